@@ -1,0 +1,45 @@
+# fsbench build, test and benchmark targets.
+GO        ?= go
+BIN       ?= bin/fsbench
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
+PKGS      := ./...
+TEST_TIMEOUT ?= 60m
+
+.PHONY: all build test test-deps unit lint bench bench-compare demo clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/fsbench
+
+# The whole suite, with the real servers and mounts it needs installed first.
+test: test-deps lint
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+
+# Installs bindfs, fio, nfs-ganesha, rpcbind and a MinIO server (idempotent).
+test-deps:
+	bash internal/testenv/install.sh
+
+# Tests that need nothing but Go.
+unit:
+	$(GO) test -count=1 -short $(PKGS)
+
+lint:
+	@out="$$(gofmt -l cmd internal pkg)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+# fsbench's own speed: Go benchmarks of its hot paths.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# fsbench beside fio on the same jobs, on DIR (default: a temporary directory).
+bench-compare: build
+	bash internal/testenv/bench-compare.sh $(DIR)
+
+# The main job on an embedded default: bench on a temporary local directory.
+demo: build
+	@d="$$(mktemp -d)"; trap 'rm -rf "$$d"' EXIT; ./$(BIN) bench "$$d" -p 4 --big-file-size 256M
+
+clean:
+	rm -rf bin

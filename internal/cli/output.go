@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+)
+
+// OutputOptions are the result flags shared by every benchmark command.
+type OutputOptions struct {
+	Format     report.Format
+	format     string
+	json       bool
+	ResultFile string
+}
+
+// addOutputFlags declares -o/--output, --json and --result-file.
+func addOutputFlags(cmd *cobra.Command, o *OutputOptions) {
+	f := cmd.Flags()
+	f.StringVarP(&o.format, "output", "o", "table", "result format: "+joinFormats())
+	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
+	f.StringVar(&o.ResultFile, "result-file", "", "also save the full result as JSON to this file")
+}
+
+func joinFormats() string {
+	s := ""
+	for i, f := range report.Formats() {
+		if i > 0 {
+			s += ", "
+		}
+		s += f
+	}
+	return s
+}
+
+// resolve checks the flags after parsing.
+func (o *OutputOptions) resolve() error {
+	if o.json {
+		if o.format != "table" && o.format != "json" {
+			return Usagef("--json and --output %s contradict each other", o.format)
+		}
+		o.format = "json"
+	}
+	f, err := report.ParseFormat(o.format)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	o.Format = f
+	if o.ResultFile != "" {
+		dir := filepath.Dir(o.ResultFile)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return Usagef("--result-file %s: directory %s does not exist", o.ResultFile, dir)
+		}
+	}
+	return nil
+}
+
+// writeResult renders res to stdout in the chosen format and saves the JSON
+// result file if asked.
+func (a *App) writeResult(res *report.Result, o *OutputOptions) error {
+	if o.ResultFile != "" {
+		if err := saveJSON(o.ResultFile, res); err != nil {
+			return err
+		}
+	}
+	return report.Write(a.IO.Out, res, o.Format, report.Options{Color: a.Color(a.IO.OutTTY), Verbose: a.Globals.Verbose})
+}
+
+func saveJSON(path string, res *report.Result) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("result file: %w", err)
+	}
+	if err := report.WriteJSON(f, res); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("result file %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("result file %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("result file: %w", err)
+	}
+	return nil
+}
+
+// newResult starts a result with the fields every command fills the same way.
+func newResult(command string) *report.Result {
+	host, _ := os.Hostname()
+	return &report.Result{
+		SchemaVersion: report.SchemaVersion,
+		Tool:          "fsbench",
+		Version:       Version,
+		Command:       command,
+		StartedAt:     time.Now().UTC().Truncate(time.Millisecond),
+		Host: report.Host{
+			Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: sysio.Kernel(), CPUs: runtime.NumCPU(),
+		},
+	}
+}
+
+// usageMeter measures the CPU and peak memory of this process over a run.
+type usageMeter struct {
+	t0 time.Time
+	u0 sysio.Usage
+}
+
+func startUsage() usageMeter { return usageMeter{t0: time.Now(), u0: sysio.GetUsage()} }
+
+func (m usageMeter) stop() report.Usage {
+	u := sysio.GetUsage()
+	wall := time.Since(m.t0).Seconds()
+	cpu := 0.0
+	if wall > 0 {
+		cpu = (u.UserSec + u.SysSec - m.u0.UserSec - m.u0.SysSec) / wall * 100
+	}
+	return report.Usage{Seconds: wall, CPUPercent: cpu, PeakRSSBytes: u.MaxRSSBytes}
+}

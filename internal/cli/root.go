@@ -1,0 +1,184 @@
+// Package cli is fsbench's command line: one file per command, each thin.
+// A command declares its flags, fills an Options struct and calls a library
+// package that knows nothing of cobra.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
+var Version = "dev"
+
+// IO is where a command reads and writes, and what it knows about them.
+// Tests give it buffers.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	OutTTY bool // stdout is a terminal
+	ErrTTY bool // stderr is a terminal
+	InTTY  bool // stdin is a terminal
+	Getenv func(string) string
+}
+
+// Globals are the flags every command has.
+type Globals struct {
+	NoColor bool
+	Quiet   bool
+	Verbose bool
+}
+
+// App carries what the commands share.
+type App struct {
+	IO      IO
+	Globals Globals
+}
+
+// Color reports whether output to a terminal may be coloured: not with
+// --no-color, not with NO_COLOR set, not with TERM=dumb.
+func (a *App) Color(tty bool) bool {
+	if !tty || a.Globals.NoColor {
+		return false
+	}
+	if a.IO.Getenv("NO_COLOR") != "" || a.IO.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return true
+}
+
+// Warnf prints a warning to stderr unless -q was given.
+func (a *App) Warnf(format string, args ...any) {
+	if a.Globals.Quiet {
+		return
+	}
+	fmt.Fprintf(a.IO.Err, "Warning: "+format+"\n", args...)
+}
+
+// Infof prints progress information to stderr unless -q was given.
+func (a *App) Infof(format string, args ...any) {
+	if a.Globals.Quiet {
+		return
+	}
+	fmt.Fprintf(a.IO.Err, format+"\n", args...)
+}
+
+// NewRoot builds the command tree.
+func NewRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fsbench",
+		Short: "Benchmark and check file systems and object stores",
+		Long: `fsbench measures how fast a storage system is and whether it is healthy:
+mounted file systems (JuiceFS, NFS, any FUSE mount, local disks) with
+"fsbench bench", object stores (S3, COS, MinIO, NFS servers, directories)
+with "fsbench objbench", and what a mount is doing with "fsbench stats" and
+"fsbench profile".
+
+Exit codes:
+  0    success
+  1    runtime error: the storage or the run failed
+  2    usage error: bad flags, arguments or input
+  3    an expectation, functional check or regression check failed
+  130  interrupted (Ctrl-C or SIGTERM)`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		CompletionOptions: cobra.CompletionOptions{
+			HiddenDefaultCmd: false,
+		},
+	}
+	root.SetVersionTemplate("fsbench {{.Version}}\n")
+	root.SetIn(app.IO.In)
+	root.SetOut(app.IO.Out)
+	root.SetErr(app.IO.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &UsageError{Err: err}
+	})
+	pf := root.PersistentFlags()
+	pf.BoolVar(&app.Globals.NoColor, "no-color", false, "never colour the output (also: NO_COLOR=1)")
+	pf.BoolVarP(&app.Globals.Quiet, "quiet", "q", false, "print only results and errors: no progress, no warnings")
+	pf.BoolVarP(&app.Globals.Verbose, "verbose", "v", false, "more detail: all latency percentiles, op and error counts")
+
+	for _, newCmd := range commands {
+		root.AddCommand(newCmd(app))
+	}
+	return root
+}
+
+// commands lists every subcommand's constructor, in help order.
+var commands = []func(*App) *cobra.Command{
+	newBenchCmd,
+}
+
+// Main runs fsbench with the process's arguments and streams and returns
+// the exit code.
+func Main() int {
+	app := &App{IO: IO{
+		In:     os.Stdin,
+		Out:    os.Stdout,
+		Err:    os.Stderr,
+		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
+		Getenv: os.Getenv,
+	}}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, app, os.Args[1:])
+}
+
+// Run executes one command line and returns its exit code, printing the
+// error (one line) to app's stderr.
+func Run(ctx context.Context, app *App, args []string) int {
+	root := NewRoot(app)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		if isCobraUsage(err) {
+			err = &UsageError{Err: err}
+		}
+		code := ExitCode(err)
+		if code != ExitInterrupted || !errors.Is(err, ErrInterrupted) {
+			msg := strings.TrimSpace(err.Error())
+			fmt.Fprintf(app.IO.Err, "fsbench: %s\n", msg)
+			if code == ExitUsage && cmd != nil {
+				fmt.Fprintf(app.IO.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+			}
+		}
+		return code
+	}
+	return ExitOK
+}
+
+// isCobraUsage recognises the errors cobra returns for unknown commands and
+// wrong argument counts, which are not wrapped in a type.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// exactArgs is cobra.ExactArgs with a usage error and a message naming what
+// is expected.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return Usagef("%s expects %s (got %d arguments)", cmd.CommandPath(), what, len(args))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,70 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
+
+func TestHistogramSummary(t *testing.T) {
+	h := NewHistogram()
+	if s := h.Summary(); s.Count != 0 || s.Max != 0 {
+		t.Fatalf("empty summary = %+v", s)
+	}
+	// 1..1000 us: p50 = 500us, p90 = 900us, p99 = 990us, max = 1000us.
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * time.Microsecond)
+	}
+	s := h.Summary()
+	if s.Count != 1000 {
+		t.Fatalf("count = %d", s.Count)
+	}
+	for name, c := range map[string][2]float64{
+		"p50": {s.P50, 500}, "p90": {s.P90, 900}, "p99": {s.P99, 990}, "p999": {s.P999, 999},
+		"max": {s.Max, 1000}, "min": {s.Min, 1}, "mean": {s.Mean, 500.5},
+	} {
+		if !near(c[0], c[1], 0.002) {
+			t.Errorf("%s = %v, want about %v", name, c[0], c[1])
+		}
+	}
+}
+
+func TestHistogramMergeAndClamp(t *testing.T) {
+	a, b := NewHistogram(), NewHistogram()
+	a.Record(time.Millisecond)
+	b.Record(2 * time.Hour) // clamped to the maximum, still counted
+	b.Record(-5)            // clamped to the minimum
+	a.Merge(b)
+	a.Merge(nil)
+	s := a.Summary()
+	if s.Count != 3 {
+		t.Fatalf("count = %d, want 3", s.Count)
+	}
+	if !near(s.Max, float64(time.Hour/time.Microsecond), 0.002) {
+		t.Errorf("max = %v us, want about one hour", s.Max)
+	}
+	a.Reset()
+	if a.Count() != 0 {
+		t.Errorf("count after reset = %d", a.Count())
+	}
+}
+
+func TestLive(t *testing.T) {
+	var l Live
+	l.Add(4096, time.Millisecond)
+	l.Add(0, time.Millisecond)
+	l.Errors.Add(1)
+	s := l.Snapshot()
+	if s.Ops != 2 || s.Bytes != 4096 || s.Errors != 1 || s.LatencyNs != int64(2*time.Millisecond) {
+		t.Fatalf("snapshot = %+v", s)
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	h := NewHistogram()
+	for i := 0; i < b.N; i++ {
+		h.Record(time.Duration(i%100000) * time.Microsecond)
+	}
+}

@@ -1,0 +1,358 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// Format is an output format of results.
+type Format string
+
+// The output formats every benchmark command offers.
+const (
+	FormatTable Format = "table"
+	FormatJSON  Format = "json"
+	FormatCSV   Format = "csv"
+)
+
+// Formats lists the formats ParseFormat accepts; commands may add their own
+// (see RegisterFormat).
+func Formats() []string {
+	out := []string{string(FormatTable), string(FormatJSON), string(FormatCSV)}
+	for _, f := range extraFormats {
+		out = append(out, string(f.name))
+	}
+	return out
+}
+
+type extraFormat struct {
+	name   Format
+	render func(io.Writer, *Result, Options) error
+}
+
+var extraFormats []extraFormat
+
+// RegisterFormat adds an output format (for example JUnit XML). It is meant
+// to be called from package initialisation; a duplicate name panics, since
+// it is a programming error.
+func RegisterFormat(name Format, render func(io.Writer, *Result, Options) error) {
+	for _, n := range Formats() {
+		if n == string(name) {
+			panic("report: duplicate format " + string(name))
+		}
+	}
+	extraFormats = append(extraFormats, extraFormat{name, render})
+}
+
+// ParseFormat checks an -o/--output value.
+func ParseFormat(s string) (Format, error) {
+	for _, n := range Formats() {
+		if s == n {
+			return Format(s), nil
+		}
+	}
+	return "", fmt.Errorf("unknown output format %q (want one of %s)", s, strings.Join(Formats(), ", "))
+}
+
+// Options tune the human-readable renderers.
+type Options struct {
+	Color   bool // ANSI colours (only on a terminal, never with --no-color)
+	Verbose bool // more columns and details
+}
+
+// Write renders r in format f.
+func Write(w io.Writer, r *Result, f Format, o Options) error {
+	switch f {
+	case FormatJSON:
+		return WriteJSON(w, r)
+	case FormatCSV:
+		return WriteCSV(w, r)
+	case FormatTable, "":
+		return WriteTable(w, r, o)
+	}
+	for _, x := range extraFormats {
+		if x.name == f {
+			return x.render(w, r, o)
+		}
+	}
+	return fmt.Errorf("unknown output format %q", f)
+}
+
+// WriteJSON writes the whole result as indented JSON.
+func WriteJSON(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReadJSON reads a result written by WriteJSON.
+func ReadJSON(rd io.Reader) (*Result, error) {
+	var r Result
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.SchemaVersion == 0 {
+		return nil, fmt.Errorf("not an fsbench result (no schema_version)")
+	}
+	if r.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("result schema version %d is newer than this fsbench understands (%d)", r.SchemaVersion, SchemaVersion)
+	}
+	return &r, nil
+}
+
+// CSVHeader is the header row of WriteCSV.
+var CSVHeader = []string{
+	"name", "title", "ops", "items", "bytes", "errors", "throttled", "seconds",
+	"bytes_per_sec", "ops_per_sec", "items_per_sec", "value", "value_unit", "cost", "cost_unit",
+	"latency_of", "mean_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "incomplete",
+}
+
+// WriteCSV writes one row per phase under CSVHeader.
+func WriteCSV(w io.Writer, r *Result) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(CSVHeader)
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	d := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, p := range r.Phases {
+		l := p.Latency
+		_ = cw.Write([]string{
+			p.Name, p.Title, d(p.Ops), d(p.Items), d(p.Bytes), d(p.Errors), d(p.Throttled), f(round(p.Seconds, 6)),
+			f(round(p.BytesPerSec, 3)), f(round(p.OpsPerSec, 3)), f(round(p.ItemsPerSec, 3)),
+			f(round(p.Value.Value, 3)), p.Value.Unit, f(round(p.Cost.Value, 3)), p.Cost.Unit,
+			p.LatencyOf, f(round(l.Mean, 3)), f(l.P50), f(l.P90), f(l.P99), f(l.P999), f(l.Max),
+			strconv.FormatBool(p.Incomplete),
+		})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func round(v float64, digits int) float64 {
+	s := strconv.FormatFloat(v, 'f', digits, 64)
+	out, _ := strconv.ParseFloat(s, 64)
+	return out
+}
+
+// ANSI colours of the grades, as JuiceFS shows them.
+const (
+	ansiRed    = "\x1b[1;31m"
+	ansiGreen  = "\x1b[1;32m"
+	ansiYellow = "\x1b[1;33m"
+	ansiReset  = "\x1b[0m"
+)
+
+func paint(o Options, g Grade, s string) string {
+	if !o.Color {
+		return s
+	}
+	switch g {
+	case Good:
+		return ansiGreen + s + ansiReset
+	case Fair:
+		return ansiYellow + s + ansiReset
+	case Poor:
+		return ansiRed + s + ansiReset
+	}
+	return s
+}
+
+func newTable(w io.Writer, header []string, align []tw.Align) *tablewriter.Table {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Header: tw.CellConfig{
+				Alignment:  tw.CellAlignment{Global: tw.AlignCenter},
+				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
+			},
+			Row: tw.CellConfig{
+				Alignment:  tw.CellAlignment{PerColumn: align},
+				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+			},
+		}),
+	)
+	t.Header(anySlice(header)...)
+	return t
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// FormatMeasure prints a value with the precision JuiceFS uses for its unit.
+func FormatMeasure(m Measure) string {
+	prec := 2
+	if strings.HasPrefix(m.Unit, "files/") || strings.HasPrefix(m.Unit, "objects/") || strings.HasPrefix(m.Unit, "ops/") {
+		prec = 1
+	}
+	if m.Unit == "operations" {
+		prec = 0
+	}
+	return strconv.FormatFloat(m.Value, 'f', prec, 64) + " " + m.Unit
+}
+
+// WriteTable writes the human-readable report: a header, the functional
+// checks (if any), the ITEM | VALUE | COST table with latency percentiles,
+// and the expectations (if any).
+func WriteTable(w io.Writer, r *Result, o Options) error {
+	bw := &errWriter{w: w}
+	if len(r.Checks) > 0 {
+		t := newTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
+		for _, c := range r.Checks {
+			g := Good
+			switch c.Status {
+			case CheckFailed:
+				g = Poor
+			case CheckWarning, CheckNotSupport:
+				g = Fair
+			}
+			res := c.Status
+			if c.Reason != "" {
+				res += ": " + c.Reason
+			}
+			_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if len(r.Phases) > 0 {
+		switch {
+		case r.Interrupted:
+			fmt.Fprintln(bw, "Benchmark interrupted! Results so far:")
+		default:
+			fmt.Fprintln(bw, "Benchmark finished!")
+		}
+		if line := paramLine(r.Parameters); line != "" {
+			fmt.Fprintln(bw, line)
+		}
+		fmt.Fprintf(bw, "Time used: %.1f s, CPU: %.1f%%, Memory: %.1f MiB\n",
+			r.Usage.Seconds, r.Usage.CPUPercent, float64(r.Usage.PeakRSSBytes)/float64(units.MiB))
+		if r.CacheDrop != "" {
+			fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
+		}
+		header := []string{"ITEM", "VALUE", "COST", "P50", "P99", "MAX", "LATENCY OF"}
+		align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+		if o.Verbose {
+			header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
+			align = []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}
+		}
+		t := newTable(bw, header, align)
+		for _, p := range r.Phases {
+			l := p.Latency
+			lat := func(v float64) string {
+				if l.Count == 0 {
+					return "-"
+				}
+				return units.FormatLatency(v)
+			}
+			title := p.Title
+			if p.Incomplete {
+				title += " (incomplete)"
+			}
+			value := paint(o, p.Value.Grade, FormatMeasure(p.Value))
+			cost := paint(o, p.Cost.Grade, FormatMeasure(p.Cost))
+			if p.Errors > 0 {
+				title += fmt.Sprintf(" [%d errors]", p.Errors)
+			}
+			if o.Verbose {
+				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P90), lat(l.P99), lat(l.P999), lat(l.Max), p.LatencyOf,
+					strconv.FormatInt(p.Ops, 10), strconv.FormatInt(p.Errors, 10)})
+			} else {
+				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P99), lat(l.Max), p.LatencyOf})
+			}
+		}
+		if r.Internal != nil {
+			for _, row := range r.Internal.Rows {
+				value, cost := "unknown", "unknown"
+				if !row.Unknown {
+					value = strconv.FormatInt(row.Count, 10) + " operations"
+					cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
+				}
+				cells := []string{row.Name, value, cost, "", "", "", ""}
+				if o.Verbose {
+					cells = append(cells, "", "", "", "")
+				}
+				_ = t.Append(cells)
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		if in := r.Internal; in != nil {
+			cpu, mem := "unknown", "unknown"
+			if in.ClientCPUPercent != nil {
+				cpu = strconv.FormatFloat(*in.ClientCPUPercent, 'f', 1, 64) + "%"
+			}
+			if in.ClientMemoryBytes != nil {
+				mem = strconv.FormatFloat(float64(*in.ClientMemoryBytes)/float64(units.MiB), 'f', 1, 64) + " MiB"
+			}
+			fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
+		}
+	}
+	if len(r.Expectations) > 0 {
+		t := newTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
+		for _, e := range r.Expectations {
+			res, g := "PASS", Good
+			if !e.Pass {
+				res, g = "FAIL", Poor
+				if e.Reason != "" {
+					res += ": " + e.Reason
+				}
+			}
+			_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(bw, "Warning: %s\n", warn)
+	}
+	return bw.err
+}
+
+func paramLine(p Params) string {
+	parts := make([]string, 0, len(p))
+	for _, x := range p {
+		if x.Label == "" {
+			continue
+		}
+		d := x.Display
+		if d == "" {
+			d = fmt.Sprint(x.Value)
+		}
+		parts = append(parts, x.Label+": "+d)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// errWriter remembers the first write error so a long report is not checked
+// line by line.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

@@ -1,0 +1,278 @@
+// Package report holds the result model of an fsbench run and its renderers
+// (table, JSON, CSV). Every command fills one Result; how it is shown is the
+// renderers' business alone.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+)
+
+// SchemaVersion is the version of the JSON result layout. It changes only
+// when a field is removed or changes meaning; adding fields keeps it.
+const SchemaVersion = 1
+
+// Result describes one run of a benchmark command.
+type Result struct {
+	SchemaVersion int       `json:"schema_version"`
+	Tool          string    `json:"tool"`
+	Version       string    `json:"version"`
+	Command       string    `json:"command"`
+	StartedAt     time.Time `json:"started_at"`
+	Host          Host      `json:"host"`
+	Target        Target    `json:"target"`
+	Parameters    Params    `json:"parameters"`
+	// CacheDrop says how kernel caches were dropped before read phases:
+	// "drop_caches" (all caches, as root), "fadvise" (only our files' pages),
+	// "none" (--drop-caches never or SKIP_DROP_CACHES), or "" when not applicable.
+	CacheDrop    string        `json:"cache_drop,omitempty"`
+	Checks       []Check       `json:"checks,omitempty"`
+	Phases       []Phase       `json:"phases"`
+	Internal     *Internal     `json:"internal,omitempty"`
+	Expectations []Expectation `json:"expectations,omitempty"`
+	Usage        Usage         `json:"usage"`
+	Interrupted  bool          `json:"interrupted,omitempty"`
+	Warnings     []string      `json:"warnings,omitempty"`
+}
+
+// Host is the machine that ran fsbench.
+type Host struct {
+	Name   string `json:"name"`
+	OS     string `json:"os"`
+	Arch   string `json:"arch"`
+	Kernel string `json:"kernel,omitempty"`
+	CPUs   int    `json:"cpus"`
+}
+
+// Target is what was measured.
+type Target struct {
+	Path         string `json:"path,omitempty"`
+	URL          string `json:"url,omitempty"` // object store URL, credentials removed
+	Storage      string `json:"storage,omitempty"`
+	FSType       string `json:"fs_type,omitempty"`
+	MountPoint   string `json:"mount_point,omitempty"`
+	MountSource  string `json:"mount_source,omitempty"`
+	MountOptions string `json:"mount_options,omitempty"`
+}
+
+// Usage is what the fsbench process itself consumed.
+type Usage struct {
+	Seconds      float64 `json:"seconds"`
+	CPUPercent   float64 `json:"cpu_percent"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+}
+
+// Grade rates a value against the thresholds of its item.
+type Grade string
+
+// Grades, shown as green, yellow and red on a terminal.
+const (
+	Good Grade = "good"
+	Fair Grade = "fair"
+	Poor Grade = "poor"
+)
+
+// Measure is a number with its unit, e.g. 98.9 MiB/s or 2.17 ms/file.
+type Measure struct {
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	Grade Grade   `json:"grade,omitempty"`
+}
+
+// Phase is the measurement of one phase (bench) or item (objbench).
+type Phase struct {
+	// Name is the stable metric name used by --expect and compare,
+	// e.g. "write-big"; Title is what the table shows ("Write big file").
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Ops counts timed operations (the latency samples); Items counts the
+	// files or objects completed. For a big-file write, an op is one block.
+	Ops       int64   `json:"ops"`
+	Items     int64   `json:"items"`
+	Bytes     int64   `json:"bytes"`
+	Errors    int64   `json:"errors"`
+	Throttled int64   `json:"throttled,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	// Throughput, derived from the counters above and Seconds.
+	BytesPerSec float64 `json:"bytes_per_sec"`
+	OpsPerSec   float64 `json:"ops_per_sec"`
+	ItemsPerSec float64 `json:"items_per_sec"`
+	// Value and Cost are the two figures of the ITEM | VALUE | COST table.
+	Value Measure `json:"value"`
+	Cost  Measure `json:"cost"`
+	// LatencyOf names what one latency sample times, e.g. "1 MiB write".
+	LatencyOf string          `json:"latency_of"`
+	Latency   metrics.Summary `json:"latency"`
+	// TTFB is the time to first byte of downloads, where measured.
+	TTFB *metrics.Summary `json:"ttfb,omitempty"`
+	// Incomplete is set when the phase was interrupted or failed midway.
+	Incomplete   bool     `json:"incomplete,omitempty"`
+	ErrorSamples []string `json:"error_samples,omitempty"`
+	Series       []Sample `json:"series,omitempty"`
+}
+
+// Sample is one interval of a phase's time series.
+type Sample struct {
+	Start       float64         `json:"start_s"` // seconds since the phase began
+	Seconds     float64         `json:"seconds"`
+	Ops         int64           `json:"ops"`
+	Bytes       int64           `json:"bytes"`
+	Errors      int64           `json:"errors"`
+	OpsPerSec   float64         `json:"ops_per_sec"`
+	BytesPerSec float64         `json:"bytes_per_sec"`
+	Latency     metrics.Summary `json:"latency"`
+}
+
+// Check is one functional check of an object store.
+type Check struct {
+	Category string `json:"category"`
+	Name     string `json:"name"`
+	// Status is one of "pass", "failed", "warning", "not support".
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Check statuses.
+const (
+	CheckPass       = "pass"
+	CheckFailed     = "failed"
+	CheckWarning    = "warning"
+	CheckNotSupport = "not support"
+)
+
+// Internal holds what the storage client itself reported during the run
+// (for JuiceFS, the deltas of its .stats file).
+type Internal struct {
+	Source string        `json:"source"`
+	Rows   []InternalRow `json:"rows"`
+	// ClientCPUPercent and ClientMemoryBytes describe the storage client
+	// process; nil when unknown.
+	ClientCPUPercent  *float64 `json:"client_cpu_percent"`
+	ClientMemoryBytes *int64   `json:"client_memory_bytes"`
+}
+
+// InternalRow is one internal counter over the run: a count of operations
+// and their mean latency. Unknown is set when the counter went backwards
+// (the client restarted), in which case Count and AvgMs are not meaningful.
+type InternalRow struct {
+	Name    string  `json:"name"`
+	Count   int64   `json:"count"`
+	AvgMs   float64 `json:"avg_ms"`
+	Unknown bool    `json:"unknown,omitempty"`
+	Grade   Grade   `json:"grade,omitempty"`
+}
+
+// Expectation is one --expect clause and its outcome.
+type Expectation struct {
+	Expr     string  `json:"expr"`
+	Metric   string  `json:"metric"`
+	Op       string  `json:"op"`
+	Want     float64 `json:"want"`
+	Unit     string  `json:"unit"`
+	Measured float64 `json:"measured"`
+	Pass     bool    `json:"pass"`
+	Reason   string  `json:"reason,omitempty"`
+}
+
+// Param is one run parameter. Value is what JSON carries (numbers in bytes,
+// counts, booleans); Display is what the parameter line shows.
+type Param struct {
+	Key     string
+	Label   string
+	Value   any
+	Display string
+}
+
+// Params is an ordered list of parameters. In JSON it is an object whose
+// keys keep their order.
+type Params []Param
+
+// Get returns the value of key, or nil.
+func (p Params) Get(key string) any {
+	for _, x := range p {
+		if x.Key == key {
+			return x.Value
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the parameters as one object, in order.
+func (p Params) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, x := range p {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(x.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(x.Value)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s: %w", x.Key, err)
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads an object written by MarshalJSON, keeping key order.
+// Labels and displays are not stored in JSON; Display is the value's text.
+func (p *Params) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		if tok == nil {
+			*p = nil
+			return nil
+		}
+		return fmt.Errorf("parameters: want an object")
+	}
+	var out Params
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("parameter %s: %w", key, err)
+		}
+		out = append(out, Param{Key: key, Label: key, Value: v, Display: fmt.Sprint(v)})
+	}
+	*p = out
+	return nil
+}
+
+// FindPhase returns the phase with the given name, or nil.
+func (r *Result) FindPhase(name string) *Phase {
+	for i := range r.Phases {
+		if r.Phases[i].Name == name {
+			return &r.Phases[i]
+		}
+	}
+	return nil
+}
+
+// TotalErrors adds the errors of all phases.
+func (r *Result) TotalErrors() int64 {
+	var n int64
+	for _, p := range r.Phases {
+		n += p.Errors
+	}
+	return n
+}

@@ -1,0 +1,106 @@
+//go:build linux
+
+package sysio
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// DirectFlag is the open flag for direct I/O on this system.
+const DirectFlag = unix.O_DIRECT
+
+// ProbeDirect creates a scratch file in dir with O_DIRECT, reads the
+// alignment the kernel requires (statx STATX_DIOALIGN where available), and
+// removes the file. dir must be a directory fsbench created.
+func ProbeDirect(dir, fsType string) (Alignment, error) {
+	p := filepath.Join(dir, ".direct-probe")
+	fd, err := unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, dir, fsType)
+		}
+		return Alignment{}, fmt.Errorf("probe O_DIRECT in %s: %w", dir, err)
+	}
+	defer os.Remove(p)
+	defer unix.Close(fd)
+	a := Alignment{Mem: DefaultAlign, Offset: DefaultAlign, Source: "default"}
+	var st unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_DIOALIGN, &st); err == nil && st.Mask&unix.STATX_DIOALIGN != 0 {
+		if st.Dio_offset_align == 0 {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, dir, fsType)
+		}
+		a = Alignment{Mem: int(st.Dio_mem_align), Offset: int(st.Dio_offset_align), Source: "statx"}
+	}
+	// A write of one aligned block proves the path really works: some FUSE
+	// file systems accept the flag at open and fail the first I/O.
+	buf := AlignedBuffer(a.Offset, a.Mem)
+	if _, err := unix.Pwrite(fd, buf, 0); err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s): %v", ErrDirectUnsupported, dir, fsType, err)
+		}
+		return Alignment{}, fmt.Errorf("probe O_DIRECT write in %s: %w", dir, err)
+	}
+	return a, nil
+}
+
+// DropCaches flushes dirty data and asks the kernel to drop its page,
+// dentry and inode caches. It needs root.
+func DropCaches() error {
+	unix.Sync()
+	fd, err := unix.Open(filepath.Join(ProcRoot, "sys/vm/drop_caches"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("drop caches: %w", err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte("3")); err != nil {
+		return fmt.Errorf("drop caches: %w", err)
+	}
+	return nil
+}
+
+// DropFileCache writes back one file's dirty pages and drops its cached
+// pages. It works without privileges, for files we can open.
+func DropFileCache(path string) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Fdatasync(fd); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("fdatasync %s: %w", path, err)
+	}
+	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("fadvise %s: %w", path, err)
+	}
+	return nil
+}
+
+// GetUsage returns this process's CPU time and peak resident memory.
+func GetUsage() Usage {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return Usage{}
+	}
+	return Usage{
+		UserSec:     float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6,
+		SysSec:      float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6,
+		MaxRSSBytes: ru.Maxrss * 1024, // kilobytes on Linux
+	}
+}
+
+// Kernel returns the kernel release, e.g. "6.1.0-18-amd64".
+func Kernel() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}

@@ -1,0 +1,38 @@
+//go:build !linux
+
+package sysio
+
+import (
+	"errors"
+	"os"
+	"unsafe"
+)
+
+func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// DirectFlag is zero where the platform has no O_DIRECT open flag.
+const DirectFlag = 0
+
+// ProbeDirect reports that direct I/O is not available on this platform.
+func ProbeDirect(dir, fsType string) (Alignment, error) {
+	return Alignment{}, ErrDirectUnsupported
+}
+
+// DropCaches is not available on this platform.
+func DropCaches() error { return errors.New("drop caches: not supported on this platform") }
+
+// DropFileCache flushes a file; dropping its pages is not available here.
+func DropFileCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// GetUsage is not available on this platform.
+func GetUsage() Usage { return Usage{} }
+
+// Kernel is not available on this platform.
+func Kernel() string { return "" }

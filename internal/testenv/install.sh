@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what fsbench's test suite needs on a fresh Debian machine:
+# FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
+# rpcbind), and a MinIO server built from the Go module proxy. Everything is
+# idempotent: a second run finds it all in place and does nothing.
+set -euo pipefail
+
+BIN_DIR="${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}"
+mkdir -p "$BIN_DIR"
+
+need_apt=()
+command -v bindfs >/dev/null || need_apt+=(bindfs)
+command -v fusermount >/dev/null || command -v fusermount3 >/dev/null || need_apt+=(fuse3)
+command -v fio >/dev/null || need_apt+=(fio)
+command -v ganesha.nfsd >/dev/null || need_apt+=(nfs-ganesha nfs-ganesha-vfs)
+[ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || [ -n "$(ls /usr/lib/*/ganesha/libfsalvfs.so 2>/dev/null)" ] || need_apt+=(nfs-ganesha-vfs)
+command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
+command -v openssl >/dev/null || need_apt+=(openssl)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install.sh: need root to install: ${need_apt[*]}" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x "$BIN_DIR/minio" ]; then
+	echo "install.sh: building the MinIO server (a few minutes, once)" >&2
+	GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install github.com/minio/minio@latest
+fi
+echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, minio in $BIN_DIR)" >&2

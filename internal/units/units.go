@@ -1,0 +1,118 @@
+// Package units parses and formats the sizes, rates and durations that
+// fsbench accepts on its command line and prints in its results.
+package units
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Binary size multiples.
+const (
+	KiB int64 = 1 << 10
+	MiB int64 = 1 << 20
+	GiB int64 = 1 << 30
+	TiB int64 = 1 << 40
+	PiB int64 = 1 << 50
+)
+
+// ErrSyntax is wrapped by every parse error of this package.
+var ErrSyntax = errors.New("invalid size")
+
+var sizeSuffixes = []struct {
+	suffix string
+	mult   int64
+}{
+	// Longest first, so "KiB" is tried before "K" and "B".
+	{"kib", KiB}, {"mib", MiB}, {"gib", GiB}, {"tib", TiB}, {"pib", PiB},
+	{"kb", KiB}, {"mb", MiB}, {"gb", GiB}, {"tb", TiB}, {"pb", PiB},
+	{"k", KiB}, {"m", MiB}, {"g", GiB}, {"t", TiB}, {"p", PiB},
+	{"b", 1},
+}
+
+// ParseSize parses a byte count such as "4096", "128K", "1M", "1GiB" or
+// "1.5G". As in JuiceFS and most storage tools, K, KB and KiB all mean 1024
+// bytes. A bare number is a count of bytes. Negative, fractional-byte and
+// overflowing values are errors.
+func ParseSize(s string) (int64, error) {
+	in := strings.TrimSpace(s)
+	if in == "" {
+		return 0, fmt.Errorf("%w %q: empty", ErrSyntax, s)
+	}
+	lower := strings.ToLower(in)
+	mult := int64(1)
+	num := lower
+	for _, sf := range sizeSuffixes {
+		if strings.HasSuffix(lower, sf.suffix) {
+			mult = sf.mult
+			num = strings.TrimSpace(lower[:len(lower)-len(sf.suffix)])
+			break
+		}
+	}
+	if num == "" {
+		return 0, fmt.Errorf("%w %q: no number", ErrSyntax, s)
+	}
+	if strings.HasPrefix(num, "-") {
+		return 0, fmt.Errorf("%w %q: negative", ErrSyntax, s)
+	}
+	if n, err := strconv.ParseUint(num, 10, 63); err == nil {
+		if mult > 1 && n > uint64(math.MaxInt64/mult) {
+			return 0, fmt.Errorf("%w %q: too large", ErrSyntax, s)
+		}
+		return int64(n) * mult, nil
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0, fmt.Errorf("%w %q: want a number with an optional unit (K, M, G, T, KiB, MiB, ...)", ErrSyntax, s)
+	}
+	v := f * float64(mult)
+	if v >= math.MaxInt64 {
+		return 0, fmt.Errorf("%w %q: too large", ErrSyntax, s)
+	}
+	if v != math.Trunc(v) {
+		return 0, fmt.Errorf("%w %q: not a whole number of bytes", ErrSyntax, s)
+	}
+	return int64(v), nil
+}
+
+// FormatBytes renders n bytes with a binary unit: "512 B", "128 KiB",
+// "1.50 GiB". Whole multiples are printed without decimals.
+func FormatBytes(n int64) string {
+	units := []struct {
+		name string
+		mult int64
+	}{{"PiB", PiB}, {"TiB", TiB}, {"GiB", GiB}, {"MiB", MiB}, {"KiB", KiB}}
+	for _, u := range units {
+		if n >= u.mult {
+			if n%u.mult == 0 {
+				return fmt.Sprintf("%d %s", n/u.mult, u.name)
+			}
+			return fmt.Sprintf("%.2f %s", float64(n)/float64(u.mult), u.name)
+		}
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// FormatLatency renders a latency given in microseconds with a unit that
+// keeps three significant digits: "87us", "1.23ms", "12.3ms", "2.50s".
+func FormatLatency(us float64) string {
+	switch {
+	case us <= 0:
+		return "0"
+	case us < 10:
+		return strconv.FormatFloat(us, 'f', 1, 64) + "us"
+	case us < 1000:
+		return strconv.FormatFloat(us, 'f', 0, 64) + "us"
+	case us < 10_000:
+		return strconv.FormatFloat(us/1e3, 'f', 2, 64) + "ms"
+	case us < 100_000:
+		return strconv.FormatFloat(us/1e3, 'f', 1, 64) + "ms"
+	case us < 1_000_000:
+		return strconv.FormatFloat(us/1e3, 'f', 0, 64) + "ms"
+	default:
+		return strconv.FormatFloat(us/1e6, 'f', 2, 64) + "s"
+	}
+}

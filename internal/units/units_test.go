@@ -1,0 +1,99 @@
+package units
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{"0", 0, false},
+		{"4096", 4096, false},
+		{"1K", 1024, false},
+		{"1k", 1024, false},
+		{"1KB", 1024, false},
+		{"1KiB", 1024, false},
+		{"128K", 128 << 10, false},
+		{"1M", 1 << 20, false},
+		{"1MiB", 1 << 20, false},
+		{"1G", 1 << 30, false},
+		{"1 GiB", 1 << 30, false},
+		{"2T", 2 << 40, false},
+		{"1.5G", 3 << 29, false},
+		{"0.5K", 512, false},
+		{"10B", 10, false},
+		{" 1M ", 1 << 20, false},
+		{"", 0, true},
+		{"M", 0, true},
+		{"-1M", 0, true},
+		{"abc", 0, true},
+		{"1X", 0, true},
+		{"1.3B", 0, true},
+		{"0.1K", 0, true},
+		{"9999999999P", 0, true},
+		{"NaN", 0, true},
+		{"Inf", 0, true},
+		{"1e3", 1000, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseSize(tt.in)
+		if tt.bad {
+			if err == nil {
+				t.Errorf("ParseSize(%q) = %d, want error", tt.in, got)
+			} else if !errors.Is(err, ErrSyntax) {
+				t.Errorf("ParseSize(%q) error %v does not wrap ErrSyntax", tt.in, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	tests := map[int64]string{
+		0:             "0 B",
+		512:           "512 B",
+		1024:          "1 KiB",
+		128 << 10:     "128 KiB",
+		1 << 20:       "1 MiB",
+		1536 << 20:    "1.50 GiB",
+		1 << 30:       "1 GiB",
+		(1 << 40) * 3: "3 TiB",
+		1<<20 + 1<<19: "1.50 MiB",
+	}
+	for in, want := range tests {
+		if got := FormatBytes(in); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"1M", "128K", "1.5GiB", "-1", "", "1e30", "0.5K"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err == nil && n < 0 {
+			t.Fatalf("ParseSize(%q) = %d: negative without error", s, n)
+		}
+	})
+}
+
+func TestFormatLatency(t *testing.T) {
+	tests := map[float64]string{
+		0: "0", 2.345: "2.3us", 87.4: "87us", 999: "999us", 1234: "1.23ms",
+		12345: "12.3ms", 123456: "123ms", 2_500_000: "2.50s",
+	}
+	for in, want := range tests {
+		if got := FormatLatency(in); got != want {
+			t.Errorf("FormatLatency(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
