@@ -1,0 +1,441 @@
+// Package bench is `fsbench bench`: JuiceFS's default benchmark (big-file
+// write and read, small-file write, read and stat) as a preset of phases for
+// the workload engine, run in a directory of its own under any path.
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/juicefs"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// Cache-drop modes of --drop-caches.
+const (
+	DropAuto   = "auto"
+	DropAlways = "always"
+	DropNever  = "never"
+)
+
+// Options are the parameters of one bench run.
+type Options struct {
+	Path           string
+	BlockSize      int64
+	BigFileSize    int64 // 0 turns the big-file phases off
+	SmallFileSize  int64
+	SmallFileCount int // per thread; 0 turns the small-file phases off
+	Threads        int
+	Direct         bool
+	Fsync          bool
+	Verify         bool
+	Keep           bool
+	DropCaches     string // auto, always, never
+	// SkipDropCaches is SKIP_DROP_CACHES=true: no cache dropping at all.
+	SkipDropCaches bool
+	Tracer         workload.Tracer
+	// Hooks lets the caller show progress and warnings; all are optional.
+	Hooks Hooks
+}
+
+// Hooks are the run's callbacks to its caller.
+type Hooks struct {
+	// PhaseStart is called before each measured phase with the number of
+	// progress units (blocks or files) it will do; PhaseEnd after it.
+	PhaseStart func(e *workload.Engine, p *workload.Phase, total int64)
+	PhaseEnd   func(e *workload.Engine, p *workload.Phase)
+	// Started is called once the run's engine exists, before any phase, and
+	// Finished after the last phase (also on failure).
+	Started  func(e *workload.Engine, dir string)
+	Finished func(e *workload.Engine)
+	Warn     func(msg string)
+}
+
+// Defaults are JuiceFS bench's defaults.
+func Defaults() Options {
+	return Options{
+		BlockSize:      units.MiB,
+		BigFileSize:    units.GiB,
+		SmallFileSize:  128 * units.KiB,
+		SmallFileCount: 100,
+		Threads:        1,
+		DropCaches:     DropAuto,
+	}
+}
+
+// maxThreads bounds -p: each thread holds one block-size buffer.
+const maxThreads = 4096
+
+// Validate checks the options before anything touches the storage. Its
+// errors are the user's to fix (exit code 2).
+func (o *Options) Validate() error {
+	switch {
+	case o.Threads < 1:
+		return fmt.Errorf("--threads must be at least 1 (got %d)", o.Threads)
+	case o.Threads > maxThreads:
+		return fmt.Errorf("--threads %d is more than %d", o.Threads, maxThreads)
+	case o.BlockSize <= 0:
+		return fmt.Errorf("--block-size must be greater than 0")
+	case o.BlockSize > units.GiB:
+		return fmt.Errorf("--block-size %s is larger than 1 GiB", units.FormatBytes(o.BlockSize))
+	case o.BigFileSize < 0, o.SmallFileSize < 0:
+		return fmt.Errorf("file sizes must not be negative")
+	case o.SmallFileCount < 0:
+		return fmt.Errorf("--small-file-count must not be negative (got %d)", o.SmallFileCount)
+	case o.SmallFileCount > 0 && o.SmallFileSize == 0:
+		return fmt.Errorf("--small-file-size must be greater than 0 when --small-file-count is not 0")
+	case o.BigFileSize == 0 && (o.SmallFileCount == 0 || o.SmallFileSize == 0):
+		return fmt.Errorf("nothing to do: big files are off (--big-file-size 0) and there are no small files")
+	}
+	switch o.DropCaches {
+	case DropAuto, DropAlways, DropNever:
+	default:
+		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
+	}
+	if o.Path == "" {
+		return errors.New("a PATH to benchmark is required")
+	}
+	return nil
+}
+
+// Error is a failure of the run, naming the phase it happened in.
+type Error struct {
+	Phase string
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Phase + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Run benchmarks o.Path. It returns the result measured so far together
+// with any error; on cancellation (Ctrl-C) the result is marked interrupted
+// and the error wraps ctx.Err(). Every file it creates is below one new
+// directory, which it removes at the end unless Keep is set.
+func Run(ctx context.Context, o Options, res *report.Result) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	warn := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		res.Warnings = append(res.Warnings, msg)
+		if o.Hooks.Warn != nil {
+			o.Hooks.Warn(msg)
+		}
+	}
+	abs, err := filepath.Abs(o.Path)
+	if err != nil {
+		return &Error{"prepare", err}
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
+	case !st.IsDir():
+		return &Error{"prepare", fmt.Errorf("path %s is not a directory", abs)}
+	}
+	mnt, merr := sysio.FindMount(abs)
+	res.Target = report.Target{Path: abs}
+	if merr == nil {
+		res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
+		if mnt.ReadOnly() {
+			return &Error{"prepare", fmt.Errorf("path %s is on a read-only mount (%s, type %s)", abs, mnt.MountPoint, mnt.FSType)}
+		}
+	}
+	res.Parameters = o.params()
+
+	dir, err := makeRunDir(abs)
+	if err != nil {
+		return &Error{"prepare", err}
+	}
+	var tracer workload.Tracer = o.Tracer
+	if tracer != nil {
+		tracer.Trace(-1, workload.Event{Op: "mkdir", Path: dir, Start: time.Now()})
+	}
+	cleanup := func() {
+		if o.Keep {
+			warn("keeping benchmark files in %s (--keep)", dir)
+			return
+		}
+		if err := removeRun(dir, tracer); err != nil {
+			warn("clean up %s: %v", dir, err)
+		}
+	}
+
+	var align sysio.Alignment
+	if o.Direct {
+		align, err = sysio.ProbeDirect(dir, res.Target.FSType)
+		if err == nil {
+			err = align.CheckAligned(
+				[]string{"--block-size", "--big-file-size", "--small-file-size"},
+				[]int64{o.BlockSize, o.BigFileSize, o.SmallFileSize})
+		}
+		if err != nil {
+			cleanup()
+			return &Error{"prepare", err}
+		}
+	}
+
+	seed := randomSeed()
+	eng := workload.New(workload.Config{
+		Dir: dir, Workers: o.Threads, Direct: o.Direct, Align: align,
+		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: tracer,
+	}, o.maxBlock())
+	if o.Hooks.Started != nil {
+		o.Hooks.Started(eng, dir)
+	}
+
+	var jfsBefore juicefs.Stats
+	isJFS := merr == nil && juicefs.IsJuiceFS(mnt.FSType)
+	if isJFS {
+		if jfsBefore, err = juicefs.ReadStats(mnt.MountPoint); err != nil {
+			warn("JuiceFS mount without readable .stats, internal rows skipped: %v", err)
+			isJFS = false
+		}
+	}
+	t0 := time.Now()
+	dropper := newDropper(o, dir, warn)
+	res.CacheDrop = dropper.method
+
+	var runErr error
+	for _, p := range o.phases() {
+		if p.Kind == workload.Read || p.Kind == workload.Stat {
+			dropper.drop(p.Name, filesOf(eng, o.Threads, p))
+		}
+		total := int64(o.Threads * p.Files)
+		if !p.PerFile && p.Kind != workload.Stat {
+			total = int64(o.Threads) * int64(p.Files) * ceilDiv(p.FileSize, p.BlockSize)
+		}
+		if o.Hooks.PhaseStart != nil {
+			o.Hooks.PhaseStart(eng, &p, total)
+		}
+		r, err := eng.Run(ctx, p)
+		if o.Hooks.PhaseEnd != nil {
+			o.Hooks.PhaseEnd(eng, &p)
+		}
+		res.Phases = append(res.Phases, toPhase(r, o))
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				runErr = ctx.Err()
+			} else {
+				runErr = &Error{p.Title, err}
+			}
+			break
+		}
+	}
+	if isJFS && runErr == nil {
+		if after, err := juicefs.ReadStats(mnt.MountPoint); err == nil {
+			res.Internal = juicefs.Delta(jfsBefore, after, time.Since(t0).Seconds())
+		} else {
+			warn("read JuiceFS .stats after the run: %v", err)
+		}
+	}
+	if o.Hooks.Finished != nil {
+		o.Hooks.Finished(eng)
+	}
+	cleanup()
+	return runErr
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func ceilDiv(a, b int64) int64 {
+	if b <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// makeRunDir creates the run's own directory: a new name that cannot clash
+// with anything already in parent.
+func makeRunDir(parent string) (string, error) {
+	host, _ := os.Hostname()
+	for i := 0; i < 10; i++ {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		dir := filepath.Join(parent, fmt.Sprintf("fsbench-%s-%d-%s", sanitize(host), os.Getpid(), hex.EncodeToString(b[:])))
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("create benchmark directory in %s: %w", parent, unwrapPath(err))
+		}
+	}
+	return "", fmt.Errorf("create benchmark directory in %s: no free name", parent)
+}
+
+func sanitize(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			out[i] = '_'
+		}
+	}
+	if len(out) > 32 {
+		out = out[:32]
+	}
+	return string(out)
+}
+
+// removeRun deletes the run directory and what is in it. It only ever
+// touches dir, which Run created; names are listed, not guessed.
+func removeRun(dir string, tracer workload.Tracer) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var firstErr error
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		t0 := time.Now()
+		err := os.Remove(p)
+		if tracer != nil {
+			tracer.Trace(-1, workload.Event{Op: "unlink", Path: p, Start: t0, Dur: time.Since(t0), Err: err})
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	t0 := time.Now()
+	err = os.Remove(dir)
+	if tracer != nil {
+		tracer.Trace(-1, workload.Event{Op: "rmdir", Path: dir, Start: t0, Dur: time.Since(t0), Err: err})
+	}
+	if err != nil && firstErr == nil {
+		firstErr = err
+	}
+	return firstErr
+}
+
+func (o *Options) maxBlock() int64 {
+	m := o.BlockSize
+	if o.BigFileSize > 0 && o.BigFileSize < m && (o.SmallFileCount == 0 || o.SmallFileSize < o.BigFileSize) {
+		m = o.BigFileSize
+	}
+	if o.BigFileSize == 0 && o.SmallFileSize < m {
+		m = o.SmallFileSize
+	}
+	return m
+}
+
+// Big files are named big.<thread>, small files small.<thread>.<n>.
+func bigName(w, _ int) string   { return "big." + strconv.Itoa(w) }
+func smallName(w, i int) string { return "small." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
+
+// phases is the bench preset: JuiceFS's five phases, in its order.
+func (o *Options) phases() []workload.Phase {
+	var ps []workload.Phase
+	if o.BigFileSize > 0 {
+		ps = append(ps,
+			workload.Phase{Name: "write-big", Title: "Write big file", Kind: workload.Write, Files: 1, FileSize: o.BigFileSize, BlockSize: o.BlockSize, FileName: bigName},
+			workload.Phase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Files: 1, FileSize: o.BigFileSize, BlockSize: o.BlockSize, FileName: bigName},
+		)
+	}
+	if o.SmallFileCount > 0 {
+		ps = append(ps,
+			workload.Phase{Name: "write-small", Title: "Write small file", Kind: workload.Write, Files: o.SmallFileCount, FileSize: o.SmallFileSize, BlockSize: o.BlockSize, FileName: smallName, PerFile: true},
+			workload.Phase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Files: o.SmallFileCount, FileSize: o.SmallFileSize, BlockSize: o.BlockSize, FileName: smallName, PerFile: true},
+			workload.Phase{Name: "stat", Title: "Stat file", Kind: workload.Stat, Files: o.SmallFileCount, FileName: smallName, PerFile: true},
+		)
+	}
+	return ps
+}
+
+func filesOf(e *workload.Engine, threads int, p workload.Phase) []string {
+	out := make([]string, 0, threads*p.Files)
+	for w := 0; w < threads; w++ {
+		for i := 0; i < p.Files; i++ {
+			out = append(out, e.Path(p.FileName(w, i)))
+		}
+	}
+	return out
+}
+
+func (o *Options) params() report.Params {
+	return report.Params{
+		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
+		{Key: "big_file_size", Label: "BigFileSize", Value: o.BigFileSize, Display: units.FormatBytes(o.BigFileSize)},
+		{Key: "small_file_size", Label: "SmallFileSize", Value: o.SmallFileSize, Display: units.FormatBytes(o.SmallFileSize)},
+		{Key: "small_file_count", Label: "SmallFileCount", Value: o.SmallFileCount, Display: strconv.Itoa(o.SmallFileCount)},
+		{Key: "threads", Label: "NumThreads", Value: o.Threads, Display: strconv.Itoa(o.Threads)},
+		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+		{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
+		{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
+	}
+}
+
+// flagLabel hides off switches from the parameter line; JSON has them all.
+func flagLabel(on bool, label string) string {
+	if on {
+		return label
+	}
+	return ""
+}
+
+// dropper flushes and drops the kernel's caches before read phases.
+type dropper struct {
+	method string // drop_caches, fadvise or none
+	warn   func(string, ...any)
+	warned bool
+}
+
+func newDropper(o Options, dir string, warn func(string, ...any)) *dropper {
+	d := &dropper{warn: warn}
+	switch {
+	case o.SkipDropCaches:
+		d.method = "none"
+		warn("SKIP_DROP_CACHES is set: read phases may be served from the page cache")
+	case o.DropCaches == DropNever:
+		d.method = "none"
+	case os.Geteuid() == 0 || o.DropCaches == DropAlways:
+		d.method = "drop_caches"
+	default:
+		d.method = "fadvise"
+		warn("not root: only the benchmark's own files are dropped from the page cache (fdatasync + fadvise DONTNEED); metadata caches stay warm")
+	}
+	return d
+}
+
+func (d *dropper) drop(phase string, files []string) {
+	switch d.method {
+	case "drop_caches":
+		if err := sysio.DropCaches(); err != nil {
+			d.warn("before %s: %v; dropping only the benchmark's own files instead", phase, err)
+			d.method = "fadvise"
+			d.drop(phase, files)
+		}
+	case "fadvise":
+		for _, f := range files {
+			if err := sysio.DropFileCache(f); err != nil {
+				if !d.warned {
+					d.warn("before %s: drop page cache of %s: %v", phase, f, err)
+					d.warned = true
+				}
+			}
+		}
+	}
+}

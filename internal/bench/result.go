@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// Threshold holds JuiceFS bench's colour ranges for one item: the value is
+// good above Good and fair above Fair; the cost is good below CostGood and
+// fair below CostFair. Anything else is poor.
+type Threshold struct {
+	Fair, Good         float64
+	CostGood, CostFair float64
+}
+
+// Thresholds are JuiceFS's, for one thread and 1 GiB big files.
+var Thresholds = map[string]Threshold{
+	"write-big":   {Fair: 100, Good: 200, CostGood: 10, CostFair: 50},
+	"read-big":    {Fair: 100, Good: 200, CostGood: 10, CostFair: 50},
+	"write-small": {Fair: 12.5, Good: 20, CostGood: 50, CostFair: 80},
+	"read-small":  {Fair: 50, Good: 100, CostGood: 10, CostFair: 20},
+	"stat":        {Fair: 20, Good: 1000, CostGood: 1, CostFair: 5},
+}
+
+// ThresholdFor scales the ranges as JuiceFS does: small-file and stat rates
+// grow with the thread count. The big-file cost (seconds per file) scales
+// with the big file's size, so a smaller file is not graded as faster
+// storage.
+func ThresholdFor(name string, threads int, bigFileSize int64) (Threshold, bool) {
+	t, ok := Thresholds[name]
+	if !ok {
+		return t, false
+	}
+	switch name {
+	case "write-small", "read-small", "stat":
+		t.Fair *= float64(threads)
+		t.Good *= float64(threads)
+	case "write-big", "read-big":
+		f := float64(bigFileSize) / float64(units.GiB)
+		t.CostGood *= f
+		t.CostFair *= f
+	}
+	return t, true
+}
+
+// GradeValue rates a throughput (higher is better).
+func (t Threshold) GradeValue(v float64) report.Grade {
+	switch {
+	case v > t.Good:
+		return report.Good
+	case v > t.Fair:
+		return report.Fair
+	}
+	return report.Poor
+}
+
+// GradeCost rates a cost (lower is better).
+func (t Threshold) GradeCost(c float64) report.Grade {
+	switch {
+	case c < t.CostGood:
+		return report.Good
+	case c < t.CostFair:
+		return report.Fair
+	}
+	return report.Poor
+}
+
+// toPhase turns the engine's raw measurement into the result model with
+// JuiceFS's value and cost: MiB/s and s/file for big files, files/s and
+// ms/file for small files and stat. Cost is the mean time one thread spent
+// per file.
+func toPhase(r *workload.Result, o Options) report.Phase {
+	p := report.Phase{
+		Name: r.Phase.Name, Title: r.Phase.Title,
+		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors,
+		Seconds:    r.Elapsed.Seconds(),
+		Latency:    r.Hist.Summary(),
+		Incomplete: r.Incomplete,
+	}
+	p.ErrorSamples = append(p.ErrorSamples, r.Samples...)
+	if s := p.Seconds; s > 0 {
+		p.BytesPerSec = float64(p.Bytes) / s
+		p.OpsPerSec = float64(p.Ops) / s
+		p.ItemsPerSec = float64(p.Items) / s
+	}
+	perFile := 0.0
+	if r.Items > 0 {
+		perFile = p.Seconds * float64(r.Workers) / float64(r.Items)
+	}
+	switch r.Phase.Name {
+	case "write-big", "read-big":
+		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+		p.Cost = report.Measure{Value: perFile, Unit: "s/file"}
+	default:
+		p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "files/s"}
+		p.Cost = report.Measure{Value: perFile * 1000, Unit: "ms/file"}
+	}
+	switch {
+	case r.Phase.Kind == workload.Stat:
+		p.LatencyOf = "stat"
+	case r.Phase.PerFile:
+		p.LatencyOf = fmt.Sprintf("%s file (open to close)", units.FormatBytes(r.Phase.FileSize))
+	case r.Phase.Kind == workload.Write:
+		p.LatencyOf = units.FormatBytes(r.Phase.BlockSize) + " write"
+	case r.Phase.Kind == workload.Read:
+		p.LatencyOf = units.FormatBytes(r.Phase.BlockSize) + " read"
+	}
+	if t, ok := ThresholdFor(r.Phase.Name, o.Threads, o.BigFileSize); ok && !p.Incomplete {
+		p.Value.Grade = t.GradeValue(p.Value.Value)
+		p.Cost.Grade = t.GradeCost(p.Cost.Value)
+	}
+	return p
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// BenchOptions are the flags of `fsbench bench`.
+type BenchOptions struct {
+	bench.Options
+	Output OutputOptions
+
+	blockSize, bigFileSize, smallFileSize string
+}
+
+func newBenchCmd(app *App) *cobra.Command {
+	return newBenchCmdWith(app, nil)
+}
+
+// newBenchCmdWith builds the command; runF replaces the run in tests of
+// flag parsing.
+func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) *cobra.Command {
+	o := &BenchOptions{Options: bench.Defaults()}
+	cmd := &cobra.Command{
+		Use:   "bench PATH",
+		Short: "Benchmark a mounted file system: big and small files, write, read and stat",
+		Long: `Benchmark the file system that holds PATH, as "juicefs bench" does, on any
+mount: JuiceFS, NFS, CephFS, any FUSE file system or a local disk.
+
+N threads (-p) start together on each phase: write one big file each in
+--block-size writes, read it back, write --small-file-count small files each,
+read them, stat them. Before each read and stat phase, dirty data is flushed
+and the kernel's caches are dropped so reads reach the storage (as root:
+/proc/sys/vm/drop_caches; otherwise fdatasync and fadvise on fsbench's own
+files). Every file lives in a new directory under PATH that is removed at the
+end; nothing else in PATH is opened for writing, renamed or deleted.
+
+The table shows throughput (VALUE), time per file per thread (COST) and
+latency percentiles, coloured by JuiceFS's thresholds on a terminal. On a
+JuiceFS mount, the client's own counters from .stats are added.`,
+		Example: `  fsbench bench /mnt/jfs -p 4
+  fsbench bench /mnt/nfs --big-file-size 0 --small-file-count 1000 -p 16
+  fsbench bench /data --direct --block-size 4M --verify --json > result.json`,
+		Args: exactArgs(1, "one PATH, the directory to benchmark"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Path = args[0]
+			if err := o.resolve(app); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runBench(cmd.Context(), app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call (K, M, G, KiB, MiB, ...)")
+	f.StringVar(&o.bigFileSize, "big-file-size", "1G", "size of the big file each thread writes; 0 turns the big-file phases off")
+	f.StringVar(&o.smallFileSize, "small-file-size", "128K", "size of each small file")
+	f.IntVar(&o.SmallFileCount, "small-file-count", o.SmallFileCount, "small files per thread; 0 turns the small-file phases off")
+	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "number of concurrent threads")
+	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache (sizes must be multiples of the file system's alignment)")
+	f.BoolVar(&o.Fsync, "fsync", false, "fsync each written file before closing it, to measure durable writes")
+	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors")
+	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
+	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
+	addOutputFlags(cmd, &o.Output)
+	return cmd
+}
+
+func (o *BenchOptions) resolve(app *App) error {
+	var err error
+	parse := func(flag, v string) int64 {
+		if err != nil {
+			return 0
+		}
+		n, e := units.ParseSize(v)
+		if e != nil {
+			err = Usagef("--%s: %v", flag, e)
+		}
+		return n
+	}
+	o.BlockSize = parse("block-size", o.blockSize)
+	o.BigFileSize = parse("big-file-size", o.bigFileSize)
+	o.SmallFileSize = parse("small-file-size", o.smallFileSize)
+	if err != nil {
+		return err
+	}
+	if v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES")); v == "true" || v == "1" || v == "yes" {
+		o.SkipDropCaches = true
+	}
+	if err := o.Options.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
+	return o.Output.resolve()
+}
+
+func runBench(ctx context.Context, app *App, o *BenchOptions) error {
+	res := newResult("bench")
+	meter := startUsage()
+	var prog *Progress
+	o.Hooks = bench.Hooks{
+		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
+			unit := "blocks"
+			poll := func() int64 { return e.Live.Ops.Load() }
+			if p.PerFile || p.Kind == workload.Stat {
+				unit = "files"
+			}
+			prog = app.StartProgress(p.Title, total, unit, poll)
+		},
+		PhaseEnd: func(e *workload.Engine, p *workload.Phase) { prog.Done() },
+		Warn:     func(msg string) { app.Warnf("%s", msg) },
+	}
+	if !app.Globals.Quiet {
+		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
+	}
+	err := bench.Run(ctx, o.Options, res)
+	res.Usage = meter.stop()
+	if err != nil && !res.Interrupted {
+		var be *bench.Error
+		if !errors.As(err, &be) {
+			return &UsageError{Err: err}
+		}
+		return err
+	}
+	// Warnings were already shown on stderr as they happened.
+	if werr := app.writeResult(res, &o.Output); werr != nil {
+		return werr
+	}
+	if res.Interrupted {
+		return ErrInterrupted
+	}
+	return nil
+}
