@@ -320,9 +320,8 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 			return err
 		}
 	}
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(bw, "Warning: %s\n", warn)
-	}
+	// Warnings are in the result for JSON; commands print them to stderr as
+	// they happen, so the table does not repeat them on stdout.
 	return bw.err
 }
 

@@ -1,0 +1,181 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func lat(p50, p99, max float64) metrics.Summary {
+	return metrics.Summary{Count: 100, Mean: p50 * 1.1, Min: p50 / 2, P50: p50, P90: p50 * 1.5, P99: p99, P999: p99 * 1.2, Max: max}
+}
+
+// sample is a fixed bench result, as fsbench bench -p 4 would produce.
+func sample() *Result {
+	cpu, mem := 39.5, int64(257<<20)
+	return &Result{
+		SchemaVersion: SchemaVersion, Tool: "fsbench", Version: "v1.0.0", Command: "bench",
+		StartedAt: time.Date(2026, 11, 21, 21, 3, 16, 0, time.UTC),
+		Host:      Host{Name: "host1", OS: "linux", Arch: "amd64", Kernel: "6.1.0", CPUs: 2},
+		Target:    Target{Path: "/mnt/jfs", FSType: "fuse.juicefs", MountPoint: "/mnt/jfs", MountSource: "JuiceFS:myjfs", MountOptions: "rw,relatime"},
+		Parameters: Params{
+			{Key: "block_size", Label: "BlockSize", Value: 1 << 20, Display: "1 MiB"},
+			{Key: "big_file_size", Label: "BigFileSize", Value: 1 << 30, Display: "1 GiB"},
+			{Key: "threads", Label: "NumThreads", Value: 4, Display: "4"},
+			{Key: "direct", Value: false},
+		},
+		CacheDrop: "drop_caches",
+		Phases: []Phase{
+			{Name: "write-big", Title: "Write big file", Ops: 4096, Items: 4, Bytes: 4 << 30, Seconds: 10.35,
+				BytesPerSec: 414973029.8, OpsPerSec: 395.7, ItemsPerSec: 0.386,
+				Value: Measure{395.75, "MiB/s", Good}, Cost: Measure{10.35, "s/file", Fair}, LatencyOf: "1 MiB write", Latency: lat(2400, 15000, 80000)},
+			{Name: "read-small", Title: "Read small file", Ops: 400, Items: 400, Bytes: 400 << 17, Seconds: 0.244, Errors: 2,
+				BytesPerSec: 214748364.8, OpsPerSec: 1637.8, ItemsPerSec: 1637.8,
+				Value: Measure{1637.8, "files/s", Poor}, Cost: Measure{0.61, "ms/file", Good}, LatencyOf: "128 KiB file (open to close)", Latency: lat(580, 2100, 9000),
+				ErrorSamples: []string{"data mismatch in /mnt/jfs/x/small.0.1 at block offset 0"}},
+			{Name: "stat", Title: "Stat file", Incomplete: true, Ops: 10, Items: 10, Seconds: 0.002, OpsPerSec: 5000, ItemsPerSec: 5000,
+				Value: Measure{5000, "files/s", ""}, Cost: Measure{0.8, "ms/file", ""}, LatencyOf: "stat", Latency: lat(150, 400, 700)},
+		},
+		Internal: &Internal{Source: "JuiceFS", ClientCPUPercent: &cpu, ClientMemoryBytes: &mem, Rows: []InternalRow{
+			{Name: "FUSE operation", Count: 71589, AvgMs: 2.55, Grade: Poor},
+			{Name: "Put object", Unknown: true},
+		}},
+		Expectations: []Expectation{
+			{Expr: "write-big>=200MiB/s", Metric: "write-big", Op: ">=", Want: 200, Unit: "MiB/s", Measured: 395.75, Pass: true},
+			{Expr: "stat.p99<100us", Metric: "stat.p99", Op: "<", Want: 100, Unit: "us", Measured: 400, Pass: false, Reason: "400 us is not < 100 us"},
+		},
+		Usage:    Usage{Seconds: 23.4, CPUPercent: 39.5, PeakRSSBytes: 25 << 20},
+		Warnings: []string{"not root: only the benchmark's own files are dropped from the page cache"},
+	}
+}
+
+func TestGoldenTable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"bench.table.golden", Options{}},
+		{"bench.table-color.golden", Options{Color: true}},
+		{"bench.table-verbose.golden", Options{Verbose: true}},
+	} {
+		var b bytes.Buffer
+		if err := WriteTable(&b, sample(), tc.opts); err != nil {
+			t.Fatal(err)
+		}
+		if !tc.opts.Color && strings.Contains(b.String(), "\x1b[") {
+			t.Errorf("%s: escape codes without colour", tc.name)
+		}
+		if tc.opts.Color && !strings.Contains(b.String(), ansiGreen+"395.75 MiB/s"+ansiReset) {
+			t.Errorf("%s: good value not green", tc.name)
+		}
+		golden(t, tc.name, b.Bytes())
+	}
+}
+
+func TestGoldenChecksTable(t *testing.T) {
+	r := &Result{SchemaVersion: 1, Command: "objbench", Checks: []Check{
+		{Category: "basic", Name: "create a bucket", Status: CheckPass},
+		{Category: "basic", Name: "get partial object", Status: CheckWarning, Reason: "range past the end returns 416"},
+		{Category: "sync", Name: "change owner/group", Status: CheckNotSupport},
+		{Category: "sync", Name: "multipart upload", Status: CheckFailed, Reason: "complete: 400 Bad Request"},
+	}}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "checks.table.golden", b.Bytes())
+}
+
+func TestGoldenJSONRoundTrip(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bench.json.golden", b.Bytes())
+	back, err := ReadJSON(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Parameters[0].Key != "block_size" || back.Parameters[2].Key != "threads" || back.FindPhase("stat") == nil {
+		t.Errorf("round trip lost data: %+v", back.Parameters)
+	}
+	var again bytes.Buffer
+	WriteJSON(&again, back)
+	if !bytes.Equal(b.Bytes(), again.Bytes()) {
+		t.Errorf("JSON does not survive a round trip:\n%s\n---\n%s", b.String(), again.String())
+	}
+}
+
+func TestReadJSONRejects(t *testing.T) {
+	for _, in := range []string{`{}`, `{"schema_version": 99}`, `not json`, `{"schema_version":1,"parameters":[1]}`} {
+		if _, err := ReadJSON(strings.NewReader(in)); err == nil {
+			t.Errorf("ReadJSON(%s) accepted", in)
+		}
+	}
+}
+
+func TestGoldenCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCSV(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bench.csv.golden", b.Bytes())
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || len(rows[0]) != len(CSVHeader) || rows[1][0] != "write-big" {
+		t.Errorf("csv rows = %v", rows)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, ok := range []string{"table", "json", "csv"} {
+		if f, err := ParseFormat(ok); err != nil || string(f) != ok {
+			t.Errorf("ParseFormat(%q) = %v, %v", ok, f, err)
+		}
+	}
+	if _, err := ParseFormat("yaml"); err == nil || !strings.Contains(err.Error(), "table, json, csv") {
+		t.Errorf("ParseFormat(yaml) = %v", err)
+	}
+}
+
+func TestFormatMeasure(t *testing.T) {
+	for m, want := range map[Measure]string{
+		{Value: 98.912, Unit: "MiB/s"}:     "98.91 MiB/s",
+		{Value: 460.84, Unit: "files/s"}:   "460.8 files/s",
+		{Value: 2.1666, Unit: "ms/file"}:   "2.17 ms/file",
+		{Value: 71589, Unit: "operations"}: "71589 operations",
+	} {
+		if got := FormatMeasure(m); got != want {
+			t.Errorf("FormatMeasure(%v) = %q, want %q", m, got, want)
+		}
+	}
+}
