@@ -1,0 +1,200 @@
+package workload
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+func names(w, i int) string { return "f." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
+
+func TestPatternDistinctAndReproducible(t *testing.T) {
+	p := NewPattern(42, 1<<20)
+	a, b := make([]byte, 1<<20), make([]byte, 1<<20)
+	id := p.FileID("big.0")
+	p.Fill(a, id, 0)
+	p.Fill(b, id, 0)
+	if !bytes.Equal(a, b) {
+		t.Fatal("same block filled twice differs")
+	}
+	// Every 4 KiB chunk of many blocks of two files is unique.
+	seen := map[string]bool{}
+	for _, name := range []string{"big.0", "big.1"} {
+		id := p.FileID(name)
+		for blk := int64(0); blk < 8; blk++ {
+			p.Fill(a, id, blk<<20)
+			for c := 0; c < len(a); c += chunk {
+				k := string(a[c : c+chunk])
+				if seen[k] {
+					t.Fatalf("chunk repeated: file %s block %d chunk %d", name, blk, c/chunk)
+				}
+				seen[k] = true
+			}
+		}
+	}
+	if NewPattern(43, 1<<20).FileID("big.0") == id {
+		t.Error("file identity does not depend on the seed")
+	}
+}
+
+func TestPatternIncompressible(t *testing.T) {
+	p := NewPattern(7, 1<<20)
+	var data bytes.Buffer
+	buf := make([]byte, 1<<20)
+	for blk := int64(0); blk < 4; blk++ { // 4 MiB: a JuiceFS block
+		p.Fill(buf, p.FileID("x"), blk<<20)
+		data.Write(buf)
+	}
+	var z bytes.Buffer
+	w, _ := flate.NewWriter(&z, flate.BestCompression)
+	w.Write(data.Bytes())
+	w.Close()
+	if ratio := float64(z.Len()) / float64(data.Len()); ratio < 0.99 {
+		t.Errorf("4 MiB of blocks compress to %.3f of their size", ratio)
+	}
+}
+
+func newEngine(t *testing.T, workers int, verify bool, tr Tracer) (*Engine, string) {
+	dir := t.TempDir()
+	return New(Config{Dir: dir, Workers: workers, Verify: verify, Seed: 1, Tracer: tr}, 64<<10), dir
+}
+
+func TestWriteReadVerify(t *testing.T) {
+	e, dir := newEngine(t, 3, true, nil)
+	w := Phase{Name: "w", Title: "Write", Kind: Write, Files: 4, FileSize: 200 << 10, BlockSize: 64 << 10, FileName: names}
+	r, err := e.Run(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 KiB in 64 KiB blocks: 4 writes per file (the last one short).
+	if r.Ops != 3*4*4 || r.Items != 12 || r.Bytes != 12*200<<10 || r.Hist.Count() != r.Ops || r.Elapsed <= 0 {
+		t.Fatalf("write result = %+v", r)
+	}
+	rd := w
+	rd.Kind, rd.Name, rd.Title = Read, "r", "Read"
+	r, err = e.Run(context.Background(), rd)
+	if err != nil || r.Errors != 0 || r.Bytes != 12*200<<10 {
+		t.Fatalf("read = %+v, %v", r, err)
+	}
+
+	// Corrupt one byte of one file and shorten another: both are counted
+	// as errors, the phase goes on and reads everything else.
+	f1 := filepath.Join(dir, names(1, 2))
+	data, _ := os.ReadFile(f1)
+	data[100<<10] ^= 0xff
+	os.WriteFile(f1, data, 0o644)
+	os.Truncate(filepath.Join(dir, names(2, 0)), 1000)
+	r, err = e.Run(context.Background(), rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors != 2 || r.Items != 10 || len(r.Samples) != 2 {
+		t.Fatalf("after corruption: errors %d items %d samples %v", r.Errors, r.Items, r.Samples)
+	}
+	for _, s := range r.Samples {
+		if !bytes.Contains([]byte(s), []byte("mismatch")) {
+			t.Errorf("sample %q does not say mismatch", s)
+		}
+	}
+}
+
+func TestWriteRefusesExistingFile(t *testing.T) {
+	e, dir := newEngine(t, 1, false, nil)
+	os.WriteFile(filepath.Join(dir, names(0, 0)), []byte("mine"), 0o644)
+	_, err := e.Run(context.Background(), Phase{Title: "Write", Kind: Write, Files: 1, FileSize: 10, BlockSize: 10, FileName: names})
+	var pe *PathError
+	if !errors.As(err, &pe) || !errors.Is(err, os.ErrExist) || pe.Op != "create" {
+		t.Fatalf("err = %v, want a create error for an existing file", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, names(0, 0))); string(b) != "mine" {
+		t.Errorf("existing file overwritten: %q", b)
+	}
+}
+
+func TestStatUnlinkAndCancel(t *testing.T) {
+	e, dir := newEngine(t, 2, false, nil)
+	w := Phase{Title: "Write", Kind: Write, Files: 5, FileSize: 1, BlockSize: 1, FileName: names, PerFile: true}
+	if _, err := e.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Run(context.Background(), Phase{Title: "Stat", Kind: Stat, Files: 5, FileName: names})
+	if err != nil || r.Ops != 10 {
+		t.Fatalf("stat = %+v, %v", r, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err = e.Run(ctx, Phase{Title: "Unlink", Kind: Unlink, Files: 5, FileName: names})
+	if !errors.Is(err, context.Canceled) || !r.Incomplete || r.Ops != 0 {
+		t.Fatalf("cancelled unlink = %+v, %v", r, err)
+	}
+	r, err = e.Run(context.Background(), Phase{Title: "Unlink", Kind: Unlink, Files: 5, FileName: names})
+	if err != nil || r.Ops != 10 {
+		t.Fatalf("unlink = %+v, %v", r, err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left: %v", left)
+	}
+}
+
+type countTracer struct {
+	mu  sync.Mutex
+	ops map[string]int
+}
+
+func (c *countTracer) Trace(w int, ev Event) {
+	c.mu.Lock()
+	c.ops[ev.Op]++
+	c.mu.Unlock()
+}
+
+func TestTracerSeesEveryOperation(t *testing.T) {
+	tr := &countTracer{ops: map[string]int{}}
+	e, _ := newEngine(t, 2, false, tr)
+	w := Phase{Title: "Write", Kind: Write, Files: 3, FileSize: 100 << 10, BlockSize: 64 << 10, FileName: names}
+	e.Run(context.Background(), w)
+	w.Kind = Read
+	e.Run(context.Background(), w)
+	e.Run(context.Background(), Phase{Title: "Stat", Kind: Stat, Files: 3, FileName: names})
+	e.Run(context.Background(), Phase{Title: "Unlink", Kind: Unlink, Files: 3, FileName: names})
+	want := map[string]int{"create": 6, "write": 12, "close": 12, "open": 6, "read": 12, "stat": 6, "unlink": 6}
+	for op, n := range want {
+		if tr.ops[op] != n {
+			t.Errorf("%s traced %d times, want %d (all: %v)", op, tr.ops[op], n, tr.ops)
+		}
+	}
+}
+
+func BenchmarkFill1MiB(b *testing.B) {
+	p := NewPattern(1, 1<<20)
+	buf := make([]byte, 1<<20)
+	b.SetBytes(1 << 20)
+	for i := 0; i < b.N; i++ {
+		p.Fill(buf, 99, int64(i)<<20)
+	}
+}
+
+// BenchmarkWriteRead measures the engine's whole path (pattern, syscalls,
+// histogram) on a temporary directory: 1 MiB blocks, 64 MiB per file.
+func BenchmarkWriteRead(b *testing.B) {
+	dir := b.TempDir()
+	e := New(Config{Dir: dir, Workers: 1, Seed: 1}, 1<<20)
+	b.SetBytes(2 * 64 << 20)
+	for i := 0; i < b.N; i++ {
+		name := func(w, j int) string { return "b." + strconv.Itoa(i) }
+		p := Phase{Title: "W", Kind: Write, Files: 1, FileSize: 64 << 20, BlockSize: 1 << 20, FileName: name}
+		if _, err := e.Run(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+		p.Kind = Read
+		if _, err := e.Run(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, name(0, 0)))
+	}
+}
