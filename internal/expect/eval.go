@@ -1,0 +1,236 @@
+package expect
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// Metric is a stable metric name of a command: the name of one of its
+// phases (report.Phase.Name).
+type Metric struct {
+	Name string
+	// Bytes is set when the phase moves data, so a throughput in bytes
+	// (MiB/s) fits it; every phase has a rate of items and of operations.
+	Bytes bool
+}
+
+// Catalog is the set of metrics one command measures.
+type Catalog struct {
+	Command string
+	Metrics []Metric
+	// Functional is set when the command runs functional checks.
+	Functional bool
+}
+
+// Bench is what `fsbench bench` measures.
+var Bench = Catalog{
+	Command: "bench",
+	Metrics: []Metric{
+		{"write-big", true}, {"read-big", true}, {"write-small", true}, {"read-small", true}, {"stat", false},
+	},
+}
+
+// Objbench is what `fsbench objbench` measures.
+var Objbench = Catalog{
+	Command: "objbench",
+	Metrics: []Metric{
+		{"upload", true}, {"download", true}, {"put-small", true}, {"get-small", true},
+		{"list", false}, {"head", false}, {"delete", false},
+		{"chmod", false}, {"chown", false}, {"chtimes", false},
+	},
+	Functional: true,
+}
+
+// Names lists the metric names of c.
+func (c Catalog) Names() []string {
+	out := make([]string, len(c.Metrics))
+	for i, m := range c.Metrics {
+		out[i] = m.Name
+	}
+	return out
+}
+
+func (c Catalog) find(name string) (Metric, bool) {
+	for _, m := range c.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// Check tells whether e can be measured by c's command: a known metric with
+// a unit that fits it.
+func (c Catalog) Check(e Expr) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w %q: %s", ErrSyntax, e.Text, fmt.Sprintf(format, args...))
+	}
+	switch e.Name {
+	case Errors:
+		if e.Unit.Name != "" {
+			return fail("errors is a count and takes no unit (e.g. errors==0)")
+		}
+		return nil
+	case Functional:
+		if !c.Functional {
+			return fail("%s runs no functional checks", c.Command)
+		}
+		return nil
+	}
+	m, ok := c.find(e.Name)
+	if !ok {
+		return fail("%s measures no metric %q (known: %s, errors%s)", c.Command, e.Name,
+			strings.Join(c.Names(), ", "), map[bool]string{true: ", functional"}[c.Functional])
+	}
+	d := e.Dim()
+	switch e.Stat {
+	case Errors:
+		if d != Count {
+			return fail("%s is a count and takes no unit (e.g. %s==0)", e.Metric, e.Metric)
+		}
+	case "":
+		switch {
+		case d == Count:
+			return fail("a throughput needs a unit, e.g. %s>=%s", e.Name, example(m))
+		case d == Latency:
+			return fail("%s is a throughput; a latency needs a suffix, e.g. %s.p99<%g%s", e.Name, e.Name, e.Value, e.Unit.Name)
+		case d == ByteRate && !m.Bytes:
+			return fail("%s moves no data: use files/s, objects/s or ops/s, not %s", e.Name, e.Unit.Name)
+		}
+	default:
+		if d != Latency {
+			return fail("%s is a latency: use us, ms or s (e.g. %s<5ms)", e.Metric, e.Metric)
+		}
+	}
+	return nil
+}
+
+func example(m Metric) string {
+	if m.Bytes {
+		return "100MiB/s"
+	}
+	return "100ops/s"
+}
+
+// Eval measures e against res.
+func Eval(e Expr, res *report.Result) report.Expectation {
+	x := report.Expectation{Expr: e.Text, Metric: e.Metric, Op: string(e.Op), Want: e.Value, Unit: e.Unit.Name}
+	if x.Expr == "" {
+		x.Expr = e.String()
+	}
+	fails := func(reason string) report.Expectation {
+		x.Pass, x.Reason = false, reason
+		return x
+	}
+	switch e.Name {
+	case Errors:
+		x.Unit = "errors"
+		return judge(x, e.Op, float64(res.TotalErrors()), false)
+	case Functional:
+		x.Op, x.Want, x.Unit = string(EQ), 0, "failed checks"
+		if len(res.Checks) == 0 {
+			return fails("no functional checks were run")
+		}
+		var failed []string
+		for _, c := range res.Checks {
+			if c.Status == report.CheckFailed {
+				failed = append(failed, c.Name)
+			}
+		}
+		x.Measured = float64(len(failed))
+		x.Pass = len(failed) == 0
+		if !x.Pass {
+			x.Reason = "failed: " + strings.Join(failed, ", ")
+		}
+		return x
+	}
+	p := res.FindPhase(e.Name)
+	if p == nil {
+		return fails(e.Name + " was not measured in this run")
+	}
+	var v float64
+	switch e.Stat {
+	case Errors:
+		x.Unit = "errors"
+		return judge(x, e.Op, float64(p.Errors), p.Incomplete)
+	case "":
+		switch e.Unit.Dim {
+		case ByteRate:
+			v = p.BytesPerSec
+		case ItemRate:
+			v = p.ItemsPerSec
+		case OpRate:
+			v = p.OpsPerSec
+		}
+	default:
+		if p.Latency.Count == 0 {
+			return fails(e.Name + " has no latency samples")
+		}
+		l := p.Latency
+		v = map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max}[e.Stat]
+	}
+	if e.Unit.Factor > 0 {
+		v /= e.Unit.Factor
+	}
+	return judge(x, e.Op, v, p.Incomplete)
+}
+
+// judge fills the outcome of x from the measured value.
+func judge(x report.Expectation, op Op, v float64, incomplete bool) report.Expectation {
+	x.Measured = RoundSig(v, 6)
+	x.Pass = op.Holds(v, x.Want)
+	switch {
+	case !x.Pass:
+		x.Reason = fmt.Sprintf("%s is not %s %s", formatValue(x.Measured, x.Unit), op, formatValue(x.Want, x.Unit))
+	case incomplete:
+		x.Pass = false
+		x.Reason = "the phase did not complete"
+	}
+	return x
+}
+
+func formatValue(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if unit == "" {
+		return s
+	}
+	return s + " " + unit
+}
+
+// RoundSig rounds v to n significant digits, for display.
+func RoundSig(v float64, n int) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	out, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
+	if err != nil {
+		return v
+	}
+	return out
+}
+
+// EvalAll measures every expression against res, in order.
+func EvalAll(exprs []Expr, res *report.Result) []report.Expectation {
+	out := make([]report.Expectation, 0, len(exprs))
+	for _, e := range exprs {
+		out = append(out, Eval(e, res))
+	}
+	return out
+}
+
+// FailedChecks lists the functional checks of res that failed, sorted.
+func FailedChecks(res *report.Result) []string {
+	var out []string
+	for _, c := range res.Checks {
+		if c.Status == report.CheckFailed {
+			out = append(out, c.Category+"/"+c.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,367 @@
+// Package expect parses and evaluates the --expect clauses of fsbench's CI
+// smoke mode: NAME OP VALUE, for example "write-big>=200MiB/s",
+// "stat.p99<5ms" or "errors==0".
+//
+// Parsing checks only the syntax and the unit; Check then tells whether the
+// metric exists for a command (bench, objbench, ...) and whether the unit
+// fits it, so that a mistake is a usage error before anything runs. Eval
+// measures a clause against a finished report.Result.
+package expect
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ErrSyntax is wrapped by every error of Parse, ParseLines and Check.
+var ErrSyntax = errors.New("invalid expectation")
+
+// Op is a comparison operator.
+type Op string
+
+// The operators an expectation may use.
+const (
+	GE Op = ">="
+	GT Op = ">"
+	LE Op = "<="
+	LT Op = "<"
+	EQ Op = "=="
+)
+
+// Holds reports whether "measured OP want" is true.
+func (o Op) Holds(measured, want float64) bool {
+	switch o {
+	case GE:
+		return measured >= want
+	case GT:
+		return measured > want
+	case LE:
+		return measured <= want
+	case LT:
+		return measured < want
+	case EQ:
+		return measured == want
+	}
+	return false
+}
+
+// Dim is the dimension of a value: what its unit measures.
+type Dim int
+
+// Dimensions of values.
+const (
+	Count    Dim = iota // a plain number, no unit (errors)
+	ByteRate            // bytes per second: MiB/s, GiB/s, ...
+	ItemRate            // files or objects completed per second
+	OpRate              // timed operations per second
+	Latency             // a duration: us, ms, s
+	Bool                // pass or fail (functional)
+)
+
+func (d Dim) String() string {
+	switch d {
+	case Count:
+		return "a count without unit"
+	case ByteRate:
+		return "a throughput in bytes (KiB/s, MiB/s, GiB/s)"
+	case ItemRate:
+		return "a rate of files or objects (files/s, objects/s)"
+	case OpRate:
+		return "a rate of operations (ops/s)"
+	case Latency:
+		return "a latency (us, ms, s)"
+	case Bool:
+		return "pass"
+	}
+	return "unknown"
+}
+
+// Unit is a unit an expectation may carry. Factor converts a value in this
+// unit to the base unit of its dimension: bytes/s, items/s, ops/s or
+// microseconds.
+type Unit struct {
+	Name   string // canonical spelling, e.g. "MiB/s"
+	Dim    Dim
+	Factor float64
+}
+
+// units lists the accepted units by their lower-case spelling. As with sizes
+// on fsbench's command line (and in JuiceFS), KB, MB and GB are binary:
+// "MB/s" is the same as "MiB/s".
+var units = map[string]Unit{
+	"b/s":       {"B/s", ByteRate, 1},
+	"kib/s":     {"KiB/s", ByteRate, 1 << 10},
+	"mib/s":     {"MiB/s", ByteRate, 1 << 20},
+	"gib/s":     {"GiB/s", ByteRate, 1 << 30},
+	"tib/s":     {"TiB/s", ByteRate, 1 << 40},
+	"kb/s":      {"KiB/s", ByteRate, 1 << 10},
+	"mb/s":      {"MiB/s", ByteRate, 1 << 20},
+	"gb/s":      {"GiB/s", ByteRate, 1 << 30},
+	"tb/s":      {"TiB/s", ByteRate, 1 << 40},
+	"files/s":   {"files/s", ItemRate, 1},
+	"objects/s": {"objects/s", ItemRate, 1},
+	"ops/s":     {"ops/s", OpRate, 1},
+	"us":        {"us", Latency, 1},
+	"µs":        {"us", Latency, 1},
+	"ms":        {"ms", Latency, 1e3},
+	"s":         {"s", Latency, 1e6},
+}
+
+// UnitNames lists the canonical unit spellings, for help texts.
+func UnitNames() []string {
+	return []string{"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s", "files/s", "objects/s", "ops/s", "us", "ms", "s"}
+}
+
+// Stats are the suffixes that select a latency of a phase, and "errors",
+// which selects its error count.
+var Stats = []string{"p50", "p90", "p99", "p999", "max"}
+
+// Expr is one parsed expectation.
+type Expr struct {
+	Text string // as written, trimmed
+	// Metric is the full metric name, e.g. "stat.p99"; Name is the phase
+	// part ("stat", or "errors", "functional") and Stat the suffix ("p99",
+	// "errors", or "" for the phase's throughput).
+	Metric string
+	Name   string
+	Stat   string
+	Op     Op
+	Value  float64 // in Unit
+	Unit   Unit    // Name is "" for a count
+}
+
+// Dim is the dimension the expression's value is in.
+func (e Expr) Dim() Dim {
+	switch {
+	case e.Name == Functional:
+		return Bool
+	case e.Unit.Name == "":
+		return Count
+	}
+	return e.Unit.Dim
+}
+
+// String renders e in canonical form; Parse(e.String()) gives e back
+// (except Text).
+func (e Expr) String() string {
+	if e.Name == Functional {
+		return Functional
+	}
+	return e.Metric + string(e.Op) + strconv.FormatFloat(e.Value, 'g', -1, 64) + e.Unit.Name
+}
+
+// Names with a meaning of their own.
+const (
+	// Errors is the total error count of a run; NAME.errors is one phase's.
+	Errors = "errors"
+	// Functional is "every functional check passed" (objbench).
+	Functional = "functional"
+)
+
+// Parse reads one expectation: NAME OP VALUE[UNIT], blanks allowed between
+// the parts. NAME is a metric name with an optional suffix (.p50, .p90,
+// .p99, .p999, .max, .errors); OP is >=, >, <=, < or ==; VALUE is a
+// non-negative decimal number. The bare name "functional" (or
+// "functional==pass") asks that all functional checks passed.
+func Parse(s string) (Expr, error) {
+	text := strings.TrimSpace(s)
+	fail := func(format string, args ...any) (Expr, error) {
+		return Expr{}, fmt.Errorf("%w %q: %s", ErrSyntax, text, fmt.Sprintf(format, args...))
+	}
+	if text == "" {
+		return fail("empty")
+	}
+	i := strings.IndexAny(text, "<>=!")
+	if i < 0 {
+		if text == Functional {
+			return Expr{Text: text, Metric: Functional, Name: Functional, Op: EQ, Value: 1}, nil
+		}
+		return fail("want NAME OP VALUE, e.g. write-big>=200MiB/s (operators: >=, >, <=, <, ==)")
+	}
+	name := strings.TrimSpace(text[:i])
+	rest := text[i:]
+	var op Op
+	switch {
+	case strings.HasPrefix(rest, ">="):
+		op = GE
+	case strings.HasPrefix(rest, "<="):
+		op = LE
+	case strings.HasPrefix(rest, "=="):
+		op = EQ
+	case strings.HasPrefix(rest, "!="):
+		return fail("!= is not supported; use >=, >, <=, < or ==")
+	case strings.HasPrefix(rest, "=>"), strings.HasPrefix(rest, "=<"):
+		return fail("write %c= instead of =%c", rest[1], rest[1])
+	case rest[0] == '=':
+		return fail("use == to test equality")
+	case rest[0] == '>':
+		op = GT
+	case rest[0] == '<':
+		op = LT
+	}
+	rest = strings.TrimSpace(rest[len(op):])
+	if name == "" {
+		return fail("no metric name before %s", op)
+	}
+	metric, base, stat, err := splitName(name)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if base == Functional {
+		if stat != "" {
+			return fail("functional takes no suffix")
+		}
+		switch strings.ToLower(rest) {
+		case "pass", "true", "1":
+		default:
+			return fail("functional can only be tested with functional==pass (or just: functional)")
+		}
+		if op != EQ {
+			return fail("functional can only be tested with functional==pass (or just: functional)")
+		}
+		return Expr{Text: text, Metric: Functional, Name: Functional, Op: EQ, Value: 1}, nil
+	}
+	if rest == "" {
+		return fail("no value after %s", op)
+	}
+	n := numberPrefix(rest)
+	if n == 0 {
+		return fail("value %q is not a number", rest)
+	}
+	v, err := strconv.ParseFloat(rest[:n], 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fail("value %q is not a number", rest[:n])
+	}
+	unitText := strings.TrimSpace(rest[n:])
+	e := Expr{Text: text, Metric: metric, Name: base, Stat: stat, Op: op, Value: v}
+	if unitText != "" {
+		if bitRate(unitText) {
+			return fail("unit %q is in bits; fsbench measures bytes: write KiB/s, MiB/s or GiB/s", unitText)
+		}
+		u, ok := units[strings.ToLower(unitText)]
+		if !ok {
+			return fail("unknown unit %q (want one of %s)", unitText, strings.Join(UnitNames(), ", "))
+		}
+		e.Unit = u
+	}
+	return e, nil
+}
+
+// splitName checks a metric name and splits it into base and suffix.
+func splitName(name string) (metric, base, stat string, err error) {
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_'
+		if !ok {
+			if r >= 'A' && r <= 'Z' {
+				return "", "", "", fmt.Errorf("metric names are lower case (%q)", name)
+			}
+			return "", "", "", fmt.Errorf("metric name %q may only hold a-z, 0-9, '-', '_' and '.'", name)
+		}
+	}
+	base = name
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		base, stat = name[:i], name[i+1:]
+		if base == "" {
+			return "", "", "", fmt.Errorf("no metric name before .%s", stat)
+		}
+		if !knownStat(stat) {
+			return "", "", "", fmt.Errorf("unknown suffix .%s (want .p50, .p90, .p99, .p999, .max or .errors)", stat)
+		}
+		if base == Errors {
+			return "", "", "", fmt.Errorf("errors takes no suffix")
+		}
+	}
+	return name, base, stat, nil
+}
+
+func knownStat(s string) bool {
+	if s == Errors {
+		return true
+	}
+	for _, x := range Stats {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// numberPrefix returns the length of the decimal number s begins with:
+// digits, an optional fraction and an optional exponent. Signs, hex, inf and
+// nan are not numbers here.
+func numberPrefix(s string) int {
+	i, digits := 0, 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		if k > j {
+			i = k
+		}
+	}
+	return i
+}
+
+// bitRate recognises units in bits: Mb/s, Gbit/s, Mbps. A lower-case b
+// after an upper-case prefix is a bit; all lower case ("mb/s") is taken as
+// bytes, as people type it.
+func bitRate(u string) bool {
+	l := strings.ToLower(u)
+	if strings.Contains(l, "bit") || strings.HasSuffix(l, "bps") {
+		return true
+	}
+	return len(u) >= 2 && strings.ContainsRune("KMGT", rune(u[0])) && u[1] == 'b'
+}
+
+// ParseLines reads one expectation per line from r, as --expect-file does.
+// A # starts a comment that runs to the end of the line; blank lines are
+// skipped. Errors name the line: "NAME:LINE: ...".
+func ParseLines(r io.Reader, name string) ([]Expr, error) {
+	var out []Expr
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := sc.Text()
+		if i := strings.IndexByte(s, '#'); i >= 0 {
+			s = s[:i]
+		}
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		e, err := Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,290 @@
+package expect
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in     string
+		metric string
+		name   string
+		stat   string
+		op     Op
+		value  float64
+		unit   string
+		dim    Dim
+	}{
+		{"write-big>=200MiB/s", "write-big", "write-big", "", GE, 200, "MiB/s", ByteRate},
+		{" write-big >= 200 MiB/s ", "write-big", "write-big", "", GE, 200, "MiB/s", ByteRate},
+		{"read-big>1.5GiB/s", "read-big", "read-big", "", GT, 1.5, "GiB/s", ByteRate},
+		{"read-big>=512KiB/s", "read-big", "read-big", "", GE, 512, "KiB/s", ByteRate},
+		{"read-big>=100MB/s", "read-big", "read-big", "", GE, 100, "MiB/s", ByteRate},
+		{"read-big>=100mib/s", "read-big", "read-big", "", GE, 100, "MiB/s", ByteRate},
+		{"read-big>=1000B/s", "read-big", "read-big", "", GE, 1000, "B/s", ByteRate},
+		{"stat.p99<5ms", "stat.p99", "stat", "p99", LT, 5, "ms", Latency},
+		{"stat.p50<=250us", "stat.p50", "stat", "p50", LE, 250, "us", Latency},
+		{"stat.p90<=250µs", "stat.p90", "stat", "p90", LE, 250, "us", Latency},
+		{"write-small.p999<1s", "write-small.p999", "write-small", "p999", LT, 1, "s", Latency},
+		{"write-small.max<2.5s", "write-small.max", "write-small", "max", LT, 2.5, "s", Latency},
+		{"errors==0", "errors", "errors", "", EQ, 0, "", Count},
+		{"errors <= 3", "errors", "errors", "", LE, 3, "", Count},
+		{"stat.errors==0", "stat.errors", "stat", "errors", EQ, 0, "", Count},
+		{"put-small>=100objects/s", "put-small", "put-small", "", GE, 100, "objects/s", ItemRate},
+		{"stat>=1e3files/s", "stat", "stat", "", GE, 1000, "files/s", ItemRate},
+		{"write-big>=.5ops/s", "write-big", "write-big", "", GE, 0.5, "ops/s", OpRate},
+		{"functional", "functional", "functional", "", EQ, 1, "", Bool},
+		{"functional==pass", "functional", "functional", "", EQ, 1, "", Bool},
+		{"functional == true", "functional", "functional", "", EQ, 1, "", Bool},
+	}
+	for _, tt := range tests {
+		e, err := Parse(tt.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.in, err)
+			continue
+		}
+		if e.Metric != tt.metric || e.Name != tt.name || e.Stat != tt.stat || e.Op != tt.op || e.Value != tt.value || e.Unit.Name != tt.unit || e.Dim() != tt.dim {
+			t.Errorf("Parse(%q) = %+v", tt.in, e)
+		}
+		if e.Text != strings.TrimSpace(tt.in) {
+			t.Errorf("Parse(%q).Text = %q", tt.in, e.Text)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", "empty"},
+		{"write-big", "want NAME OP VALUE"},
+		{">=200MiB/s", "no metric name"},
+		{"write-big>=", "no value"},
+		{"write-big>=fast", "not a number"},
+		{"write-big>=-5MiB/s", "not a number"},
+		{"write-big>=+5MiB/s", "not a number"},
+		{"write-big>=NaN", "not a number"},
+		{"write-big>=inf", "not a number"},
+		{"write-big>=0x10MiB/s", "unknown unit"},
+		{"write-big>=200 furlongs", "unknown unit"},
+		{"write-big>=200Mb/s", "bits"},
+		{"write-big>=200Mbps", "bits"},
+		{"write-big>=200Gbit/s", "bits"},
+		{"write-big=200MiB/s", "use =="},
+		{"write-big=>200MiB/s", "write >= instead of =>"},
+		{"write-big!=200MiB/s", "!= is not supported"},
+		{"Write-Big>=200MiB/s", "lower case"},
+		{"write big>=200MiB/s", "may only hold"},
+		{"stat.p95<5ms", "unknown suffix .p95"},
+		{".p99<5ms", "no metric name before .p99"},
+		{"errors.p99<5ms", "errors takes no suffix"},
+		{"functional==fail", "functional==pass"},
+		{"functional>=1", "functional==pass"},
+		{"functional.p99<1ms", "no suffix"},
+		{"stat.p99<5ms<6ms", "unknown unit"},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.in)
+		if err == nil {
+			t.Errorf("Parse(%q): no error, want %q", tt.in, tt.want)
+			continue
+		}
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q) = %v, want it to say %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		cat  Catalog
+		in   string
+		want string // "" for ok
+	}{
+		{Bench, "write-big>=200MiB/s", ""},
+		{Bench, "write-big>=2files/s", ""},
+		{Bench, "write-big>=200ops/s", ""},
+		{Bench, "write-small>=100files/s", ""},
+		{Bench, "write-small>=10MiB/s", ""},
+		{Bench, "stat>=1000files/s", ""},
+		{Bench, "stat.p99<5ms", ""},
+		{Bench, "stat.errors==0", ""},
+		{Bench, "errors==0", ""},
+		{Objbench, "put-small>=100objects/s", ""},
+		{Objbench, "upload>=50MiB/s", ""},
+		{Objbench, "download.p99<100ms", ""},
+		{Objbench, "functional", ""},
+		{Bench, "stat>=5MiB/s", "moves no data"},
+		{Objbench, "list>=5MiB/s", "moves no data"},
+		{Bench, "write-big>=200", "needs a unit"},
+		{Bench, "write-big>=200ms", "needs a suffix"},
+		{Bench, "stat.p99<5", "is a latency"},
+		{Bench, "stat.p99<5MiB/s", "is a latency"},
+		{Bench, "stat.errors==0ms", "takes no unit"},
+		{Bench, "errors==0ms", "takes no unit"},
+		{Bench, "upload>=5MiB/s", `bench measures no metric "upload"`},
+		{Bench, "nope>=5MiB/s", "known: write-big, read-big, write-small, read-small, stat, errors"},
+		{Objbench, "write-big>=5MiB/s", "measures no metric"},
+		{Bench, "functional", "runs no functional checks"},
+	}
+	for _, tt := range tests {
+		e, err := Parse(tt.in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tt.in, err)
+		}
+		err = tt.cat.Check(e)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s Check(%q): %v", tt.cat.Command, tt.in, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s Check(%q) = %v, want %q", tt.cat.Command, tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestParseLines(t *testing.T) {
+	in := `# thresholds of the storage team
+write-big >= 200MiB/s   # 1 GiB files
+read-big>=1GiB/s
+
+	# indented comment
+stat.p99<5ms
+errors==0
+`
+	es, err := ParseLines(strings.NewReader(in), "ci.expect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, e.String())
+	}
+	want := "write-big>=200MiB/s read-big>=1GiB/s stat.p99<5ms errors==0"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	_, err = ParseLines(strings.NewReader("errors==0\n\nstat.p99<<5ms\n"), "ci.expect")
+	if err == nil || !strings.HasPrefix(err.Error(), "ci.expect:3: ") {
+		t.Errorf("error = %v, want it to name ci.expect:3", err)
+	}
+}
+
+func result() *report.Result {
+	return &report.Result{
+		SchemaVersion: report.SchemaVersion,
+		Command:       "bench",
+		Phases: []report.Phase{
+			{Name: "write-big", Bytes: 200 << 20, Items: 2, Ops: 200, Seconds: 2, BytesPerSec: 100 << 20, ItemsPerSec: 1, OpsPerSec: 100,
+				Latency: metrics.Summary{Count: 200, P50: 900, P90: 1500, P99: 4000, P999: 9000, Max: 12000}},
+			{Name: "stat", Items: 200, Ops: 200, Seconds: 0.1, ItemsPerSec: 2000, OpsPerSec: 2000, Errors: 2,
+				Latency: metrics.Summary{Count: 200, P50: 100, P90: 200, P99: 1234.5678, P999: 5000, Max: 5000}},
+			{Name: "read-small", Incomplete: true, Items: 5, Seconds: 1, ItemsPerSec: 5},
+		},
+	}
+}
+
+func TestEval(t *testing.T) {
+	tests := []struct {
+		in       string
+		pass     bool
+		measured float64
+		unit     string
+		reason   string
+	}{
+		{"write-big>=100MiB/s", true, 100, "MiB/s", ""},
+		{"write-big>100MiB/s", false, 100, "MiB/s", "100 MiB/s is not > 100 MiB/s"},
+		{"write-big>=0.1GiB/s", false, 0.0976562, "GiB/s", "is not >= 0.1 GiB/s"},
+		{"write-big>=102400KiB/s", true, 102400, "KiB/s", ""},
+		{"write-big>=1files/s", true, 1, "files/s", ""},
+		{"write-big>=101ops/s", false, 100, "ops/s", ""},
+		{"write-big.p99<5ms", true, 4, "ms", ""},
+		{"write-big.p999<5ms", false, 9, "ms", "9 ms is not < 5 ms"},
+		{"write-big.max<=12000us", true, 12000, "us", ""},
+		{"write-big.p50<0.001s", true, 0.0009, "s", ""},
+		{"stat.p99<1.2345678ms", false, 1.23457, "ms", ""},
+		{"stat.p90<=200us", true, 200, "us", ""},
+		{"stat>=1000files/s", true, 2000, "files/s", ""},
+		{"stat.errors==0", false, 2, "errors", "2 errors is not == 0 errors"},
+		{"errors==0", false, 2, "errors", ""},
+		{"errors<=2", true, 2, "errors", ""},
+		{"write-big.errors==0", true, 0, "errors", ""},
+		{"read-small>=1files/s", false, 5, "files/s", "did not complete"},
+		{"read-big>=1MiB/s", false, 0, "MiB/s", "read-big was not measured in this run"},
+		{"functional", false, 0, "failed checks", "no functional checks were run"},
+	}
+	res := result()
+	for _, tt := range tests {
+		e, err := Parse(tt.in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tt.in, err)
+		}
+		x := Eval(e, res)
+		if x.Pass != tt.pass || x.Measured != tt.measured || x.Unit != tt.unit || !strings.Contains(x.Reason, tt.reason) {
+			t.Errorf("Eval(%q) = %+v, want pass=%v measured=%v %s reason %q", tt.in, x, tt.pass, tt.measured, tt.unit, tt.reason)
+		}
+		if x.Expr != tt.in || x.Metric != e.Metric {
+			t.Errorf("Eval(%q) names %q / %q", tt.in, x.Expr, x.Metric)
+		}
+		if !x.Pass && x.Reason == "" {
+			t.Errorf("Eval(%q) failed without a reason", tt.in)
+		}
+	}
+}
+
+func TestEvalFunctional(t *testing.T) {
+	e, _ := Parse("functional")
+	res := &report.Result{Checks: []report.Check{
+		{Category: "basic", Name: "put an object", Status: report.CheckPass},
+		{Category: "sync", Name: "change owner/group", Status: report.CheckNotSupport},
+		{Category: "basic", Name: "get partial object", Status: report.CheckWarning},
+	}}
+	if x := Eval(e, res); !x.Pass || x.Measured != 0 {
+		t.Errorf("all passed: %+v", x)
+	}
+	res.Checks = append(res.Checks, report.Check{Category: "basic", Name: "list objects", Status: report.CheckFailed, Reason: "boom"})
+	x := Eval(e, res)
+	if x.Pass || x.Measured != 1 || x.Reason != "failed: list objects" {
+		t.Errorf("one failed: %+v", x)
+	}
+	if got := FailedChecks(res); len(got) != 1 || got[0] != "basic/list objects" {
+		t.Errorf("FailedChecks = %q", got)
+	}
+}
+
+// FuzzParse checks that Parse never panics and that what it accepts
+// survives a round trip through String.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"write-big>=200MiB/s", "stat.p99<5ms", "errors==0", "put-small>=100objects/s", "functional",
+		"functional==pass", "read-big > 1.5 GiB/s", "stat.p50<=250µs", "write-big>=1e3ops/s", "a.b.c<1",
+		"x=>1", "x!=1", "=", "", "stat.p99<5ms<6ms", "write-big>=.5MB/s", "e>=1e", "e>=1e+", "e>=9e999",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := Parse(s)
+		if err != nil {
+			if !errors.Is(err, ErrSyntax) {
+				t.Fatalf("Parse(%q): error %v does not wrap ErrSyntax", s, err)
+			}
+			return
+		}
+		if e.Value < 0 || e.Value != e.Value {
+			t.Fatalf("Parse(%q): value %v", s, e.Value)
+		}
+		e2, err := Parse(e.String())
+		if err != nil {
+			t.Fatalf("Parse(%q) ok, but Parse(%q): %v", s, e.String(), err)
+		}
+		e2.Text = e.Text
+		if e2 != e {
+			t.Fatalf("round trip of %q: %+v != %+v", s, e2, e)
+		}
+		_ = Bench.Check(e)
+		_ = Objbench.Check(e)
+		_ = Eval(e, result())
+	})
+}
