@@ -1,0 +1,252 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// Probe reads the phase in progress (nil between phases) and the live
+// counters of a run. The counters start from zero at each phase; the
+// publisher makes them cumulative.
+type Probe func() (*workload.Phase, metrics.Snapshot)
+
+// EngineProbe probes a workload engine. get may return nil while the engine
+// is not built yet.
+func EngineProbe(get func() *workload.Engine) Probe {
+	return func() (*workload.Phase, metrics.Snapshot) {
+		e := get()
+		if e == nil {
+			return nil, metrics.Snapshot{}
+		}
+		return e.Current(), e.Live.Snapshot()
+	}
+}
+
+// Options configure a Publisher.
+type Options struct {
+	Command string // "bench"
+	Target  string // the directory benchmarked
+	Mount   string // the mount point holding Target, if known
+	Probe   Probe
+	Period  time.Duration // how often to publish; 0 means DefaultPeriod
+	Dir     string        // where to publish; "" means the first usable of Dirs()
+	Now     func() time.Time
+}
+
+// DefaultPeriod is how often a publisher writes its snapshot.
+const DefaultPeriod = 250 * time.Millisecond
+
+// Publisher writes a run's snapshot periodically until Stop.
+type Publisher struct {
+	opts    Options
+	path    string
+	tmp     string
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	acc     Accumulator
+	started time.Time
+	lastErr error
+}
+
+// Start writes the first snapshot and keeps publishing in the background.
+// It fails when no directory of Dirs() is writable; the caller should then
+// carry on without publishing.
+func Start(opts Options) (*Publisher, error) {
+	if opts.Probe == nil {
+		return nil, errors.New("live: no probe")
+	}
+	if opts.Period <= 0 {
+		opts.Period = DefaultPeriod
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if abs, err := filepath.Abs(opts.Target); err == nil {
+		opts.Target = abs
+	}
+	dirs := Dirs()
+	if opts.Dir != "" {
+		dirs = []string{opts.Dir}
+	}
+	p := &Publisher{opts: opts, stop: make(chan struct{}), done: make(chan struct{}), started: opts.Now()}
+	var errs []error
+	for _, d := range dirs {
+		if err := prepareDir(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		name := strconv.Itoa(os.Getpid())
+		p.path = filepath.Join(d, name+".json")
+		p.tmp = filepath.Join(d, "."+name+".tmp")
+		if err := p.publish(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		go p.loop()
+		return p, nil
+	}
+	return nil, fmt.Errorf("publish live counters: %w", errors.Join(errs...))
+}
+
+func prepareDir(d string) error {
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return err
+	}
+	// The shared fallback under /tmp is writable by all, like /tmp.
+	if filepath.Dir(d) == filepath.Clean(os.TempDir()) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm() != 0o777 && os.Geteuid() == statUID(st) {
+			_ = os.Chmod(d, 0o777|os.ModeSticky)
+		}
+	}
+	return nil
+}
+
+func (p *Publisher) loop() {
+	defer close(p.done)
+	t := time.NewTicker(p.opts.Period)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.lastErr = p.publish()
+		}
+	}
+}
+
+// Snapshot returns what the publisher would publish now.
+func (p *Publisher) Snapshot() *Snapshot {
+	phase, snap := p.opts.Probe()
+	s := &Snapshot{
+		Version: Version, PID: os.Getpid(), Command: p.opts.Command, Target: p.opts.Target, Mount: p.opts.Mount,
+		Started: p.started.UTC(), Time: p.opts.Now().UTC(),
+	}
+	p.acc.Update(phase, snap)
+	p.acc.Fill(s)
+	return s
+}
+
+func (p *Publisher) publish() error {
+	data, err := Marshal(p.Snapshot())
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(p.tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p.tmp, err)
+	}
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		os.Remove(p.tmp)
+		return fmt.Errorf("rename %s: %w", p.path, err)
+	}
+	return nil
+}
+
+// Path is the file the publisher writes.
+func (p *Publisher) Path() string { return p.path }
+
+// Stop stops publishing and removes the snapshot. It may be called more
+// than once.
+func (p *Publisher) Stop() {
+	if p == nil {
+		return
+	}
+	p.once.Do(func() {
+		close(p.stop)
+		<-p.done
+		os.Remove(p.tmp)
+		os.Remove(p.path)
+	})
+}
+
+// Accumulator turns the per-phase counters of an engine into cumulative
+// ones. It notices a new phase by the identity of the phase in progress
+// and by counters that went backwards (the engine zeroes them when a phase
+// starts), and adds what the previous phase had counted to a base. Counts
+// made between its last reading of a phase and that phase's end are lost
+// when the next phase starts before it reads again; the sums never go
+// backwards.
+type Accumulator struct {
+	base         metrics.Snapshot // completed phases
+	baseRead     int64
+	baseWrite    int64
+	last         metrics.Snapshot // the phase being counted
+	lastKind     workload.Kind
+	lastPhase    *workload.Phase
+	resetPending bool
+	name         string
+	kind         string
+}
+
+// Update takes one reading.
+func (a *Accumulator) Update(phase *workload.Phase, snap metrics.Snapshot) {
+	decreased := snap.Ops < a.last.Ops || snap.Bytes < a.last.Bytes || snap.Errors < a.last.Errors || snap.LatencyNs < a.last.LatencyNs
+	switch {
+	case decreased:
+		a.fold()
+		a.last = snap
+		if phase != nil {
+			a.lastPhase = phase
+			a.lastKind = phase.Kind
+		} else {
+			a.resetPending = true
+		}
+	case phase != nil && phase != a.lastPhase:
+		if !a.resetPending {
+			a.fold()
+		}
+		a.resetPending = false
+		a.lastPhase = phase
+		a.lastKind = phase.Kind
+		a.last = snap
+	default:
+		a.last = snap
+	}
+	if phase != nil {
+		a.resetPending = false
+		a.name, a.kind = phase.Name, phase.Kind.String()
+	} else {
+		a.name, a.kind = "", ""
+	}
+}
+
+func (a *Accumulator) fold() {
+	a.base.Ops += a.last.Ops
+	a.base.Errors += a.last.Errors
+	a.base.LatencyNs += a.last.LatencyNs
+	a.base.Bytes += a.last.Bytes
+	r, w := split(a.lastKind, a.last.Bytes)
+	a.baseRead += r
+	a.baseWrite += w
+	a.last = metrics.Snapshot{}
+}
+
+func split(k workload.Kind, bytes int64) (read, write int64) {
+	switch k {
+	case workload.Write:
+		return 0, bytes
+	case workload.Read:
+		return bytes, 0
+	}
+	return 0, 0
+}
+
+// Fill writes the cumulative counters and the phase into s.
+func (a *Accumulator) Fill(s *Snapshot) {
+	r, w := split(a.lastKind, a.last.Bytes)
+	s.Ops = a.base.Ops + a.last.Ops
+	s.Errors = a.base.Errors + a.last.Errors
+	s.LatencyNs = a.base.LatencyNs + a.last.LatencyNs
+	s.ReadBytes = a.baseRead + r
+	s.WriteBytes = a.baseWrite + w
+	s.Phase, s.Kind = a.name, a.kind
+}

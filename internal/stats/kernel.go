@@ -1,0 +1,312 @@
+package stats
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/prometheus/procfs"
+	"github.com/prometheus/procfs/blockdevice"
+)
+
+// The kernel sources read /proc through prometheus/procfs, under a root
+// that tests point at a fixture tree.
+
+// SystemSource reads system-wide CPU time (/proc/stat) and memory
+// (/proc/meminfo) into sys.cpu.* (seconds) and sys.mem.* (bytes).
+type SystemSource struct {
+	FS   procfs.FS
+	root string
+}
+
+// NewSystemSource reads under procRoot ("/proc").
+func NewSystemSource(procRoot string) (*SystemSource, error) {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", procRoot, err)
+	}
+	return &SystemSource{FS: fs, root: procRoot}, nil
+}
+
+// Name implements Source.
+func (s *SystemSource) Name() string { return "system" }
+
+// Collect implements Source.
+func (s *SystemSource) Collect(_ context.Context, sm *Sample) error {
+	var errs []string
+	if st, err := s.FS.Stat(); err == nil {
+		c := st.CPUTotal
+		sm.Set("sys.cpu.user", c.User+c.Nice)
+		sm.Set("sys.cpu.system", c.System+c.IRQ+c.SoftIRQ)
+		sm.Set("sys.cpu.iowait", c.Iowait)
+		sm.Set("sys.cpu.idle", c.Idle)
+		sm.Set("sys.cpu.steal", c.Steal)
+		// Guest time is already counted in user time.
+		sm.Set("sys.cpu.total", c.User+c.Nice+c.System+c.IRQ+c.SoftIRQ+c.Iowait+c.Idle+c.Steal)
+	} else {
+		errs = append(errs, fmt.Sprintf("read %s: %v", filepath.Join(s.root, "stat"), err))
+	}
+	if mi, err := s.FS.Meminfo(); err == nil {
+		kb := func(name string, p *uint64) {
+			if p != nil {
+				sm.Set(name, float64(*p)*1024)
+			}
+		}
+		kb("sys.mem.total", mi.MemTotal)
+		kb("sys.mem.free", mi.MemFree)
+		kb("sys.mem.cached", mi.Cached)
+		kb("sys.mem.dirty", mi.Dirty)
+		kb("sys.mem.writeback", mi.Writeback)
+		if mi.MemTotal != nil {
+			avail := mi.MemAvailable
+			if avail == nil && mi.MemFree != nil && mi.Cached != nil && mi.Buffers != nil {
+				v := *mi.MemFree + *mi.Cached + *mi.Buffers
+				avail = &v
+			}
+			if avail != nil && *avail <= *mi.MemTotal {
+				sm.Set("sys.mem.used", float64(*mi.MemTotal-*avail)*1024)
+			}
+		}
+	} else {
+		errs = append(errs, fmt.Sprintf("read %s: %v", filepath.Join(s.root, "meminfo"), err))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("system: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// SectorSize is the unit of the sector counts of /proc/diskstats, whatever
+// the device's real sector size.
+const SectorSize = 512
+
+// DiskSource reads /proc/diskstats for one device (by major:minor) or, when
+// Whole is set, the sum of the whole physical disks.
+type DiskSource struct {
+	FS           blockdevice.FS
+	Major, Minor uint32
+	Whole        bool
+	root         string
+}
+
+// NewDiskSource reads under procRoot; with whole false it follows the
+// device major:minor.
+func NewDiskSource(procRoot string, major, minor uint32, whole bool) (*DiskSource, error) {
+	fs, err := blockdevice.NewFS(procRoot, procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", procRoot, err)
+	}
+	return &DiskSource{FS: fs, Major: major, Minor: minor, Whole: whole, root: procRoot}, nil
+}
+
+// Name implements Source.
+func (d *DiskSource) Name() string { return "disk" }
+
+// Collect implements Source.
+func (d *DiskSource) Collect(_ context.Context, sm *Sample) error {
+	stats, err := d.FS.ProcDiskstats()
+	if err != nil {
+		return fmt.Errorf("disk: read %s: %w", filepath.Join(d.root, "diskstats"), err)
+	}
+	found := false
+	for _, ds := range stats {
+		if d.Whole {
+			if !WholeDisk(ds.DeviceName) {
+				continue
+			}
+		} else if ds.MajorNumber != d.Major || ds.MinorNumber != d.Minor {
+			continue
+		}
+		found = true
+		io := ds.IOStats
+		sm.Add("disk.reads", float64(io.ReadIOs))
+		sm.Add("disk.writes", float64(io.WriteIOs))
+		sm.Add("disk.ios", float64(io.ReadIOs+io.WriteIOs))
+		sm.Add("disk.read_bytes", float64(io.ReadSectors)*SectorSize)
+		sm.Add("disk.write_bytes", float64(io.WriteSectors)*SectorSize)
+		sm.Add("disk.wait_ms", float64(io.ReadTicks+io.WriteTicks))
+		sm.Add("disk.busy_ms", float64(io.IOsTotalTicks))
+	}
+	if !found && !d.Whole {
+		return fmt.Errorf("disk: device %d:%d not in %s", d.Major, d.Minor, filepath.Join(d.root, "diskstats"))
+	}
+	return nil
+}
+
+// WholeDisk reports whether a diskstats device name is a physical disk
+// rather than a partition, a loop device, a RAM disk, or a virtual device
+// stacked on others (device mapper, md), so that summing them counts each
+// I/O once.
+func WholeDisk(name string) bool {
+	for _, p := range []string{"loop", "ram", "zram", "dm-", "md", "sr", "fd", "nbd"} {
+		if strings.HasPrefix(name, p) {
+			return false
+		}
+	}
+	last := name[len(name)-1]
+	switch {
+	case strings.HasPrefix(name, "nvme") || strings.HasPrefix(name, "mmcblk"):
+		// nvme0n1 is a disk, nvme0n1p1 a partition.
+		return !strings.Contains(name[4:], "p")
+	case last >= '0' && last <= '9':
+		// sda1, vda2, xvda1: partitions.
+		return false
+	}
+	return true
+}
+
+// NFSSource reads the NFS client statistics of one mount from
+// /proc/self/mountstats.
+type NFSSource struct {
+	FS         procfs.FS
+	MountPoint string
+	root       string
+}
+
+// NewNFSSource reads under procRoot.
+func NewNFSSource(procRoot, mountPoint string) (*NFSSource, error) {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", procRoot, err)
+	}
+	return &NFSSource{FS: fs, MountPoint: mountPoint, root: procRoot}, nil
+}
+
+// Name implements Source.
+func (n *NFSSource) Name() string { return "nfs" }
+
+// nfsClass sorts NFS operations into the classes the nfs section shows.
+func nfsClass(op string) string {
+	switch strings.ToUpper(op) {
+	case "READ":
+		return "read"
+	case "WRITE", "COMMIT":
+		return "write"
+	case "NULL":
+		return ""
+	}
+	return "meta"
+}
+
+// Collect implements Source.
+func (n *NFSSource) Collect(_ context.Context, sm *Sample) error {
+	self, err := n.FS.Self()
+	if err != nil {
+		return fmt.Errorf("nfs: %s/self: %w", n.root, err)
+	}
+	mounts, err := self.MountStats()
+	if err != nil {
+		return fmt.Errorf("nfs: read %s/self/mountstats: %w", n.root, err)
+	}
+	var st *procfs.MountStatsNFS
+	for _, m := range mounts {
+		if m.Mount != n.MountPoint {
+			continue
+		}
+		if s, ok := m.Stats.(*procfs.MountStatsNFS); ok {
+			st = s // the last one wins: it is mounted on top
+		}
+	}
+	if st == nil {
+		return fmt.Errorf("nfs: no NFS statistics for %s in %s/self/mountstats", n.MountPoint, n.root)
+	}
+	sm.Set("nfs.read_bytes", float64(st.Bytes.ReadTotal))
+	sm.Set("nfs.write_bytes", float64(st.Bytes.WriteTotal))
+	var ops float64
+	for _, c := range []string{"read", "write", "meta"} {
+		sm.Set("nfs."+c+".ops", 0)
+		sm.Set("nfs."+c+".rtt_ms", 0)
+		sm.Set("nfs."+c+".exe_ms", 0)
+	}
+	for _, op := range st.Operations {
+		c := nfsClass(op.Operation)
+		if c == "" {
+			continue
+		}
+		ops += float64(op.Requests)
+		sm.Add("nfs."+c+".ops", float64(op.Requests))
+		sm.Add("nfs."+c+".rtt_ms", float64(op.CumulativeTotalResponseMilliseconds))
+		sm.Add("nfs."+c+".exe_ms", float64(op.CumulativeTotalRequestMilliseconds))
+	}
+	sm.Set("nfs.ops", ops)
+	return nil
+}
+
+// ProcessSource reads the CPU time and memory of one process (the FUSE
+// daemon serving a mount) from /proc/PID/stat.
+type ProcessSource struct {
+	FS  procfs.FS
+	PID int
+}
+
+// NewProcessSource reads process pid under procRoot.
+func NewProcessSource(procRoot string, pid int) (*ProcessSource, error) {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", procRoot, err)
+	}
+	return &ProcessSource{FS: fs, PID: pid}, nil
+}
+
+// Name implements Source.
+func (p *ProcessSource) Name() string { return "process" }
+
+// Collect implements Source.
+func (p *ProcessSource) Collect(_ context.Context, sm *Sample) error {
+	proc, err := p.FS.Proc(p.PID)
+	if err != nil {
+		return fmt.Errorf("process %d: %w", p.PID, err)
+	}
+	st, err := proc.Stat()
+	if err != nil {
+		return fmt.Errorf("process %d: read stat: %w", p.PID, err)
+	}
+	sm.Set("proc.cpu", st.CPUTime())
+	sm.Set("proc.rss", float64(st.ResidentMemory()))
+	sm.Set("proc.threads", float64(st.NumThreads))
+	sm.Set("proc.start", float64(st.Starttime))
+	return nil
+}
+
+// FindFUSEDaemon looks for the process serving a FUSE mount: among the
+// processes holding /dev/fuse open, the one whose command line names the
+// mount point, or the only one. It returns 0 when it cannot tell.
+func FindFUSEDaemon(procRoot, mountPoint string) int {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return 0
+	}
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return 0
+	}
+	var holders []procfs.Proc
+	for _, p := range procs {
+		targets, err := p.FileDescriptorTargets()
+		if err != nil {
+			continue
+		}
+		for _, t := range targets {
+			if t == "/dev/fuse" {
+				holders = append(holders, p)
+				break
+			}
+		}
+	}
+	for _, p := range holders {
+		args, err := p.CmdLine()
+		if err != nil {
+			continue
+		}
+		for _, a := range args {
+			if a == mountPoint || strings.TrimSuffix(a, "/") == mountPoint {
+				return p.PID
+			}
+		}
+	}
+	if len(holders) == 1 {
+		return holders[0].PID
+	}
+	return 0
+}
