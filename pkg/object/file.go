@@ -1,0 +1,289 @@
+package object
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func fileDriver() Driver {
+	return Driver{
+		Name:        "file",
+		Description: "a local or mounted directory",
+		URLForms:    []string{"/PATH", "file:///PATH"},
+		Open: func(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
+			return OpenFile(rawURL)
+		},
+	}
+}
+
+// OpenFile opens a directory as a store: a path or a file:// URL. The
+// directory need not exist yet; Create makes it.
+func OpenFile(rawURL string) (Storage, error) {
+	p := rawURL
+	if strings.HasPrefix(rawURL, "file://") {
+		u, err := url.Parse(rawURL)
+		if err != nil || (u.Host != "" && u.Host != "localhost") {
+			return nil, fmt.Errorf("invalid file URL %q: want file:///PATH", RedactURL(rawURL))
+		}
+		p = u.Path
+	} else if strings.Contains(rawURL, "://") {
+		return nil, fmt.Errorf("%q is a URL, not a directory: give --storage for object stores (e.g. --storage s3)", RedactURL(rawURL))
+	}
+	if p == "" {
+		return nil, errors.New("file: empty path")
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, fmt.Errorf("file %s: %w", p, err)
+	}
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("file %s: not a directory", abs)
+	}
+	return &fileStore{root: abs}, nil
+}
+
+// fileStore keeps each object in a file under root; keys with slashes make
+// subdirectories.
+type fileStore struct {
+	root string
+}
+
+var (
+	_ FileSystem = (*fileStore)(nil)
+)
+
+func (s *fileStore) String() string { return "file://" + s.root + "/" }
+func (s *fileStore) Close() error   { return nil }
+
+// path maps a key to a file path, refusing keys that would leave root.
+func (s *fileStore) path(op, key string) (string, error) {
+	if strings.HasPrefix(key, "/") || strings.Contains(key, "\x00") {
+		return "", opErr(op, key, errors.New("invalid key"))
+	}
+	for _, part := range strings.Split(key, "/") {
+		if part == ".." || part == "." {
+			return "", opErr(op, key, errors.New("invalid key: . or .. component"))
+		}
+	}
+	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+}
+
+func (s *fileStore) Create(ctx context.Context) error {
+	if err := os.MkdirAll(s.root, 0o755); err != nil {
+		return opErr("create", s.root, err)
+	}
+	return nil
+}
+
+func (s *fileStore) Put(ctx context.Context, key string, data io.ReadSeeker) error {
+	if err := ctxErr(ctx, "put", key); err != nil {
+		return err
+	}
+	p, err := s.path("put", key)
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(key, "/") || key == "" {
+		return opErr("put", key, os.MkdirAll(p, 0o755))
+	}
+	if _, err := data.Seek(0, io.SeekStart); err != nil {
+		return opErr("put", key, err)
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return opErr("put", key, err)
+	}
+	// Write a temporary file and rename it: readers see the old or the new
+	// object, never half of one.
+	tmp := filepath.Join(dir, "."+filepath.Base(p)+".tmp"+randomSuffix())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return opErr("put", key, err)
+	}
+	_, err = io.Copy(f, &ctxReader{ctx: ctx, r: data})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return opErr("put", key, err)
+	}
+	return nil
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ctxReader stops a copy when its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func (s *fileStore) Get(ctx context.Context, key string, off, limit int64) (io.ReadCloser, error) {
+	if err := ctxErr(ctx, "get", key); err != nil {
+		return nil, err
+	}
+	p, err := s.path("get", key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, opErr("get", key, err)
+	}
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		err = syscall.EISDIR
+	}
+	if err == nil && off > 0 {
+		_, err = f.Seek(off, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, opErr("get", key, err)
+	}
+	if limit < 0 {
+		return f, nil
+	}
+	return &limitedFile{Reader: io.LimitReader(f, limit), f: f}, nil
+}
+
+type limitedFile struct {
+	io.Reader
+	f *os.File
+}
+
+func (l *limitedFile) Close() error { return l.f.Close() }
+
+func (s *fileStore) Head(ctx context.Context, key string) (Object, error) {
+	if err := ctxErr(ctx, "head", key); err != nil {
+		return Object{}, err
+	}
+	p, err := s.path("head", key)
+	if err != nil {
+		return Object{}, err
+	}
+	st, err := os.Lstat(p)
+	if err != nil {
+		return Object{}, opErr("head", key, err)
+	}
+	if strings.HasSuffix(key, "/") != st.IsDir() && key != "" {
+		return Object{}, opErr("head", key, ErrNotExist)
+	}
+	return fileObject(key, st), nil
+}
+
+func fileObject(key string, st fs.FileInfo) Object {
+	o := Object{Key: key, Size: st.Size(), Mtime: st.ModTime(), IsDir: st.IsDir(), Mode: st.Mode()}
+	if o.IsDir {
+		o.Size = 0
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		o.UID, o.GID = int(sys.Uid), int(sys.Gid)
+	}
+	return o
+}
+
+func (s *fileStore) Delete(ctx context.Context, key string) error {
+	if err := ctxErr(ctx, "delete", key); err != nil {
+		return err
+	}
+	p, err := s.path("delete", key)
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(key, "/") || key == "" {
+		err = syscall.Rmdir(p)
+		if err != nil {
+			err = &fs.PathError{Op: "rmdir", Path: p, Err: err}
+		}
+	} else {
+		err = syscall.Unlink(p)
+		if err != nil {
+			err = &fs.PathError{Op: "unlink", Path: p, Err: err}
+		}
+	}
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return opErr("delete", key, err)
+}
+
+func (s *fileStore) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
+	return listTree(ctx, func(ctx context.Context, dir string) ([]dirEntry, error) {
+		p := filepath.Join(s.root, filepath.FromSlash(dir))
+		f, err := os.Open(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				return nil, nil
+			}
+			return nil, opErr("list", dir, err)
+		}
+		defer f.Close()
+		names, err := f.Readdirnames(-1)
+		if err != nil {
+			return nil, opErr("list", dir, err)
+		}
+		ents := make([]dirEntry, 0, len(names))
+		for _, n := range names {
+			st, err := os.Lstat(filepath.Join(p, n))
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // removed meanwhile
+				}
+				return nil, opErr("list", dir+n, err)
+			}
+			ents = append(ents, dirEntry{name: n, obj: fileObject("", st)})
+		}
+		return ents, nil
+	}, opt)
+}
+
+func (s *fileStore) Chmod(ctx context.Context, key string, mode os.FileMode) error {
+	p, err := s.path("chmod", key)
+	if err != nil {
+		return err
+	}
+	return opErr("chmod", key, os.Chmod(p, mode))
+}
+
+func (s *fileStore) Chown(ctx context.Context, key string, uid, gid int) error {
+	p, err := s.path("chown", key)
+	if err != nil {
+		return err
+	}
+	return opErr("chown", key, os.Lchown(p, uid, gid))
+}
+
+func (s *fileStore) Chtimes(ctx context.Context, key string, mtime time.Time) error {
+	p, err := s.path("chtimes", key)
+	if err != nil {
+		return err
+	}
+	return opErr("chtimes", key, os.Chtimes(p, mtime, mtime))
+}

@@ -1,0 +1,123 @@
+package object
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config is what opening a store needs besides its URL. The zero value of
+// every field is a sensible default.
+type Config struct {
+	// Credentials. When AccessKey is empty, drivers look at the
+	// environment (see Getenv) and, for s3, the AWS shared configuration.
+	AccessKey    string
+	SecretKey    Secret
+	SessionToken Secret
+	// Anonymous sends unsigned requests (public buckets).
+	Anonymous bool
+
+	// Region overrides the region found in the URL or the environment.
+	Region string
+	// Addressing is "path", "virtual" or "" (chosen from the URL form).
+	Addressing string
+	// StorageClass is given to every Put and multipart upload, if set.
+	StorageClass string
+
+	// Threads sizes the connection pool: one connection per thread.
+	Threads int
+	// Retries is how often a failed request is retried (0: never, so
+	// problems are seen rather than hidden).
+	Retries int
+	// Checksum is "when-required" (default) or "when-supported".
+	Checksum string
+	// Insecure skips TLS certificate verification; CACertFile adds a CA.
+	Insecure   bool
+	CACertFile string
+	// Timeout bounds connecting and waiting for a response header (default
+	// 10s); data transfer itself is not bounded.
+	Timeout time.Duration
+
+	// Getenv reads the environment; nil means os.Getenv. Tests set it.
+	Getenv func(string) string
+}
+
+// Driver opens one kind of store.
+type Driver struct {
+	Name        string
+	Description string
+	// URLForms lists the URL forms the driver accepts, for help texts.
+	URLForms []string
+	// Open connects to the store named by rawURL. It must not leave
+	// anything behind (connections, goroutines) when it fails.
+	Open func(ctx context.Context, rawURL string, cfg Config) (Storage, error)
+}
+
+var (
+	regMu   sync.Mutex
+	drivers = map[string]Driver{}
+)
+
+// Register adds a driver. Registering a name twice is a programming error
+// and panics.
+func Register(d Driver) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	name := strings.ToLower(d.Name)
+	if name == "" || d.Open == nil {
+		panic("object: Register of an incomplete driver")
+	}
+	if _, dup := drivers[name]; dup {
+		panic("object: Register called twice for driver " + name)
+	}
+	d.Name = name
+	drivers[name] = d
+}
+
+// Drivers returns the registered drivers, sorted by name.
+func Drivers() []Driver {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]Driver, 0, len(drivers))
+	for _, d := range drivers {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names returns the names of the registered drivers, sorted.
+func Names() []string {
+	var out []string
+	for _, d := range Drivers() {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// ErrUnknownDriver is wrapped by Open's error for a storage type no driver
+// serves.
+var ErrUnknownDriver = fmt.Errorf("unknown storage type")
+
+// Open opens the store of the given type (driver name) at rawURL.
+func Open(ctx context.Context, storageType, rawURL string, cfg Config) (Storage, error) {
+	regMu.Lock()
+	d, ok := drivers[strings.ToLower(storageType)]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDriver, storageType, strings.Join(Names(), ", "))
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = osGetenv
+	}
+	if cfg.Threads <= 0 {
+		cfg.Threads = 1
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	return d.Open(ctx, rawURL, cfg)
+}

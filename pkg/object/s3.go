@@ -1,0 +1,532 @@
+package object
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
+)
+
+// s3Driver is the one driver behind s3, minio and cos.
+func s3Driver(p provider) Driver {
+	return Driver{
+		Name:        p.name,
+		Description: p.description,
+		URLForms:    p.forms,
+		Open: func(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
+			return openS3(ctx, p, rawURL, cfg)
+		},
+	}
+}
+
+type s3Store struct {
+	client       *s3.Client
+	http         *http.Client
+	bucket       string
+	display      string
+	region       string
+	storageClass types.StorageClass
+	// unsigned sends UNSIGNED-PAYLOAD over TLS instead of hashing every
+	// body: TLS already protects it, and hashing costs a pass over the data.
+	unsigned bool
+}
+
+func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage, error) {
+	t, err := parseS3URL(p, rawURL, cfg.Addressing)
+	if err != nil {
+		return nil, err
+	}
+	env := cfg.Getenv
+	first := func(names ...string) string {
+		for _, n := range names {
+			if v := env(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+
+	// Credentials: flags, the URL, ACCESS_KEY..., the provider's variables,
+	// and for s3 the AWS default chain.
+	ak, sk, token := cfg.AccessKey, cfg.SecretKey, cfg.SessionToken
+	if ak == "" && sk.IsZero() {
+		ak, sk = t.urlAccess, t.urlSecret
+	}
+	if ak == "" && sk.IsZero() {
+		ak, sk = env("ACCESS_KEY"), NewSecret(env("SECRET_KEY"))
+		if token.IsZero() {
+			token = NewSecret(env("SESSION_TOKEN"))
+		}
+	}
+	if ak == "" && sk.IsZero() {
+		ak, sk = first(p.accessEnv...), NewSecret(first(p.secretEnv...))
+		if token.IsZero() {
+			token = NewSecret(first(p.tokenEnv...))
+		}
+	}
+	if (ak == "") != sk.IsZero() && !cfg.Anonymous {
+		return nil, fmt.Errorf("%s: an access key needs a secret key and a secret key an access key", p.name)
+	}
+	useChain := ak == "" && !cfg.Anonymous
+	if useChain && !p.awsChain {
+		return nil, fmt.Errorf("%s: no credentials: give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or %s and %s, or use --anonymous",
+			p.name, strings.Join(p.accessEnv, "/"), strings.Join(p.secretEnv, "/"))
+	}
+
+	region := cfg.Region
+	if region == "" {
+		region = t.region
+	}
+	if region == "" {
+		region = first(p.regionEnv...)
+	}
+
+	hc, err := newHTTPClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var awsCfg aws.Config
+	if useChain {
+		opts := []func(*config.LoadOptions) error{
+			config.WithHTTPClient(hc),
+			config.WithLogger(logging.Nop{}),
+		}
+		if region != "" {
+			opts = append(opts, config.WithRegion(region))
+		}
+		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		awsCfg, err = config.LoadDefaultConfig(lctx, opts...)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: load AWS configuration: %w", p.name, err)
+		}
+	} else {
+		awsCfg = aws.Config{HTTPClient: hc, Logger: logging.Nop{}, Region: region}
+		if cfg.Anonymous {
+			awsCfg.Credentials = aws.AnonymousCredentials{}
+		} else {
+			awsCfg.Credentials = credentials.NewStaticCredentialsProvider(ak, sk.Reveal(), token.Reveal())
+		}
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = "us-east-1"
+	}
+	retries := cfg.Retries
+	awsCfg.Retryer = func() aws.Retryer {
+		if retries <= 0 {
+			return aws.NopRetryer{}
+		}
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = retries + 1
+			o.RateLimiter = ratelimit.None
+		})
+	}
+	switch cfg.Checksum {
+	case "", "when-required":
+		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	case "when-supported":
+		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
+		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
+	default:
+		return nil, fmt.Errorf("invalid checksum mode %q (want when-required or when-supported)", cfg.Checksum)
+	}
+
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		o.UsePathStyle = !t.virtual
+		if t.endpoint != "" {
+			o.BaseEndpoint = aws.String(t.endpoint)
+		}
+		// No "Expect: 100-continue": it costs a round trip per PUT.
+		o.ContinueHeaderThresholdBytes = -1
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
+	st := &s3Store{
+		client:   client,
+		http:     hc,
+		bucket:   t.bucket,
+		display:  t.display(),
+		region:   awsCfg.Region,
+		unsigned: t.scheme == "https" && (cfg.Checksum == "" || cfg.Checksum == "when-required"),
+	}
+	st.display = strings.TrimSuffix(st.display, t.prefix)
+	if cfg.StorageClass != "" {
+		st.storageClass = types.StorageClass(cfg.StorageClass)
+	}
+	if t.prefix != "" {
+		return WithPrefix(st, t.prefix), nil
+	}
+	return st, nil
+}
+
+// newHTTPClient builds the client the SDK sends requests with: a pool of
+// one connection per thread, bounded connect and response-header waits,
+// TLS as configured, no transparent compression.
+func newHTTPClient(cfg Config) (*http.Client, error) {
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.Insecure} //nolint:gosec // asked for with --insecure
+	if cfg.CACertFile != "" {
+		pem, err := os.ReadFile(cfg.CACertFile)
+		if err != nil {
+			return nil, fmt.Errorf("CA certificate: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA certificate %s: no PEM certificate found", cfg.CACertFile)
+		}
+		tlsConf.RootCAs = pool
+	}
+	header := 3 * cfg.Timeout
+	if header < 30*time.Second {
+		header = 30 * time.Second
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsConf,
+		TLSHandshakeTimeout:   cfg.Timeout,
+		ResponseHeaderTimeout: header,
+		MaxIdleConns:          cfg.Threads + 2,
+		MaxIdleConnsPerHost:   cfg.Threads + 2,
+		IdleConnTimeout:       90 * time.Second,
+		DisableCompression:    true,
+		WriteBufferSize:       64 << 10,
+		ReadBufferSize:        64 << 10,
+	}
+	return &http.Client{Transport: tr}, nil
+}
+
+func (s *s3Store) String() string { return s.display }
+
+func (s *s3Store) Close() error {
+	s.http.CloseIdleConnections()
+	return nil
+}
+
+func (s *s3Store) Create(ctx context.Context) error {
+	in := &s3.CreateBucketInput{Bucket: aws.String(s.bucket)}
+	_, err := s.client.CreateBucket(ctx, in)
+	if err != nil {
+		var ae smithy.APIError
+		if errors.As(err, &ae) && ae.ErrorCode() == "BucketAlreadyOwnedByYou" {
+			return nil
+		}
+		if errors.As(err, &ae) && ae.ErrorCode() == "IllegalLocationConstraintException" || isAPICode(err, "InvalidLocationConstraint") {
+			return s.createIn(ctx)
+		}
+		return s.err("create bucket", s.bucket, err)
+	}
+	return nil
+}
+
+// createIn retries CreateBucket with a location constraint, which AWS
+// wants outside us-east-1.
+func (s *s3Store) createIn(ctx context.Context) error {
+	in := &s3.CreateBucketInput{
+		Bucket:                    aws.String(s.bucket),
+		CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(s.region)},
+	}
+	_, err := s.client.CreateBucket(ctx, in)
+	if isAPICode(err, "BucketAlreadyOwnedByYou") {
+		return nil
+	}
+	return s.err("create bucket", s.bucket, err)
+}
+
+func isAPICode(err error, code string) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == code
+}
+
+func size(r io.Seeker) (int64, error) {
+	n, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0, err
+	}
+	_, err = r.Seek(0, io.SeekStart)
+	return n, err
+}
+
+func (s *s3Store) bodyOpts(o *s3.Options) {
+	if s.unsigned {
+		o.APIOptions = append(o.APIOptions, v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
+	}
+}
+
+func (s *s3Store) Put(ctx context.Context, key string, data io.ReadSeeker) error {
+	n, err := size(data)
+	if err != nil {
+		return opErr("put", key, err)
+	}
+	in := &s3.PutObjectInput{
+		Bucket:        aws.String(s.bucket),
+		Key:           aws.String(key),
+		Body:          data,
+		ContentLength: aws.Int64(n),
+		StorageClass:  s.storageClass,
+	}
+	_, err = s.client.PutObject(ctx, in, s.bodyOpts)
+	return s.err("put", key, err)
+}
+
+func (s *s3Store) Get(ctx context.Context, key string, off, limit int64) (io.ReadCloser, error) {
+	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
+	if off > 0 || limit >= 0 {
+		if limit == 0 {
+			// An empty range cannot be expressed; nothing to fetch.
+			if _, err := s.Head(ctx, key); err != nil {
+				return nil, err
+			}
+			return io.NopCloser(strings.NewReader("")), nil
+		}
+		r := "bytes=" + strconv.FormatInt(off, 10) + "-"
+		if limit > 0 {
+			r += strconv.FormatInt(off+limit-1, 10)
+		}
+		in.Range = aws.String(r)
+	}
+	out, err := s.client.GetObject(ctx, in)
+	if err != nil {
+		return nil, s.err("get", key, err)
+	}
+	return &s3Body{ReadCloser: out.Body, s: s, key: key}, nil
+}
+
+// s3Body gives errors met while reading a body the key and a short form.
+type s3Body struct {
+	io.ReadCloser
+	s   *s3Store
+	key string
+}
+
+func (b *s3Body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.s.err("get", b.key, err)
+	}
+	return n, err
+}
+
+func (s *s3Store) Head(ctx context.Context, key string) (Object, error) {
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil {
+		return Object{}, s.err("head", key, err)
+	}
+	o := Object{Key: key, Size: aws.ToInt64(out.ContentLength), Mtime: aws.ToTime(out.LastModified), StorageClass: string(out.StorageClass)}
+	o.IsDir = strings.HasSuffix(key, "/")
+	return o, nil
+}
+
+func (s *s3Store) Delete(ctx context.Context, key string) error {
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil && isAPICode(err, "NoSuchKey") {
+		return nil
+	}
+	return s.err("delete", key, err)
+}
+
+func (s *s3Store) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
+	limit := opt.Limit
+	if limit <= 0 || limit > DefaultListLimit {
+		limit = DefaultListLimit
+	}
+	in := &s3.ListObjectsV2Input{
+		Bucket:       aws.String(s.bucket),
+		MaxKeys:      aws.Int32(int32(limit)),
+		EncodingType: types.EncodingTypeUrl,
+	}
+	if opt.Prefix != "" {
+		in.Prefix = aws.String(opt.Prefix)
+	}
+	if opt.StartAfter != "" {
+		in.StartAfter = aws.String(opt.StartAfter)
+	}
+	if opt.Delimiter != "" {
+		in.Delimiter = aws.String(opt.Delimiter)
+	}
+	out, err := s.client.ListObjectsV2(ctx, in)
+	if err != nil {
+		return nil, s.err("list", opt.Prefix, err)
+	}
+	// Keys come URL-encoded (EncodingType url), so that keys with control
+	// characters survive XML.
+	decode := func(k string) (string, error) {
+		if out.EncodingType != types.EncodingTypeUrl {
+			return k, nil
+		}
+		d, err := url.QueryUnescape(k)
+		if err != nil {
+			return "", opErr("list", opt.Prefix, fmt.Errorf("bad key encoding %q: %w", k, err))
+		}
+		return d, nil
+	}
+	page := &ListPage{Objects: make([]Object, 0, len(out.Contents))}
+	for _, c := range out.Contents {
+		k, err := decode(aws.ToString(c.Key))
+		if err != nil {
+			return nil, err
+		}
+		page.Objects = append(page.Objects, Object{
+			Key: k, Size: aws.ToInt64(c.Size), Mtime: aws.ToTime(c.LastModified),
+			StorageClass: string(c.StorageClass), IsDir: strings.HasSuffix(k, "/"),
+		})
+	}
+	for _, cp := range out.CommonPrefixes {
+		p, err := decode(aws.ToString(cp.Prefix))
+		if err != nil {
+			return nil, err
+		}
+		page.Prefixes = append(page.Prefixes, p)
+	}
+	page.Truncated = aws.ToBool(out.IsTruncated)
+	if page.Truncated {
+		// The next page starts after the greatest key or prefix returned.
+		for _, o := range page.Objects {
+			page.Next = max(page.Next, o.Key)
+		}
+		for _, p := range page.Prefixes {
+			// Every key under p sorts before p+"\xff...": skip them all.
+			page.Next = max(page.Next, p+"\U0010FFFF")
+		}
+	}
+	return page, nil
+}
+
+func (s *s3Store) CreateMultipartUpload(ctx context.Context, key string) (*MultipartUpload, error) {
+	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(key), StorageClass: s.storageClass,
+	})
+	if err != nil {
+		return nil, s.err("create multipart upload", key, err)
+	}
+	return &MultipartUpload{UploadID: aws.ToString(out.UploadId), MinPartSize: 5 << 20, MaxParts: 10000}, nil
+}
+
+func (s *s3Store) UploadPart(ctx context.Context, key, uploadID string, num int, data io.ReadSeeker) (Part, error) {
+	n, err := size(data)
+	if err != nil {
+		return Part{}, opErr("upload part", key, err)
+	}
+	out, err := s.client.UploadPart(ctx, &s3.UploadPartInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
+		PartNumber: aws.Int32(int32(num)), Body: data, ContentLength: aws.Int64(n),
+	}, s.bodyOpts)
+	if err != nil {
+		return Part{}, s.err("upload part", key, err)
+	}
+	return Part{Num: num, Size: n, ETag: aws.ToString(out.ETag)}, nil
+}
+
+func (s *s3Store) CompleteUpload(ctx context.Context, key, uploadID string, parts []Part) error {
+	cp := make([]types.CompletedPart, len(parts))
+	for i, p := range parts {
+		cp[i] = types.CompletedPart{ETag: aws.String(p.ETag), PartNumber: aws.Int32(int32(p.Num))}
+	}
+	_, err := s.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: cp},
+	})
+	return s.err("complete multipart upload", key, err)
+}
+
+func (s *s3Store) AbortUpload(ctx context.Context, key, uploadID string) error {
+	_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
+	})
+	return s.err("abort multipart upload", key, err)
+}
+
+// err turns an SDK error into a one-line *Error that matches this
+// package's sentinels: "get k: NoSuchKey: The specified key does not
+// exist. (HTTP 404)" rather than the SDK's chain of wrappers.
+func (s *s3Store) err(op, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		cause := context.Canceled
+		if errors.Is(err, context.DeadlineExceeded) {
+			cause = context.DeadlineExceeded
+		}
+		return opErr(op, key, wrapKind(nil, err, "%v", cause))
+	}
+	status := 0
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		status = re.HTTPStatusCode()
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		code := ae.ErrorCode()
+		msg := ae.ErrorMessage()
+		var kind error
+		switch {
+		case code == "NoSuchBucket":
+			kind = ErrNoBucket
+			msg = "bucket " + s.bucket + " does not exist"
+		case code == "NoSuchKey", code == "NotFound", status == 404 && op == "head":
+			kind = ErrNotExist
+		case code == "SlowDown", code == "Throttling", code == "ThrottlingException", code == "TooManyRequests",
+			code == "RequestLimitExceeded", status == 429, status == 503:
+			kind = ErrThrottled
+		case code == "AccessDenied", code == "SignatureDoesNotMatch", code == "InvalidAccessKeyId",
+			code == "InvalidToken", code == "ExpiredToken", status == 403:
+			kind = ErrAccess
+		}
+		text := code
+		if msg != "" && msg != code {
+			text += ": " + msg
+		}
+		if status != 0 {
+			text += " (HTTP " + strconv.Itoa(status) + ")"
+		}
+		return opErr(op, key, wrapKind(kind, err, "%s", text))
+	}
+	// Transport errors: keep the innermost useful message, and point at the
+	// flags that fix certificate problems.
+	var cve *tls.CertificateVerificationError
+	var uae x509.UnknownAuthorityError
+	var hne x509.HostnameError
+	var cie x509.CertificateInvalidError
+	if errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) || errors.As(err, &cie) {
+		return opErr(op, key, wrapKind(nil, err, "TLS: %s (use --ca-cert FILE to trust its CA, or --insecure)", innermost(err)))
+	}
+	return opErr(op, key, wrapKind(nil, err, "%s", innermost(err)))
+}
+
+// innermost returns the message of the net or url error inside err, which
+// says what failed without the SDK's operation prefixes.
+func innermost(err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
