@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs fio and fsbench on the same jobs on the same path and prints their
+# throughput side by side: 1 MiB sequential writes and reads of one file per
+# job, buffered and O_DIRECT, at 1 and 4 jobs. Also reports fsbench's peak
+# memory at -p 16. Usage: bench-compare.sh [DIR] (default: a new directory
+# under the repository, which is on the machine's disk).
+#
+# Environment: SIZE (per job, default 1G), JOBS (default "1 4"), RUNS
+# (repetitions, the median is shown; default 3).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+FSBENCH=${FSBENCH:-bin/fsbench}
+SIZE=${SIZE:-1G}
+JOBS=${JOBS:-"1 4"}
+RUNS=${RUNS:-3}
+command -v fio >/dev/null || { echo "bench-compare: fio is not installed (make test-deps)" >&2; exit 1; }
+command -v jq >/dev/null || command -v python3 >/dev/null || { echo "bench-compare: need python3" >&2; exit 1; }
+[ -x "$FSBENCH" ] || { echo "bench-compare: build fsbench first (make build)" >&2; exit 1; }
+
+base=${1:-}
+if [ -z "$base" ]; then
+	base=$(mktemp -d "$PWD/.bench-compare.XXXXXX")
+	trap 'rm -rf "$base"' EXIT
+fi
+work=$(mktemp -d "$base/run.XXXXXX")
+trap 'rm -rf "$work"; [ -n "${1:-}" ] || rm -rf "$base"' EXIT
+
+drop() { sync; [ "$(id -u)" -eq 0 ] && echo 3 > /proc/sys/vm/drop_caches || true; }
+
+# fio_mibs RW JOBS DIRECT -> MiB/s (aggregate)
+fio_mibs() {
+	local rw=$1 jobs=$2 direct=$3 d="$work/fio"
+	mkdir -p "$d"
+	if [ "$rw" = read ]; then
+		fio --name=lay --directory="$d" --rw=write --bs=1M --size="$SIZE" --numjobs="$jobs" --direct="$direct" --fallocate=none --output=/dev/null >/dev/null
+		drop
+	fi
+	fio --name=job --directory="$d" --rw="$rw" --bs=1M --size="$SIZE" --numjobs="$jobs" --direct="$direct" \
+		--fallocate=none --group_reporting --output-format=json --invalidate=1 --filename_format='lay.$jobnum.0' 2>/dev/null |
+		python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; k=sys.argv[1]; print("%.1f" % (j[k]["bw_bytes"]/1048576))' "$rw"
+	rm -rf "$d"
+}
+
+# fsbench_mibs JOBS DIRECT -> "write read" MiB/s
+fsbench_mibs() {
+	local jobs=$1 direct=$2 flag=""
+	[ "$direct" = 1 ] && flag=--direct
+	drop
+	"$FSBENCH" bench "$work" -q --json -p "$jobs" --block-size 1M --big-file-size "$SIZE" --small-file-count 0 $flag |
+		python3 -c 'import json,sys; r=json.load(sys.stdin); p={x["name"]:x for x in r["phases"]}; print("%.1f %.1f %d" % (p["write-big"]["bytes_per_sec"]/1048576, p["read-big"]["bytes_per_sec"]/1048576, r["usage"]["peak_rss_bytes"]))'
+}
+
+median() { python3 -c 'import sys,statistics; print("%.1f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+
+printf '%-28s %12s %12s %7s\n' "job (1 MiB blocks, $SIZE/job)" "fio MiB/s" "fsbench" "ratio"
+for direct in 0 1; do
+	for jobs in $JOBS; do
+		fw=(); fr=(); sw=(); sr=()
+		for _ in $(seq "$RUNS"); do
+			drop; fw+=("$(fio_mibs write "$jobs" "$direct")")
+			fr+=("$(fio_mibs read "$jobs" "$direct")")
+			read -r w r _ < <(fsbench_mibs "$jobs" "$direct"); sw+=("$w"); sr+=("$r")
+		done
+		mode=buffered; [ "$direct" = 1 ] && mode=direct
+		for rw in write read; do
+			if [ $rw = write ]; then f=$(median "${fw[@]}"); s=$(median "${sw[@]}"); else f=$(median "${fr[@]}"); s=$(median "${sr[@]}"); fi
+			ratio=$(python3 -c "print('%.2f' % ($s/$f if $f else 0))")
+			printf '%-28s %12s %12s %7s\n' "$rw $mode -p $jobs" "$f" "$s" "$ratio"
+		done
+	done
+done
+read -r _ _ rss < <(SIZE=64M; "$FSBENCH" bench "$work" -q --json -p 16 --big-file-size 64M --small-file-count 100 |
+	python3 -c 'import json,sys; r=json.load(sys.stdin); print(0, 0, r["usage"]["peak_rss_bytes"])')
+echo "fsbench peak memory at -p 16 (64 MiB big files, 100 small files per thread): $((rss / 1048576)) MiB"
