@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -249,4 +250,20 @@ func (a *Accumulator) Fill(s *Snapshot) {
 	s.ReadBytes = a.baseRead + r
 	s.WriteBytes = a.baseWrite + w
 	s.Phase, s.Kind = a.name, a.kind
+}
+
+// StartEngine publishes the counters of engine e, running command on
+// target, with the mount point of target looked up in the mount table.
+func StartEngine(command, target string, e *workload.Engine) (*Publisher, error) {
+	opts := Options{Command: command, Target: target, Probe: EngineProbe(func() *workload.Engine { return e })}
+	if abs, err := filepath.Abs(target); err == nil {
+		opts.Target = abs
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			opts.Target = r
+		}
+	}
+	if m, err := sysio.FindMount(opts.Target); err == nil {
+		opts.Mount = m.MountPoint
+	}
+	return Start(opts)
 }
