@@ -118,6 +118,7 @@ Exit codes:
 // commands lists every subcommand's constructor, in help order.
 var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
+	newStatsCmd,
 }
 
 // Main runs fsbench with the process's arguments and streams and returns
