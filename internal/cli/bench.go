@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/live"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -119,6 +120,16 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		PhaseEnd: func(e *workload.Engine, p *workload.Phase) { prog.Done() },
 		Warn:     func(msg string) { app.Warnf("%s", msg) },
 	}
+	// Publish the live counters for `fsbench stats` while the run lasts.
+	var pub *live.Publisher
+	o.Hooks.Started = func(e *workload.Engine, dir string) {
+		var err error
+		if pub, err = live.StartEngine("bench", o.Path, e); err != nil {
+			app.Warnf("fsbench stats will not see this run: %v", err)
+		}
+	}
+	o.Hooks.Finished = func(*workload.Engine) { pub.Stop() }
+	defer func() { pub.Stop() }()
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
 	}
