@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+func testApp(env map[string]string) (*App, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &App{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}}, &out, &errb
+}
+
+// parseBench runs the bench command's flag handling and captures the options.
+func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOptions, int, string) {
+	t.Helper()
+	app, _, errb := testApp(env)
+	var got *BenchOptions
+	root := NewRoot(app)
+	for _, c := range root.Commands() {
+		if c.Name() == "bench" {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(newBenchCmdWith(app, func(_ context.Context, o *BenchOptions) error { got = o; return nil }))
+	root.SetArgs(append([]string{"bench"}, args...))
+	_, err := root.ExecuteC()
+	if err != nil {
+		if isCobraUsage(err) {
+			err = &UsageError{Err: err}
+		}
+		errb.WriteString(err.Error())
+	}
+	return got, ExitCode(err), errb.String()
+}
+
+func TestBenchFlags(t *testing.T) {
+	o, code, msg := parseBench(t, nil, "/mnt/jfs")
+	if code != 0 {
+		t.Fatalf("defaults: exit %d: %s", code, msg)
+	}
+	if o.BlockSize != units.MiB || o.BigFileSize != units.GiB || o.SmallFileSize != 128*units.KiB || o.SmallFileCount != 100 || o.Threads != 1 || o.DropCaches != "auto" || o.Output.Format != report.FormatTable {
+		t.Errorf("defaults = %+v", o.Options)
+	}
+	o, code, _ = parseBench(t, map[string]string{"SKIP_DROP_CACHES": "true"}, "/x", "-p", "4", "--block-size", "4MiB", "--big-file-size", "0",
+		"--small-file-size", "4K", "--small-file-count", "7", "--direct", "--fsync", "--verify", "--keep", "--json", "--drop-caches", "never")
+	if code != 0 || o.Threads != 4 || o.BlockSize != 4*units.MiB || o.BigFileSize != 0 || o.SmallFileSize != 4096 || o.SmallFileCount != 7 ||
+		!o.Direct || !o.Fsync || !o.Verify || !o.Keep || o.Output.Format != report.FormatJSON || o.DropCaches != "never" || !o.SkipDropCaches {
+		t.Errorf("parsed = %+v (exit %d)", o, code)
+	}
+	for _, bad := range [][]string{
+		{"/x", "-p", "0"}, {"/x", "--block-size", "1X"}, {"/x", "--big-file-size", "-1G"}, {"/x", "--small-file-count", "-3"},
+		{"/x", "-o", "yaml"}, {"/x", "--json", "-o", "csv"}, {}, {"/x", "/y"}, {"/x", "--no-such-flag"}, {"/x", "-p", "many"},
+		{"/x", "--drop-caches", "maybe"}, {"/x", "--big-file-size", "0", "--small-file-count", "0"},
+	} {
+		_, code, msg := parseBench(t, nil, bad...)
+		if code != ExitUsage || msg == "" || strings.Contains(msg, "\n") {
+			t.Errorf("%v: exit %d, message %q; want exit 2 with a one-line message", bad, code, msg)
+		}
+	}
+}
+
+func TestExitCodeMapping(t *testing.T) {
+	cases := map[error]int{
+		nil:                                  0,
+		errors.New("disk on fire"):           1,
+		Usagef("bad"):                        2,
+		ErrExpectation:                       3,
+		context.Canceled:                     130,
+		ErrInterrupted:                       130,
+		&UsageError{Err: errors.New("wrap")}: 2,
+	}
+	for err, want := range cases {
+		if got := ExitCode(err); got != want {
+			t.Errorf("ExitCode(%v) = %d, want %d", err, got, want)
+		}
+	}
+}
+
+func TestRootCommands(t *testing.T) {
+	app, out, _ := testApp(nil)
+	if code := Run(context.Background(), app, []string{"--version"}); code != 0 || !strings.HasPrefix(out.String(), "fsbench ") {
+		t.Errorf("--version: %d %q", code, out.String())
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		app, out, _ := testApp(nil)
+		if code := Run(context.Background(), app, []string{"completion", sh}); code != 0 || !strings.Contains(out.String(), "fsbench") {
+			t.Errorf("completion %s: exit %d", sh, code)
+		}
+	}
+	app, out, _ = testApp(nil)
+	if code := Run(context.Background(), app, []string{"help"}); code != 0 || !strings.Contains(out.String(), "130") || !strings.Contains(out.String(), "bench") {
+		t.Errorf("help: exit %d: %s", code, out.String())
+	}
+	app, _, errb := testApp(nil)
+	if code := Run(context.Background(), app, []string{"frobnicate"}); code != ExitUsage || !strings.Contains(errb.String(), "unknown command") {
+		t.Errorf("unknown command: exit %d: %s", code, errb.String())
+	}
+}
+
+func TestColorRules(t *testing.T) {
+	app, _, _ := testApp(nil)
+	if !app.Color(true) || app.Color(false) {
+		t.Error("colour should follow the terminal")
+	}
+	app.Globals.NoColor = true
+	if app.Color(true) {
+		t.Error("--no-color ignored")
+	}
+	app, _, _ = testApp(map[string]string{"NO_COLOR": "1"})
+	if app.Color(true) {
+		t.Error("NO_COLOR ignored")
+	}
+}
+
+// runBinary runs the real fsbench binary and returns stdout, stderr and the
+// exit code.
+func runBinary(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(testenv.Binary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestBenchBinaryJSONAndPlainProgress(t *testing.T) {
+	dir := t.TempDir()
+	resFile := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := runBinary(t, nil, "bench", dir, "-p", "2", "--big-file-size", "4M", "--small-file-count", "10", "--json", "--result-file", resFile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := report.ReadJSON(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v\n%s", err, stdout)
+	}
+	if len(r.Phases) != 5 || r.Command != "bench" || r.Target.FSType == "" || r.CacheDrop == "" || r.Usage.PeakRSSBytes == 0 {
+		t.Errorf("result = %+v", r)
+	}
+	saved, _ := os.ReadFile(resFile)
+	if _, err := report.ReadJSON(bytes.NewReader(saved)); err != nil {
+		t.Errorf("result file: %v", err)
+	}
+	if strings.ContainsAny(stderr, "\r\x1b") {
+		t.Errorf("stderr is not a terminal but has control characters: %q", stderr)
+	}
+	for _, title := range []string{"Write big file: 8/8 blocks", "Read big file: 8/8 blocks", "Write small file: 20/20 files", "Stat file: 20/20 files"} {
+		if !strings.Contains(stderr, title) {
+			t.Errorf("stderr lacks %q:\n%s", title, stderr)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+
+	stdout, _, code = runBinary(t, []string{"NO_COLOR="}, "bench", dir, "--big-file-size", "1M", "--small-file-count", "2", "-q")
+	if code != 0 || !strings.Contains(stdout, "Benchmark finished!") || !strings.Contains(stdout, " Write big file |") || strings.Contains(stdout, "\x1b") {
+		t.Errorf("table output (exit %d):\n%s", code, stdout)
+	}
+}
+
+func TestBenchBinaryErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"bench", filepath.Join(dir, "missing")}, 1, "no such file or directory"},
+		{[]string{"bench", dir, "--block-size", "lots"}, 2, "--block-size"},
+		{[]string{"bench", dir, "-p", "0"}, 2, "--threads"},
+		{[]string{"bench"}, 2, "PATH"},
+	} {
+		_, stderr, code := runBinary(t, nil, tc.args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != tc.code || !strings.Contains(stderr, tc.want) || !strings.HasPrefix(lines[len(lines)-1], "Run ") && len(lines) > 2 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+		if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+			t.Errorf("%v panicked: %s", tc.args, stderr)
+		}
+	}
+}
+
+// TestBenchBinarySIGINT interrupts the big-file write: exit 130, partial
+// results printed, our directory gone, the file that was there untouched.
+func TestBenchBinarySIGINT(t *testing.T) {
+	dir := t.TempDir()
+	precious := filepath.Join(dir, "keep.me")
+	os.WriteFile(precious, []byte("precious"), 0o600)
+	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--big-file-size", "64G", "-p", "2")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m, _ := filepath.Glob(filepath.Join(dir, "fsbench-*", "big.*"))
+		if len(m) > 0 {
+			if st, err := os.Stat(m[0]); err == nil && st.Size() > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the big file never appeared: %s", errb.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("fsbench did not stop within a minute of SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d, want 130; stderr: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "interrupted") || !strings.Contains(out.String(), "Write big file (incomplete)") {
+		t.Errorf("partial results not printed:\n%s", out.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "keep.me" {
+		t.Errorf("directory after interrupt: %v", entries)
+	}
+	if b, _ := os.ReadFile(precious); string(b) != "precious" {
+		t.Errorf("pre-existing file changed: %q", b)
+	}
+}
+
+func TestResultJSONIsValid(t *testing.T) {
+	var r report.Result
+	stdout, _, code := runBinary(t, nil, "bench", t.TempDir(), "--big-file-size", "0", "--small-file-count", "3", "-o", "json")
+	if code != 0 || json.Unmarshal([]byte(stdout), &r) != nil || len(r.Phases) != 3 {
+		t.Fatalf("exit %d, phases %d:\n%s", code, len(r.Phases), stdout)
+	}
+	stdout, _, code = runBinary(t, nil, "bench", t.TempDir(), "--big-file-size", "0", "--small-file-count", "3", "-o", "csv")
+	if code != 0 || !strings.HasPrefix(stdout, "name,title,ops") || strings.Count(stdout, "\n") != 4 {
+		t.Errorf("csv (exit %d):\n%s", code, stdout)
+	}
+}
