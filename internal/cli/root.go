@@ -119,6 +119,7 @@ Exit codes:
 var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
 	newStatsCmd,
+	newCompareCmd,
 }
 
 // Main runs fsbench with the process's arguments and streams and returns

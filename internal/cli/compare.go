@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/compare"
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// CompareOptions are the flags of `fsbench compare`.
+type CompareOptions struct {
+	Old, New  string
+	Threshold *float64
+	Kinds     []string
+	JSON      bool
+
+	threshold, metrics, format string
+	json                       bool
+}
+
+func newCompareCmd(app *App) *cobra.Command {
+	return newCompareCmdWith(app, nil)
+}
+
+// newCompareCmdWith builds the command; runF replaces the run in tests of
+// flag parsing.
+func newCompareCmdWith(app *App, runF func(context.Context, *CompareOptions) error) *cobra.Command {
+	o := &CompareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare OLD.json NEW.json",
+		Short: "Compare two results: per item old, new and change, regressions beyond a threshold",
+		Long: `Compare two JSON results of the same command (saved with --json or
+--result-file): for each phase, the throughput (VALUE) and the latency
+percentiles p50, p90, p99, p99.9 and max, old and new, and the change in
+percent. Error counts are compared when either run had errors.
+
+With --threshold P%, a throughput that dropped by more than P percent, a
+latency that grew by more than P percent, or errors that grew at all, is a
+regression, and fsbench exits with code 3. Without --threshold, the
+comparison is only shown (exit 0).
+
+Phases found in only one of the results are listed as missing or new, and
+parameters that differ (threads, sizes) are warned about; neither is a
+regression. Results of different commands (bench and objbench) cannot be
+compared: exit 2.`,
+		Example: `  fsbench compare last-week.json today.json
+  fsbench compare baseline.json result.json --threshold 10%
+  fsbench compare baseline.json result.json --threshold 15% --metrics throughput,p99 -o json`,
+		Args: exactArgs(2, "two result files, OLD.json and NEW.json"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Old, o.New = args[0], args[1]
+			if err := o.resolve(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runCompare(app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.threshold, "threshold", "", "mark regressions beyond this change (e.g. 10%) and exit 3 if there are any")
+	f.StringVar(&o.metrics, "metrics", "", "compare only these figures: comma-separated throughput,p50,p90,p99,p999,max (default all)")
+	f.StringVarP(&o.format, "output", "o", "table", "output format: table or json")
+	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
+	return cmd
+}
+
+func (o *CompareOptions) resolve() error {
+	if o.threshold != "" {
+		t, err := compare.ParseThreshold(o.threshold)
+		if err != nil {
+			return Usagef("--threshold: %v", err)
+		}
+		o.Threshold = &t
+	}
+	if o.metrics != "" {
+		k, err := compare.ParseKinds(o.metrics)
+		if err != nil {
+			return Usagef("--metrics: %v", err)
+		}
+		o.Kinds = k
+	}
+	if o.json {
+		if o.format != "table" && o.format != "json" {
+			return Usagef("--json and --output %s contradict each other", o.format)
+		}
+		o.format = "json"
+	}
+	switch o.format {
+	case "table":
+	case "json":
+		o.JSON = true
+	default:
+		return Usagef("--output %q: compare writes table or json", o.format)
+	}
+	return nil
+}
+
+func runCompare(app *App, o *CompareOptions) error {
+	old, err := readResult(o.Old)
+	if err != nil {
+		return err
+	}
+	new, err := readResult(o.New)
+	if err != nil {
+		return err
+	}
+	rep, err := compare.Compare(old, new, o.Old, o.New, compare.Options{Threshold: o.Threshold, Kinds: o.Kinds})
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if o.JSON {
+		err = compare.WriteJSON(app.IO.Out, rep)
+	} else {
+		err = compare.WriteTable(app.IO.Out, rep, app.Color(app.IO.OutTTY))
+	}
+	if err != nil {
+		return err
+	}
+	return regressionError(rep)
+}
+
+// regressionError is the error of a comparison with regressions: exit 3.
+func regressionError(rep *compare.Report) error {
+	if rep.Regressions == 0 {
+		return nil
+	}
+	noun := "regressions"
+	if rep.Regressions == 1 {
+		noun = "regression"
+	}
+	return &expectationError{msg: fmt.Sprintf("%d %s beyond %g%%: %s", rep.Regressions, noun, *rep.ThresholdPct, strings.Join(rep.RegressionList(), ", "))}
+}
+
+// readResult reads a JSON result file. A file that is missing or is not an
+// fsbench result is bad input: a usage error.
+func readResult(path string) (*report.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, Usagef("result file %s: %v", path, err)
+	}
+	defer f.Close()
+	res, err := report.ReadJSON(f)
+	if err != nil {
+		return nil, Usagef("result file %s: %v", path, err)
+	}
+	return res, nil
+}

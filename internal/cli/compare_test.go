@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// runCLI runs one fsbench command line in this process and returns its exit
+// code, stdout and stderr.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	app := &App{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}}
+	code := Run(context.Background(), app, args)
+	return code, out.String(), errb.String()
+}
+
+// TestCompareGolden runs `fsbench compare` on the result pairs under
+// testdata/compare and checks exit code, stdout and stderr against the
+// golden files in testdata/compare/golden (go test -run TestCompareGolden
+// ./internal/cli -update rewrites them).
+func TestCompareGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args string
+	}{
+		{"regression", "old.json new-regression.json --threshold 10%"},
+		{"regression-json", "old.json new-regression.json --threshold 10% -o json"},
+		{"no-threshold", "old.json new-regression.json --metrics throughput"},
+		{"within", "old.json new-within.json --threshold 10% --metrics throughput,p99"},
+		{"small-only", "old.json new-small-only.json --threshold 10% --metrics throughput,p50"},
+		{"mismatch", "old.json objbench.json --threshold 10%"},
+		{"missing-file", "old.json nope.json"},
+		{"not-a-result", "old.json not-a-result.json"},
+		{"bad-threshold", "old.json new-within.json --threshold ten"},
+	}
+	dir := filepath.Join(testenv.RepoRoot(), "testdata", "compare")
+	t.Chdir(dir)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"compare"}, strings.Fields(tt.args)...)
+			code, stdout, stderr := runCLI(t, args...)
+			got := fmt.Sprintf("$ fsbench %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), code, stdout, stderr)
+			golden := filepath.Join("golden", tt.name+".txt")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+func TestCompareFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"compare", "a.json"}, ExitUsage, "expects two result files"},
+		{[]string{"compare", "a.json", "b.json", "-o", "csv"}, ExitUsage, "compare writes table or json"},
+		{[]string{"compare", "a.json", "b.json", "--json", "-o", "csv"}, ExitUsage, "contradict"},
+		{[]string{"compare", "a.json", "b.json", "--metrics", "p95"}, ExitUsage, `unknown metric kind "p95"`},
+		{[]string{"compare", "a.json", "b.json", "--threshold", "-1%"}, ExitUsage, "non-negative"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runCLI(t, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, tt.code, tt.want)
+		}
+	}
+	var got *CompareOptions
+	cmd := newCompareCmdWith(&App{}, func(_ context.Context, o *CompareOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"a.json", "b.json", "--threshold", "12.5%", "--metrics", "throughput,p99", "--json"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Old != "a.json" || got.New != "b.json" || *got.Threshold != 12.5 || strings.Join(got.Kinds, ",") != "throughput,p99" || !got.JSON {
+		t.Errorf("options %+v", got)
+	}
+}

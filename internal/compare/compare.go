@@ -1,0 +1,371 @@
+// Package compare sets two fsbench results side by side: per item old, new
+// and the change in percent, for throughput and latency percentiles, and
+// marks regressions beyond a threshold. It backs `fsbench compare` and the
+// --baseline flag of the benchmark commands. It is pure: results in, a
+// Report out, renderers for the Report.
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// SchemaVersion is the version of the JSON layout of a Report.
+const SchemaVersion = 1
+
+// ErrMismatch is wrapped when two results cannot be compared (different
+// commands).
+var ErrMismatch = errors.New("results cannot be compared")
+
+// Kinds of compared figures, in the order rows show them. "throughput" is a
+// phase's VALUE (MiB/s, files/s, objects/s); the percentiles are latencies.
+var Kinds = []string{"throughput", "p50", "p90", "p99", "p999", "max"}
+
+// Options tune a comparison.
+type Options struct {
+	// Threshold in percent: a throughput that drops by more, or a latency
+	// that grows by more, is a regression. Nil marks no regressions.
+	Threshold *float64
+	// Kinds restricts the compared figures (see Kinds); nil means all.
+	// Error counts are always compared when either side has errors.
+	Kinds []string
+}
+
+// ParseThreshold reads a threshold such as "10%" or "10" (percent).
+func ParseThreshold(s string) (float64, error) {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("threshold %q: want a non-negative percentage such as 10%%", s)
+	}
+	return v, nil
+}
+
+// ParseKinds reads a comma-separated list of Kinds, e.g. "throughput,p99".
+func ParseKinds(s string) ([]string, error) {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		ok := false
+		for _, x := range Kinds {
+			ok = ok || x == k
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown metric kind %q (want some of %s)", k, strings.Join(Kinds, ","))
+		}
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no metric kinds in %q (want some of %s)", s, strings.Join(Kinds, ","))
+	}
+	return out, nil
+}
+
+// Side describes one of the two results.
+type Side struct {
+	File      string    `json:"file,omitempty"`
+	Version   string    `json:"version"`
+	StartedAt time.Time `json:"started_at"`
+	Target    string    `json:"target"`
+}
+
+// Statuses of an Item.
+const (
+	Same       = "same"
+	Better     = "better"
+	Worse      = "worse"      // worse, but within the threshold (or no threshold)
+	Regression = "regression" // worse beyond the threshold
+	Missing    = "missing"    // only in the old result
+	Added      = "added"      // only in the new result
+)
+
+// Item is one compared figure of one phase.
+type Item struct {
+	// Metric is the --expect name of the figure: "write-big" for the
+	// throughput, "write-big.p99" for a latency, "write-big.errors".
+	Metric string `json:"metric"`
+	Phase  string `json:"phase"`
+	Kind   string `json:"kind"` // throughput, p50, p90, p99, p999, max, errors
+	Unit   string `json:"unit"` // the throughput's unit, "us" or "errors"
+	// Better is "higher" or "lower".
+	Better string `json:"better"`
+	// Old and New are nil when the phase is only in the other result.
+	Old *float64 `json:"old"`
+	New *float64 `json:"new"`
+	// ChangePct is (new-old)/old in percent; nil when old is 0 or missing.
+	ChangePct *float64 `json:"change_pct"`
+	Status    string   `json:"status"`
+}
+
+// Report is the outcome of a comparison.
+type Report struct {
+	SchemaVersion int    `json:"schema_version"`
+	Command       string `json:"command"`
+	Old           Side   `json:"old"`
+	New           Side   `json:"new"`
+	// ThresholdPct is nil when no threshold was given.
+	ThresholdPct *float64 `json:"threshold_pct"`
+	Items        []Item   `json:"items"`
+	Regressions  int      `json:"regressions"`
+	Warnings     []string `json:"warnings,omitempty"`
+}
+
+// Compare sets old and new side by side. oldName and newName (file names)
+// are only recorded. Results of different commands are an error wrapping
+// ErrMismatch.
+func Compare(old, new *report.Result, oldName, newName string, o Options) (*Report, error) {
+	if old.Command != new.Command {
+		return nil, fmt.Errorf("%w: %s is from fsbench %s, %s from fsbench %s", ErrMismatch, name(oldName, "OLD"), old.Command, name(newName, "NEW"), new.Command)
+	}
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Command:       old.Command,
+		Old:           side(old, oldName),
+		New:           side(new, newName),
+		ThresholdPct:  o.Threshold,
+	}
+	kinds := o.Kinds
+	if kinds == nil {
+		kinds = Kinds
+	}
+	r.Warnings = append(r.Warnings, paramDiffs(old.Parameters, new.Parameters)...)
+	if old.Interrupted {
+		r.Warnings = append(r.Warnings, "the OLD run was interrupted; its figures are partial")
+	}
+	if new.Interrupted {
+		r.Warnings = append(r.Warnings, "the NEW run was interrupted; its figures are partial")
+	}
+	for _, op := range old.Phases {
+		np := new.FindPhase(op.Name)
+		if np == nil {
+			r.Items = append(r.Items, r.onlyOne(op, kinds, true)...)
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is in OLD but not in NEW", op.Name))
+			continue
+		}
+		r.Items = append(r.Items, r.both(op, *np, kinds)...)
+	}
+	for _, np := range new.Phases {
+		if old.FindPhase(np.Name) == nil {
+			r.Items = append(r.Items, r.onlyOne(np, kinds, false)...)
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is in NEW but not in OLD", np.Name))
+		}
+	}
+	for _, it := range r.Items {
+		if it.Status == Regression {
+			r.Regressions++
+		}
+	}
+	return r, nil
+}
+
+func name(file, fallback string) string {
+	if file == "" {
+		return fallback
+	}
+	return file
+}
+
+func side(r *report.Result, file string) Side {
+	t := r.Target.Path
+	if t == "" {
+		t = r.Target.URL
+	}
+	return Side{File: file, Version: r.Version, StartedAt: r.StartedAt, Target: t}
+}
+
+// paramDiffs lists the parameters whose values differ, in the old order.
+func paramDiffs(old, new report.Params) []string {
+	var out []string
+	seen := map[string]bool{}
+	show := func(v any) string {
+		if v == nil {
+			return "unset"
+		}
+		return fmt.Sprint(v)
+	}
+	for _, p := range old {
+		seen[p.Key] = true
+		if a, b := show(p.Value), show(new.Get(p.Key)); a != b {
+			out = append(out, fmt.Sprintf("parameter %s differs: %s (OLD) vs %s (NEW)", p.Key, a, b))
+		}
+	}
+	for _, p := range new {
+		if !seen[p.Key] {
+			out = append(out, fmt.Sprintf("parameter %s differs: unset (OLD) vs %s (NEW)", p.Key, show(p.Value)))
+		}
+	}
+	return out
+}
+
+// figure is one comparable number of a phase.
+type figure struct {
+	kind, unit, better string
+	ok                 bool
+	v                  float64
+}
+
+func figures(p report.Phase, kinds []string) []figure {
+	var out []figure
+	l := p.Latency
+	for _, k := range kinds {
+		switch k {
+		case "throughput":
+			out = append(out, figure{k, p.Value.Unit, "higher", true, p.Value.Value})
+		default:
+			v := map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max}[k]
+			out = append(out, figure{k, "us", "lower", l.Count > 0, v})
+		}
+	}
+	return out
+}
+
+func metricName(phase, kind string) string {
+	if kind == "throughput" {
+		return phase
+	}
+	return phase + "." + kind
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func (r *Report) onlyOne(p report.Phase, kinds []string, inOld bool) []Item {
+	var out []Item
+	for _, f := range figures(p, kinds) {
+		if !f.ok {
+			continue
+		}
+		it := Item{Metric: metricName(p.Name, f.kind), Phase: p.Name, Kind: f.kind, Unit: f.unit, Better: f.better, Status: Added}
+		if inOld {
+			it.Old, it.Status = ptr(f.v), Missing
+		} else {
+			it.New = ptr(f.v)
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func (r *Report) both(op, np report.Phase, kinds []string) []Item {
+	var out []Item
+	of, nf := figures(op, kinds), figures(np, kinds)
+	for i := range of {
+		a, b := of[i], nf[i]
+		if !a.ok || !b.ok {
+			continue // no latency samples on one side
+		}
+		if a.unit != b.unit {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: unit %s (OLD) vs %s (NEW), not compared", op.Name, a.unit, b.unit))
+			continue
+		}
+		out = append(out, r.item(metricName(op.Name, a.kind), op.Name, a.kind, a.unit, a.better, a.v, b.v))
+	}
+	if op.Errors > 0 || np.Errors > 0 {
+		out = append(out, r.item(op.Name+".errors", op.Name, "errors", "errors", "lower", float64(op.Errors), float64(np.Errors)))
+	}
+	return out
+}
+
+// item judges one pair of figures.
+func (r *Report) item(metric, phase, kind, unit, better string, old, new float64) Item {
+	it := Item{Metric: metric, Phase: phase, Kind: kind, Unit: unit, Better: better, Old: ptr(old), New: ptr(new), Status: Same}
+	if old != 0 {
+		it.ChangePct = ptr(round((new - old) / old * 100))
+	}
+	worse := new < old
+	if better == "lower" {
+		worse = new > old
+	}
+	switch {
+	case old == new:
+		return it
+	case !worse:
+		it.Status = Better
+		return it
+	}
+	it.Status = Worse
+	if t := r.ThresholdPct; t != nil {
+		// A change from zero (no errors before, some now) has no percentage
+		// and is beyond any threshold.
+		// The change is judged as shown (to 0.01%), so that float noise
+		// cannot make exactly 10% worse a regression at 10%.
+		if it.ChangePct == nil || math.Abs(*it.ChangePct) > *t {
+			it.Status = Regression
+		}
+	}
+	return it
+}
+
+func round(v float64) float64 { return math.Round(v*100) / 100 }
+
+// RegressionList names the regressions, e.g. "write-big -23.1%".
+func (r *Report) RegressionList() []string {
+	var out []string
+	for _, it := range r.Items {
+		if it.Status == Regression {
+			out = append(out, it.Metric+" "+formatChange(it))
+		}
+	}
+	return out
+}
+
+// Expectations turns the comparison into expectation outcomes for a run
+// with --baseline: one failed expectation per regression, or one passed
+// summary when there is none. Without a threshold it returns nil.
+func (r *Report) Expectations() []report.Expectation {
+	if r.ThresholdPct == nil {
+		return nil
+	}
+	t := *r.ThresholdPct
+	base := "baseline"
+	if r.Old.File != "" {
+		base += " " + r.Old.File
+	}
+	var out []report.Expectation
+	for _, it := range r.Items {
+		if it.Status != Regression {
+			continue
+		}
+		x := report.Expectation{
+			Expr:   fmt.Sprintf("%s within %s%% of %s", it.Metric, strconv.FormatFloat(t, 'f', -1, 64), base),
+			Metric: it.Metric, Unit: it.Unit, Measured: *it.New,
+		}
+		switch {
+		case it.Kind == "errors":
+			x.Op, x.Want = "<=", *it.Old
+		case it.Better == "higher":
+			x.Op, x.Want = ">=", *it.Old*(1-t/100)
+		default:
+			x.Op, x.Want = "<=", *it.Old*(1+t/100)
+		}
+		if it.Unit == "us" {
+			x.Unit, x.Want, x.Measured = "ms", x.Want/1e3, x.Measured/1e3
+		}
+		x.Want, x.Measured = sig(x.Want), sig(x.Measured)
+		x.Reason = fmt.Sprintf("%s vs baseline %s", formatChange(it), formatValue(*it.Old, it.Unit))
+		out = append(out, x)
+	}
+	if len(out) == 0 {
+		out = append(out, report.Expectation{
+			Expr:   fmt.Sprintf("no regression beyond %s%% vs %s", strconv.FormatFloat(t, 'f', -1, 64), base),
+			Metric: "baseline", Op: "==", Want: 0, Unit: "regressions", Measured: 0, Pass: true,
+		})
+	}
+	return out
+}
+
+func sig(v float64) float64 {
+	out, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	if err != nil {
+		return v
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+package compare
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+func phase(name string, value float64, unit string, p99 float64, errs int64) report.Phase {
+	return report.Phase{Name: name, Value: report.Measure{Value: value, Unit: unit}, Errors: errs,
+		Latency: metrics.Summary{Count: 10, P50: p99 / 2, P90: p99 / 1.5, P99: p99, P999: p99, Max: p99}}
+}
+
+func res(phases ...report.Phase) *report.Result {
+	return &report.Result{SchemaVersion: 1, Command: "bench", Phases: phases,
+		Parameters: report.Params{{Key: "threads", Value: 4}}}
+}
+
+func find(t *testing.T, r *Report, metric string) Item {
+	t.Helper()
+	for _, it := range r.Items {
+		if it.Metric == metric {
+			return it
+		}
+	}
+	t.Fatalf("no item %s in %+v", metric, r.Items)
+	return Item{}
+}
+
+func TestCompareStatuses(t *testing.T) {
+	old := res(phase("write-big", 200, "MiB/s", 1000, 0), phase("stat", 1000, "files/s", 100, 0))
+	new := res(phase("write-big", 150, "MiB/s", 1050, 2), phase("stat", 1100, "files/s", 200, 0))
+	ten := 10.0
+	r, err := Compare(old, new, "a.json", "b.json", Options{Threshold: &ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		metric, status string
+		change         float64
+	}{
+		{"write-big", Regression, -25},
+		{"write-big.p99", Worse, 5},
+		{"stat", Better, 10},
+		{"stat.p50", Regression, 100},
+		{"stat.p99", Regression, 100},
+	}
+	for _, tt := range tests {
+		it := find(t, r, tt.metric)
+		if it.Status != tt.status || it.ChangePct == nil || *it.ChangePct != tt.change {
+			t.Errorf("%s: status %s change %v, want %s %v", tt.metric, it.Status, it.ChangePct, tt.status, tt.change)
+		}
+	}
+	if it := find(t, r, "write-big.errors"); it.Status != Regression || it.ChangePct != nil {
+		t.Errorf("errors 0 -> 2: %+v", it)
+	}
+	// write-big, write-big.errors and the five latencies of stat.
+	if r.Regressions != 7 {
+		t.Errorf("Regressions = %d, want 7", r.Regressions)
+	}
+
+	// Without a threshold nothing is a regression.
+	r, _ = Compare(old, new, "", "", Options{})
+	if r.Regressions != 0 || find(t, r, "write-big").Status != Worse {
+		t.Errorf("no threshold: %d regressions", r.Regressions)
+	}
+	if r.Expectations() != nil {
+		t.Errorf("no threshold: expectations %+v", r.Expectations())
+	}
+
+	// Only some kinds.
+	r, _ = Compare(old, new, "", "", Options{Threshold: &ten, Kinds: []string{"throughput"}})
+	if len(r.Items) != 3 || r.Regressions != 2 { // write-big, write-big.errors, stat
+		t.Errorf("throughput only: %+v", r.Items)
+	}
+}
+
+func TestCompareThresholdEdge(t *testing.T) {
+	old := res(phase("write-big", 100, "MiB/s", 1000, 0))
+	new := res(phase("write-big", 90, "MiB/s", 1100, 0))
+	ten := 10.0
+	r, _ := Compare(old, new, "", "", Options{Threshold: &ten})
+	if r.Regressions != 0 {
+		t.Errorf("exactly 10%% worse is within a 10%% threshold: %+v", r.Items)
+	}
+	zero := 0.0
+	r, _ = Compare(old, new, "", "", Options{Threshold: &zero})
+	if r.Regressions == 0 {
+		t.Errorf("threshold 0: any worse figure is a regression")
+	}
+}
+
+func TestCompareMismatchAndMissing(t *testing.T) {
+	old := res(phase("write-big", 100, "MiB/s", 1000, 0), phase("stat", 1000, "files/s", 100, 0))
+	obj := res(phase("upload", 100, "MiB/s", 1000, 0))
+	obj.Command = "objbench"
+	if _, err := Compare(old, obj, "old.json", "obj.json", Options{}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "old.json is from fsbench bench, obj.json from fsbench objbench") {
+		t.Errorf("mismatch: %v", err)
+	}
+	new := res(phase("stat", 1000, "files/s", 100, 0), phase("read-small", 10, "files/s", 100, 0))
+	new.Parameters = report.Params{{Key: "threads", Value: 8}}
+	r, err := Compare(old, new, "", "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := find(t, r, "write-big"); it.Status != Missing || it.New != nil || *it.Old != 100 {
+		t.Errorf("missing: %+v", it)
+	}
+	if it := find(t, r, "read-small.p99"); it.Status != Added || it.Old != nil {
+		t.Errorf("added: %+v", it)
+	}
+	want := []string{"parameter threads differs: 4 (OLD) vs 8 (NEW)", "write-big is in OLD but not in NEW", "read-small is in NEW but not in OLD"}
+	if strings.Join(r.Warnings, "|") != strings.Join(want, "|") {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+}
+
+func TestExpectations(t *testing.T) {
+	old := res(phase("write-big", 200, "MiB/s", 1000, 0), phase("stat", 1000, "files/s", 100, 0))
+	new := res(phase("write-big", 150, "MiB/s", 1000, 0), phase("stat", 1000, "files/s", 100, 0))
+	ten := 10.0
+	r, _ := Compare(old, new, "base.json", "", Options{Threshold: &ten})
+	xs := r.Expectations()
+	if len(xs) != 1 {
+		t.Fatalf("expectations %+v", xs)
+	}
+	x := xs[0]
+	if x.Pass || x.Metric != "write-big" || x.Op != ">=" || x.Want != 180 || x.Measured != 150 || x.Unit != "MiB/s" ||
+		x.Expr != "write-big within 10% of baseline base.json" || x.Reason != "-25.0% vs baseline 200.00 MiB/s" {
+		t.Errorf("regression expectation %+v", x)
+	}
+	r, _ = Compare(old, old, "base.json", "", Options{Threshold: &ten})
+	xs = r.Expectations()
+	if len(xs) != 1 || !xs[0].Pass || xs[0].Metric != "baseline" {
+		t.Errorf("no regression: %+v", xs)
+	}
+}
+
+func TestParseThresholdAndKinds(t *testing.T) {
+	for in, want := range map[string]float64{"10%": 10, "10": 10, " 2.5 % ": 2.5, "0%": 0} {
+		if got, err := ParseThreshold(in); err != nil || got != want {
+			t.Errorf("ParseThreshold(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "-5%", "ten", "NaN", "%"} {
+		if _, err := ParseThreshold(in); err == nil {
+			t.Errorf("ParseThreshold(%q): no error", in)
+		}
+	}
+	if k, err := ParseKinds("throughput, p99"); err != nil || strings.Join(k, ",") != "throughput,p99" {
+		t.Errorf("ParseKinds: %v %v", k, err)
+	}
+	for _, in := range []string{"", ",", "p95", "throughput,mean"} {
+		if _, err := ParseKinds(in); err == nil {
+			t.Errorf("ParseKinds(%q): no error", in)
+		}
+	}
+}
+
+// TestGoldenPairs reads the result pairs under testdata/compare and checks
+// the figures the golden files of the CLI test show.
+func TestGoldenPairs(t *testing.T) {
+	read := func(name string) *report.Result {
+		f, err := os.Open(filepath.Join("..", "..", "testdata", "compare", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		r, err := report.ReadJSON(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ten := 10.0
+	r, err := Compare(read("old.json"), read("new-regression.json"), "old.json", "new-regression.json", Options{Threshold: &ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.RegressionList(), ", "); got != "write-big -25.0%, write-small.errors +3, stat.p99 +50.0%" {
+		t.Errorf("regressions: %s", got)
+	}
+	r, _ = Compare(read("old.json"), read("new-within.json"), "", "", Options{Threshold: &ten})
+	if r.Regressions != 0 {
+		t.Errorf("within: %v", r.RegressionList())
+	}
+}
