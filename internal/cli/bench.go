@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/live"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -18,6 +19,7 @@ import (
 type BenchOptions struct {
 	bench.Options
 	Output OutputOptions
+	CI     CIOptions
 
 	blockSize, bigFileSize, smallFileSize string
 }
@@ -53,7 +55,13 @@ JuiceFS mount, the client's own counters from .stats are added.`,
 		Args: exactArgs(1, "one PATH, the directory to benchmark"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
+			if err := o.CI.resolve(cmd, expect.Bench); err != nil {
+				return err
+			}
 			if err := o.resolve(app); err != nil {
+				return err
+			}
+			if err := o.CI.checkMeasured(benchMeasured(o.Options)); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -74,7 +82,25 @@ JuiceFS mount, the client's own counters from .stats are added.`,
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
 	addOutputFlags(cmd, &o.Output)
+	addCIFlags(cmd, &o.CI, benchQuick)
 	return cmd
+}
+
+// benchQuick is the --quick preset of bench.
+var benchQuick = []Preset{{"big-file-size", "64M"}, {"small-file-count", "20"}}
+
+// benchMeasured lists the phases o will run, and why the others will not.
+func benchMeasured(o bench.Options) ([]string, map[string]string) {
+	var names []string
+	if o.BigFileSize > 0 {
+		names = append(names, "write-big", "read-big")
+	}
+	if o.SmallFileCount > 0 {
+		names = append(names, "write-small", "read-small", "stat")
+	}
+	why := map[string]string{"write-big": "--big-file-size 0", "read-big": "--big-file-size 0",
+		"write-small": "--small-file-count 0", "read-small": "--small-file-count 0", "stat": "--small-file-count 0"}
+	return names, why
 }
 
 func (o *BenchOptions) resolve(app *App) error {
@@ -142,6 +168,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		}
 		return err
 	}
+	ciErr := app.finishCI(res, &o.CI)
 	// Warnings were already shown on stderr as they happened.
 	if werr := app.writeResult(res, &o.Output); werr != nil {
 		return werr
@@ -149,5 +176,5 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if res.Interrupted {
 		return ErrInterrupted
 	}
-	return nil
+	return ciErr
 }
