@@ -204,7 +204,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		}
 	}
 	t0 := time.Now()
-	dropper := newDropper(o, dir, warn)
+	dropper := newDropper(o, os.Geteuid() == 0, warn)
 	res.CacheDrop = dropper.method
 
 	var runErr error
@@ -403,7 +403,7 @@ type dropper struct {
 	warned bool
 }
 
-func newDropper(o Options, dir string, warn func(string, ...any)) *dropper {
+func newDropper(o Options, root bool, warn func(string, ...any)) *dropper {
 	d := &dropper{warn: warn}
 	switch {
 	case o.SkipDropCaches:
@@ -411,7 +411,7 @@ func newDropper(o Options, dir string, warn func(string, ...any)) *dropper {
 		warn("SKIP_DROP_CACHES is set: read phases may be served from the page cache")
 	case o.DropCaches == DropNever:
 		d.method = "none"
-	case os.Geteuid() == 0 || o.DropCaches == DropAlways:
+	case root || o.DropCaches == DropAlways:
 		d.method = "drop_caches"
 	default:
 		d.method = "fadvise"
