@@ -15,7 +15,9 @@ import (
 // GitLab, Jenkins) display as test results.
 const FormatJUnit Format = "junit"
 
-func init() { RegisterFormat(FormatJUnit, func(w io.Writer, r *Result, _ Options) error { return WriteJUnit(w, r) }) }
+func init() {
+	RegisterFormat(FormatJUnit, func(w io.Writer, r *Result, _ Options) error { return WriteJUnit(w, r) })
+}
 
 // JUnit XML elements, as the common schema (Ant/Jenkins/Surefire) has them.
 type (

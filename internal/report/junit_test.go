@@ -49,9 +49,9 @@ type junitDoc struct {
 func junitResult() *Result {
 	return &Result{
 		SchemaVersion: SchemaVersion, Tool: "fsbench", Version: "v1.2.3", Command: "objbench",
-		StartedAt: time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
-		Host:      Host{Name: "ci-runner"},
-		Target:    Target{URL: "http://127.0.0.1:9000/ci", Storage: "minio"},
+		StartedAt:  time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
+		Host:       Host{Name: "ci-runner"},
+		Target:     Target{URL: "http://127.0.0.1:9000/ci", Storage: "minio"},
 		Parameters: Params{{Key: "threads", Value: 4}, {Key: "big_object_size", Value: 16 << 20}},
 		Checks: []Check{
 			{Category: "basic", Name: "put an object", Status: CheckPass},
