@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -58,41 +59,52 @@ func NewRenderer(w io.Writer, f Format, tty, color bool) Renderer {
 }
 
 type tableRenderer struct {
-	w        io.Writer
-	tty      bool
-	p        painter
-	sections []*Section
-	rows     int
-	partial  bool // the cursor is at the end of a partial row
+	w          io.Writer
+	tty        bool
+	p          painter
+	sections   []*Section
+	rows       int  // full rows since the last header
+	needHeader bool // the next row, full or partial, comes after a header
+	partial    bool // the cursor is at the end of a partial row
 }
 
 func (t *tableRenderer) Start(sections []*Section) error {
 	t.sections = sections
+	t.needHeader = true
 	return nil
 }
 
 func (t *tableRenderer) Partial() bool { return t.tty }
 
+// Row writes a full row on its own line, or, on a terminal, a partial row
+// over the current line. The header comes first, and on a terminal again
+// every HeaderEvery full rows; off a terminal it is written once.
 func (t *tableRenderer) Row(r *Row) error {
-	if r.Partial {
-		if !t.tty {
-			return nil
-		}
-		t.partial = true
-		_, err := io.WriteString(t.w, "\r"+t.p.line(r))
-		return err
+	if r.Partial && !t.tty {
+		return nil
 	}
-	var out string
+	var b strings.Builder
 	if t.partial {
-		out = "\r"
+		b.WriteByte('\r')
 		t.partial = false
 	}
-	if t.rows == 0 || (t.tty && t.rows%HeaderEvery == 0) {
+	if t.needHeader {
 		h1, h2 := t.p.header(t.sections)
-		out += h1 + "\n" + h2 + "\n"
+		b.WriteString(h1 + "\n" + h2 + "\n")
+		t.needHeader = false
+		t.rows = 0
 	}
-	t.rows++
-	_, err := io.WriteString(t.w, out+t.p.line(r)+"\n")
+	b.WriteString(t.p.line(r))
+	if r.Partial {
+		t.partial = true
+	} else {
+		b.WriteByte('\n')
+		t.rows++
+		if t.tty && t.rows == HeaderEvery {
+			t.needHeader = true
+		}
+	}
+	_, err := io.WriteString(t.w, b.String())
 	return err
 }
 
