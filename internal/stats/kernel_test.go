@@ -114,8 +114,8 @@ func TestNFSSource(t *testing.T) {
 	}{
 		{"/mnt/nfs", map[string]float64{
 			"nfs.read_bytes": 1210214218, "nfs.write_bytes": 104857600,
-			"nfs.ops":        1298 + 400 + 20 + 120 + 2000 + 300, // NULL is left out
-			"nfs.read.ops":   1298, "nfs.read.rtt_ms": 79386, "nfs.read.exe_ms": 79407,
+			"nfs.ops":      1298 + 400 + 20 + 120 + 2000 + 300, // NULL is left out
+			"nfs.read.ops": 1298, "nfs.read.rtt_ms": 79386, "nfs.read.exe_ms": 79407,
 			"nfs.write.ops": 420, "nfs.write.rtt_ms": 31600, "nfs.write.exe_ms": 31720,
 			"nfs.meta.ops": 2420, "nfs.meta.rtt_ms": 1390, "nfs.meta.exe_ms": 1510,
 		}},
