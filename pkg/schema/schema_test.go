@@ -150,9 +150,13 @@ func TestSchemaRejects(t *testing.T) {
 		"future version":     func(m map[string]any) { m["schema_version"] = 2 },
 		"phase without name": func(m map[string]any) { delete(m["phases"].([]any)[0].(map[string]any), "name") },
 		"negative bytes":     func(m map[string]any) { m["phases"].([]any)[0].(map[string]any)["bytes"] = -1 },
-		"bad grade":          func(m map[string]any) { m["phases"].([]any)[0].(map[string]any)["value"].(map[string]any)["grade"] = "great" },
-		"latency as string":  func(m map[string]any) { m["phases"].([]any)[0].(map[string]any)["latency"].(map[string]any)["p99_us"] = "5ms" },
-		"bad started_at":     func(m map[string]any) { m["started_at"] = "yesterday" },
+		"bad grade": func(m map[string]any) {
+			m["phases"].([]any)[0].(map[string]any)["value"].(map[string]any)["grade"] = "great"
+		},
+		"latency as string": func(m map[string]any) {
+			m["phases"].([]any)[0].(map[string]any)["latency"].(map[string]any)["p99_us"] = "5ms"
+		},
+		"bad started_at": func(m map[string]any) { m["started_at"] = "yesterday" },
 	} {
 		var m map[string]any
 		if err := json.Unmarshal(good, &m); err != nil {
