@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+func TestQuickPreset(t *testing.T) {
+	tests := []struct {
+		args       []string
+		big        int64
+		smallCount int
+		quick      bool
+	}{
+		{[]string{"/mnt", "--quick"}, 64 * units.MiB, 20, true},
+		{[]string{"/mnt", "--quick", "--big-file-size", "8M"}, 8 * units.MiB, 20, true},
+		{[]string{"/mnt", "--small-file-count", "3", "--quick"}, 64 * units.MiB, 3, true},
+		{[]string{"/mnt"}, units.GiB, 100, false},
+	}
+	for _, tt := range tests {
+		o, code, msg := parseBench(t, nil, tt.args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tt.args, code, msg)
+		}
+		if o.BigFileSize != tt.big || o.SmallFileCount != tt.smallCount || o.CI.Quick != tt.quick {
+			t.Errorf("%q: big %d, small count %d", tt.args, o.BigFileSize, o.SmallFileCount)
+		}
+	}
+}
+
+func TestExpectFlags(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.expect", "# team thresholds\nwrite-big >= 100MiB/s # 1 GiB files\n\nstat.p99<5ms\n")
+	bad := write("bad.expect", "errors==0\nstat.p99 < 5 furlongs\n")
+	empty := write("empty.expect", "# nothing yet\n")
+	compareDir := filepath.Join(testenv.RepoRoot(), "testdata", "compare")
+
+	o, code, msg := parseBench(t, nil, "/mnt", "--expect", "errors==0", "--expect-file", good, "--expect", "read-big>1GiB/s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	var got []string
+	for _, e := range o.CI.Exprs {
+		got = append(got, e.String())
+	}
+	if strings.Join(got, " ") != "errors==0 read-big>1GiB/s write-big>=100MiB/s stat.p99<5ms" {
+		t.Errorf("expressions %q", got)
+	}
+	o, code, msg = parseBench(t, nil, "/mnt", "--baseline", filepath.Join(compareDir, "old.json"), "--threshold", "10%", "--baseline-metrics", "throughput,p99")
+	if code != 0 || o.CI.base == nil || *o.CI.Threshold != 10 || strings.Join(o.CI.Kinds, ",") != "throughput,p99" {
+		t.Errorf("baseline: exit %d: %s", code, msg)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--expect", "write-big>=200"}, "a throughput needs a unit"},
+		{[]string{"--expect", "stat>=5MiB/s"}, "stat moves no data"},
+		{[]string{"--expect", "stat.p99<5MiB/s"}, "stat.p99 is a latency"},
+		{[]string{"--expect", "upload>=5MiB/s"}, `bench measures no metric "upload"`},
+		{[]string{"--expect", "functional"}, "bench runs no functional checks"},
+		{[]string{"--expect", "write-big=>5MiB/s"}, "write >= instead of =>"},
+		{[]string{"--expect", "write-big>=5MiB/s", "--big-file-size", "0"}, "write-big is not measured in this run (--big-file-size 0)"},
+		{[]string{"--expect", "stat>=5files/s", "--small-file-count", "0"}, "stat is not measured in this run (--small-file-count 0)"},
+		{[]string{"--expect-file", filepath.Join(dir, "missing")}, "no such file or directory"},
+		{[]string{"--expect-file", bad}, "bad.expect:2: "},
+		{[]string{"--expect-file", empty}, "no expectations in it"},
+		{[]string{"--threshold", "10%"}, "--threshold needs --baseline"},
+		{[]string{"--baseline", filepath.Join(compareDir, "old.json"), "--threshold", "lots"}, "--threshold"},
+		{[]string{"--baseline", filepath.Join(compareDir, "objbench.json")}, `is a "objbench" result, not "bench"`},
+		{[]string{"--baseline", filepath.Join(compareDir, "not-a-result.json")}, "not an fsbench result"},
+		{[]string{"--baseline", filepath.Join(dir, "missing.json")}, "no such file or directory"},
+		{[]string{"--baseline", filepath.Join(compareDir, "old.json"), "--baseline-metrics", "p95"}, "unknown metric kind"},
+	} {
+		_, code, msg := parseBench(t, nil, append([]string{"/mnt"}, tt.args...)...)
+		if code != ExitUsage || !strings.Contains(msg, tt.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", tt.args, code, msg, tt.want)
+		}
+	}
+}
+
+func TestFinishCI(t *testing.T) {
+	app, _, _ := testApp(nil)
+	res := &report.Result{Command: "objbench", Checks: []report.Check{
+		{Category: "basic", Name: "put an object", Status: report.CheckPass},
+		{Category: "sync", Name: "multipart upload", Status: report.CheckNotSupport},
+	}}
+	if err := app.finishCI(res, &CIOptions{}); err != nil {
+		t.Errorf("all checks passed: %v", err)
+	}
+	res.Checks = append(res.Checks, report.Check{Category: "basic", Name: "list objects", Status: report.CheckFailed})
+	err := app.finishCI(res, &CIOptions{})
+	if !errors.Is(err, ErrExpectation) || ExitCode(err) != ExitExpectation || err.Error() != "1 functional checks failed: basic/list objects" {
+		t.Errorf("failed check: %v", err)
+	}
+}
+
+// runFsbench runs the real binary and returns stdout, stderr and exit code.
+func runFsbench(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(testenv.Binary(t), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return out.String(), errb.String(), ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), 0
+}
+
+var smallBench = []string{"-p", "2", "--big-file-size", "4M", "--small-file-count", "5"}
+
+func benchArgs(dir string, extra ...string) []string {
+	return append(append([]string{"bench", dir}, smallBench...), extra...)
+}
+
+// TestCIExitCodes runs the real binary: expectations that hold exit 0, one
+// that fails exits 3 with the result still written, a bad expectation
+// exits 2 before anything touches the storage.
+func TestCIExitCodes(t *testing.T) {
+	dir := t.TempDir()
+
+	stdout, stderr, code := runFsbench(t, benchArgs(dir, "--expect", "write-big>=1KiB/s", "--expect", "stat.p99<1000s", "--expect", "errors==0")...)
+	if code != ExitOK {
+		t.Fatalf("passing expectations: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"EXPECTATION", "write-big>=1KiB/s", "| PASS"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	stdout, stderr, code = runFsbench(t, benchArgs(dir, "--expect", "errors==0", "--expect", "write-big>=1000000TiB/s", "--json")...)
+	if code != ExitExpectation {
+		t.Fatalf("failing expectation: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "fsbench: 1 of 2 expectations failed: write-big>=1000000TiB/s") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	r, err := report.ReadJSON(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatalf("no result written on a failed expectation: %v\n%s", err, stdout)
+	}
+	if len(r.Expectations) != 2 || !r.Expectations[0].Pass || r.Expectations[1].Pass ||
+		r.Expectations[1].Unit != "TiB/s" || r.Expectations[1].Measured <= 0 || !strings.Contains(r.Expectations[1].Reason, "is not >= 1000000 TiB/s") {
+		t.Errorf("expectations in JSON: %+v", r.Expectations)
+	}
+
+	for _, args := range [][]string{
+		{"--expect", "stat>=5MiB/s"},
+		{"--expect", "nonsense>=1MiB/s"},
+		{"--expect", "write-big>>1MiB/s"},
+		{"--expect-file", filepath.Join(dir, "nope")},
+	} {
+		stdout, stderr, code := runFsbench(t, benchArgs(dir, args...)...)
+		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "Run 'fsbench bench --help'") {
+			t.Errorf("%q: exit %d\nstdout %s\nstderr %s", args, code, stdout, stderr)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestCIJUnit checks -o junit from the real binary, with a failing
+// expectation.
+func TestCIJUnit(t *testing.T) {
+	stdout, stderr, code := runFsbench(t, benchArgs(t.TempDir(), "-o", "junit", "--expect", "errors==0", "--expect", "stat.p50<0.000001us")...)
+	if code != ExitExpectation {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc report.JUnitSuites
+	if err := xml.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("not JUnit XML: %v\n%s", err, stdout)
+	}
+	s := doc.Suites[0]
+	if len(doc.Suites) != 1 || s.Tests != 7 || s.Failures != 1 || s.Errors != 0 {
+		t.Fatalf("suite: %d tests, %d failures, %d errors\n%s", s.Tests, s.Failures, s.Errors, stdout)
+	}
+	var names []string
+	for _, c := range s.Cases {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "write-big,read-big,write-small,read-small,stat,errors==0,stat.p50<0.000001us" {
+		t.Errorf("testcases %q", names)
+	}
+	f := s.Cases[6].Failure
+	if f == nil || !strings.Contains(f.Message, "us is not < 1e-06 us") && !strings.Contains(f.Message, "is not < 0.000001 us") {
+		t.Errorf("failure %+v", f)
+	}
+}
+
+// TestCIBaseline compares a run with a saved result: with a threshold too
+// tight for a baseline that is 1000 times faster, it exits 3; against
+// itself with a wide threshold it passes.
+func TestCIBaseline(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(t.TempDir(), "base.json")
+	if _, stderr, code := runFsbench(t, benchArgs(dir, "-q", "--result-file", saved)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(saved)
+	var base report.Result
+	if err := json.Unmarshal(b, &base); err != nil {
+		t.Fatal(err)
+	}
+	for i := range base.Phases {
+		base.Phases[i].Value.Value *= 1000
+	}
+	fast := filepath.Join(t.TempDir(), "fast.json")
+	b, _ = json.Marshal(&base)
+	os.WriteFile(fast, b, 0o644)
+
+	stdout, stderr, code := runFsbench(t, benchArgs(dir, "--baseline", fast, "--threshold", "10%", "--baseline-metrics", "throughput", "--json")...)
+	if code != ExitExpectation {
+		t.Fatalf("regression: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "Baseline comparison:") || !strings.Contains(stderr, "REGRESSION") {
+		t.Errorf("stderr lacks the comparison:\n%s", stderr)
+	}
+	r, err := report.ReadJSON(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Expectations) != 5 || r.Expectations[0].Pass || r.Expectations[0].Metric != "write-big" ||
+		!strings.HasPrefix(r.Expectations[0].Expr, "write-big within 10% of baseline ") {
+		t.Errorf("expectations %+v", r.Expectations)
+	}
+
+	stdout, stderr, code = runFsbench(t, benchArgs(dir, "--baseline", saved, "--threshold", "100000%", "--baseline-metrics", "throughput")...)
+	if code != ExitOK || !strings.Contains(stdout, "no regression beyond 100000% vs baseline") {
+		t.Errorf("no regression: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestCIInterrupt sends SIGINT to a bench with expectations once its run
+// directory has a file: the exit code is 130, not 3, and the partial
+// result (with the expectations) is printed.
+func TestCIInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--big-file-size", "64G", "-p", "1", "--expect", "write-big>=1B/s", "--json")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m, _ := filepath.Glob(filepath.Join(dir, "fsbench-*", "*"))
+		if len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no file appeared in the run directory: %s", errb.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("fsbench did not stop within a minute of SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+		t.Fatalf("exit %d, want 130; stderr: %s", code, errb.String())
+	}
+	r, err := report.ReadJSON(&out)
+	if err != nil {
+		t.Fatalf("no partial result: %v", err)
+	}
+	if !r.Interrupted || len(r.Expectations) != 1 {
+		t.Errorf("interrupted %v, expectations %+v", r.Interrupted, r.Expectations)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
