@@ -335,7 +335,7 @@ func (r *Report) Expectations() []report.Expectation {
 			continue
 		}
 		x := report.Expectation{
-			Expr:   fmt.Sprintf("%s within %s%% of %s", it.Metric, strconv.FormatFloat(t, 'f', -1, 64), base),
+			Expr:   fmt.Sprintf("%s within %s%% of baseline", it.Metric, strconv.FormatFloat(t, 'f', -1, 64)),
 			Metric: it.Metric, Unit: it.Unit, Measured: *it.New,
 		}
 		switch {

@@ -131,7 +131,7 @@ func TestExpectations(t *testing.T) {
 	}
 	x := xs[0]
 	if x.Pass || x.Metric != "write-big" || x.Op != ">=" || x.Want != 180 || x.Measured != 150 || x.Unit != "MiB/s" ||
-		x.Expr != "write-big within 10% of baseline base.json" || x.Reason != "-25.0% vs baseline 200.00 MiB/s" {
+		x.Expr != "write-big within 10% of baseline" || x.Reason != "-25.0% vs baseline 200.00 MiB/s" {
 		t.Errorf("regression expectation %+v", x)
 	}
 	r, _ = Compare(old, old, "base.json", "", Options{Threshold: &ten})
