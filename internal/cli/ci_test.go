@@ -248,7 +248,7 @@ func TestCIBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(r.Expectations) != 5 || r.Expectations[0].Pass || r.Expectations[0].Metric != "write-big" ||
-		!r.Expectations[0].Expr != "write-big within 10% of baseline" {
+		r.Expectations[0].Expr != "write-big within 10% of baseline" {
 		t.Errorf("expectations %+v", r.Expectations)
 	}
 
