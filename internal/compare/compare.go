@@ -215,6 +215,9 @@ type figure struct {
 
 func figures(p report.Phase, kinds []string) []figure {
 	var out []figure
+	if p.Value.Unit == report.CheckNotSupport {
+		return nil // an optional capability the store lacks: nothing measured
+	}
 	l := p.Latency
 	for _, k := range kinds {
 		switch k {
@@ -257,6 +260,10 @@ func (r *Report) onlyOne(p report.Phase, kinds []string, inOld bool) []Item {
 func (r *Report) both(op, np report.Phase, kinds []string) []Item {
 	var out []Item
 	of, nf := figures(op, kinds), figures(np, kinds)
+	if len(of) != len(nf) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s is supported in only one of the results, not compared", op.Name))
+		return nil
+	}
 	for i := range of {
 		a, b := of[i], nf[i]
 		if !a.ok || !b.ok {

@@ -120,6 +120,28 @@ func TestCompareMismatchAndMissing(t *testing.T) {
 	}
 }
 
+func TestCompareNotSupported(t *testing.T) {
+	ns := report.Phase{Name: "chmod", Value: report.Measure{Unit: report.CheckNotSupport}}
+	old := res(phase("chmod", 100, "objects/s", 100, 0), phase("head", 10, "objects/s", 100, 0))
+	new := res(ns, phase("head", 10, "objects/s", 100, 0))
+	r, err := Compare(old, new, "", "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range r.Items {
+		if it.Phase == "chmod" {
+			t.Errorf("compared an unsupported item: %+v", it)
+		}
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "chmod is supported in only one") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	r, _ = Compare(new, new, "", "", Options{})
+	if len(r.Warnings) != 0 || len(r.Items) != 6 {
+		t.Errorf("both unsupported: %q %+v", r.Warnings, r.Items)
+	}
+}
+
 func TestExpectations(t *testing.T) {
 	old := res(phase("write-big", 200, "MiB/s", 1000, 0), phase("stat", 1000, "files/s", 100, 0))
 	new := res(phase("write-big", 150, "MiB/s", 1000, 0), phase("stat", 1000, "files/s", 100, 0))

@@ -153,6 +153,9 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 	if p == nil {
 		return fails(e.Name + " was not measured in this run")
 	}
+	if p.Value.Unit == report.CheckNotSupport {
+		return fails(e.Name + " is not supported by this storage")
+	}
 	var v float64
 	switch e.Stat {
 	case Errors:

@@ -182,6 +182,7 @@ func result() *report.Result {
 			{Name: "stat", Items: 200, Ops: 200, Seconds: 0.1, ItemsPerSec: 2000, OpsPerSec: 2000, Errors: 2,
 				Latency: metrics.Summary{Count: 200, P50: 100, P90: 200, P99: 1234.5678, P999: 5000, Max: 5000}},
 			{Name: "read-small", Incomplete: true, Items: 5, Seconds: 1, ItemsPerSec: 5},
+			{Name: "chmod", Value: report.Measure{Unit: report.CheckNotSupport}},
 		},
 	}
 }
@@ -214,6 +215,7 @@ func TestEval(t *testing.T) {
 		{"read-small>=1files/s", false, 5, "files/s", "did not complete"},
 		{"read-big>=1MiB/s", false, 0, "MiB/s", "read-big was not measured in this run"},
 		{"functional", false, 0, "failed checks", "no functional checks were run"},
+		{"chmod>=1ops/s", false, 0, "ops/s", "chmod is not supported by this storage"},
 	}
 	res := result()
 	for _, tt := range tests {
