@@ -118,7 +118,9 @@ Exit codes:
 // commands lists every subcommand's constructor, in help order.
 var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
+	newObjbenchCmd,
 	newStatsCmd,
+	newProfileCmd,
 	newCompareCmd,
 }
 

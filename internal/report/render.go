@@ -195,6 +195,9 @@ func anySlice(s []string) []any {
 
 // FormatMeasure prints a value with the precision JuiceFS uses for its unit.
 func FormatMeasure(m Measure) string {
+	if m.Unit == CheckNotSupport {
+		return m.Unit // an item the storage cannot do (objbench: chmod on S3)
+	}
 	prec := 2
 	if strings.HasPrefix(m.Unit, "files/") || strings.HasPrefix(m.Unit, "objects/") || strings.HasPrefix(m.Unit, "ops/") {
 		prec = 1

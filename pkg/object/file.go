@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -34,14 +35,14 @@ func OpenFile(rawURL string) (Storage, error) {
 	if strings.HasPrefix(rawURL, "file://") {
 		u, err := url.Parse(rawURL)
 		if err != nil || (u.Host != "" && u.Host != "localhost") {
-			return nil, fmt.Errorf("invalid file URL %q: want file:///PATH", RedactURL(rawURL))
+			return nil, configErr("invalid file URL %q: want file:///PATH", RedactURL(rawURL))
 		}
 		p = u.Path
 	} else if strings.Contains(rawURL, "://") {
-		return nil, fmt.Errorf("%q is a URL, not a directory: give --storage for object stores (e.g. --storage s3)", RedactURL(rawURL))
+		return nil, configErr("%q is a URL, not a directory: give --storage for object stores (e.g. --storage s3)", RedactURL(rawURL))
 	}
 	if p == "" {
-		return nil, errors.New("file: empty path")
+		return nil, configErr("file: empty path")
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -111,7 +112,7 @@ func (s *fileStore) Put(ctx context.Context, key string, data io.ReadSeeker) err
 	if err != nil {
 		return opErr("put", key, err)
 	}
-	_, err = io.Copy(f, &ctxReader{ctx: ctx, r: data})
+	err = copyData(ctx, f, data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -129,19 +130,6 @@ func randomSuffix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// ctxReader stops a copy when its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 func (s *fileStore) Get(ctx context.Context, key string, off, limit int64) (io.ReadCloser, error) {
@@ -286,4 +274,37 @@ func (s *fileStore) Chtimes(ctx context.Context, key string, mtime time.Time) er
 		return err
 	}
 	return opErr("chtimes", key, os.Chtimes(p, mtime, mtime))
+}
+
+// copyBufs are the buffers of copyData, shared by all stores.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// copyData copies src to dst without allocating: straight from a reader
+// that holds its data (bytes.Reader, strings.Reader), otherwise through a
+// pooled buffer, checking ctx between chunks.
+func copyData(ctx context.Context, dst io.Writer, src io.Reader) error {
+	if wt, ok := src.(io.WriterTo); ok {
+		_, err := wt.WriteTo(dst)
+		return err
+	}
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := io.ReadFull(src, buf)
+		if n > 0 {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
 }

@@ -48,20 +48,20 @@ func parseNFSURL(raw string) (host, p string, err error) {
 	if strings.HasPrefix(raw, "nfs://") {
 		u, perr := url.Parse(raw)
 		if perr != nil || u.Host == "" || u.User != nil {
-			return "", "", fmt.Errorf("invalid nfs URL %q: want nfs://HOST/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
+			return "", "", configErr("invalid nfs URL %q: want nfs://HOST/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
 		}
 		if u.Port() != "" {
-			return "", "", fmt.Errorf("invalid nfs URL %q: no port: the server's ports are found through its portmapper", shown)
+			return "", "", configErr("invalid nfs URL %q: no port: the server's ports are found through its portmapper", shown)
 		}
 		host, p = u.Hostname(), u.Path
 	} else if h, rest, ok := strings.Cut(raw, ":/"); ok && h != "" && !strings.Contains(h, "/") {
 		host, p = h, "/"+rest
 	} else {
-		return "", "", fmt.Errorf("invalid nfs URL %q: want nfs://HOST/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
+		return "", "", configErr("invalid nfs URL %q: want nfs://HOST/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
 	}
 	p = path.Clean("/" + p)
 	if p == "/" {
-		return "", "", fmt.Errorf("invalid nfs URL %q: no export path", shown)
+		return "", "", configErr("invalid nfs URL %q: no export path", shown)
 	}
 	return host, p, nil
 }
@@ -95,7 +95,7 @@ func openNFS(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
 	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort(host, "111"))
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("nfs %s: portmapper unreachable: %w", host, errors.Unwrap(err))
+		return nil, fmt.Errorf("nfs %s: portmapper unreachable: %w", host, err)
 	}
 	conn.Close()
 
@@ -257,7 +257,7 @@ func (s *nfsStore) Put(ctx context.Context, key string, data io.ReadSeeker) erro
 		if err != nil {
 			return nfsErr("put", key, err)
 		}
-		_, err = io.Copy(f, &ctxReader{ctx: ctx, r: data})
+		err = copyData(ctx, f, data)
 		if err == nil {
 			err = f.Close() // COMMIT
 		}

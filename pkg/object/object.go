@@ -199,3 +199,14 @@ func ctxErr(ctx context.Context, op, key string) error {
 	}
 	return nil
 }
+
+// ConfigError is returned by Open when what it was given cannot work: a URL
+// of the wrong form, an unknown option value, missing credentials. Nothing
+// was contacted; the caller should fix its input.
+type ConfigError struct{ msg string }
+
+func (e *ConfigError) Error() string { return e.msg }
+
+func configErr(format string, args ...any) error {
+	return &ConfigError{msg: fmt.Sprintf(format, args...)}
+}

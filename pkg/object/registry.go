@@ -2,6 +2,7 @@ package object
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -100,7 +101,7 @@ func Names() []string {
 
 // ErrUnknownDriver is wrapped by Open's error for a storage type no driver
 // serves.
-var ErrUnknownDriver = fmt.Errorf("unknown storage type")
+var ErrUnknownDriver = errors.New("unknown storage type")
 
 // Open opens the store of the given type (driver name) at rawURL.
 func Open(ctx context.Context, storageType, rawURL string, cfg Config) (Storage, error) {

@@ -86,11 +86,11 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 		}
 	}
 	if (ak == "") != sk.IsZero() && !cfg.Anonymous {
-		return nil, fmt.Errorf("%s: an access key needs a secret key and a secret key an access key", p.name)
+		return nil, configErr("%s: an access key needs a secret key and a secret key an access key", p.name)
 	}
 	useChain := ak == "" && !cfg.Anonymous
 	if useChain && !p.awsChain {
-		return nil, fmt.Errorf("%s: no credentials: give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or %s and %s, or use --anonymous",
+		return nil, configErr("%s: no credentials: give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or %s and %s, or use --anonymous",
 			p.name, strings.Join(p.accessEnv, "/"), strings.Join(p.secretEnv, "/"))
 	}
 
@@ -150,7 +150,7 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
 		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
 	default:
-		return nil, fmt.Errorf("invalid checksum mode %q (want when-required or when-supported)", cfg.Checksum)
+		return nil, configErr("invalid checksum mode %q (want when-required or when-supported)", cfg.Checksum)
 	}
 
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
@@ -188,14 +188,14 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 	if cfg.CACertFile != "" {
 		pem, err := os.ReadFile(cfg.CACertFile)
 		if err != nil {
-			return nil, fmt.Errorf("CA certificate: %w", err)
+			return nil, configErr("CA certificate: %v", err)
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA certificate %s: no PEM certificate found", cfg.CACertFile)
+			return nil, configErr("CA certificate %s: no PEM certificate found", cfg.CACertFile)
 		}
 		tlsConf.RootCAs = pool
 	}

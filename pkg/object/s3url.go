@@ -1,7 +1,6 @@
 package object
 
 import (
-	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -148,11 +147,11 @@ func RedactURL(raw string) string {
 func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
 	shown := RedactURL(rawURL)
 	if !strings.Contains(rawURL, "://") {
-		return nil, fmt.Errorf("invalid %s URL %q: want one of %s", p.name, shown, strings.Join(p.forms, ", "))
+		return nil, configErr("invalid %s URL %q: want one of %s", p.name, shown, strings.Join(p.forms, ", "))
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("invalid %s URL %q", p.name, shown)
+		return nil, configErr("invalid %s URL %q", p.name, shown)
 	}
 	t := &s3Target{}
 	if u.User != nil {
@@ -163,13 +162,13 @@ func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
 		u.User = nil
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("invalid %s URL %q: query strings and fragments are not used", p.name, shown)
+		return nil, configErr("invalid %s URL %q: query strings and fragments are not used", p.name, shown)
 	}
 	path := strings.TrimPrefix(u.Path, "/")
 	switch strings.ToLower(u.Scheme) {
 	case "s3":
 		if p.name != "s3" {
-			return nil, fmt.Errorf("invalid %s URL %q: s3:// URLs are for --storage s3", p.name, shown)
+			return nil, configErr("invalid %s URL %q: s3:// URLs are for --storage s3", p.name, shown)
 		}
 		t.scheme = "https"
 		t.bucket = u.Host
@@ -179,10 +178,10 @@ func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
 		t.scheme = strings.ToLower(u.Scheme)
 		host := u.Host
 		if host == "" {
-			return nil, fmt.Errorf("invalid %s URL %q: no host", p.name, shown)
+			return nil, configErr("invalid %s URL %q: no host", p.name, shown)
 		}
 		if _, port, err := net.SplitHostPort(host); err == nil && port == "" {
-			return nil, fmt.Errorf("invalid %s URL %q: empty port", p.name, shown)
+			return nil, configErr("invalid %s URL %q: empty port", p.name, shown)
 		}
 		if p.virtualHost != nil {
 			if b, ep, region, ok := p.virtualHost(strings.ToLower(u.Hostname())); ok {
@@ -198,10 +197,10 @@ func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
 		t.endpoint = t.scheme + "://" + host
 		t.bucket, t.prefix, _ = strings.Cut(path, "/")
 	default:
-		return nil, fmt.Errorf("invalid %s URL %q: scheme %q not supported (want one of %s)", p.name, shown, u.Scheme, strings.Join(p.forms, ", "))
+		return nil, configErr("invalid %s URL %q: scheme %q not supported (want one of %s)", p.name, shown, u.Scheme, strings.Join(p.forms, ", "))
 	}
 	if t.bucket == "" {
-		return nil, fmt.Errorf("invalid %s URL %q: no bucket (want one of %s)", p.name, shown, strings.Join(p.forms, ", "))
+		return nil, configErr("invalid %s URL %q: no bucket (want one of %s)", p.name, shown, strings.Join(p.forms, ", "))
 	}
 	if t.prefix != "" && !strings.HasSuffix(t.prefix, "/") {
 		t.prefix += "/"
@@ -216,7 +215,7 @@ func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
 	case "virtual":
 		t.virtual = true
 	default:
-		return nil, fmt.Errorf("invalid addressing style %q (want path or virtual)", addressing)
+		return nil, configErr("invalid addressing style %q (want path or virtual)", addressing)
 	}
 	return t, nil
 }

@@ -1,0 +1,351 @@
+// Package objbench is `fsbench objbench`: it checks that an object store
+// behaves as a storage backend must (JuiceFS objbench's functional checks
+// and a few more), then measures it (JuiceFS's ten performance items),
+// through pkg/object. It knows nothing of the command line.
+package objbench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/pkg/object"
+)
+
+// Options are the parameters of one objbench run.
+type Options struct {
+	Storage string // driver name: s3, minio, cos, file, nfs
+	URL     string
+	Object  object.Config
+
+	BlockSize       int64 // size of each object of the "big object"
+	BigObjectSize   int64 // uploaded in BlockSize objects
+	SmallObjectSize int64
+	SmallObjects    int
+	Threads         int
+
+	SkipFunctional bool
+	Keep           bool // keep the run's objects
+	// BigCheckSize is the size of the "put a big object" check (256 MiB
+	// by default, as JuiceFS).
+	BigCheckSize int64
+
+	Hooks Hooks
+}
+
+// Hooks let the caller show progress; all are optional.
+type Hooks struct {
+	// Info is told of the run's stages ("Start Functional Testing ...").
+	Info func(msg string)
+	// Warn is told of every warning, which is also kept in the result.
+	Warn func(msg string)
+	// ItemStart is called before a performance item with the number of
+	// objects it will do and a function returning how many are done;
+	// ItemEnd after it.
+	ItemStart func(title string, total int64, poll func() int64)
+	ItemEnd   func(title string)
+	// Check is called after each functional check.
+	Check func(c report.Check)
+}
+
+// Defaults are JuiceFS objbench's defaults.
+func Defaults() Options {
+	return Options{
+		Storage:         "file",
+		BlockSize:       4 * units.MiB,
+		BigObjectSize:   units.GiB,
+		SmallObjectSize: 128 * units.KiB,
+		SmallObjects:    100,
+		Threads:         4,
+		BigCheckSize:    256 * units.MiB,
+	}
+}
+
+// Limits of the options.
+const (
+	maxThreads   = 1024
+	maxBlockSize = units.GiB
+	maxObjects   = 1_000_000
+)
+
+// Validate checks the options before anything is opened. Its errors are the
+// user's to fix.
+func (o *Options) Validate() error {
+	switch {
+	case o.URL == "":
+		return errors.New("a storage URL (or directory) is required")
+	case o.Threads < 1 || o.Threads > maxThreads:
+		return fmt.Errorf("--threads must be between 1 and %d (got %d)", maxThreads, o.Threads)
+	case o.BlockSize <= 0 || o.BlockSize > maxBlockSize:
+		return fmt.Errorf("--block-size must be more than 0 and at most %s", units.FormatBytes(maxBlockSize))
+	case o.BigObjectSize <= 0:
+		return errors.New("--big-object-size must be more than 0")
+	case o.SmallObjectSize <= 0 || o.SmallObjectSize > maxBlockSize:
+		return fmt.Errorf("--small-object-size must be more than 0 and at most %s", units.FormatBytes(maxBlockSize))
+	case o.SmallObjects < 1 || o.SmallObjects > maxObjects:
+		return fmt.Errorf("--small-objects must be between 1 and %d (got %d)", maxObjects, o.SmallObjects)
+	case o.bigCount() > maxObjects:
+		return fmt.Errorf("--big-object-size / --block-size makes %d objects, more than %d", o.bigCount(), maxObjects)
+	case o.BigCheckSize < 0:
+		return errors.New("the big-object check size must not be negative")
+	}
+	return nil
+}
+
+func (o *Options) bigCount() int64 { return (o.BigObjectSize + o.BlockSize - 1) / o.BlockSize }
+
+// Error is a failure of the run, naming the stage it happened in.
+type Error struct {
+	Stage string // open, prepare, functional, performance
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Stage + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrBadInput is wrapped by errors the user can fix by changing the command
+// line: an unknown storage type, a URL that does not parse.
+var ErrBadInput = errors.New("bad input")
+
+type badInput struct{ err error }
+
+func (b *badInput) Error() string   { return b.err.Error() }
+func (b *badInput) Unwrap() []error { return []error{ErrBadInput, b.err} }
+
+// run is the state of one run.
+type run struct {
+	o      Options
+	res    *report.Result
+	base   object.Storage // the store as given
+	store  object.Storage // base under the run's own prefix
+	prefix string
+	src    *source
+	// workers hold one buffer and the histograms of each thread.
+	workers    []*worker
+	hist, ttfb *metrics.Histogram
+}
+
+// Run checks and measures the store, filling res. It returns the result
+// measured so far with any error; on cancellation (Ctrl-C) res is marked
+// interrupted and the error wraps ctx.Err(). Every key it writes is under
+// a new prefix, removed at the end unless Keep is set; nothing else in the
+// bucket is written or deleted.
+func Run(ctx context.Context, o Options, res *report.Result) error {
+	if err := o.Validate(); err != nil {
+		return &badInput{err}
+	}
+	r := &run{o: o, res: res}
+	if o.Threads > o.SmallObjects || int64(o.Threads) > o.bigCount() {
+		n := min(int64(o.SmallObjects), o.bigCount())
+		r.warn("%d threads are more than the objects to move; using %d", o.Threads, n)
+		r.o.Threads = int(n)
+	}
+	if r.o.Object.Threads == 0 {
+		r.o.Object.Threads = r.o.Threads
+	}
+	o = r.o
+	res.Target = report.Target{Storage: o.Storage, URL: object.RedactURL(o.URL)}
+	res.Parameters = o.params()
+
+	octx, cancel := context.WithTimeout(ctx, 3*timeoutOf(o.Object))
+	base, err := object.Open(octx, o.Storage, o.URL, o.Object)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return ctx.Err()
+		}
+		if errors.Is(err, object.ErrUnknownDriver) || isParseError(err) {
+			return &badInput{err}
+		}
+		return &Error{"open", err}
+	}
+	defer base.Close()
+	r.base = base
+	res.Target.URL = base.String()
+
+	r.prefix = newPrefix()
+	if err := r.prepare(ctx); err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return ctx.Err()
+		}
+		return &Error{"prepare", err}
+	}
+	r.store = object.WithPrefix(base, r.prefix)
+	r.src = newSource(randomUint64())
+	r.newWorkers()
+	defer r.cleanup(ctx)
+
+	if !o.SkipFunctional {
+		r.info("Start Functional Testing ...")
+		r.functional(ctx)
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return ctx.Err()
+		}
+	}
+	r.info("Start Performance Testing ...")
+	r.performance(ctx)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+		return ctx.Err()
+	}
+	return nil
+}
+
+func timeoutOf(c object.Config) time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return 10 * time.Second
+}
+
+// isParseError tells the errors of object.Open that come from reading the
+// URL rather than from reaching the store.
+func isParseError(err error) bool {
+	var ce *object.ConfigError
+	return errors.As(err, &ce)
+}
+
+func (r *run) info(msg string) {
+	if r.o.Hooks.Info != nil {
+		r.o.Hooks.Info(msg)
+	}
+}
+
+func (r *run) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.res.Warnings = append(r.res.Warnings, msg)
+	if r.o.Hooks.Warn != nil {
+		r.o.Hooks.Warn(msg)
+	}
+}
+
+// newPrefix is the run's own key prefix: a name no other run and no user
+// object has.
+func newPrefix() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("fsbench-objbench-%s-%d-%s/", sanitize(host), time.Now().Unix(), hex.EncodeToString(b[:]))
+}
+
+func sanitize(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			out[i] = '-'
+		}
+	}
+	if len(out) > 24 {
+		out = out[:24]
+	}
+	return string(out)
+}
+
+func randomUint64() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// prepare makes sure the bucket exists and the credentials work, within
+// bounded time, before anything is written: a wrong secret, an unknown
+// bucket or an unreachable endpoint fails here with one clear error.
+func (r *run) prepare(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, 3*timeoutOf(r.o.Object))
+	defer cancel()
+	page, err := r.base.List(pctx, object.ListOptions{Prefix: r.prefix, Limit: 1})
+	switch {
+	case err == nil:
+		if len(page.Objects)+len(page.Prefixes) > 0 {
+			return fmt.Errorf("prefix %s is already in use", r.prefix)
+		}
+		return nil
+	case errors.Is(err, object.ErrNoBucket):
+		if cerr := r.base.Create(pctx); cerr != nil {
+			return fmt.Errorf("%w, and creating it failed: %w", err, cerr)
+		}
+		r.warn("created bucket %s (it is left in place)", r.base.String())
+		return nil
+	case errors.Is(err, object.ErrAccess):
+		return fmt.Errorf("%w (check the access key, secret key and their permissions)", err)
+	}
+	return err
+}
+
+// cleanup deletes every key under the run's prefix, deepest first, and the
+// prefix itself (a directory on file systems). It runs after Ctrl-C too,
+// with a context of its own.
+func (r *run) cleanup(parent context.Context) {
+	if r.o.Keep {
+		r.warn("keeping the benchmark's objects under %s (--keep)", r.store.String())
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 2*time.Minute)
+	defer cancel()
+	var keys []string
+	opt := object.ListOptions{}
+	for range maxObjects {
+		page, err := r.store.List(ctx, opt)
+		if err != nil {
+			r.warn("clean up %s: %v", r.store.String(), err)
+			return
+		}
+		for _, o := range page.Objects {
+			keys = append(keys, o.Key)
+		}
+		if !page.Truncated {
+			break
+		}
+		opt.StartAfter = page.Next
+	}
+	failed := 0
+	var first error
+	for i := len(keys) - 1; i >= 0; i-- {
+		if err := r.store.Delete(ctx, keys[i]); err != nil {
+			failed++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if err := r.store.Delete(ctx, ""); err != nil && first == nil {
+		first = err
+	}
+	if first != nil {
+		r.warn("clean up %s: %d objects left: %v", r.store.String(), failed, first)
+	}
+}
+
+func (o *Options) params() report.Params {
+	return report.Params{
+		{Key: "storage", Label: "", Value: o.Storage},
+		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
+		{Key: "big_object_size", Label: "BigObjectSize", Value: o.BigObjectSize, Display: units.FormatBytes(o.BigObjectSize)},
+		{Key: "small_object_size", Label: "SmallObjectSize", Value: o.SmallObjectSize, Display: units.FormatBytes(o.SmallObjectSize)},
+		{Key: "small_objects", Label: "SmallObjects", Value: o.SmallObjects, Display: strconv.Itoa(o.SmallObjects)},
+		{Key: "threads", Label: "NumThreads", Value: o.Threads, Display: strconv.Itoa(o.Threads)},
+		{Key: "skip_functional_tests", Label: "", Value: o.SkipFunctional},
+		{Key: "retries", Label: "", Value: o.Object.Retries},
+		{Key: "checksum", Label: "", Value: checksumOf(o.Object)},
+		{Key: "storage_class", Label: "", Value: o.Object.StorageClass},
+	}
+}
+
+func checksumOf(c object.Config) string {
+	if c.Checksum == "" {
+		return "when-required"
+	}
+	return c.Checksum
+}

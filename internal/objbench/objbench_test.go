@@ -1,0 +1,97 @@
+package objbench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.StopServers()
+	os.Exit(code)
+}
+
+// small returns options for a quick run against url.
+func small(storage, url string) Options {
+	o := Defaults()
+	o.Storage, o.URL = storage, url
+	o.BigObjectSize = 16 * units.MiB
+	o.BlockSize = units.MiB
+	o.SmallObjects = 20
+	o.SmallObjectSize = 16 * units.KiB
+	o.BigCheckSize = 8 * units.MiB
+	o.Threads = 2
+	return o
+}
+
+func checkResult(t *testing.T, res *report.Result, wantFS bool) {
+	t.Helper()
+	for _, c := range res.Checks {
+		switch c.Status {
+		case report.CheckFailed:
+			t.Errorf("check %s/%s failed: %s", c.Category, c.Name, c.Reason)
+		case report.CheckNotSupport:
+			fsCheck := strings.HasPrefix(c.Name, "change")
+			if fsCheck == wantFS {
+				t.Errorf("check %s: not supported", c.Name)
+			}
+		}
+	}
+	if len(res.Checks) < 16 {
+		t.Errorf("%d checks, want at least JuiceFS's 16", len(res.Checks))
+	}
+	var names []string
+	for _, p := range res.Phases {
+		names = append(names, p.Name)
+		if p.Errors > 0 {
+			t.Errorf("%s: %d errors: %v", p.Name, p.Errors, p.ErrorSamples)
+		}
+		fs := p.Name == "chmod" || p.Name == "chown" || p.Name == "chtimes"
+		if fs && !wantFS {
+			if p.Value.Unit != report.CheckNotSupport {
+				t.Errorf("%s: value %v, want not support", p.Name, p.Value)
+			}
+			continue
+		}
+		if p.Ops == 0 || p.Value.Value <= 0 || p.Latency.Count != p.Ops {
+			t.Errorf("%s: ops %d, value %v, latency samples %d", p.Name, p.Ops, p.Value, p.Latency.Count)
+		}
+	}
+	want := "upload,download,put-small,get-small,list,head,delete,chmod,chown,chtimes"
+	if got := strings.Join(names, ","); got != want {
+		t.Errorf("phases %s, want %s", got, want)
+	}
+	if d := res.FindPhase("download"); d == nil || d.TTFB == nil || d.TTFB.Count != d.Ops {
+		t.Errorf("download has no time to first byte per object")
+	}
+	if up := res.FindPhase("upload"); up != nil && up.Bytes != 16*units.MiB {
+		t.Errorf("upload moved %d bytes, want 16 MiB", up.Bytes)
+	}
+}
+
+func TestRunFile(t *testing.T) {
+	dir := t.TempDir()
+	// Something of the user's that must survive.
+	if err := os.WriteFile(filepath.Join(dir, "precious"), []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := &report.Result{}
+	if err := Run(context.Background(), small("file", dir), res); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkResult(t, res, true)
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != "precious" {
+		t.Errorf("after the run the directory holds %v, want only precious", ents)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "precious")); string(b) != "keep me" {
+		t.Errorf("precious was changed: %q", b)
+	}
+}
