@@ -120,7 +120,6 @@ var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
 	newObjbenchCmd,
 	newStatsCmd,
-	newProfileCmd,
 	newCompareCmd,
 }
 
