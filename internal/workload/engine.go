@@ -35,6 +35,17 @@ const (
 	Stat
 	// Unlink removes each file.
 	Unlink
+	// The kinds below exist only in the general mode (Phase.Targets set);
+	// see ops.go for what one operation of each is.
+	Mixed   // block reads and writes in one phase, ReadPct percent reads
+	Create  // create a file (it must not exist), write FileSize bytes, close
+	Open    // open and close a file
+	Mkdir   // create a directory
+	Rmdir   // remove an empty directory
+	Rename  // rename a file to a new name, or back (two operations a pair)
+	Chmod   // change a file's mode (alternately 0644 and 0640)
+	Utime   // set a file's access and modification times to now
+	Readdir // open a directory, read all its entries, close it
 )
 
 func (k Kind) String() string {
@@ -47,6 +58,9 @@ func (k Kind) String() string {
 		return "stat"
 	case Unlink:
 		return "unlink"
+	}
+	if n, ok := extKindNames[k]; ok {
+		return n
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -63,6 +77,30 @@ type Phase struct {
 	// PerFile records one latency sample per file (open to close) instead
 	// of one per read or write call.
 	PerFile bool
+
+	// The fields below select the engine's general mode (ops.go): workers
+	// share a set of Targets instead of naming their own files, and a phase
+	// may be limited by time or count, use random offsets, mix reads and
+	// writes, or run open-loop at a fixed rate. Their zero values keep the
+	// per-file loop above, which the default bench uses.
+	Targets *Targets
+	Access  Access // offsets within a file: Sequential or Random
+	Select  Access // order in which a worker takes its targets
+	ReadPct int    // Mixed: percentage of reads
+	// Ops limits the phase to this many operations across all workers; 0
+	// with no Duration is one pass: every target once (every block once).
+	Ops      int64
+	Duration time.Duration // time limit, after Warmup
+	Warmup   time.Duration // run this long before measuring
+	// Rate makes the phase open-loop: operations are scheduled at this many
+	// per second across the workers, and latency is the response time from
+	// the scheduled start (Result.Service holds the service time).
+	Rate float64
+	// Interval, if set, has the phase cut its measurement into intervals
+	// (Result.Series) and call OnInterval at the end of each, from a
+	// goroutine of its own.
+	Interval   time.Duration
+	OnInterval func(Sample)
 }
 
 // Config is what stays the same across the phases of a run.
@@ -81,8 +119,9 @@ type Config struct {
 
 // Event is one file operation, as told to a Tracer.
 type Event struct {
-	Op     string // create, open, write, read, fsync, close, stat, unlink, mkdir, rmdir
+	Op     string // create, open, write, read, fsync, close, stat, unlink, mkdir, rmdir, rename, chmod, utime, readdir
 	Path   string
+	To     string // rename: the new path
 	Offset int64
 	Size   int64 // bytes asked for
 	Done   int64 // bytes transferred (read, write)
@@ -110,6 +149,11 @@ type Result struct {
 	Hist       *metrics.Histogram
 	Incomplete bool
 	Samples    []string // the first error messages
+	// Service is the service time of each operation (from its actual
+	// start) in an open-loop phase, where Hist is the response time (from
+	// its scheduled start); nil otherwise.
+	Service *metrics.Histogram
+	Series  []Sample // per Interval, when the phase asked for it
 }
 
 // Engine runs phases. It owns one aligned buffer per worker, reused by
@@ -131,6 +175,7 @@ type worker struct {
 	hist                    *metrics.Histogram
 	ops, items, bytes, errs int64
 	samples                 []string
+	x                       *opsWorker // state of the general mode, made on first use
 }
 
 // New prepares an engine for phases whose blocks are at most maxBlock bytes.
@@ -192,21 +237,41 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	start := make(chan struct{})
 	var ready sync.WaitGroup
 	ready.Add(len(e.workers))
+	general := p.Targets != nil
+	var clk *clock
+	if general {
+		var err error
+		if clk, err = e.prepareOps(&p, gctx.Done()); err != nil {
+			return &Result{Phase: p, Workers: len(e.workers), Hist: metrics.NewHistogram(), Incomplete: true}, err
+		}
+	}
 	for _, w := range e.workers {
 		w.reset()
 		g.Go(func() error {
 			ready.Done()
 			<-start
+			if general {
+				return e.runOps(w, &p, &stop, clk)
+			}
 			return e.runWorker(w, &p, &stop)
 		})
 	}
 	ready.Wait()
 	t0 := time.Now()
+	var series *seriesCollector
+	if general {
+		clk.start(t0, &p)
+		series = e.startSeries(&p, clk)
+		defer series.stop()
+	}
 	close(start)
 	err := g.Wait()
 	elapsed := time.Since(t0)
 
 	res := &Result{Phase: p, Workers: len(e.workers), Elapsed: elapsed, Hist: metrics.NewHistogram()}
+	if general {
+		e.finishOps(res, clk, series)
+	}
 	for _, w := range e.workers {
 		res.Ops += w.ops
 		res.Items += w.items

@@ -1,0 +1,261 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestPermIsPermutation(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []uint64{1, 2, 3, 7, 64, 100, 1000, 4097} {
+		var p perm
+		p.init(n, r)
+		seen := make([]bool, n)
+		for i := uint64(0); i < n; i++ {
+			v := p.next()
+			if v >= n || seen[v] {
+				t.Fatalf("n=%d: value %d repeated or out of range at step %d", n, v, i)
+			}
+			seen[v] = true
+		}
+	}
+}
+
+func TestBuckets(t *testing.T) {
+	for _, v := range []int64{0, 1, 63, 64, 65, 1000, 123456, 1e9, 3e12, 1 << 50} {
+		i := bucketOf(v)
+		if i < 0 || i >= nBuckets {
+			t.Fatalf("bucketOf(%d) = %d", v, i)
+		}
+		mid := bucketMid(i)
+		want := float64(min(v, maxValue))
+		if d := (mid - want) / max(want, 1); d > 0.02 || d < -0.02 {
+			t.Errorf("bucketMid(bucketOf(%d)) = %.0f, more than 2%% off", v, mid)
+		}
+	}
+}
+
+func jobNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "job." + strconv.Itoa(i)
+	}
+	return out
+}
+
+func generalEngine(t *testing.T, workers int, verify bool, tr Tracer) (*Engine, string) {
+	dir := t.TempDir()
+	return New(Config{Dir: dir, Workers: workers, Verify: verify, Seed: 3, Tracer: tr}, 64<<10), dir
+}
+
+// Random writes of a fresh file touch every block once (one pass); reads
+// with another transfer size and random offsets verify the data.
+func TestRandomWriteThenVerifyOtherSize(t *testing.T) {
+	e, dir := generalEngine(t, 2, true, nil)
+	tg := e.NewTargets(dir, jobNames(2))
+	w := Phase{Name: "randwrite", Title: "randwrite", Kind: Write, Access: Random, Targets: tg, FileSize: 256 << 10, BlockSize: 16 << 10}
+	r, err := e.Run(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Ops != 2*16 || r.Bytes != 2*256<<10 || r.Items != 2 {
+		t.Fatalf("randwrite = ops %d bytes %d items %d", r.Ops, r.Bytes, r.Items)
+	}
+	for _, n := range jobNames(2) {
+		if st, err := os.Stat(filepath.Join(dir, n)); err != nil || st.Size() != 256<<10 {
+			t.Fatalf("%s: %v %v", n, st, err)
+		}
+	}
+	rd := Phase{Name: "randread", Title: "randread", Kind: Read, Access: Random, Targets: tg, FileSize: 256 << 10, BlockSize: 4 << 10}
+	r, err = e.Run(context.Background(), rd)
+	if err != nil || r.Errors != 0 || r.Ops != 2*64 {
+		t.Fatalf("randread = %+v, %v", r, err)
+	}
+	// Corrupt a byte: verify finds it.
+	f := filepath.Join(dir, "job.1")
+	b, _ := os.ReadFile(f)
+	b[77777] ^= 1
+	os.WriteFile(f, b, 0o644)
+	r, err = e.Run(context.Background(), rd)
+	if err != nil || r.Errors != 1 {
+		t.Fatalf("after corruption: errors %d, %v", r.Errors, err)
+	}
+	// Mixed, 50% reads, by count.
+	mx := rd
+	mx.Kind, mx.ReadPct, mx.Ops = Mixed, 50, 100
+	r, err = e.Run(context.Background(), mx)
+	if err != nil || r.Ops != 100 {
+		t.Fatalf("mixed = ops %d, %v", r.Ops, err)
+	}
+}
+
+func TestTimeLimitStops(t *testing.T) {
+	e, dir := generalEngine(t, 2, false, nil)
+	tg := e.NewTargets(dir, jobNames(2))
+	var got []Sample
+	p := Phase{Title: "seqwrite", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10,
+		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Interval: 100 * time.Millisecond,
+		OnInterval: func(s Sample) { got = append(got, s) }}
+	t0 := time.Now()
+	r, err := e.Run(context.Background(), p)
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Generous bounds: it must stop, not be fast.
+	if took < 400*time.Millisecond || took > 10*time.Second {
+		t.Errorf("a 100ms+300ms phase took %v", took)
+	}
+	if r.Elapsed < 300*time.Millisecond || r.Elapsed > 10*time.Second {
+		t.Errorf("measured %v, want about 300ms", r.Elapsed)
+	}
+	if r.Ops == 0 || r.Hist.Count() != r.Ops {
+		t.Errorf("ops %d, histogram %d", r.Ops, r.Hist.Count())
+	}
+	if len(r.Series) < 2 || len(r.Series) != len(got) {
+		t.Fatalf("series %d samples, callback %d", len(r.Series), len(got))
+	}
+	var ops int64
+	for _, s := range r.Series {
+		ops += s.Ops
+	}
+	if ops != r.Ops {
+		t.Errorf("series adds to %d ops, total %d", ops, r.Ops)
+	}
+
+	// Cancellation stops a long phase too.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	p.Duration, p.Interval, p.OnInterval = time.Hour, 0, nil
+	t0 = time.Now()
+	r, err = e.Run(ctx, p)
+	if !errors.Is(err, context.DeadlineExceeded) || !r.Incomplete || time.Since(t0) > 10*time.Second {
+		t.Errorf("cancelled: %v incomplete=%v after %v", err, r.Incomplete, time.Since(t0))
+	}
+}
+
+func TestOpenLoopResponseAtLeastService(t *testing.T) {
+	e, dir := generalEngine(t, 2, false, nil)
+	tg := e.NewTargets(dir, jobNames(2))
+	if _, err := e.Run(context.Background(), Phase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	p := Phase{Title: "rate", Kind: Read, Access: Random, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10,
+		Rate: 400, Duration: 300 * time.Millisecond}
+	r, err := e.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Service == nil || r.Service.Count() != r.Ops || r.Ops == 0 {
+		t.Fatalf("service histogram missing or wrong: ops %d", r.Ops)
+	}
+	// About 120 operations at 400/s for 0.3s; never more than scheduled.
+	if r.Ops > 121 {
+		t.Errorf("%d operations at 400/s in 0.3s", r.Ops)
+	}
+	resp, svc := r.Hist.Summary(), r.Service.Summary()
+	if resp.Mean < svc.Mean || resp.P50 < svc.P50 || resp.Max < svc.Max {
+		t.Errorf("response %+v below service %+v", resp, svc)
+	}
+}
+
+func TestMetadataPhases(t *testing.T) {
+	tr := &countTracer{ops: map[string]int{}}
+	e, dir := generalEngine(t, 3, false, tr)
+	s := Shape{Depth: 2, Width: 2, Files: 3}
+	if err := MakeDirs(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	files := e.NewTargets(dir, s.FileNames())
+	subdirs := e.NewTargets(dir, s.SubdirNames())
+	leaves := e.NewTargets(dir, s.LeafDirs())
+	n := int64(s.NumFiles())
+	for _, c := range []struct {
+		kind Kind
+		tg   *Targets
+		ops  int64
+	}{
+		{Create, files, n}, {Stat, files, n}, {Open, files, n}, {Rename, files, 2 * n}, {Chmod, files, n},
+		{Utime, files, n}, {Readdir, leaves, 4}, {Mkdir, subdirs, n}, {Rmdir, subdirs, n}, {Unlink, files, n},
+	} {
+		p := Phase{Title: c.kind.String(), Kind: c.kind, Targets: c.tg, BlockSize: 4096, FileSize: 1000, Select: Random}
+		r, err := e.Run(context.Background(), p)
+		if err != nil || r.Ops != c.ops || r.Errors != 0 {
+			t.Fatalf("%v: ops %d (want %d), errors %d, %v", c.kind, r.Ops, c.ops, r.Errors, err)
+		}
+	}
+	if tr.ops["rename"] != int(2*n) || tr.ops["readdir"] != 4 || tr.ops["chmod"] != int(n) {
+		t.Errorf("traced %v", tr.ops)
+	}
+	for _, l := range s.LeafDirs() {
+		if left, _ := os.ReadDir(filepath.Join(dir, l)); len(left) != 0 {
+			t.Errorf("%s left: %v", l, left)
+		}
+	}
+}
+
+func countFiles(t *testing.T, root string) (files int) {
+	t.Helper()
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != TreeMarker {
+			files++
+		}
+		return nil
+	})
+	return files
+}
+
+func TestTreeShapeReuseRebuild(t *testing.T) {
+	s := Shape{Depth: 2, Width: 3, Files: 4, FileSize: 8 << 10}
+	if s.NumFiles() != 36 || len(s.FileNames()) != 36 || len(s.Dirs()) != 3+9 || len(s.LeafDirs()) != 9 {
+		t.Fatalf("shape: %d files, %d dirs", len(s.FileNames()), len(s.Dirs()))
+	}
+	root := filepath.Join(t.TempDir(), "tree")
+	info, err := OpenTree(root, s, 7, false)
+	if err != nil || info.State != TreeEmpty {
+		t.Fatalf("new tree: %+v %v", info, err)
+	}
+	if err := MakeDirs(root, s); err != nil {
+		t.Fatal(err)
+	}
+	e := New(Config{Dir: root, Workers: 2, Seed: info.Seed}, 64<<10)
+	if _, err := e.Run(context.Background(), Phase{Title: "format", Kind: Create, Targets: e.NewTargets(root, s.FileNames()), FileSize: s.FileSize, BlockSize: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	info.State = TreeFormatted
+	WriteTreeInfo(root, info)
+	if n := countFiles(t, root); n != 36 {
+		t.Fatalf("%d files, want 36", n)
+	}
+	// Same shape: reused with its seed.
+	again, err := OpenTree(root, s, 99, false)
+	if err != nil || again.State != TreeFormatted || again.Seed != 7 {
+		t.Fatalf("reuse: %+v %v", again, err)
+	}
+	// Another shape: rebuilt, emptied first.
+	s2 := s
+	s2.Files = 2
+	again, err = OpenTree(root, s2, 99, false)
+	if err != nil || again.State != TreeEmpty || again.Seed != 99 || countFiles(t, root) != 0 {
+		t.Fatalf("rebuild: %+v %v, %d files left", again, err, countFiles(t, root))
+	}
+	// A foreign file stops removal; a directory without a marker is refused.
+	MakeDirs(root, s2)
+	os.WriteFile(filepath.Join(root, "d1", "d1", "mine"), []byte("x"), 0o644)
+	if err := RemoveTree(root, s2); err == nil {
+		t.Error("removed a directory holding a file fsbench did not create")
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "d1", "d1", "mine")); string(b) != "x" {
+		t.Error("foreign file touched")
+	}
+	other := t.TempDir()
+	if _, err := OpenTree(other, s, 1, false); !errors.Is(err, ErrNotOurs) {
+		t.Errorf("unmarked directory: %v", err)
+	}
+}
