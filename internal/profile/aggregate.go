@@ -13,8 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/fsbench/fsbench/internal/accesslog"
-	"github.com/fsbench/fsbench/internal/metrics"
 )
 
 // Filter selects the entries that count. An empty list selects everything.
@@ -111,6 +112,8 @@ const (
 // SortKeys lists the accepted sort orders.
 var SortKeys = []string{SortTotal, SortCount, SortAvg, SortP99}
 
+const hourUs = int64(time.Hour / time.Microsecond)
+
 // maxOps bounds the distinct operation names kept, so that a log of
 // garbage cannot grow memory without bound; lines with further names are
 // counted as malformed.
@@ -122,7 +125,16 @@ type opStat struct {
 	errors int64
 	total  time.Duration
 	max    time.Duration
-	hist   *metrics.Histogram
+	hist   *hdrhistogram.Histogram // microseconds
+}
+
+// Latencies are kept in whole microseconds (the log's own resolution) up to
+// an hour, with two significant digits (1% error): 26 KiB per operation,
+// small enough to summarise and clear at every window. (metrics.Histogram
+// keeps nanoseconds to three digits in 256 KiB, which suits a benchmark's
+// few phases but not thousands of replay windows.)
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 2)
 }
 
 // aggregator counts the entries of the current window. Its histograms are
@@ -181,7 +193,7 @@ func (a *aggregator) add(e *accesslog.Entry) {
 				a.skipped.Malformed++
 				return
 			}
-			s = &opStat{name: string(e.Op), hist: metrics.NewHistogram()}
+			s = &opStat{name: string(e.Op), hist: newHist()}
 			a.ops[s.name] = s
 			a.list = append(a.list, s)
 		}
@@ -193,12 +205,45 @@ func (a *aggregator) add(e *accesslog.Entry) {
 	}
 	s.total += e.Latency
 	s.max = max(s.max, e.Latency)
-	s.hist.Record(e.Latency)
-	if a.entries == 0 || e.Time < a.first {
-		a.first = e.Time
+	_ = s.hist.RecordValue(min((int64(e.Latency)+500)/1000, hourUs))
+	if a.entries == 0 {
+		a.first, a.latest = e.Time, e.Time
 	}
+	a.first = min(a.first, e.Time)
 	a.latest = max(a.latest, e.Time)
 	a.entries++
+}
+
+// merge adds what o counted to a (for a summary counted in parallel).
+func (a *aggregator) merge(o *aggregator) {
+	for _, os := range o.list {
+		s := a.ops[os.name]
+		if s == nil {
+			if len(a.list) >= maxOps {
+				a.skipped.Malformed += os.count
+				continue
+			}
+			s = &opStat{name: os.name, hist: newHist()}
+			a.ops[s.name] = s
+			a.list = append(a.list, s)
+		}
+		s.count += os.count
+		s.errors += os.errors
+		s.total += os.total
+		s.max = max(s.max, os.max)
+		s.hist.Merge(os.hist)
+	}
+	if o.entries > 0 {
+		if a.entries == 0 {
+			a.first, a.latest = o.first, o.latest
+		}
+		a.first = min(a.first, o.first)
+		a.latest = max(a.latest, o.latest)
+	}
+	a.lines += o.lines
+	a.entries += o.entries
+	a.filtered += o.filtered
+	a.skipped.add(o.skipped)
 }
 
 // window returns the statistics since the last call and starts a new
@@ -214,16 +259,15 @@ func (a *aggregator) window(mode string, start, end time.Time, sortBy string, to
 		if s.count == 0 {
 			continue
 		}
-		sum := s.hist.Summary()
 		us := func(d time.Duration) float64 { return round3(float64(d) / 1e3) }
 		row := OpStats{
 			Op: s.name, Count: s.count, Errors: s.errors,
 			AvgUs:   round3(float64(s.total) / 1e3 / float64(s.count)),
 			TotalUs: us(s.total),
-			P50Us:   round3(min(sum.P50, float64(s.max)/1e3)),
-			P99Us:   round3(min(sum.P99, float64(s.max)/1e3)),
 			MaxUs:   us(s.max),
 		}
+		row.P50Us = min(float64(s.hist.ValueAtQuantile(50)), row.MaxUs)
+		row.P99Us = min(float64(s.hist.ValueAtQuantile(99)), row.MaxUs)
 		if w.Seconds > 0 {
 			row.Percent = round3(float64(s.total) / 1e9 / w.Seconds * 100)
 		}

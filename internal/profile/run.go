@@ -1,10 +1,13 @@
 package profile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"time"
 )
 
@@ -92,8 +95,6 @@ type run struct {
 	// Replay: the current window is [start, end) in log time (ns).
 	started    bool
 	start, end int64
-	// Summary: the span of the log.
-	first, last int64
 }
 
 func (r *run) time(ns int64) time.Time { return time.Unix(0, ns).In(r.o.Location) }
@@ -135,29 +136,99 @@ func (r *run) readError(err error) error {
 }
 
 // summary counts the whole log into one window spanning its first to its
-// last entry.
+// last counted entry. Whole lines are counted in parallel, on up to
+// GOMAXPROCS (at most 4) goroutines, each with its own aggregator; the
+// line that spans two chunks is counted here.
 func (r *run) summary(src *chunkReader) error {
+	workers := min(runtime.GOMAXPROCS(0), 4)
 	handle := func(line []byte) {
-		e := r.agg.parse(line)
-		if e == nil {
-			return
+		if e := r.agg.parse(line); e != nil {
+			r.agg.add(e)
 		}
-		if !r.started {
-			r.first, r.last, r.started = e.Time, e.Time, true
-		}
-		r.first = min(r.first, e.Time)
-		r.last = max(r.last, e.Time)
-		r.agg.add(e)
 	}
-	if err := r.consume(src, handle); err != nil {
+	var err error
+	if workers < 2 {
+		err = r.consume(src, handle)
+	} else {
+		err = r.consumeParallel(src, handle, workers)
+	}
+	if err != nil {
 		return err
 	}
-	w := r.window(ModeSummary, r.time(r.first), r.time(r.last))
-	if !r.started {
-		w.Start, w.End = time.Time{}, time.Time{}
+	a := r.agg
+	w := r.window(ModeSummary, r.time(a.first), r.time(a.latest))
+	if w.Entries == 0 {
+		w.Start, w.End, w.Seconds = time.Time{}, time.Time{}, 0
 	}
 	w.Last = true
 	return r.out.render(w)
+}
+
+func (r *run) consumeParallel(src *chunkReader, handle func([]byte), workers int) error {
+	type job struct{ buf, lines []byte }
+	jobs := make(chan job, workers)
+	aggs := make([]*aggregator, workers)
+	var wg sync.WaitGroup
+	for i := range aggs {
+		a := newAggregator(r.o.Location, r.o.Filter)
+		aggs[i] = a
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				b := j.lines
+				for len(b) > 0 {
+					k := bytes.IndexByte(b, '\n')
+					if e := a.parse(b[:k]); e != nil {
+						a.add(e)
+					}
+					b = b[k+1:]
+				}
+				src.recycle(j.buf)
+			}
+		}()
+	}
+	finish := func() {
+		close(jobs)
+		wg.Wait()
+		for _, a := range aggs {
+			r.agg.merge(a)
+		}
+	}
+	for {
+		select {
+		case chunk, ok := <-src.chunks:
+			if !ok {
+				finish()
+				if err := src.err; err != nil && !errors.Is(err, io.EOF) {
+					return r.readError(err)
+				}
+				r.split.flush(handle)
+				return nil
+			}
+			// The first line completes the one held from the last chunk;
+			// the last one, if unfinished, is held for the next. Both are
+			// copied or counted before the chunk goes to a worker, which
+			// recycles it.
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				r.split.feed(chunk, handle)
+				src.recycle(chunk)
+				continue
+			}
+			r.split.feed(chunk[:i+1], handle)
+			j := bytes.LastIndexByte(chunk, '\n')
+			r.split.feed(chunk[j+1:], handle)
+			if j > i {
+				jobs <- job{chunk, chunk[i+1 : j+1]}
+			} else {
+				src.recycle(chunk)
+			}
+		case <-r.ctx.Done():
+			finish()
+			return r.ctx.Err()
+		}
+	}
 }
 
 // replay cuts the log into windows of its own time. Windows without any
