@@ -20,6 +20,8 @@ type BenchOptions struct {
 	bench.Options
 	Output OutputOptions
 	CI     CIOptions
+	// AccessLog is --access-log: a file to log every file operation to.
+	AccessLog string
 
 	blockSize, bigFileSize, smallFileSize string
 }
@@ -81,6 +83,7 @@ JuiceFS mount, the client's own counters from .stats are added.`,
 	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors")
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
+	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, benchQuick)
 	return cmd
@@ -159,7 +162,15 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
 	}
-	err := bench.Run(ctx, o.Options, res)
+	alog, err := openAccessLog(o.AccessLog, o.Threads)
+	if err != nil {
+		return err
+	}
+	if alog != nil {
+		o.Tracer = alog
+	}
+	err = bench.Run(ctx, o.Options, res)
+	closeAccessLog(app, alog, res)
 	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
 		var be *bench.Error

@@ -120,6 +120,7 @@ var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
 	newObjbenchCmd,
 	newStatsCmd,
+	newProfileCmd,
 	newCompareCmd,
 }
 
