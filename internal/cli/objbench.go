@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/objbench"
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -20,6 +20,7 @@ import (
 type ObjbenchOptions struct {
 	objbench.Options
 	Output OutputOptions
+	CI     CIOptions
 
 	secretKey, sessionToken                            string
 	blockSize, bigObjectSize, smallObjectSize, timeout string
@@ -67,6 +68,9 @@ credential chain. Secrets never appear in output, errors or result files.`,
 		Args: exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.URL = args[0]
+			if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
+				return err
+			}
 			if err := o.resolve(app); err != nil {
 				return err
 			}
@@ -98,8 +102,12 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM file")
 	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on waiting for a response header")
 	addOutputFlags(cmd, &o.Output)
+	addCIFlags(cmd, &o.CI, objbenchQuick)
 	return cmd
 }
+
+// objbenchQuick is the --quick preset of objbench.
+var objbenchQuick = []Preset{{"big-object-size", "64M"}, {"small-objects", "20"}}
 
 // storageHelp lists the drivers and their URL forms.
 func storageHelp() string {
@@ -159,6 +167,13 @@ func (o *ObjbenchOptions) resolve(app *App) error {
 	if err := o.Options.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
+	if o.SkipFunctional {
+		for _, e := range o.CI.Exprs {
+			if e.Name == expect.Functional {
+				return Usagef("--expect %q: the functional checks are skipped (--skip-functional-tests)", e.Text)
+			}
+		}
+	}
 	return o.Output.resolve()
 }
 
@@ -192,20 +207,14 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		}
 		return err
 	}
+	// Functional checks that failed and unmet expectations give exit code
+	// 3, after the result is written.
+	ciErr := app.finishCI(res, &o.CI)
 	if werr := app.writeResult(res, &o.Output); werr != nil {
 		return werr
 	}
 	if res.Interrupted {
 		return ErrInterrupted
 	}
-	var failed []string
-	for _, c := range res.Checks {
-		if c.Status == report.CheckFailed {
-			failed = append(failed, c.Name)
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("%w: %d functional checks failed: %s", ErrExpectation, len(failed), strings.Join(failed, ", "))
-	}
-	return nil
+	return ciErr
 }

@@ -2,6 +2,7 @@ package objbench
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,8 +72,8 @@ func checkResult(t *testing.T, res *report.Result, wantFS bool) {
 	if d := res.FindPhase("download"); d == nil || d.TTFB == nil || d.TTFB.Count != d.Ops {
 		t.Errorf("download has no time to first byte per object")
 	}
-	if up := res.FindPhase("upload"); up != nil && up.Bytes != 16*units.MiB {
-		t.Errorf("upload moved %d bytes, want 16 MiB", up.Bytes)
+	if up, want := res.FindPhase("upload"), bigObjectSize(res); up == nil || up.Bytes != want || res.FindPhase("download").Bytes != want {
+		t.Errorf("upload and download should move the big object's %d bytes", want)
 	}
 }
 
@@ -94,4 +95,15 @@ func TestRunFile(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "precious")); string(b) != "keep me" {
 		t.Errorf("precious was changed: %q", b)
 	}
+}
+
+func bigObjectSize(res *report.Result) int64 {
+	switch v := res.Parameters.Get("big_object_size").(type) {
+	case int64:
+		return v
+	case json.Number:
+		n, _ := v.Int64()
+		return n
+	}
+	return -1
 }

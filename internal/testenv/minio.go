@@ -151,13 +151,12 @@ func StartMinIO(bin string, useTLS bool) (*MinIO, error) {
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // readiness probe only
 	}}
 	deadline := time.Now().Add(minioStartTimeout)
+	// Ready when the health check says so and the S3 API answers: an
+	// anonymous request is refused (403) instead of "server not
+	// initialized" (503).
 	for {
-		resp, err := client.Get(m.Endpoint + "/minio/health/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return m, nil
-			}
+		if status(client, m.Endpoint+"/minio/health/ready") == http.StatusOK && status(client, m.Endpoint+"/") == http.StatusForbidden {
+			return m, nil
 		}
 		select {
 		case <-m.exited:
@@ -189,6 +188,15 @@ func (m *MinIO) Stop() {
 
 // URL returns the server's URL for bucket.
 func (m *MinIO) URL(bucket string) string { return m.Endpoint + "/" + bucket }
+
+func status(c *http.Client, url string) int {
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

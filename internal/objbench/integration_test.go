@@ -1,0 +1,400 @@
+package objbench
+
+// Tests of the real fsbench binary against real servers: MinIO over HTTP
+// and HTTPS, nfs-ganesha, a directory.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/pkg/object"
+)
+
+// quickArgs keep a full run (every check and item) short.
+var quickArgs = []string{"--big-object-size", "32M", "--block-size", "4M", "--small-objects", "30", "--small-object-size", "64K", "-p", "4"}
+
+type runOut struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// fsbench runs the binary with env added to a clean environment.
+func fsbench(t *testing.T, env []string, args ...string) runOut {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testenv.Binary(t), args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NO_COLOR=1"}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	t0 := time.Now()
+	err := cmd.Run()
+	r := runOut{stdout: out.String(), stderr: errb.String(), took: time.Since(t0)}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// minioEnv returns the server and the environment holding its credentials.
+func minioEnv(t *testing.T, tls bool) (*testenv.MinIO, []string) {
+	m := testenv.SharedMinIO(t, tls)
+	return m, []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=" + m.SecretKey}
+}
+
+// openMinIO opens bucket directly, to look at it from outside the binary.
+func openMinIO(t *testing.T, m *testenv.MinIO, bucket string) object.Storage {
+	cfg := object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey), CACertFile: m.CACert}
+	s, err := object.Open(context.Background(), "minio", m.URL(bucket), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Create(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// listAll returns every key in s.
+func listAll(t *testing.T, s object.Storage) []string {
+	t.Helper()
+	var keys []string
+	opt := object.ListOptions{}
+	for range 100 {
+		page, err := s.List(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page.Objects {
+			keys = append(keys, o.Key)
+		}
+		if !page.Truncated {
+			break
+		}
+		opt.StartAfter = page.Next
+	}
+	return keys
+}
+
+// putPrecious stores an object of the user's that the run must not touch.
+func putPrecious(t *testing.T, s object.Storage) {
+	t.Helper()
+	if err := s.Put(context.Background(), "precious/data.bin", strings.NewReader("user data, keep")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkPrecious(t *testing.T, s object.Storage) {
+	t.Helper()
+	keys := listAll(t, s)
+	if len(keys) != 1 || keys[0] != "precious/data.bin" {
+		t.Errorf("after the run the bucket holds %v, want only precious/data.bin", keys)
+	}
+	rc, err := s.Get(context.Background(), "precious/data.bin", 0, -1)
+	if err != nil {
+		t.Fatalf("the user's object: %v", err)
+	}
+	defer rc.Close()
+	var b bytes.Buffer
+	b.ReadFrom(rc)
+	if b.String() != "user data, keep" {
+		t.Errorf("the user's object changed: %q", b.String())
+	}
+}
+
+// checkRun reads the JSON result and checks a complete, healthy run.
+func checkRun(t *testing.T, r runOut, resultFile string, wantFS bool, secrets ...string) *report.Result {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", r.code, r.stderr, r.stdout)
+	}
+	for _, want := range []string{"Start Functional Testing ...", "Start Performance Testing ..."} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	res, err := report.ReadJSON(strings.NewReader(r.stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a JSON result: %v\n%s", err, r.stdout)
+	}
+	if res.Command != "objbench" || res.Usage.PeakRSSBytes == 0 {
+		t.Errorf("result: command %q, usage %+v", res.Command, res.Usage)
+	}
+	checkResult(t, res, wantFS)
+	file, err := os.ReadFile(resultFile)
+	if err != nil {
+		t.Fatalf("result file: %v", err)
+	}
+	for _, s := range secrets {
+		for name, text := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "result file": string(file)} {
+			if strings.Contains(text, s) {
+				t.Errorf("the secret %q appears in %s", s, name)
+			}
+		}
+	}
+	return res
+}
+
+func TestBinaryMinIO(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		t.Run(map[bool]string{false: "http", true: "https"}[tls], func(t *testing.T) {
+			m, env := minioEnv(t, tls)
+			bucket := fmt.Sprintf("objbench-%t-%d", tls, time.Now().UnixNano()%1e6)
+			s := openMinIO(t, m, bucket)
+			putPrecious(t, s)
+			resFile := filepath.Join(t.TempDir(), "result.json")
+			args := append([]string{"objbench", "--storage", "minio", m.URL(bucket), "--json", "--result-file", resFile}, quickArgs...)
+			if tls {
+				args = append(args, "--ca-cert", m.CACert)
+			}
+			r := fsbench(t, env, args...)
+			res := checkRun(t, r, resFile, false, m.SecretKey)
+			if !strings.HasPrefix(res.Target.URL, m.Endpoint+"/"+bucket) || res.Target.Storage != "minio" {
+				t.Errorf("target = %+v", res.Target)
+			}
+			checkPrecious(t, s)
+		})
+	}
+}
+
+func TestBinaryFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "precious"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resFile := filepath.Join(t.TempDir(), "result.json")
+	r := fsbench(t, nil, append([]string{"objbench", dir, "--json", "--result-file", resFile}, quickArgs...)...)
+	checkRun(t, r, resFile, true)
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("after the run %s holds %d entries, want 1", dir, len(ents))
+	}
+}
+
+func TestBinaryNFS(t *testing.T) {
+	n := testenv.SharedNFS(t)
+	sub := filepath.Join(n.Export, "objbench")
+	if err := os.MkdirAll(filepath.Join(sub, "precious"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "precious", "data.bin"), []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resFile := filepath.Join(t.TempDir(), "result.json")
+	// The HOST:/PATH form.
+	url := n.Host + ":" + sub
+	r := fsbench(t, nil, append([]string{"objbench", "--storage", "nfs", url, "--json", "--result-file", resFile}, quickArgs...)...)
+	checkRun(t, r, resFile, true)
+	ents, _ := os.ReadDir(sub)
+	if len(ents) != 1 || ents[0].Name() != "precious" {
+		t.Errorf("after the run the export holds %v, want only precious", ents)
+	}
+	if b, _ := os.ReadFile(filepath.Join(sub, "precious", "data.bin")); string(b) != "keep" {
+		t.Errorf("the user's file changed: %q", b)
+	}
+}
+
+func TestBinaryNFSMissingExport(t *testing.T) {
+	n := testenv.SharedNFS(t)
+	r := fsbench(t, nil, "objbench", "--storage", "nfs", "nfs://"+n.Host+"/no/such/export", "--timeout", "3s")
+	if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no export") {
+		t.Errorf("missing export: exit %d, stderr %q; want one line naming the problem", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "panic") || r.took > 30*time.Second {
+		t.Errorf("missing export: took %v: %s", r.took, r.stderr)
+	}
+}
+
+// Bad credentials, endpoints and certificates: one line, non-zero exit, no
+// secret, and no waiting (bounded by --timeout; the test allows a lot).
+func TestBinaryFailsFast(t *testing.T) {
+	m, _ := minioEnv(t, false)
+	mt, _ := minioEnv(t, true)
+	closed := closedPort(t)
+	const wrong = "wrong-secret-0123456789"
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"wrong secret", []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=" + wrong},
+			[]string{"--storage", "minio", m.URL("objbench-wrong")}, "SignatureDoesNotMatch"},
+		{"secret in the URL", nil,
+			[]string{"--storage", "minio", strings.Replace(m.URL("objbench-wrong"), "://", "://"+m.AccessKey+":"+wrong+"@", 1)}, "SignatureDoesNotMatch"},
+		{"unreachable port", []string{"ACCESS_KEY=a", "SECRET_KEY=" + wrong},
+			[]string{"--storage", "minio", "http://127.0.0.1:" + closed + "/bucket"}, "connection refused"},
+		{"TLS without its CA", []string{"ACCESS_KEY=" + mt.AccessKey, "SECRET_KEY=" + mt.SecretKey},
+			[]string{"--storage", "minio", mt.URL("objbench-tls")}, "--ca-cert"},
+		{"HTTP to an HTTPS port", []string{"ACCESS_KEY=" + mt.AccessKey, "SECRET_KEY=" + wrong},
+			[]string{"--storage", "minio", strings.Replace(mt.URL("b"), "https:", "http:", 1)}, ""},
+		{"NFS without a server", nil,
+			[]string{"--storage", "nfs", "nfs://127.0.0.2/export", "--timeout", "2s"}, "127.0.0.2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resFile := filepath.Join(t.TempDir(), "r.json")
+			r := fsbench(t, c.env, append([]string{"objbench", "--timeout", "5s", "--result-file", resFile}, c.args...)...)
+			if r.code == 0 || r.code == 3 {
+				t.Errorf("exit %d, want a failure", r.code)
+			}
+			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "fsbench: ") {
+				t.Errorf("stderr is not one error line:\n%s", r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.want) {
+				t.Errorf("stderr %q does not mention %q", r.stderr, c.want)
+			}
+			if strings.Contains(r.stderr+r.stdout, wrong) {
+				t.Errorf("the secret appears in the output: %s", r.stderr)
+			}
+			if r.took > 30*time.Second {
+				t.Errorf("took %v", r.took)
+			}
+		})
+	}
+}
+
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	return port
+}
+
+// Ctrl-C in the middle of the performance items: the run stops, deletes
+// what it wrote, prints what it measured and exits 130.
+func TestBinaryInterrupt(t *testing.T) {
+	m, env := minioEnv(t, false)
+	bucket := fmt.Sprintf("objbench-int-%d", time.Now().UnixNano()%1e6)
+	s := openMinIO(t, m, bucket)
+	putPrecious(t, s)
+	resFile := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(testenv.Binary(t), "objbench", "--storage", "minio", m.URL(bucket), "--skip-functional-tests",
+		"--big-object-size", "4G", "-p", "2", "--result-file", resFile)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}, env...)
+	var out bytes.Buffer
+	errR, errW, _ := os.Pipe()
+	cmd.Stdout, cmd.Stderr = &out, errW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errW.Close()
+	var stderr bytes.Buffer
+	started := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		once := false
+		for {
+			n, err := errR.Read(buf)
+			stderr.Write(buf[:n])
+			if !once && strings.Contains(stderr.String(), "Start Performance Testing") {
+				once = true
+				close(started)
+			}
+			if err != nil {
+				if !once {
+					close(started)
+				}
+				return
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the run did not start")
+	}
+	time.Sleep(1500 * time.Millisecond) // some uploads done, many to go
+	t0 := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("no exit within 2 minutes of SIGINT")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want 130\n%s", err, stderr.String())
+	}
+	t.Logf("stopped and cleaned up %v after SIGINT", time.Since(t0).Round(time.Millisecond))
+	if !strings.Contains(out.String(), "interrupted") {
+		t.Errorf("stdout lacks the partial results:\n%s", out.String())
+	}
+	b, err := os.ReadFile(resFile)
+	if err != nil {
+		t.Fatalf("result file: %v", err)
+	}
+	res, err := report.ReadJSON(bytes.NewReader(b))
+	if err != nil || !res.Interrupted || len(res.Phases) == 0 || !res.Phases[0].Incomplete || res.Phases[0].Ops == 0 {
+		t.Errorf("result file: interrupted run with an incomplete upload expected; got %v %+v", err, res)
+	}
+	checkPrecious(t, s)
+}
+
+// A store that answers 503 SlowDown to some requests: the run counts them
+// as throttled, retries after a pause, and completes.
+func TestThrottledCounted(t *testing.T) {
+	m, _ := minioEnv(t, false)
+	bucket := fmt.Sprintf("objbench-slow-%d", time.Now().UnixNano()%1e6)
+	openMinIO(t, m, bucket)
+	target, _ := url.Parse(m.Endpoint)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%7 == 0 && r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	o := small("minio", srv.URL+"/"+bucket)
+	o.SkipFunctional = true
+	o.Object = object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
+	res := &report.Result{}
+	if err := Run(context.Background(), o, res); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var throttled int64
+	for _, p := range res.Phases {
+		throttled += p.Throttled
+		if p.Errors != 0 {
+			t.Errorf("%s: %d errors: %v", p.Name, p.Errors, p.ErrorSamples)
+		}
+	}
+	if throttled == 0 {
+		t.Errorf("no throttled requests counted")
+	}
+}
