@@ -119,7 +119,14 @@ func TestFinishCI(t *testing.T) {
 // runFsbench runs the real binary and returns stdout, stderr and exit code.
 func runFsbench(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return runFsbenchEnv(t, nil, args...)
+}
+
+// runFsbenchEnv is runFsbench with extra environment variables.
+func runFsbenchEnv(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(testenv.Binary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -305,5 +312,87 @@ func TestCIInterrupt(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestCIObjbenchMinIO runs objbench with the CI flags against a real MinIO
+// server: functional checks and expectations pass (exit 0) and show in
+// JUnit; then an unmet expectation, one on an item S3 does not support, and
+// a baseline 1000 times faster fail it (exit 3).
+func TestCIObjbenchMinIO(t *testing.T) {
+	bin, err := testenv.LookPath("minio")
+	if err != nil {
+		testenv.Unavailable(t, "minio server binary not found")
+	}
+	m, err := testenv.StartMinIO(bin, false)
+	if err != nil {
+		t.Fatalf("minio: %v", err)
+	}
+	t.Cleanup(m.Stop)
+	env := []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=" + m.SecretKey}
+	url := m.URL("ci-smoke")
+	small := []string{"--quick", "--big-object-size", "8M", "--small-objects", "10", "-p", "2", "-q"}
+	saved := filepath.Join(t.TempDir(), "objbench.json")
+
+	args := append([]string{"objbench", "--storage", "minio", url, "-o", "junit", "--result-file", saved,
+		"--expect", "functional", "--expect", "upload>=1KiB/s", "--expect", "put-small>=0.1objects/s", "--expect", "errors==0"}, small...)
+	stdout, stderr, code := runFsbenchEnv(t, env, args...)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var doc report.JUnitSuites
+	if err := xml.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("not JUnit: %v\n%s", err, stdout)
+	}
+	classes := map[string]int{}
+	for _, c := range doc.Suites[0].Cases {
+		classes[strings.SplitN(c.ClassName, ".", 3)[1]]++
+		if c.Failure != nil || c.Error != nil {
+			t.Errorf("case %s %s failed: %+v %+v", c.ClassName, c.Name, c.Failure, c.Error)
+		}
+	}
+	if classes["functional"] < 16 || classes["phase"] < 7 || classes["expectation"] != 4 {
+		t.Errorf("testcases by class: %v", classes)
+	}
+	if strings.Contains(stdout+stderr, m.SecretKey) {
+		t.Errorf("the secret key leaked into the output")
+	}
+
+	b, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base report.Result
+	if err := json.Unmarshal(b, &base); err != nil {
+		t.Fatal(err)
+	}
+	for i := range base.Phases {
+		base.Phases[i].Value.Value *= 1000
+	}
+	fast := filepath.Join(t.TempDir(), "fast.json")
+	b, _ = json.Marshal(&base)
+	os.WriteFile(fast, b, 0o644)
+	args = append([]string{"objbench", "--storage", "minio", url, "--json", "--skip-functional-tests",
+		"--expect", "upload>=1000000TiB/s", "--expect", "chmod>=1ops/s",
+		"--baseline", fast, "--threshold", "50%", "--baseline-metrics", "throughput"}, small...)
+	stdout, stderr, code = runFsbenchEnv(t, env, args...)
+	if code != ExitExpectation {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	r, err := report.ReadJSON(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, x := range r.Expectations {
+		if !x.Pass {
+			reasons = append(reasons, x.Metric+": "+x.Reason)
+		}
+	}
+	all := strings.Join(reasons, "\n")
+	for _, want := range []string{"upload: 0.0", "is not >= 1000000 TiB/s", "chmod: chmod is not supported by this storage", "put-small: -99.9% vs baseline"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("failed expectations lack %q:\n%s", want, all)
+		}
 	}
 }
