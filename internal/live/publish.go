@@ -53,6 +53,7 @@ type Publisher struct {
 	stop    chan struct{}
 	done    chan struct{}
 	once    sync.Once
+	mu      sync.Mutex // guards acc
 	acc     Accumulator
 	started time.Time
 	lastErr error
@@ -127,14 +128,31 @@ func (p *Publisher) loop() {
 
 // Snapshot returns what the publisher would publish now.
 func (p *Publisher) Snapshot() *Snapshot {
-	phase, snap := p.opts.Probe()
 	s := &Snapshot{
 		Version: Version, PID: os.Getpid(), Command: p.opts.Command, Target: p.opts.Target, Mount: p.opts.Mount,
 		Started: p.started.UTC(), Time: p.opts.Now().UTC(),
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	phase, snap := p.opts.Probe()
 	p.acc.Update(phase, snap)
 	p.acc.Fill(s)
 	return s
+}
+
+// EndPhase tells the publisher that phase has ended, while the engine still
+// holds its final counters: they are added exactly, however short the
+// phase was. Without it, the publisher notices phases by polling, and may
+// miss the end of a phase shorter than its period.
+func (p *Publisher) EndPhase(phase *workload.Phase) {
+	if p == nil || phase == nil {
+		return
+	}
+	p.mu.Lock()
+	_, snap := p.opts.Probe()
+	p.acc.End(phase, snap)
+	p.mu.Unlock()
+	p.lastErr = p.publish()
 }
 
 func (p *Publisher) publish() error {
@@ -184,13 +202,41 @@ type Accumulator struct {
 	lastKind     workload.Kind
 	lastPhase    *workload.Phase
 	resetPending bool
+	ended        bool             // End was called and no new phase seen since
+	endedSnap    metrics.Snapshot // the engine's counters at End
 	name         string
 	kind         string
 }
 
+// End adds the final counters of phase, read when it ended.
+func (a *Accumulator) End(phase *workload.Phase, final metrics.Snapshot) {
+	a.last = final
+	a.lastKind = phase.Kind
+	a.fold()
+	a.lastPhase = phase
+	a.resetPending = false
+	a.ended, a.endedSnap = true, final
+	a.name, a.kind = "", ""
+}
+
 // Update takes one reading.
 func (a *Accumulator) Update(phase *workload.Phase, snap metrics.Snapshot) {
-	decreased := snap.Ops < a.last.Ops || snap.Bytes < a.last.Bytes || snap.Errors < a.last.Errors || snap.LatencyNs < a.last.LatencyNs
+	if a.ended {
+		if phase == nil && !below(snap, a.endedSnap) {
+			return // still the totals of the phase that ended
+		}
+		// A new phase: its counters started from zero after End.
+		a.ended = false
+		a.last = snap
+		if phase != nil {
+			a.lastPhase, a.lastKind = phase, phase.Kind
+			a.name, a.kind = phase.Name, phase.Kind.String()
+		} else {
+			a.resetPending = true
+		}
+		return
+	}
+	decreased := below(snap, a.last)
 	switch {
 	case decreased:
 		a.fold()
@@ -218,6 +264,11 @@ func (a *Accumulator) Update(phase *workload.Phase, snap metrics.Snapshot) {
 	} else {
 		a.name, a.kind = "", ""
 	}
+}
+
+// below reports whether any counter of s is below the same one of ref.
+func below(s, ref metrics.Snapshot) bool {
+	return s.Ops < ref.Ops || s.Bytes < ref.Bytes || s.Errors < ref.Errors || s.LatencyNs < ref.LatencyNs
 }
 
 func (a *Accumulator) fold() {

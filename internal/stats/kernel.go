@@ -3,7 +3,9 @@ package stats
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/procfs"
@@ -236,17 +238,16 @@ func (n *NFSSource) Collect(_ context.Context, sm *Sample) error {
 // ProcessSource reads the CPU time and memory of one process (the FUSE
 // daemon serving a mount) from /proc/PID/stat.
 type ProcessSource struct {
-	FS  procfs.FS
-	PID int
+	Root string
+	PID  int
 }
 
 // NewProcessSource reads process pid under procRoot.
 func NewProcessSource(procRoot string, pid int) (*ProcessSource, error) {
-	fs, err := procfs.NewFS(procRoot)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", procRoot, err)
+	if _, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid))); err != nil {
+		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
-	return &ProcessSource{FS: fs, PID: pid}, nil
+	return &ProcessSource{Root: procRoot, PID: pid}, nil
 }
 
 // Name implements Source.
@@ -254,19 +255,68 @@ func (p *ProcessSource) Name() string { return "process" }
 
 // Collect implements Source.
 func (p *ProcessSource) Collect(_ context.Context, sm *Sample) error {
-	proc, err := p.FS.Proc(p.PID)
+	path := filepath.Join(p.Root, strconv.Itoa(p.PID), "stat")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("process %d: %w", p.PID, err)
 	}
-	st, err := proc.Stat()
+	st, err := ParseProcStat(data)
 	if err != nil {
-		return fmt.Errorf("process %d: read stat: %w", p.PID, err)
+		return fmt.Errorf("process %d: %s: %w", p.PID, path, err)
 	}
-	sm.Set("proc.cpu", st.CPUTime())
-	sm.Set("proc.rss", float64(st.ResidentMemory()))
-	sm.Set("proc.threads", float64(st.NumThreads))
-	sm.Set("proc.start", float64(st.Starttime))
+	sm.Set("proc.cpu", st.CPUSeconds)
+	sm.Set("proc.rss", float64(st.RSSPages)*float64(os.Getpagesize()))
+	sm.Set("proc.threads", float64(st.Threads))
+	sm.Set("proc.start", float64(st.StartTicks))
 	return nil
+}
+
+// UserHZ is the unit of the times in /proc/PID/stat: USER_HZ, 100 on every
+// Linux architecture that matters.
+const UserHZ = 100
+
+// ProcStat is what fsbench reads of /proc/PID/stat.
+type ProcStat struct {
+	CPUSeconds float64 // user + system time
+	RSSPages   int64
+	Threads    int64
+	StartTicks uint64 // start time after boot, in USER_HZ ticks: identifies the process
+}
+
+// ParseProcStat parses /proc/PID/stat. The command name (field 2) may hold
+// spaces and parentheses, so the fields are counted from its last ')'.
+func ParseProcStat(data []byte) (ProcStat, error) {
+	s := string(data)
+	r := strings.LastIndexByte(s, ')')
+	if r < 0 || !strings.Contains(s[:r], "(") {
+		return ProcStat{}, fmt.Errorf("no (comm) field")
+	}
+	// Fields from 3 (state) on; index 0 here is field 3.
+	f := strings.Fields(s[r+1:])
+	const (
+		utime      = 14 - 3
+		stime      = 15 - 3
+		numThreads = 20 - 3
+		startTime  = 22 - 3
+		rss        = 24 - 3
+	)
+	if len(f) <= rss {
+		return ProcStat{}, fmt.Errorf("%d fields, want at least %d", len(f)+2, rss+3)
+	}
+	var out ProcStat
+	u, err1 := strconv.ParseUint(f[utime], 10, 64)
+	st, err2 := strconv.ParseUint(f[stime], 10, 64)
+	th, err3 := strconv.ParseInt(f[numThreads], 10, 64)
+	start, err4 := strconv.ParseUint(f[startTime], 10, 64)
+	pages, err5 := strconv.ParseInt(f[rss], 10, 64)
+	for _, err := range []error{err1, err2, err3, err4, err5} {
+		if err != nil {
+			return ProcStat{}, err
+		}
+	}
+	out.CPUSeconds = float64(u+st) / UserHZ
+	out.RSSPages, out.Threads, out.StartTicks = pages, th, start
+	return out, nil
 }
 
 // FindFUSEDaemon looks for the process serving a FUSE mount: among the

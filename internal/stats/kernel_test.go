@@ -143,7 +143,7 @@ func TestProcessSource(t *testing.T) {
 	checkValues(t, collect(t, p), map[string]float64{
 		"proc.cpu": (812 + 105) / 100.0, "proc.rss": 125753 * float64(os.Getpagesize()), "proc.threads": 17, "proc.start": 98123,
 	})
-	p.PID = 4343
+	p.PID = 4343 // a process that is gone
 	if err := p.Collect(context.Background(), NewSample(time.Unix(0, 0))); err == nil {
 		t.Error("no error for a process that is gone")
 	}
@@ -183,5 +183,51 @@ func TestFindFUSEDaemonNone(t *testing.T) {
 	// The fixture tree has no fd directories: nobody holds /dev/fuse.
 	if pid := FindFUSEDaemon(fixtureProc, "/mnt/jfs"); pid != 0 {
 		t.Errorf("FindFUSEDaemon = %d, want 0", pid)
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    ProcStat
+		wantErr bool
+	}{
+		{in: "4242 (juicefs) S 1 4242 4242 0 -1 4194560 183920 0 12 0 812 105 0 0 20 0 17 0 98123 2415919104 125753 1844674",
+			want: ProcStat{CPUSeconds: 9.17, RSSPages: 125753, Threads: 17, StartTicks: 98123}},
+		// A command name with spaces and parentheses.
+		{in: "77 (a) b (c)) R 1 1 1 0 -1 0 0 0 0 0 100 50 0 0 20 0 3 0 500 1000 42 0",
+			want: ProcStat{CPUSeconds: 1.5, RSSPages: 42, Threads: 3, StartTicks: 500}},
+		{in: "", wantErr: true},
+		{in: "1 )( S", wantErr: true},
+		{in: "1 (x) S 1 2 3", wantErr: true},
+		{in: "4242 (juicefs) S 1 4242 4242 0 -1 4194560 183920 0 12 0 x 105 0 0 20 0 17 0 98123 2415919104 125753", wantErr: true},
+	} {
+		got, err := ParseProcStat([]byte(tc.in))
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%q: err %v", tc.in, err)
+			continue
+		}
+		if !tc.wantErr && (math.Abs(got.CPUSeconds-tc.want.CPUSeconds) > 1e-9 || got.RSSPages != tc.want.RSSPages ||
+			got.Threads != tc.want.Threads || got.StartTicks != tc.want.StartTicks) {
+			t.Errorf("%q: %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+type panicky struct{}
+
+func (panicky) Name() string { return "panicky" }
+func (panicky) Collect(context.Context, *Sample) error {
+	var m map[string]int
+	m["x"]++
+	return nil
+}
+
+func TestRunnerSurvivesPanic(t *testing.T) {
+	var warned []string
+	r := &Runner{Sources: []Source{panicky{}}, Warn: func(f string, a ...any) { warned = append(warned, f) }}
+	r.Collect(context.Background())
+	if len(warned) != 1 {
+		t.Errorf("warnings %q", warned)
 	}
 }

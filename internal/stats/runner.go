@@ -58,7 +58,7 @@ func (r *Runner) Collect(ctx context.Context) *Sample {
 	clock := r.clock()
 	s := NewSample(clock.Now())
 	for _, src := range r.Sources {
-		err := src.Collect(ctx, s)
+		err := safeCollect(ctx, src, s)
 		if ctx.Err() != nil {
 			return s
 		}
@@ -76,6 +76,18 @@ func (r *Runner) Collect(ctx context.Context) *Sample {
 		}
 	}
 	return s
+}
+
+// safeCollect runs one source; a panic in a parser (one of a library's,
+// on a file the kernel should never write) is an error of that source, not
+// the end of the view.
+func safeCollect(ctx context.Context, src Source, s *Sample) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: %v", src.Name(), p)
+		}
+	}()
+	return src.Collect(ctx, s)
 }
 
 func (r *Runner) warn(format string, args ...any) {
