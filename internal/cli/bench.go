@@ -158,6 +158,11 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		}
 	}
 	o.Hooks.Finished = func(*workload.Engine) { pub.Stop() }
+	showEnd := o.Hooks.PhaseEnd
+	o.Hooks.PhaseEnd = func(e *workload.Engine, p *workload.Phase) {
+		pub.EndPhase(p) // exact totals, however short the phase
+		showEnd(e, p)
+	}
 	defer func() { pub.Stop() }()
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
