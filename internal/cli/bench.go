@@ -53,7 +53,8 @@ latency percentiles, coloured by JuiceFS's thresholds on a terminal. On a
 JuiceFS mount, the client's own counters from .stats are added.`,
 		Example: `  fsbench bench /mnt/jfs -p 4
   fsbench bench /mnt/nfs --big-file-size 0 --small-file-count 1000 -p 16
-  fsbench bench /data --direct --block-size 4M --verify --json > result.json`,
+  fsbench bench /data --direct --block-size 4M --verify --json > result.json
+  fsbench bench /mnt/jfs -p 4 --quick --expect 'write-big>=200MiB/s' --expect 'stat.p99<5ms' -o junit > junit.xml`,
 		Args: exactArgs(1, "one PATH, the directory to benchmark"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]

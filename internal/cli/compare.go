@@ -65,9 +65,9 @@ compared: exit 2.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.threshold, "threshold", "", "mark regressions beyond this change (e.g. 10%) and exit 3 if there are any")
-	f.StringVar(&o.metrics, "metrics", "", "compare only these figures: comma-separated throughput,p50,p90,p99,p999,max (default all)")
-	f.StringVarP(&o.format, "output", "o", "table", "output format: table or json")
+	f.StringVar(&o.threshold, "threshold", "", "mark regressions beyond this change in `PERCENT` (e.g. 10%) and exit 3 if there are any")
+	f.StringVar(&o.metrics, "metrics", "", "compare only these figures: a `LIST` of throughput,p50,p90,p99,p999,max (default all)")
+	f.StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
 	return cmd
 }
