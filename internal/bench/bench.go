@@ -60,6 +60,9 @@ type Hooks struct {
 	Started  func(e *workload.Engine, dir string)
 	Finished func(e *workload.Engine)
 	Warn     func(msg string)
+	// Interval is called at the end of each interval of a workload phase
+	// with an interval set (RunJob), from a goroutine of the engine's.
+	Interval func(p *workload.Phase, s report.Sample)
 }
 
 // Defaults are JuiceFS bench's defaults.

@@ -109,6 +109,10 @@ type Phase struct {
 	Latency   metrics.Summary `json:"latency"`
 	// TTFB is the time to first byte of downloads, where measured.
 	TTFB *metrics.Summary `json:"ttfb,omitempty"`
+	// ServiceTime is set for open-loop phases (a fixed rate), where
+	// Latency is the response time, counted from each operation's
+	// scheduled start, and this the service time, from its actual start.
+	ServiceTime *metrics.Summary `json:"service_time,omitempty"`
 	// Incomplete is set when the phase was interrupted or failed midway.
 	Incomplete   bool     `json:"incomplete,omitempty"`
 	ErrorSamples []string `json:"error_samples,omitempty"`

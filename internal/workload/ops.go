@@ -83,6 +83,9 @@ func (e *Engine) NewTargets(root string, names []string) *Targets {
 	return t
 }
 
+// MaxBlock is the largest transfer size the engine's buffers hold.
+func (e *Engine) MaxBlock() int64 { return int64(len(e.workers[0].buf)) }
+
 // Len is the number of targets.
 func (t *Targets) Len() int { return len(t.Paths) }
 

@@ -133,6 +133,13 @@ func (s *seriesCollector) run() {
 		timer.Reset(time.Until(s.c.measure.Add(time.Duration(k) * s.p.Interval)))
 		select {
 		case now := <-timer.C:
+			if !s.c.deadline.IsZero() && s.c.deadline.Sub(now) < s.p.Interval/10 {
+				// The phase ends within a tenth of an interval: the
+				// final take covers this interval and that sliver.
+				<-s.quit
+				s.take(last, time.Now())
+				return
+			}
 			s.take(last, now)
 			last = now
 		case <-s.quit:

@@ -1,0 +1,645 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// RunJob runs a workload (from a workload file or from the ad-hoc flags of
+// bench) on o.Path: its phases in order, on files of the run's own
+// directory or on the job's tree. Of o it uses Path, Threads (when the job
+// does not set them), Direct, Fsync and Verify (added to the job's), Keep,
+// DropCaches, SkipDropCaches, Tracer and Hooks. Like Run, it returns what
+// was measured with any error, and removes what it created unless Keep is
+// set; a tree in a directory the job names (tree.dir) is kept for reuse.
+func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) error {
+	if j.Threads > 0 {
+		o.Threads = j.Threads
+	}
+	o.Direct = o.Direct || j.Direct
+	o.Fsync = o.Fsync || j.Fsync
+	o.Verify = o.Verify || j.Verify
+	if err := validateJob(&o, j); err != nil {
+		return err
+	}
+	r := &jobRun{o: o, j: j, res: res, laid: map[string]int64{}}
+	r.warn = func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		res.Warnings = append(res.Warnings, msg)
+		if o.Hooks.Warn != nil {
+			o.Hooks.Warn(msg)
+		}
+	}
+	err := r.run(ctx)
+	if err != nil && ctx.Err() != nil {
+		res.Interrupted = true
+		err = ctx.Err()
+	}
+	return err
+}
+
+func validateJob(o *Options, j *jobfile.Job) error {
+	switch {
+	case o.Threads < 1:
+		return fmt.Errorf("--threads must be at least 1 (got %d)", o.Threads)
+	case o.Threads > maxThreads:
+		return fmt.Errorf("--threads %d is more than %d", o.Threads, maxThreads)
+	case o.Path == "":
+		return errors.New("a PATH to benchmark is required")
+	}
+	switch o.DropCaches {
+	case DropAuto, DropAlways, DropNever:
+	default:
+		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
+	}
+	return j.Validate()
+}
+
+// jobRun is the state of one RunJob: where things are and what exists.
+type jobRun struct {
+	o    Options
+	j    *jobfile.Job
+	res  *report.Result
+	warn func(string, ...any)
+
+	dir      string // the run's own directory
+	eng      *workload.Engine
+	drop     *dropper
+	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
+	tree     *workload.TreeInfo
+	treeRoot string
+	reusable bool // the tree is in tree.dir, kept after the run
+	formats  int  // automatic format phases so far
+}
+
+func (r *jobRun) run(ctx context.Context) error {
+	o, res := r.o, r.res
+	abs, err := filepath.Abs(o.Path)
+	if err != nil {
+		return &Error{"prepare", err}
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
+	case !st.IsDir():
+		return &Error{"prepare", fmt.Errorf("path %s is not a directory", abs)}
+	}
+	mnt, merr := sysio.FindMount(abs)
+	res.Target = report.Target{Path: abs}
+	if merr == nil {
+		res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
+		if mnt.ReadOnly() {
+			return &Error{"prepare", fmt.Errorf("path %s is on a read-only mount (%s, type %s)", abs, mnt.MountPoint, mnt.FSType)}
+		}
+	}
+	if r.dir, err = makeRunDir(abs); err != nil {
+		return &Error{"prepare", err}
+	}
+	if o.Tracer != nil {
+		o.Tracer.Trace(-1, workload.Event{Op: "mkdir", Path: r.dir, Start: time.Now()})
+	}
+	defer r.cleanup()
+
+	seed := randomSeed()
+	if t := r.j.Tree; t != nil {
+		if err := r.openTree(abs, seed); err != nil {
+			return &Error{"prepare", err}
+		}
+		seed = r.tree.Seed
+	}
+	res.Parameters = r.params()
+
+	var align sysio.Alignment
+	if o.Direct {
+		align, err = sysio.ProbeDirect(r.dir, res.Target.FSType)
+		if err == nil {
+			var names []string
+			var sizes []int64
+			for i, p := range r.j.Phases {
+				names = append(names, "xfer_size of "+p.Name, "file size of "+p.Name)
+				sizes = append(sizes, p.XferSize, r.j.FileSize(i))
+			}
+			err = align.CheckAligned(names, sizes)
+		}
+		if err != nil {
+			return &Error{"prepare", err}
+		}
+	}
+	r.eng = workload.New(workload.Config{
+		Dir: r.dir, Workers: o.Threads, Direct: o.Direct, Align: align,
+		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer,
+	}, max(r.j.MaxXfer(), 4096))
+	if o.Hooks.Started != nil {
+		o.Hooks.Started(r.eng, r.dir)
+	}
+	if o.Hooks.Finished != nil {
+		defer o.Hooks.Finished(r.eng)
+	}
+	r.drop = newDropper(o, os.Geteuid() == 0, r.warn)
+	res.CacheDrop = r.drop.method
+
+	for i := range r.j.Phases {
+		if err := r.phase(ctx, &r.j.Phases[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openTree finds or makes the job's tree: in tree.dir under PATH (kept and
+// reused) or in the run directory.
+func (r *jobRun) openTree(abs string, seed uint64) error {
+	t := r.j.Tree
+	if t.Dir == "" {
+		r.treeRoot = filepath.Join(r.dir, "tree")
+	} else {
+		r.treeRoot = filepath.Join(abs, filepath.Clean(t.Dir))
+		r.reusable = true
+	}
+	info, err := workload.OpenTree(r.treeRoot, t.Shape, seed, t.Format == "yes")
+	if err != nil {
+		return err
+	}
+	if t.Format == "no" && info.State != workload.TreeFormatted {
+		return fmt.Errorf("tree %s (format: no) is not a complete tree of this shape; run with format: restart first", r.treeRoot)
+	}
+	if r.reusable && info.State == workload.TreeFormatted {
+		r.warn("reusing the tree in %s: %d files of %s (format: %s)", r.treeRoot, t.NumFiles(), units.FormatBytes(t.FileSize), t.Format)
+	}
+	r.tree = info
+	return nil
+}
+
+func (r *jobRun) setTreeState(state string, subdirs bool) error {
+	r.tree.State, r.tree.Subdirs = state, subdirs
+	return workload.WriteTreeInfo(r.treeRoot, r.tree)
+}
+
+func (r *jobRun) cleanup() {
+	if r.o.Keep {
+		r.warn("keeping benchmark files in %s (--keep)", r.dir)
+		return
+	}
+	if r.tree != nil && !r.reusable {
+		if err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape); err != nil {
+			r.warn("clean up %s: %v", r.treeRoot, err)
+		}
+	}
+	if err := removeRun(r.dir, r.o.Tracer); err != nil {
+		r.warn("clean up %s: %v", r.dir, err)
+	}
+}
+
+// jobFileNames are the files of a phase without a tree: Files per thread,
+// thread by thread, so worker w owns its own as with fio's numjobs.
+func (r *jobRun) jobFileNames(p *jobfile.Phase) []string {
+	out := make([]string, 0, r.o.Threads*p.Files)
+	for w := 0; w < r.o.Threads; w++ {
+		for i := 0; i < p.Files; i++ {
+			out = append(out, "job."+strconv.Itoa(w)+"."+strconv.Itoa(i))
+		}
+	}
+	return out
+}
+
+// phase runs one phase of the job, after making what it needs exist.
+func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
+	kind := p.Kind()
+	var tg *workload.Targets
+	fileSize := p.FileSize
+	var after func(complete bool) error
+	if r.tree != nil {
+		fileSize = r.j.Tree.FileSize
+		var err error
+		if tg, after, err = r.treeTargets(ctx, p); err != nil {
+			return err
+		}
+	} else {
+		names := r.jobFileNames(p)
+		if err := r.layout(ctx, p, names); err != nil {
+			return err
+		}
+		tg = r.eng.NewTargets(r.dir, names)
+		after = func(complete bool) error {
+			for _, n := range names {
+				switch {
+				case kind == workload.Unlink:
+					delete(r.laid, n)
+				case kind == workload.Create:
+					r.laid[n] = p.FileSize
+				case kind == workload.Write || kind == workload.Mixed:
+					if r.laid[n] != p.FileSize && !(complete && p.OnePass()) {
+						r.laid[n] = -1 // partly written
+					} else {
+						r.laid[n] = p.FileSize
+					}
+				}
+			}
+			return nil
+		}
+	}
+	if tg == nil {
+		return nil // nothing to do (a format of a reused tree)
+	}
+	wp := workload.Phase{
+		Name: p.Name, Title: p.Name, Kind: kind, Targets: tg,
+		FileSize: fileSize, BlockSize: p.XferSize,
+		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
+		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval,
+	}
+	if fileSize > 0 {
+		wp.BlockSize = min(p.XferSize, fileSize)
+	}
+	if !kind.IsData() {
+		wp.BlockSize = min(wp.BlockSize, r.eng.MaxBlock())
+	}
+	res, err := r.runPhase(ctx, &wp, true)
+	if res != nil {
+		r.res.Phases = append(r.res.Phases, jobPhase(res, p, fileSize))
+	}
+	if after != nil && (err == nil || res != nil) {
+		if aerr := after(err == nil && !res.Incomplete); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	return err
+}
+
+// runPhase runs an engine phase with the hooks; measured phases drop the
+// caches first when they read.
+func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool) (*workload.Result, error) {
+	switch wp.Kind {
+	case workload.Read, workload.Mixed, workload.Stat, workload.Open, workload.Readdir:
+		if measured {
+			var files []string
+			if wp.Kind.IsData() {
+				files = wp.Targets.Paths
+			}
+			r.drop.drop(wp.Name, files)
+		}
+	}
+	if h := r.o.Hooks.Interval; h != nil && wp.Interval > 0 {
+		wp.OnInterval = func(s workload.Sample) { h(wp, toSample(s)) }
+	}
+	if r.o.Hooks.PhaseStart != nil {
+		r.o.Hooks.PhaseStart(r.eng, wp, progressTotal(wp, r.o.Threads))
+	}
+	res, err := r.eng.Run(ctx, *wp)
+	if r.o.Hooks.PhaseEnd != nil {
+		r.o.Hooks.PhaseEnd(r.eng, wp)
+	}
+	if err != nil && ctx.Err() == nil {
+		err = &Error{wp.Name, err}
+	}
+	return res, err
+}
+
+// progressTotal is the operations a phase will do, or -1 when it runs for
+// a time.
+func progressTotal(p *workload.Phase, threads int) int64 {
+	if p.Duration > 0 {
+		return -1
+	}
+	if p.Ops > 0 {
+		return p.Ops
+	}
+	n := int64(p.Targets.Len())
+	switch {
+	case p.Kind.IsData():
+		return n * ceilDiv(p.FileSize, p.BlockSize)
+	case p.Kind == workload.Rename:
+		return 2 * n
+	}
+	return n
+}
+
+// layout writes the job files a phase needs that do not exist at its file
+// size yet (as fio lays out files before reading them). It is not part of
+// the result.
+func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) error {
+	kind := p.Kind()
+	var need []string
+	switch kind {
+	case workload.Create:
+		// Create makes new files: earlier phases' files go first.
+		var old []string
+		for _, n := range names {
+			if _, ok := r.laid[n]; ok {
+				old = append(old, n)
+			}
+		}
+		if len(old) > 0 {
+			r.warn("%s: removing %d files of earlier phases first", p.Name, len(old))
+			for _, n := range old {
+				if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return &Error{p.Name, fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
+				}
+				delete(r.laid, n)
+			}
+		}
+		return nil
+	case workload.Write:
+		return nil // writes make their files
+	case workload.Read, workload.Mixed:
+		for _, n := range names {
+			if r.laid[n] != p.FileSize {
+				need = append(need, n)
+			}
+		}
+	default: // metadata operations on existing files of any size
+		for _, n := range names {
+			if _, ok := r.laid[n]; !ok {
+				need = append(need, n)
+			}
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	for _, n := range need {
+		if _, ok := r.laid[n]; ok {
+			if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return &Error{p.Name, fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
+			}
+		}
+	}
+	size := p.FileSize
+	wp := workload.Phase{
+		Name: p.Name + ".layout", Title: "Lay out files", Kind: workload.Create,
+		Targets: r.eng.NewTargets(r.dir, need), FileSize: size, BlockSize: min(max(p.XferSize, units.MiB), size, r.eng.MaxBlock()),
+	}
+	if size == 0 {
+		wp.BlockSize = 4096
+	}
+	if _, err := r.runPhase(ctx, &wp, false); err != nil {
+		return err
+	}
+	for _, n := range need {
+		r.laid[n] = size
+	}
+	return nil
+}
+
+// treeTargets readies the tree for a phase and returns the phase's
+// targets, and what to record in the tree's marker after it.
+func (r *jobRun) treeTargets(ctx context.Context, p *jobfile.Phase) (*workload.Targets, func(bool) error, error) {
+	shape := r.j.Tree.Shape
+	fail := func(format string, args ...any) error {
+		return &Error{p.Name, fmt.Errorf(format, args...)}
+	}
+	if r.tree.State == workload.TreeEmpty {
+		if err := workload.MakeDirs(r.treeRoot, shape); err != nil {
+			return nil, nil, fail("%v", err)
+		}
+		if err := r.setTreeState(workload.TreeDirs, r.tree.Subdirs); err != nil {
+			return nil, nil, fail("%v", err)
+		}
+	}
+	files := func() *workload.Targets { return r.eng.NewTargets(r.treeRoot, shape.FileNames()) }
+	keep := func(state string, subdirs bool) func(bool) error {
+		return func(complete bool) error {
+			if !complete {
+				state = workload.TreeDirty
+			}
+			return r.setTreeState(state, subdirs)
+		}
+	}
+	// Shape-changing phases mark the tree dirty while they run, so that an
+	// interrupted one is rebuilt by the next run rather than reused.
+	dirty := func() error { return r.setTreeState(workload.TreeDirty, r.tree.Subdirs) }
+	switch p.Kind() {
+	case workload.Create:
+		if p.Op == jobfile.OpFormat && r.tree.State == workload.TreeFormatted {
+			r.warn("%s: the tree is complete already (format=restart): skipped", p.Name)
+			return nil, nil, nil
+		}
+		if err := r.cleanTree(); err != nil {
+			return nil, nil, fail("%v", err)
+		}
+		if r.tree.State == workload.TreeFormatted && p.Op == jobfile.OpCreate {
+			return nil, nil, fail("the tree's files exist already: add an unlink phase before create, or set tree.format: yes")
+		}
+		if err := dirty(); err != nil {
+			return nil, nil, fail("%v", err)
+		}
+		return files(), keep(workload.TreeFormatted, r.tree.Subdirs), nil
+	case workload.Mkdir:
+		if r.tree.Subdirs {
+			return nil, nil, fail("the directories of an earlier mkdir phase exist: add an rmdir phase first")
+		}
+		state := r.tree.State
+		if err := r.setTreeState(workload.TreeDirty, true); err != nil {
+			return nil, nil, fail("%v", err)
+		}
+		return r.eng.NewTargets(r.treeRoot, shape.SubdirNames()), func(complete bool) error {
+			if !complete {
+				state = workload.TreeDirty
+			}
+			return r.setTreeState(state, true)
+		}, nil
+	case workload.Rmdir:
+		if !r.tree.Subdirs {
+			return nil, nil, fail("rmdir removes the directories of an earlier mkdir phase: add one before it")
+		}
+		return r.eng.NewTargets(r.treeRoot, shape.SubdirNames()), keep(r.tree.State, false), nil
+	case workload.Readdir:
+		return r.eng.NewTargets(r.treeRoot, shape.LeafDirs()), nil, nil
+	}
+	// Everything else works on the files: format the tree first if needed.
+	if r.tree.State != workload.TreeFormatted {
+		if err := r.autoFormat(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch p.Kind() {
+	case workload.Unlink:
+		if err := dirty(); err != nil {
+			return nil, nil, fail("%v", err)
+		}
+		return files(), keep(workload.TreeDirs, r.tree.Subdirs), nil
+	case workload.Rename:
+		if err := dirty(); err != nil {
+			return nil, nil, fail("%v", err)
+		}
+		return files(), keep(workload.TreeFormatted, r.tree.Subdirs), nil
+	}
+	return files(), nil, nil
+}
+
+// cleanTree empties a dirty tree and makes its directories again.
+func (r *jobRun) cleanTree() error {
+	if r.tree.State != workload.TreeDirty {
+		return nil
+	}
+	if err := workload.ClearTree(r.treeRoot, r.j.Tree.Shape); err != nil {
+		return err
+	}
+	if err := workload.MakeDirs(r.treeRoot, r.j.Tree.Shape); err != nil {
+		return err
+	}
+	return r.setTreeState(workload.TreeDirs, false)
+}
+
+// autoFormat creates the tree's files before a phase that needs them: a
+// measured phase of its own, named format (vdbench reports its format
+// too).
+func (r *jobRun) autoFormat(ctx context.Context) error {
+	if err := r.cleanTree(); err != nil {
+		return &Error{"format", err}
+	}
+	r.formats++
+	name := "format"
+	if r.formats > 1 {
+		name += "-" + strconv.Itoa(r.formats)
+	}
+	for _, p := range r.j.Phases {
+		if p.Name == name {
+			name = "auto-" + name
+		}
+	}
+	p := jobfile.Phase{Name: name, Op: jobfile.OpFormat, XferSize: min(units.MiB, r.eng.MaxBlock()), ReadPct: -1}
+	return r.phase(ctx, &p)
+}
+
+func (r *jobRun) params() report.Params {
+	o, j := r.o, r.j
+	name := j.Name
+	if name == "" {
+		name = "ad hoc"
+	}
+	ps := report.Params{
+		{Key: "workload", Label: "Workload", Value: name, Display: name},
+		{Key: "threads", Label: "NumThreads", Value: o.Threads, Display: strconv.Itoa(o.Threads)},
+	}
+	if j.File != "" {
+		ps = append(ps, report.Param{Key: "workload_file", Value: j.File, Display: j.File})
+	}
+	if t := j.Tree; t != nil {
+		d := fmt.Sprintf("depth %d, width %d, %d files of %s per directory (%d files)", t.Depth, t.Width, t.Files, units.FormatBytes(t.FileSize), t.NumFiles())
+		if r.reusable {
+			d += " in " + r.treeRoot
+			if r.tree.State == workload.TreeFormatted {
+				d += ", reused"
+			}
+		}
+		ps = append(ps, report.Param{Key: "tree", Label: "Tree", Value: map[string]any{
+			"depth": t.Depth, "width": t.Width, "files": t.Files, "file_size": t.FileSize, "dir": r.treeRoot, "reused": r.reusable && r.tree.State == workload.TreeFormatted,
+		}, Display: d})
+	}
+	ps = append(ps,
+		report.Param{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+		report.Param{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
+		report.Param{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
+	)
+	return ps
+}
+
+// jobPhase turns a workload phase's measurement into the result model:
+// MiB/s for reads and writes, operations per second for the others, and
+// the mean latency per operation as the cost.
+func jobPhase(r *workload.Result, p *jobfile.Phase, fileSize int64) report.Phase {
+	out := report.Phase{
+		Name: r.Phase.Name, Title: r.Phase.Title,
+		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors,
+		Seconds:    r.Elapsed.Seconds(),
+		Latency:    r.Hist.Summary(),
+		Incomplete: r.Incomplete,
+	}
+	out.ErrorSamples = append(out.ErrorSamples, r.Samples...)
+	if s := out.Seconds; s > 0 {
+		out.BytesPerSec = float64(out.Bytes) / s
+		out.OpsPerSec = float64(out.Ops) / s
+		out.ItemsPerSec = float64(out.Items) / s
+	}
+	kind := r.Phase.Kind
+	switch {
+	case kind.IsData():
+		out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+	case kind == workload.Create:
+		out.Value = report.Measure{Value: out.ItemsPerSec, Unit: "files/s"}
+	default:
+		out.Value = report.Measure{Value: out.OpsPerSec, Unit: "ops/s"}
+	}
+	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/op"}
+	out.LatencyOf = latencyOf(r.Phase, p, fileSize)
+	if r.Service != nil {
+		s := r.Service.Summary()
+		out.ServiceTime = &s
+		out.LatencyOf += fmt.Sprintf(", response time (service time p50 %s, p99 %s)", units.FormatLatency(s.P50), units.FormatLatency(s.P99))
+	}
+	for _, s := range r.Series {
+		out.Series = append(out.Series, toSample(s))
+	}
+	return out
+}
+
+func latencyOf(wp workload.Phase, p *jobfile.Phase, fileSize int64) string {
+	xfer := units.FormatBytes(wp.BlockSize)
+	switch wp.Kind {
+	case workload.Read, workload.Write:
+		return fmt.Sprintf("%s %s %s", xfer, wp.Access, wp.Kind)
+	case workload.Mixed:
+		return fmt.Sprintf("%s %s read/write (%d%% reads)", xfer, wp.Access, wp.ReadPct)
+	case workload.Create:
+		if fileSize == 0 {
+			return "create+close"
+		}
+		return fmt.Sprintf("create %s file (open to close)", units.FormatBytes(fileSize))
+	case workload.Open:
+		return "open+close"
+	case workload.Readdir:
+		return "readdir (open, read all, close)"
+	}
+	return wp.Kind.String()
+}
+
+func toSample(s workload.Sample) report.Sample {
+	out := report.Sample{
+		Start: s.Start.Seconds(), Seconds: s.Dur.Seconds(),
+		Ops: s.Ops, Bytes: s.Bytes, Errors: s.Errors, Latency: s.Latency,
+	}
+	if out.Seconds > 0 {
+		out.OpsPerSec = float64(s.Ops) / out.Seconds
+		out.BytesPerSec = float64(s.Bytes) / out.Seconds
+	}
+	return out
+}
+
+// SummaryLine is a one-line account of a workload phase: IOPS, bandwidth
+// and latency, as the interval lines show them.
+func SummaryLine(p *report.Phase) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %.1f ops/s", p.Name, p.OpsPerSec)
+	if p.Bytes > 0 {
+		fmt.Fprintf(&b, ", %.2f MiB/s", p.BytesPerSec/float64(units.MiB))
+	}
+	fmt.Fprintf(&b, ", latency mean %s p50 %s p99 %s max %s",
+		units.FormatLatency(p.Latency.Mean), units.FormatLatency(p.Latency.P50), units.FormatLatency(p.Latency.P99), units.FormatLatency(p.Latency.Max))
+	if s := p.ServiceTime; s != nil {
+		fmt.Fprintf(&b, "; service time mean %s p99 %s", units.FormatLatency(s.Mean), units.FormatLatency(s.P99))
+	}
+	if p.Errors > 0 {
+		fmt.Fprintf(&b, "; %d errors", p.Errors)
+	}
+	return b.String()
+}
+
+// IntervalLine is one line of --interval output.
+func IntervalLine(name string, s report.Sample) string {
+	return fmt.Sprintf("%-14s %7.1fs %10.1f ops/s %9.2f MiB/s  p50 %-7s p99 %-7s max %s",
+		name, s.Start+s.Seconds, s.OpsPerSec, s.BytesPerSec/float64(units.MiB),
+		units.FormatLatency(s.Latency.P50), units.FormatLatency(s.Latency.P99), units.FormatLatency(s.Latency.Max))
+}
