@@ -20,6 +20,9 @@ type BenchOptions struct {
 	bench.Options
 	Output OutputOptions
 	CI     CIOptions
+	// Job holds the workload flags (-f, --rw, --duration, ...); any of
+	// them switches bench from the default benchmark to a workload.
+	Job JobFlags
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
 
@@ -50,14 +53,33 @@ end; nothing else in PATH is opened for writing, renamed or deleted.
 
 The table shows throughput (VALUE), time per file per thread (COST) and
 latency percentiles, coloured by JuiceFS's thresholds on a terminal. On a
-JuiceFS mount, the client's own counters from .stats are added.`,
+JuiceFS mount, the client's own counters from .stats are added.
+
+With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
+--ops, --rate, --interval, --depth, --width, bench runs a workload instead:
+fio- and vdbench-like phases (sequential or random offsets, mixed reads and
+writes, limits by count or time, file trees, metadata operations, an open
+loop at a fixed rate). Flags given with -f override every phase of the file.
+See "Workloads" in the README.`,
 		Example: `  fsbench bench /mnt/jfs -p 4
   fsbench bench /mnt/nfs --big-file-size 0 --small-file-count 1000 -p 16
   fsbench bench /data --direct --block-size 4M --verify --json > result.json
-  fsbench bench /mnt/jfs -p 4 --quick --expect 'write-big>=200MiB/s' --expect 'stat.p99<5ms' -o junit > junit.xml`,
+  fsbench bench /mnt/jfs -p 4 --quick --expect 'write-big>=200MiB/s' --expect 'stat.p99<5ms' -o junit > junit.xml
+  fsbench bench /data --rw randread --xfer-size 4K --file-size 1G --duration 30s -p 4 --direct
+  fsbench bench /data --depth 2 --width 3 --files 4 --rw stat --file-select random --duration 10s
+  fsbench bench /mnt/jfs -f examples/fio-jobs.yaml --interval 2s`,
 		Args: exactArgs(1, "one PATH, the directory to benchmark"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
+			if o.Job.active(cmd) {
+				if err := o.resolveJob(cmd, app); err != nil {
+					return err
+				}
+				if runF != nil {
+					return runF(cmd.Context(), o)
+				}
+				return runJob(cmd.Context(), app, o)
+			}
 			if err := o.CI.resolve(cmd, expect.Bench); err != nil {
 				return err
 			}
@@ -87,6 +109,7 @@ JuiceFS mount, the client's own counters from .stats are added.`,
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, benchQuick)
+	addJobFlags(cmd, &o.Job)
 	return cmd
 }
 
