@@ -127,7 +127,7 @@ func (t *s3Target) display() string {
 // "@" instead, so a secret never survives.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
+	if err != nil || u.Scheme == "" || !strings.Contains(raw, "://") {
 		if i := strings.LastIndex(raw, "@"); i >= 0 {
 			if j := strings.Index(raw, "://"); j >= 0 && j < i {
 				return raw[:j+3] + Redacted + raw[i:]

@@ -1,0 +1,368 @@
+package object
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseS3URL(t *testing.T) {
+	for _, c := range []struct {
+		p          provider
+		url, addr  string
+		endpoint   string
+		bucket     string
+		prefix     string
+		region     string
+		virtual    bool
+		ak, secret string
+		err        string
+	}{
+		{p: providerS3, url: "https://mybucket.s3.us-east-2.amazonaws.com", endpoint: "https://s3.us-east-2.amazonaws.com", bucket: "mybucket", region: "us-east-2", virtual: true},
+		{p: providerS3, url: "https://my.dotted.bucket.s3.eu-west-1.amazonaws.com/some/prefix", endpoint: "https://s3.eu-west-1.amazonaws.com", bucket: "my.dotted.bucket", prefix: "some/prefix/", region: "eu-west-1", virtual: true},
+		{p: providerS3, url: "https://b.s3-ap-south-1.amazonaws.com/", endpoint: "https://s3.ap-south-1.amazonaws.com", bucket: "b", region: "ap-south-1", virtual: true},
+		{p: providerS3, url: "https://b.s3.amazonaws.com", endpoint: "https://s3.amazonaws.com", bucket: "b", region: "us-east-1", virtual: true},
+		{p: providerS3, url: "s3://bucket/pre/fix/", bucket: "bucket", prefix: "pre/fix/", virtual: true},
+		{p: providerS3, url: "http://10.0.0.1:7480/bucket/p", endpoint: "http://10.0.0.1:7480", bucket: "bucket", prefix: "p/"},
+		{p: providerS3, url: "https://ceph.example.com/bucket", addr: "virtual", endpoint: "https://ceph.example.com", bucket: "bucket", virtual: true},
+		{p: providerS3, url: "https://b.s3.us-east-2.amazonaws.com", addr: "path", endpoint: "https://s3.us-east-2.amazonaws.com", bucket: "b", region: "us-east-2"},
+		{p: providerMinIO, url: "http://127.0.0.1:9000/bench", endpoint: "http://127.0.0.1:9000", bucket: "bench"},
+		{p: providerMinIO, url: "https://AK:S%2FK@minio.local:9000/bench", endpoint: "https://minio.local:9000", bucket: "bench", ak: "AK", secret: "S/K"},
+		{p: providerCOS, url: "https://bench-1250000000.cos.ap-guangzhou.myqcloud.com", endpoint: "https://cos.ap-guangzhou.myqcloud.com", bucket: "bench-1250000000", region: "ap-guangzhou", virtual: true},
+		{p: providerCOS, url: "https://bench-1250000000.cos.ap-guangzhou.myqcloud.com/pre", endpoint: "https://cos.ap-guangzhou.myqcloud.com", bucket: "bench-1250000000", prefix: "pre/", region: "ap-guangzhou", virtual: true},
+		{p: providerMinIO, url: "http://127.0.0.1:9000", err: "no bucket"},
+		{p: providerMinIO, url: "127.0.0.1:9000/b", err: "invalid minio URL"},
+		{p: providerMinIO, url: "s3://b", err: "for --storage s3"},
+		{p: providerS3, url: "ftp://host/b", err: "scheme"},
+		{p: providerS3, url: "http://host/b?x=1", err: "query"},
+		{p: providerS3, url: "http://host:/b", err: "empty port"},
+		{p: providerS3, url: "https://h/b", addr: "diagonal", err: "addressing"},
+	} {
+		tg, err := parseS3URL(c.p, c.url, c.addr)
+		if c.err != "" {
+			var ce *ConfigError
+			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &ce) {
+				t.Errorf("%s %s: err = %v, want a ConfigError with %q", c.p.name, c.url, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %s: %v", c.p.name, c.url, err)
+			continue
+		}
+		got := fmt.Sprintf("%s|%s|%s|%s|%v|%s|%s", tg.endpoint, tg.bucket, tg.prefix, tg.region, tg.virtual, tg.urlAccess, tg.urlSecret.Reveal())
+		want := fmt.Sprintf("%s|%s|%s|%s|%v|%s|%s", c.endpoint, c.bucket, c.prefix, c.region, c.virtual, c.ak, c.secret)
+		if got != want {
+			t.Errorf("%s %s:\n got %s\nwant %s", c.p.name, c.url, got, want)
+		}
+		if strings.Contains(tg.display(), "S/K") || strings.Contains(tg.display(), "AK:") {
+			t.Errorf("display %s shows credentials", tg.display())
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"https://AK:SK@host/b", "https://**redacted**@host/b"},
+		{"https://host/b", "https://host/b"},
+		{"/local/dir", "/local/dir"},
+		{"http://AK:S K%zz@host/b", "http://**redacted**@host/b"}, // does not parse
+		{"AK:SK@host:/export", "**redacted**@host:/export"},
+	} {
+		if got := RedactURL(c.in); got != c.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestSecretNeverPrints(t *testing.T) {
+	s := NewSecret("hunter2")
+	cfg := Config{SecretKey: s, SessionToken: NewSecret("tok3n")}
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("cfg", "secret", s, "cfg", cfg)
+	j, err := json.Marshal(struct{ A, B Secret }{cfg.SecretKey, cfg.SessionToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %s %+v %#v %q", s, s, cfg, cfg, s), string(j), logged.String()} {
+		if strings.Contains(out, "hunter2") || strings.Contains(out, "tok3n") {
+			t.Errorf("secret printed: %s", out)
+		}
+		if !strings.Contains(out, Redacted) {
+			t.Errorf("no %s in %s", Redacted, out)
+		}
+	}
+	if s.Reveal() != "hunter2" || NewSecret("").String() != "" || !NewSecret("").IsZero() {
+		t.Error("Reveal/IsZero")
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	if got := strings.Join(Names(), ","); got != "cos,file,minio,nfs,s3" {
+		t.Errorf("drivers = %s", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering a driver twice does not panic")
+		}
+	}()
+	Register(Driver{Name: "file", Open: func(context.Context, string, Config) (Storage, error) { return nil, nil }})
+}
+
+func TestOpenUnknown(t *testing.T) {
+	_, err := Open(context.Background(), "gcs", "gs://b", Config{})
+	if !errors.Is(err, ErrUnknownDriver) || !strings.Contains(err.Error(), "s3") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestCredentialsOrder(t *testing.T) {
+	env := map[string]string{}
+	cfg := Config{Getenv: func(k string) string { return env[k] }}
+	open := func(typ, url string, c Config) error {
+		s, err := Open(context.Background(), typ, url, c)
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	// minio without any credentials: a ConfigError naming the variables.
+	err := open("minio", "http://127.0.0.1:1/b", cfg)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "MINIO_ACCESS_KEY") {
+		t.Errorf("no credentials: %v", err)
+	}
+	// An access key without a secret.
+	env["ACCESS_KEY"] = "ak"
+	if err := open("minio", "http://127.0.0.1:1/b", cfg); !errors.As(err, &ce) {
+		t.Errorf("access key alone: %v", err)
+	}
+	env["SECRET_KEY"] = "sk"
+	if err := open("minio", "http://127.0.0.1:1/b", cfg); err != nil {
+		t.Errorf("ACCESS_KEY/SECRET_KEY: %v", err)
+	}
+	delete(env, "ACCESS_KEY")
+	delete(env, "SECRET_KEY")
+	env["COS_SECRETID"], env["COS_SECRETKEY"] = "id", "key"
+	if err := open("cos", "https://b-1.cos.ap-beijing.myqcloud.com", cfg); err != nil {
+		t.Errorf("COS_SECRETID/COS_SECRETKEY: %v", err)
+	}
+	cfg.Anonymous = true
+	if err := open("minio", "http://127.0.0.1:1/b", cfg); err != nil {
+		t.Errorf("anonymous: %v", err)
+	}
+}
+
+// fakeS3 answers every request with status and an S3 error document.
+func fakeS3(t *testing.T, status int, code string) Storage {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>msg of %s</Message></Error>`, code, code)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "ak", SecretKey: NewSecret("sk-secret")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestS3ErrorMapping(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		status int
+		code   string
+		kind   error
+	}{
+		{503, "SlowDown", ErrThrottled},
+		{429, "TooManyRequests", ErrThrottled},
+		{403, "SignatureDoesNotMatch", ErrAccess},
+		{403, "AccessDenied", ErrAccess},
+		{404, "NoSuchBucket", ErrNoBucket},
+		{404, "NoSuchKey", ErrNotExist},
+	} {
+		s := fakeS3(t, c.status, c.code)
+		_, err := s.Get(ctx, "some/key", 0, -1)
+		if !errors.Is(err, c.kind) {
+			t.Errorf("%d %s: err = %v, want %v", c.status, c.code, err, c.kind)
+		}
+		msg := fmt.Sprint(err)
+		if !strings.HasPrefix(msg, "get some/key: ") || strings.Count(msg, "\n") > 0 || !strings.Contains(msg, c.code) {
+			t.Errorf("%d %s: message %q", c.status, c.code, msg)
+		}
+		if strings.Contains(msg, "sk-secret") {
+			t.Errorf("secret in %q", msg)
+		}
+	}
+	// HEAD has no body: a 404 is "not found".
+	s := fakeS3(t, 404, "")
+	if _, err := s.Head(ctx, "k"); !errors.Is(err, ErrNotExist) {
+		t.Errorf("head 404: %v", err)
+	}
+}
+
+func TestS3NoRetriesByDefault(t *testing.T) {
+	var n int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n++
+		w.WriteHeader(500)
+		fmt.Fprint(w, `<Error><Code>InternalError</Code><Message>boom</Message></Error>`)
+	}))
+	defer srv.Close()
+	for _, retries := range []int{0, 2} {
+		n = 0
+		s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b"), Retries: retries})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Head(context.Background(), "k")
+		s.Close()
+		if err == nil || n != retries+1 {
+			t.Errorf("retries %d: %d requests, err %v", retries, n, err)
+		}
+	}
+}
+
+// A server that accepts the connection and never answers: the call ends
+// when the context does.
+func TestS3ContextBoundsHang(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-block }))
+	defer srv.Close()
+	defer close(block)
+	s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = s.Head(ctx, "k")
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(t0) > 5*time.Second {
+		t.Errorf("err %v after %v", err, time.Since(t0))
+	}
+}
+
+func TestParseNFSURL(t *testing.T) {
+	for _, c := range []struct{ in, host, path, err string }{
+		{"nfs://server/export/dir", "server", "/export/dir", ""},
+		{"nfs://10.0.0.5/export/", "10.0.0.5", "/export", ""},
+		{"server:/export/a/b", "server", "/export/a/b", ""},
+		{"nfs://server", "", "", "no export"},
+		{"nfs://server:2049/export", "", "", "no port"},
+		{"server", "", "", "invalid"},
+		{"/just/a/path", "", "", "invalid"},
+		{"nfs://u:pw@server/x", "", "", "invalid"},
+	} {
+		h, p, err := parseNFSURL(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "pw") {
+				t.Errorf("%s: err = %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || h != c.host || p != c.path {
+			t.Errorf("%s = %s, %s, %v; want %s, %s", c.in, h, p, err, c.host, c.path)
+		}
+	}
+}
+
+// memDir is a directory tree for testing listTree.
+type memDir map[string][]dirEntry
+
+func (m memDir) read(_ context.Context, dir string) ([]dirEntry, error) { return m[dir], nil }
+
+func file(name string) dirEntry { return dirEntry{name: name} }
+func dir(name string) dirEntry  { return dirEntry{name: name, obj: Object{IsDir: true}} }
+
+func TestListTree(t *testing.T) {
+	tree := memDir{
+		"":       {file("b"), dir("a"), file("a-b"), file("a.c"), dir("z")},
+		"a/":     {file("2"), file("1"), dir("sub")},
+		"a/sub/": {file("x")},
+		"z/":     {},
+	}
+	keys := func(p *ListPage) string {
+		var out []string
+		for _, o := range p.Objects {
+			out = append(out, o.Key)
+		}
+		if len(p.Prefixes) > 0 {
+			out = append(out, "|"+strings.Join(p.Prefixes, ","))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		opt  ListOptions
+		want string
+		more bool
+	}{
+		// "a-b" < "a.c" < "a/" in byte order: the walk must agree.
+		{ListOptions{}, "a-b a.c a/ a/1 a/2 a/sub/ a/sub/x b z/", false},
+		// Listing from inside a directory does not show the directory itself.
+		{ListOptions{Prefix: "a/"}, "a/1 a/2 a/sub/ a/sub/x", false},
+		{ListOptions{Prefix: "a/s"}, "a/sub/ a/sub/x", false},
+		{ListOptions{StartAfter: "a/2"}, "a/sub/ a/sub/x b z/", false},
+		{ListOptions{StartAfter: "a/sub/x"}, "b z/", false},
+		{ListOptions{Limit: 3}, "a-b a.c a/", true},
+		{ListOptions{Delimiter: "/"}, "a-b a.c b |a/,z/", false},
+		{ListOptions{Prefix: "a/", Delimiter: "/"}, "a/1 a/2 |a/sub/", false},
+	} {
+		p, err := listTree(context.Background(), tree.read, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(p); got != c.want || p.Truncated != c.more {
+			t.Errorf("%+v: %q (truncated %v), want %q (%v)", c.opt, got, p.Truncated, c.want, c.more)
+		}
+	}
+}
+
+func FuzzParseS3URL(f *testing.F) {
+	for _, s := range []string{"https://b.s3.us-east-1.amazonaws.com/p", "s3://b", "http://h:9/b/p", "https://b-1.cos.r.myqcloud.com", "https://a:b@h/c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range []provider{providerS3, providerMinIO, providerCOS} {
+			tg, err := parseS3URL(p, s, "")
+			if err != nil {
+				if tg != nil {
+					t.Fatal("target with an error")
+				}
+				continue
+			}
+			if tg.bucket == "" {
+				t.Fatalf("%q: no bucket and no error", s)
+			}
+			if pw := tg.urlSecret.Reveal(); len(pw) > 3 && strings.Contains(tg.display(), pw) {
+				t.Fatalf("%q: display %q shows the secret", s, tg.display())
+			}
+		}
+	})
+}
+
+func FuzzParseNFSURL(f *testing.F) {
+	for _, s := range []string{"nfs://h/e/p", "h:/e", "nfs://h", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, p, err := parseNFSURL(s)
+		if err == nil && (h == "" || !strings.HasPrefix(p, "/") || p == "/") {
+			t.Fatalf("%q: host %q path %q", s, h, p)
+		}
+	})
+}
