@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/pkg/schema"
 )
 
 func TestQuickPreset(t *testing.T) {
@@ -362,6 +365,7 @@ func TestCIObjbenchMinIO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSchema(t, "objbench result", b)
 	var base report.Result
 	if err := json.Unmarshal(b, &base); err != nil {
 		t.Fatal(err)
@@ -394,5 +398,29 @@ func TestCIObjbenchMinIO(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("failed expectations lack %q:\n%s", want, all)
 		}
+	}
+}
+
+// checkSchema validates a JSON result against pkg/schema/result.schema.json.
+func checkSchema(t *testing.T, what string, data []byte) {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.Result))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("result.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("result.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("%s does not match pkg/schema/result.schema.json: %v", what, err)
 	}
 }
