@@ -168,6 +168,14 @@ func (w *Writer) appendEvent(dst []byte, s *slot, t time.Time, ev *workload.Even
 		dst = strconv.AppendInt(dst, ev.Offset, 10)
 		dst = append(dst, "): "...)
 		dst = strconv.AppendInt(dst, ev.Done, 10)
+	case "rename":
+		// JuiceFS logs rename (parent,name,newparent,newname); fsbench
+		// has paths: rename (old,new).
+		if ev.To != "" {
+			dst = append(dst, ',')
+			dst = AppendName(dst, ev.To)
+		}
+		dst = append(dst, ')')
 	default:
 		dst = append(dst, ')')
 	}
