@@ -195,6 +195,24 @@ func TestCIExitCodes(t *testing.T) {
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
+
+	// compare, through main's os.Exit.
+	pairs := filepath.Join(testenv.RepoRoot(), "testdata", "compare")
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"old.json", "new-within.json", "--threshold", "10%"}, ExitOK},
+		{[]string{"old.json", "new-regression.json", "--threshold", "10%"}, ExitExpectation},
+		{[]string{"old.json", "new-regression.json"}, ExitOK},
+		{[]string{"old.json", "objbench.json"}, ExitUsage},
+		{[]string{"old.json", "missing.json"}, ExitUsage},
+	} {
+		args := []string{"compare", filepath.Join(pairs, tc.args[0]), filepath.Join(pairs, tc.args[1])}
+		if _, stderr, code := runFsbench(t, append(args, tc.args[2:]...)...); code != tc.code {
+			t.Errorf("compare %q: exit %d, want %d: %s", tc.args, code, tc.code, stderr)
+		}
+	}
 }
 
 // TestCIJUnit checks -o junit from the real binary, with a failing

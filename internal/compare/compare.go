@@ -151,6 +151,14 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is in OLD but not in NEW", op.Name))
 			continue
 		}
+		for _, x := range []struct {
+			label string
+			p     report.Phase
+		}{{"OLD", op}, {"NEW", *np}} {
+			if x.p.Incomplete {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("%s did not complete in %s; its figures are partial", op.Name, x.label))
+			}
+		}
 		r.Items = append(r.Items, r.both(op, *np, kinds)...)
 	}
 	for _, np := range new.Phases {

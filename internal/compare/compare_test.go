@@ -136,6 +136,12 @@ func TestCompareNotSupported(t *testing.T) {
 	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "chmod is supported in only one") {
 		t.Errorf("warnings %q", r.Warnings)
 	}
+	new.Phases[1].Incomplete = true
+	r, _ = Compare(old, new, "", "", Options{})
+	if len(r.Warnings) != 2 || r.Warnings[1] != "head did not complete in NEW; its figures are partial" {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	new.Phases[1].Incomplete = false
 	r, _ = Compare(new, new, "", "", Options{})
 	if len(r.Warnings) != 0 || len(r.Items) != 6 {
 		t.Errorf("both unsupported: %q %+v", r.Warnings, r.Items)
