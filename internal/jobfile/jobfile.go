@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -163,7 +164,9 @@ func (e *Error) Error() string {
 func Parse(data []byte, name string) (*Job, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
+	if err := dec.Decode(&doc); err == io.EOF {
+		return nil, &Error{name, 0, "empty workload file"}
+	} else if err != nil {
 		return nil, yamlError(name, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
