@@ -28,10 +28,10 @@ type JobFlags struct {
 	Job *jobfile.Job
 
 	rw, fileSelect, xferSize, fileSize, duration, warmup, interval string
-	treeDir, treeFormat                                             string
-	files, readPct, depth, width                                    int
-	ops                                                             int64
-	rate                                                            float64
+	treeDir, treeFormat                                            string
+	files, readPct, depth, width                                   int
+	ops                                                            int64
+	rate                                                           float64
 }
 
 // jobFlagNames are the flags that switch bench to a workload.
