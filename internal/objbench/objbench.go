@@ -266,6 +266,12 @@ func (r *run) prepare(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 3*timeoutOf(r.o.Object))
 	defer cancel()
 	page, err := r.base.List(pctx, object.ListOptions{Prefix: r.prefix, Limit: 1})
+	// Name the store rather than our prefix, which means nothing to the
+	// user yet.
+	var oe *object.Error
+	if errors.As(err, &oe) {
+		err = fmt.Errorf("%s: %w", r.base.String(), oe.Err)
+	}
 	switch {
 	case err == nil:
 		if len(page.Objects)+len(page.Prefixes) > 0 {
@@ -276,7 +282,7 @@ func (r *run) prepare(ctx context.Context) error {
 		if cerr := r.base.Create(pctx); cerr != nil {
 			return fmt.Errorf("%w, and creating it failed: %w", err, cerr)
 		}
-		r.warn("created bucket %s (it is left in place)", r.base.String())
+		r.warn("created bucket %s (it is left in place when the run ends)", r.base.String())
 		return nil
 	case errors.Is(err, object.ErrAccess):
 		return fmt.Errorf("%w (check the access key, secret key and their permissions)", err)

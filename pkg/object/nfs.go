@@ -103,7 +103,7 @@ func openNFS(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
 	err = runCtx(ctx, cfg.Timeout*3, func() error {
 		m, err := nfs.DialMount(host, 0)
 		if err != nil {
-			return fmt.Errorf("nfs %s: mount service: %w", host, err)
+			return fmt.Errorf("nfs %s: mount service (is an NFSv3 server running there?): %w", host, err)
 		}
 		hostname, _ := os.Hostname()
 		auth := rpc.NewAuthUnix(hostname, s.uid, s.gid).Auth()
@@ -140,7 +140,7 @@ func openNFS(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
 // the client library bounds every call it makes.
 func runCtx(ctx context.Context, timeout time.Duration, fn func() error) error {
 	if err := ctx.Err(); err != nil {
-		return err
+		return &Error{Op: "nfs", Err: err}
 	}
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
@@ -154,7 +154,7 @@ func runCtx(ctx context.Context, timeout time.Duration, fn func() error) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return ctx.Err()
+		return &Error{Op: "nfs", Err: ctx.Err()}
 	case <-tc:
 		return fmt.Errorf("no answer within %s", timeout)
 	}
