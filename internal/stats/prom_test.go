@@ -18,6 +18,8 @@ import (
 	"github.com/fsbench/fsbench/internal/sysio"
 )
 
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile("../../testdata/" + name)

@@ -128,10 +128,15 @@ func (r *Runner) Run(ctx context.Context) error {
 		// Sleep until the next tick of a fixed grid, so that the
 		// collection time does not accumulate as drift.
 		next := start.Add(time.Duration(n) * tick)
-		wait := next.Sub(clock.Now())
-		if wait < 0 {
-			wait = 0
+		now := clock.Now()
+		for now.Sub(next) >= tick {
+			// A slow source made us miss ticks: skip them rather than
+			// print a burst of rows. Rates use the real times, so they
+			// stay right.
+			n++
+			next = next.Add(tick)
 		}
+		wait := max(next.Sub(now), 0)
 		select {
 		case <-ctx.Done():
 			return r.Render.Close()

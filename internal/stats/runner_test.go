@@ -292,3 +292,41 @@ func TestRunnerBadWriter(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// slow is a source whose reading takes longer than the interval.
+type slow struct {
+	clock *fakeClock
+	took  time.Duration
+	n     float64
+}
+
+func (s *slow) Name() string { return "slow" }
+
+func (s *slow) Collect(_ context.Context, sm *Sample) error {
+	s.clock.now = s.clock.now.Add(s.took)
+	s.n++
+	sm.Set("fsbench.ops", s.n*100)
+	return nil
+}
+
+func TestRunnerSkipsMissedTicks(t *testing.T) {
+	secs, _ := ParseSchema("b", 0, nil)
+	clock := &fakeClock{now: t0}
+	var buf bytes.Buffer
+	run := &Runner{Sources: []Source{&slow{clock: clock, took: 2500 * time.Millisecond}}, Sections: secs, Interval: time.Second, Count: 3,
+		Render: NewRenderer(&buf, FormatJSON, false, false), Clock: clock}
+	if err := run.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range clock.waits {
+		if w < 0 || w > time.Second {
+			t.Errorf("wait %v", w)
+		}
+	}
+	// Each row spans the real time between two samples: 100 ops in 2.5 s.
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if !strings.Contains(line, `"interval_s":2.5,`) || !strings.Contains(line, `"ops_per_s":40,`) {
+			t.Errorf("row %s", line)
+		}
+	}
+}
