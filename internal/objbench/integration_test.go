@@ -398,3 +398,52 @@ func TestThrottledCounted(t *testing.T) {
 		t.Errorf("no throttled requests counted")
 	}
 }
+
+// A bucket that does not exist and may not be created: one clear error
+// before anything is written.
+func TestMissingBucketWithoutPermission(t *testing.T) {
+	var puts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		switch {
+		case r.Method == http.MethodGet: // list
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>`)
+		case r.Method == http.MethodPut && r.URL.Path == "/nobucket": // create
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `<Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>`)
+		default:
+			puts.Add(1)
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	o := small("minio", srv.URL+"/nobucket")
+	o.Object = object.Config{AccessKey: "ak", SecretKey: object.NewSecret("sk")}
+	err := Run(context.Background(), o, &report.Result{})
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, object.ErrNoBucket) || !errors.Is(err, object.ErrAccess) {
+		t.Fatalf("err = %v, want a prepare error: no bucket, access denied", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "nobucket does not exist") || !strings.Contains(msg, "AccessDenied") {
+		t.Errorf("message %q", msg)
+	}
+	if puts.Load() != 0 {
+		t.Errorf("%d other requests were sent", puts.Load())
+	}
+}
+
+// A missing bucket is created, also with --skip-functional-tests.
+func TestBinaryCreatesBucket(t *testing.T) {
+	m, env := minioEnv(t, false)
+	bucket := fmt.Sprintf("objbench-new-%d", time.Now().UnixNano()%1e6)
+	r := fsbench(t, env, "objbench", "--storage", "minio", m.URL(bucket), "--skip-functional-tests",
+		"--big-object-size", "8M", "--small-objects", "4", "-p", "2", "--json")
+	if r.code != 0 || !strings.Contains(r.stderr, "created bucket") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if keys := listAll(t, openMinIO(t, m, bucket)); len(keys) != 0 {
+		t.Errorf("objects left in the new bucket: %v", keys)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -31,8 +30,9 @@ func nfsDriver() Driver {
 }
 
 // The client library logs through the standard logger; fsbench's output
-// streams are its own, so the library is silenced once.
-var quietNFSOnce sync.Once
+// streams are its own, so the library is silenced, at initialisation, before
+// any of its goroutines can read its logger.
+func init() { util.DefaultLogger = quietLogger{} }
 
 type quietLogger struct{}
 
@@ -87,7 +87,6 @@ func openNFS(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	quietNFSOnce.Do(func() { util.DefaultLogger = quietLogger{} })
 
 	// The library dials without a timeout: check first, within bounds, that
 	// the portmapper answers at all.
