@@ -141,9 +141,10 @@ func Compute(sections []*Section, prev, cur *Sample) *Row {
 	for i, s := range sections {
 		rs := RowSection{Section: s, Values: make([]Value, len(s.Columns))}
 		reset := prev != nil && sectionReset(s, prev, cur)
+		born := prev != nil && !reset && sourceAlive(s, prev, cur)
 		for j := range s.Columns {
 			c := &s.Columns[j]
-			v := compute(c, prev, cur, secs)
+			v := compute(c, prev, cur, secs, born)
 			if reset && c.Kind != Gauge && c.Kind != WallTime && c.Kind != Text {
 				v = Value{}
 			}
@@ -186,7 +187,26 @@ func sectionReset(s *Section, prev, cur *Sample) bool {
 	return false
 }
 
-func compute(c *Column, prev, cur *Sample, secs float64) Value {
+// sourceAlive reports whether the section's source was read in both
+// samples without a restart: a counter it lacks in prev but has in cur was
+// then created, and counts from zero (the JuiceFS client makes a labelled
+// series, say the PUT requests, on first use).
+func sourceAlive(s *Section, prev, cur *Sample) bool {
+	keys := ResetKeys[s.Letter]
+	if len(keys) == 0 {
+		return false
+	}
+	for _, k := range keys {
+		_, a := prev.Values[k]
+		_, b := cur.Values[k]
+		if !a || !b {
+			return false
+		}
+	}
+	return true
+}
+
+func compute(c *Column, prev, cur *Sample, secs float64, born bool) Value {
 	scale := c.Scale
 	if scale == 0 {
 		scale = 1
@@ -204,7 +224,7 @@ func compute(c *Column, prev, cur *Sample, secs float64) Value {
 	if prev == nil {
 		return Value{}
 	}
-	d, ok := delta(prev, cur, c.Key)
+	d, ok := delta(prev, cur, c.Key, born)
 	if !ok {
 		return Value{}
 	}
@@ -215,7 +235,7 @@ func compute(c *Column, prev, cur *Sample, secs float64) Value {
 		}
 		return finite(d/secs*scale, true)
 	case Mean, Share:
-		n, ok := delta(prev, cur, c.Count)
+		n, ok := delta(prev, cur, c.Count, born)
 		if !ok {
 			return Value{}
 		}
@@ -231,10 +251,14 @@ func compute(c *Column, prev, cur *Sample, secs float64) Value {
 }
 
 // delta is the increase of a counter; ok is false when it is missing from
-// either sample or went backwards.
-func delta(prev, cur *Sample, key string) (float64, bool) {
+// cur, missing from prev (unless born: it was created since, from zero), or
+// went backwards.
+func delta(prev, cur *Sample, key string, born bool) (float64, bool) {
 	a, okA := prev.Values[key]
 	b, okB := cur.Values[key]
+	if !okA && born {
+		a, okA = 0, true
+	}
 	if !okA || !okB || b < a {
 		return 0, false
 	}

@@ -188,3 +188,27 @@ func TestParseSchema(t *testing.T) {
 		}
 	}
 }
+
+func TestComputeNewSeries(t *testing.T) {
+	secs, _ := ParseSchema("ob", 0, nil)
+	// The client made its PUT series since the last sample: it counts from
+	// zero. The fsbench source has no such key: a missing counter is a gap.
+	prev := sample(0, map[string]float64{"juicefs_uptime": 10})
+	cur := sample(2, map[string]float64{"juicefs_uptime": 12, "juicefs_object_request_data_bytes_PUT": 400, "fsbench.ops": 10})
+	r := Compute(secs, prev, cur)
+	if v := cell(t, r, "object", "put_bytes_per_s"); !v.OK || v.V != 200 {
+		t.Errorf("new series: %+v", v)
+	}
+	if v := cell(t, r, "object", "get_bytes_per_s"); v.OK {
+		t.Errorf("absent series: %+v", v)
+	}
+	if v := cell(t, r, "fsbench", "ops_per_s"); v.OK {
+		t.Errorf("counter missing from prev: %+v", v)
+	}
+	// Without the uptime in prev (the client was not readable then), a
+	// counter that appears is a gap, not its whole value over one interval.
+	prev = sample(0, map[string]float64{})
+	if v := cell(t, Compute(secs, prev, cur), "object", "put_bytes_per_s"); v.OK {
+		t.Errorf("after a failed read: %+v", v)
+	}
+}
