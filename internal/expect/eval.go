@@ -83,6 +83,11 @@ func (c Catalog) Check(e Expr) error {
 		return nil
 	}
 	m, ok := c.find(e.Name)
+	if i := strings.LastIndexByte(e.Name, '.'); !ok && i > 0 {
+		if _, known := c.find(e.Name[:i]); known {
+			return fail("unknown suffix .%s (want .p50, .p90, .p99, .p999, .max or .errors)", e.Name[i+1:])
+		}
+	}
 	if !ok {
 		return fail("%s measures no metric %q (known: %s, errors%s)", c.Command, e.Name,
 			strings.Join(c.Names(), ", "), map[bool]string{true: ", functional"}[c.Functional])

@@ -252,7 +252,9 @@ func Parse(s string) (Expr, error) {
 	return e, nil
 }
 
-// splitName checks a metric name and splits it into base and suffix.
+// splitName checks a metric name and splits it into base and suffix. A
+// name may hold dots itself (workload phases such as "seq.read"): only a
+// last segment that is a known suffix is split off.
 func splitName(name string) (metric, base, stat string, err error) {
 	for _, r := range name {
 		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_'
@@ -264,17 +266,17 @@ func splitName(name string) (metric, base, stat string, err error) {
 		}
 	}
 	base = name
-	if i := strings.IndexByte(name, '.'); i >= 0 {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 && knownStat(name[i+1:]) {
 		base, stat = name[:i], name[i+1:]
 		if base == "" {
 			return "", "", "", fmt.Errorf("no metric name before .%s", stat)
 		}
-		if !knownStat(stat) {
-			return "", "", "", fmt.Errorf("unknown suffix .%s (want .p50, .p90, .p99, .p999, .max or .errors)", stat)
-		}
 		if base == Errors {
 			return "", "", "", fmt.Errorf("errors takes no suffix")
 		}
+	}
+	if strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".") || strings.Contains(base, "..") {
+		return "", "", "", fmt.Errorf("metric name %q has an empty part", name)
 	}
 	return name, base, stat, nil
 }

@@ -41,6 +41,9 @@ func TestParse(t *testing.T) {
 		{"functional", "functional", "functional", "", EQ, 1, "", Bool},
 		{"functional==pass", "functional", "functional", "", EQ, 1, "", Bool},
 		{"functional == true", "functional", "functional", "", EQ, 1, "", Bool},
+		{"seq.read>=1MiB/s", "seq.read", "seq.read", "", GE, 1, "MiB/s", ByteRate},
+		{"seq.read.p99<1ms", "seq.read.p99", "seq.read", "p99", LT, 1, "ms", Latency},
+		{"stat.p95<5ms", "stat.p95", "stat.p95", "", LT, 5, "ms", Latency},
 	}
 	for _, tt := range tests {
 		e, err := Parse(tt.in)
@@ -78,8 +81,10 @@ func TestParseErrors(t *testing.T) {
 		{"write-big!=200MiB/s", "!= is not supported"},
 		{"Write-Big>=200MiB/s", "lower case"},
 		{"write big>=200MiB/s", "may only hold"},
-		{"stat.p95<5ms", "unknown suffix .p95"},
 		{".p99<5ms", "no metric name before .p99"},
+		{".stat>=1ops/s", "empty part"},
+		{"seq..read>=1ops/s", "empty part"},
+		{"seq.>=1ops/s", "empty part"},
 		{"errors.p99<5ms", "errors takes no suffix"},
 		{"functional==fail", "functional==pass"},
 		{"functional>=1", "functional==pass"},
@@ -129,6 +134,10 @@ func TestCheck(t *testing.T) {
 		{Bench, "nope>=5MiB/s", "known: write-big, read-big, write-small, read-small, stat, errors"},
 		{Objbench, "write-big>=5MiB/s", "measures no metric"},
 		{Bench, "functional", "runs no functional checks"},
+		{Bench, "stat.p95<5ms", "unknown suffix .p95"},
+		{Catalog{Command: "bench", Metrics: []Metric{{"seq.read", true}}}, "seq.read>=1MiB/s", ""},
+		{Catalog{Command: "bench", Metrics: []Metric{{"seq.read", true}}}, "seq.read.p999<1s", ""},
+		{Catalog{Command: "bench", Metrics: []Metric{{"seq.read", true}}}, "seq.write>=1MiB/s", "measures no metric"},
 	}
 	for _, tt := range tests {
 		e, err := Parse(tt.in)
