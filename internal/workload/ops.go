@@ -112,7 +112,6 @@ type opsWorker struct {
 	pcg     *rand.PCG
 	svc     *metrics.Histogram // open loop: service time
 	iv      liveHist           // read by the series collector
-	scratch []byte             // one pattern chunk
 	dirents []byte             // readdir buffer
 	ts      [2]unix.Timespec   // utime
 	perm    perm               // block order of the current file
@@ -148,10 +147,10 @@ func (e *Engine) prepareOps(p *Phase, cancel <-chan struct{}) (*clock, error) {
 			p.Targets.alt[i] = path + ".renamed"
 		}
 	}
-	if len(e.pattern.base) < baseSize+chunk+stampLen {
-		// Content is laid on a 4 KiB grid (fillGrid); the pattern must
-		// hold a whole chunk even when blocks are smaller.
-		e.pattern = NewPattern(e.cfg.Seed, chunk)
+	if len(e.pattern.base) < baseSize+group {
+		// fillGrid cuts whole groups from the base. A longer base from
+		// the same seed starts with the same bytes: Fill is unchanged.
+		e.pattern = NewPattern(e.cfg.Seed, group)
 	}
 	c := &clock{cancel: cancel}
 	if p.Rate > 0 {
@@ -164,9 +163,8 @@ func (e *Engine) prepareOps(p *Phase, cancel <-chan struct{}) (*clock, error) {
 	for _, w := range e.workers {
 		if w.x == nil {
 			w.x = &opsWorker{
-				pcg:     rand.NewPCG(0, 0),
-				svc:     metrics.NewHistogram(),
-				scratch: make([]byte, chunk),
+				pcg: rand.NewPCG(0, 0),
+				svc: metrics.NewHistogram(),
 			}
 			w.x.rng = rand.New(w.x.pcg)
 		}
@@ -362,7 +360,7 @@ func (e *Engine) visitFile(w *worker, p *Phase, i int, stop *atomic.Bool, c *clo
 		buf := w.buf[:size]
 		read := p.Kind == Read || p.Kind == Mixed && x.rng.IntN(100) < p.ReadPct
 		if !read {
-			e.fillGrid(buf, id, off, x.scratch)
+			e.fillGrid(buf, id, off)
 			wrote = true
 		}
 		t1 := time.Now()
@@ -389,7 +387,7 @@ func (e *Engine) visitFile(w *worker, p *Phase, i int, stop *atomic.Bool, c *clo
 		e.record(w, c, sched, t1, t2, size)
 		if read && e.cfg.Verify && mismatch == nil {
 			exp := w.exp[:size]
-			e.fillGrid(exp, id, off, x.scratch)
+			e.fillGrid(exp, id, off)
 			if !bytes.Equal(buf, exp) {
 				mismatch = fmt.Errorf("%w in %s at block offset %d", ErrVerify, path, off)
 			}
@@ -509,7 +507,7 @@ func (e *Engine) createFile(w *worker, p *Phase, i int) (int64, error) {
 	for off < p.FileSize {
 		n := min(p.BlockSize, p.FileSize-off)
 		buf := w.buf[:n]
-		e.fillGrid(buf, id, off, w.x.scratch)
+		e.fillGrid(buf, id, off)
 		t0 := time.Now()
 		done, err := pwriteFull(fd, buf, off)
 		if e.cfg.Tracer != nil {
@@ -549,25 +547,43 @@ func (e *Engine) readDir(w *worker, path string) error {
 	return nil
 }
 
-// fillGrid fills buf with the content of the file at off, laid on a grid
-// of 4 KiB chunks: a byte's value depends on its offset, not on the size
-// or alignment of the write that carried it. So data written with one
-// transfer size verifies when read with another, at any offsets.
-func (e *Engine) fillGrid(buf []byte, id uint64, off int64, scratch []byte) {
+// fillGrid fills buf with the content of the file at off. Content is laid
+// on a fixed grid, so a byte's value depends on its offset in the file and
+// not on the size or alignment of the write that carried it: data written
+// with one transfer size verifies when read with another, at any offsets.
+// Each aligned 1 MiB group of the file is one slice of the pattern's random
+// base (a 1 MiB write is one copy), and every 4 KiB chunk starts with the
+// file's identity and the chunk's offset, as Pattern.Fill's blocks do.
+func (e *Engine) fillGrid(buf []byte, id uint64, off int64) {
+	base := e.pattern.base
 	for len(buf) > 0 {
-		base := off &^ (chunk - 1)
-		in := int(off - base)
-		n := min(chunk-in, len(buf))
-		if n == chunk {
-			e.pattern.Fill(buf[:chunk], id, base)
-		} else {
-			e.pattern.Fill(scratch, id, base)
-			copy(buf[:n], scratch[in:in+n])
+		g := off &^ (group - 1)
+		in := int(off - g)
+		n := min(group-in, len(buf))
+		start := int(mix(id^uint64(g)*0xbf58476d1ce4e5b9)%baseSize) &^ 63
+		copy(buf[:n], base[start+in:start+in+n])
+		// Stamps of the chunks that begin in, or overlap the start of,
+		// [off, off+n).
+		for c := off &^ (chunk - 1); c < off+int64(n); c += chunk {
+			if c >= off && c+stampLen <= off+int64(n) {
+				stamp(buf[c-off:], id, c)
+				continue
+			}
+			var s [stampLen]byte
+			stamp(s[:], id, c)
+			lo, hi := max(c, off), min(c+stampLen, off+int64(n))
+			if lo < hi {
+				copy(buf[lo-off:hi-off], s[lo-c:hi-c])
+			}
 		}
 		buf = buf[n:]
 		off += int64(n)
 	}
 }
+
+// group is the span of a file that fillGrid cuts from one place of the
+// pattern's base.
+const group = 1 << 20
 
 func isVerify(err error) bool {
 	for err != nil {
