@@ -310,3 +310,38 @@ func TestPublisherEngine(t *testing.T) {
 		t.Error("no mount point")
 	}
 }
+
+func TestPublisherRemovesStale(t *testing.T) {
+	dir := t.TempDir()
+	old := Alive
+	Alive = func(pid int) bool { return pid == os.Getpid() || pid == 7 }
+	defer func() { Alive = old }()
+	for _, n := range []string{"5.json", ".5.tmp", "7.json", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng := &fakeEngine{}
+	p, err := Start(Options{Probe: eng.probe, Dir: dir, Period: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	if p.Err() != nil {
+		t.Error(p.Err())
+	}
+	var names []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	want := []string{strconv.Itoa(os.Getpid()) + ".json", "7.json", "notes.txt"}
+	if len(names) != 3 || names[0] != want[0] && names[1] != want[0] {
+		t.Errorf("left %v, want %v", names, want)
+	}
+	for _, n := range []string{"5.json", ".5.tmp"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); !os.IsNotExist(err) {
+			t.Errorf("%s of a dead process kept", n)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,7 @@ type Publisher struct {
 	once    sync.Once
 	mu      sync.Mutex // guards acc
 	acc     Accumulator
+	pubMu   sync.Mutex // serialises writing the file; guards lastErr
 	started time.Time
 	lastErr error
 }
@@ -86,6 +88,7 @@ func Start(opts Options) (*Publisher, error) {
 			errs = append(errs, err)
 			continue
 		}
+		removeStale(d)
 		name := strconv.Itoa(os.Getpid())
 		p.path = filepath.Join(d, name+".json")
 		p.tmp = filepath.Join(d, "."+name+".tmp")
@@ -97,6 +100,24 @@ func Start(opts Options) (*Publisher, error) {
 		return p, nil
 	}
 	return nil, fmt.Errorf("publish live counters: %w", errors.Join(errs...))
+}
+
+// removeStale removes the snapshots that runs killed without a chance to
+// clean up left in d (those of processes that are gone), where it may.
+func removeStale(d string) {
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := strings.TrimSuffix(strings.TrimPrefix(e.Name(), "."), ".json")
+		name = strings.TrimSuffix(name, ".tmp")
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid <= 0 || Alive(pid) {
+			continue
+		}
+		_ = os.Remove(filepath.Join(d, e.Name()))
+	}
 }
 
 func prepareDir(d string) error {
@@ -121,7 +142,7 @@ func (p *Publisher) loop() {
 		case <-p.stop:
 			return
 		case <-t.C:
-			p.lastErr = p.publish()
+			_ = p.publish()
 		}
 	}
 }
@@ -152,10 +173,15 @@ func (p *Publisher) EndPhase(phase *workload.Phase) {
 	_, snap := p.opts.Probe()
 	p.acc.End(phase, snap)
 	p.mu.Unlock()
-	p.lastErr = p.publish()
+	_ = p.publish()
 }
 
-func (p *Publisher) publish() error {
+// publish writes the snapshot; a failure is kept for Err and retried at the
+// next period.
+func (p *Publisher) publish() (err error) {
+	p.pubMu.Lock()
+	defer p.pubMu.Unlock()
+	defer func() { p.lastErr = err }()
 	data, err := Marshal(p.Snapshot())
 	if err != nil {
 		return err
@@ -168,6 +194,13 @@ func (p *Publisher) publish() error {
 		return fmt.Errorf("rename %s: %w", p.path, err)
 	}
 	return nil
+}
+
+// Err is the error of the last attempt to publish, or nil.
+func (p *Publisher) Err() error {
+	p.pubMu.Lock()
+	defer p.pubMu.Unlock()
+	return p.lastErr
 }
 
 // Path is the file the publisher writes.
