@@ -59,8 +59,8 @@ func TestBenchOutputValidates(t *testing.T) {
 	saved := filepath.Join(t.TempDir(), "saved.json")
 	baseline := filepath.Join(testenv.RepoRoot(), "testdata", "compare", "old.json")
 	cmd := exec.Command(testenv.Binary(t), "bench", dir, "-p", "2", "--big-file-size", "4M", "--small-file-count", "5",
-		"--expect", "write-big>=1B/s", "--expect", "stat.p99<1000s", "--expect", "errors==0",
-		"--baseline", baseline, "--threshold", "100000%", "-q", "--json", "--result-file", saved)
+		"--expect", "write-big>0B/s", "--expect", "stat.p99>=0us", "--expect", "errors==0",
+		"--baseline", baseline, "--threshold", "100%", "--baseline-metrics", "throughput", "-q", "--json", "--result-file", saved)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
