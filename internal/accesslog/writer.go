@@ -13,46 +13,58 @@ import (
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
-// Buffering of the Writer: each worker appends lines to its own buffer and
-// hands it to the writing goroutine when it holds bufSize bytes or its
-// oldest line is maxAge old, so the file stays nearly in time order and
-// the workers never wait on the disk (unless it falls queueLen buffers
-// behind, when they do rather than grow memory without bound).
+// Buffering of the Writer: each worker appends its events (a copy of a
+// small struct, no formatting) to its own batch and hands the batch to the
+// writing goroutine when it holds batchLen events or its oldest is maxAge
+// old, so the file stays nearly in time order. The writing goroutine
+// formats and writes; the workers never wait on it unless it falls
+// queueLen batches behind, when they do rather than grow memory without
+// bound.
 const (
-	bufSize  = 64 << 10
+	batchLen = 1024
 	maxAge   = int64(200 * time.Millisecond)
 	queueLen = 64
 )
 
 // Writer is a workload.Tracer that writes one access-log line per file
-// operation. Trace appends to a buffer owned by the calling worker: no lock,
-// no system call and no allocation on the hot path. Close must be called
-// after the last Trace to write what is buffered.
+// operation. Trace only copies the event into a batch owned by the calling
+// worker: no lock, no system call, no formatting and no allocation on the
+// hot path. Close must be called after the last Trace to write what is
+// batched.
 type Writer struct {
 	out    io.Writer
 	closer io.Closer
 	path   string
-	ids    []byte // " [uid:U,gid:G,pid:P] "
 
 	slots []slot // slots[0] is the run itself (worker -1), slots[i+1] worker i
 	mu    sync.Mutex
 	extra slot // workers beyond the number given to New, under mu
 
-	full chan []byte
-	free chan []byte
+	full chan []workload.Event
+	free chan []workload.Event
 	done chan struct{}
 	err  error // the first write error, set by the writing goroutine
 	once sync.Once
+
+	// The writing goroutine's state.
+	f   formatter
+	buf []byte
 }
 
 type slot struct {
-	buf   []byte
-	first int64    // completion time of the buffer's first line (ns)
+	evs   []workload.Event
+	first int64    // completion time of the batch's first event (ns)
+	_     [64]byte // keep workers' slots on separate cache lines
+}
+
+// formatter turns events into lines, remembering what repeats from one
+// line to the next.
+type formatter struct {
+	ids   []byte   // " [uid:U,gid:G,pid:P] "
 	sec   int64    // the second stamp holds
 	stamp [19]byte // "2006.01.02 15:04:05" of sec
 	path  string   // the last path logged, and
 	name  []byte   // its AppendName form
-	_     [64]byte // keep workers' slots on separate cache lines
 }
 
 // New returns a Writer that writes to w for a run of the given number of
@@ -64,16 +76,13 @@ func New(w io.Writer, workers int) *Writer {
 	}
 	lw := &Writer{
 		out:   w,
-		ids:   appendIDs(nil, uint32(os.Getuid()), uint32(os.Getgid()), uint32(os.Getpid())),
 		slots: make([]slot, workers+1),
-		full:  make(chan []byte, queueLen),
-		free:  make(chan []byte, queueLen),
+		full:  make(chan []workload.Event, queueLen),
+		free:  make(chan []workload.Event, queueLen),
 		done:  make(chan struct{}),
+		f:     formatter{ids: appendIDs(nil, uint32(os.Getuid()), uint32(os.Getgid()), uint32(os.Getpid())), sec: -1},
+		buf:   make([]byte, 0, batchLen*160),
 	}
-	for i := range lw.slots {
-		lw.slots[i].sec = -1
-	}
-	lw.extra.sec = -1
 	go lw.drain()
 	return lw
 }
@@ -93,73 +102,81 @@ func Create(path string, workers int) (*Writer, error) {
 
 func (w *Writer) drain() {
 	defer close(w.done)
-	for b := range w.full {
+	for evs := range w.full {
 		if w.err == nil {
-			if _, err := w.out.Write(b); err != nil {
+			w.buf = w.buf[:0]
+			for i := range evs {
+				w.buf = w.f.appendEvent(w.buf, &evs[i])
+			}
+			if _, err := w.out.Write(w.buf); err != nil {
 				w.err = err
 			}
 		}
+		clear(evs) // drop the references to paths and errors
 		select {
-		case w.free <- b[:0]:
+		case w.free <- evs[:0]:
 		default:
 		}
 	}
 }
 
-// Trace logs one operation. Worker i's lines are buffered apart from the
+// Trace logs one operation. Worker i's events are batched apart from the
 // others'; calls for one worker must come from one goroutine at a time.
 func (w *Writer) Trace(worker int, ev workload.Event) {
 	i := worker + 1
 	if i < 0 || i >= len(w.slots) {
 		w.mu.Lock()
-		w.add(&w.extra, ev)
+		w.add(&w.extra, &ev)
 		w.mu.Unlock()
 		return
 	}
-	w.add(&w.slots[i], ev)
+	w.add(&w.slots[i], &ev)
 }
 
-func (w *Writer) add(s *slot, ev workload.Event) {
-	end := ev.Start.Add(ev.Dur)
-	ns := end.UnixNano()
-	if len(s.buf) == 0 {
-		if cap(s.buf) == 0 {
-			s.buf = w.buffer()
+func (w *Writer) add(s *slot, ev *workload.Event) {
+	ns := ev.Start.UnixNano() + int64(ev.Dur)
+	if len(s.evs) == 0 {
+		if cap(s.evs) == 0 {
+			s.evs = w.batch()
 		}
 		s.first = ns
 	}
-	s.buf = w.appendEvent(s.buf, s, end, &ev)
-	if len(s.buf) >= bufSize-512 || ns-s.first >= maxAge {
-		w.full <- s.buf
-		s.buf = w.buffer()
+	s.evs = append(s.evs, *ev)
+	if len(s.evs) == cap(s.evs) || ns-s.first >= maxAge {
+		w.full <- s.evs
+		s.evs = w.batch()
 	}
 }
 
-func (w *Writer) buffer() []byte {
+func (w *Writer) batch() []workload.Event {
 	select {
 	case b := <-w.free:
 		return b
 	default:
-		return make([]byte, 0, bufSize)
+		return make([]workload.Event, 0, batchLen)
 	}
 }
 
-func (w *Writer) appendEvent(dst []byte, s *slot, t time.Time, ev *workload.Event) []byte {
-	if sec := t.Unix(); sec != s.sec {
-		copy(s.stamp[:], t.AppendFormat(s.stamp[:0], "2006.01.02 15:04:05"))
-		s.sec = sec
+// appendEvent appends ev as a line: the completion time, the ids, the
+// operation and its path (plus size and offset, and the bytes done, for
+// read and write; the new path for rename), the status and the latency.
+func (f *formatter) appendEvent(dst []byte, ev *workload.Event) []byte {
+	t := ev.Start.Add(ev.Dur)
+	if sec := t.Unix(); sec != f.sec {
+		copy(f.stamp[:], t.AppendFormat(f.stamp[:0], "2006.01.02 15:04:05"))
+		f.sec = sec
 	}
-	dst = append(dst, s.stamp[:]...)
+	dst = append(dst, f.stamp[:]...)
 	dst = append(dst, '.')
 	dst = appendPadded(dst, int64(t.Nanosecond()/1000), 6)
-	dst = append(dst, w.ids...)
+	dst = append(dst, f.ids...)
 	dst = append(dst, ev.Op...)
 	dst = append(dst, " ("...)
-	if ev.Path != s.path || s.name == nil {
-		s.path = ev.Path
-		s.name = AppendName(s.name[:0], ev.Path)
+	if ev.Path != f.path || f.name == nil {
+		f.path = ev.Path
+		f.name = AppendName(f.name[:0], ev.Path)
 	}
-	dst = append(dst, s.name...)
+	dst = append(dst, f.name...)
 	switch ev.Op {
 	case "read", "write":
 		dst = append(dst, ',')
@@ -203,16 +220,16 @@ func (w *Writer) Close() error {
 	var err error
 	w.once.Do(func() {
 		for i := range w.slots {
-			if len(w.slots[i].buf) > 0 {
-				w.full <- w.slots[i].buf
+			if len(w.slots[i].evs) > 0 {
+				w.full <- w.slots[i].evs
 			}
-			w.slots[i].buf = nil
+			w.slots[i].evs = nil
 		}
 		w.mu.Lock()
-		if len(w.extra.buf) > 0 {
-			w.full <- w.extra.buf
+		if len(w.extra.evs) > 0 {
+			w.full <- w.extra.evs
 		}
-		w.extra.buf = nil
+		w.extra.evs = nil
 		w.mu.Unlock()
 		close(w.full)
 		<-w.done
