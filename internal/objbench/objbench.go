@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
@@ -284,7 +285,7 @@ func (r *run) prepare(ctx context.Context) error {
 		}
 		r.warn("created bucket %s (it is left in place when the run ends)", r.base.String())
 		return nil
-	case errors.Is(err, object.ErrAccess):
+	case errors.Is(err, object.ErrAccess) && !strings.Contains(err.Error(), "credentials"):
 		return fmt.Errorf("%w (check the access key, secret key and their permissions)", err)
 	}
 	return err

@@ -473,6 +473,15 @@ func (s *s3Store) err(op, key string, err error) error {
 		}
 		return opErr(op, key, wrapKind(nil, err, "%v", cause))
 	}
+	// The SDK could not sign: no credentials in the AWS chain.
+	if msg := err.Error(); strings.Contains(msg, "get identity: ") {
+		_, why, _ := strings.Cut(msg, "get credentials: ")
+		if why == "" {
+			_, why, _ = strings.Cut(msg, "get identity: ")
+		}
+		return opErr(op, key, wrapKind(ErrAccess, err,
+			"no usable credentials (give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or configure ~/.aws): %s", why))
+	}
 	status := 0
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
