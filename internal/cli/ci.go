@@ -192,7 +192,11 @@ func (a *App) finishCI(res *report.Result, o *CIOptions) error {
 		msgs = append(msgs, fmt.Sprintf("%d of %d expectations failed: %s", len(failed), len(res.Expectations), strings.Join(failed, ", ")))
 	}
 	if len(checks) > 0 {
-		msgs = append(msgs, fmt.Sprintf("%d functional checks failed: %s", len(checks), strings.Join(checks, ", ")))
+		noun := "checks"
+		if len(checks) == 1 {
+			noun = "check"
+		}
+		msgs = append(msgs, fmt.Sprintf("%d functional %s failed: %s", len(checks), noun, strings.Join(checks, ", ")))
 	}
 	if len(msgs) == 0 {
 		return nil

@@ -114,7 +114,7 @@ func TestFinishCI(t *testing.T) {
 	}
 	res.Checks = append(res.Checks, report.Check{Category: "basic", Name: "list objects", Status: report.CheckFailed})
 	err := app.finishCI(res, &CIOptions{})
-	if !errors.Is(err, ErrExpectation) || ExitCode(err) != ExitExpectation || err.Error() != "1 functional checks failed: basic/list objects" {
+	if !errors.Is(err, ErrExpectation) || ExitCode(err) != ExitExpectation || err.Error() != "1 functional check failed: basic/list objects" {
 		t.Errorf("failed check: %v", err)
 	}
 }
