@@ -135,7 +135,7 @@ func TestStatsCancelExitsZero(t *testing.T) {
 // section must show the bench's write bandwidth.
 func TestStatsSeesBench(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes a 1 GiB file")
+		t.Skip("writes a 2 GiB file")
 	}
 	bin := testenv.Binary(t)
 	dir := t.TempDir()
@@ -145,7 +145,9 @@ func TestStatsSeesBench(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var benchOut bytes.Buffer
-	bench := exec.CommandContext(ctx, bin, "bench", dir, "--big-file-size", "1G", "--small-file-count", "20", "-q", "-o", "json")
+	// 2 GiB take a few seconds to write; no cache dropping, which would
+	// disturb the tests running beside this one.
+	bench := exec.CommandContext(ctx, bin, "bench", dir, "--big-file-size", "2G", "--small-file-count", "20", "--drop-caches", "never", "-q", "-o", "json")
 	bench.Env = env
 	bench.Stdout, bench.Stderr = &benchOut, &benchOut
 	if err := bench.Start(); err != nil {

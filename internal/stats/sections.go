@@ -23,7 +23,7 @@ var Letters = []struct {
 	{'d', "disk", "block device: r/s, w/s, read, write, await, util"},
 	{'n', "nfs", "NFS client: ops, read, write, per class (read, write, meta) ops, rtt, exe"},
 	{'p', "process", "the FUSE daemon: cpu, mem, [thr]"},
-	{'b', "fsbench", "running fsbench benchmarks: ops, lat, read, write, err, [phase]"},
+	{'b', "fsbench", "running fsbench benchmarks: ops, lat, read, write, err, [runs, phase]"},
 	{'x', "metrics", "the --metric values of a Prometheus endpoint"},
 }
 
