@@ -60,6 +60,9 @@ func (r *run) functional(ctx context.Context) {
 		case err == nil:
 		case errors.Is(err, object.ErrNotSupported):
 			res.Status = report.CheckNotSupport
+		case errors.Is(err, object.ErrThrottled):
+			// The store asked us to slow down: not a wrong answer.
+			res.Status, res.Reason = report.CheckWarning, r.short(err)
 		case errors.As(err, &w):
 			res.Status, res.Reason = report.CheckWarning, r.short(err)
 		default:

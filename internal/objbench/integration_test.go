@@ -371,7 +371,8 @@ func TestThrottledCounted(t *testing.T) {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1)%7 == 0 && r.Method == http.MethodGet {
+		// Every 7th request for an object (not a listing).
+		if r.Method == http.MethodGet && strings.Count(r.URL.Path, "/") > 1 && n.Add(1)%7 == 0 {
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
