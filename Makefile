@@ -6,7 +6,7 @@ LDFLAGS   := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 PKGS      := ./...
 TEST_TIMEOUT ?= 60m
 
-.PHONY: all build test test-deps unit lint bench bench-compare demo clean
+.PHONY: all build test test-deps unit lint bench bench-compare bench-fio demo clean
 
 all: build
 
@@ -36,6 +36,11 @@ bench:
 # fsbench beside fio on the same jobs, on DIR (default: a temporary directory).
 bench-compare: build
 	bash internal/testenv/bench-compare.sh $(DIR)
+
+# fio and fsbench workloads on the same jobs (seq/random, 4 KiB/1 MiB,
+# buffered/O_DIRECT): IOPS, MiB/s, mean latency and ratios. SIZE, JOBS, RUNS.
+bench-fio: build
+	bash internal/testenv/fio-compare.sh $(DIR)
 
 # The main job on an embedded default: bench on a temporary local directory.
 demo: build

@@ -339,6 +339,7 @@ func (e *Engine) visitFile(w *worker, p *Phase, i int, stop *atomic.Bool, c *clo
 	if err != nil {
 		return false, err
 	}
+	hintAccess(fd, p.Access)
 	blocks := uint64((p.FileSize + p.BlockSize - 1) / p.BlockSize)
 	if p.Access == Random {
 		x.perm.init(blocks, x.rng)
@@ -520,31 +521,6 @@ func (e *Engine) createFile(w *worker, p *Phase, i int) (int64, error) {
 		off += n
 	}
 	return off, e.closeVisit(w, fd, path, p.FileSize > 0)
-}
-
-// readDir reads every entry of a directory.
-func (e *Engine) readDir(w *worker, path string) error {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &PathError{Op: "readdir", Path: path, Err: err}
-	}
-	for {
-		n, err := unix.Getdents(fd, w.x.dirents)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			unix.Close(fd)
-			return &PathError{Op: "readdir", Path: path, Err: err}
-		}
-		if n <= 0 {
-			break
-		}
-	}
-	if err := unix.Close(fd); err != nil {
-		return &PathError{Op: "close", Path: path, Err: err}
-	}
-	return nil
 }
 
 // fillGrid fills buf with the content of the file at off. Content is laid

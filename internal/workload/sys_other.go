@@ -1,0 +1,24 @@
+//go:build !linux
+
+package workload
+
+import "os"
+
+// hintAccess does nothing where posix_fadvise is not available.
+func hintAccess(fd int, a Access) {}
+
+// readDir reads every entry of a directory.
+func (e *Engine) readDir(w *worker, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &PathError{Op: "readdir", Path: path, Err: unwrap(err)}
+	}
+	defer f.Close()
+	for {
+		names, err := f.Readdirnames(1024)
+		if len(names) == 0 || err != nil {
+			break
+		}
+	}
+	return nil
+}
