@@ -242,10 +242,14 @@ func (o *JobFlags) override(cmd *cobra.Command, j *jobfile.Job) error {
 	}
 	for i := range j.Phases {
 		p := &j.Phases[i]
-		// Phases that do each file once (create, unlink, mkdir, rmdir,
-		// format) take no limit.
+		// In a file, phases that do each file once (create, unlink,
+		// mkdir, rmdir, format) take no limit: leave them be. (An ad-hoc
+		// phase gets every flag, and a usage error if it does not fit.)
 		switch p.Kind() {
 		case workload.Create, workload.Unlink, workload.Mkdir, workload.Rmdir:
+			if o.File == "" {
+				break
+			}
 			if f.Changed("xfer-size") {
 				p.XferSize = xfer
 			}
