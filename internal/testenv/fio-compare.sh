@@ -68,7 +68,7 @@ fsbench_run() {
 median() { python3 -c 'import sys,statistics; print("%.2f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 ratio() { python3 -c 'import sys; f,s=float(sys.argv[1]),float(sys.argv[2]); print("%.2f" % (s/f) if f else "-")' "$1" "$2"; }
 
-echo "fio $(fio --version) vs fsbench $("$FSBENCH" version 2>/dev/null | head -1 || echo) on $(df -T "$work" | awk 'NR==2{print $2" "$1}'), SIZE=$SIZE per job, JOBS=$JOBS, median of $RUNS runs"
+echo "fio $(fio --version) vs fsbench $("$FSBENCH" --version 2>/dev/null | awk '{print $2}') on $(df -T "$work" | awk 'NR==2{print $2" "$1}'), SIZE=$SIZE per job, JOBS=$JOBS, median of $RUNS runs"
 printf '%-24s %10s %10s %6s %10s %10s %6s %10s %10s %6s\n' job "fio IOPS" fsbench ratio "fio MiB/s" fsbench ratio "fio lat" fsbench ratio
 for mode in $MODES; do
 	direct=0

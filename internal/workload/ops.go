@@ -260,25 +260,26 @@ func (e *Engine) runOps(w *worker, p *Phase, stop *atomic.Bool, c *clock) error 
 
 // begin decides whether the worker does one more operation and, in an
 // open-loop phase, waits for its scheduled start. It returns the time the
-// operation's latency counts from (the schedule in an open loop, now
-// otherwise) and false when the phase is over for this worker.
-func (e *Engine) begin(x *opsWorker, stop *atomic.Bool, c *clock) (time.Time, bool) {
+// operation's latency counts from (the schedule in an open loop), the time
+// it starts (the same in a closed loop: one clock read), and false when the
+// phase is over for this worker.
+func (e *Engine) begin(x *opsWorker, stop *atomic.Bool, c *clock) (sched, now time.Time, ok bool) {
 	if stop.Load() || x.quota == 0 {
-		return time.Time{}, false
+		return sched, now, false
 	}
 	if c.period == 0 {
-		now := time.Now()
+		now = time.Now()
 		if !c.deadline.IsZero() && !now.Before(c.deadline) {
-			return now, false
+			return now, now, false
 		}
-		return now, true
+		return now, now, true
 	}
-	at := c.t0.Add(x.next)
+	sched = c.t0.Add(x.next)
 	x.next += c.period
-	if !c.deadline.IsZero() && !at.Before(c.deadline) {
-		return at, false
+	if !c.deadline.IsZero() && !sched.Before(c.deadline) {
+		return sched, sched, false
 	}
-	if d := time.Until(at); d > 0 {
+	if d := time.Until(sched); d > 0 {
 		if x.timer == nil {
 			x.timer = time.NewTimer(d)
 		} else {
@@ -288,10 +289,10 @@ func (e *Engine) begin(x *opsWorker, stop *atomic.Bool, c *clock) (time.Time, bo
 		case <-x.timer.C:
 		case <-c.cancel:
 			x.timer.Stop()
-			return at, false
+			return sched, sched, false
 		}
 	}
-	return at, true
+	return sched, time.Now(), true
 }
 
 // record counts one operation that started at t1 (scheduled at sched) and
@@ -347,11 +348,6 @@ func (e *Engine) visitFile(w *worker, p *Phase, i int, stop *atomic.Bool, c *clo
 	wrote := false
 	var mismatch error
 	for b := uint64(0); b < blocks; b++ {
-		sched, ok := e.begin(x, stop, c)
-		if !ok {
-			e.closeVisit(w, fd, path, wrote)
-			return false, nil
-		}
 		blk := b
 		if p.Access == Random {
 			blk = x.perm.next()
@@ -361,10 +357,16 @@ func (e *Engine) visitFile(w *worker, p *Phase, i int, stop *atomic.Bool, c *clo
 		buf := w.buf[:size]
 		read := p.Kind == Read || p.Kind == Mixed && x.rng.IntN(100) < p.ReadPct
 		if !read {
+			// Before the clock starts: making the data is not the
+			// storage's time.
 			e.fillGrid(buf, id, off)
-			wrote = true
 		}
-		t1 := time.Now()
+		sched, t1, ok := e.begin(x, stop, c)
+		if !ok {
+			e.closeVisit(w, fd, path, wrote)
+			return false, nil
+		}
+		wrote = wrote || !read
 		var done int
 		op := "read"
 		if read {
@@ -422,11 +424,10 @@ func (e *Engine) closeVisit(w *worker, fd int, path string, wrote bool) error {
 func (e *Engine) visitTarget(w *worker, p *Phase, i int, stop *atomic.Bool, c *clock) (bool, error) {
 	x := w.x
 	path := p.Targets.Paths[i]
-	sched, ok := e.begin(x, stop, c)
+	sched, t1, ok := e.begin(x, stop, c)
 	if !ok {
 		return false, nil
 	}
-	t1 := time.Now()
 	var n int64
 	var err error
 	op := p.Kind.String()
