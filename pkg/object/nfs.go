@@ -256,7 +256,7 @@ func (s *nfsStore) Put(ctx context.Context, key string, data io.ReadSeeker) erro
 		if err != nil {
 			return nfsErr("put", key, err)
 		}
-		err = copyData(ctx, f, data)
+		err = copyData(ctx, &chunkWriter{w: f}, data)
 		if err == nil {
 			err = f.Close() // COMMIT
 		}
@@ -322,7 +322,7 @@ func (r *nfsReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, err := r.f.Read(p)
+	n, err := r.f.Read(p[:min(len(p), nfsMaxIO)])
 	if err == io.EOF {
 		// The library reports EOF with the last bytes and does not advance
 		// its offset then; remember it instead.
@@ -336,6 +336,27 @@ func (r *nfsReader) Read(p []byte) (int, error) {
 		return n, nfsErr("get", r.key, err)
 	}
 	return n, nil
+}
+
+// nfsMaxIO caps the payload of one READ or WRITE call at 1 MiB, the most
+// the Linux client sends (its rsize and wsize limit), whatever larger size
+// the server offers (nfs-ganesha offers 64 MiB). The client library holds
+// two or three copies of every payload, so this also bounds its memory.
+const nfsMaxIO = 1 << 20
+
+// chunkWriter hands w at most nfsMaxIO bytes per call.
+type chunkWriter struct{ w io.Writer }
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		n, err := c.w.Write(p[done:min(len(p), done+nfsMaxIO)])
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
 }
 
 func nfsObject(key string, fa *nfs.Fattr) Object {
