@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -303,5 +304,37 @@ func BenchmarkFillGrid1MiB(b *testing.B) {
 	b.SetBytes(1 << 20)
 	for i := 0; i < b.N; i++ {
 		e.fillGrid(buf, 99, int64(i)<<20)
+	}
+}
+
+// The data path allocates nothing per operation: a phase of ten times as
+// many reads and writes makes no more allocations (a phase allocates a
+// little to start and end, and once per file it opens).
+func TestDataPathDoesNotAllocate(t *testing.T) {
+	e, dir := generalEngine(t, 2, true, nil)
+	tg := e.NewTargets(dir, jobNames(2))
+	if _, err := e.Run(context.Background(), Phase{Title: "lay", Kind: Write, Targets: tg, FileSize: 1 << 20, BlockSize: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	mallocs := func(ops int64) uint64 {
+		p := Phase{Title: "rw", Kind: Mixed, ReadPct: 50, Access: Random, Targets: tg, FileSize: 1 << 20, BlockSize: 4096, Ops: ops, Interval: time.Hour}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, err := e.Run(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	mallocs(100) // warm up lazily made state
+	small, large := mallocs(200), mallocs(20000)
+	// 20000 operations visit about 40 files; allow a few allocations per
+	// file open, none per operation.
+	if large > small+400 {
+		t.Errorf("%d allocations for 200 operations, %d for 20000", small, large)
+	}
+	if testing.Verbose() {
+		t.Logf("%d allocations for 200 operations, %d for 20000", small, large)
 	}
 }
