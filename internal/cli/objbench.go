@@ -216,5 +216,10 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 	if res.Interrupted {
 		return ErrInterrupted
 	}
+	// Operations that failed during the performance items (their first
+	// messages are in the warnings): the storage failed, exit code 1.
+	if n := res.TotalErrors(); n > 0 {
+		return fmt.Errorf("%d operations failed during the performance tests", n)
+	}
 	return ciErr
 }
