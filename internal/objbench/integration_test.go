@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -446,5 +447,58 @@ func TestBinaryCreatesBucket(t *testing.T) {
 	}
 	if keys := listAll(t, openMinIO(t, m, bucket)); len(keys) != 0 {
 		t.Errorf("objects left in the new bucket: %v", keys)
+	}
+}
+
+// flipReader flips one byte of a body.
+type flipReader struct {
+	r   io.ReadCloser
+	off int64
+	at  int64
+}
+
+func (f *flipReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if f.at >= f.off && f.at < f.off+int64(n) {
+		p[f.at-f.off] ^= 0x55
+	}
+	f.off += int64(n)
+	return n, err
+}
+
+func (f *flipReader) Close() error { return f.r.Close() }
+
+// A store that corrupts the downloads of the big object: every download is
+// checked, the corruption is counted as errors with the key and offset,
+// and the binary exits 1 after printing the results.
+func TestCorruptDownloadsDetected(t *testing.T) {
+	m, env := minioEnv(t, false)
+	bucket := fmt.Sprintf("objbench-bad-%d", time.Now().UnixNano()%1e6)
+	openMinIO(t, m, bucket)
+	target, _ := url.Parse(m.Endpoint)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method == http.MethodGet && strings.Contains(resp.Request.URL.Path, "/big/") {
+			resp.Body = &flipReader{r: resp.Body, at: 5000}
+		}
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	defer srv.Close()
+	r := fsbench(t, env, "objbench", "--storage", "minio", srv.URL+"/"+bucket, "--skip-functional-tests",
+		"--big-object-size", "8M", "--block-size", "1M", "--small-objects", "4", "-p", "2", "--json")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	res, err := report.ReadJSON(strings.NewReader(r.stdout))
+	if err != nil {
+		t.Fatalf("no result on stdout: %v", err)
+	}
+	d := res.FindPhase("download")
+	if d == nil || d.Errors != 8 || len(d.ErrorSamples) == 0 || !strings.Contains(d.ErrorSamples[0], "differs from the upload at byte 5000") {
+		t.Errorf("download phase = %+v", d)
+	}
+	if g := res.FindPhase("get-small"); g == nil || g.Errors != 0 {
+		t.Errorf("get-small = %+v", g)
 	}
 }
