@@ -366,3 +366,25 @@ func FuzzParseNFSURL(f *testing.F) {
 		}
 	})
 }
+
+func TestCapabilitiesThroughPrefixes(t *testing.T) {
+	f, err := OpenFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3, err := Open(context.Background(), "minio", "http://127.0.0.1:1/b", Config{AccessKey: "a", SecretKey: NewSecret("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	nested := func(s Storage) Storage { return WithPrefix(WithPrefix(s, "a/"), "b/") }
+	if AsFileSystem(nested(f)) == nil || AsMultipart(nested(f)) != nil {
+		t.Error("file: file attributes, no multipart expected")
+	}
+	if AsMultipart(nested(s3)) == nil || AsFileSystem(nested(s3)) != nil {
+		t.Error("s3: multipart, no file attributes expected")
+	}
+	if got := nested(f).String(); !strings.HasSuffix(got, "/a/b/") {
+		t.Errorf("String = %s", got)
+	}
+}

@@ -125,12 +125,14 @@ func (w *prefixed) Chtimes(ctx context.Context, key string, mtime time.Time) err
 	return f.Chtimes(ctx, w.p+key, mtime)
 }
 
-// AsMultipart returns s's multipart capability, or nil.
+// AsMultipart returns s's multipart capability, or nil when s does not
+// have it (a prefixed view has it when the store below has it).
 func AsMultipart(s Storage) MultipartUploader {
 	if p, ok := s.(*prefixed); ok {
-		if _, ok := p.s.(MultipartUploader); !ok {
+		if AsMultipart(p.s) == nil {
 			return nil
 		}
+		return p
 	}
 	m, _ := s.(MultipartUploader)
 	return m
@@ -139,9 +141,10 @@ func AsMultipart(s Storage) MultipartUploader {
 // AsFileSystem returns s's file-attribute capability, or nil.
 func AsFileSystem(s Storage) FileSystem {
 	if p, ok := s.(*prefixed); ok {
-		if _, ok := p.s.(FileSystem); !ok {
+		if AsFileSystem(p.s) == nil {
 			return nil
 		}
+		return p
 	}
 	f, _ := s.(FileSystem)
 	return f
