@@ -43,23 +43,23 @@ var defaultOnlyFlags = []string{"block-size", "big-file-size", "small-file-size"
 
 func addJobFlags(cmd *cobra.Command, o *JobFlags) {
 	f := cmd.Flags()
-	f.StringVarP(&o.File, "workload", "f", "", "run the phases of this workload file (YAML) instead of the default benchmark")
-	f.StringVar(&o.rw, "rw", "", "run one phase of this operation: read, write, rw (mixed), randread, randwrite, randrw (as fio), or "+
-		"create, stat, open, rename, chmod, utime, readdir, unlink, mkdir, rmdir, format")
-	f.StringVar(&o.fileSelect, "file-select", "seq", "order in which each thread takes its files: seq or random (vdbench's fileselect)")
-	f.StringVar(&o.xferSize, "xfer-size", "", "size of each read or write, independent of the file size (default 1M)")
-	f.StringVar(&o.fileSize, "file-size", "", "size of each file (default 1G per thread; 128K in a tree)")
-	f.IntVar(&o.files, "files", 0, "files per thread (default 1); with --depth/--width, files per leaf directory")
-	f.IntVar(&o.readPct, "read-pct", -1, "percentage of reads in a mixed phase (--rw rw or randrw; default 50)")
-	f.Int64Var(&o.ops, "ops", 0, "stop after this many operations in all (default: every file, or every block, once)")
-	f.StringVar(&o.duration, "duration", "", "run each phase for this long, e.g. 60s (default: by count)")
-	f.StringVar(&o.warmup, "warmup", "", "run this long before measuring (with --duration), e.g. 5s")
-	f.StringVar(&o.interval, "interval", "", "print one line per interval (ops/s, MiB/s, p50, p99) and record the series, e.g. 2s")
-	f.Float64Var(&o.rate, "rate", 0, "open loop: this many operations per second across the threads; latency counts from each operation's scheduled start")
-	f.IntVar(&o.depth, "depth", 0, "file tree: levels of directories below the tree's root (vdbench's depth)")
-	f.IntVar(&o.width, "width", 0, "file tree: directories in each directory (vdbench's width); width^depth leaf directories")
-	f.StringVar(&o.treeDir, "tree-dir", "", "keep the tree in this directory under PATH and reuse it when its shape matches (vdbench's format=restart)")
-	f.StringVar(&o.treeFormat, "tree-format", "", "restart (reuse a matching tree; default), yes (always rebuild) or no (it must exist)")
+	f.StringVarP(&o.File, "workload", "f", "", "run the phases of the workload `FILE` (YAML) instead of the default benchmark")
+	f.StringVar(&o.rw, "rw", "", "run one phase of this `OP`: read, write, rw (mixed), randread, randwrite, randrw (as fio), or "+
+		"create, stat, open, rename, chmod, utime, readdir, unlink, mkdir, rmdir, format (default read)")
+	f.StringVar(&o.fileSelect, "file-select", "seq", "`ORDER` in which each thread takes its files: seq or random (vdbench's fileselect)")
+	f.StringVar(&o.xferSize, "xfer-size", "", "`SIZE` of each read or write, independent of the file size (default 1M)")
+	f.StringVar(&o.fileSize, "file-size", "", "`SIZE` of each file (default 1G per thread; 128K in a tree)")
+	f.IntVar(&o.files, "files", 0, "`N` files per thread (default 1); with --depth/--width, files per leaf directory")
+	f.IntVar(&o.readPct, "read-pct", 0, "`PERCENT` of reads in a mixed phase (--rw rw or randrw; default 50)")
+	f.Int64Var(&o.ops, "ops", 0, "stop after `N` operations in all (default: every file, or every block, once)")
+	f.StringVar(&o.duration, "duration", "", "run each phase for `DURATION`, e.g. 60s (default: by count)")
+	f.StringVar(&o.warmup, "warmup", "", "run `DURATION` before measuring (with --duration), e.g. 5s")
+	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` (ops/s, MiB/s, p50, p99) and record the series, e.g. 2s")
+	f.Float64Var(&o.rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
+	f.IntVar(&o.depth, "depth", 0, "file tree: `N` levels of directories below the tree's root (vdbench's depth)")
+	f.IntVar(&o.width, "width", 0, "file tree: `N` directories in each directory (vdbench's width); width^depth leaf directories")
+	f.StringVar(&o.treeDir, "tree-dir", "", "keep the tree in `DIR` under PATH and reuse it when its shape matches (vdbench's format=restart)")
+	f.StringVar(&o.treeFormat, "tree-format", "", "`MODE`: restart (reuse a matching tree; default), yes (always rebuild) or no (it must exist)")
 }
 
 // active reports whether the command line asks for a workload.
@@ -105,6 +105,9 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 		}
 	} else {
 		var err error
+		if !f.Changed("read-pct") {
+			jf.readPct = -1
+		}
 		if j, err = jf.adHoc(f.Changed("tree-dir") || f.Changed("depth") || f.Changed("width")); err != nil {
 			return err
 		}
@@ -153,7 +156,7 @@ func (o *JobFlags) adHoc(tree bool) (*jobfile.Job, error) {
 	}
 	j := &jobfile.Job{Name: "ad hoc"}
 	p := jobfile.Phase{Name: strings.ToLower(rw), Op: op, Access: access, Files: 1, ReadPct: o.readPct}
-	if o.readPct < -1 || o.readPct > 100 {
+	if o.readPct != -1 && (o.readPct < 0 || o.readPct > 100) {
 		return nil, Usagef("--read-pct %d is not in 0..100", o.readPct)
 	}
 	if tree {
