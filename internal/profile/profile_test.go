@@ -23,12 +23,14 @@ var (
 
 func readSample(t testing.TB) []byte {
 	t.Helper()
-	data, err := os.ReadFile(sampleFile)
+	data, err := readSampleFile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return data
 }
+
+func readSampleFile() ([]byte, error) { return os.ReadFile(sampleFile) }
 
 func runOut(t *testing.T, in []byte, o Options) string {
 	t.Helper()
