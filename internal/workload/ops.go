@@ -91,20 +91,29 @@ func (t *Targets) Len() int { return len(t.Paths) }
 
 // clock holds the times of a phase in the general mode.
 type clock struct {
-	t0       time.Time     // the start barrier
-	measure  time.Time     // t0 + warmup: operations starting before are not counted
-	deadline time.Time     // zero without a time limit
+	// t0 is the start barrier. Operations are timed as durations since
+	// it: time.Since reads the monotonic clock once, where time.Now reads
+	// two clocks (costly on some virtual machines).
+	t0       time.Time
+	measure  time.Duration // the warm-up: operations starting before are not counted
+	deadline time.Duration // warm-up + duration; 0 without a time limit
 	period   time.Duration // open loop: the time between two operations of one worker
 	cancel   <-chan struct{}
 }
 
 func (c *clock) start(t0 time.Time, p *Phase) {
 	c.t0 = t0
-	c.measure = t0.Add(p.Warmup)
+	c.measure = p.Warmup
 	if p.Duration > 0 {
-		c.deadline = c.measure.Add(p.Duration)
+		c.deadline = p.Warmup + p.Duration
 	}
 }
+
+// now is the time since the start barrier.
+func (c *clock) now() time.Duration { return time.Since(c.t0) }
+
+// at is the time d after the start barrier.
+func (c *clock) at(d time.Duration) time.Time { return c.t0.Add(d) }
 
 // opsWorker is a worker's state in the general mode.
 type opsWorker struct {
@@ -119,7 +128,7 @@ type opsWorker struct {
 	quota   int64              // operations left; -1: no count limit
 	next    time.Duration      // open loop: schedule of the next operation, since t0
 	timer   *time.Timer        // open loop: waits for the schedule
-	end     time.Time          // when the worker finished
+	end     time.Duration      // when the worker finished, since t0
 	phase   uint64             // phases run, to vary the PRNG between phases
 }
 
@@ -196,13 +205,11 @@ func (e *Engine) finishOps(res *Result, c *clock, s *seriesCollector) {
 	if s != nil {
 		res.Series = s.samples
 	}
-	var last time.Time
+	var last time.Duration
 	for _, w := range e.workers {
-		if w.x.end.After(last) {
-			last = w.x.end
-		}
+		last = max(last, w.x.end)
 	}
-	res.Elapsed = max(last.Sub(c.measure), 0)
+	res.Elapsed = max(last-c.measure, 0)
 	if c.period > 0 {
 		res.Service = metrics.NewHistogram()
 		for _, w := range e.workers {
@@ -214,7 +221,7 @@ func (e *Engine) finishOps(res *Result, c *clock, s *seriesCollector) {
 // runOps is one worker's loop in the general mode.
 func (e *Engine) runOps(w *worker, p *Phase, stop *atomic.Bool, c *clock) error {
 	x := w.x
-	defer func() { x.end = time.Now() }()
+	defer func() { x.end = c.now() }()
 	n := p.Targets.Len()
 	nw := len(e.workers)
 	lo, hi := w.id*n/nw, (w.id+1)*n/nw
@@ -263,23 +270,23 @@ func (e *Engine) runOps(w *worker, p *Phase, stop *atomic.Bool, c *clock) error 
 // operation's latency counts from (the schedule in an open loop), the time
 // it starts (the same in a closed loop: one clock read), and false when the
 // phase is over for this worker.
-func (e *Engine) begin(x *opsWorker, stop *atomic.Bool, c *clock) (sched, now time.Time, ok bool) {
+func (e *Engine) begin(x *opsWorker, stop *atomic.Bool, c *clock) (sched, now time.Duration, ok bool) {
 	if stop.Load() || x.quota == 0 {
-		return sched, now, false
+		return 0, 0, false
 	}
 	if c.period == 0 {
-		now = time.Now()
-		if !c.deadline.IsZero() && !now.Before(c.deadline) {
+		now = c.now()
+		if c.deadline > 0 && now >= c.deadline {
 			return now, now, false
 		}
 		return now, now, true
 	}
-	sched = c.t0.Add(x.next)
+	sched = x.next
 	x.next += c.period
-	if !c.deadline.IsZero() && !sched.Before(c.deadline) {
+	if c.deadline > 0 && sched >= c.deadline {
 		return sched, sched, false
 	}
-	if d := time.Until(sched); d > 0 {
+	if d := sched - c.now(); d > 0 {
 		if x.timer == nil {
 			x.timer = time.NewTimer(d)
 		} else {
@@ -292,27 +299,27 @@ func (e *Engine) begin(x *opsWorker, stop *atomic.Bool, c *clock) (sched, now ti
 			return sched, sched, false
 		}
 	}
-	return sched, time.Now(), true
+	return sched, max(c.now(), sched), true
 }
 
 // record counts one operation that started at t1 (scheduled at sched) and
 // ended at t2.
-func (e *Engine) record(w *worker, c *clock, sched, t1, t2 time.Time, n int64) {
+func (e *Engine) record(w *worker, c *clock, sched, t1, t2 time.Duration, n int64) {
 	x := w.x
 	if x.quota > 0 {
 		x.quota--
 	}
-	svc := t2.Sub(t1)
+	svc := t2 - t1
 	lat := svc
 	if c.period > 0 {
-		lat = t2.Sub(sched)
+		lat = t2 - sched
 	}
 	e.Live.Ops.Add(1)
 	e.Live.LatencyNs.Add(int64(lat))
 	if n > 0 {
 		e.Live.Bytes.Add(n)
 	}
-	if sched.Before(c.measure) {
+	if sched < c.measure {
 		return // warm-up
 	}
 	w.ops++
@@ -375,9 +382,9 @@ func (e *Engine) visitFile(w *worker, p *Phase, i int, stop *atomic.Bool, c *clo
 			op = "write"
 			done, err = pwriteFull(fd, buf, off)
 		}
-		t2 := time.Now()
+		t2 := c.now()
 		if e.cfg.Tracer != nil {
-			e.trace(w.id, op, path, off, size, int64(done), t1, t2.Sub(t1), err)
+			e.trace(w.id, op, path, off, size, int64(done), c.at(t1), t2-t1, err)
 		}
 		if err == io.EOF {
 			unix.Close(fd)
@@ -448,7 +455,7 @@ func (e *Engine) visitTarget(w *worker, p *Phase, i int, stop *atomic.Bool, c *c
 		}
 		err = unix.Chmod(path, mode)
 	case Utime:
-		now := t1.UnixNano()
+		now := c.at(t1).UnixNano()
 		x.ts[0] = unix.NsecToTimespec(now)
 		x.ts[1] = x.ts[0]
 		err = unix.UtimesNano(path, x.ts[:])
@@ -464,9 +471,9 @@ func (e *Engine) visitTarget(w *worker, p *Phase, i int, stop *atomic.Bool, c *c
 	case Readdir:
 		err = e.readDir(w, path)
 	}
-	t2 := time.Now()
+	t2 := c.now()
 	if e.cfg.Tracer != nil && p.Kind != Open && p.Kind != Create {
-		ev := Event{Op: op, Path: path, Start: t1, Dur: t2.Sub(t1), Err: err}
+		ev := Event{Op: op, Path: path, Start: c.at(t1), Dur: t2 - t1, Err: err}
 		if p.Kind == Rename {
 			ev.To = p.Targets.alt[i]
 		}
@@ -484,11 +491,11 @@ func (e *Engine) visitTarget(w *worker, p *Phase, i int, stop *atomic.Bool, c *c
 		// Rename it back at once, whether or not the phase goes on: the
 		// targets keep their names between phases. In an open loop the
 		// pair has one scheduled start; the second half is timed alone.
-		t1 := time.Now()
+		t1 := c.now()
 		err := unix.Rename(p.Targets.alt[i], path)
-		t2 := time.Now()
+		t2 := c.now()
 		if e.cfg.Tracer != nil {
-			e.cfg.Tracer.Trace(w.id, Event{Op: "rename", Path: p.Targets.alt[i], To: path, Start: t1, Dur: t2.Sub(t1), Err: err})
+			e.cfg.Tracer.Trace(w.id, Event{Op: "rename", Path: p.Targets.alt[i], To: path, Start: c.at(t1), Dur: t2 - t1, Err: err})
 		}
 		if err != nil {
 			return false, &PathError{Op: "rename", Path: p.Targets.alt[i], Err: err}

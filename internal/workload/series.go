@@ -121,19 +121,20 @@ func (e *Engine) startSeries(p *Phase, c *clock) *seriesCollector {
 
 func (s *seriesCollector) run() {
 	defer close(s.done)
-	timer := time.NewTimer(time.Until(s.c.measure))
+	measure := s.c.at(s.c.measure)
+	timer := time.NewTimer(time.Until(measure))
 	defer timer.Stop()
 	select {
 	case <-timer.C:
 	case <-s.quit:
 		return // ended within the warm-up
 	}
-	last := s.c.measure
+	last := measure
 	for k := 1; ; k++ {
-		timer.Reset(time.Until(s.c.measure.Add(time.Duration(k) * s.p.Interval)))
+		timer.Reset(time.Until(measure.Add(time.Duration(k) * s.p.Interval)))
 		select {
 		case now := <-timer.C:
-			if !s.c.deadline.IsZero() && s.c.deadline.Sub(now) < s.p.Interval/10 {
+			if s.c.deadline > 0 && s.c.at(s.c.deadline).Sub(now) < s.p.Interval/10 {
 				// The phase ends within a tenth of an interval: the
 				// final take covers this interval and that sliver.
 				<-s.quit
@@ -185,7 +186,7 @@ func (s *seriesCollector) take(from, to time.Time) {
 		s.prevE[i] = v
 		mx = max(mx, h.max.Swap(0))
 	}
-	smp := Sample{Start: from.Sub(s.c.measure), Dur: to.Sub(from), Bytes: b, Errors: errs}
+	smp := Sample{Start: from.Sub(s.c.at(s.c.measure)), Dur: to.Sub(from), Bytes: b, Errors: errs}
 	smp.Latency, smp.Ops = summarize(&s.cur, sum, mx)
 	s.samples = append(s.samples, smp)
 	if s.p.OnInterval != nil {
