@@ -16,6 +16,7 @@ package accesslog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"time"
 	"unicode/utf8"
@@ -83,8 +84,9 @@ const MaxOpLen = 32
 // UTC.
 type Parser struct {
 	loc      *time.Location
-	hourKey  [13]byte // "YYYY.MM.DD hh" of hourBase
-	hourBase int64    // Unix nanoseconds at the start of that hour
+	key1     uint64 // "YYYY.MM." of hourBase,
+	key2     uint64 // and ".DD hh"
+	hourBase int64  // Unix nanoseconds at the start of that hour
 	haveHour bool
 }
 
@@ -353,7 +355,8 @@ func (p *Parser) timestamp(b []byte) (int64, error) {
 	if b[4] != '.' || b[7] != '.' || b[10] != ' ' || b[13] != ':' || b[16] != ':' || b[19] != '.' {
 		return 0, errTimestamp
 	}
-	if !p.haveHour || string(b[:13]) != string(p.hourKey[:]) {
+	k1, k2 := binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[5:13])
+	if !p.haveHour || k1 != p.key1 || k2 != p.key2 {
 		y1, ok1 := digits2(b[0:2])
 		y2, ok2 := digits2(b[2:4])
 		mo, ok3 := digits2(b[5:7])
@@ -374,7 +377,7 @@ func (p *Parser) timestamp(b []byte) (int64, error) {
 		if t.Day() != d { // 2026.02.30
 			return 0, errDate
 		}
-		copy(p.hourKey[:], b[:13])
+		p.key1, p.key2 = k1, k2
 		// Within the hour, minutes and seconds are added to the hour's
 		// start; the repeated hour of a DST change reads as its first pass.
 		p.hourBase = t.UnixNano()

@@ -187,7 +187,7 @@ func (a *aggregator) add(e *accesslog.Entry) {
 	}
 	s := a.last
 	if s == nil || s.name != string(e.Op) {
-		s = a.ops[string(e.Op)]
+		s = a.lookup(e.Op)
 		if s == nil {
 			if len(a.list) >= maxOps {
 				a.skipped.Malformed++
@@ -212,6 +212,20 @@ func (a *aggregator) add(e *accesslog.Entry) {
 	a.first = min(a.first, e.Time)
 	a.latest = max(a.latest, e.Time)
 	a.entries++
+}
+
+// lookup finds an operation's counters: by a scan while there are few
+// (cheaper than hashing), else in the map.
+func (a *aggregator) lookup(op []byte) *opStat {
+	if len(a.list) <= 16 {
+		for _, s := range a.list {
+			if s.name == string(op) {
+				return s
+			}
+		}
+		return nil
+	}
+	return a.ops[string(op)]
 }
 
 // merge adds what o counted to a (for a summary counted in parallel).
