@@ -301,7 +301,9 @@ func (r *run) prepare(ctx context.Context) error {
 
 // cleanup deletes every key under the run's prefix, deepest first, and the
 // prefix itself (a directory on file systems). It runs after Ctrl-C too,
-// with a context of its own.
+// with a context of its own. After an interruption, a request the server
+// had fully received may still create its object after we listed, so the
+// prefix is listed again, after a pause, until it is empty.
 func (r *run) cleanup(parent context.Context) {
 	if r.o.Keep {
 		r.warn("keeping the benchmark's objects under %s (--keep)", r.store.String())
@@ -309,13 +311,54 @@ func (r *run) cleanup(parent context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 2*time.Minute)
 	defer cancel()
+	interrupted := parent.Err() != nil
+	const passes = 5
+	var first error
+	left := 0
+	for pass := 0; pass < passes; pass++ {
+		if pass > 0 && interrupted {
+			time.Sleep(time.Duration(pass) * 500 * time.Millisecond)
+		}
+		keys, err := r.listOurs(ctx)
+		if err != nil {
+			first = err
+			break
+		}
+		if len(keys) == 0 {
+			left = 0
+			break
+		}
+		left = 0
+		for i := len(keys) - 1; i >= 0; i-- {
+			if err := r.store.Delete(ctx, keys[i]); err != nil {
+				left++
+				if first == nil {
+					first = err
+				}
+			}
+		}
+		if left > 0 || !interrupted {
+			// Failures will not mend by trying again; a run that was not
+			// interrupted has no late arrivals.
+			break
+		}
+	}
+	if err := r.store.Delete(ctx, ""); err != nil && first == nil {
+		first = err
+	}
+	if first != nil {
+		r.warn("clean up %s: %d objects left: %v", r.store.String(), left, first)
+	}
+}
+
+// listOurs lists every key under the run's prefix.
+func (r *run) listOurs(ctx context.Context) ([]string, error) {
 	var keys []string
 	opt := object.ListOptions{}
 	for range maxObjects {
 		page, err := r.store.List(ctx, opt)
 		if err != nil {
-			r.warn("clean up %s: %v", r.store.String(), err)
-			return
+			return nil, err
 		}
 		for _, o := range page.Objects {
 			keys = append(keys, o.Key)
@@ -325,22 +368,7 @@ func (r *run) cleanup(parent context.Context) {
 		}
 		opt.StartAfter = page.Next
 	}
-	failed := 0
-	var first error
-	for i := len(keys) - 1; i >= 0; i-- {
-		if err := r.store.Delete(ctx, keys[i]); err != nil {
-			failed++
-			if first == nil {
-				first = err
-			}
-		}
-	}
-	if err := r.store.Delete(ctx, ""); err != nil && first == nil {
-		first = err
-	}
-	if first != nil {
-		r.warn("clean up %s: %d objects left: %v", r.store.String(), failed, first)
-	}
+	return keys, nil
 }
 
 func (o *Options) params() report.Params {
