@@ -69,7 +69,7 @@ together, not UTF-8) are skipped and counted; they never stop the run.`,
   fsbench profile access.log.gz --interval 0
   fsbench profile access.log --interval 0 --sort p99 --top 5 -o json
   fsbench bench /data -p 4 --access-log /tmp/bench.log && fsbench profile /tmp/bench.log --interval 0
-  tail -f app.log | fsbench profile - --follow`,
+  ssh host cat /jfs/.accesslog | fsbench profile - --follow`,
 		Args: exactArgs(1, "one MOUNTPOINT, LOGFILE or - (standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Target = args[0]
@@ -95,7 +95,7 @@ together, not UTF-8) are skipped and counted; they never stop the run.`,
 	f.IntVar(&o.Top, "top", 0, "show only the first N operations (0: all)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, json (one JSON object per window, one per line)")
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
-	f.Float64Var(&o.Speed, "speed", 1, "replay pace: log seconds per second; 0 as fast as possible (default 1 on a terminal, 0 otherwise)")
+	f.Float64Var(&o.Speed, "speed", 0, "replay pace: log seconds per second, 0 as fast as possible (default: 1 on a terminal, 0 otherwise)")
 	return cmd
 }
 
@@ -147,8 +147,8 @@ func (o *ProfileOptions) resolve(app *App) error {
 	}
 	o.Terminal = app.IO.OutTTY && !o.JSON
 	o.Color = app.Color(app.IO.OutTTY)
-	if !o.speedSet && !o.Terminal {
-		o.Speed = 0
+	if !o.speedSet && o.Terminal {
+		o.Speed = 1
 	}
 	return nil
 }
