@@ -315,20 +315,21 @@ func (r *run) cleanup(parent context.Context) {
 	const passes = 5
 	var first error
 	left := 0
-	for pass := 0; pass < passes; pass++ {
-		if pass > 0 && interrupted {
-			time.Sleep(time.Duration(pass) * 500 * time.Millisecond)
-		}
+	for pass := 0; ; pass++ {
 		keys, err := r.listOurs(ctx)
 		if err != nil {
 			first = err
 			break
 		}
 		if len(keys) == 0 {
-			left = 0
+			left, first = 0, nil
 			break
 		}
-		left = 0
+		if pass == passes {
+			left, first = len(keys), errors.New("objects kept appearing")
+			break
+		}
+		left, first = 0, nil
 		for i := len(keys) - 1; i >= 0; i-- {
 			if err := r.store.Delete(ctx, keys[i]); err != nil {
 				left++
@@ -337,11 +338,10 @@ func (r *run) cleanup(parent context.Context) {
 				}
 			}
 		}
-		if left > 0 || !interrupted {
-			// Failures will not mend by trying again; a run that was not
-			// interrupted has no late arrivals.
-			break
+		if !interrupted {
+			break // no late arrivals: one pass is all
 		}
+		time.Sleep(time.Duration(pass+1) * 500 * time.Millisecond)
 	}
 	if err := r.store.Delete(ctx, ""); err != nil && first == nil {
 		first = err
