@@ -135,6 +135,13 @@ func (w *Writer) Trace(worker int, ev workload.Event) {
 
 func (w *Writer) add(s *slot, ev *workload.Event) {
 	ns := ev.Start.UnixNano() + int64(ev.Dur)
+	// A batch that has grown old (its worker was idle, say between two
+	// phases) goes out before the new event, which starts the next batch:
+	// so the other workers' events of that time are not left behind it.
+	if len(s.evs) > 0 && ns-s.first >= maxAge {
+		w.full <- s.evs
+		s.evs = w.batch()
+	}
 	if len(s.evs) == 0 {
 		if cap(s.evs) == 0 {
 			s.evs = w.batch()
@@ -142,7 +149,7 @@ func (w *Writer) add(s *slot, ev *workload.Event) {
 		s.first = ns
 	}
 	s.evs = append(s.evs, *ev)
-	if len(s.evs) == cap(s.evs) || ns-s.first >= maxAge {
+	if len(s.evs) == cap(s.evs) {
 		w.full <- s.evs
 		s.evs = w.batch()
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -131,4 +132,32 @@ func BenchmarkTrace(b *testing.B) {
 	}
 	b.StopTimer()
 	_ = w.Close()
+}
+
+// TestWriterPhaseOrder: when workers pause (between two phases), what they
+// logged before goes out before what they log after, across workers.
+func TestWriterPhaseOrder(t *testing.T) {
+	var buf bytes.Buffer
+	w := New(&buf, 2)
+	t0 := time.Now()
+	for _, at := range []time.Duration{0, 0, 0, time.Second, time.Second, time.Second} {
+		for worker := 0; worker < 2; worker++ {
+			w.Trace(worker, workload.Event{Op: "stat", Path: "/r/" + strconv.Itoa(worker), Start: t0.Add(at)})
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := NewParser(time.Local)
+	var last int64
+	for i, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var e Entry
+		if err := p.Parse(l, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Time < last {
+			t.Fatalf("line %d goes back in time:\n%s", i, buf.String())
+		}
+		last = e.Time
+	}
 }
