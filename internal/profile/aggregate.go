@@ -235,6 +235,7 @@ func (a *aggregator) merge(o *aggregator) {
 		if s == nil {
 			if len(a.list) >= maxOps {
 				a.skipped.Malformed += os.count
+				a.entries -= os.count // added back with o.entries below
 				continue
 			}
 			s = &opStat{name: os.name, hist: newHist()}

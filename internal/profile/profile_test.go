@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -330,5 +331,20 @@ func TestNoEscapesWhenNotTerminal(t *testing.T) {
 	out = runOut(t, readSample(t), Options{Terminal: true, Color: true})
 	if !strings.HasPrefix(out, clearScreen) || !strings.Contains(out, ansiTitle) {
 		t.Errorf("terminal output does not clear and colour: %q", out[:40])
+	}
+}
+
+// TestManyOps: a log of ever new operation names does not grow memory
+// without bound; the names beyond maxOps count as malformed lines.
+func TestManyOps(t *testing.T) {
+	var in bytes.Buffer
+	for i := 0; i < 3*maxOps; i++ {
+		fmt.Fprintf(&in, "2026.11.21 21:03:17.175294 [uid:0,gid:0,pid:1] op%d (1) - OK <0.000001>\n", i)
+	}
+	for _, o := range []Options{{JSON: true}, {JSON: true, Interval: time.Second}} {
+		w := windows(t, runOut(t, in.Bytes(), o))[0]
+		if len(w.Operations) != maxOps || w.Entries != maxOps || w.Skipped.Malformed != 2*maxOps || w.Lines != 3*maxOps {
+			t.Errorf("%d ops, %d entries, %d malformed, %d lines", len(w.Operations), w.Entries, w.Skipped.Malformed, w.Lines)
+		}
 	}
 }
