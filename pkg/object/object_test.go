@@ -388,3 +388,60 @@ func TestCapabilitiesThroughPrefixes(t *testing.T) {
 		t.Errorf("String = %s", got)
 	}
 }
+
+// The S3 client is configured for measuring: no Expect: 100-continue, no
+// checksum trailers unless asked, unsigned payloads only over TLS.
+func TestS3RequestShape(t *testing.T) {
+	type seen struct{ expect, sha, encoding, trailer, checksum string }
+	for _, c := range []struct {
+		tls      bool
+		checksum string
+		check    func(t *testing.T, s seen)
+	}{
+		{false, "", func(t *testing.T, s seen) {
+			if s.sha == "UNSIGNED-PAYLOAD" || len(s.sha) != 64 {
+				t.Errorf("HTTP: payload hash %q, want the body's SHA-256", s.sha)
+			}
+		}},
+		{true, "", func(t *testing.T, s seen) {
+			if s.sha != "UNSIGNED-PAYLOAD" {
+				t.Errorf("HTTPS: payload hash %q, want UNSIGNED-PAYLOAD", s.sha)
+			}
+			if s.encoding != "" || s.trailer != "" || s.checksum != "" {
+				t.Errorf("HTTPS when-required: encoding %q trailer %q checksum %q, want none", s.encoding, s.trailer, s.checksum)
+			}
+		}},
+		{true, "when-supported", func(t *testing.T, s seen) {
+			if s.trailer == "" && s.checksum == "" {
+				t.Errorf("when-supported: no checksum sent")
+			}
+		}},
+	} {
+		var got seen
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got = seen{r.Header.Get("Expect"), r.Header.Get("X-Amz-Content-Sha256"), r.Header.Get("Content-Encoding"),
+				r.Header.Get("X-Amz-Trailer"), r.Header.Get("X-Amz-Checksum-Crc32")}
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("ETag", `"x"`)
+		})
+		srv := httptest.NewUnstartedServer(h)
+		if c.tls {
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
+		s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b"), Insecure: true, Checksum: c.checksum})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(context.Background(), "k", strings.NewReader(strings.Repeat("x", 6<<20))); err != nil {
+			t.Fatalf("tls %v: put: %v", c.tls, err)
+		}
+		if got.expect != "" {
+			t.Errorf("tls %v: Expect: %s", c.tls, got.expect)
+		}
+		c.check(t, got)
+		s.Close()
+		srv.Close()
+	}
+}
