@@ -29,8 +29,9 @@ type item struct {
 	capability string
 	// do runs task i on thread w and returns the bytes it moved.
 	do func(ctx context.Context, w *worker, i int) (int64, error)
-	// unit of the value: MiB/s or objects/s; perOp names a list's cost.
-	bytes     bool
+	// bytes: the value is MiB/s (data items), else objects/s.
+	bytes bool
+	// latencyOf says what one latency sample times.
 	latencyOf string
 	// objects is how many objects one task covers (a list covers many).
 	objects int
@@ -83,7 +84,8 @@ var (
 func bigKey(i int) string   { return "big/" + strconv.Itoa(i) }
 func smallKey(i int) string { return "small/" + strconv.Itoa(i) }
 
-// perfKey names task i of the items that touch every object.
+// anyKey names task i of the items that touch every object: the small
+// objects, then the blocks of the big one.
 func (r *run) anyKey(i int) string {
 	if i < r.o.SmallObjects {
 		return smallKey(i)
