@@ -84,6 +84,9 @@ type Window struct {
 	SkippedTotal int64     `json:"skipped_total"`
 	Operations   []OpStats `json:"operations"`
 	Last         bool      `json:"last,omitempty"` // the last window of a replay
+	// Interrupted marks a summary cut short by Ctrl-C: it holds what was
+	// read until then.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // OpStats is one operation's row. Times are in microseconds.

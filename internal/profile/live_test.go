@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -139,5 +141,31 @@ func TestLiveStreamEnds(t *testing.T) {
 func TestMountLog(t *testing.T) {
 	if _, err := MountLog(t.TempDir()); !errors.Is(err, ErrNotJuiceFS) {
 		t.Errorf("MountLog(tempdir) = %v, want ErrNotJuiceFS", err)
+	}
+}
+
+// TestSummaryInterrupted: a summary of a stream that does not end (a
+// mount's access log piped in) shows what it read when cancelled.
+func TestSummaryInterrupted(t *testing.T) {
+	for _, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		pr, pw := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		var out syncBuffer
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, pr, &out, Options{JSON: true, Location: time.UTC}) }()
+		pw.Write(readSample(t))
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+		err := <-done
+		pw.Close()
+		runtime.GOMAXPROCS(old)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run = %v", err)
+		}
+		ws := windows(t, out.String())
+		if len(ws) != 1 || !ws[0].Interrupted || ws[0].Entries != 550 {
+			t.Fatalf("GOMAXPROCS %d: windows %+v", procs, ws)
+		}
 	}
 }

@@ -121,6 +121,9 @@ func secs(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " s" 
 // escape sequences unless o.Color.
 func WriteTable(out io.Writer, w *Window, o *Options) error {
 	hdr := title(w.Source, w.Mode, o.Interval, w.Last)
+	if w.Interrupted {
+		hdr = strings.TrimSuffix(hdr, ")") + ", interrupted)"
+	}
 	if o.Color {
 		hdr = ansiTitle + hdr + ansiReset
 	}

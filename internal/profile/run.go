@@ -152,7 +152,10 @@ func (r *run) summary(src *chunkReader) error {
 	} else {
 		err = r.consumeParallel(src, handle, workers)
 	}
-	if err != nil {
+	// Interrupted (Ctrl-C on a log that does not end, such as a mount's
+	// access log on standard input): show what was counted so far.
+	interrupted := err != nil && r.ctx.Err() != nil
+	if err != nil && !interrupted {
 		return err
 	}
 	a := r.agg
@@ -160,8 +163,11 @@ func (r *run) summary(src *chunkReader) error {
 	if w.Entries == 0 {
 		w.Start, w.End, w.Seconds = time.Time{}, time.Time{}, 0
 	}
-	w.Last = true
-	return r.out.render(w)
+	w.Last, w.Interrupted = true, interrupted
+	if rerr := r.out.render(w); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 func (r *run) consumeParallel(src *chunkReader, handle func([]byte), workers int) error {
