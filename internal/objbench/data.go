@@ -58,68 +58,73 @@ func (s *source) start(id uint64) int {
 	return int(x % uint64(len(s.seed)))
 }
 
-func stamp(id uint64, chunkOff int64) [stampLen]byte {
-	var st [stampLen]byte
-	binary.LittleEndian.PutUint64(st[:], id)
-	binary.LittleEndian.PutUint64(st[8:], uint64(chunkOff))
-	return st
+// segments walks the content of object id over [pos, pos+n) in pieces:
+// each is either (part of) a chunk's stamp or a run of seed bytes. It is
+// an iterator rather than a callback so that the stamp lives on the
+// caller's stack: producing and checking data allocates nothing.
+type segments struct {
+	s       *source
+	id      uint64
+	start   int
+	pos     int64 // position of the next piece in the object
+	end     int64
+	scratch [stampLen]byte
 }
 
-// segments calls fn for the consecutive pieces of [pos, pos+n): each is
-// either a part of a stamp or a run of seed bytes.
-func (s *source) segments(id uint64, pos int64, n int, fn func(off int, want []byte) bool) {
-	start := s.start(id)
-	done := 0
-	for done < n {
-		p := pos + int64(done)
-		inChunk := int(p % chunkSize)
-		if inChunk < stampLen {
-			st := stamp(id, p-int64(inChunk))
-			seg := st[inChunk:min(stampLen, inChunk+n-done)]
-			if !fn(done, seg) {
-				return
-			}
-			done += len(seg)
-			continue
-		}
-		// Seed bytes up to the next chunk's stamp, the end, or the seed's
-		// wrap-around.
-		l := min(chunkSize-inChunk, n-done)
-		so := int((int64(start) + p) % int64(len(s.seed)))
-		l = min(l, len(s.seed)-so)
-		if !fn(done, s.seed[so:so+l]) {
-			return
-		}
-		done += l
+func (s *source) segments(id uint64, pos int64, n int) segments {
+	return segments{s: s, id: id, start: s.start(id), pos: pos, end: pos + int64(n)}
+}
+
+// next returns the next piece, or nil at the end. A stamp piece points
+// into g.scratch and is valid until the next call.
+func (g *segments) next() []byte {
+	if g.pos >= g.end {
+		return nil
 	}
+	inChunk := int(g.pos % chunkSize)
+	left := g.end - g.pos
+	if inChunk < stampLen {
+		binary.LittleEndian.PutUint64(g.scratch[:], g.id)
+		binary.LittleEndian.PutUint64(g.scratch[8:], uint64(g.pos-int64(inChunk)))
+		piece := g.scratch[inChunk:int(min(stampLen, int64(inChunk)+left))]
+		g.pos += int64(len(piece))
+		return piece
+	}
+	// Seed bytes up to the next chunk's stamp, the end, or the seed's
+	// wrap-around.
+	l := min(int64(chunkSize-inChunk), left)
+	so := int((int64(g.start) + g.pos) % int64(len(g.s.seed)))
+	l = min(l, int64(len(g.s.seed)-so))
+	g.pos += l
+	return g.s.seed[so : so+int(l)]
 }
 
 // fill writes the content of object id at [pos, pos+len(buf)) into buf.
 func (s *source) fill(buf []byte, id uint64, pos int64) {
-	s.segments(id, pos, len(buf), func(off int, want []byte) bool {
-		copy(buf[off:], want)
-		return true
-	})
+	g := s.segments(id, pos, len(buf))
+	off := 0
+	for piece := g.next(); piece != nil; piece = g.next() {
+		off += copy(buf[off:], piece)
+	}
 }
 
 // check compares buf with the content of object id at pos. It returns the
 // index of the first differing byte, or -1.
 func (s *source) check(buf []byte, id uint64, pos int64) int {
-	bad := -1
-	s.segments(id, pos, len(buf), func(off int, want []byte) bool {
+	g := s.segments(id, pos, len(buf))
+	off := 0
+	for want := g.next(); want != nil; want = g.next() {
 		got := buf[off : off+len(want)]
-		if bytes.Equal(got, want) {
-			return true
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				bad = off + i
-				break
+		if !bytes.Equal(got, want) {
+			for i := range want {
+				if got[i] != want[i] {
+					return off + i
+				}
 			}
 		}
-		return false
-	})
-	return bad
+		off += len(want)
+	}
+	return -1
 }
 
 // reader streams size bytes of object id: an io.ReadSeeker that never
