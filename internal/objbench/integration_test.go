@@ -503,3 +503,28 @@ func TestCorruptDownloadsDetected(t *testing.T) {
 		t.Errorf("get-small = %+v", g)
 	}
 }
+
+// A URL with a prefix: the run's keys live below it, and keys beside it
+// are not touched.
+func TestRunUnderURLPrefix(t *testing.T) {
+	m, _ := minioEnv(t, false)
+	bucket := fmt.Sprintf("objbench-pre-%d", time.Now().UnixNano()%1e6)
+	s := openMinIO(t, m, bucket)
+	putPrecious(t, s)
+	o := small("minio", m.URL(bucket)+"/team/bench")
+	o.Object = object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
+	res := &report.Result{}
+	var seen []string
+	o.Hooks.ItemStart = func(title string, total int64, poll func() int64) { seen = append(seen, title) }
+	if err := Run(context.Background(), o, res); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkResult(t, res, false)
+	if !strings.HasSuffix(res.Target.URL, "/"+bucket+"/team/bench/") {
+		t.Errorf("target URL %s", res.Target.URL)
+	}
+	if len(seen) != 7 {
+		t.Errorf("progress shown for %v, want the 7 items S3 can do", seen)
+	}
+	checkPrecious(t, s)
+}

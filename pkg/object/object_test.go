@@ -445,3 +445,34 @@ func TestS3RequestShape(t *testing.T) {
 		srv.Close()
 	}
 }
+
+func TestS3StorageClassAndAnonymous(t *testing.T) {
+	var class, auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		class, auth = r.Header.Get("X-Amz-Storage-Class"), r.Header.Get("Authorization")
+		io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	s, err := Open(context.Background(), "s3", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b"), StorageClass: "STANDARD_IA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Put(context.Background(), "k", strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+	if class != "STANDARD_IA" || !strings.HasPrefix(auth, "AWS4-HMAC-SHA256") {
+		t.Errorf("storage class %q, authorization %q", class, auth)
+	}
+	a, err := Open(context.Background(), "s3", srv.URL+"/b", Config{Anonymous: true, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Put(context.Background(), "k", strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		t.Errorf("anonymous request signed: %q", auth)
+	}
+}
