@@ -141,7 +141,7 @@ func (r *jobRun) run(ctx context.Context) error {
 	r.eng = workload.New(workload.Config{
 		Dir: r.dir, Workers: o.Threads, Direct: o.Direct, Align: align,
 		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer,
-	}, max(r.j.MaxXfer(), 4096))
+	}, r.maxBlock())
 	if o.Hooks.Started != nil {
 		o.Hooks.Started(r.eng, r.dir)
 	}
@@ -157,6 +157,16 @@ func (r *jobRun) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// maxBlock is the largest transfer of the run: its phases', and the 1 MiB
+// writes (or whole files, if smaller) of layouts and formats.
+func (r *jobRun) maxBlock() int64 {
+	var file int64
+	for i := range r.j.Phases {
+		file = max(file, r.j.FileSize(i))
+	}
+	return max(r.j.MaxXfer(), min(units.MiB, file), 4096)
 }
 
 // openTree finds or makes the job's tree: in tree.dir under PATH (kept and
