@@ -28,6 +28,7 @@ import (
 	"io"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -286,7 +287,10 @@ func (e *Engine) begin(x *opsWorker, stop *atomic.Bool, c *clock) (sched, now ti
 	if c.deadline > 0 && sched >= c.deadline {
 		return sched, sched, false
 	}
-	if d := sched - c.now(); d > 0 {
+	// Sleep until shortly before the schedule, then spin: Go's timers
+	// fire up to a millisecond late when the process is otherwise idle,
+	// and an open loop must not add its own lateness to response times.
+	if d := sched - c.now() - spinWindow; d > 0 {
 		if x.timer == nil {
 			x.timer = time.NewTimer(d)
 		} else {
@@ -299,8 +303,21 @@ func (e *Engine) begin(x *opsWorker, stop *atomic.Bool, c *clock) (sched, now ti
 			return sched, sched, false
 		}
 	}
-	return sched, max(c.now(), sched), true
+	for {
+		now = c.now()
+		if now >= sched {
+			return sched, now, true
+		}
+		if stop.Load() {
+			return sched, sched, false
+		}
+		runtime.Gosched()
+	}
 }
+
+// spinWindow is how long before an operation's scheduled start an open
+// loop stops sleeping and waits on the clock.
+const spinWindow = 1500 * time.Microsecond
 
 // record counts one operation that started at t1 (scheduled at sched) and
 // ended at t2.
