@@ -338,3 +338,42 @@ func TestDataPathDoesNotAllocate(t *testing.T) {
 		t.Logf("%d allocations for 200 operations, %d for 20000", small, large)
 	}
 }
+
+// stallTracer stalls its worker once, after the n-th read.
+type stallTracer struct {
+	n, seen int
+	d       time.Duration
+}
+
+func (s *stallTracer) Trace(w int, ev Event) {
+	if ev.Op == "read" {
+		if s.seen++; s.seen == s.n {
+			time.Sleep(s.d)
+		}
+	}
+}
+
+// A stall in an open loop is charged to the operations that had to wait for
+// it (response time), not hidden as in a closed loop: coordinated omission.
+func TestOpenLoopChargesStalls(t *testing.T) {
+	tr := &stallTracer{n: 20, d: 100 * time.Millisecond}
+	e, dir := generalEngine(t, 1, false, nil)
+	tg := e.NewTargets(dir, jobNames(1))
+	if _, err := e.Run(context.Background(), Phase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Tracer = tr
+	r, err := e.Run(context.Background(), Phase{Title: "ol", Kind: Read, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10, Rate: 500, Ops: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, svc := r.Hist.Summary(), r.Service.Summary()
+	// The operation after the stall was due 2 ms after the one before it
+	// and started at least 100 ms later.
+	if resp.Max < 90e3 {
+		t.Errorf("response max %.0fus: the 100 ms stall is hidden", resp.Max)
+	}
+	if svc.Max >= resp.Max {
+		t.Errorf("service max %.0fus not below response max %.0fus", svc.Max, resp.Max)
+	}
+}
