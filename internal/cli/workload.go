@@ -48,7 +48,7 @@ func addJobFlags(cmd *cobra.Command, o *JobFlags) {
 		"create, stat, open, rename, chmod, utime, readdir, unlink, mkdir, rmdir, format (default read)")
 	f.StringVar(&o.fileSelect, "file-select", "seq", "`ORDER` in which each thread takes its files: seq or random (vdbench's fileselect)")
 	f.StringVar(&o.xferSize, "xfer-size", "", "`SIZE` of each read or write, independent of the file size (default 1M)")
-	f.StringVar(&o.fileSize, "file-size", "", "`SIZE` of each file (default 1G per thread; 128K in a tree)")
+	f.StringVar(&o.fileSize, "file-size", "", "`SIZE` of each file (default 1G for reads and writes, empty files for metadata operations; 128K in a tree)")
 	f.IntVar(&o.files, "files", 0, "`N` files per thread (default 1); with --depth/--width, files per leaf directory")
 	f.IntVar(&o.readPct, "read-pct", 0, "`PERCENT` of reads in a mixed phase (--rw rw or randrw; default 50)")
 	f.Int64Var(&o.ops, "ops", 0, "stop after `N` operations in all (default: every file, or every block, once)")

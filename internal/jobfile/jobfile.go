@@ -118,7 +118,7 @@ type Phase struct {
 	Access   workload.Access
 	Select   workload.Access
 	XferSize int64
-	FileSize int64 // without a tree: size of each thread's files
+	FileSize int64 // without a tree: size of each thread's files (reads and writes: 1 GiB unless given)
 	Files    int   // without a tree: files per thread
 	ReadPct  int   // rw: share of reads, percent; -1 when not given
 	Ops      int64
@@ -591,7 +591,9 @@ func (j *Job) validatePhase(ph *Phase) error {
 		return errors.New("file_size is the tree's (tree.file_size) when there is a tree")
 	}
 	if !tree {
-		if ph.FileSize == 0 {
+		// Reads and writes need a size; metadata operations work on
+		// empty files unless one is given.
+		if ph.FileSize == 0 && ph.Data() {
 			ph.FileSize = DefaultFileSize
 		}
 		switch kind {
