@@ -377,3 +377,22 @@ func TestOpenLoopChargesStalls(t *testing.T) {
 		t.Errorf("service max %.0fus not below response max %.0fus", svc.Max, resp.Max)
 	}
 }
+
+// BenchmarkRandRead4K measures the general mode's cost per operation on
+// page-cached data: PRNG offsets, a pread, two clock reads, histograms and
+// counters.
+func BenchmarkRandRead4K(b *testing.B) {
+	dir := b.TempDir()
+	e := New(Config{Dir: dir, Workers: 1, Seed: 1}, 1<<20)
+	tg := e.NewTargets(dir, jobNames(1))
+	p := Phase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 20, BlockSize: 1 << 20}
+	if _, err := e.Run(context.Background(), p); err != nil {
+		b.Fatal(err)
+	}
+	p = Phase{Title: "randread", Kind: Read, Access: Random, Targets: tg, FileSize: 64 << 20, BlockSize: 4096, Ops: int64(b.N)}
+	b.SetBytes(4096)
+	b.ResetTimer()
+	if _, err := e.Run(context.Background(), p); err != nil {
+		b.Fatal(err)
+	}
+}
