@@ -136,24 +136,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 			o.Hooks.Warn(msg)
 		}
 	}
-	abs, err := filepath.Abs(o.Path)
+	abs, mnt, mounted, err := openTarget(o.Path, res)
 	if err != nil {
-		return &Error{"prepare", err}
-	}
-	st, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
-	case !st.IsDir():
-		return &Error{"prepare", fmt.Errorf("path %s is not a directory", abs)}
-	}
-	mnt, merr := sysio.FindMount(abs)
-	res.Target = report.Target{Path: abs}
-	if merr == nil {
-		res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
-		if mnt.ReadOnly() {
-			return &Error{"prepare", fmt.Errorf("path %s is on a read-only mount (%s, type %s)", abs, mnt.MountPoint, mnt.FSType)}
-		}
+		return err
 	}
 	res.Parameters = o.params()
 
@@ -199,7 +184,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 
 	var jfsBefore juicefs.Stats
-	isJFS := merr == nil && juicefs.IsJuiceFS(mnt.FSType)
+	isJFS := mounted && juicefs.IsJuiceFS(mnt.FSType)
 	if isJFS {
 		if jfsBefore, err = juicefs.ReadStats(mnt.MountPoint); err != nil {
 			warn("JuiceFS mount without readable .stats, internal rows skipped: %v", err)
@@ -249,6 +234,33 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	cleanup()
 	return runErr
+}
+
+// openTarget checks that path is a writable directory, records where it
+// lives in res.Target, and returns its absolute path and its mount (ok is
+// false when the mount table could not be read).
+func openTarget(path string, res *report.Result) (abs string, mnt sysio.Mount, ok bool, err error) {
+	abs, err = filepath.Abs(path)
+	if err != nil {
+		return "", mnt, false, &Error{"prepare", err}
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
+	case !st.IsDir():
+		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s is not a directory", abs)}
+	}
+	mnt, merr := sysio.FindMount(abs)
+	res.Target = report.Target{Path: abs}
+	if merr != nil {
+		return abs, mnt, false, nil
+	}
+	res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
+	if mnt.ReadOnly() {
+		return "", mnt, true, &Error{"prepare", fmt.Errorf("path %s is on a read-only mount (%s, type %s)", abs, mnt.MountPoint, mnt.FSType)}
+	}
+	return abs, mnt, true, nil
 }
 
 func unwrapPath(err error) error {

@@ -86,24 +86,9 @@ type jobRun struct {
 
 func (r *jobRun) run(ctx context.Context) error {
 	o, res := r.o, r.res
-	abs, err := filepath.Abs(o.Path)
+	abs, _, _, err := openTarget(o.Path, res)
 	if err != nil {
-		return &Error{"prepare", err}
-	}
-	st, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
-	case !st.IsDir():
-		return &Error{"prepare", fmt.Errorf("path %s is not a directory", abs)}
-	}
-	mnt, merr := sysio.FindMount(abs)
-	res.Target = report.Target{Path: abs}
-	if merr == nil {
-		res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
-		if mnt.ReadOnly() {
-			return &Error{"prepare", fmt.Errorf("path %s is on a read-only mount (%s, type %s)", abs, mnt.MountPoint, mnt.FSType)}
-		}
+		return err
 	}
 	if r.dir, err = makeRunDir(abs); err != nil {
 		return &Error{"prepare", err}

@@ -11,7 +11,6 @@ import (
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/live"
-	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -131,21 +130,11 @@ func benchMeasured(o bench.Options) ([]string, map[string]string) {
 }
 
 func (o *BenchOptions) resolve(app *App) error {
-	var err error
-	parse := func(flag, v string) int64 {
-		if err != nil {
-			return 0
-		}
-		n, e := units.ParseSize(v)
-		if e != nil {
-			err = Usagef("--%s: %v", flag, e)
-		}
-		return n
-	}
-	o.BlockSize = parse("block-size", o.blockSize)
-	o.BigFileSize = parse("big-file-size", o.bigFileSize)
-	o.SmallFileSize = parse("small-file-size", o.smallFileSize)
-	if err != nil {
+	if err := parseSizes(
+		sizeArg{"block-size", o.blockSize, &o.BlockSize},
+		sizeArg{"big-file-size", o.bigFileSize, &o.BigFileSize},
+		sizeArg{"small-file-size", o.smallFileSize, &o.SmallFileSize},
+	); err != nil {
 		return err
 	}
 	if v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES")); v == "true" || v == "1" || v == "yes" {
@@ -206,7 +195,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		if !errors.As(err, &be) {
 			return &UsageError{Err: err}
 		}
-		return err
+		return app.writeFailed(res, &o.Output, err)
 	}
 	ciErr := app.finishCI(res, &o.CI)
 	// Warnings were already shown on stderr as they happened.

@@ -264,3 +264,40 @@ func TestResultJSONIsValid(t *testing.T) {
 		t.Errorf("csv (exit %d):\n%s", code, stdout)
 	}
 }
+
+// TestBenchBinaryFailureResult: a run that fails midway (a full tmpfs)
+// still writes its JSON result with the error and the partial phase, and
+// exits 1 with one line on stderr.
+func TestBenchBinaryFailureResult(t *testing.T) {
+	dir := testenv.Tmpfs(t, "4m")
+	resFile := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := runBinary(t, nil, "bench", dir, "--big-file-size", "16M", "--json", "--result-file", resFile, "-q")
+	if code != 1 || !strings.Contains(stderr, "Write big file") || !strings.Contains(stderr, "no space left") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, data := range []string{stdout, mustRead(t, resFile)} {
+		r, err := report.ReadJSON(strings.NewReader(data))
+		if err != nil {
+			t.Fatalf("no result: %v\n%s", err, data)
+		}
+		if !strings.Contains(r.Error, "no space left") || len(r.Phases) != 1 || !r.Phases[0].Incomplete || r.Phases[0].Errors == 0 {
+			t.Errorf("result = error %q, phases %+v", r.Error, r.Phases)
+		}
+	}
+	stdout, _, code = runBinary(t, nil, "bench", dir, "--big-file-size", "16M", "-o", "junit", "-q")
+	if code != 1 || !strings.Contains(stdout, `type="error"`) || !strings.Contains(stdout, "no space left") {
+		t.Errorf("junit on failure (exit %d):\n%s", code, stdout)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

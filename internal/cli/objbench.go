@@ -12,7 +12,6 @@ import (
 
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/objbench"
-	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -122,21 +121,11 @@ func storageHelp() string {
 }
 
 func (o *ObjbenchOptions) resolve(app *App) error {
-	var err error
-	parse := func(flag, v string) int64 {
-		if err != nil {
-			return 0
-		}
-		n, e := units.ParseSize(v)
-		if e != nil {
-			err = Usagef("--%s: %v", flag, e)
-		}
-		return n
-	}
-	o.BlockSize = parse("block-size", o.blockSize)
-	o.BigObjectSize = parse("big-object-size", o.bigObjectSize)
-	o.SmallObjectSize = parse("small-object-size", o.smallObjectSize)
-	if err != nil {
+	if err := parseSizes(
+		sizeArg{"block-size", o.blockSize, &o.BlockSize},
+		sizeArg{"big-object-size", o.bigObjectSize, &o.BigObjectSize},
+		sizeArg{"small-object-size", o.smallObjectSize, &o.SmallObjectSize},
+	); err != nil {
 		return err
 	}
 	d, terr := time.ParseDuration(o.timeout)
@@ -205,7 +194,7 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		if errors.Is(err, objbench.ErrBadInput) {
 			return &UsageError{Err: err}
 		}
-		return err
+		return app.writeFailed(res, &o.Output, err)
 	}
 	// Functional checks that failed and unmet expectations give exit code
 	// 3, after the result is written.

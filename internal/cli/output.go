@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
 )
 
 // OutputOptions are the result flags shared by every benchmark command.
@@ -73,6 +74,25 @@ func (a *App) writeResult(res *report.Result, o *OutputOptions) error {
 	return report.Write(a.IO.Out, res, o.Format, report.Options{Color: a.Color(a.IO.OutTTY), Verbose: a.Globals.Verbose})
 }
 
+// writeFailed records a run's failure in its result and writes what was
+// measured before it, so that a pipeline's JSON or JUnit shows the failure
+// too; a table is only printed when some phase ran. It returns err.
+func (a *App) writeFailed(res *report.Result, o *OutputOptions, err error) error {
+	res.Error = err.Error()
+	if len(res.Phases) == 0 && len(res.Checks) == 0 && o.Format == report.FormatTable {
+		if o.ResultFile != "" {
+			if werr := saveJSON(o.ResultFile, res); werr != nil {
+				a.Warnf("%v", werr)
+			}
+		}
+		return err
+	}
+	if werr := a.writeResult(res, o); werr != nil {
+		a.Warnf("%v", werr)
+	}
+	return err
+}
+
 func saveJSON(path string, res *report.Result) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
@@ -91,6 +111,26 @@ func saveJSON(path string, res *report.Result) error {
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("result file: %w", err)
+	}
+	return nil
+}
+
+// sizeArg is a size flag's text and where its parsed value goes.
+type sizeArg struct {
+	flag string
+	text string
+	dst  *int64
+}
+
+// parseSizes parses size flags; the first bad one is a usage error naming
+// the flag.
+func parseSizes(args ...sizeArg) error {
+	for _, a := range args {
+		n, err := units.ParseSize(a.text)
+		if err != nil {
+			return Usagef("--%s: %v", a.flag, err)
+		}
+		*a.dst = n
 	}
 	return nil
 }

@@ -357,7 +357,7 @@ func runJob(ctx context.Context, app *App, o *BenchOptions) error {
 		if errors.As(err, &je) || !errors.As(err, &be) {
 			return &UsageError{Err: err}
 		}
-		return err
+		return app.writeFailed(res, &o.Output, err)
 	}
 	if !quiet {
 		for i := range res.Phases {

@@ -141,9 +141,13 @@ func JUnit(r *Result) *JUnitSuites {
 		}
 		s.Cases = append(s.Cases, tc)
 	}
-	if r.Interrupted {
+	switch {
+	case r.Interrupted:
 		s.Cases = append(s.Cases, JUnitCase{ClassName: cmd, Name: "run", Time: seconds(r.Usage.Seconds),
 			Error: &JUnitProblem{Message: "the run was interrupted; its results are partial", Type: "interrupted"}})
+	case r.Error != "":
+		s.Cases = append(s.Cases, JUnitCase{ClassName: cmd, Name: "run", Time: seconds(r.Usage.Seconds),
+			Error: &JUnitProblem{Message: r.Error, Type: "error"}})
 	}
 	for _, c := range s.Cases {
 		s.Tests++

@@ -237,6 +237,8 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 		switch {
 		case r.Interrupted:
 			fmt.Fprintln(bw, "Benchmark interrupted! Results so far:")
+		case r.Error != "":
+			fmt.Fprintln(bw, "Benchmark failed! Results so far:")
 		default:
 			fmt.Fprintln(bw, "Benchmark finished!")
 		}

@@ -36,7 +36,10 @@ type Result struct {
 	Expectations []Expectation `json:"expectations,omitempty"`
 	Usage        Usage         `json:"usage"`
 	Interrupted  bool          `json:"interrupted,omitempty"`
-	Warnings     []string      `json:"warnings,omitempty"`
+	// Error is set when the run failed (exit code 1): what failed, in one
+	// line. The figures are those measured before the failure.
+	Error    string   `json:"error,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Host is the machine that ran fsbench.
