@@ -6,13 +6,16 @@
 set -euo pipefail
 
 BIN_DIR="${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}"
+# The MinIO server the tests run against, pinned so every machine tests the
+# same server.
+MINIO_VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 mkdir -p "$BIN_DIR"
 
 need_apt=()
 command -v bindfs >/dev/null || need_apt+=(bindfs)
 command -v fusermount >/dev/null || command -v fusermount3 >/dev/null || need_apt+=(fuse3)
 command -v fio >/dev/null || need_apt+=(fio)
-command -v ganesha.nfsd >/dev/null || need_apt+=(nfs-ganesha nfs-ganesha-vfs)
+command -v ganesha.nfsd >/dev/null || need_apt+=(nfs-ganesha)
 [ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || [ -n "$(ls /usr/lib/*/ganesha/libfsalvfs.so 2>/dev/null)" ] || need_apt+=(nfs-ganesha-vfs)
 command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
 command -v openssl >/dev/null || need_apt+=(openssl)
@@ -29,6 +32,6 @@ fi
 
 if [ ! -x "$BIN_DIR/minio" ]; then
 	echo "install.sh: building the MinIO server (a few minutes, once)" >&2
-	GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install github.com/minio/minio@latest
+	GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
 fi
 echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, minio in $BIN_DIR)" >&2
