@@ -106,7 +106,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 }
 
 // objbenchQuick is the --quick preset of objbench.
-var objbenchQuick = []Preset{{"big-object-size", "64M"}, {"small-objects", "20"}}
+var objbenchQuick = []Preset{{"big-object-size", "16M"}, {"small-objects", "20"}}
 
 // storageHelp lists the drivers and their URL forms.
 func storageHelp() string {

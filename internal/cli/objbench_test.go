@@ -77,7 +77,7 @@ func TestObjbenchQuick(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
-	if o.BigObjectSize != 64*units.MiB || o.SmallObjects != 5 {
+	if o.BigObjectSize != 16*units.MiB || o.SmallObjects != 5 {
 		t.Errorf("--quick: big %d, small objects %d", o.BigObjectSize, o.SmallObjects)
 	}
 }
