@@ -538,30 +538,22 @@ func (e *Engine) unlinkFile(w *worker, path string) error {
 
 // pwriteFull writes all of buf at off, continuing after short writes.
 func pwriteFull(fd int, buf []byte, off int64) (int, error) {
-	done := 0
-	for done < len(buf) {
-		n, err := unix.Pwrite(fd, buf[done:], off+int64(done))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return done, err
-		}
-		if n == 0 {
-			return done, io.ErrShortWrite
-		}
-		done += n
-	}
-	return done, nil
+	return ioFull(func(b []byte, o int64) (int, error) { return unix.Pwrite(fd, b, o) }, buf, off, io.ErrShortWrite)
 }
 
 // preadFull reads until buf is full or the file ends: network file systems
 // may legally return fewer bytes than asked for before the end. It returns
 // io.EOF when the file ended before buf was full.
 func preadFull(fd int, buf []byte, off int64) (int, error) {
+	return ioFull(func(b []byte, o int64) (int, error) { return unix.Pread(fd, b, o) }, buf, off, io.EOF)
+}
+
+// ioFull calls op until buf is done, retrying after EINTR and after short
+// transfers; a transfer of zero bytes ends it with atZero.
+func ioFull(op func([]byte, int64) (int, error), buf []byte, off int64, atZero error) (int, error) {
 	done := 0
 	for done < len(buf) {
-		n, err := unix.Pread(fd, buf[done:], off+int64(done))
+		n, err := op(buf[done:], off+int64(done))
 		if err == unix.EINTR {
 			continue
 		}
@@ -569,7 +561,7 @@ func preadFull(fd int, buf []byte, off int64) (int, error) {
 			return done, err
 		}
 		if n == 0 {
-			return done, io.EOF
+			return done, atZero
 		}
 		done += n
 	}

@@ -5,11 +5,14 @@ import (
 	"compress/flate"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func names(w, i int) string { return "f." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
@@ -196,5 +199,41 @@ func BenchmarkWriteRead(b *testing.B) {
 			b.Fatal(err)
 		}
 		os.Remove(filepath.Join(dir, name(0, 0)))
+	}
+}
+
+// TestIOFullRetriesShortTransfers: short reads and writes (legal on network
+// file systems) and EINTR are continued until the block is done; a zero
+// transfer ends it.
+func TestIOFullRetriesShortTransfers(t *testing.T) {
+	src := bytes.Repeat([]byte("0123456789"), 100)
+	var calls []int64
+	short := func(b []byte, off int64) (int, error) {
+		calls = append(calls, off)
+		if len(calls) == 2 {
+			return 0, unix.EINTR
+		}
+		if off >= int64(len(src)) {
+			return 0, nil
+		}
+		n := copy(b[:min(len(b), 7)], src[off:]) // at most 7 bytes a call
+		return n, nil
+	}
+	buf := make([]byte, 100)
+	n, err := ioFull(short, buf, 3, io.EOF)
+	if err != nil || n != 100 || !bytes.Equal(buf, src[3:103]) {
+		t.Fatalf("ioFull = %d, %v, %q", n, err, buf)
+	}
+	if calls[1] != calls[2] {
+		t.Errorf("EINTR not retried at the same offset: %v", calls)
+	}
+	calls = nil
+	n, err = ioFull(short, make([]byte, 50), 980, io.EOF)
+	if n != 20 || err != io.EOF {
+		t.Errorf("at the end: %d, %v; want 20, EOF", n, err)
+	}
+	failing := func(b []byte, off int64) (int, error) { return 0, unix.ENOSPC }
+	if _, err := ioFull(failing, buf, 0, io.ErrShortWrite); err != unix.ENOSPC {
+		t.Errorf("error not returned: %v", err)
 	}
 }
