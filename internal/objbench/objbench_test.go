@@ -13,11 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/units"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.StopServers()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // small returns options for a quick run against url.
 func small(storage, url string) Options {

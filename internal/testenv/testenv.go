@@ -73,8 +73,21 @@ var (
 	buildOut  []byte
 )
 
+// Main runs a package's tests, then stops the servers they started and
+// removes the fsbench binary built for them. Call it from TestMain:
+//
+//	func TestMain(m *testing.M) { testenv.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	StopServers()
+	if buildPath != "" {
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
+}
+
 // Binary builds the fsbench binary once per test process and returns its
-// path.
+// path; Main removes it.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {

@@ -3,7 +3,6 @@ package object_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -12,11 +11,7 @@ import (
 	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.StopServers()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // uniquePrefix keeps concurrent runs against one server apart.
 func uniquePrefix(t *testing.T) string {
