@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/units"
@@ -23,19 +25,18 @@ func testApp(env map[string]string) (*App, *bytes.Buffer, *bytes.Buffer) {
 	return &App{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}}, &out, &errb
 }
 
-// parseBench runs the bench command's flag handling and captures the options.
-func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOptions, int, string) {
-	t.Helper()
-	app, _, errb := testApp(env)
-	var got *BenchOptions
+// runParse runs cmd (a command built with a runF that captures its
+// options) in place of the command of the same name, and returns the exit
+// code and the error message.
+func runParse(app *App, errb *bytes.Buffer, cmd *cobra.Command, args []string) (int, string) {
 	root := NewRoot(app)
 	for _, c := range root.Commands() {
-		if c.Name() == "bench" {
+		if c.Name() == cmd.Name() {
 			root.RemoveCommand(c)
 		}
 	}
-	root.AddCommand(newBenchCmdWith(app, func(_ context.Context, o *BenchOptions) error { got = o; return nil }))
-	root.SetArgs(append([]string{"bench"}, args...))
+	root.AddCommand(cmd)
+	root.SetArgs(append([]string{cmd.Name()}, args...))
 	_, err := root.ExecuteC()
 	if err != nil {
 		if isCobraUsage(err) {
@@ -43,7 +44,16 @@ func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOpti
 		}
 		errb.WriteString(err.Error())
 	}
-	return got, ExitCode(err), errb.String()
+	return ExitCode(err), errb.String()
+}
+
+// parseBench runs the bench command's flag handling and captures the options.
+func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOptions, int, string) {
+	t.Helper()
+	app, _, errb := testApp(env)
+	var got *BenchOptions
+	code, msg := runParse(app, errb, newBenchCmdWith(app, func(_ context.Context, o *BenchOptions) error { got = o; return nil }), args)
+	return got, code, msg
 }
 
 func TestBenchFlags(t *testing.T) {

@@ -15,22 +15,8 @@ func parseObjbench(t *testing.T, env map[string]string, args ...string) (*Objben
 	t.Helper()
 	app, _, errb := testApp(env)
 	var got *ObjbenchOptions
-	root := NewRoot(app)
-	for _, c := range root.Commands() {
-		if c.Name() == "objbench" {
-			root.RemoveCommand(c)
-		}
-	}
-	root.AddCommand(newObjbenchCmdWith(app, func(_ context.Context, o *ObjbenchOptions) error { got = o; return nil }))
-	root.SetArgs(append([]string{"objbench"}, args...))
-	_, err := root.ExecuteC()
-	if err != nil {
-		if isCobraUsage(err) {
-			err = &UsageError{Err: err}
-		}
-		errb.WriteString(err.Error())
-	}
-	return got, ExitCode(err), errb.String()
+	code, msg := runParse(app, errb, newObjbenchCmdWith(app, func(_ context.Context, o *ObjbenchOptions) error { got = o; return nil }), args)
+	return got, code, msg
 }
 
 func TestObjbenchFlagDefaults(t *testing.T) {

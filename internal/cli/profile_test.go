@@ -35,22 +35,8 @@ func parseProfile(t *testing.T, tty bool, args ...string) (*ProfileOptions, int,
 	app, _, errb := testApp(nil)
 	app.IO.OutTTY = tty
 	var got *ProfileOptions
-	root := NewRoot(app)
-	for _, c := range root.Commands() {
-		if c.Name() == "profile" {
-			root.RemoveCommand(c)
-		}
-	}
-	root.AddCommand(newProfileCmdWith(app, func(_ context.Context, o *ProfileOptions) error { got = o; return nil }))
-	root.SetArgs(append([]string{"profile"}, args...))
-	_, err := root.ExecuteC()
-	if err != nil {
-		if isCobraUsage(err) {
-			err = &UsageError{Err: err}
-		}
-		errb.WriteString(err.Error())
-	}
-	return got, ExitCode(err), errb.String()
+	code, msg := runParse(app, errb, newProfileCmdWith(app, func(_ context.Context, o *ProfileOptions) error { got = o; return nil }), args)
+	return got, code, msg
 }
 
 func TestProfileFlags(t *testing.T) {
