@@ -401,10 +401,7 @@ func (e *Engine) writeFile(w *worker, p *Phase, name, path string, stop *atomic.
 		w.bytes += n
 		e.Live.Bytes.Add(n)
 		if !p.PerFile {
-			w.ops++
-			w.hist.Record(d)
-			e.Live.Ops.Add(1)
-			e.Live.LatencyNs.Add(int64(d))
+			e.count(w, d)
 		}
 	}
 	if e.cfg.Fsync {
@@ -423,10 +420,7 @@ func (e *Engine) writeFile(w *worker, p *Phase, name, path string, stop *atomic.
 	}
 	if p.PerFile {
 		d := time.Since(tf)
-		w.ops++
-		w.hist.Record(d)
-		e.Live.Ops.Add(1)
-		e.Live.LatencyNs.Add(int64(d))
+		e.count(w, d)
 	}
 	return nil
 }
@@ -475,10 +469,7 @@ func (e *Engine) readFile(w *worker, p *Phase, name, path string, stop *atomic.B
 			w.bytes += int64(n)
 			e.Live.Bytes.Add(int64(n))
 			if !p.PerFile {
-				w.ops++
-				w.hist.Record(d)
-				e.Live.Ops.Add(1)
-				e.Live.LatencyNs.Add(int64(d))
+				e.count(w, d)
 			}
 		}
 		if err == io.EOF || p.FileSize == 0 && n < len(buf) {
@@ -490,10 +481,7 @@ func (e *Engine) readFile(w *worker, p *Phase, name, path string, stop *atomic.B
 	}
 	if p.PerFile {
 		d := time.Since(tf)
-		w.ops++
-		w.hist.Record(d)
-		e.Live.Ops.Add(1)
-		e.Live.LatencyNs.Add(int64(d))
+		e.count(w, d)
 	}
 	if p.FileSize > 0 && off != p.FileSize {
 		return fmt.Errorf("%w: %s is %d bytes, want %d", ErrVerify, path, off, p.FileSize)
@@ -502,38 +490,37 @@ func (e *Engine) readFile(w *worker, p *Phase, name, path string, stop *atomic.B
 }
 
 func (e *Engine) statFile(w *worker, path string) error {
-	var st unix.Stat_t
-	t0 := time.Now()
-	err := unix.Stat(path, &st)
-	d := time.Since(t0)
-	if e.cfg.Tracer != nil {
-		e.trace(w.id, "stat", path, 0, 0, 0, t0, d, err)
-	}
-	if err != nil {
-		return &PathError{Op: "stat", Path: path, Err: err}
-	}
-	w.ops++
-	w.hist.Record(d)
-	e.Live.Ops.Add(1)
-	e.Live.LatencyNs.Add(int64(d))
-	return nil
+	return e.metaOp(w, "stat", path, func(p string) error {
+		var st unix.Stat_t
+		return unix.Stat(p, &st)
+	})
 }
 
 func (e *Engine) unlinkFile(w *worker, path string) error {
+	return e.metaOp(w, "unlink", path, unix.Unlink)
+}
+
+// metaOp times one metadata operation on path.
+func (e *Engine) metaOp(w *worker, op, path string, fn func(string) error) error {
 	t0 := time.Now()
-	err := unix.Unlink(path)
+	err := fn(path)
 	d := time.Since(t0)
 	if e.cfg.Tracer != nil {
-		e.trace(w.id, "unlink", path, 0, 0, 0, t0, d, err)
+		e.trace(w.id, op, path, 0, 0, 0, t0, d, err)
 	}
 	if err != nil {
-		return &PathError{Op: "unlink", Path: path, Err: err}
+		return &PathError{Op: op, Path: path, Err: err}
 	}
+	e.count(w, d)
+	return nil
+}
+
+// count records one timed operation of worker w.
+func (e *Engine) count(w *worker, d time.Duration) {
 	w.ops++
 	w.hist.Record(d)
 	e.Live.Ops.Add(1)
 	e.Live.LatencyNs.Add(int64(d))
-	return nil
 }
 
 // pwriteFull writes all of buf at off, continuing after short writes.
