@@ -24,6 +24,7 @@ package workload
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -254,7 +255,7 @@ func (e *Engine) runOps(w *worker, p *Phase, stop *atomic.Bool, c *clock) error 
 		if err != nil {
 			w.fail(e, err)
 			x.iv.errs.Add(1)
-			if isVerify(err) {
+			if errors.Is(err, ErrVerify) {
 				continue
 			}
 			return fmt.Errorf("%s: %w", p.Title, err)
@@ -585,20 +586,6 @@ func (e *Engine) fillGrid(buf []byte, id uint64, off int64) {
 // group is the span of a file that fillGrid cuts from one place of the
 // pattern's base.
 const group = 1 << 20
-
-func isVerify(err error) bool {
-	for err != nil {
-		if err == ErrVerify {
-			return true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
-}
 
 // perm walks a random permutation of [0, n) without storing it: a full-
 // period linear congruential sequence modulo the next power of two m
