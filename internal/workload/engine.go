@@ -190,7 +190,7 @@ func New(cfg Config, maxBlock int64) *Engine {
 			align = sysio.DefaultAlign
 		}
 	}
-	e := &Engine{cfg: cfg, pattern: NewPattern(cfg.Seed, int(maxBlock))}
+	e := &Engine{cfg: cfg, pattern: NewPattern(cfg.Seed)}
 	for i := 0; i < cfg.Workers; i++ {
 		w := &worker{id: i, buf: sysio.AlignedBuffer(int(maxBlock), align), hist: metrics.NewHistogram()}
 		if cfg.Verify {

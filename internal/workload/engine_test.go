@@ -18,7 +18,7 @@ import (
 func names(w, i int) string { return "f." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
 
 func TestPatternDistinctAndReproducible(t *testing.T) {
-	p := NewPattern(42, 1<<20)
+	p := NewPattern(42)
 	a, b := make([]byte, 1<<20), make([]byte, 1<<20)
 	id := p.FileID("big.0")
 	p.Fill(a, id, 0)
@@ -41,13 +41,13 @@ func TestPatternDistinctAndReproducible(t *testing.T) {
 			}
 		}
 	}
-	if NewPattern(43, 1<<20).FileID("big.0") == id {
+	if NewPattern(43).FileID("big.0") == id {
 		t.Error("file identity does not depend on the seed")
 	}
 }
 
 func TestPatternIncompressible(t *testing.T) {
-	p := NewPattern(7, 1<<20)
+	p := NewPattern(7)
 	var data bytes.Buffer
 	buf := make([]byte, 1<<20)
 	for blk := int64(0); blk < 4; blk++ { // 4 MiB: a JuiceFS block
@@ -174,7 +174,7 @@ func TestTracerSeesEveryOperation(t *testing.T) {
 }
 
 func BenchmarkFill1MiB(b *testing.B) {
-	p := NewPattern(1, 1<<20)
+	p := NewPattern(1)
 	buf := make([]byte, 1<<20)
 	b.SetBytes(1 << 20)
 	for i := 0; i < b.N; i++ {

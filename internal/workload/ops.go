@@ -158,11 +158,6 @@ func (e *Engine) prepareOps(p *Phase, cancel <-chan struct{}) (*clock, error) {
 			p.Targets.alt[i] = path + ".renamed"
 		}
 	}
-	if len(e.pattern.base) < baseSize+group {
-		// fillGrid cuts whole groups from the base. A longer base from
-		// the same seed starts with the same bytes: Fill is unchanged.
-		e.pattern = NewPattern(e.cfg.Seed, group)
-	}
 	c := &clock{cancel: cancel}
 	if p.Rate > 0 {
 		c.period = time.Duration(float64(len(e.workers)) / p.Rate * float64(time.Second))
@@ -384,7 +379,7 @@ func (e *Engine) visitFile(w *worker, p *Phase, i int, stop *atomic.Bool, c *clo
 		if !read {
 			// Before the clock starts: making the data is not the
 			// storage's time.
-			e.fillGrid(buf, id, off)
+			e.pattern.Fill(buf, id, off)
 		}
 		sched, t1, ok := e.begin(x, stop, c)
 		if !ok {
@@ -415,7 +410,7 @@ func (e *Engine) visitFile(w *worker, p *Phase, i int, stop *atomic.Bool, c *clo
 		e.record(w, c, sched, t1, t2, size)
 		if read && e.cfg.Verify && mismatch == nil {
 			exp := w.exp[:size]
-			e.fillGrid(exp, id, off)
+			e.pattern.Fill(exp, id, off)
 			if !bytes.Equal(buf, exp) {
 				mismatch = fmt.Errorf("%w in %s at block offset %d", ErrVerify, path, off)
 			}
@@ -534,7 +529,7 @@ func (e *Engine) createFile(w *worker, p *Phase, i int) (int64, error) {
 	for off < p.FileSize {
 		n := min(p.BlockSize, p.FileSize-off)
 		buf := w.buf[:n]
-		e.fillGrid(buf, id, off)
+		e.pattern.Fill(buf, id, off)
 		t0 := time.Now()
 		done, err := pwriteFull(fd, buf, off)
 		if e.cfg.Tracer != nil {
@@ -548,44 +543,6 @@ func (e *Engine) createFile(w *worker, p *Phase, i int) (int64, error) {
 	}
 	return off, e.closeVisit(w, fd, path, p.FileSize > 0)
 }
-
-// fillGrid fills buf with the content of the file at off. Content is laid
-// on a fixed grid, so a byte's value depends on its offset in the file and
-// not on the size or alignment of the write that carried it: data written
-// with one transfer size verifies when read with another, at any offsets.
-// Each aligned 1 MiB group of the file is one slice of the pattern's random
-// base (a 1 MiB write is one copy), and every 4 KiB chunk starts with the
-// file's identity and the chunk's offset, as Pattern.Fill's blocks do.
-func (e *Engine) fillGrid(buf []byte, id uint64, off int64) {
-	base := e.pattern.base
-	for len(buf) > 0 {
-		g := off &^ (group - 1)
-		in := int(off - g)
-		n := min(group-in, len(buf))
-		start := int(mix(id^uint64(g)*0xbf58476d1ce4e5b9)%baseSize) &^ 63
-		copy(buf[:n], base[start+in:start+in+n])
-		// Stamps of the chunks that begin in, or overlap the start of,
-		// [off, off+n).
-		for c := off &^ (chunk - 1); c < off+int64(n); c += chunk {
-			if c >= off && c+stampLen <= off+int64(n) {
-				stamp(buf[c-off:], id, c)
-				continue
-			}
-			var s [stampLen]byte
-			stamp(s[:], id, c)
-			lo, hi := max(c, off), min(c+stampLen, off+int64(n))
-			if lo < hi {
-				copy(buf[lo-off:hi-off], s[lo-c:hi-c])
-			}
-		}
-		buf = buf[n:]
-		off += int64(n)
-	}
-}
-
-// group is the span of a file that fillGrid cuts from one place of the
-// pattern's base.
-const group = 1 << 20
 
 // perm walks a random permutation of [0, n) without storing it: a full-
 // period linear congruential sequence modulo the next power of two m

@@ -261,26 +261,26 @@ func TestTreeShapeReuseRebuild(t *testing.T) {
 	}
 }
 
-// fillGrid's content depends on the offset only: any split of a range
-// into writes gives the same bytes, and every 4 KiB chunk is stamped.
-func TestFillGridAnySplit(t *testing.T) {
+// Fill's content depends on the offset only: any split of a range into
+// writes, aligned or not, gives the same bytes, and no 4 KiB chunk repeats.
+func TestFillAnySplit(t *testing.T) {
 	e := New(Config{Dir: t.TempDir(), Workers: 1, Seed: 5}, 64<<10)
 	e.prepareOps(&Phase{Title: "x", Kind: Stat, Targets: &Targets{Paths: []string{"x"}}}, nil)
 	const n = 3<<20 + 5000
 	whole := make([]byte, n)
-	e.fillGrid(whole, 42, 0)
+	e.pattern.Fill(whole, 42, 0)
 	r := rand.New(rand.NewPCG(1, 1))
 	for trial := 0; trial < 50; trial++ {
 		got := make([]byte, n)
 		for off := 0; off < n; {
 			l := min(1+r.IntN(300<<10), n-off)
 			if trial%2 == 0 {
-				l = min(1+r.IntN(40), n-off) // tiny pieces split stamps
+				l = min(1+r.IntN(40), n-off) // tiny, unaligned pieces
 				if off > 1<<20 {
 					l = n - off
 				}
 			}
-			e.fillGrid(got[off:off+l], 42, int64(off))
+			e.pattern.Fill(got[off:off+l], 42, int64(off))
 			off += l
 		}
 		if string(got) != string(whole) {
@@ -297,13 +297,15 @@ func TestFillGridAnySplit(t *testing.T) {
 	}
 }
 
-func BenchmarkFillGrid1MiB(b *testing.B) {
+// BenchmarkFillUnaligned1MiB fills a buffer that is not 8-byte aligned
+// against the file offset, the slow path of Fill.
+func BenchmarkFillUnaligned1MiB(b *testing.B) {
 	e := New(Config{Dir: b.TempDir(), Workers: 1, Seed: 1}, 1<<20)
 	e.prepareOps(&Phase{Title: "x", Kind: Stat, Targets: &Targets{Paths: []string{"x"}}}, nil)
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, 1<<20+1)[1:]
 	b.SetBytes(1 << 20)
 	for i := 0; i < b.N; i++ {
-		e.fillGrid(buf, 99, int64(i)<<20)
+		e.pattern.Fill(buf, 99, int64(i)<<20)
 	}
 }
 

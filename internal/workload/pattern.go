@@ -4,39 +4,44 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"math/rand/v2"
+	"unsafe"
 )
 
-// chunk is the granularity at which written data carries a unique stamp.
-// Deduplicating storage works on chunks of 4 KiB or more, so every such
-// chunk fsbench writes differs from every other.
+// segment is the span of a file whose bytes share one key, and the size of
+// the pattern's random base.
+const segment = 64 << 10
+
+// chunk is the granularity of deduplicating storage that the tests check
+// fsbench's data against: no two 4 KiB chunks of a run are equal.
 const chunk = 4096
 
-// stampLen is the size of the stamp at the start of every chunk: the file's
-// identity and the chunk's offset in the file.
-const stampLen = 16
-
-// baseSize is the size of the shared random pattern that blocks are cut
-// from. It is larger than the compression windows of common codecs, so that
-// a compressor finds no repeats within a block or between nearby blocks.
-const baseSize = 8 << 20
-
-// Pattern produces the content of every block fsbench writes and checks: a
-// slice of a random pattern at an offset chosen by (file, block), with a
-// stamp at the start of every 4 KiB chunk. Content is a pure function of the
-// seed, the file and the offset, so a reader can recompute what a writer
-// wrote. A Pattern is read-only after NewPattern and shared by all workers.
+// Pattern produces the content of every byte fsbench writes and checks.
+// The byte at offset o of file id is base[o mod 64 KiB] XOR one byte of a
+// 64-bit key derived from (id, o / 64 KiB): a pure function of the run's
+// seed, the file and the offset, so data written with one transfer size
+// verifies when read with another, at any offsets, and a reader recomputes
+// what a writer wrote.
+//
+// The base is random, so the data does not compress; every 64 KiB segment
+// of every file has its own key, so no two segments, and no two 4 KiB
+// chunks, are equal (what deduplicating storage looks for), and a
+// compressor finds no repeated byte strings between segments however large
+// its window. Making a block is one pass over a base that stays in the
+// CPU's cache, about as cheap as copying it. A Pattern is read-only after
+// NewPattern and shared by all workers.
 type Pattern struct {
 	seed uint64
-	base []byte // baseSize + room for the longest block
+	base []byte // segment bytes, 8-byte aligned
 }
 
-// NewPattern builds the random base for blocks of at most maxBlock bytes.
-func NewPattern(seed uint64, maxBlock int) *Pattern {
+// NewPattern builds the random base of a run.
+func NewPattern(seed uint64) *Pattern {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	base := make([]byte, baseSize+maxBlock+stampLen)
-	for i := 0; i+8 <= len(base); i += 8 {
-		binary.LittleEndian.PutUint64(base[i:], r.Uint64())
+	words := make([]uint64, segment/8)
+	for i := range words {
+		words[i] = r.Uint64()
 	}
+	base := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), segment)
 	return &Pattern{seed: seed, base: base}
 }
 
@@ -50,28 +55,52 @@ func (p *Pattern) FileID(name string) uint64 {
 	return h.Sum64()
 }
 
-// Fill writes into buf the content of the block of file id that starts at
-// byte offset off. len(buf) must not exceed the maxBlock given to NewPattern.
+// Fill writes into buf the content of file id from byte offset off on.
 func (p *Pattern) Fill(buf []byte, id uint64, off int64) {
-	start := mix(id^uint64(off)*0xbf58476d1ce4e5b9) % baseSize
-	start &^= 63
-	copy(buf, p.base[start:start+uint64(len(buf))])
-	for c := 0; c < len(buf); c += chunk {
-		stamp(buf[c:], id, off+int64(c))
+	for len(buf) > 0 {
+		seg := uint64(off) / segment
+		in := int(uint64(off) % segment)
+		n := min(segment-in, len(buf))
+		xorKey(buf[:n], p.base[in:in+n], mix(id^(seg+1)*0x9e3779b97f4a7c15), in)
+		buf = buf[n:]
+		off += int64(n)
 	}
 }
 
-func stamp(b []byte, id uint64, off int64) {
-	if len(b) >= stampLen {
-		binary.LittleEndian.PutUint64(b, id)
-		binary.LittleEndian.PutUint64(b[8:], uint64(off))
-		return
+// xorKey sets dst[i] = src[i] XOR byte (pos+i) mod 8 of key (little-endian),
+// where pos is src's offset in the base. The bulk goes 8 bytes at a time.
+func xorKey(dst, src []byte, key uint64, pos int) {
+	src = src[:len(dst)]
+	i := 0
+	for ; i < len(dst) && (pos+i)%8 != 0; i++ {
+		dst[i] = src[i] ^ byte(key>>(8*((pos+i)%8)))
 	}
-	var s [stampLen]byte
-	binary.LittleEndian.PutUint64(s[:], id)
-	binary.LittleEndian.PutUint64(s[8:], uint64(off))
-	copy(b, s[:])
+	n := (len(dst) - i) / 8
+	if n > 0 {
+		d, s := dst[i:i+8*n], src[i:i+8*n]
+		if aligned(d) && aligned(s) {
+			dw := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(d))), n)
+			sw := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), n)
+			sw = sw[:len(dw)] // lets the compiler drop the bounds checks
+			for j := range dw {
+				dw[j] = sw[j] ^ key
+			}
+		} else {
+			for j := 0; j < len(d); j += 8 {
+				binary.LittleEndian.PutUint64(d[j:], binary.LittleEndian.Uint64(s[j:])^key)
+			}
+		}
+		i += 8 * n
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = src[i] ^ byte(key>>(8*((pos+i)%8)))
+	}
 }
+
+// aligned reports whether b starts on an 8-byte boundary, where it may be
+// read as words. The word loop assumes a little-endian machine (amd64,
+// arm64), as the byte loops' key order does.
+func aligned(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }
 
 // mix is SplitMix64's finaliser: a cheap, well-spread hash of x.
 func mix(x uint64) uint64 {
