@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,6 +172,7 @@ type Engine struct {
 type worker struct {
 	id                      int
 	buf                     []byte // I/O buffer
+	spare                   []byte // second write buffer, when blocks are made ahead
 	exp                     []byte // expected content, for --verify
 	hist                    *metrics.Histogram
 	ops, items, bytes, errs int64
@@ -191,8 +193,14 @@ func New(cfg Config, maxBlock int64) *Engine {
 		}
 	}
 	e := &Engine{cfg: cfg, pattern: NewPattern(cfg.Seed)}
+	// With fewer workers than CPUs, a CPU would idle while a worker waits
+	// for its write: a helper makes the next block then (see writeFile).
+	ahead := cfg.Workers < runtime.GOMAXPROCS(0)
 	for i := 0; i < cfg.Workers; i++ {
 		w := &worker{id: i, buf: sysio.AlignedBuffer(int(maxBlock), align), hist: metrics.NewHistogram()}
+		if ahead {
+			w.spare = sysio.AlignedBuffer(int(maxBlock), align)
+		}
 		if cfg.Verify {
 			w.exp = make([]byte, maxBlock)
 		}
@@ -378,6 +386,9 @@ func (e *Engine) writeFile(w *worker, p *Phase, name, path string, stop *atomic.
 		return err
 	}
 	id := e.pattern.FileID(name)
+	ahead := e.makeAhead(w, p, id)
+	defer ahead.stop()
+	buf, next := w.buf, w.spare
 	var off int64
 	for off < p.FileSize {
 		if stop.Load() {
@@ -385,10 +396,18 @@ func (e *Engine) writeFile(w *worker, p *Phase, name, path string, stop *atomic.
 			return nil
 		}
 		n := min(p.BlockSize, p.FileSize-off)
-		buf := w.buf[:n]
-		e.pattern.Fill(buf, id, off)
+		if ahead.pending {
+			ahead.wait() // next holds this block
+			buf, next = next, buf
+		} else {
+			e.pattern.Fill(buf[:n], id, off)
+		}
+		if ahead.on && off+n < p.FileSize {
+			ahead.start(next, off+n) // made while buf is written
+		}
+		blk := buf[:n]
 		t0 := time.Now()
-		done, err := pwriteFull(fd, buf, off)
+		done, err := pwriteFull(fd, blk, off)
 		d := time.Since(t0)
 		if e.cfg.Tracer != nil {
 			e.trace(w.id, "write", path, off, n, int64(done), t0, d, err)
@@ -423,6 +442,59 @@ func (e *Engine) writeFile(w *worker, p *Phase, name, path string, stop *atomic.
 		e.count(w, d)
 	}
 	return nil
+}
+
+// ahead makes the next block of a file on a helper goroutine while the
+// worker writes the current one, so that making data overlaps the I/O when
+// a CPU is spare. Only one block is ever in the making; the helper touches
+// a buffer only between start and wait, and stop waits for it, so the
+// worker's buffers are its own again when the file is done.
+type ahead struct {
+	on      bool
+	pending bool
+	jobs    chan aheadJob
+	ready   chan struct{}
+}
+
+type aheadJob struct {
+	buf []byte
+	off int64
+}
+
+func (e *Engine) makeAhead(w *worker, p *Phase, id uint64) *ahead {
+	a := &ahead{}
+	if w.spare == nil || p.FileSize <= p.BlockSize {
+		return a
+	}
+	a.on = true
+	a.jobs, a.ready = make(chan aheadJob, 1), make(chan struct{}, 1)
+	go func() {
+		for j := range a.jobs {
+			e.pattern.Fill(j.buf[:min(p.BlockSize, p.FileSize-j.off)], id, j.off)
+			a.ready <- struct{}{}
+		}
+	}()
+	return a
+}
+
+func (a *ahead) start(buf []byte, off int64) {
+	a.jobs <- aheadJob{buf, off}
+	a.pending = true
+}
+
+func (a *ahead) wait() {
+	<-a.ready
+	a.pending = false
+}
+
+func (a *ahead) stop() {
+	if !a.on {
+		return
+	}
+	if a.pending {
+		a.wait()
+	}
+	close(a.jobs)
 }
 
 func (e *Engine) readFile(w *worker, p *Phase, name, path string, stop *atomic.Bool) error {
