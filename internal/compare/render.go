@@ -32,7 +32,7 @@ const (
 // WriteTable writes r for people: a header naming both runs, one row per
 // item (ITEM | OLD | NEW | CHANGE | RESULT), the warnings and a verdict.
 func WriteTable(w io.Writer, r *Report, color bool) error {
-	ew := &errWriter{w: w}
+	ew := &report.ErrWriter{W: w}
 	thr := "no threshold"
 	if r.ThresholdPct != nil {
 		thr = "threshold " + strconv.FormatFloat(*r.ThresholdPct, 'f', -1, 64) + "%"
@@ -102,7 +102,7 @@ func WriteTable(w io.Writer, r *Report, color bool) error {
 		fmt.Fprintf(ew, "%d %s beyond %s%%: %s\n", r.Regressions, noun,
 			strconv.FormatFloat(*r.ThresholdPct, 'f', -1, 64), strings.Join(r.RegressionList(), ", "))
 	}
-	return ew.err
+	return ew.Err()
 }
 
 func describe(s Side) string {
@@ -144,18 +144,4 @@ func formatChange(it Item) string {
 		return "+inf"
 	}
 	return "-"
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }

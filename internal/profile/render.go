@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/fsbench/fsbench/internal/report"
 )
 
 // Columns of the table, as JuiceFS's profile names them, plus errors and
@@ -144,7 +144,7 @@ func WriteTable(out io.Writer, w *Window, o *Options) error {
 	fmt.Fprintf(out, "Lines: %d read, %d counted, %d filtered out, %s\n", w.Lines, w.Entries, w.Filtered, skippedText(w))
 
 	align := []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}
-	t := newTable(out, Columns, align)
+	t := report.NewTable(out, Columns, align)
 	f0 := func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 	for _, s := range w.Operations {
 		if err := t.Append([]string{
@@ -177,27 +177,4 @@ func skippedText(w *Window) string {
 		out += ", " + strconv.FormatInt(w.SkippedTotal, 10) + " since the start"
 	}
 	return out
-}
-
-// newTable is the table style of fsbench's reports (see internal/report).
-func newTable(w io.Writer, header []string, align []tw.Align) *tablewriter.Table {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: tw.CellConfig{
-				Alignment:  tw.CellAlignment{Global: tw.AlignCenter},
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-			},
-			Row: tw.CellConfig{
-				Alignment:  tw.CellAlignment{PerColumn: align},
-				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
-			},
-		}),
-	)
-	h := make([]any, len(header))
-	for i, s := range header {
-		h[i] = s
-	}
-	t.Header(h...)
-	return t
 }

@@ -169,7 +169,7 @@ func JUnit(r *Result) *JUnitSuites {
 
 // WriteJUnit writes r as a JUnit XML document.
 func WriteJUnit(w io.Writer, r *Result) error {
-	bw := &errWriter{w: w}
+	bw := &ErrWriter{W: w}
 	io.WriteString(bw, xml.Header)
 	enc := xml.NewEncoder(bw)
 	enc.Indent("", "  ")
@@ -177,7 +177,7 @@ func WriteJUnit(w io.Writer, r *Result) error {
 		return err
 	}
 	io.WriteString(bw, "\n")
-	return bw.err
+	return bw.Err()
 }
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }

@@ -167,7 +167,9 @@ func paint(o Options, g Grade, s string) string {
 	return s
 }
 
-func newTable(w io.Writer, header []string, align []tw.Align) *tablewriter.Table {
+// NewTable returns a table in the style of every fsbench report: ASCII
+// borders, centred headers, no wrapping, per-column alignment.
+func NewTable(w io.Writer, header []string, align []tw.Align) *tablewriter.Table {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
 		tablewriter.WithConfig(tablewriter.Config{
@@ -212,9 +214,9 @@ func FormatMeasure(m Measure) string {
 // checks (if any), the ITEM | VALUE | COST table with latency percentiles,
 // and the expectations (if any).
 func WriteTable(w io.Writer, r *Result, o Options) error {
-	bw := &errWriter{w: w}
+	bw := &ErrWriter{W: w}
 	if len(r.Checks) > 0 {
-		t := newTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
+		t := NewTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
 		for _, c := range r.Checks {
 			g := Good
 			switch c.Status {
@@ -256,7 +258,7 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 			header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
 			align = []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}
 		}
-		t := newTable(bw, header, align)
+		t := NewTable(bw, header, align)
 		for _, p := range r.Phases {
 			l := p.Latency
 			lat := func(v float64) string {
@@ -310,7 +312,7 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 		}
 	}
 	if len(r.Expectations) > 0 {
-		t := newTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
+		t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
 		for _, e := range r.Expectations {
 			res, g := "PASS", Good
 			if !e.Pass {
@@ -327,7 +329,7 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 	}
 	// Warnings are in the result for JSON; commands print them to stderr as
 	// they happen, so the table does not repeat them on stdout.
-	return bw.err
+	return bw.Err()
 }
 
 func paramLine(p Params) string {
@@ -345,18 +347,21 @@ func paramLine(p Params) string {
 	return strings.Join(parts, ", ")
 }
 
-// errWriter remembers the first write error so a long report is not checked
-// line by line.
-type errWriter struct {
-	w   io.Writer
+// ErrWriter remembers the first write error so a long report is not
+// checked line by line; Err returns it.
+type ErrWriter struct {
+	W   io.Writer
 	err error
 }
 
-func (e *errWriter) Write(p []byte) (int, error) {
+// Err is the first error a write returned.
+func (e *ErrWriter) Err() error { return e.err }
+
+func (e *ErrWriter) Write(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err
 	}
-	n, err := e.w.Write(p)
+	n, err := e.W.Write(p)
 	e.err = err
 	return n, err
 }
