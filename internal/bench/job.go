@@ -546,19 +546,7 @@ func (r *jobRun) params() report.Params {
 // MiB/s for reads and writes, operations per second for the others, and
 // the mean latency per operation as the cost.
 func jobPhase(r *workload.Result, p *jobfile.Phase, fileSize int64) report.Phase {
-	out := report.Phase{
-		Name: r.Phase.Name, Title: r.Phase.Title,
-		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors,
-		Seconds:    r.Elapsed.Seconds(),
-		Latency:    r.Hist.Summary(),
-		Incomplete: r.Incomplete,
-	}
-	out.ErrorSamples = append(out.ErrorSamples, r.Samples...)
-	if s := out.Seconds; s > 0 {
-		out.BytesPerSec = float64(out.Bytes) / s
-		out.OpsPerSec = float64(out.Ops) / s
-		out.ItemsPerSec = float64(out.Items) / s
-	}
+	out := basePhase(r)
 	kind := r.Phase.Kind
 	switch {
 	case kind.IsData():

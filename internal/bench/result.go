@@ -68,11 +68,9 @@ func (t Threshold) GradeCost(c float64) report.Grade {
 	return report.Poor
 }
 
-// toPhase turns the engine's raw measurement into the result model with
-// JuiceFS's value and cost: MiB/s and s/file for big files, files/s and
-// ms/file for small files and stat. Cost is the mean time one thread spent
-// per file.
-func toPhase(r *workload.Result, o Options) report.Phase {
+// basePhase carries the engine's counters, latency and rates into the
+// result model; callers add the value and cost of their table.
+func basePhase(r *workload.Result) report.Phase {
 	p := report.Phase{
 		Name: r.Phase.Name, Title: r.Phase.Title,
 		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors,
@@ -86,6 +84,15 @@ func toPhase(r *workload.Result, o Options) report.Phase {
 		p.OpsPerSec = float64(p.Ops) / s
 		p.ItemsPerSec = float64(p.Items) / s
 	}
+	return p
+}
+
+// toPhase turns the engine's raw measurement into the result model with
+// JuiceFS's value and cost: MiB/s and s/file for big files, files/s and
+// ms/file for small files and stat. Cost is the mean time one thread spent
+// per file.
+func toPhase(r *workload.Result, o Options) report.Phase {
+	p := basePhase(r)
 	perFile := 0.0
 	if r.Items > 0 {
 		perFile = p.Seconds * float64(r.Workers) / float64(r.Items)

@@ -222,32 +222,14 @@ func TestBenchBinarySIGINT(t *testing.T) {
 	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--big-file-size", "64G", "-p", "2")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	interruptWhen(t, cmd, func() bool {
 		m, _ := filepath.Glob(filepath.Join(dir, "fsbench-*", "big.*"))
-		if len(m) > 0 {
-			if st, err := os.Stat(m[0]); err == nil && st.Size() > 0 {
-				break
-			}
+		if len(m) == 0 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the big file never appeared: %s", errb.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("fsbench did not stop within a minute of SIGINT")
-	}
+		st, err := os.Stat(m[0])
+		return err == nil && st.Size() > 0
+	})
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d, want 130; stderr: %s", code, errb.String())
 	}
@@ -300,6 +282,35 @@ func TestBenchBinaryFailureResult(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// interruptWhen starts cmd, waits (30 s at most) until ready reports true,
+// sends SIGINT and waits (a minute at most) for cmd to end.
+func interruptWhen(t *testing.T, cmd *exec.Cmd, ready func() bool) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !ready() {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("%v: never ready to be interrupted", cmd.Args)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("%v did not stop within a minute of SIGINT", cmd.Args)
 	}
 }
 

@@ -9,9 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -294,33 +292,10 @@ func TestCIInterrupt(t *testing.T) {
 	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--big-file-size", "64G", "-p", "1", "--expect", "write-big>0B/s", "--json")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	interruptWhen(t, cmd, func() bool {
 		m, _ := filepath.Glob(filepath.Join(dir, "fsbench-*", "*"))
-		if len(m) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no file appeared in the run directory: %s", errb.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("fsbench did not stop within a minute of SIGINT")
-	}
+		return len(m) > 0
+	})
 	if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
 		t.Fatalf("exit %d, want 130; stderr: %s", code, errb.String())
 	}

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -145,19 +144,8 @@ func TestBenchJobInterruptBinary(t *testing.T) {
 		"--xfer-size", "4K", "--duration", "1h", "--json", "-q")
 	var out strings.Builder
 	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(700 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("did not stop on SIGINT")
-	}
+	t0 := time.Now()
+	interruptWhen(t, cmd, func() bool { return time.Since(t0) > 700*time.Millisecond })
 	if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
 		t.Errorf("exit %d, want 130", code)
 	}
