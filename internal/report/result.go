@@ -14,18 +14,25 @@ import (
 
 // SchemaVersion is the version of the JSON result layout. It changes only
 // when a field is removed or changes meaning; adding fields keeps it.
-const SchemaVersion = 1
+// Version 2 keeps each phase's latency histogram and the hosts of a run
+// on many hosts; version-1 results are still read (without histograms).
+const SchemaVersion = 2
 
 // Result describes one run of a benchmark command.
 type Result struct {
-	SchemaVersion int       `json:"schema_version"`
-	Tool          string    `json:"tool"`
-	Version       string    `json:"version"`
-	Command       string    `json:"command"`
-	StartedAt     time.Time `json:"started_at"`
-	Host          Host      `json:"host"`
-	Target        Target    `json:"target"`
-	Parameters    Params    `json:"parameters"`
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	Version       string `json:"version"`
+	Command       string `json:"command"`
+	// CommandLine is the command as typed, with secrets removed.
+	CommandLine string    `json:"command_line,omitempty"`
+	StartedAt   time.Time `json:"started_at"`
+	Host        Host      `json:"host"`
+	// Hosts are the agents of a run on many hosts (--hosts), in the order
+	// of the host list; Host is then the coordinator's machine.
+	Hosts      []AgentHost `json:"hosts,omitempty"`
+	Target     Target      `json:"target"`
+	Parameters Params      `json:"parameters"`
 	// CacheDrop says how kernel caches were dropped before read phases:
 	// "drop_caches" (all caches, as root), "fadvise" (only our files' pages),
 	// "none" (--drop-caches never or SKIP_DROP_CACHES), or "" when not applicable.
@@ -49,6 +56,13 @@ type Host struct {
 	Arch   string `json:"arch"`
 	Kernel string `json:"kernel,omitempty"`
 	CPUs   int    `json:"cpus"`
+}
+
+// AgentHost is one agent of a run on many hosts.
+type AgentHost struct {
+	Address string `json:"address"` // as given to --hosts
+	Host
+	Version string `json:"version"`
 }
 
 // Target is what was measured.
@@ -110,16 +124,58 @@ type Phase struct {
 	// LatencyOf names what one latency sample times, e.g. "1 MiB write".
 	LatencyOf string          `json:"latency_of"`
 	Latency   metrics.Summary `json:"latency"`
+	// Histogram is the latency histogram behind Latency, in HdrHistogram's
+	// standard encoded form (V2 compressed, base64, values in ns): results
+	// of many runs or hosts merge exactly from it.
+	Histogram string `json:"histogram,omitempty"`
 	// TTFB is the time to first byte of downloads, where measured.
-	TTFB *metrics.Summary `json:"ttfb,omitempty"`
+	TTFB          *metrics.Summary `json:"ttfb,omitempty"`
+	TTFBHistogram string           `json:"ttfb_histogram,omitempty"`
 	// ServiceTime is set for open-loop phases (a fixed rate), where
 	// Latency is the response time, counted from each operation's
 	// scheduled start, and this the service time, from its actual start.
-	ServiceTime *metrics.Summary `json:"service_time,omitempty"`
+	ServiceTime      *metrics.Summary `json:"service_time,omitempty"`
+	ServiceHistogram string           `json:"service_histogram,omitempty"`
 	// Incomplete is set when the phase was interrupted or failed midway.
 	Incomplete   bool     `json:"incomplete,omitempty"`
 	ErrorSamples []string `json:"error_samples,omitempty"`
 	Series       []Sample `json:"series,omitempty"`
+
+	// The fields below are set for a run on many hosts: the phase's figures
+	// above are then the aggregate, over the time from the first host's
+	// start to the last host's end.
+	Hosts []HostPhase `json:"hosts,omitempty"`
+	// StartSkew is the spread of the hosts' actual start times, seconds.
+	StartSkew float64 `json:"start_skew_s,omitempty"`
+	// Stonewall is the aggregate rate while every host was still running
+	// (until the first host finished), so one slow host shows.
+	Stonewall *Stonewall `json:"stonewall,omitempty"`
+}
+
+// HostPhase is one host's share of a phase on many hosts.
+type HostPhase struct {
+	Address     string          `json:"address"`
+	Ops         int64           `json:"ops"`
+	Items       int64           `json:"items"`
+	Bytes       int64           `json:"bytes"`
+	Errors      int64           `json:"errors"`
+	Seconds     float64         `json:"seconds"`
+	StartOffset float64         `json:"start_offset_s"` // its start after the first host's, seconds
+	BytesPerSec float64         `json:"bytes_per_sec"`
+	OpsPerSec   float64         `json:"ops_per_sec"`
+	Latency     metrics.Summary `json:"latency"`
+	Histogram   string          `json:"histogram,omitempty"`
+	Incomplete  bool            `json:"incomplete,omitempty"`
+	Error       string          `json:"error,omitempty"`
+}
+
+// Stonewall is a phase's aggregate rate up to the end of its first host.
+type Stonewall struct {
+	Seconds     float64 `json:"seconds"`
+	Ops         int64   `json:"ops"`
+	Bytes       int64   `json:"bytes"`
+	BytesPerSec float64 `json:"bytes_per_sec"`
+	OpsPerSec   float64 `json:"ops_per_sec"`
 }
 
 // Sample is one interval of a phase's time series.

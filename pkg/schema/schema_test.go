@@ -147,7 +147,7 @@ func TestSchemaRejects(t *testing.T) {
 	for name, edit := range map[string]func(m map[string]any){
 		"unknown field":      func(m map[string]any) { m["surprise"] = 1 },
 		"no schema_version":  func(m map[string]any) { delete(m, "schema_version") },
-		"future version":     func(m map[string]any) { m["schema_version"] = 2 },
+		"future version":     func(m map[string]any) { m["schema_version"] = 3 },
 		"phase without name": func(m map[string]any) { delete(m["phases"].([]any)[0].(map[string]any), "name") },
 		"negative bytes":     func(m map[string]any) { m["phases"].([]any)[0].(map[string]any)["bytes"] = -1 },
 		"bad grade": func(m map[string]any) {
