@@ -559,8 +559,8 @@ func jobPhase(r *workload.Result, p *jobfile.Phase, fileSize int64) report.Phase
 	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/op"}
 	out.LatencyOf = latencyOf(r.Phase, p, fileSize)
 	if r.Service != nil {
-		s := r.Service.Summary()
-		out.ServiceTime = &s
+		_ = report.SetService(&out, r.Service)
+		s := *out.ServiceTime
 		out.LatencyOf += fmt.Sprintf(", response time (service time p50 %s, p99 %s)", units.FormatLatency(s.P50), units.FormatLatency(s.P99))
 	}
 	for _, s := range r.Series {

@@ -75,15 +75,11 @@ func basePhase(r *workload.Result) report.Phase {
 		Name: r.Phase.Name, Title: r.Phase.Title,
 		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors,
 		Seconds:    r.Elapsed.Seconds(),
-		Latency:    r.Hist.Summary(),
 		Incomplete: r.Incomplete,
 	}
+	_ = report.SetLatency(&p, r.Hist)
 	p.ErrorSamples = append(p.ErrorSamples, r.Samples...)
-	if s := p.Seconds; s > 0 {
-		p.BytesPerSec = float64(p.Bytes) / s
-		p.OpsPerSec = float64(p.Ops) / s
-		p.ItemsPerSec = float64(p.Items) / s
-	}
+	p.SetRates()
 	return p
 }
 

@@ -341,16 +341,9 @@ func (r *run) toPhase(it item, workers []*worker, elapsed time.Duration, interru
 		}
 	}
 	p.Items = p.Ops * int64(it.objects)
-	p.Latency = hist.Summary()
-	if ttfb.Count() > 0 {
-		s := ttfb.Summary()
-		p.TTFB = &s
-	}
-	if s := p.Seconds; s > 0 {
-		p.BytesPerSec = float64(p.Bytes) / s
-		p.OpsPerSec = float64(p.Ops) / s
-		p.ItemsPerSec = float64(p.Items) / s
-	}
+	_ = report.SetLatency(&p, hist)
+	_ = report.SetTTFB(&p, ttfb)
+	p.SetRates()
 	perOp := 0.0 // ms one thread spent per task
 	if p.Ops > 0 {
 		perOp = p.Seconds * 1000 * float64(len(workers)) / float64(p.Ops)
