@@ -28,12 +28,16 @@ func BenchmarkEngineStat(b *testing.B) {
 			}
 			e := workload.New(cfg, 4096)
 			const files = 1000
-			fileName := func(_, i int) string { return "f." + strconv.Itoa(i) }
-			p := workload.Phase{Name: "w", Title: "w", Kind: workload.Write, Files: files, FileSize: 4096, BlockSize: 4096, FileName: fileName}
+			names := make([]string, files)
+			for i := range names {
+				names[i] = "f." + strconv.Itoa(i)
+			}
+			tg := e.NewTargets(cfg.Dir, names)
+			p := workload.Phase{Name: "w", Title: "w", Kind: workload.Create, Targets: tg, FileSize: 4096, BlockSize: 4096}
 			if _, err := e.Run(context.Background(), p); err != nil {
 				b.Fatal(err)
 			}
-			p = workload.Phase{Name: "s", Title: "s", Kind: workload.Stat, Files: files, FileName: fileName}
+			p = workload.Phase{Name: "s", Title: "s", Kind: workload.Stat, Targets: tg}
 			b.ResetTimer()
 			for ops := 0; ops < b.N; ops += files {
 				if _, err := e.Run(context.Background(), p); err != nil {

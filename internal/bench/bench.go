@@ -196,13 +196,13 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	res.CacheDrop = dropper.method
 
 	var runErr error
-	for _, p := range o.phases() {
+	for _, p := range o.phases(eng, dir) {
 		if p.Kind == workload.Read || p.Kind == workload.Stat {
-			dropper.drop(p.Name, filesOf(eng, o.Threads, p))
+			dropper.drop(p.Name, p.Targets.Paths)
 		}
-		total := int64(o.Threads * p.Files)
+		total := int64(p.Targets.Len())
 		if !p.PerFile && p.Kind != workload.Stat {
-			total = int64(o.Threads) * int64(p.Files) * ceilDiv(p.FileSize, p.BlockSize)
+			total *= ceilDiv(p.FileSize, p.BlockSize)
 		}
 		if o.Hooks.PhaseStart != nil {
 			o.Hooks.PhaseStart(eng, &p, total)
@@ -211,7 +211,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		if o.Hooks.PhaseEnd != nil {
 			o.Hooks.PhaseEnd(eng, &p)
 		}
-		res.Phases = append(res.Phases, toPhase(r, o))
+		res.Phases = append(res.Phases, toPhase(r, &p, o))
 		if err != nil {
 			if ctx.Err() != nil {
 				res.Interrupted = true
@@ -361,33 +361,40 @@ func (o *Options) maxBlock() int64 {
 func bigName(w, _ int) string   { return "big." + strconv.Itoa(w) }
 func smallName(w, i int) string { return "small." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
 
-// phases is the bench preset: JuiceFS's five phases, in its order.
-func (o *Options) phases() []workload.Phase {
-	var ps []workload.Phase
-	if o.BigFileSize > 0 {
-		ps = append(ps,
-			workload.Phase{Name: "write-big", Title: "Write big file", Kind: workload.Write, Files: 1, FileSize: o.BigFileSize, BlockSize: o.BlockSize, FileName: bigName},
-			workload.Phase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Files: 1, FileSize: o.BigFileSize, BlockSize: o.BlockSize, FileName: bigName},
-		)
-	}
-	if o.SmallFileCount > 0 {
-		ps = append(ps,
-			workload.Phase{Name: "write-small", Title: "Write small file", Kind: workload.Write, Files: o.SmallFileCount, FileSize: o.SmallFileSize, BlockSize: o.BlockSize, FileName: smallName, PerFile: true},
-			workload.Phase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Files: o.SmallFileCount, FileSize: o.SmallFileSize, BlockSize: o.BlockSize, FileName: smallName, PerFile: true},
-			workload.Phase{Name: "stat", Title: "Stat file", Kind: workload.Stat, Files: o.SmallFileCount, FileName: smallName, PerFile: true},
-		)
-	}
-	return ps
-}
-
-func filesOf(e *workload.Engine, threads int, p workload.Phase) []string {
-	out := make([]string, 0, threads*p.Files)
-	for w := 0; w < threads; w++ {
-		for i := 0; i < p.Files; i++ {
-			out = append(out, e.Path(p.FileName(w, i)))
+// fileNames lists n files per thread, thread by thread: worker w owns the
+// w-th stretch of the list, so each thread works on its own files.
+func fileNames(threads, n int, name func(w, i int) string) []string {
+	out := make([]string, 0, threads*n)
+	for w := range threads {
+		for i := range n {
+			out = append(out, name(w, i))
 		}
 	}
 	return out
+}
+
+// phases is the bench preset: JuiceFS's five phases, in its order. Big
+// files are timed per block, small files from open to close.
+func (o *Options) phases(e *workload.Engine, dir string) []workload.Phase {
+	var ps []workload.Phase
+	if o.BigFileSize > 0 {
+		big := e.NewTargets(dir, fileNames(o.Threads, 1, bigName))
+		bs := min(o.BlockSize, o.BigFileSize)
+		ps = append(ps,
+			workload.Phase{Name: "write-big", Title: "Write big file", Kind: workload.Create, Targets: big, FileSize: o.BigFileSize, BlockSize: bs},
+			workload.Phase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Targets: big, FileSize: o.BigFileSize, BlockSize: bs},
+		)
+	}
+	if o.SmallFileCount > 0 {
+		small := e.NewTargets(dir, fileNames(o.Threads, o.SmallFileCount, smallName))
+		bs := min(o.BlockSize, o.SmallFileSize)
+		ps = append(ps,
+			workload.Phase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: small, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
+			workload.Phase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Targets: small, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
+			workload.Phase{Name: "stat", Title: "Stat file", Kind: workload.Stat, Targets: small, PerFile: true},
+		)
+	}
+	return ps
 }
 
 func (o *Options) params() report.Params {

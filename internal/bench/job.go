@@ -251,7 +251,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	}
 	wp := workload.Phase{
 		Name: p.Name, Title: p.Name, Kind: kind, Targets: tg,
-		FileSize: fileSize, BlockSize: p.XferSize,
+		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
 		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
 		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval,
 	}
@@ -263,7 +263,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	}
 	res, err := r.runPhase(ctx, &wp, true)
 	if res != nil {
-		r.res.Phases = append(r.res.Phases, jobPhase(res, p, fileSize))
+		r.res.Phases = append(r.res.Phases, jobPhase(res, &wp, p, fileSize))
 	}
 	if after != nil && (err == nil || res != nil) {
 		if aerr := after(err == nil && !res.Incomplete); aerr != nil && err == nil {
@@ -287,7 +287,7 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 		}
 	}
 	if h := r.o.Hooks.Interval; h != nil && wp.Interval > 0 {
-		wp.OnInterval = func(s workload.Sample) { h(wp, toSample(s)) }
+		wp.OnInterval = func(s workload.Sample) { h(wp, s.Report()) }
 	}
 	if r.o.Hooks.PhaseStart != nil {
 		r.o.Hooks.PhaseStart(r.eng, wp, progressTotal(wp, r.o.Threads))
@@ -373,7 +373,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 	}
 	size := p.FileSize
 	wp := workload.Phase{
-		Name: p.Name + ".layout", Title: "Lay out files", Kind: workload.Create,
+		Name: p.Name + ".layout", Title: "Lay out files", Kind: workload.Create, PerFile: true,
 		Targets: r.eng.NewTargets(r.dir, need), FileSize: size, BlockSize: min(max(p.XferSize, units.MiB), size, r.eng.MaxBlock()),
 	}
 	if size == 0 {
@@ -545,9 +545,9 @@ func (r *jobRun) params() report.Params {
 // jobPhase turns a workload phase's measurement into the result model:
 // MiB/s for reads and writes, operations per second for the others, and
 // the mean latency per operation as the cost.
-func jobPhase(r *workload.Result, p *jobfile.Phase, fileSize int64) report.Phase {
-	out := basePhase(r)
-	kind := r.Phase.Kind
+func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.Phase, fileSize int64) report.Phase {
+	out := r.Report()
+	kind := wp.Kind
 	switch {
 	case kind.IsData():
 		out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
@@ -557,14 +557,9 @@ func jobPhase(r *workload.Result, p *jobfile.Phase, fileSize int64) report.Phase
 		out.Value = report.Measure{Value: out.OpsPerSec, Unit: "ops/s"}
 	}
 	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/op"}
-	out.LatencyOf = latencyOf(r.Phase, p, fileSize)
-	if r.Service != nil {
-		_ = report.SetService(&out, r.Service)
-		s := *out.ServiceTime
+	out.LatencyOf = latencyOf(*wp, p, fileSize)
+	if s := out.ServiceTime; s != nil {
 		out.LatencyOf += fmt.Sprintf(", response time (service time p50 %s, p99 %s)", units.FormatLatency(s.P50), units.FormatLatency(s.P99))
-	}
-	for _, s := range r.Series {
-		out.Series = append(out.Series, toSample(s))
 	}
 	return out
 }
@@ -589,17 +584,6 @@ func latencyOf(wp workload.Phase, p *jobfile.Phase, fileSize int64) string {
 	return wp.Kind.String()
 }
 
-func toSample(s workload.Sample) report.Sample {
-	out := report.Sample{
-		Start: s.Start.Seconds(), Seconds: s.Dur.Seconds(),
-		Ops: s.Ops, Bytes: s.Bytes, Errors: s.Errors, Latency: s.Latency,
-	}
-	if out.Seconds > 0 {
-		out.OpsPerSec = float64(s.Ops) / out.Seconds
-		out.BytesPerSec = float64(s.Bytes) / out.Seconds
-	}
-	return out
-}
 
 // SummaryLine is a one-line account of a workload phase: IOPS, bandwidth
 // and latency, as the interval lines show them.

@@ -68,32 +68,17 @@ func (t Threshold) GradeCost(c float64) report.Grade {
 	return report.Poor
 }
 
-// basePhase carries the engine's counters, latency and rates into the
-// result model; callers add the value and cost of their table.
-func basePhase(r *workload.Result) report.Phase {
-	p := report.Phase{
-		Name: r.Phase.Name, Title: r.Phase.Title,
-		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors,
-		Seconds:    r.Elapsed.Seconds(),
-		Incomplete: r.Incomplete,
-	}
-	_ = report.SetLatency(&p, r.Hist)
-	p.ErrorSamples = append(p.ErrorSamples, r.Samples...)
-	p.SetRates()
-	return p
-}
-
 // toPhase turns the engine's raw measurement into the result model with
 // JuiceFS's value and cost: MiB/s and s/file for big files, files/s and
 // ms/file for small files and stat. Cost is the mean time one thread spent
 // per file.
-func toPhase(r *workload.Result, o Options) report.Phase {
-	p := basePhase(r)
+func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
+	p := r.Report()
 	perFile := 0.0
 	if r.Items > 0 {
 		perFile = p.Seconds * float64(r.Workers) / float64(r.Items)
 	}
-	switch r.Phase.Name {
+	switch wp.Name {
 	case "write-big", "read-big":
 		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
 		p.Cost = report.Measure{Value: perFile, Unit: "s/file"}
@@ -102,16 +87,16 @@ func toPhase(r *workload.Result, o Options) report.Phase {
 		p.Cost = report.Measure{Value: perFile * 1000, Unit: "ms/file"}
 	}
 	switch {
-	case r.Phase.Kind == workload.Stat:
+	case wp.Kind == workload.Stat:
 		p.LatencyOf = "stat"
-	case r.Phase.PerFile:
-		p.LatencyOf = fmt.Sprintf("%s file (open to close)", units.FormatBytes(r.Phase.FileSize))
-	case r.Phase.Kind == workload.Write:
-		p.LatencyOf = units.FormatBytes(r.Phase.BlockSize) + " write"
-	case r.Phase.Kind == workload.Read:
-		p.LatencyOf = units.FormatBytes(r.Phase.BlockSize) + " read"
+	case wp.PerFile:
+		p.LatencyOf = fmt.Sprintf("%s file (open to close)", units.FormatBytes(wp.FileSize))
+	case wp.Kind == workload.Create:
+		p.LatencyOf = units.FormatBytes(wp.BlockSize) + " write"
+	case wp.Kind == workload.Read:
+		p.LatencyOf = units.FormatBytes(wp.BlockSize) + " read"
 	}
-	if t, ok := ThresholdFor(r.Phase.Name, o.Threads, o.BigFileSize); ok && !p.Incomplete {
+	if t, ok := ThresholdFor(wp.Name, o.Threads, o.BigFileSize); ok && !p.Incomplete {
 		p.Value.Grade = t.GradeValue(p.Value.Value)
 		p.Cost.Grade = t.GradeCost(p.Cost.Value)
 	}

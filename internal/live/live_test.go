@@ -289,10 +289,14 @@ func TestPublisherEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	name := func(w, i int) string { return "f." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
+	var names []string
+	for i := range 2 * 3 { // three files per worker
+		names = append(names, "f."+strconv.Itoa(i))
+	}
+	tg := e.NewTargets(dir, names)
 	for _, ph := range []workload.Phase{
-		{Name: "write", Title: "Write", Kind: workload.Write, Files: 3, FileSize: 16384, BlockSize: 4096, FileName: name},
-		{Name: "read", Title: "Read", Kind: workload.Read, Files: 3, FileSize: 16384, BlockSize: 4096, FileName: name},
+		{Name: "write", Title: "Write", Kind: workload.Create, Targets: tg, FileSize: 16384, BlockSize: 4096},
+		{Name: "read", Title: "Read", Kind: workload.Read, Targets: tg, FileSize: 16384, BlockSize: 4096},
 	} {
 		if _, err := e.Run(t.Context(), ph); err != nil {
 			t.Fatal(err)

@@ -317,7 +317,7 @@ func (a *Accumulator) fold() {
 
 func split(k workload.Kind, bytes int64) (read, write int64) {
 	switch k {
-	case workload.Write:
+	case workload.Write, workload.Create:
 		return 0, bytes
 	case workload.Read:
 		return bytes, 0

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"bytes"
-	"compress/flate"
 	"context"
 	"errors"
 	"io"
@@ -18,50 +17,15 @@ import (
 
 func names(w, i int) string { return "f." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
 
-func TestPatternDistinctAndReproducible(t *testing.T) {
-	p := NewPattern(42)
-	a, b := make([]byte, 1<<20), make([]byte, 1<<20)
-	id := p.FileID("big.0")
-	p.Fill(a, id, 0)
-	p.Fill(b, id, 0)
-	if !bytes.Equal(a, b) {
-		t.Fatal("same block filled twice differs")
-	}
-	// Every 4 KiB chunk of many blocks of two files is unique.
-	seen := map[string]bool{}
-	for _, name := range []string{"big.0", "big.1"} {
-		id := p.FileID(name)
-		for blk := int64(0); blk < 8; blk++ {
-			p.Fill(a, id, blk<<20)
-			for c := 0; c < len(a); c += chunk {
-				k := string(a[c : c+chunk])
-				if seen[k] {
-					t.Fatalf("chunk repeated: file %s block %d chunk %d", name, blk, c/chunk)
-				}
-				seen[k] = true
-			}
+// filesOf is n files per worker, worker by worker, named by name.
+func filesOf(e *Engine, n int, name func(w, i int) string) *Targets {
+	var ns []string
+	for w := range e.cfg.Workers {
+		for i := range n {
+			ns = append(ns, name(w, i))
 		}
 	}
-	if NewPattern(43).FileID("big.0") == id {
-		t.Error("file identity does not depend on the seed")
-	}
-}
-
-func TestPatternIncompressible(t *testing.T) {
-	p := NewPattern(7)
-	var data bytes.Buffer
-	buf := make([]byte, 1<<20)
-	for blk := int64(0); blk < 4; blk++ { // 4 MiB: a JuiceFS block
-		p.Fill(buf, p.FileID("x"), blk<<20)
-		data.Write(buf)
-	}
-	var z bytes.Buffer
-	w, _ := flate.NewWriter(&z, flate.BestCompression)
-	w.Write(data.Bytes())
-	w.Close()
-	if ratio := float64(z.Len()) / float64(data.Len()); ratio < 0.99 {
-		t.Errorf("4 MiB of blocks compress to %.3f of their size", ratio)
-	}
+	return e.NewTargets(e.cfg.Dir, ns)
 }
 
 func newEngine(t *testing.T, workers int, verify bool, tr Tracer) (*Engine, string) {
@@ -71,7 +35,7 @@ func newEngine(t *testing.T, workers int, verify bool, tr Tracer) (*Engine, stri
 
 func TestWriteReadVerify(t *testing.T) {
 	e, dir := newEngine(t, 3, true, nil)
-	w := Phase{Name: "w", Title: "Write", Kind: Write, Files: 4, FileSize: 200 << 10, BlockSize: 64 << 10, FileName: names}
+	w := Phase{Name: "w", Title: "Write", Kind: Create, Targets: filesOf(e, 4, names), FileSize: 200 << 10, BlockSize: 64 << 10}
 	r, err := e.Run(context.Background(), w)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +75,7 @@ func TestWriteReadVerify(t *testing.T) {
 func TestWriteRefusesExistingFile(t *testing.T) {
 	e, dir := newEngine(t, 1, false, nil)
 	os.WriteFile(filepath.Join(dir, names(0, 0)), []byte("mine"), 0o644)
-	_, err := e.Run(context.Background(), Phase{Title: "Write", Kind: Write, Files: 1, FileSize: 10, BlockSize: 10, FileName: names})
+	_, err := e.Run(context.Background(), Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 1, names), FileSize: 10, BlockSize: 10})
 	var pe *PathError
 	if !errors.As(err, &pe) || !errors.Is(err, os.ErrExist) || pe.Op != "create" {
 		t.Fatalf("err = %v, want a create error for an existing file", err)
@@ -123,21 +87,21 @@ func TestWriteRefusesExistingFile(t *testing.T) {
 
 func TestStatUnlinkAndCancel(t *testing.T) {
 	e, dir := newEngine(t, 2, false, nil)
-	w := Phase{Title: "Write", Kind: Write, Files: 5, FileSize: 1, BlockSize: 1, FileName: names, PerFile: true}
+	w := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 5, names), FileSize: 1, BlockSize: 1, PerFile: true}
 	if _, err := e.Run(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.Run(context.Background(), Phase{Title: "Stat", Kind: Stat, Files: 5, FileName: names})
+	r, err := e.Run(context.Background(), Phase{Title: "Stat", Kind: Stat, Targets: filesOf(e, 5, names)})
 	if err != nil || r.Ops != 10 {
 		t.Fatalf("stat = %+v, %v", r, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r, err = e.Run(ctx, Phase{Title: "Unlink", Kind: Unlink, Files: 5, FileName: names})
+	r, err = e.Run(ctx, Phase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 5, names)})
 	if !errors.Is(err, context.Canceled) || !r.Incomplete || r.Ops != 0 {
 		t.Fatalf("cancelled unlink = %+v, %v", r, err)
 	}
-	r, err = e.Run(context.Background(), Phase{Title: "Unlink", Kind: Unlink, Files: 5, FileName: names})
+	r, err = e.Run(context.Background(), Phase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 5, names)})
 	if err != nil || r.Ops != 10 {
 		t.Fatalf("unlink = %+v, %v", r, err)
 	}
@@ -160,26 +124,17 @@ func (c *countTracer) Trace(w int, ev Event) {
 func TestTracerSeesEveryOperation(t *testing.T) {
 	tr := &countTracer{ops: map[string]int{}}
 	e, _ := newEngine(t, 2, false, tr)
-	w := Phase{Title: "Write", Kind: Write, Files: 3, FileSize: 100 << 10, BlockSize: 64 << 10, FileName: names}
+	w := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, names), FileSize: 100 << 10, BlockSize: 64 << 10}
 	e.Run(context.Background(), w)
 	w.Kind = Read
 	e.Run(context.Background(), w)
-	e.Run(context.Background(), Phase{Title: "Stat", Kind: Stat, Files: 3, FileName: names})
-	e.Run(context.Background(), Phase{Title: "Unlink", Kind: Unlink, Files: 3, FileName: names})
+	e.Run(context.Background(), Phase{Title: "Stat", Kind: Stat, Targets: filesOf(e, 3, names)})
+	e.Run(context.Background(), Phase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 3, names)})
 	want := map[string]int{"create": 6, "write": 12, "close": 12, "open": 6, "read": 12, "stat": 6, "unlink": 6}
 	for op, n := range want {
 		if tr.ops[op] != n {
 			t.Errorf("%s traced %d times, want %d (all: %v)", op, tr.ops[op], n, tr.ops)
 		}
-	}
-}
-
-func BenchmarkFill1MiB(b *testing.B) {
-	p := NewPattern(1)
-	buf := make([]byte, 1<<20)
-	b.SetBytes(1 << 20)
-	for i := 0; i < b.N; i++ {
-		p.Fill(buf, 99, int64(i)<<20)
 	}
 }
 
@@ -191,7 +146,7 @@ func BenchmarkWriteRead(b *testing.B) {
 	b.SetBytes(2 * 64 << 20)
 	for i := 0; i < b.N; i++ {
 		name := func(w, j int) string { return "b." + strconv.Itoa(i) }
-		p := Phase{Title: "W", Kind: Write, Files: 1, FileSize: 64 << 20, BlockSize: 1 << 20, FileName: name}
+		p := Phase{Title: "W", Kind: Create, Targets: filesOf(e, 1, name), FileSize: 64 << 20, BlockSize: 1 << 20}
 		if _, err := e.Run(context.Background(), p); err != nil {
 			b.Fatal(err)
 		}
@@ -221,7 +176,7 @@ func TestIOFullRetriesShortTransfers(t *testing.T) {
 		return n, nil
 	}
 	buf := make([]byte, 100)
-	n, err := ioFull(short, buf, 3, io.EOF)
+	n, err := ioFull(short, buf, 3, 1, io.EOF)
 	if err != nil || n != 100 || !bytes.Equal(buf, src[3:103]) {
 		t.Fatalf("ioFull = %d, %v, %q", n, err, buf)
 	}
@@ -229,12 +184,12 @@ func TestIOFullRetriesShortTransfers(t *testing.T) {
 		t.Errorf("EINTR not retried at the same offset: %v", calls)
 	}
 	calls = nil
-	n, err = ioFull(short, make([]byte, 50), 980, io.EOF)
+	n, err = ioFull(short, make([]byte, 50), 980, 1, io.EOF)
 	if n != 20 || err != io.EOF {
 		t.Errorf("at the end: %d, %v; want 20, EOF", n, err)
 	}
 	failing := func(b []byte, off int64) (int, error) { return 0, unix.ENOSPC }
-	if _, err := ioFull(failing, buf, 0, io.ErrShortWrite); err != unix.ENOSPC {
+	if _, err := ioFull(failing, buf, 0, 1, io.ErrShortWrite); err != unix.ENOSPC {
 		t.Errorf("error not returned: %v", err)
 	}
 }
@@ -247,12 +202,15 @@ func TestWriteAhead(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	dir := t.TempDir()
 	e := New(Config{Dir: dir, Workers: 2, Verify: true, Seed: 3}, 64<<10)
-	if e.workers[0].spare == nil {
-		t.Fatal("2 workers on 4 CPUs: no second buffer")
+	if !e.ahead {
+		t.Fatal("2 workers on 4 CPUs: no blocks made ahead")
 	}
-	w := Phase{Title: "Write", Kind: Write, Files: 3, FileSize: 1<<20 + 1000, BlockSize: 64 << 10, FileName: names}
+	w := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, names), FileSize: 1<<20 + 1000, BlockSize: 64 << 10}
 	if _, err := e.Run(context.Background(), w); err != nil {
 		t.Fatal(err)
+	}
+	if e.files[0].spare == nil {
+		t.Fatal("no second buffer after a write")
 	}
 	rd := w
 	rd.Kind = Read
@@ -261,11 +219,13 @@ func TestWriteAhead(t *testing.T) {
 	}
 	// The same bytes as a run that makes every block in line.
 	inline := New(Config{Dir: t.TempDir(), Workers: 4, Seed: 3}, 64<<10)
-	if inline.workers[0].spare != nil {
-		t.Fatal("4 workers on 4 CPUs: second buffer")
-	}
-	if _, err := inline.Run(context.Background(), w); err != nil {
+	wi := w
+	wi.Targets = filesOf(inline, 3, names)
+	if _, err := inline.Run(context.Background(), wi); err != nil {
 		t.Fatal(err)
+	}
+	if inline.files[0].spare != nil {
+		t.Fatal("4 workers on 4 CPUs: second buffer")
 	}
 	a, _ := os.ReadFile(filepath.Join(dir, names(1, 2)))
 	b, _ := os.ReadFile(filepath.Join(inline.cfg.Dir, names(1, 2)))
@@ -273,7 +233,7 @@ func TestWriteAhead(t *testing.T) {
 		t.Fatalf("made-ahead content differs from in-line content (%d, %d bytes)", len(a), len(b))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w.Files, w.FileName = 1, func(wk, i int) string { return "stop." + strconv.Itoa(wk) }
+	w.Targets = filesOf(e, 1, func(wk, i int) string { return "stop." + strconv.Itoa(wk) })
 	w.FileSize = 64 << 20
 	go func() {
 		for e.Live.Ops.Load() < 3 {

@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,36 +10,6 @@ import (
 	"testing"
 	"time"
 )
-
-func TestPermIsPermutation(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []uint64{1, 2, 3, 7, 64, 100, 1000, 4097} {
-		var p perm
-		p.init(n, r)
-		seen := make([]bool, n)
-		for i := uint64(0); i < n; i++ {
-			v := p.next()
-			if v >= n || seen[v] {
-				t.Fatalf("n=%d: value %d repeated or out of range at step %d", n, v, i)
-			}
-			seen[v] = true
-		}
-	}
-}
-
-func TestBuckets(t *testing.T) {
-	for _, v := range []int64{0, 1, 63, 64, 65, 1000, 123456, 1e9, 3e12, 1 << 50} {
-		i := bucketOf(v)
-		if i < 0 || i >= nBuckets {
-			t.Fatalf("bucketOf(%d) = %d", v, i)
-		}
-		mid := bucketMid(i)
-		want := float64(min(v, maxValue))
-		if d := (mid - want) / max(want, 1); d > 0.02 || d < -0.02 {
-			t.Errorf("bucketMid(bucketOf(%d)) = %.0f, more than 2%% off", v, mid)
-		}
-	}
-}
 
 func jobNames(n int) []string {
 	out := make([]string, n)
@@ -258,54 +227,6 @@ func TestTreeShapeReuseRebuild(t *testing.T) {
 	other := t.TempDir()
 	if _, err := OpenTree(other, s, 1, false); !errors.Is(err, ErrNotOurs) {
 		t.Errorf("unmarked directory: %v", err)
-	}
-}
-
-// Fill's content depends on the offset only: any split of a range into
-// writes, aligned or not, gives the same bytes, and no 4 KiB chunk repeats.
-func TestFillAnySplit(t *testing.T) {
-	e := New(Config{Dir: t.TempDir(), Workers: 1, Seed: 5}, 64<<10)
-	e.prepareOps(&Phase{Title: "x", Kind: Stat, Targets: &Targets{Paths: []string{"x"}}}, nil)
-	const n = 3<<20 + 5000
-	whole := make([]byte, n)
-	e.pattern.Fill(whole, 42, 0)
-	r := rand.New(rand.NewPCG(1, 1))
-	for trial := 0; trial < 50; trial++ {
-		got := make([]byte, n)
-		for off := 0; off < n; {
-			l := min(1+r.IntN(300<<10), n-off)
-			if trial%2 == 0 {
-				l = min(1+r.IntN(40), n-off) // tiny, unaligned pieces
-				if off > 1<<20 {
-					l = n - off
-				}
-			}
-			e.pattern.Fill(got[off:off+l], 42, int64(off))
-			off += l
-		}
-		if string(got) != string(whole) {
-			t.Fatalf("trial %d: content depends on the split", trial)
-		}
-	}
-	seen := map[string]bool{}
-	for c := 0; c+chunk <= n; c += chunk {
-		k := string(whole[c : c+chunk])
-		if seen[k] {
-			t.Fatalf("chunk at %d repeats", c)
-		}
-		seen[k] = true
-	}
-}
-
-// BenchmarkFillUnaligned1MiB fills a buffer that is not 8-byte aligned
-// against the file offset, the slow path of Fill.
-func BenchmarkFillUnaligned1MiB(b *testing.B) {
-	e := New(Config{Dir: b.TempDir(), Workers: 1, Seed: 1}, 1<<20)
-	e.prepareOps(&Phase{Title: "x", Kind: Stat, Targets: &Targets{Paths: []string{"x"}}}, nil)
-	buf := make([]byte, 1<<20+1)[1:]
-	b.SetBytes(1 << 20)
-	for i := 0; i < b.N; i++ {
-		e.pattern.Fill(buf, 99, int64(i)<<20)
 	}
 }
 

@@ -15,13 +15,13 @@ func hintAccess(fd int, a Access) {
 
 // readDir reads every entry of a directory with getdents into the worker's
 // buffer: no allocation.
-func (e *Engine) readDir(w *worker, path string) error {
+func readDir(dirents []byte, path string) error {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &PathError{Op: "readdir", Path: path, Err: err}
 	}
 	for {
-		n, err := unix.Getdents(fd, w.x.dirents)
+		n, err := unix.Getdents(fd, dirents)
 		if err == unix.EINTR {
 			continue
 		}

@@ -8,10 +8,10 @@ import "os"
 func hintAccess(fd int, a Access) {}
 
 // readDir reads every entry of a directory.
-func (e *Engine) readDir(w *worker, path string) error {
+func readDir(_ []byte, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return &PathError{Op: "readdir", Path: path, Err: unwrap(err)}
+		return &PathError{Op: "readdir", Path: path, Err: err}
 	}
 	defer f.Close()
 	for {

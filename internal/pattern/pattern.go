@@ -1,8 +1,13 @@
-package workload
+// Package pattern makes the content of every byte fsbench writes, to files
+// and to objects alike, and checks what it reads back against it.
+package pattern
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"unsafe"
 )
@@ -10,10 +15,6 @@ import (
 // segment is the span of a file whose bytes share one key, and the size of
 // the pattern's random base.
 const segment = 64 << 10
-
-// chunk is the granularity of deduplicating storage that the tests check
-// fsbench's data against: no two 4 KiB chunks of a run are equal.
-const chunk = 4096
 
 // Pattern produces the content of every byte fsbench writes and checks.
 // The byte at offset o of file id is base[o mod 64 KiB] XOR one byte of a
@@ -28,14 +29,14 @@ const chunk = 4096
 // compressor finds no repeated byte strings between segments however large
 // its window. Making a block is one pass over a base that stays in the
 // CPU's cache, about as cheap as copying it. A Pattern is read-only after
-// NewPattern and shared by all workers.
+// New and shared by all workers.
 type Pattern struct {
 	seed uint64
 	base []byte // segment bytes, 8-byte aligned
 }
 
-// NewPattern builds the random base of a run.
-func NewPattern(seed uint64) *Pattern {
+// New builds the random base of a run.
+func New(seed uint64) *Pattern {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	words := make([]uint64, segment/8)
 	for i := range words {
@@ -45,8 +46,9 @@ func NewPattern(seed uint64) *Pattern {
 	return &Pattern{seed: seed, base: base}
 }
 
-// FileID derives the identity of a file from its name and the run's seed.
-func (p *Pattern) FileID(name string) uint64 {
+// ID derives the identity of a file or object from its name and the run's
+// seed.
+func (p *Pattern) ID(name string) uint64 {
 	h := fnv.New64a()
 	var s [8]byte
 	binary.LittleEndian.PutUint64(s[:], p.seed)
@@ -110,4 +112,65 @@ func mix(x uint64) uint64 {
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
 	return x
+}
+
+// Check compares buf with the content of id from offset off on, 4 KiB at a
+// time against a buffer on the stack (no allocation, no second copy of a
+// large block). It returns the index of the first differing byte, or -1.
+func (p *Pattern) Check(buf []byte, id uint64, off int64) int {
+	var exp [4096]byte
+	for done := 0; done < len(buf); {
+		n := min(len(exp), len(buf)-done)
+		p.Fill(exp[:n], id, off+int64(done))
+		if got := buf[done : done+n]; !bytes.Equal(got, exp[:n]) {
+			for i := range n {
+				if got[i] != exp[i] {
+					return done + i
+				}
+			}
+		}
+		done += n
+	}
+	return -1
+}
+
+// Reader streams size bytes of id: an io.ReadSeeker that holds nothing
+// but its position, so a large object is uploaded without being kept in
+// memory.
+func (p *Pattern) Reader(id uint64, size int64) io.ReadSeeker {
+	return &reader{p: p, id: id, size: size}
+}
+
+type reader struct {
+	p    *Pattern
+	id   uint64
+	size int64
+	off  int64
+}
+
+func (r *reader) Read(b []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(b)), r.size-r.off))
+	r.p.Fill(b[:n], r.id, r.off)
+	r.off += int64(n)
+	return n, nil
+}
+
+func (r *reader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.size
+	default:
+		return 0, errors.New("seek: invalid whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("seek: negative position")
+	}
+	r.off = offset
+	return offset, nil
 }

@@ -1,4 +1,4 @@
-package workload
+package engine
 
 import (
 	"math"
@@ -90,7 +90,7 @@ func (h *liveHist) record(d time.Duration, n int64) {
 // the workers' liveHists, subtracts what it read the time before, and
 // reports the difference.
 type seriesCollector struct {
-	e       *Engine
+	workers []*Worker
 	p       *Phase
 	c       *clock
 	quit    chan struct{}
@@ -106,13 +106,13 @@ type seriesCollector struct {
 
 // startSeries starts the collector of a phase with an Interval; it returns
 // nil (whose stop does nothing) otherwise.
-func (e *Engine) startSeries(p *Phase, c *clock) *seriesCollector {
+func startSeries(workers []*Worker, p *Phase, c *clock) *seriesCollector {
 	if p.Interval <= 0 {
 		return nil
 	}
-	n := len(e.workers)
+	n := len(workers)
 	s := &seriesCollector{
-		e: e, p: p, c: c, quit: make(chan struct{}), done: make(chan struct{}),
+		workers: workers, p: p, c: c, quit: make(chan struct{}), done: make(chan struct{}),
 		prev: make([][nBuckets]int64, n), prevSum: make([]int64, n), prevB: make([]int64, n), prevE: make([]int64, n),
 	}
 	go s.run()
@@ -157,8 +157,8 @@ func (s *seriesCollector) run() {
 
 // pending reports whether operations were recorded since the last take.
 func (s *seriesCollector) pending() bool {
-	for i, w := range s.e.workers {
-		if w.x.iv.sum.Load() != s.prevSum[i] || w.x.iv.errs.Load() != s.prevE[i] {
+	for i, w := range s.workers {
+		if w.iv.sum.Load() != s.prevSum[i] || w.iv.errs.Load() != s.prevE[i] {
 			return true
 		}
 	}
@@ -168,8 +168,8 @@ func (s *seriesCollector) pending() bool {
 func (s *seriesCollector) take(from, to time.Time) {
 	clear(s.cur[:])
 	var sum, b, errs, mx int64
-	for i, w := range s.e.workers {
-		h := &w.x.iv
+	for i, w := range s.workers {
+		h := w.iv
 		for j := range h.counts {
 			v := h.counts[j].Load()
 			s.cur[j] += v - s.prev[i][j]

@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"errors"
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+)
+
+// Worker is one of the engine's workers. Operations use it to time what
+// they do (Begin, End), to count (Item, Fail, Throttled) and to keep their
+// own state between tasks and phases (State).
+type Worker struct {
+	ID   int
+	Rand *rand.Rand // seeded per phase and worker
+	// State belongs to the operations: buffers, handles, whatever a
+	// Setup function leaves there for Do.
+	State any
+
+	e   *Engine
+	r   *run
+	clk *clock
+	pcg *rand.PCG
+
+	hist *metrics.Histogram
+	svc  *metrics.Histogram // open loop: service time
+	ttfb *metrics.Histogram // time to first byte, on first use
+	iv   *liveHist          // intervals, when the phase has them
+
+	ops, items, bytes, errs, throttled int64
+	samples                            []string
+	measured                           bool          // the last operation counted (not warm-up)
+	over                               bool          // Begin said the phase is over for this worker
+	quota                              int64         // operations left; -1: no count limit
+	next                               time.Duration // open loop: schedule of the next operation
+	timer                              *time.Timer   // open loop: waits for the schedule
+	end                                time.Duration // when the worker finished, since t0
+	order                              Perm          // one-pass random order of its own tasks
+	phases                             uint64        // phases run, to vary the PRNG between phases
+}
+
+func newWorker(e *Engine, id int) *Worker {
+	w := &Worker{ID: id, e: e, pcg: rand.NewPCG(0, 0), hist: metrics.NewHistogram()}
+	w.Rand = rand.New(w.pcg)
+	return w
+}
+
+// Seed is mixed into every worker's PRNG: runs with one seed make the same
+// random choices.
+func (e *Engine) Seed(s uint64) { e.seed = s }
+
+// prepare readies the worker for a phase.
+func (w *Worker) prepare(r *run) {
+	p := r.p
+	w.r, w.clk = r, r.clk
+	w.phases++
+	w.pcg.Seed(w.e.seed^w.phases*0x9e3779b97f4a7c15, uint64(w.ID))
+	w.hist.Reset()
+	if w.ttfb != nil {
+		w.ttfb.Reset()
+	}
+	w.ops, w.items, w.bytes, w.errs, w.throttled = 0, 0, 0, 0, 0
+	w.samples = w.samples[:0]
+	w.measured, w.over, w.end = false, false, 0
+	if r.clk.period > 0 {
+		if w.svc == nil {
+			w.svc = metrics.NewHistogram()
+		}
+		w.svc.Reset()
+	}
+	if p.Interval > 0 {
+		if w.iv == nil {
+			w.iv = new(liveHist)
+		}
+		w.iv.reset()
+	}
+	nw := int64(len(w.e.workers))
+	w.quota = -1
+	if p.Ops > 0 {
+		w.quota = p.Ops / nw
+		if int64(w.ID) < p.Ops%nw {
+			w.quota++
+		}
+	}
+	// Spread the workers' schedules over one period.
+	w.next = time.Duration(int64(r.clk.period) * int64(w.ID) / nw)
+	if lo, hi := w.own(); p.Random && p.onePass() && !p.Shared && hi > lo {
+		w.order.Init(uint64(hi-lo), w.Rand)
+	}
+}
+
+// own is the range of tasks the worker owns (without Shared).
+func (w *Worker) own() (lo, hi int) {
+	n, nw := w.r.p.Tasks, len(w.e.workers)
+	return w.ID * n / nw, (w.ID + 1) * n / nw
+}
+
+// loop is the worker's life in a phase: tasks until the limit.
+func (w *Worker) loop() error {
+	defer func() { w.end = w.clk.now() }()
+	p := w.r.p
+	for visit := 0; ; visit++ {
+		task, pass, ok := w.task(visit)
+		if !ok || w.quota == 0 || w.r.stop.Load() {
+			return nil
+		}
+		if err := p.Do(w, task, pass); err != nil {
+			w.Fail(err)
+			if !p.KeepGoing && !errors.Is(err, ErrVerify) {
+				return err
+			}
+		}
+		if w.over {
+			return nil
+		}
+	}
+}
+
+// task picks the worker's next task; false when it has none left.
+func (w *Worker) task(visit int) (task, pass int, ok bool) {
+	p := w.r.p
+	if p.Shared {
+		n := int(w.r.next.Add(1) - 1)
+		if p.onePass() && n >= p.Tasks {
+			return 0, 0, false
+		}
+		return n % p.Tasks, n / p.Tasks, true
+	}
+	lo, hi := w.own()
+	own := hi - lo
+	switch {
+	case own == 0, p.onePass() && visit >= own:
+		return 0, 0, false
+	case p.Random && p.onePass():
+		return lo + int(w.order.Next()), 0, true
+	case p.Random:
+		return lo + w.Rand.IntN(own), visit / own, true
+	}
+	return lo + visit%own, visit / own, true
+}
+
+// Start is when an operation began: its scheduled start in an open loop
+// (where latency counts from the schedule) and its actual start.
+type Start struct {
+	sched, at time.Duration
+}
+
+// Begin decides whether the worker does one more operation and, in an
+// open-loop phase, waits for its scheduled start. It returns false when
+// the phase is over for this worker (a limit was reached, or it was
+// stopped); the operation must then not be done.
+func (w *Worker) Begin() (Start, bool) {
+	r, c := w.r, w.clk
+	if r.stop.Load() || w.quota == 0 || r.p.Bytes > 0 && r.bytes.Load() >= r.p.Bytes {
+		return w.quit()
+	}
+	if c.period == 0 {
+		now := c.now()
+		if c.deadline > 0 && now >= c.deadline {
+			return w.quit()
+		}
+		return Start{now, now}, true
+	}
+	sched := w.next
+	w.next += c.period
+	if c.deadline > 0 && sched >= c.deadline {
+		// An open loop lasts its duration, even when its next operation
+		// would start after it: the rate it reports is what it ran at.
+		w.sleepUntil(c.deadline)
+		return w.quit()
+	}
+	if !w.sleepUntil(sched - spinWindow) {
+		return w.quit()
+	}
+	// Wait on the clock for the last stretch: Go's timers fire up to a
+	// millisecond late when the process is otherwise idle, and an open
+	// loop must not add its own lateness to response times.
+	for {
+		now := c.now()
+		if now >= sched {
+			return Start{sched, now}, true
+		}
+		if r.stop.Load() {
+			return w.quit()
+		}
+		runtime.Gosched()
+	}
+}
+
+func (w *Worker) quit() (Start, bool) {
+	w.over = true
+	return Start{}, false
+}
+
+// sleepUntil sleeps until d after the start barrier; false if the phase
+// was cancelled meanwhile.
+func (w *Worker) sleepUntil(d time.Duration) bool {
+	wait := d - w.clk.now()
+	if wait <= 0 {
+		return true
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(wait)
+	} else {
+		w.timer.Reset(wait)
+	}
+	select {
+	case <-w.timer.C:
+		return true
+	case <-w.clk.cancel:
+		w.timer.Stop()
+		return false
+	}
+}
+
+// spinWindow is how long before an operation's scheduled start an open
+// loop stops sleeping and waits on the clock.
+const spinWindow = 1500 * time.Microsecond
+
+// Retime restarts the clock of an operation that is tried again (after
+// the store asked to slow down): its time counts from now.
+func (w *Worker) Retime(s *Start) {
+	s.at = w.clk.now()
+	if w.clk.period == 0 {
+		s.sched = s.at
+	}
+}
+
+// End records the operation begun at s, which moved n bytes, and returns
+// when it ended (for a trace).
+func (w *Worker) End(s Start, n int64) time.Time {
+	c := w.clk
+	t2 := c.now()
+	if w.quota > 0 {
+		w.quota--
+	}
+	svc := t2 - s.at
+	lat := svc
+	if c.period > 0 {
+		lat = t2 - s.sched
+	}
+	w.e.Live.Add(n, lat)
+	if w.r.p.Bytes > 0 {
+		w.r.bytes.Add(n)
+	}
+	w.measured = s.sched >= c.measure
+	if w.measured {
+		w.ops++
+		w.bytes += n
+		w.hist.Record(lat)
+		if c.period > 0 {
+			w.svc.Record(svc)
+		}
+		if w.iv != nil {
+			w.iv.record(lat, n)
+		}
+	}
+	return c.at(t2)
+}
+
+// FirstByte records the time to the first byte of the operation begun at
+// s (a download).
+func (w *Worker) FirstByte(s Start) {
+	if s.sched < w.clk.measure {
+		return
+	}
+	if w.ttfb == nil {
+		w.ttfb = metrics.NewHistogram()
+	}
+	w.ttfb.Record(w.clk.now() - s.at)
+}
+
+// Time is the wall-clock time of s's actual start.
+func (w *Worker) Time(s Start) time.Time { return w.clk.at(s.at) }
+
+// Item counts one completed file or object, unless the operation that
+// completed it fell in the warm-up.
+func (w *Worker) Item() {
+	if w.measured {
+		w.items++
+	}
+}
+
+// Throttled counts one answer asking the client to slow down.
+func (w *Worker) Throttled() { w.throttled++ }
+
+// Cancelled is closed when the phase is stopped (Ctrl-C, or another
+// worker's fatal error): operations that wait use it.
+func (w *Worker) Cancelled() <-chan struct{} { return w.clk.cancel }
+
+// Fail counts one failed task and keeps its message among the first few.
+func (w *Worker) Fail(err error) {
+	w.errs++
+	w.e.Live.Errors.Add(1)
+	if w.iv != nil {
+		w.iv.errs.Add(1)
+	}
+	if len(w.samples) < w.e.MaxErrorSamples {
+		w.samples = append(w.samples, err.Error())
+	}
+}
+
+// Perm walks a random permutation of [0, n) without storing it: a full-
+// period linear congruential sequence modulo the next power of two m
+// (Hull-Dobell: c odd, a = 1 mod 4), scrambled by a bijection of [0, m),
+// skipping values of n and above. Every value comes exactly once per m
+// steps, and at most half the steps are skipped.
+type Perm struct {
+	n, mask, a, c, x uint64
+	shift            uint
+}
+
+// Init starts a new permutation of [0, n).
+func (p *Perm) Init(n uint64, r *rand.Rand) {
+	p.n = n
+	k := uint(bits.Len64(max(n, 1) - 1))
+	p.mask = 1<<k - 1
+	p.shift = max(k/2, 1)
+	p.a = r.Uint64()<<2 | 1
+	p.c = r.Uint64() | 1
+	p.x = r.Uint64() & p.mask
+}
+
+// Next returns the permutation's next value.
+func (p *Perm) Next() uint64 {
+	for {
+		p.x = (p.a*p.x + p.c) & p.mask
+		y := p.x
+		// xorshift and multiplication by an odd number are bijections
+		// modulo a power of two; they hide the LCG's regular low bits.
+		y ^= y >> p.shift
+		y = (y * 0x9e3779b97f4a7c15) & p.mask
+		y ^= y >> p.shift
+		if y < p.n {
+			return y
+		}
+	}
+}
+
+// Extra starts an operation that belongs to the task in progress and is not
+// paced on its own (the second half of a rename pair). It returns false,
+// and the operation is then done but not timed, when the phase's operation
+// count is reached or the phase was stopped.
+func (w *Worker) Extra() (Start, bool) {
+	now := w.clk.now()
+	return Start{now, now}, w.quota != 0 && !w.r.stop.Load()
+}
