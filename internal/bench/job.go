@@ -584,7 +584,6 @@ func latencyOf(wp workload.Phase, p *jobfile.Phase, fileSize int64) string {
 	return wp.Kind.String()
 }
 
-
 // SummaryLine is a one-line account of a workload phase: IOPS, bandwidth
 // and latency, as the interval lines show them.
 func SummaryLine(p *report.Phase) string {

@@ -10,8 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/objbench"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -23,6 +26,7 @@ type ObjbenchOptions struct {
 
 	secretKey, sessionToken                            string
 	blockSize, bigObjectSize, smallObjectSize, timeout string
+	duration, warmup, interval                         string
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -100,6 +104,12 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.BoolVar(&o.Object.Insecure, "insecure", false, "do not verify the server's TLS certificate")
 	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM file")
 	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on waiting for a response header")
+	f.StringVar(&o.duration, "duration", "", "run each performance item for `DURATION`, repeating its objects (uploads make new ones), e.g. 30s; delete still does each object once")
+	f.StringVar(&o.warmup, "warmup", "", "run each item `DURATION` before measuring (with --duration)")
+	f.Int64Var(&o.Ops, "ops", 0, "stop each item after `N` operations in all")
+	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` of each item (ops/s, MiB/s, p50, p99) and record the series, e.g. 1s")
+	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
+	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, objbenchQuick)
 	return cmd
@@ -133,6 +143,19 @@ func (o *ObjbenchOptions) resolve(app *App) error {
 		return Usagef("--timeout %q: want a positive duration such as 10s", o.timeout)
 	}
 	o.Object.Timeout = d
+	for _, a := range []struct {
+		name, v string
+		d       *time.Duration
+	}{{"duration", o.duration, &o.Duration}, {"warmup", o.warmup, &o.Warmup}, {"interval", o.interval, &o.Interval}} {
+		if a.v == "" {
+			continue
+		}
+		v, err := jobfile.ParseDuration(a.v)
+		if err != nil || v <= 0 {
+			return Usagef("--%s %q: want a positive duration such as 10s", a.name, a.v)
+		}
+		*a.d = v
+	}
 	o.Storage = strings.ToLower(o.Storage)
 	o.Object.SecretKey = object.NewSecret(o.secretKey)
 	o.Object.SessionToken = object.NewSecret(o.sessionToken)
@@ -184,9 +207,25 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		Info: func(msg string) { app.Infof("%s", msg) },
 		Warn: func(msg string) { app.Warnf("%s", msg) },
 		ItemStart: func(title string, total int64, poll func() int64) {
+			prog = nil
+			if o.Interval > 0 {
+				if !app.Globals.Quiet {
+					fmt.Fprintf(app.IO.Err, "%-14s %8s %16s %15s  %s\n", title, "time", "rate", "bandwidth", "latency")
+				}
+				return
+			}
 			prog = app.StartProgress(title, total, "objects", poll)
 		},
-		ItemEnd: func(string) { prog.Done() },
+		ItemEnd: func(string) {
+			if prog != nil {
+				prog.Done()
+			}
+		},
+		Interval: func(title string, s report.Sample) {
+			if !app.Globals.Quiet {
+				fmt.Fprintln(app.IO.Err, bench.IntervalLine(title, s))
+			}
+		},
 	}
 	err := objbench.Run(ctx, o.Options, res)
 	res.Usage = meter.stop()

@@ -34,4 +34,3 @@ func TestBuckets(t *testing.T) {
 		}
 	}
 }
-

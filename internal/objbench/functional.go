@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -368,8 +370,8 @@ func keysOf(objs []object.Object) []string {
 func (r *run) checkBigObject(ctx context.Context) error {
 	const key = "big_test_file"
 	size := r.o.BigCheckSize
-	id := r.src.id(key)
-	if err := r.store.Put(ctx, key, r.src.reader(id, size)); err != nil {
+	id := r.pat.ID(key)
+	if err := r.store.Put(ctx, key, r.pat.Reader(id, size)); err != nil {
 		return err
 	}
 	defer r.store.Delete(context.WithoutCancel(ctx), key) //nolint:errcheck
@@ -384,7 +386,7 @@ func (r *run) verifyStream(ctx context.Context, key string, id uint64, size int6
 		return err
 	}
 	defer rc.Close()
-	buf := r.workers[0].buf
+	buf := r.buf(0)
 	var pos int64
 	for {
 		n, err := io.ReadFull(rc, buf)
@@ -392,7 +394,7 @@ func (r *run) verifyStream(ctx context.Context, key string, id uint64, size int6
 			if pos+int64(n) > size {
 				return fmt.Errorf("get %s: longer than the %d bytes put", key, size)
 			}
-			if bad := r.src.check(buf[:n], id, pos); bad >= 0 {
+			if bad := r.pat.Check(buf[:n], id, pos); bad >= 0 {
 				return fmt.Errorf("get %s: content differs from what was put at byte %d", key, pos+int64(bad))
 			}
 			pos += int64(n)
@@ -447,7 +449,7 @@ func (r *run) checkMultipart(ctx context.Context) error {
 	// Parts 1 and 2 of the minimum size, then part 1 again (replacing
 	// it), and a small last part. Part content is the content of the
 	// whole object at the part's offset, so the result is checked as one.
-	id := r.src.id(key)
+	id := r.pat.ID(key)
 	sizes := []int64{partSize, partSize, 5}
 	parts := make([]object.Part, len(sizes))
 	var off int64
@@ -457,7 +459,7 @@ func (r *run) checkMultipart(ctx context.Context) error {
 		off += n
 	}
 	upload := func(i int, content uint64) error {
-		rd := &offsetReader{r: r.src.reader(content, offs[i]+sizes[i]), base: offs[i]}
+		rd := io.NewSectionReader(r.pat.Reader(content, offs[i]+sizes[i]), offs[i], sizes[i])
 		p, err := m.UploadPart(ctx, key, up.UploadID, i+1, rd)
 		if err != nil {
 			return warnf("upload part %d: %w", i+1, err)
@@ -465,7 +467,7 @@ func (r *run) checkMultipart(ctx context.Context) error {
 		parts[i] = p
 		return nil
 	}
-	if err := upload(0, r.src.id("other")); err != nil {
+	if err := upload(0, r.pat.ID("other")); err != nil {
 		return err
 	}
 	for i := range sizes {
@@ -482,32 +484,6 @@ func (r *run) checkMultipart(ctx context.Context) error {
 		return warnf("%w", err)
 	}
 	return nil
-}
-
-// offsetReader presents [base, end) of r as a stream of its own.
-type offsetReader struct {
-	r    *reader
-	base int64
-}
-
-func (o *offsetReader) Read(p []byte) (int, error) {
-	if o.r.off < o.base {
-		o.r.off = o.base
-	}
-	return o.r.Read(p)
-}
-
-func (o *offsetReader) Seek(offset int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-		offset += o.base
-	case io.SeekCurrent:
-		offset += o.r.off
-	case io.SeekEnd:
-		offset += o.r.size
-	}
-	n, err := o.r.Seek(offset, io.SeekStart)
-	return n - o.base, err
 }
 
 func (r *run) checkAbort(ctx context.Context) error {
@@ -619,4 +595,15 @@ func (r *run) checkPaging(ctx context.Context) error {
 		return fmt.Errorf("paged list returned %d keys, expected the %d put, in order", len(got), len(keys))
 	}
 	return nil
+}
+
+// parallel runs fn(0..n-1) on at most threads goroutines and returns the
+// first error.
+func parallel(ctx context.Context, threads, n int, fn func(i int) error) error {
+	g, _ := errgroup.WithContext(ctx)
+	g.SetLimit(threads)
+	for i := range n {
+		g.Go(func() error { return fn(i) })
+	}
+	return g.Wait()
 }

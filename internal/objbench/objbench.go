@@ -16,7 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -33,6 +34,18 @@ type Options struct {
 	SmallObjectSize int64
 	SmallObjects    int
 	Threads         int
+
+	// Limits of each performance item, as bench's: with a Duration (or
+	// Ops) an item repeats its objects until the limit instead of doing
+	// each once; Rate paces it (open loop); Interval cuts it into a time
+	// series. Delete always does each object once.
+	Duration time.Duration
+	Warmup   time.Duration
+	Ops      int64
+	Rate     float64
+	Interval time.Duration
+	// Verify checks every downloaded byte against what was uploaded.
+	Verify bool
 
 	SkipFunctional bool
 	Keep           bool // keep the run's objects
@@ -56,6 +69,9 @@ type Hooks struct {
 	ItemEnd   func(title string)
 	// Check is called after each functional check.
 	Check func(c report.Check)
+	// Interval is called at the end of each interval of an item, with
+	// Options.Interval set, from a goroutine of the engine's.
+	Interval func(title string, s report.Sample)
 }
 
 // Defaults are JuiceFS objbench's defaults.
@@ -67,6 +83,7 @@ func Defaults() Options {
 		SmallObjectSize: 128 * units.KiB,
 		SmallObjects:    100,
 		Threads:         4,
+		Verify:          true,
 		BigCheckSize:    256 * units.MiB,
 	}
 }
@@ -98,6 +115,13 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--big-object-size / --block-size makes %d objects, more than %d", o.bigCount(), maxObjects)
 	case o.BigCheckSize < 0:
 		return errors.New("the big-object check size must not be negative")
+	case o.Duration < 0, o.Warmup < 0, o.Ops < 0, o.Interval < 0:
+		return errors.New("--duration, --warmup, --ops and --interval must not be negative")
+	case o.Warmup > 0 && o.Duration == 0:
+		return errors.New("--warmup needs --duration")
+	}
+	if err := engine.CheckRate(o.Rate, int(o.bigCount())+o.SmallObjects, o.Ops, o.Duration); err != nil {
+		return fmt.Errorf("--rate: %w", err)
 	}
 	return nil
 }
@@ -129,10 +153,12 @@ type run struct {
 	base   object.Storage // the store as given
 	store  object.Storage // base under the run's own prefix
 	prefix string
-	src    *source
-	// workers hold one buffer and the histograms of each thread.
-	workers    []*worker
-	hist, ttfb *metrics.Histogram
+	pat    *pattern.Pattern
+	seed   uint64
+	eng    *engine.Engine
+	// big and small are the keys (numbers) of the big and small objects
+	// the items have put so far.
+	big, small []int
 }
 
 // Run checks and measures the store, filling res. It returns the result
@@ -183,8 +209,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return &Error{"prepare", err}
 	}
 	r.store = object.WithPrefix(base, r.prefix)
-	r.src = newSource(randomUint64())
-	r.newWorkers()
+	r.seed = randomUint64()
+	r.pat = pattern.New(r.seed)
+	r.newEngine()
 	defer r.cleanup(ctx)
 
 	if !o.SkipFunctional {

@@ -7,71 +7,65 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
-// item is one performance item: count tasks shared by the threads.
+// item is one performance item: a phase of the engine whose tasks are
+// objects (or listings), shared by the threads.
 type item struct {
 	name  string // stable metric name
 	title string // JuiceFS's title
+	// count is the tasks of one pass; with a duration the tasks repeat.
 	count int
 	// capability is "fs" for items that need file attributes.
 	capability string
-	// do runs task i on thread w and returns the bytes it moved.
-	do func(ctx context.Context, w *worker, i int) (int64, error)
+	// do runs task i of pass on a thread and returns the bytes it moved;
+	// s is when its operation began, for the time to first byte.
+	do func(ctx context.Context, w *engine.Worker, s engine.Start, i, pass int) (int64, error)
 	// bytes: the value is MiB/s (data items), else objects/s.
 	bytes bool
 	// latencyOf says what one latency sample times.
 	latencyOf string
 	// objects is how many objects one task covers (a list covers many).
 	objects int
-	grade   [4]float64 // value fair/good, cost good/fair (JuiceFS's ranges)
+	// once: the item cannot repeat (delete), so a duration does not apply.
+	once  bool
+	grade [4]float64 // value fair/good, cost good/fair (JuiceFS's ranges)
+	// writes records the keys the item made, for the items after it.
+	writes *[]int
 }
 
-// worker is one thread's state: its buffer and its own measurements,
-// merged when the item ends.
-type worker struct {
-	id        int
-	buf       []byte
-	hist      *metrics.Histogram
-	ttfb      *metrics.Histogram
-	ops       int64
-	bytes     int64
-	errs      int64
-	throttled int64
-	samples   []string
-	ttfbStart time.Time // when the current task began
+// thread is one worker's state for object operations.
+type thread struct {
+	buf  []byte
+	rd   bytes.Reader
+	keys []int // keys this thread put in the item in progress
 }
 
 const maxSamples = 5
 
-// newWorkers makes one worker per thread. Workers, their buffers and their
-// histograms live for the whole run: items reset them rather than
-// allocate afresh, so a run makes little garbage.
-func (r *run) newWorkers() {
-	bufSize := max(r.o.BlockSize, r.o.SmallObjectSize)
-	for i := range r.o.Threads {
-		r.workers = append(r.workers, &worker{id: i, buf: make([]byte, bufSize), hist: metrics.NewHistogram(), ttfb: metrics.NewHistogram()})
+// newEngine makes the run's workers, one per thread. Workers, their
+// buffers and their histograms live for the whole run: items reset them
+// rather than allocate afresh.
+func (r *run) newEngine() {
+	r.eng = engine.New(r.o.Threads)
+	r.eng.Seed(r.seed)
+	r.eng.MaxErrorSamples = maxSamples
+	size := max(r.o.BlockSize, r.o.SmallObjectSize)
+	for _, w := range r.eng.Workers() {
+		w.State = &thread{buf: make([]byte, size)}
 	}
-	r.hist, r.ttfb = metrics.NewHistogram(), metrics.NewHistogram()
 }
 
-func (w *worker) reset() {
-	w.hist.Reset()
-	w.ttfb.Reset()
-	w.ops, w.bytes, w.errs, w.throttled = 0, 0, 0, 0
-	w.samples = w.samples[:0]
-}
+// buf is thread i's buffer.
+func (r *run) buf(i int) []byte { return r.eng.Workers()[i].State.(*thread).buf }
 
 // JuiceFS's colour ranges: value fair above [0], good above [1]; cost good
 // below [2], fair below [3].
@@ -87,79 +81,96 @@ func smallKey(i int) string { return "small/" + strconv.Itoa(i) }
 // anyKey names task i of the items that touch every object: the small
 // objects, then the blocks of the big one.
 func (r *run) anyKey(i int) string {
-	if i < r.o.SmallObjects {
-		return smallKey(i)
+	if i < len(r.small) {
+		return smallKey(r.small[i])
 	}
-	return bigKey(i - r.o.SmallObjects)
+	return bigKey(r.big[i-len(r.small)])
+}
+
+// bigSize is the size of big object k: blocks of BlockSize, the last one
+// of each pass over the big object shorter when the sizes do not divide.
+func (r *run) bigSize(k int) int64 {
+	n := int(r.o.bigCount())
+	if k%n == n-1 {
+		return r.o.BigObjectSize - int64(n-1)*r.o.BlockSize
+	}
+	return r.o.BlockSize
 }
 
 func (r *run) items() []item {
 	o := r.o
-	nBig := int(o.bigCount())
-	all := o.SmallObjects + nBig
-	lastBig := o.BigObjectSize - int64(nBig-1)*o.BlockSize
-	bigSize := func(i int) int64 {
-		if i == nBig-1 {
-			return lastBig
-		}
-		return o.BlockSize
-	}
-	listCount := min(all, object.DefaultListLimit)
-	fsOp := func(fn func(ctx context.Context, f object.FileSystem, key string) error) func(ctx context.Context, w *worker, i int) (int64, error) {
+	listCount := func() int { return min(len(r.small)+len(r.big), object.DefaultListLimit) }
+	fsOp := func(fn func(ctx context.Context, f object.FileSystem, key string) error) func(context.Context, *engine.Worker, engine.Start, int, int) (int64, error) {
 		f := object.AsFileSystem(r.store)
-		return func(ctx context.Context, w *worker, i int) (int64, error) {
+		return func(ctx context.Context, _ *engine.Worker, _ engine.Start, i, _ int) (int64, error) {
 			return 0, fn(ctx, f, r.anyKey(i))
 		}
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	return []item{
-		{name: "upload", title: "upload objects", count: nBig, bytes: true, objects: 1, grade: gradeBig,
+		{name: "upload", title: "upload objects", count: int(o.bigCount()), bytes: true, objects: 1, grade: gradeBig, writes: &r.big,
 			latencyOf: units.FormatBytes(o.BlockSize) + " put",
-			do: func(ctx context.Context, w *worker, i int) (int64, error) {
-				return r.put(ctx, w, bigKey(i), bigSize(i))
+			do: func(ctx context.Context, w *engine.Worker, _ engine.Start, i, pass int) (int64, error) {
+				k := pass*int(o.bigCount()) + i
+				return r.put(ctx, w, k, bigKey(k), r.bigSize(k))
 			}},
-		{name: "download", title: "download objects", count: nBig, bytes: true, objects: 1, grade: gradeBig,
+		{name: "download", title: "download objects", bytes: true, objects: 1, grade: gradeBig,
 			latencyOf: units.FormatBytes(o.BlockSize) + " get",
-			do: func(ctx context.Context, w *worker, i int) (int64, error) {
-				return r.get(ctx, w, bigKey(i), bigSize(i))
+			do: func(ctx context.Context, w *engine.Worker, s engine.Start, i, _ int) (int64, error) {
+				return r.get(ctx, w, s, bigKey(r.big[i]), r.bigSize(r.big[i]))
 			}},
-		{name: "put-small", title: "put small objects", count: o.SmallObjects, objects: 1, grade: gradeSmall,
+		{name: "put-small", title: "put small objects", count: o.SmallObjects, objects: 1, grade: gradeSmall, writes: &r.small,
 			latencyOf: units.FormatBytes(o.SmallObjectSize) + " put",
-			do: func(ctx context.Context, w *worker, i int) (int64, error) {
-				return r.put(ctx, w, smallKey(i), o.SmallObjectSize)
+			do: func(ctx context.Context, w *engine.Worker, _ engine.Start, i, pass int) (int64, error) {
+				k := pass*o.SmallObjects + i
+				return r.put(ctx, w, k, smallKey(k), o.SmallObjectSize)
 			}},
-		{name: "get-small", title: "get small objects", count: o.SmallObjects, objects: 1, grade: gradeSmall,
+		{name: "get-small", title: "get small objects", objects: 1, grade: gradeSmall,
 			latencyOf: units.FormatBytes(o.SmallObjectSize) + " get",
-			do: func(ctx context.Context, w *worker, i int) (int64, error) {
-				return r.get(ctx, w, smallKey(i), o.SmallObjectSize)
+			do: func(ctx context.Context, w *engine.Worker, s engine.Start, i, _ int) (int64, error) {
+				return r.get(ctx, w, s, smallKey(r.small[i]), o.SmallObjectSize)
 			}},
-		{name: "list", title: "list objects", count: o.Threads, objects: listCount, grade: gradeList,
-			latencyOf: "list of " + strconv.Itoa(listCount) + " objects",
-			do: func(ctx context.Context, w *worker, i int) (int64, error) {
-				page, err := r.store.List(ctx, object.ListOptions{Limit: listCount})
-				if err == nil && len(page.Objects) < listCount {
-					err = fmt.Errorf("list: %d objects, expected %d", len(page.Objects), listCount)
+		{name: "list", title: "list objects", count: o.Threads, grade: gradeList,
+			do: func(ctx context.Context, _ *engine.Worker, _ engine.Start, _, _ int) (int64, error) {
+				n := listCount()
+				page, err := r.store.List(ctx, object.ListOptions{Limit: n})
+				if err == nil && len(page.Objects) < n {
+					err = fmt.Errorf("list: %d objects, expected %d", len(page.Objects), n)
 				}
 				return 0, err
 			}},
-		{name: "head", title: "head objects", count: all, objects: 1, grade: gradeSmall, latencyOf: "head",
-			do: func(ctx context.Context, w *worker, i int) (int64, error) {
+		{name: "head", title: "head objects", objects: 1, grade: gradeSmall, latencyOf: "head",
+			do: func(ctx context.Context, _ *engine.Worker, _ engine.Start, i, _ int) (int64, error) {
 				_, err := r.store.Head(ctx, r.anyKey(i))
 				return 0, err
 			}},
-		{name: "chmod", title: "change permissions", count: all, objects: 1, grade: gradeSmall, latencyOf: "chmod", capability: "fs",
+		{name: "chmod", title: "change permissions", objects: 1, grade: gradeSmall, latencyOf: "chmod", capability: "fs",
 			do: fsOp(func(ctx context.Context, f object.FileSystem, key string) error { return f.Chmod(ctx, key, 0o755) })},
-		{name: "chown", title: "change owner/group", count: all, objects: 1, grade: gradeSmall, latencyOf: "chown", capability: "fs",
+		{name: "chown", title: "change owner/group", objects: 1, grade: gradeSmall, latencyOf: "chown", capability: "fs",
 			do: fsOp(func(ctx context.Context, f object.FileSystem, key string) error { return f.Chown(ctx, key, uid, gid) })},
-		{name: "chtimes", title: "update mtime", count: all, objects: 1, grade: gradeSmall, latencyOf: "chtimes", capability: "fs",
+		{name: "chtimes", title: "update mtime", objects: 1, grade: gradeSmall, latencyOf: "chtimes", capability: "fs",
 			do: fsOp(func(ctx context.Context, f object.FileSystem, key string) error {
 				return f.Chtimes(ctx, key, time.Now())
 			})},
-		{name: "delete", title: "delete objects", count: all, objects: 1, grade: gradeSmall, latencyOf: "delete",
-			do: func(ctx context.Context, w *worker, i int) (int64, error) {
+		{name: "delete", title: "delete objects", objects: 1, grade: gradeSmall, latencyOf: "delete", once: true,
+			do: func(ctx context.Context, _ *engine.Worker, _ engine.Start, i, _ int) (int64, error) {
 				return 0, r.store.Delete(ctx, r.anyKey(i))
 			}},
 	}
+}
+
+// tasks is an item's tasks of one pass: what it was given, else the
+// objects the items before it made (all of them for head, delete, ...).
+func (r *run) tasks(it *item) int {
+	switch {
+	case it.count > 0:
+		return it.count
+	case it.name == "download":
+		return len(r.big)
+	case it.name == "get-small":
+		return len(r.small)
+	}
+	return len(r.small) + len(r.big)
 }
 
 // displayOrder is JuiceFS's order of the table; items run in the order of
@@ -178,6 +189,10 @@ func (r *run) performance(ctx context.Context) {
 				Value: report.Measure{Unit: report.CheckNotSupport}, Cost: report.Measure{Unit: report.CheckNotSupport}}
 			continue
 		}
+		if it.name == "list" {
+			it.objects = min(len(r.small)+len(r.big), object.DefaultListLimit)
+			it.latencyOf = "list of " + strconv.Itoa(it.objects) + " objects"
+		}
 		byName[it.name] = r.runItem(ctx, it)
 	}
 	for _, n := range displayOrder {
@@ -195,108 +210,116 @@ const (
 	throttleMax        = 2 * time.Second
 )
 
-// runItem runs one item: the threads start together and take tasks until
-// none are left; the item's time is from the start to the last thread's
-// end.
+// runItem runs one item as a phase of the engine: the threads start
+// together and take tasks until none are left (or the time is up).
 func (r *run) runItem(ctx context.Context, it item) report.Phase {
-	workers := r.workers
-	for _, w := range workers {
-		w.reset()
+	n := r.tasks(&it)
+	if n == 0 {
+		r.warn("%s: skipped, no objects to work on", it.title)
+		return report.Phase{Name: it.name, Title: it.title, Incomplete: true}
 	}
-	var next atomic.Int64
-	var done atomic.Int64
-	if r.o.Hooks.ItemStart != nil {
-		r.o.Hooks.ItemStart(it.title, int64(it.count*it.objects), func() int64 { return done.Load() * int64(it.objects) })
+	p := engine.Phase{Name: it.name, Title: it.title, Tasks: n, Shared: true, KeepGoing: true,
+		Ops: r.o.Ops, Duration: r.o.Duration, Warmup: r.o.Warmup, Rate: r.o.Rate, Interval: r.o.Interval,
+		Do: r.task(ctx, &it)}
+	if it.once {
+		p.Ops, p.Duration, p.Warmup = 0, 0, 0
 	}
-	start := make(chan struct{})
-	var ready sync.WaitGroup
-	ready.Add(len(workers))
-	g := new(errgroup.Group)
-	for _, w := range workers {
-		g.Go(func() error {
-			ready.Done()
-			<-start
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= it.count {
-					return nil
-				}
-				r.task(ctx, it, w, i)
-				done.Add(1)
-			}
-			return nil
-		})
+	if h := r.o.Hooks.Interval; h != nil && p.Interval > 0 {
+		p.OnInterval = func(s engine.Sample) { h(it.title, s.Report()) }
 	}
-	ready.Wait()
-	t0 := time.Now()
-	close(start)
-	_ = g.Wait()
-	elapsed := time.Since(t0)
+	if h := r.o.Hooks.ItemStart; h != nil {
+		total := int64(n * max(it.objects, 1))
+		if p.Duration > 0 || p.Ops > 0 {
+			total = -1
+		}
+		h(it.title, total, func() int64 { return r.eng.Live.Ops.Load() * int64(max(it.objects, 1)) })
+	}
+	res, err := r.eng.Run(ctx, p)
 	if r.o.Hooks.ItemEnd != nil {
 		r.o.Hooks.ItemEnd(it.title)
 	}
-	return r.toPhase(it, workers, elapsed, ctx.Err() != nil)
+	if err != nil && ctx.Err() == nil {
+		r.warn("%s: %v", it.title, err)
+	}
+	if it.writes != nil {
+		*it.writes = r.collectKeys()
+	}
+	return r.toPhase(it, res)
 }
 
-// task runs task i, retrying it after throttling.
-func (r *run) task(ctx context.Context, it item, w *worker, i int) {
-	backoff := throttleBase
-	for attempt := 0; ; attempt++ {
-		t0 := time.Now()
-		w.ttfbStart = t0
-		n, err := it.do(ctx, w, i)
-		d := time.Since(t0)
-		if err == nil {
-			w.ops++
-			w.bytes += n
-			w.hist.Record(d)
-			return
+// collectKeys gathers and sorts the keys the threads put in the item that
+// just ran.
+func (r *run) collectKeys() []int {
+	var keys []int
+	for _, w := range r.eng.Workers() {
+		t := w.State.(*thread)
+		keys = append(keys, t.keys...)
+		t.keys = t.keys[:0]
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// task runs one task of an item, trying it again after throttling; only
+// the successful attempt is timed.
+func (r *run) task(ctx context.Context, it *item) func(w *engine.Worker, i, pass int) error {
+	return func(w *engine.Worker, i, pass int) error {
+		s, ok := w.Begin()
+		if !ok {
+			return nil
 		}
-		if ctx.Err() != nil {
-			return // interrupted: neither a success nor a failure
-		}
-		if errors.Is(err, object.ErrThrottled) && attempt < maxThrottleRetries {
-			w.throttled++
+		backoff := throttleBase
+		for attempt := 0; ; attempt++ {
+			n, err := it.do(ctx, w, s, i, pass)
+			switch {
+			case err == nil:
+				w.End(s, n)
+				return nil
+			case ctx.Err() != nil:
+				return nil // interrupted: neither a success nor a failure
+			case !errors.Is(err, object.ErrThrottled) || attempt >= maxThrottleRetries:
+				return err
+			}
+			w.Throttled()
 			select {
-			case <-ctx.Done():
-				return
+			case <-w.Cancelled():
+				return nil
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, throttleMax)
-			continue
+			w.Retime(&s)
 		}
-		w.errs++
-		if len(w.samples) < maxSamples {
-			w.samples = append(w.samples, err.Error())
-		}
-		return
 	}
 }
 
-// put uploads size bytes of key from the thread's buffer.
-func (r *run) put(ctx context.Context, w *worker, key string, size int64) (int64, error) {
-	buf := w.buf[:size]
-	r.src.fill(buf, r.src.id(key), 0)
-	if err := r.store.Put(ctx, key, bytes.NewReader(buf)); err != nil {
+// put uploads size bytes as key k from the thread's buffer.
+func (r *run) put(ctx context.Context, w *engine.Worker, k int, key string, size int64) (int64, error) {
+	t := w.State.(*thread)
+	buf := t.buf[:size]
+	r.pat.Fill(buf, r.pat.ID(key), 0)
+	t.rd.Reset(buf)
+	if err := r.store.Put(ctx, key, &t.rd); err != nil {
 		return 0, err
 	}
+	t.keys = append(t.keys, k)
 	return size, nil
 }
 
 // get downloads key into the thread's buffer, records the time to its first
-// byte, and checks every byte against what was uploaded.
-func (r *run) get(ctx context.Context, w *worker, key string, size int64) (int64, error) {
+// byte, and checks every byte against what was uploaded (unless verifying
+// is off).
+func (r *run) get(ctx context.Context, w *engine.Worker, s engine.Start, key string, size int64) (int64, error) {
 	rc, err := r.store.Get(ctx, key, 0, -1)
 	if err != nil {
 		return 0, err
 	}
 	defer rc.Close()
-	buf := w.buf[:size]
+	buf := w.State.(*thread).buf[:size]
 	n := 0
 	for n < len(buf) {
 		m, err := rc.Read(buf[n:])
 		if n == 0 && m > 0 {
-			w.ttfb.Record(time.Since(w.ttfbStart))
+			w.FirstByte(s)
 		}
 		n += m
 		if err == io.EOF {
@@ -313,40 +336,26 @@ func (r *run) get(ctx context.Context, w *worker, key string, size int64) (int64
 	if m, _ := io.ReadFull(rc, one[:]); m > 0 {
 		return int64(n), fmt.Errorf("get %s: longer than the %d bytes uploaded", key, size)
 	}
-	if bad := r.src.check(buf, r.src.id(key), 0); bad >= 0 {
-		return int64(n), fmt.Errorf("get %s: downloaded content differs from the upload at byte %d", key, bad)
+	if r.o.Verify {
+		if bad := r.pat.Check(buf, r.pat.ID(key), 0); bad >= 0 {
+			return int64(n), fmt.Errorf("get %s: downloaded content differs from the upload at byte %d", key, bad)
+		}
 	}
 	return int64(n), nil
 }
 
-// toPhase turns the threads' measurements into the result model, with
+// toPhase turns an item's measurement into the result model, with
 // JuiceFS's value and cost: MiB/s or objects/s, and the mean time one
 // thread spent per object (per listing for list).
-func (r *run) toPhase(it item, workers []*worker, elapsed time.Duration, interrupted bool) report.Phase {
-	p := report.Phase{Name: it.name, Title: it.title, LatencyOf: it.latencyOf, Seconds: elapsed.Seconds(), Incomplete: interrupted}
-	hist, ttfb := r.hist, r.ttfb
-	hist.Reset()
-	ttfb.Reset()
-	for _, w := range workers {
-		p.Ops += w.ops
-		p.Bytes += w.bytes
-		p.Errors += w.errs
-		p.Throttled += w.throttled
-		hist.Merge(w.hist)
-		ttfb.Merge(w.ttfb)
-		for _, s := range w.samples {
-			if len(p.ErrorSamples) < maxSamples {
-				p.ErrorSamples = append(p.ErrorSamples, s)
-			}
-		}
-	}
+func (r *run) toPhase(it item, res *engine.Result) report.Phase {
+	p := res.Report()
+	p.LatencyOf = it.latencyOf
 	p.Items = p.Ops * int64(it.objects)
-	_ = report.SetLatency(&p, hist)
-	_ = report.SetTTFB(&p, ttfb)
 	p.SetRates()
+	threads := float64(res.Workers)
 	perOp := 0.0 // ms one thread spent per task
 	if p.Ops > 0 {
-		perOp = p.Seconds * 1000 * float64(len(workers)) / float64(p.Ops)
+		perOp = p.Seconds * 1000 * threads / float64(p.Ops)
 	}
 	if it.bytes {
 		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
@@ -355,29 +364,13 @@ func (r *run) toPhase(it item, workers []*worker, elapsed time.Duration, interru
 	}
 	p.Cost = report.Measure{Value: perOp, Unit: "ms/object"}
 	if it.name == "list" {
-		p.Cost = report.Measure{Value: p.Seconds * 1000 * float64(len(workers)) / float64(max(p.Ops, 1)), Unit: "ms/list"}
+		p.Cost.Unit = "ms/list"
 	}
 	if !p.Incomplete && p.Ops > 0 {
-		g := it.grade
-		switch {
-		case p.Value.Value > g[1]:
-			p.Value.Grade = report.Good
-		case p.Value.Value > g[0]:
-			p.Value.Grade = report.Fair
-		default:
-			p.Value.Grade = report.Poor
-		}
-		switch {
-		case p.Cost.Value < g[2]:
-			p.Cost.Grade = report.Good
-		case p.Cost.Value < g[3]:
-			p.Cost.Grade = report.Fair
-		default:
-			p.Cost.Grade = report.Poor
-		}
+		p.Value.Grade, p.Cost.Grade = grade(it.grade, p.Value.Value, p.Cost.Value)
 	}
 	if p.Errors > 0 {
-		r.warn("%s: %d of %d operations failed, e.g.: %s", it.title, p.Errors, it.count, p.ErrorSamples[0])
+		r.warn("%s: %d of %d operations failed, e.g.: %s", it.title, p.Errors, p.Errors+p.Ops, p.ErrorSamples[0])
 	}
 	if p.Throttled > 0 {
 		r.warn("%s: the store throttled %d requests (503 SlowDown / 429); they were retried after a pause", it.title, p.Throttled)
@@ -385,13 +378,21 @@ func (r *run) toPhase(it item, workers []*worker, elapsed time.Duration, interru
 	return p
 }
 
-// parallel runs fn(0..n-1) on at most threads goroutines and returns the
-// first error.
-func parallel(ctx context.Context, threads, n int, fn func(i int) error) error {
-	g, _ := errgroup.WithContext(ctx)
-	g.SetLimit(threads)
-	for i := range n {
-		g.Go(func() error { return fn(i) })
+// grade rates a value (higher is better) and a cost (lower is better)
+// against JuiceFS's ranges.
+func grade(g [4]float64, value, cost float64) (report.Grade, report.Grade) {
+	v, c := report.Poor, report.Poor
+	switch {
+	case value > g[1]:
+		v = report.Good
+	case value > g[0]:
+		v = report.Fair
 	}
-	return g.Wait()
+	switch {
+	case cost < g[2]:
+		c = report.Good
+	case cost < g[3]:
+		c = report.Fair
+	}
+	return v, c
 }

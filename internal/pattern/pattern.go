@@ -134,21 +134,35 @@ func (p *Pattern) Check(buf []byte, id uint64, off int64) int {
 	return -1
 }
 
-// Reader streams size bytes of id: an io.ReadSeeker that holds nothing
-// but its position, so a large object is uploaded without being kept in
-// memory.
-func (p *Pattern) Reader(id uint64, size int64) io.ReadSeeker {
-	return &reader{p: p, id: id, size: size}
+// Reader streams size bytes of id: it holds nothing but its position, so
+// a large object is uploaded without being kept in memory.
+func (p *Pattern) Reader(id uint64, size int64) *Reader {
+	return &Reader{p: p, id: id, size: size}
 }
 
-type reader struct {
+// Reader is an io.ReadSeeker and io.ReaderAt over the content of one id.
+type Reader struct {
 	p    *Pattern
 	id   uint64
 	size int64
 	off  int64
 }
 
-func (r *reader) Read(b []byte) (int, error) {
+// ReadAt reads the content at off, as io.ReaderAt.
+func (r *Reader) ReadAt(b []byte, off int64) (int, error) {
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(b)), r.size-off))
+	r.p.Fill(b[:n], r.id, off)
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Read reads on from the current position, as io.Reader.
+func (r *Reader) Read(b []byte) (int, error) {
 	if r.off >= r.size {
 		return 0, io.EOF
 	}
@@ -158,7 +172,8 @@ func (r *reader) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-func (r *reader) Seek(offset int64, whence int) (int64, error) {
+// Seek sets the position, as io.Seeker.
+func (r *Reader) Seek(offset int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
