@@ -170,6 +170,7 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	defer e.current.Store(nil)
 
 	r := &run{e: e, p: &p}
+	r.left.Store(p.Ops)
 	r.clk = newClock(&p, len(e.workers))
 	g, gctx := errgroup.WithContext(ctx)
 	r.clk.cancel = gctx.Done()
@@ -217,7 +218,16 @@ type run struct {
 	stop  atomic.Bool
 	next  atomic.Int64 // Shared: the next task
 	bytes atomic.Int64 // Bytes limit: bytes moved so far, warm-up included
+	left  atomic.Int64 // Ops limit: operations not yet begun
 }
+
+// take claims one of the phase's operations; false when the Ops limit is
+// reached. Workers share the count, so it is exact however the tasks are
+// spread over them.
+func (r *run) take() bool { return r.p.Ops == 0 || r.left.Add(-1) >= 0 }
+
+// spent reports whether the Ops limit is reached.
+func (r *run) spent() bool { return r.p.Ops > 0 && r.left.Load() <= 0 }
 
 // watch sets the stop flag when ctx ends; the returned function ends the
 // watch.

@@ -1,8 +1,14 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestPermIsPermutation(t *testing.T) {
@@ -32,5 +38,177 @@ func TestBuckets(t *testing.T) {
 		if d := (mid - want) / max(want, 1); d > 0.02 || d < -0.02 {
 			t.Errorf("bucketMid(bucketOf(%d)) = %.0f, more than 2%% off", v, mid)
 		}
+	}
+}
+
+// op is a phase's Do that times each task as one operation of n bytes.
+func op(n int64) func(w *Worker, task, pass int) error {
+	return func(w *Worker, task, pass int) error {
+		s, ok := w.Begin()
+		if !ok {
+			return nil
+		}
+		w.End(s, n)
+		w.Item()
+		return nil
+	}
+}
+
+func TestOnePassDoesEveryTaskOnce(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		e := New(3)
+		var mu sync.Mutex
+		seen := map[int]int{}
+		p := Phase{Name: "p", Tasks: 10, Shared: shared, Random: !shared, Do: func(w *Worker, task, pass int) error {
+			mu.Lock()
+			seen[task]++
+			mu.Unlock()
+			return op(1)(w, task, pass)
+		}}
+		r, err := e.Run(context.Background(), p)
+		if err != nil || r.Ops != 10 || r.Items != 10 || r.Bytes != 10 || r.Hist.Count() != 10 {
+			t.Fatalf("shared=%v: %+v, %v", shared, r, err)
+		}
+		for i := range 10 {
+			if seen[i] != 1 {
+				t.Errorf("shared=%v: task %d done %d times", shared, i, seen[i])
+			}
+		}
+	}
+}
+
+func TestLimitsAreExact(t *testing.T) {
+	e := New(4)
+	r, err := e.Run(context.Background(), Phase{Name: "ops", Tasks: 3, Ops: 1001, Do: op(1)})
+	if err != nil || r.Ops != 1001 {
+		t.Fatalf("ops limit: %d ops, %v", r.Ops, err)
+	}
+	r, err = e.Run(context.Background(), Phase{Name: "bytes", Tasks: 3, Shared: true, Bytes: 100 << 10, Do: op(4096)})
+	if err != nil || r.Bytes < 100<<10 || r.Bytes > 100<<10+4*4096 {
+		t.Fatalf("bytes limit: %d bytes, %v", r.Bytes, err)
+	}
+}
+
+// An open loop lasts its duration and reports the rate it ran at, even
+// when its next operation falls after the end (a rate of 0.5/s for 1s).
+func TestOpenLoopLastsItsDuration(t *testing.T) {
+	e := New(1)
+	t0 := time.Now()
+	r, err := e.Run(context.Background(), Phase{Name: "slow", Tasks: 1, Rate: 0.5, Duration: time.Second, Do: op(0)})
+	took := time.Since(t0)
+	if err != nil || r.Ops != 1 {
+		t.Fatalf("%d ops, %v", r.Ops, err)
+	}
+	if took < time.Second || r.Elapsed < time.Second {
+		t.Errorf("phase took %v, measured %v: less than its duration", took, r.Elapsed)
+	}
+	if rate := float64(r.Ops) / r.Elapsed.Seconds(); rate > 1.01 {
+		t.Errorf("reported %.1f ops/s at a rate of 0.5/s", rate)
+	}
+}
+
+func TestAbsurdRatesAreErrors(t *testing.T) {
+	for _, rate := range []float64{1e-10, 2e9, -1} {
+		_, err := New(1).Run(context.Background(), Phase{Name: "r", Tasks: 1, Rate: rate, Duration: time.Second, Do: op(0)})
+		if err == nil || !strings.Contains(err.Error(), "rate") {
+			t.Errorf("rate %g: %v", rate, err)
+		}
+	}
+	if err := CheckRate(0.001, 100, 0, 0); err != nil {
+		t.Errorf("100 operations at 0.001/s (28 hours): %v", err)
+	}
+	if err := CheckRate(0.001, 1000, 0, 0); err == nil {
+		t.Error("1000 operations at 0.001/s (11 days) with no duration: no error")
+	}
+}
+
+func TestWarmupIsNotCounted(t *testing.T) {
+	e := New(2)
+	r, err := e.Run(context.Background(), Phase{Name: "w", Tasks: 2, Warmup: 100 * time.Millisecond, Duration: 100 * time.Millisecond,
+		Do: func(w *Worker, task, pass int) error {
+			time.Sleep(time.Millisecond)
+			return op(1)(w, task, pass)
+		}})
+	if err != nil || r.Ops == 0 {
+		t.Fatal(err)
+	}
+	if e.Live.Ops.Load() < r.Ops+20 {
+		t.Errorf("live ops %d, measured %d: the warm-up was counted", e.Live.Ops.Load(), r.Ops)
+	}
+	if r.Elapsed > time.Second || r.Elapsed < 90*time.Millisecond {
+		t.Errorf("measured %v, want about 100ms after the warm-up", r.Elapsed)
+	}
+}
+
+func TestKeepGoingCountsErrors(t *testing.T) {
+	fail := func(w *Worker, task, pass int) error {
+		if task%2 == 1 {
+			return errors.New("odd task failed")
+		}
+		return op(1)(w, task, pass)
+	}
+	r, err := New(2).Run(context.Background(), Phase{Name: "k", Tasks: 10, Shared: true, KeepGoing: true, Do: fail})
+	if err != nil || r.Ops != 5 || r.Errors != 5 || len(r.Samples) != 5 {
+		t.Fatalf("keep going: %+v, %v", r, err)
+	}
+	r, err = New(1).Run(context.Background(), Phase{Name: "s", Tasks: 10, Do: fail})
+	if err == nil || r.Errors != 1 || r.Ops != 1 || !r.Incomplete {
+		t.Fatalf("stop at the first error: %+v, %v", r, err)
+	}
+}
+
+func TestCancelStopsAndWaits(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var running atomic.Int32
+	var started atomic.Int32
+	p := Phase{Name: "c", Tasks: 4, Duration: time.Hour, Do: func(w *Worker, task, pass int) error {
+		s, ok := w.Begin()
+		if !ok {
+			return nil
+		}
+		running.Add(1)
+		if started.Add(1) == 10 {
+			cancel()
+		}
+		time.Sleep(time.Millisecond)
+		running.Add(-1)
+		w.End(s, 0)
+		return nil
+	}}
+	r, err := New(4).Run(ctx, p)
+	if !errors.Is(err, context.Canceled) || !r.Incomplete {
+		t.Fatalf("cancelled: %v, incomplete %v", err, r.Incomplete)
+	}
+	if n := running.Load(); n != 0 {
+		t.Errorf("%d operations still running after Run returned", n)
+	}
+}
+
+func TestSeriesAddsUp(t *testing.T) {
+	var got []Sample
+	p := Phase{Name: "s", Tasks: 2, Duration: 300 * time.Millisecond, Interval: 100 * time.Millisecond,
+		OnInterval: func(s Sample) { got = append(got, s) },
+		Do: func(w *Worker, task, pass int) error {
+			time.Sleep(100 * time.Microsecond)
+			return op(10)(w, task, pass)
+		}}
+	r, err := New(2).Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops, bytes int64
+	for _, s := range r.Series {
+		ops += s.Ops
+		bytes += s.Bytes
+		if s.Ops > 0 && (s.Latency.P99 <= 0 || s.Latency.P50 > s.Latency.P99) {
+			t.Errorf("interval percentiles %+v", s.Latency)
+		}
+	}
+	if len(r.Series) < 2 || len(got) != len(r.Series) || ops != r.Ops || bytes != r.Bytes {
+		t.Errorf("%d intervals (%d told) add to %d ops %d bytes; total %d ops %d bytes", len(r.Series), len(got), ops, bytes, r.Ops, r.Bytes)
+	}
+	rp := r.Report()
+	if rp.Histogram == "" || len(rp.Series) != len(r.Series) || rp.Latency.Count != r.Ops {
+		t.Errorf("report: histogram %q series %d count %d", rp.Histogram, len(rp.Series), rp.Latency.Count)
 	}
 }

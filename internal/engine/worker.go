@@ -34,7 +34,6 @@ type Worker struct {
 	samples                            []string
 	measured                           bool          // the last operation counted (not warm-up)
 	over                               bool          // Begin said the phase is over for this worker
-	quota                              int64         // operations left; -1: no count limit
 	next                               time.Duration // open loop: schedule of the next operation
 	timer                              *time.Timer   // open loop: waits for the schedule
 	end                                time.Duration // when the worker finished, since t0
@@ -78,13 +77,6 @@ func (w *Worker) prepare(r *run) {
 		w.iv.reset()
 	}
 	nw := int64(len(w.e.workers))
-	w.quota = -1
-	if p.Ops > 0 {
-		w.quota = p.Ops / nw
-		if int64(w.ID) < p.Ops%nw {
-			w.quota++
-		}
-	}
 	// Spread the workers' schedules over one period.
 	w.next = time.Duration(int64(r.clk.period) * int64(w.ID) / nw)
 	if lo, hi := w.own(); p.Random && p.onePass() && !p.Shared && hi > lo {
@@ -104,7 +96,7 @@ func (w *Worker) loop() error {
 	p := w.r.p
 	for visit := 0; ; visit++ {
 		task, pass, ok := w.task(visit)
-		if !ok || w.quota == 0 || w.r.stop.Load() {
+		if !ok || w.r.spent() || w.r.stop.Load() {
 			return nil
 		}
 		if err := p.Do(w, task, pass); err != nil {
@@ -154,7 +146,7 @@ type Start struct {
 // stopped); the operation must then not be done.
 func (w *Worker) Begin() (Start, bool) {
 	r, c := w.r, w.clk
-	if r.stop.Load() || w.quota == 0 || r.p.Bytes > 0 && r.bytes.Load() >= r.p.Bytes {
+	if r.stop.Load() || !r.take() || r.p.Bytes > 0 && r.bytes.Load() >= r.p.Bytes {
 		return w.quit()
 	}
 	if c.period == 0 {
@@ -234,9 +226,6 @@ func (w *Worker) Retime(s *Start) {
 func (w *Worker) End(s Start, n int64) time.Time {
 	c := w.clk
 	t2 := c.now()
-	if w.quota > 0 {
-		w.quota--
-	}
 	svc := t2 - s.at
 	lat := svc
 	if c.period > 0 {
@@ -346,5 +335,5 @@ func (p *Perm) Next() uint64 {
 // count is reached or the phase was stopped.
 func (w *Worker) Extra() (Start, bool) {
 	now := w.clk.now()
-	return Start{now, now}, w.quota != 0 && !w.r.stop.Load()
+	return Start{now, now}, !w.r.stop.Load() && w.r.take()
 }

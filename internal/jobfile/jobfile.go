@@ -28,6 +28,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -615,6 +616,9 @@ func (j *Job) validatePhase(ph *Phase) error {
 		if !ph.OnePass() || ph.Rate > 0 {
 			return fmt.Errorf("op %s does each file once: duration, ops and rate do not apply", ph.Op)
 		}
+	}
+	if err := engine.CheckRate(ph.Rate, 1, ph.Ops, ph.Duration); err != nil {
+		return err
 	}
 	if ph.Interval > 0 && ph.Interval < 10*time.Millisecond {
 		return errors.New("interval must be at least 10ms")

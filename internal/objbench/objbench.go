@@ -399,7 +399,7 @@ func (r *run) listOurs(ctx context.Context) ([]string, error) {
 }
 
 func (o *Options) params() report.Params {
-	return report.Params{
+	ps := report.Params{
 		{Key: "storage", Label: "", Value: o.Storage},
 		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
 		{Key: "big_object_size", Label: "BigObjectSize", Value: o.BigObjectSize, Display: units.FormatBytes(o.BigObjectSize)},
@@ -410,7 +410,23 @@ func (o *Options) params() report.Params {
 		{Key: "retries", Label: "", Value: o.Object.Retries},
 		{Key: "checksum", Label: "", Value: checksumOf(o.Object)},
 		{Key: "storage_class", Label: "", Value: o.Object.StorageClass},
+		{Key: "verify", Label: "", Value: o.Verify},
 	}
+	for _, x := range []struct {
+		key, label string
+		d          time.Duration
+	}{{"duration_s", "Duration", o.Duration}, {"warmup_s", "Warmup", o.Warmup}, {"interval_s", "Interval", o.Interval}} {
+		if x.d > 0 {
+			ps = append(ps, report.Param{Key: x.key, Label: x.label, Value: x.d.Seconds(), Display: x.d.String()})
+		}
+	}
+	if o.Ops > 0 {
+		ps = append(ps, report.Param{Key: "ops", Label: "Ops", Value: o.Ops, Display: strconv.FormatInt(o.Ops, 10)})
+	}
+	if o.Rate > 0 {
+		ps = append(ps, report.Param{Key: "rate", Label: "Rate", Value: o.Rate, Display: strconv.FormatFloat(o.Rate, 'g', -1, 64) + "/s"})
+	}
+	return ps
 }
 
 func checksumOf(c object.Config) string {

@@ -3,10 +3,12 @@ package workload
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -317,5 +319,66 @@ func BenchmarkRandRead4K(b *testing.B) {
 	b.ResetTimer()
 	if _, err := e.Run(context.Background(), p); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// A rename phase limited by --ops does exactly that many timed renames,
+// and every file has its own name again afterwards.
+func TestRenameOpsExact(t *testing.T) {
+	e, dir := generalEngine(t, 2, false, nil)
+	tg := e.NewTargets(dir, jobNames(4))
+	if _, err := e.Run(context.Background(), Phase{Title: "lay", Kind: Create, Targets: tg, FileSize: 1, BlockSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ops := range []int64{1, 5, 7} {
+		r, err := e.Run(context.Background(), Phase{Title: "rename", Kind: Rename, Targets: tg, Ops: ops})
+		if err != nil || r.Ops != ops {
+			t.Fatalf("--ops %d: %d renames timed, %v", ops, r.Ops, err)
+		}
+		for _, p := range tg.Paths {
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("after --ops %d: %v", ops, err)
+			}
+		}
+	}
+}
+
+// A file whose writing was interrupted is not a completed item.
+func TestInterruptedWriteIsNoItem(t *testing.T) {
+	e, dir := generalEngine(t, 1, false, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for e.Live.Ops.Load() < 3 {
+			runtime.Gosched()
+		}
+		cancel()
+	}()
+	r, err := e.Run(ctx, Phase{Title: "w", Kind: Create, Targets: e.NewTargets(dir, jobNames(1)), FileSize: 1 << 30, BlockSize: 64 << 10})
+	if !errors.Is(err, context.Canceled) || r.Items != 0 || r.Ops < 3 {
+		t.Fatalf("interrupted write: items %d ops %d, %v", r.Items, r.Ops, err)
+	}
+}
+
+// Under O_DIRECT a short transfer is continued only from an aligned point;
+// otherwise it fails clearly instead of issuing an unaligned request.
+func TestDirectShortTransferAlignment(t *testing.T) {
+	calls := 0
+	short := func(n int) func(b []byte, off int64) (int, error) {
+		return func(b []byte, off int64) (int, error) {
+			calls++
+			return min(len(b), n), nil
+		}
+	}
+	buf := make([]byte, 8192)
+	if n, err := ioFull(short(4096), buf, 0, 4096, io.ErrShortWrite); err != nil || n != 8192 {
+		t.Fatalf("aligned short writes: %d, %v", n, err)
+	}
+	calls = 0
+	n, err := ioFull(short(7), buf, 4096, 4096, io.ErrShortWrite)
+	if !errors.Is(err, ErrUnaligned) || n != 7 || calls != 1 {
+		t.Fatalf("unaligned short write: %d bytes, %d calls, %v", n, calls, err)
+	}
+	if !strings.Contains(err.Error(), "offset 4096") {
+		t.Errorf("error does not say where: %v", err)
 	}
 }
