@@ -47,6 +47,20 @@ type Options struct {
 	Tracer         workload.Tracer
 	// Hooks lets the caller show progress and warnings; all are optional.
 	Hooks Hooks
+
+	// The fields below serve a run on many hosts (fsbench agent).
+	// RunDir is the run's own directory, made by the run (it must not
+	// exist), instead of a new name under Path.
+	RunDir string `json:"-"`
+	// ReadDir, if set, is another run directory whose files the read and
+	// stat phases use: what another host wrote, so that a client's own
+	// cache cannot serve the reads.
+	ReadDir string `json:"-"`
+	// Interval cuts every phase into intervals (Result series).
+	Interval time.Duration `json:"-"`
+	// Seed of the data written; 0: a random one. Hosts that read each
+	// other's files share one, so that --verify checks them.
+	Seed uint64 `json:"-"`
 }
 
 // Hooks are the run's callbacks to its caller.
@@ -142,7 +156,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	res.Parameters = o.params()
 
-	dir, err := makeRunDir(abs)
+	dir, err := o.runDir(abs)
 	if err != nil {
 		return &Error{"prepare", err}
 	}
@@ -155,7 +169,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 			warn("keeping benchmark files in %s (--keep)", dir)
 			return
 		}
-		if err := removeRun(dir, tracer); err != nil {
+		if err := RemoveRun(dir, tracer); err != nil {
 			warn("clean up %s: %v", dir, err)
 		}
 	}
@@ -174,7 +188,10 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		}
 	}
 
-	seed := randomSeed()
+	seed := o.Seed
+	if seed == 0 {
+		seed = randomSeed()
+	}
 	eng := workload.New(workload.Config{
 		Dir: dir, Workers: o.Threads, Direct: o.Direct, Align: align,
 		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: tracer,
@@ -284,6 +301,18 @@ func randomSeed() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
+// runDir makes the run's own directory: RunDir if given, else a new name
+// under abs.
+func (o *Options) runDir(abs string) (string, error) {
+	if o.RunDir == "" {
+		return makeRunDir(abs)
+	}
+	if err := os.Mkdir(o.RunDir, 0o755); err != nil {
+		return "", fmt.Errorf("create benchmark directory %s: %w", o.RunDir, unwrapPath(err))
+	}
+	return o.RunDir, nil
+}
+
 // makeRunDir creates the run's own directory: a new name that cannot clash
 // with anything already in parent.
 func makeRunDir(parent string) (string, error) {
@@ -316,9 +345,9 @@ func sanitize(s string) string {
 	return string(out)
 }
 
-// removeRun deletes the run directory and what is in it. It only ever
-// touches dir, which Run created; names are listed, not guessed.
-func removeRun(dir string, tracer workload.Tracer) error {
+// RemoveRun deletes a run directory and what is in it. It only ever
+// touches dir, which a run created; names are listed, not guessed.
+func RemoveRun(dir string, tracer workload.Tracer) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -377,22 +406,30 @@ func fileNames(threads, n int, name func(w, i int) string) []string {
 // files are timed per block, small files from open to close.
 func (o *Options) phases(e *workload.Engine, dir string) []workload.Phase {
 	var ps []workload.Phase
+	readDir := dir
+	if o.ReadDir != "" {
+		readDir = o.ReadDir
+	}
 	if o.BigFileSize > 0 {
-		big := e.NewTargets(dir, fileNames(o.Threads, 1, bigName))
+		names := fileNames(o.Threads, 1, bigName)
 		bs := min(o.BlockSize, o.BigFileSize)
 		ps = append(ps,
-			workload.Phase{Name: "write-big", Title: "Write big file", Kind: workload.Create, Targets: big, FileSize: o.BigFileSize, BlockSize: bs},
-			workload.Phase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Targets: big, FileSize: o.BigFileSize, BlockSize: bs},
+			workload.Phase{Name: "write-big", Title: "Write big file", Kind: workload.Create, Targets: e.NewTargets(dir, names), FileSize: o.BigFileSize, BlockSize: bs},
+			workload.Phase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Targets: e.NewTargets(readDir, names), FileSize: o.BigFileSize, BlockSize: bs},
 		)
 	}
 	if o.SmallFileCount > 0 {
-		small := e.NewTargets(dir, fileNames(o.Threads, o.SmallFileCount, smallName))
+		names := fileNames(o.Threads, o.SmallFileCount, smallName)
+		small := e.NewTargets(readDir, names)
 		bs := min(o.BlockSize, o.SmallFileSize)
 		ps = append(ps,
-			workload.Phase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: small, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
+			workload.Phase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: e.NewTargets(dir, names), FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
 			workload.Phase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Targets: small, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
 			workload.Phase{Name: "stat", Title: "Stat file", Kind: workload.Stat, Targets: small, PerFile: true},
 		)
+	}
+	for i := range ps {
+		ps[i].Interval = o.Interval
 	}
 	return ps
 }

@@ -90,7 +90,7 @@ func (r *jobRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.dir, err = makeRunDir(abs); err != nil {
+	if r.dir, err = o.runDir(abs); err != nil {
 		return &Error{"prepare", err}
 	}
 	if o.Tracer != nil {
@@ -98,7 +98,10 @@ func (r *jobRun) run(ctx context.Context) error {
 	}
 	defer r.cleanup()
 
-	seed := randomSeed()
+	seed := o.Seed
+	if seed == 0 {
+		seed = randomSeed()
+	}
 	if t := r.j.Tree; t != nil {
 		if err := r.openTree(abs, seed); err != nil {
 			return &Error{"prepare", err}
@@ -193,7 +196,7 @@ func (r *jobRun) cleanup() {
 			r.warn("clean up %s: %v", r.treeRoot, err)
 		}
 	}
-	if err := removeRun(r.dir, r.o.Tracer); err != nil {
+	if err := RemoveRun(r.dir, r.o.Tracer); err != nil {
 		r.warn("clean up %s: %v", r.dir, err)
 	}
 }
@@ -257,6 +260,9 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	}
 	if fileSize > 0 {
 		wp.BlockSize = min(p.XferSize, fileSize)
+	}
+	if wp.Interval == 0 {
+		wp.Interval = r.o.Interval
 	}
 	if !kind.IsData() {
 		wp.BlockSize = min(wp.BlockSize, r.eng.MaxBlock())

@@ -24,6 +24,8 @@ type BenchOptions struct {
 	Job JobFlags
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
+	// Cluster runs the benchmark on many hosts (--hosts).
+	Cluster HostsOptions
 
 	blockSize, bigFileSize, smallFileSize string
 }
@@ -70,14 +72,30 @@ See "Workloads" in the README.`,
 		Args: exactArgs(1, "one PATH, the directory to benchmark"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
+			if err := o.Cluster.resolve(cmd); err != nil {
+				return err
+			}
+			run := func() error {
+				if runF != nil {
+					return runF(cmd.Context(), o)
+				}
+				if o.Cluster.active() {
+					c, err := benchCluster(cmd, args, o)
+					if err != nil {
+						return err
+					}
+					return runCluster(cmd.Context(), app, c)
+				}
+				if o.Job.Job != nil {
+					return runJob(cmd.Context(), app, o)
+				}
+				return runBench(cmd.Context(), app, o)
+			}
 			if o.Job.active(cmd) {
 				if err := o.resolveJob(cmd, app); err != nil {
 					return err
 				}
-				if runF != nil {
-					return runF(cmd.Context(), o)
-				}
-				return runJob(cmd.Context(), app, o)
+				return run()
 			}
 			if err := o.CI.resolve(cmd, expect.Bench); err != nil {
 				return err
@@ -88,10 +106,7 @@ See "Workloads" in the README.`,
 			if err := o.CI.checkMeasured(benchMeasured(o.Options)); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runBench(cmd.Context(), app, o)
+			return run()
 		},
 	}
 	f := cmd.Flags()
@@ -109,6 +124,7 @@ See "Workloads" in the README.`,
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, benchQuick)
 	addJobFlags(cmd, &o.Job)
+	addHostsFlags(cmd, &o.Cluster)
 	return cmd
 }
 

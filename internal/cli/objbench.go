@@ -23,6 +23,8 @@ type ObjbenchOptions struct {
 	objbench.Options
 	Output OutputOptions
 	CI     CIOptions
+	// Cluster runs the performance items on many hosts (--hosts).
+	Cluster HostsOptions
 
 	secretKey, sessionToken                            string
 	blockSize, bigObjectSize, smallObjectSize, timeout string
@@ -71,6 +73,9 @@ credential chain. Secrets never appear in output, errors or result files.`,
 		Args: exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.URL = args[0]
+			if err := o.Cluster.resolve(cmd); err != nil {
+				return err
+			}
 			if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
 				return err
 			}
@@ -79,6 +84,9 @@ credential chain. Secrets never appear in output, errors or result files.`,
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
+			}
+			if o.Cluster.active() {
+				return runCluster(cmd.Context(), app, objbenchCluster(cmd, args, o))
 			}
 			return runObjbench(cmd.Context(), app, o)
 		},
@@ -112,6 +120,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, objbenchQuick)
+	addHostsFlags(cmd, &o.Cluster)
 	return cmd
 }
 

@@ -49,6 +49,9 @@ type Options struct {
 
 	SkipFunctional bool
 	Keep           bool // keep the run's objects
+	// Prefix, if set, is the run's own key prefix (ending in "/") instead
+	// of a new one: a run on many hosts gives each host its own.
+	Prefix string `json:"-"`
 	// BigCheckSize is the size of the "put a big object" check (256 MiB
 	// by default, as JuiceFS).
 	BigCheckSize int64
@@ -200,7 +203,10 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	r.base = base
 	res.Target.URL = base.String()
 
-	r.prefix = newPrefix()
+	r.prefix = o.Prefix
+	if r.prefix == "" {
+		r.prefix = newPrefix()
+	}
 	if err := r.prepare(ctx); err != nil {
 		if ctx.Err() != nil {
 			res.Interrupted = true

@@ -282,6 +282,11 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 			} else {
 				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P99), lat(l.Max), p.LatencyOf})
 			}
+			if o.Verbose {
+				for _, row := range hostRows(&p) {
+					_ = t.Append(row)
+				}
+			}
 		}
 		if r.Internal != nil {
 			for _, row := range r.Internal.Rows {
@@ -299,6 +304,13 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 		}
 		if err := t.Render(); err != nil {
 			return err
+		}
+		if len(r.Hosts) > 0 {
+			fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
+			if !o.Verbose {
+				fmt.Fprint(bw, "; per-host rows, start skew and stonewall rates with -v")
+			}
+			fmt.Fprintln(bw)
 		}
 		if in := r.Internal; in != nil {
 			cpu, mem := "unknown", "unknown"
@@ -364,4 +376,37 @@ func (e *ErrWriter) Write(p []byte) (int, error) {
 	n, err := e.W.Write(p)
 	e.err = err
 	return n, err
+}
+
+// hostRows are the verbose table's rows under a phase run on many hosts:
+// each host's own figures, then the start skew and the stonewall rate.
+func hostRows(p *Phase) [][]string {
+	if len(p.Hosts) == 0 {
+		return nil
+	}
+	var rows [][]string
+	for _, h := range p.Hosts {
+		v := Measure{Unit: p.Value.Unit, Value: h.OpsPerSec}
+		switch p.Value.Unit {
+		case "MiB/s":
+			v.Value = h.BytesPerSec / float64(units.MiB)
+		case "files/s", "objects/s":
+			if h.Seconds > 0 {
+				v.Value = float64(h.Items) / h.Seconds
+			}
+		}
+		l := h.Latency
+		rows = append(rows, []string{"  " + h.Address, FormatMeasure(v), fmt.Sprintf("+%.0f ms", h.StartOffset*1000),
+			units.FormatLatency(l.P50), units.FormatLatency(l.P90), units.FormatLatency(l.P99), units.FormatLatency(l.P999),
+			units.FormatLatency(l.Max), "host (start offset)", strconv.FormatInt(h.Ops, 10), strconv.FormatInt(h.Errors, 10)})
+	}
+	if sw := p.Stonewall; sw != nil {
+		v := Measure{Unit: p.Value.Unit, Value: sw.OpsPerSec}
+		if p.Value.Unit == "MiB/s" {
+			v.Value = sw.BytesPerSec / float64(units.MiB)
+		}
+		rows = append(rows, []string{"  stonewall", FormatMeasure(v), fmt.Sprintf("skew %.0f ms", p.StartSkew*1000),
+			"", "", "", "", "", fmt.Sprintf("while all hosts ran (%.2f s)", sw.Seconds), strconv.FormatInt(sw.Ops, 10), ""})
+	}
+	return rows
 }

@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/objbench"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// AgentOptions are the flags of `fsbench agent`.
+type AgentOptions struct {
+	Listen    string
+	TokenFile string
+	Roots     []string
+	TLSCert   string
+	TLSKey    string
+	protocol  int
+	orphan    time.Duration
+}
+
+func newAgentCmd(app *App) *cobra.Command {
+	o := &AgentOptions{}
+	cmd := &cobra.Command{
+		Use:   "agent --token-file FILE --allow-root DIR [--listen :7781]",
+		Short: "Serve benchmark jobs to a coordinator: one host of a run on many hosts",
+		Long: `Run on every client host of a run on many hosts. The coordinator is the
+ordinary command given --hosts, e.g. "fsbench bench /mnt/jfs -p 4 --hosts
+node1:7781,node2:7781": it sends each agent the same job, starts every phase
+on all of them together and merges what they measured.
+
+An agent serves one job at a time, only with the token (--token-file, or
+FSBENCH_TOKEN), and only for paths under its --allow-root directories. Each
+host works in its own directory (or key prefix) inside the run's, and
+removes it at the end; an agent that stops hearing from its coordinator for
+10 s cancels the job and removes its files by itself. With --tls-cert and
+--tls-key it serves HTTPS; object-store credentials reach agents only over
+TLS, or come from the agent's own environment (ACCESS_KEY, SECRET_KEY, ...).
+
+Dropping the page cache before read phases needs root (or CAP_SYS_ADMIN);
+without it the agent measures with the caches as they are, and says so.`,
+		Example: `  fsbench agent --listen :7781 --token-file /etc/fsbench/token --allow-root /mnt/jfs
+  FSBENCH_TOKEN=... fsbench agent --allow-root /mnt/jfs --tls-cert agent.pem --tls-key agent.key`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAgent(cmd.Context(), app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Listen, "listen", ":7781", "`ADDRESS` to serve on, host:port")
+	f.StringVar(&o.TokenFile, "token-file", "", "read the shared token from `FILE` (else FSBENCH_TOKEN)")
+	f.StringArrayVar(&o.Roots, "allow-root", nil, "serve jobs only for paths under `DIR`; repeatable")
+	f.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
+	f.StringVar(&o.TLSKey, "tls-key", "", "the certificate's private key `FILE` (PEM)")
+	f.IntVar(&o.protocol, "protocol", 0, "speak this agent protocol version (tests)")
+	f.DurationVar(&o.orphan, "orphan-after", 0, "cancel a job not pinged for this long (tests)")
+	_ = f.MarkHidden("protocol")
+	_ = f.MarkHidden("orphan-after")
+	return cmd
+}
+
+// readToken reads the shared token from a file or FSBENCH_TOKEN.
+func readToken(app *App, file string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", Usagef("--token-file: %v", unwrapPathErr(err))
+		}
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+		return "", Usagef("--token-file %s is empty", file)
+	}
+	if t := strings.TrimSpace(app.IO.Getenv("FSBENCH_TOKEN")); t != "" {
+		return t, nil
+	}
+	return "", Usagef("a token is required: --token-file FILE or FSBENCH_TOKEN")
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
+	token, err := readToken(app, o.TokenFile)
+	if err != nil {
+		return err
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return Usagef("--tls-cert and --tls-key go together")
+	}
+	host, _ := os.Hostname()
+	a, err := cluster.NewAgent(cluster.AgentOptions{
+		Token: token, Roots: o.Roots, Runner: &agentRunner{app: app}, Version: Version, Protocol: o.protocol,
+		OrphanAfter: o.orphan, Logf: func(f string, args ...any) { app.Infof(f, args...) },
+		Host: report.Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: sysio.Kernel(), CPUs: runtime.NumCPU()},
+	})
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Listen, err)
+	}
+	srv := &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	scheme := "http"
+	if o.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return Usagef("--tls-cert/--tls-key: %v", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+		scheme = "https"
+	}
+	app.Infof("fsbench agent %s serving %s://%s for %s", Version, scheme, ln.Addr(), strings.Join(o.Roots, ", "))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a.Close()
+	_ = srv.Shutdown(sctx)
+	return ErrInterrupted
+}
+
+// agentRunner runs jobs on an agent through the same commands, flags and
+// checks as on one host.
+type agentRunner struct{ app *App }
+
+// quietApp is an App whose output goes nowhere: the coordinator prints.
+func (r *agentRunner) quietApp() *App {
+	return &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: r.app.IO.Getenv}, Globals: Globals{Quiet: true}}
+}
+
+// Prepare parses the job's arguments with the command's own flags.
+func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepared, error) {
+	args := localFiles(job.Args, filesDir)
+	sub := r.quietApp()
+	var prepared cluster.Prepared
+	var cmd *cobra.Command
+	switch job.Command {
+	case "bench":
+		cmd = newBenchCmdWith(sub, func(_ context.Context, o *BenchOptions) error {
+			if job.ReadOthers && o.Job.Job != nil {
+				return Usagef("--read-others applies to the default benchmark, not to workloads")
+			}
+			prepared = &benchJob{o: o, job: job}
+			return nil
+		})
+	case "objbench":
+		cmd = newObjbenchCmdWith(sub, func(_ context.Context, o *ObjbenchOptions) error {
+			if job.ReadOthers {
+				return Usagef("--read-others applies to bench")
+			}
+			prepared = &objbenchJob{o: o, job: job}
+			return nil
+		})
+	default:
+		return nil, fmt.Errorf("unknown command %q", job.Command)
+	}
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	if err := cmd.Execute(); err != nil {
+		return nil, err
+	}
+	return prepared, nil
+}
+
+// localFiles points -f at the agent's copies of the workload files.
+func localFiles(args []string, dir string) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i < len(out); i++ {
+		switch {
+		case (out[i] == "-f" || out[i] == "--workload") && i+1 < len(out):
+			out[i+1] = filepath.Join(dir, filepath.Base(out[i+1]))
+		case strings.HasPrefix(out[i], "--workload="):
+			out[i] = "--workload=" + filepath.Join(dir, filepath.Base(strings.TrimPrefix(out[i], "--workload=")))
+		}
+	}
+	return out
+}
+
+// benchJob is bench (or a workload) on an agent.
+type benchJob struct {
+	o   *BenchOptions
+	job *cluster.Job
+}
+
+func (b *benchJob) Target() string { return b.o.Path }
+
+// stonewallInterval cuts each phase of a host into intervals, from which
+// the coordinator computes the stonewall rate.
+const stonewallInterval = 200 * time.Millisecond
+
+func (b *benchJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
+	o, job := b.o, b.job
+	abs, err := filepath.Abs(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(abs, job.RunName)
+	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
+	if job.ReadOthers {
+		o.ReadDir = filepath.Join(base, cluster.HostDir((job.Index+1)%job.Hosts))
+	}
+	o.Seed, o.Interval = job.Seed, stonewallInterval
+	o.Hooks = bench.Hooks{
+		PhaseStart: func(_ *workload.Engine, p *workload.Phase, _ int64) { _ = gate(ctx, p.Name) },
+		Finished:   func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
+	}
+	res := newResult("bench")
+	meter := startUsage()
+	if o.Job.Job != nil {
+		err = bench.RunJob(ctx, o.Options, o.Job.Job, res)
+	} else {
+		err = bench.Run(ctx, o.Options, res)
+	}
+	res.Usage = meter.stop()
+	if err != nil && !res.Interrupted {
+		res.Error = err.Error()
+	}
+	return res, err
+}
+
+// objbenchJob is objbench's performance items on an agent; the functional
+// checks run on the first host only.
+type objbenchJob struct {
+	o   *ObjbenchOptions
+	job *cluster.Job
+}
+
+func (j *objbenchJob) Target() string {
+	if j.o.Storage == "file" {
+		return strings.TrimPrefix(j.o.URL, "file://")
+	}
+	return ""
+}
+
+func (j *objbenchJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
+	o, job := j.o, j.job
+	o.Prefix = job.RunName + "/" + cluster.HostDir(job.Index) + "/"
+	o.SkipFunctional = o.SkipFunctional || job.Index > 0
+	if o.Interval == 0 {
+		o.Interval = stonewallInterval
+	}
+	o.Hooks = objbench.Hooks{ItemStart: func(title string, _ int64, _ func() int64) { _ = gate(ctx, title) }}
+	res := newResult("objbench")
+	meter := startUsage()
+	err := objbench.Run(ctx, o.Options, res)
+	res.Usage = meter.stop()
+	if err != nil && !res.Interrupted {
+		res.Error = err.Error()
+	}
+	return res, err
+}

@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/pkg/object"
+)
+
+// HostsOptions are the flags that run a command on many hosts.
+type HostsOptions struct {
+	Hosts      []string
+	HostsFile  string
+	TokenFile  string
+	TLSCA      string
+	ReadOthers bool
+}
+
+// coordinatorFlags are flags of the coordinator alone: they are not sent
+// to the agents.
+var coordinatorFlags = map[string]bool{
+	"hosts": true, "hosts-file": true, "token-file": true, "tls-ca": true, "read-others": true,
+	"output": true, "json": true, "result-file": true, "html": true, "access-log": true,
+	"expect": true, "expect-file": true, "baseline": true, "threshold": true, "baseline-metrics": true,
+}
+
+func addHostsFlags(cmd *cobra.Command, o *HostsOptions) {
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Hosts, "hosts", nil, "run on these agents (`HOST:PORT,...`, each running `fsbench agent`) and merge their results")
+	f.StringVar(&o.HostsFile, "hosts-file", "", "read the agents from `FILE`, one HOST:PORT a line, # starts a comment")
+	f.StringVar(&o.TokenFile, "token-file", "", "with --hosts: the agents' token, from `FILE` (else FSBENCH_TOKEN)")
+	f.StringVar(&o.TLSCA, "tls-ca", "", "with --hosts: talk HTTPS to the agents, trusting the CA certificates in this PEM `FILE`")
+	f.BoolVar(&o.ReadOthers, "read-others", false, "with --hosts: host i reads what host i+1 wrote, so no client's own cache serves its reads")
+}
+
+// active reports whether the command runs on many hosts.
+func (o *HostsOptions) active() bool { return len(o.Hosts) > 0 || o.HostsFile != "" }
+
+// resolve reads the host list and checks it.
+func (o *HostsOptions) resolve(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	if !o.active() {
+		for _, n := range []string{"token-file", "tls-ca", "read-others"} {
+			if f.Changed(n) {
+				return Usagef("--%s goes with --hosts or --hosts-file", n)
+			}
+		}
+		return nil
+	}
+	if o.HostsFile != "" {
+		data, err := os.ReadFile(o.HostsFile)
+		if err != nil {
+			return Usagef("--hosts-file: %v", unwrapPathErr(err))
+		}
+		more, err := ParseHosts(data)
+		if err != nil {
+			return Usagef("--hosts-file %s: %v", o.HostsFile, err)
+		}
+		o.Hosts = append(o.Hosts, more...)
+	}
+	seen := map[string]bool{}
+	for _, h := range o.Hosts {
+		if err := checkHostPort(h); err != nil {
+			return Usagef("--hosts: %v", err)
+		}
+		if seen[h] {
+			return Usagef("--hosts: %s is given twice", h)
+		}
+		seen[h] = true
+	}
+	if len(o.Hosts) == 0 {
+		return Usagef("--hosts-file %s names no host", o.HostsFile)
+	}
+	if o.ReadOthers && len(o.Hosts) < 2 {
+		return Usagef("--read-others needs at least two hosts")
+	}
+	return nil
+}
+
+// ParseHosts reads a hosts file: one HOST:PORT a line; blank lines and
+// what follows # are ignored.
+func ParseHosts(data []byte) ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if err := checkHostPort(line); err != nil {
+			return nil, fmt.Errorf("line %d: %v", n, err)
+		}
+		out = append(out, line)
+	}
+	return out, sc.Err()
+}
+
+func checkHostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || strings.ContainsAny(host, " /") {
+		return fmt.Errorf("%q is not HOST:PORT", s)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("%q: port must be 1-65535", s)
+	}
+	return nil
+}
+
+// agentArgs rebuilds the command's arguments for the agents: every flag
+// the user gave, less the coordinator's own, and the positional argument.
+func agentArgs(cmd *cobra.Command, args []string) []string {
+	var out []string
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if !f.Changed || coordinatorFlags[f.Name] {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "--"+f.Name+"="+f.Value.String())
+	})
+	return append(out, args...)
+}
+
+// clusterRun is one command run on many hosts.
+type clusterRun struct {
+	command string
+	hosts   *HostsOptions
+	output  *OutputOptions
+	ci      *CIOptions
+	job     cluster.Job
+	secrets bool // the arguments carry credentials
+}
+
+// runCluster runs the command on the agents and reports the merged result
+// as the command does on one host.
+func runCluster(ctx context.Context, app *App, c *clusterRun) error {
+	token, err := readToken(app, c.hosts.TokenFile)
+	if err != nil {
+		return err
+	}
+	client, scheme, err := agentClient(c.hosts.TLSCA)
+	if err != nil {
+		return err
+	}
+	if c.secrets && scheme != "https" {
+		return Usagef("credentials reach agents only over TLS: give --tls-ca (and --tls-cert/--tls-key to the agents), or set ACCESS_KEY/SECRET_KEY in each agent's environment")
+	}
+	c.job.RunName = runName()
+	c.job.ReadOthers = c.hosts.ReadOthers
+	c.job.Seed = randomSeed()
+	coord := &cluster.Coordinator{Hosts: c.hosts.Hosts, Token: token, Client: client, Scheme: scheme, Version: Version,
+		Logf: func(f string, a ...any) { app.Infof(f, a...) }}
+	if !app.Globals.Quiet {
+		fmt.Fprintf(app.IO.Err, "Running %s on %d hosts (%s)\n", c.command, len(c.hosts.Hosts), strings.Join(c.hosts.Hosts, ", "))
+	}
+	res := newResult(c.command)
+	meter := startUsage()
+	parts, runErr := coord.Run(ctx, c.job)
+	res.Usage = meter.stop()
+	if parts == nil {
+		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
+	}
+	if merr := cluster.Merge(res, parts); merr != nil && runErr == nil {
+		runErr = merr
+	}
+	if ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	if runErr != nil && !res.Interrupted {
+		return app.writeFailed(res, c.output, runErr)
+	}
+	ciErr := app.finishCI(res, c.ci)
+	if werr := app.writeResult(res, c.output); werr != nil {
+		return werr
+	}
+	if res.Interrupted {
+		return ErrInterrupted
+	}
+	if n := res.TotalErrors(); n > 0 && c.command == "objbench" {
+		return fmt.Errorf("%d operations failed during the performance tests", n)
+	}
+	return ciErr
+}
+
+// agentClient is the HTTP client to the agents: HTTPS trusting the given
+// CA, or plain HTTP.
+func agentClient(caFile string) (*http.Client, string, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 8
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	if caFile == "" {
+		return client, "http", nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, "", Usagef("--tls-ca: %v", unwrapPathErr(err))
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, "", Usagef("--tls-ca %s: no PEM certificate in it", caFile)
+	}
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return client, "https", nil
+}
+
+// runName is the run's directory (or key prefix) shared by all hosts.
+func runName() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("fsbench-hosts-%d-%s", time.Now().Unix(), hex.EncodeToString(b[:]))
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// benchCluster makes the run of bench (or a workload) on the agents.
+func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterRun, error) {
+	c := &clusterRun{command: "bench", hosts: &o.Cluster, output: &o.Output, ci: &o.CI,
+		job: cluster.Job{Command: "bench", Args: agentArgs(cmd, args)}}
+	if o.Job.Job == nil {
+		c.job.Need = int64(o.Threads) * (o.BigFileSize + int64(o.SmallFileCount)*o.SmallFileSize)
+	} else if o.Job.File != "" {
+		data, err := os.ReadFile(o.Job.File)
+		if err != nil {
+			return nil, Usagef("-f %s: %v", o.Job.File, unwrapPathErr(err))
+		}
+		c.job.Files = map[string][]byte{o.Job.File: data}
+	}
+	return c, nil
+}
+
+// objbenchCluster makes the run of objbench on the agents.
+func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) *clusterRun {
+	f := cmd.Flags()
+	secrets := f.Changed("secret-key") || f.Changed("session-token") || object.RedactURL(o.URL) != o.URL
+	return &clusterRun{command: "objbench", hosts: &o.Cluster, output: &o.Output, ci: &o.CI, secrets: secrets,
+		job: cluster.Job{Command: "objbench", Args: agentArgs(cmd, args)}}
+}

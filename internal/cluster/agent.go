@@ -1,0 +1,484 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// Runner runs jobs for an agent; the command-line layer provides it, so
+// that a job's arguments mean on an agent what they mean on one host.
+type Runner interface {
+	// Prepare parses and checks a job without touching the storage. The
+	// job's workload files are in filesDir.
+	Prepare(job *Job, filesDir string) (Prepared, error)
+}
+
+// Prepared is a job ready to run.
+type Prepared interface {
+	// Target is the local directory the job writes under (its PATH), or ""
+	// for an object store.
+	Target() string
+	// Run runs the job, calling gate before each phase and before it
+	// removes its files (FinishPhase), and returns its result.
+	Run(ctx context.Context, gate Gate) (*report.Result, error)
+}
+
+// Gate blocks at a barrier until the coordinator releases it.
+type Gate func(ctx context.Context, phase string) error
+
+// AgentOptions configure an agent.
+type AgentOptions struct {
+	Token   string   // required
+	Roots   []string // absolute directories jobs may work under
+	Runner  Runner
+	Version string
+	Host    report.Host // the machine, as results name it
+	// Protocol is the protocol spoken; 0 means Protocol.
+	Protocol int
+	// OrphanAfter: a job without a ping this long is cancelled and its
+	// files removed; 0 means OrphanAfter.
+	OrphanAfter time.Duration
+	Logf        func(format string, args ...any)
+}
+
+// Agent serves one job at a time over HTTP.
+type Agent struct {
+	o     AgentOptions
+	token [32]byte
+	mux   *http.ServeMux
+	mu    sync.Mutex
+	job   *agentJob // the job in progress, or nil
+}
+
+// NewAgent makes an agent; it refuses to exist without a token.
+func NewAgent(o AgentOptions) (*Agent, error) {
+	if strings.TrimSpace(o.Token) == "" {
+		return nil, errors.New("an agent needs a token (--token-file or FSBENCH_TOKEN)")
+	}
+	if len(o.Roots) == 0 {
+		return nil, errors.New("an agent needs at least one --allow-root directory")
+	}
+	for i, r := range o.Roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("--allow-root %s: not a directory", r)
+		}
+		o.Roots[i] = abs
+	}
+	if o.Protocol == 0 {
+		o.Protocol = Protocol
+	}
+	if o.OrphanAfter == 0 {
+		o.OrphanAfter = OrphanAfter
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	a := &Agent{o: o, token: sha256.Sum256([]byte(strings.TrimSpace(o.Token))), mux: http.NewServeMux()}
+	a.mux.HandleFunc("GET /v1/info", a.info)
+	a.mux.HandleFunc("POST /v1/jobs", a.prepare)
+	a.mux.HandleFunc("GET /v1/jobs/{id}/events", a.withJob(a.events))
+	a.mux.HandleFunc("POST /v1/jobs/{id}/go", a.withJob(a.release))
+	a.mux.HandleFunc("POST /v1/jobs/{id}/ping", a.withJob(func(w http.ResponseWriter, _ *http.Request, j *agentJob) {
+		j.ping()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	a.mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.withJob(func(w http.ResponseWriter, _ *http.Request, j *agentJob) {
+		j.cancel()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	a.mux.HandleFunc("DELETE /v1/jobs/{id}", a.withJob(a.remove))
+	return a, nil
+}
+
+// Close cancels the job in progress, if any, and removes its files.
+func (a *Agent) Close() {
+	a.mu.Lock()
+	j := a.job
+	a.mu.Unlock()
+	if j != nil {
+		a.end(j)
+	}
+}
+
+// ServeHTTP checks the token of every request, in constant time, and
+// bounds its body.
+func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	got := sha256.Sum256([]byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
+	if subtle.ConstantTimeCompare(got[:], a.token[:]) != 1 {
+		a.o.Logf("refused a request from %s: wrong or missing token", r.RemoteAddr)
+		httpError(w, http.StatusUnauthorized, "wrong or missing token")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	a.mux.ServeHTTP(w, r)
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(ErrorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (a *Agent) info(w http.ResponseWriter, _ *http.Request) {
+	a.mu.Lock()
+	busy := a.job != nil
+	a.mu.Unlock()
+	in := Info{Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now()}
+	for _, r := range a.o.Roots {
+		in.Roots = append(in.Roots, Root{Path: r, FreeBytes: freeBytes(r)})
+	}
+	writeJSON(w, in)
+}
+
+func freeBytes(dir string) int64 {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return -1
+	}
+	return int64(st.Bavail) * int64(st.Bsize)
+}
+
+// prepare checks a job and, unless ?dry=1, takes it as the agent's job:
+// its run directory is made and it starts, waiting at its first barrier.
+func (a *Agent) prepare(w http.ResponseWriter, r *http.Request) {
+	var job Job
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&job); err != nil {
+		httpError(w, http.StatusBadRequest, "malformed job: "+err.Error())
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.job != nil {
+		httpError(w, http.StatusConflict, "busy with another job")
+		return
+	}
+	j, err := a.check(&job)
+	if err != nil {
+		httpError(w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	if r.URL.Query().Get("dry") == "1" {
+		j.removeFiles()
+		writeJSON(w, Accepted{})
+		return
+	}
+	if err := j.makeBase(); err != nil {
+		j.removeFiles()
+		httpError(w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	a.job = j
+	go a.run(j)
+	writeJSON(w, Accepted{ID: j.id})
+}
+
+// check validates a job: its arguments, its path under an allowed root,
+// the free space there.
+func (a *Agent) check(job *Job) (*agentJob, error) {
+	switch {
+	case job.Command != "bench" && job.Command != "objbench":
+		return nil, fmt.Errorf("unknown command %q", job.Command)
+	case len(job.Args) > maxArgs:
+		return nil, fmt.Errorf("%d arguments, more than %d", len(job.Args), maxArgs)
+	case job.RunName == "" || strings.ContainsAny(job.RunName, `/\`) || strings.HasPrefix(job.RunName, "."):
+		return nil, fmt.Errorf("bad run name %q", job.RunName)
+	case job.Index < 0 || job.Hosts < 1 || job.Index >= job.Hosts:
+		return nil, fmt.Errorf("host %d of %d", job.Index, job.Hosts)
+	}
+	j := &agentJob{job: job, gos: make(chan Go, 64), events: make(chan Event, 4096), done: make(chan struct{})}
+	j.ctx, j.stop = context.WithCancel(context.Background())
+	j.id = newID()
+	if err := j.writeFiles(); err != nil {
+		return nil, err
+	}
+	prep, err := a.o.Runner.Prepare(job, j.filesDir)
+	if err != nil {
+		j.removeFiles()
+		return nil, err
+	}
+	j.prep = prep
+	if t := prep.Target(); t != "" {
+		if err := a.allowed(t, job.Need); err != nil {
+			j.removeFiles()
+			return nil, err
+		}
+		j.base = filepath.Join(t, job.RunName)
+	}
+	return j, nil
+}
+
+// allowed checks that path lies under one of the agent's roots and has the
+// room the job needs.
+func (a *Agent) allowed(path string, need int64) error {
+	abs, err := filepath.Abs(path)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return fmt.Errorf("path %s: %w", path, unwrap(err))
+	}
+	for _, root := range a.o.Roots {
+		rr, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			continue
+		}
+		if abs == rr || strings.HasPrefix(abs, rr+string(filepath.Separator)) {
+			if free := freeBytes(abs); need > 0 && free >= 0 && free < need {
+				return fmt.Errorf("path %s: %s free, the job needs %s", path, sizeText(free), sizeText(need))
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("path %s is not under an allowed root (%s)", path, strings.Join(a.o.Roots, ", "))
+}
+
+func unwrap(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func sizeText(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// withJob finds the job a request names.
+func (a *Agent) withJob(h func(http.ResponseWriter, *http.Request, *agentJob)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		j := a.job
+		a.mu.Unlock()
+		if j == nil || j.id != r.PathValue("id") {
+			httpError(w, http.StatusNotFound, "no such job")
+			return
+		}
+		h(w, r, j)
+	}
+}
+
+// run runs the job and watches its coordinator: without a ping for
+// OrphanAfter, the job is cancelled and its files removed.
+func (a *Agent) run(j *agentJob) {
+	j.ping()
+	go a.watch(j)
+	res, err := j.prep.Run(j.ctx, j.gate)
+	ev := Event{Type: EventDone, Time: time.Now(), Result: res, Interrupted: j.ctx.Err() != nil}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	j.send(ev)
+	close(j.done)
+}
+
+func (a *Agent) watch(j *agentJob) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.removed:
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, j.lastPing.Load())) > a.o.OrphanAfter {
+			a.o.Logf("job %s: no word from the coordinator for %v; cancelling it and removing its files", j.id, a.o.OrphanAfter)
+			a.end(j)
+			return
+		}
+	}
+}
+
+// end cancels a job, waits for it to stop (its run removes its own files
+// as on Ctrl-C), removes what the agent made for it, and frees the agent.
+func (a *Agent) end(j *agentJob) {
+	j.once.Do(func() {
+		j.stop()
+		<-j.done
+		j.removeFiles()
+		if j.base != "" {
+			_ = os.Remove(j.base) // the last host's removal succeeds
+		}
+		close(j.removed)
+		a.mu.Lock()
+		if a.job == j {
+			a.job = nil
+		}
+		a.mu.Unlock()
+	})
+}
+
+func (a *Agent) remove(w http.ResponseWriter, _ *http.Request, j *agentJob) {
+	a.end(j)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *Agent) release(w http.ResponseWriter, r *http.Request, j *agentJob) {
+	var g Go
+	if err := json.NewDecoder(r.Body).Decode(&g); err != nil || g.Delay < 0 || g.Delay > time.Minute {
+		httpError(w, http.StatusBadRequest, "malformed go")
+		return
+	}
+	select {
+	case j.gos <- g:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		httpError(w, http.StatusTooManyRequests, "too many barriers released ahead")
+	}
+}
+
+// events streams the job's events as NDJSON, with a heartbeat every
+// HeartbeatEvery, until the job is done or the client goes away.
+func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "streaming not supported")
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	enc := json.NewEncoder(w)
+	t := time.NewTicker(HeartbeatEvery)
+	defer t.Stop()
+	for {
+		var ev Event
+		select {
+		case <-r.Context().Done():
+			return
+		case ev = <-j.events:
+		case now := <-t.C:
+			ev = Event{Type: EventHeartbeat, Time: now}
+		}
+		if err := enc.Encode(ev); err != nil {
+			return
+		}
+		fl.Flush()
+		if ev.Type == EventDone {
+			return
+		}
+	}
+}
+
+// agentJob is a job on an agent.
+type agentJob struct {
+	id       string
+	job      *Job
+	prep     Prepared
+	filesDir string
+	base     string // PATH/RunName, made by the first host to prepare
+	ctx      context.Context
+	stop     context.CancelFunc
+	gos      chan Go
+	events   chan Event
+	done     chan struct{} // the run returned
+	removed  chan struct{}
+	once     sync.Once
+	seq      int
+	lastPing atomic.Int64
+}
+
+func (j *agentJob) ping()   { j.lastPing.Store(time.Now().UnixNano()) }
+func (j *agentJob) cancel() { j.stop() }
+
+// send queues an event; a full queue (no coordinator reading) drops
+// heartbeat-like events rather than block the run.
+func (j *agentJob) send(ev Event) {
+	select {
+	case j.events <- ev:
+	default:
+	}
+}
+
+// gate is the job's barrier: it tells the coordinator it is ready, waits
+// for the release and its delay, and says when it started.
+func (j *agentJob) gate(ctx context.Context, phase string) error {
+	j.seq++
+	j.send(Event{Type: EventReady, Seq: j.seq, Phase: phase, Time: time.Now()})
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case g := <-j.gos:
+			if g.Seq != j.seq {
+				continue // a stale release
+			}
+			t := time.NewTimer(g.Delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			j.send(Event{Type: EventStarted, Seq: j.seq, Phase: phase, Time: time.Now()})
+			return nil
+		}
+	}
+}
+
+func (j *agentJob) writeFiles() error {
+	j.removed = make(chan struct{})
+	if len(j.job.Files) == 0 {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "fsbench-agent-")
+	if err != nil {
+		return err
+	}
+	j.filesDir = dir
+	for name, data := range j.job.Files {
+		p := filepath.Join(dir, filepath.Base(name))
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *agentJob) removeFiles() {
+	if j.filesDir != "" {
+		_ = os.RemoveAll(j.filesDir)
+	}
+}
+
+// makeBase makes the run's shared directory, PATH/RunName; another host
+// of the same run may have made it already.
+func (j *agentJob) makeBase() error {
+	if j.base == "" {
+		return nil
+	}
+	if err := os.Mkdir(j.base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create %s: %w", j.base, unwrap(err))
+	}
+	return nil
+}

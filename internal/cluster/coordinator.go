@@ -1,0 +1,438 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Coordinator runs a job on many agents.
+type Coordinator struct {
+	Hosts  []string // host:port of each agent
+	Token  string
+	Client *http.Client // TLS set up by the caller for https
+	Scheme string       // "http" or "https"
+	// Version is this fsbench's, named when an agent speaks another
+	// protocol.
+	Version string
+	// LostAfter: an agent silent this long is lost; 0 means LostAfter.
+	LostAfter time.Duration
+	// Logf tells the user what happens (stderr); optional.
+	Logf func(format string, args ...any)
+}
+
+// HostError is a failure of one host, named.
+type HostError struct {
+	Host string
+	Err  error
+}
+
+func (e *HostError) Error() string { return "host " + e.Host + ": " + e.Err.Error() }
+func (e *HostError) Unwrap() error { return e.Err }
+
+// ErrLost is the cause of a host's failure when it stopped answering.
+var ErrLost = errors.New("lost: no answer")
+
+// host is the coordinator's view of one agent during a run.
+type host struct {
+	addr   string
+	info   Info
+	rtt    time.Duration
+	offset time.Duration // agent clock - coordinator clock
+	id     string
+	res    HostResult
+	ready  int // the last barrier it reached
+	phase  string
+	done   bool
+	heard  time.Time
+}
+
+// Run runs job on every host: preflight (every agent reachable, same
+// protocol, job valid, path allowed, room enough) before any host writes
+// anything, then the phases in step, then cleanup. It returns each host's
+// part, for Merge, and the first failure.
+func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
+	if c.LostAfter == 0 {
+		c.LostAfter = LostAfter
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	hosts := make([]*host, len(c.Hosts))
+	for i, a := range c.Hosts {
+		hosts[i] = &host{addr: a, res: HostResult{Address: a, Starts: map[string]time.Time{}}}
+	}
+	if err := c.preflight(ctx, hosts, job); err != nil {
+		return nil, err
+	}
+	if err := c.prepare(ctx, hosts, job); err != nil {
+		return nil, err
+	}
+	err := c.drive(ctx, hosts)
+	c.cleanup(hosts)
+	out := make([]HostResult, len(hosts))
+	for i, h := range hosts {
+		h.res.Info = h.info
+		out[i] = h.res
+	}
+	return out, err
+}
+
+// each runs fn on every host at once and returns the first error, named.
+func each(hosts []*host, fn func(h *host) error) error {
+	var g errgroup.Group
+	for _, h := range hosts {
+		g.Go(func() error {
+			if err := fn(h); err != nil {
+				return &HostError{h.addr, err}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) error {
+	err := each(hosts, func(h *host) error {
+		t0 := time.Now()
+		if err := c.call(ctx, h, "GET", "/v1/info", nil, &h.info); err != nil {
+			return err
+		}
+		h.rtt = time.Since(t0)
+		h.offset = h.info.Time.Sub(t0.Add(h.rtt / 2))
+		switch {
+		case h.info.Protocol != Protocol:
+			return fmt.Errorf("speaks agent protocol %d (fsbench %s); this fsbench %s speaks %d", h.info.Protocol, h.info.Version, c.Version, Protocol)
+		case h.info.Busy:
+			return errors.New("busy with another job")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return each(hosts, func(h *host) error {
+		return c.call(ctx, h, "POST", "/v1/jobs?dry=1", c.jobFor(job, h, hosts), nil)
+	})
+}
+
+func (c *Coordinator) jobFor(job Job, h *host, hosts []*host) Job {
+	for i, x := range hosts {
+		if x == h {
+			job.Index = i
+		}
+	}
+	job.Hosts = len(hosts)
+	return job
+}
+
+// prepare gives every host its job; if one refuses, the others are told
+// to remove what they prepared.
+func (c *Coordinator) prepare(ctx context.Context, hosts []*host, job Job) error {
+	err := each(hosts, func(h *host) error {
+		var acc Accepted
+		if err := c.call(ctx, h, "POST", "/v1/jobs", c.jobFor(job, h, hosts), &acc); err != nil {
+			return err
+		}
+		h.id = acc.ID
+		return nil
+	})
+	if err != nil {
+		c.cleanup(hosts)
+	}
+	return err
+}
+
+// hostEvent is an event of one host, or the end of its stream.
+type hostEvent struct {
+	h   *host
+	ev  Event
+	err error // the stream broke
+}
+
+// drive follows every host's events, releases each barrier when all hosts
+// have reached it, pings, and declares a host lost when it falls silent.
+// On a lost host, a failure or ctx's end, the others are cancelled and
+// their results (what they measured) collected.
+func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
+	events := make(chan hostEvent, 64*len(hosts))
+	sctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	for _, h := range hosts {
+		h.heard = time.Now()
+		go c.stream(sctx, h, events)
+	}
+	go c.pinger(sctx, hosts)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	var failure error
+	cancelled := false
+	cancelAll := func(why error) {
+		if failure == nil {
+			failure = why
+		}
+		if !cancelled {
+			cancelled = true
+			c.cancel(hosts)
+		}
+	}
+	ctxDone := ctx.Done()
+	for !allDone(hosts) {
+		select {
+		case <-ctxDone:
+			ctxDone = nil
+			cancelAll(ctx.Err())
+		case he := <-events:
+			if err := c.handle(he, hosts, cancelled); err != nil {
+				cancelAll(err)
+			}
+		case <-tick.C:
+			for _, h := range hosts {
+				if !h.done && time.Since(h.heard) > c.LostAfter {
+					h.done = true
+					h.res.Err = fmt.Sprintf("lost: no answer for %v", c.LostAfter)
+					c.Logf("host %s lost: no answer for %v; stopping the others", h.addr, c.LostAfter)
+					cancelAll(&HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)})
+				}
+			}
+		}
+	}
+	return failure
+}
+
+func allDone(hosts []*host) bool {
+	for _, h := range hosts {
+		if !h.done {
+			return false
+		}
+	}
+	return true
+}
+
+// handle takes one event; it returns an error that ends the run.
+func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error {
+	h := he.h
+	if h.done {
+		return nil
+	}
+	h.heard = time.Now()
+	if he.err != nil {
+		h.done = true
+		h.res.Err = he.err.Error()
+		c.Logf("host %s lost: %v", h.addr, he.err)
+		return &HostError{h.addr, fmt.Errorf("%w: %v", ErrLost, he.err)}
+	}
+	ev := he.ev
+	switch ev.Type {
+	case EventReady:
+		h.ready, h.phase = ev.Seq, ev.Phase
+		if !cancelled {
+			c.releaseIfAll(hosts, ev.Seq)
+		}
+	case EventStarted:
+		h.res.Starts[ev.Phase] = ev.Time.Add(-h.offset)
+	case EventWarning:
+		c.Logf("host %s: %s", h.addr, ev.Message)
+	case EventDone:
+		h.done = true
+		h.res.Result = ev.Result
+		if ev.Error != "" && !ev.Interrupted {
+			h.res.Err = ev.Error
+			return &HostError{h.addr, errors.New(ev.Error)}
+		}
+	}
+	return nil
+}
+
+// releaseIfAll releases barrier seq when every host has reached it: each
+// host is told to start after the same delay less half its round trip, so
+// that they start together.
+func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
+	var slowest time.Duration
+	for _, h := range hosts {
+		if h.ready != seq {
+			return
+		}
+		slowest = max(slowest, h.rtt)
+	}
+	delay := 20*time.Millisecond + slowest
+	if p := hosts[0].phase; p != FinishPhase {
+		c.Logf("%s: starting on %d hosts", p, len(hosts))
+	}
+	_ = each(hosts, func(h *host) error {
+		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", Go{Seq: seq, Delay: delay - h.rtt/2}, nil)
+	})
+}
+
+// stream reads a host's events until its job is done or the stream breaks.
+func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent) {
+	req, err := c.request(ctx, "GET", h, "/v1/jobs/"+h.id+"/events", nil)
+	if err != nil {
+		out <- hostEvent{h: h, err: err}
+		return
+	}
+	client := *c.Client
+	client.Timeout = 0 // a stream lasts as long as the job
+	resp, err := client.Do(req)
+	if err != nil {
+		out <- hostEvent{h: h, err: err}
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		out <- hostEvent{h: h, err: answerError(resp)}
+		return
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var ev Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			out <- hostEvent{h: h, err: fmt.Errorf("malformed event: %w", err)}
+			return
+		}
+		out <- hostEvent{h: h, ev: ev}
+		if ev.Type == EventDone {
+			return
+		}
+	}
+	err = sc.Err()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	if ctx.Err() == nil {
+		out <- hostEvent{h: h, err: fmt.Errorf("event stream ended: %w", err)}
+	}
+}
+
+// pinger tells every agent, every HeartbeatEvery, that its coordinator is
+// still there.
+func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
+	t := time.NewTicker(HeartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, h := range hosts {
+			go func() {
+				pctx, cancel := context.WithTimeout(ctx, HeartbeatEvery)
+				defer cancel()
+				_ = c.call(pctx, h, "POST", "/v1/jobs/"+h.id+"/ping", nil, nil)
+			}()
+		}
+	}
+}
+
+// cancel asks every host still running to stop.
+func (c *Coordinator) cancel(hosts []*host) {
+	var wg sync.WaitGroup
+	for _, h := range hosts {
+		if h.done || h.id == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			_ = c.call(ctx, h, "POST", "/v1/jobs/"+h.id+"/cancel", nil, nil)
+		}()
+	}
+	wg.Wait()
+}
+
+// cleanup tells every host to remove what the job left; a host that does
+// not answer removes it by itself when it stops hearing pings.
+func (c *Coordinator) cleanup(hosts []*host) {
+	var wg sync.WaitGroup
+	for _, h := range hosts {
+		if h.id == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil); err != nil && !strings.Contains(err.Error(), "no such job") {
+				c.Logf("host %s: clean up: %v (the agent removes the job's files itself within %v)", h.addr, err, OrphanAfter)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (c *Coordinator) request(ctx context.Context, method string, h *host, path string, body any) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Scheme+"://"+h.addr+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// call makes one request and decodes its answer into out (if not nil).
+func (c *Coordinator) call(ctx context.Context, h *host, method, path string, body, out any) error {
+	req, err := c.request(ctx, method, h, path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Client.Do(req)
+	if err != nil {
+		return unreachable(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return answerError(resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		return nil
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(out); err != nil {
+		return fmt.Errorf("malformed answer: %w", err)
+	}
+	return nil
+}
+
+// unreachable shortens a transport error to what the user needs.
+func unreachable(err error) error {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) && strings.Contains(err.Error(), "http: server gave HTTP response to HTTPS client") {
+		return errors.New("the agent speaks plain HTTP, not TLS: drop --tls-ca, or start the agent with --tls-cert/--tls-key")
+	}
+	return fmt.Errorf("unreachable: %w", err)
+}
+
+func answerError(resp *http.Response) error {
+	var eb ErrorBody
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
+		return errors.New(eb.Error)
+	}
+	return fmt.Errorf("agent answered %s", resp.Status)
+}

@@ -1,0 +1,257 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// HostResult is one host's part of a run.
+type HostResult struct {
+	Address string
+	Info    Info
+	Result  *report.Result // nil if the host returned none
+	// Starts holds when each of the host's phases started, by phase name,
+	// on the coordinator's clock.
+	Starts map[string]time.Time
+	Err    string // why the host failed, if it did
+}
+
+// Merge combines the hosts' results of one run into base: the first host's
+// target and parameters, every host's phases aggregated (counts added,
+// latency from the merged histograms, time from the first host's start to
+// the last host's end), per-host rows, start skew and the stonewall rate.
+// It is a pure function of its inputs.
+func Merge(base *report.Result, hosts []HostResult) error {
+	var first *report.Result
+	for i := range hosts {
+		h := &hosts[i]
+		base.Hosts = append(base.Hosts, report.AgentHost{Address: h.Address, Host: h.Info.Host, Version: h.Info.Version})
+		if h.Result == nil {
+			continue
+		}
+		if first == nil {
+			first = h.Result
+		}
+		for _, w := range h.Result.Warnings {
+			base.Warnings = append(base.Warnings, h.Address+": "+w)
+		}
+		base.Interrupted = base.Interrupted || h.Result.Interrupted
+		if h.Result.Error != "" && base.Error == "" {
+			base.Error = h.Address + ": " + h.Result.Error
+		}
+	}
+	if first == nil {
+		return fmt.Errorf("no host returned a result")
+	}
+	base.Target, base.CacheDrop, base.Checks = first.Target, first.CacheDrop, first.Checks
+	base.Parameters = append(append(report.Params{}, first.Parameters...),
+		report.Param{Key: "hosts", Label: "Hosts", Value: len(hosts), Display: fmt.Sprint(len(hosts))})
+	for _, name := range phaseNames(hosts) {
+		p, err := mergePhase(name, hosts)
+		if err != nil {
+			return err
+		}
+		base.Phases = append(base.Phases, p)
+	}
+	return nil
+}
+
+// phaseNames lists the phases of all hosts, in the order they ran.
+func phaseNames(hosts []HostResult) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if h.Result == nil {
+			continue
+		}
+		for _, p := range h.Result.Phases {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				names = append(names, p.Name)
+			}
+		}
+	}
+	return names
+}
+
+// hostPart is one host's measurement of a phase, placed in time.
+type hostPart struct {
+	addr       string
+	p          *report.Phase
+	start, end time.Time
+	threads    float64
+}
+
+func mergePhase(name string, hosts []HostResult) (report.Phase, error) {
+	var parts []hostPart
+	var phases []report.Phase
+	for i := range hosts {
+		h := &hosts[i]
+		if h.Result == nil {
+			continue
+		}
+		p := h.Result.FindPhase(name)
+		if p == nil {
+			continue
+		}
+		start := h.Starts[name]
+		parts = append(parts, hostPart{addr: h.Address, p: p, start: start,
+			end: start.Add(time.Duration(p.Seconds * float64(time.Second))), threads: threadsOf(h.Result)})
+		phases = append(phases, *p)
+	}
+	if phases[0].Value.Unit == report.CheckNotSupport {
+		return phases[0], nil
+	}
+	out, err := report.MergePhases(phases)
+	if err != nil {
+		return out, err
+	}
+	out.LatencyOf = phases[0].LatencyOf
+	first, last, firstEnd, lastStart := span(parts)
+	if !first.IsZero() {
+		out.Seconds = last.Sub(first).Seconds()
+		out.StartSkew = lastStart.Sub(first).Seconds()
+		out.SetRates()
+		out.Stonewall = stonewall(parts, first, firstEnd)
+	}
+	var threads float64
+	for _, hp := range parts {
+		threads += hp.threads
+		out.Hosts = append(out.Hosts, hostRow(hp, first))
+	}
+	out.Value, out.Cost = measures(&out, phases[0], threads)
+	return out, nil
+}
+
+// span is the first start, the last end, the first end and the last start
+// of the parts; zero when the hosts' start times are unknown.
+func span(parts []hostPart) (first, last, firstEnd, lastStart time.Time) {
+	for i, hp := range parts {
+		if hp.start.IsZero() {
+			return time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		}
+		if i == 0 || hp.start.Before(first) {
+			first = hp.start
+		}
+		if i == 0 || hp.end.After(last) {
+			last = hp.end
+		}
+		if i == 0 || hp.end.Before(firstEnd) {
+			firstEnd = hp.end
+		}
+		if i == 0 || hp.start.After(lastStart) {
+			lastStart = hp.start
+		}
+	}
+	return first, last, firstEnd, lastStart
+}
+
+func hostRow(hp hostPart, first time.Time) report.HostPhase {
+	p := hp.p
+	row := report.HostPhase{Address: hp.addr, Ops: p.Ops, Items: p.Items, Bytes: p.Bytes, Errors: p.Errors,
+		Seconds: p.Seconds, BytesPerSec: p.BytesPerSec, OpsPerSec: p.OpsPerSec,
+		Latency: p.Latency, Histogram: p.Histogram, Incomplete: p.Incomplete}
+	if !first.IsZero() {
+		row.StartOffset = hp.start.Sub(first).Seconds()
+	}
+	return row
+}
+
+// stonewall is the aggregate rate while every host was still running: up
+// to the first host's end, each host's bytes and operations by then (from
+// its interval series, or pro rata without one).
+func stonewall(parts []hostPart, first, firstEnd time.Time) *report.Stonewall {
+	window := firstEnd.Sub(first).Seconds()
+	if window <= 0 {
+		return nil
+	}
+	sw := &report.Stonewall{Seconds: window}
+	for _, hp := range parts {
+		t := firstEnd.Sub(hp.start).Seconds()
+		b, o := doneBy(hp.p, t)
+		sw.Bytes += b
+		sw.Ops += o
+	}
+	sw.BytesPerSec = float64(sw.Bytes) / window
+	sw.OpsPerSec = float64(sw.Ops) / window
+	return sw
+}
+
+// doneBy is how many bytes and operations a phase had done t seconds
+// after its start.
+func doneBy(p *report.Phase, t float64) (bytes, ops int64) {
+	if t <= 0 {
+		return 0, 0
+	}
+	if t >= p.Seconds {
+		return p.Bytes, p.Ops
+	}
+	if len(p.Series) == 0 {
+		f := t / p.Seconds
+		return int64(math.Round(float64(p.Bytes) * f)), int64(math.Round(float64(p.Ops) * f))
+	}
+	var b, o float64
+	for _, s := range p.Series {
+		end := s.Start + s.Seconds
+		switch {
+		case end <= t:
+			b += float64(s.Bytes)
+			o += float64(s.Ops)
+		case s.Start < t && s.Seconds > 0:
+			f := (t - s.Start) / s.Seconds
+			b += float64(s.Bytes) * f
+			o += float64(s.Ops) * f
+		}
+	}
+	return int64(math.Round(b)), int64(math.Round(o))
+}
+
+// threadsOf is a result's thread count, from its parameters.
+func threadsOf(r *report.Result) float64 {
+	switch v := r.Parameters.Get("threads").(type) {
+	case int:
+		return float64(v)
+	case float64:
+		return v
+	case interface{ Float64() (float64, error) }:
+		f, _ := v.Float64()
+		return f
+	}
+	return 1
+}
+
+// measures recomputes the table's value and cost of an aggregate phase in
+// the units of one host's: throughput over the aggregate time, and the
+// time per file or object per thread across all hosts' threads.
+func measures(p *report.Phase, like report.Phase, threads float64) (report.Measure, report.Measure) {
+	v, c := report.Measure{Unit: like.Value.Unit}, report.Measure{Unit: like.Cost.Unit}
+	switch v.Unit {
+	case "MiB/s":
+		v.Value = p.BytesPerSec / float64(units.MiB)
+	case "ops/s":
+		v.Value = p.OpsPerSec
+	default: // files/s, objects/s
+		v.Value = p.ItemsPerSec
+	}
+	perThread := func(n int64) float64 {
+		if n == 0 {
+			return 0
+		}
+		return p.Seconds * threads / float64(n)
+	}
+	switch c.Unit {
+	case "s/file":
+		c.Value = perThread(p.Items)
+	case "ms/file":
+		c.Value = 1000 * perThread(p.Items)
+	case "ms/object", "ms/list":
+		c.Value = 1000 * perThread(p.Ops)
+	case "ms/op":
+		c.Value = p.Latency.Mean / 1e3
+	}
+	return v, c
+}

@@ -1,0 +1,127 @@
+// Package cluster runs one benchmark on many hosts: `fsbench agent` serves
+// jobs on each client host, and a coordinator (the ordinary bench or
+// objbench command given --hosts) starts every phase on all of them
+// together and merges what they measured into one result.
+//
+// The protocol is HTTP with JSON, TLS when the agent has a certificate,
+// and a bearer token on every request. A job's life on an agent: info ->
+// prepare (validate, make the run's directory) -> a stream of events
+// (heartbeats, "ready" at each phase's barrier, "started", and finally
+// "done" with the host's result) while the coordinator releases each
+// barrier with "go" and pings -> cleanup. Either side that stops hearing
+// from the other cancels and cleans up.
+package cluster
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// Protocol is the version of the agent protocol; coordinator and agents
+// must speak the same one.
+const Protocol = 1
+
+// Default timings.
+const (
+	// HeartbeatEvery is how often an agent sends a heartbeat on a job's
+	// event stream, and a coordinator pings.
+	HeartbeatEvery = time.Second
+	// LostAfter is how long a coordinator waits without hearing from an
+	// agent before it declares the agent lost.
+	LostAfter = 5 * time.Second
+	// OrphanAfter is how long an agent runs a job without a ping before it
+	// cancels the job and removes its files.
+	OrphanAfter = 10 * time.Second
+)
+
+// Limits on what an agent accepts.
+const (
+	maxRequestBytes = 4 << 20 // a job, workload files included
+	maxArgs         = 256
+)
+
+// Info is what an agent says about itself.
+type Info struct {
+	Protocol int         `json:"protocol"`
+	Version  string      `json:"version"`
+	Host     report.Host `json:"host"`
+	Roots    []Root      `json:"roots"`
+	Busy     bool        `json:"busy"`
+	Time     time.Time   `json:"time"` // the agent's clock, for the offset
+}
+
+// Root is a directory jobs may work under, and its free space.
+type Root struct {
+	Path      string `json:"path"`
+	FreeBytes int64  `json:"free_bytes"`
+}
+
+// Job is what a coordinator asks an agent to run.
+type Job struct {
+	// Command is "bench" or "objbench"; Args are its arguments as the
+	// coordinator's user gave them, less the coordinator's own flags.
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	// Files holds the workload files the arguments name (-f), by the name
+	// given on the command line; the agent keeps them in a directory of
+	// its own while the job runs.
+	Files map[string][]byte `json:"files,omitempty"`
+	// RunName is the run's directory (or key prefix) under the benchmark
+	// path, shared by all hosts; each host works in RunName/host-N.
+	RunName string `json:"run_name"`
+	Index   int    `json:"index"` // this host's place in the host list
+	Hosts   int    `json:"hosts"` // how many hosts run the job
+	// ReadOthers has host i read what host i+1 wrote.
+	ReadOthers bool   `json:"read_others,omitempty"`
+	Seed       uint64 `json:"seed"`
+	// Need is the free space the job needs on the host, bytes (0: unknown).
+	Need int64 `json:"need,omitempty"`
+}
+
+// HostDir is the name of host i's directory (or key prefix) in a run.
+func HostDir(i int) string { return "host-" + strconv.Itoa(i) }
+
+// Accepted is an agent's answer to a job it prepared.
+type Accepted struct {
+	ID string `json:"id"`
+}
+
+// Event types on a job's stream.
+const (
+	EventHeartbeat = "heartbeat"
+	EventReady     = "ready"   // at a barrier: Seq, Phase
+	EventStarted   = "started" // the barrier was released: Seq, Phase, Time
+	EventWarning   = "warning" // Message
+	EventDone      = "done"    // Result, Error
+)
+
+// Event is one line of a job's event stream (NDJSON).
+type Event struct {
+	Type    string         `json:"type"`
+	Seq     int            `json:"seq,omitempty"`
+	Phase   string         `json:"phase,omitempty"`
+	Time    time.Time      `json:"time"`
+	Message string         `json:"message,omitempty"`
+	Result  *report.Result `json:"result,omitempty"`
+	Error   string         `json:"error,omitempty"`
+	// Interrupted is set on done when the job was cancelled.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Go releases the barrier Seq after Delay.
+type Go struct {
+	Seq   int           `json:"seq"`
+	Delay time.Duration `json:"delay_ns"`
+}
+
+// ErrorBody is the JSON body of an error answer.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+// FinishPhase is the name of the barrier every host reaches after its
+// last phase, before it removes its files: no host removes what another
+// may still read.
+const FinishPhase = "finish"
