@@ -27,8 +27,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
