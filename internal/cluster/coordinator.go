@@ -368,7 +368,7 @@ func (c *Coordinator) cleanup(hosts []*host) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil); err != nil && !strings.Contains(err.Error(), "no such job") {
-				c.Logf("host %s: clean up: %v (the agent removes the job's files itself within %v)", h.addr, err, OrphanAfter)
+				c.Logf("host %s: clean up: %v (an agent still running removes the job's files itself within %v)", h.addr, err, OrphanAfter)
 			}
 		}()
 	}

@@ -24,7 +24,9 @@ type HostResult struct {
 // target and parameters, every host's phases aggregated (counts added,
 // latency from the merged histograms, time from the first host's start to
 // the last host's end), per-host rows, start skew and the stonewall rate.
-// It is a pure function of its inputs.
+// Whether the run was interrupted is the caller's to say: a host stopped
+// because another failed says so too. It is a pure function of its
+// inputs.
 func Merge(base *report.Result, hosts []HostResult) error {
 	var first *report.Result
 	for i := range hosts {
@@ -39,7 +41,6 @@ func Merge(base *report.Result, hosts []HostResult) error {
 		for _, w := range h.Result.Warnings {
 			base.Warnings = append(base.Warnings, h.Address+": "+w)
 		}
-		base.Interrupted = base.Interrupted || h.Result.Interrupted
 		if h.Result.Error != "" && base.Error == "" {
 			base.Error = h.Address + ": " + h.Result.Error
 		}

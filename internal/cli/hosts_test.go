@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/cluster"
+)
+
+func TestParseHosts(t *testing.T) {
+	got, err := ParseHosts([]byte("# agents\nnode1:7781\n\n  node2:7781  # rack 2\n[::1]:7781\n"))
+	if err != nil || strings.Join(got, ",") != "node1:7781,node2:7781,[::1]:7781" {
+		t.Fatalf("%v, %v", got, err)
+	}
+	for _, bad := range []string{"node1", "node1:0", "node1:99999", ":7781", "a b:1", "node1:x"} {
+		if _, err := ParseHosts([]byte("ok:1\n" + bad + "\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func FuzzParseHosts(f *testing.F) {
+	f.Add([]byte("node1:7781\n# c\nnode2:1\n"))
+	f.Add([]byte("[::1]:1 # x"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hosts, err := ParseHosts(data)
+		if err == nil {
+			for _, h := range hosts {
+				if checkHostPort(h) != nil {
+					t.Fatalf("accepted %q", h)
+				}
+			}
+		}
+	})
+}
+
+// The agents get the user's flags, not the coordinator's own.
+func TestAgentArgs(t *testing.T) {
+	app, _, _ := testApp(nil)
+	var got []string
+	cmd := newBenchCmdWith(app, func(_ context.Context, o *BenchOptions) error { return nil })
+	cmd.SetArgs([]string{"/data", "-p", "4", "--big-file-size", "64M", "--hosts", "a:1,b:2", "--expect", "write-big>1MiB/s", "--json", "--verify"})
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		got = agentArgs(c, args)
+		return nil
+	}
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Join(got, " ")
+	for _, want := range []string{"--threads=4", "--big-file-size=64M", "--verify=true", "/data"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("args %q lack %q", s, want)
+		}
+	}
+	for _, not := range []string{"hosts", "expect", "json"} {
+		if strings.Contains(s, not) {
+			t.Errorf("args %q carry the coordinator's --%s", s, not)
+		}
+	}
+}
+
+// With --read-others, a host's read phases read the next host's
+// directory: alone, with no other host's files, they fail there.
+func TestReadOthersReadsTheNextHost(t *testing.T) {
+	root := t.TempDir()
+	app, _, _ := testApp(nil)
+	r := &agentRunner{app: app}
+	job := &cluster.Job{Command: "bench", Args: []string{root, "--big-file-size", "1M", "--small-file-count", "0"},
+		RunName: "run", Index: 0, Hosts: 2, ReadOthers: true}
+	p, err := r.Prepare(job, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "run"), 0o755); err != nil { // the agent makes it at prepare
+		t.Fatal(err)
+	}
+	open := func(context.Context, string) error { return nil }
+	res, err := p.Run(context.Background(), open)
+	if err == nil || !strings.Contains(err.Error(), "host-1") || len(res.Phases) != 2 || res.Phases[0].Errors != 0 {
+		t.Fatalf("read of the other host's files: %v (%d phases)", err, len(res.Phases))
+	}
+}

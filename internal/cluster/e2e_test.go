@@ -1,0 +1,323 @@
+package cluster_test
+
+// Runs on many hosts with real `fsbench agent` processes on loopback
+// (different ports), the coordinator being the real binary too.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const testToken = "correct horse battery staple"
+
+// agent is a running `fsbench agent`.
+type agent struct {
+	addr string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+}
+
+var serving = regexp.MustCompile(`serving https?://(\S+) `)
+
+// startAgent starts an agent on a free loopback port, serving root, and
+// returns once it serves.
+func startAgent(t *testing.T, root string, extra ...string) *agent {
+	t.Helper()
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"agent", "--listen", "127.0.0.1:0", "--token-file", tok, "--allow-root", root}, extra...)
+	cmd := exec.Command(testenv.Binary(t), args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{cmd: cmd, log: &bytes.Buffer{}}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			if m := serving.FindStringSubmatch(line); m != nil {
+				found <- m[1]
+			}
+			a.log.WriteString(line + "\n")
+		}
+	}()
+	select {
+	case a.addr = <-found:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("agent did not start serving: %s", a.log)
+	}
+	return a
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// coordinator runs the binary as a coordinator (stdin closed, token in the
+// environment) and returns its output and exit code.
+func coordinator(t *testing.T, ctx context.Context, args ...string) result {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, testenv.Binary(t), args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NO_COLOR=1", "FSBENCH_TOKEN=" + testToken}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 30 * time.Second
+	t0 := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(t0)}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func hostsFlag(agents ...*agent) string {
+	var s []string
+	for _, a := range agents {
+		s = append(s, a.addr)
+	}
+	return strings.Join(s, ",")
+}
+
+// left lists what is left under dir.
+func left(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// Three hosts, exact counts: the aggregate is the sum of the hosts, and
+// the merged histogram holds every operation.
+func TestThreeHostsExactCounts(t *testing.T) {
+	root := t.TempDir()
+	a, b, c := startAgent(t, root), startAgent(t, root), startAgent(t, root)
+	out := coordinator(t, context.Background(), "bench", root, "-p", "2", "--big-file-size", "8M", "--small-file-count", "10",
+		"--small-file-size", "16K", "--hosts", hostsFlag(a, b, c), "-o", "json")
+	if out.code != 0 {
+		t.Fatalf("exit %d: %s", out.code, out.stderr)
+	}
+	r, err := report.ReadJSON(strings.NewReader(out.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"write-big": 3 * 2 * 8, "read-big": 3 * 2 * 8, "write-small": 3 * 2 * 10, "read-small": 3 * 2 * 10, "stat": 3 * 2 * 10}
+	if len(r.Hosts) != 3 || len(r.Phases) != len(want) {
+		t.Fatalf("%d hosts, %d phases", len(r.Hosts), len(r.Phases))
+	}
+	for _, p := range r.Phases {
+		var sum int64
+		for _, h := range p.Hosts {
+			sum += h.Ops
+		}
+		h, err := p.LatencyHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Ops != want[p.Name] || sum != p.Ops || h.Count() != p.Ops || len(p.Hosts) != 3 {
+			t.Errorf("%s: aggregate %d ops, hosts add to %d, histogram %d, want %d on 3 hosts", p.Name, p.Ops, sum, h.Count(), want[p.Name])
+		}
+		if p.Stonewall == nil || p.StartSkew < 0 || p.StartSkew > 1 {
+			t.Errorf("%s: stonewall %+v, start skew %v s", p.Name, p.Stonewall, p.StartSkew)
+		}
+		checkMergedPercentiles(t, &p)
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}
+
+// checkMergedPercentiles: the aggregate p99 is the merged histogram's, not
+// an average of the hosts' percentiles.
+func checkMergedPercentiles(t *testing.T, p *report.Phase) {
+	t.Helper()
+	m := metrics.NewHistogram()
+	for _, h := range p.Hosts {
+		hh, err := metrics.Decode(h.Histogram)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Merge(hh)
+	}
+	if got, want := p.Latency.P99, m.Summary().P99; got != want {
+		t.Errorf("%s: aggregate p99 %v, merged hosts' histograms give %v", p.Name, got, want)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	root, other := t.TempDir(), t.TempDir()
+	a := startAgent(t, root)
+	old := startAgent(t, root, "--protocol", "99")
+	for _, c := range []struct {
+		name string
+		args []string
+		env  string
+		want string
+	}{
+		{"outside the allowed root", []string{"bench", other, "--hosts", a.addr}, "", "not under an allowed root"},
+		{"protocol mismatch", []string{"bench", root, "--hosts", a.addr + "," + old.addr}, "", "speaks agent protocol 99"},
+		{"wrong token", []string{"bench", root, "--hosts", a.addr}, "FSBENCH_TOKEN=wrong", "wrong or missing token"},
+		{"unreachable", []string{"bench", root, "--hosts", "127.0.0.1:1"}, "", "unreachable"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(c.args, "--big-file-size", "1M", "--small-file-count", "1")
+			cmd := exec.Command(testenv.Binary(t), args...)
+			tok := "FSBENCH_TOKEN=" + testToken
+			if c.env != "" {
+				tok = c.env
+			}
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), tok}
+			outb, _ := cmd.CombinedOutput()
+			out := string(outb)
+			if cmd.ProcessState.ExitCode() == 0 || !strings.Contains(out, c.want) {
+				t.Fatalf("exit %d, want an error with %q:\n%s", cmd.ProcessState.ExitCode(), c.want, out)
+			}
+			if c.name != "unreachable" && !strings.Contains(out, "127.0.0.1:") {
+				t.Errorf("the error does not name the host: %s", out)
+			}
+			if l := left(t, other); len(l) != 0 {
+				t.Errorf("written outside the allowed root: %v", l)
+			}
+			if l := left(t, root); len(l) != 0 {
+				t.Errorf("a refused run left %v", l)
+			}
+		})
+	}
+	// The agent still serves a correct job after all that.
+	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "2", "--hosts", a.addr)
+	if out.code != 0 {
+		t.Fatalf("after refusals: exit %d: %s", out.code, out.stderr)
+	}
+}
+
+// A long workload on two hosts; kill -9 of one agent mid-phase is reported
+// by name within 10 s, the other host stops and removes its files, and the
+// coordinator exits 1 with what was measured.
+func TestAgentKilledMidPhase(t *testing.T) {
+	root := t.TempDir()
+	a, b := startAgent(t, root), startAgent(t, root)
+	ctx := context.Background()
+	go func() {
+		waitFor(t, 20*time.Second, func() bool { return hasRun(root) })
+		time.Sleep(500 * time.Millisecond)
+		_ = b.cmd.Process.Kill()
+	}()
+	out := coordinator(t, ctx, "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s",
+		"--hosts", a.addr+","+b.addr)
+	if out.code != 1 || !strings.Contains(out.stderr, b.addr) || !strings.Contains(out.stderr, "lost") {
+		t.Fatalf("exit %d, want 1 naming the lost host %s:\n%s", out.code, b.addr, out.stderr)
+	}
+	if out.took > 40*time.Second {
+		t.Errorf("the coordinator took %v to give up", out.took)
+	}
+	// The surviving host removed its files; the killed one could not.
+	runs, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", "host-*"))
+	if len(runs) != 1 || filepath.Base(runs[0]) != "host-1" {
+		t.Errorf("left after the run: %v, want only the killed host's host-1", runs)
+	}
+}
+
+// Ctrl-C on the coordinator stops and cleans up every host.
+func TestCoordinatorInterrupted(t *testing.T) {
+	root := t.TempDir()
+	a, b := startAgent(t, root), startAgent(t, root)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitFor(t, 20*time.Second, func() bool { return hasRun(root) })
+		time.Sleep(time.Second)
+		cancel() // SIGINT, as Ctrl-C
+	}()
+	out := coordinator(t, ctx, "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s",
+		"--hosts", a.addr+","+b.addr)
+	if out.code != 130 {
+		t.Fatalf("exit %d, want 130:\n%s", out.code, out.stderr)
+	}
+	waitFor(t, 15*time.Second, func() bool { return len(left(t, root)) == 0 })
+}
+
+// An agent whose coordinator vanishes (SIGKILL) cancels the job and
+// removes its files by itself, then serves again.
+func TestAgentOrphaned(t *testing.T) {
+	root := t.TempDir()
+	a := startAgent(t, root, "--orphan-after", "2s")
+	cmd := exec.Command(testenv.Binary(t), "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K",
+		"--duration", "60s", "--hosts", a.addr)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "FSBENCH_TOKEN=" + testToken}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, func() bool { return hasRun(root) })
+	time.Sleep(500 * time.Millisecond)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	t0 := time.Now()
+	waitFor(t, 30*time.Second, func() bool { return len(left(t, root)) == 0 })
+	t.Logf("files removed %v after the coordinator died", time.Since(t0).Round(100*time.Millisecond))
+	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "1", "--hosts", a.addr)
+	if out.code != 0 {
+		t.Fatalf("the agent does not serve again: exit %d: %s", out.code, out.stderr)
+	}
+}
+
+// hasRun reports whether a run's directory exists under root.
+func hasRun(root string) bool {
+	ents, _ := os.ReadDir(root)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "fsbench-hosts-") {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Errorf("not so after %v", d)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
