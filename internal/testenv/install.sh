@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what fsbench's test suite needs on a fresh Debian machine:
 # FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
-# rpcbind), and a MinIO server built from the Go module proxy. Everything is
-# idempotent: a second run finds it all in place and does nothing.
+# rpcbind), iproute2 (test hosts in network namespaces), and a MinIO server
+# built from the Go module proxy. Everything is idempotent: a second run finds
+# it all in place and does nothing.
 set -euo pipefail
 
 BIN_DIR="${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}"
@@ -19,6 +20,7 @@ command -v ganesha.nfsd >/dev/null || need_apt+=(nfs-ganesha)
 [ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || [ -n "$(ls /usr/lib/*/ganesha/libfsalvfs.so 2>/dev/null)" ] || need_apt+=(nfs-ganesha-vfs)
 command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
 command -v openssl >/dev/null || need_apt+=(openssl)
+command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need_apt+=(iproute2)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
