@@ -54,6 +54,7 @@ type host struct {
 	ready  int // the last barrier it reached
 	phase  string
 	done   bool
+	lost   bool // it stopped answering: it cleans up by itself
 	heard  time.Time
 }
 
@@ -199,7 +200,7 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 		case <-tick.C:
 			for _, h := range hosts {
 				if !h.done && time.Since(h.heard) > c.LostAfter {
-					h.done = true
+					h.done, h.lost = true, true
 					h.res.Err = fmt.Sprintf("lost: no answer for %v", c.LostAfter)
 					c.Logf("host %s lost: no answer for %v; stopping the others", h.addr, c.LostAfter)
 					cancelAll(&HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)})
@@ -227,7 +228,7 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	}
 	h.heard = time.Now()
 	if he.err != nil {
-		h.done = true
+		h.done, h.lost = true, true
 		h.res.Err = he.err.Error()
 		c.Logf("host %s lost: %v", h.addr, he.err)
 		return &HostError{h.addr, fmt.Errorf("%w: %v", ErrLost, he.err)}
@@ -354,12 +355,17 @@ func (c *Coordinator) cancel(hosts []*host) {
 	wg.Wait()
 }
 
-// cleanup tells every host to remove what the job left; a host that does
-// not answer removes it by itself when it stops hearing pings.
+// cleanup tells every host to remove what the job left; a host that was
+// lost is not waited for: it removes its files by itself when it stops
+// hearing pings.
 func (c *Coordinator) cleanup(hosts []*host) {
 	var wg sync.WaitGroup
 	for _, h := range hosts {
 		if h.id == "" {
+			continue
+		}
+		if h.lost {
+			c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
 			continue
 		}
 		wg.Add(1)
