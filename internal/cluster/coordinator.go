@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -47,7 +48,7 @@ var ErrLost = errors.New("lost: no answer")
 type host struct {
 	addr   string
 	info   Info
-	rtt    time.Duration
+	rtt    atomic.Int64 // round trip of a small request, ns: pings keep it current
 	offset time.Duration // agent clock - coordinator clock
 	id     string
 	res    HostResult
@@ -109,8 +110,9 @@ func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) err
 		if err := c.call(ctx, h, "GET", "/v1/info", nil, &h.info); err != nil {
 			return err
 		}
-		h.rtt = time.Since(t0)
-		h.offset = h.info.Time.Sub(t0.Add(h.rtt / 2))
+		rtt := time.Since(t0)
+		h.rtt.Store(int64(rtt))
+		h.offset = h.info.Time.Sub(t0.Add(rtt / 2))
 		switch {
 		case h.info.Protocol != Protocol:
 			return fmt.Errorf("speaks agent protocol %d (fsbench %s); this fsbench %s speaks %d", h.info.Protocol, h.info.Version, c.Version, Protocol)
@@ -255,23 +257,27 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	return nil
 }
 
-// releaseIfAll releases barrier seq when every host has reached it: each
-// host is told to start after the same delay less half its round trip, so
-// that they start together.
+// releaseIfAll releases barrier seq when every host has reached it. All
+// hosts are to start at one moment: each is told, as its request leaves,
+// to wait until then less half its round trip, so neither the order of the
+// requests nor the hosts' clocks matter.
 func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 	var slowest time.Duration
 	for _, h := range hosts {
 		if h.ready != seq {
 			return
 		}
-		slowest = max(slowest, h.rtt)
+		slowest = max(slowest, time.Duration(h.rtt.Load()))
 	}
-	delay := 20*time.Millisecond + slowest
+	// Room for the requests to reach every host, which takes longer the
+	// more hosts there are.
+	at := time.Now().Add(20*time.Millisecond + 2*slowest + time.Duration(len(hosts))*2*time.Millisecond)
 	if p := hosts[0].phase; p != FinishPhase {
 		c.Logf("%s: starting on %d hosts", p, len(hosts))
 	}
 	_ = each(hosts, func(h *host) error {
-		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", Go{Seq: seq, Delay: delay - h.rtt/2}, nil)
+		delay := max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)
+		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", Go{Seq: seq, Delay: delay}, nil)
 	})
 }
 
@@ -331,7 +337,11 @@ func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 			go func() {
 				pctx, cancel := context.WithTimeout(ctx, HeartbeatEvery)
 				defer cancel()
-				_ = c.call(pctx, h, "POST", "/v1/jobs/"+h.id+"/ping", nil, nil)
+				t0 := time.Now()
+				if c.call(pctx, h, "POST", "/v1/jobs/"+h.id+"/ping", nil, nil) == nil {
+					// A moving average of the round trip, for the barriers.
+					h.rtt.Store((3*h.rtt.Load() + int64(time.Since(t0))) / 4)
+				}
 			}()
 		}
 	}
