@@ -48,7 +48,7 @@ var ErrLost = errors.New("lost: no answer")
 type host struct {
 	addr   string
 	info   Info
-	rtt    atomic.Int64 // round trip of a small request, ns: pings keep it current
+	rtt    atomic.Int64  // round trip of a small request, ns: pings keep it current
 	offset time.Duration // agent clock - coordinator clock
 	id     string
 	res    HostResult
