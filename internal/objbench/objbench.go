@@ -383,7 +383,18 @@ func (o *Options) params() report.Params {
 		{Key: "retries", Label: "", Value: o.Object.Retries},
 		{Key: "checksum", Label: "", Value: checksumOf(o.Object)},
 		{Key: "storage_class", Label: "", Value: o.Object.StorageClass},
+		{Key: "sign_payload", Label: signLabel(o.Storage), Value: o.Object.SignPayload},
 	}
+}
+
+// signLabel shows whether payloads are signed on the header line of the
+// stores that sign requests, and nowhere else.
+func signLabel(storage string) string {
+	switch storage {
+	case "s3", "minio", "cos":
+		return "SignPayload"
+	}
+	return ""
 }
 
 func checksumOf(c object.Config) string {

@@ -390,59 +390,77 @@ func TestCapabilitiesThroughPrefixes(t *testing.T) {
 }
 
 // The S3 client is configured for measuring: no Expect: 100-continue, no
-// checksum trailers unless asked, unsigned payloads only over TLS.
+// checksum trailers unless asked, UNSIGNED-PAYLOAD over HTTP and HTTPS
+// unless payloads are to be signed.
 func TestS3RequestShape(t *testing.T) {
 	type seen struct{ expect, sha, encoding, trailer, checksum string }
+	unsigned := func(t *testing.T, s seen) {
+		if s.sha != "UNSIGNED-PAYLOAD" {
+			t.Errorf("payload hash %q, want UNSIGNED-PAYLOAD", s.sha)
+		}
+	}
+	signed := func(t *testing.T, s seen) {
+		if len(s.sha) != 64 || strings.Contains(s.sha, "UNSIGNED") {
+			t.Errorf("payload hash %q, want the body's SHA-256", s.sha)
+		}
+	}
+	noChecksum := func(t *testing.T, s seen) {
+		if s.encoding != "" || s.trailer != "" || s.checksum != "" {
+			t.Errorf("when-required: encoding %q trailer %q checksum %q, want none", s.encoding, s.trailer, s.checksum)
+		}
+	}
 	for _, c := range []struct {
 		tls      bool
 		checksum string
-		check    func(t *testing.T, s seen)
+		sign     bool
+		checks   []func(t *testing.T, s seen)
 	}{
-		{false, "", func(t *testing.T, s seen) {
-			if s.sha == "UNSIGNED-PAYLOAD" || len(s.sha) != 64 {
-				t.Errorf("HTTP: payload hash %q, want the body's SHA-256", s.sha)
+		{false, "", false, []func(*testing.T, seen){unsigned, noChecksum}},
+		{true, "", false, []func(*testing.T, seen){unsigned, noChecksum}},
+		{false, "", true, []func(*testing.T, seen){signed, noChecksum}},
+		{true, "", true, []func(*testing.T, seen){signed, noChecksum}},
+		{true, "when-supported", false, []func(*testing.T, seen){func(t *testing.T, s seen) {
+			if s.trailer == "" || s.sha != "STREAMING-UNSIGNED-PAYLOAD-TRAILER" {
+				t.Errorf("HTTPS when-supported: trailer %q payload hash %q, want a trailing checksum", s.trailer, s.sha)
 			}
-		}},
-		{true, "", func(t *testing.T, s seen) {
-			if s.sha != "UNSIGNED-PAYLOAD" {
-				t.Errorf("HTTPS: payload hash %q, want UNSIGNED-PAYLOAD", s.sha)
+		}}},
+		{false, "when-supported", false, []func(*testing.T, seen){unsigned, func(t *testing.T, s seen) {
+			if s.checksum == "" {
+				t.Errorf("HTTP when-supported: no checksum header")
 			}
-			if s.encoding != "" || s.trailer != "" || s.checksum != "" {
-				t.Errorf("HTTPS when-required: encoding %q trailer %q checksum %q, want none", s.encoding, s.trailer, s.checksum)
-			}
-		}},
-		{true, "when-supported", func(t *testing.T, s seen) {
-			if s.trailer == "" && s.checksum == "" {
-				t.Errorf("when-supported: no checksum sent")
-			}
-		}},
+		}}},
 	} {
-		var got seen
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			got = seen{r.Header.Get("Expect"), r.Header.Get("X-Amz-Content-Sha256"), r.Header.Get("Content-Encoding"),
-				r.Header.Get("X-Amz-Trailer"), r.Header.Get("X-Amz-Checksum-Crc32")}
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("ETag", `"x"`)
+		t.Run(fmt.Sprintf("tls=%v,checksum=%s,sign=%v", c.tls, c.checksum, c.sign), func(t *testing.T) {
+			var got seen
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got = seen{r.Header.Get("Expect"), r.Header.Get("X-Amz-Content-Sha256"), r.Header.Get("Content-Encoding"),
+					r.Header.Get("X-Amz-Trailer"), r.Header.Get("X-Amz-Checksum-Crc32")}
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("ETag", `"x"`)
+			})
+			srv := httptest.NewUnstartedServer(h)
+			if c.tls {
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			defer srv.Close()
+			s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b"),
+				Insecure: true, Checksum: c.checksum, SignPayload: c.sign})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Put(context.Background(), "k", strings.NewReader(strings.Repeat("x", 6<<20))); err != nil {
+				t.Fatalf("put: %v", err)
+			}
+			if got.expect != "" {
+				t.Errorf("Expect: %s", got.expect)
+			}
+			for _, check := range c.checks {
+				check(t, got)
+			}
 		})
-		srv := httptest.NewUnstartedServer(h)
-		if c.tls {
-			srv.StartTLS()
-		} else {
-			srv.Start()
-		}
-		s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b"), Insecure: true, Checksum: c.checksum})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Put(context.Background(), "k", strings.NewReader(strings.Repeat("x", 6<<20))); err != nil {
-			t.Fatalf("tls %v: put: %v", c.tls, err)
-		}
-		if got.expect != "" {
-			t.Errorf("tls %v: Expect: %s", c.tls, got.expect)
-		}
-		c.check(t, got)
-		s.Close()
-		srv.Close()
 	}
 }
 
