@@ -258,25 +258,37 @@ func TestS3ContextBoundsHang(t *testing.T) {
 }
 
 func TestParseNFSURL(t *testing.T) {
-	for _, c := range []struct{ in, host, path, err string }{
-		{"nfs://server/export/dir", "server", "/export/dir", ""},
-		{"nfs://10.0.0.5/export/", "10.0.0.5", "/export", ""},
-		{"server:/export/a/b", "server", "/export/a/b", ""},
-		{"nfs://server", "", "", "no export"},
-		{"nfs://server:2049/export", "", "", "no port"},
-		{"server", "", "", "invalid"},
-		{"/just/a/path", "", "", "invalid"},
-		{"nfs://u:pw@server/x", "", "", "invalid"},
+	for _, c := range []struct {
+		in, host string
+		port     int
+		path     string
+		err      string
+	}{
+		{"nfs://server/export/dir", "server", 0, "/export/dir", ""},
+		{"nfs://10.0.0.5/export/", "10.0.0.5", 0, "/export", ""},
+		{"server:/export/a/b", "server", 0, "/export/a/b", ""},
+		{"nfs://server:2049/export", "server", 2049, "/export", ""},
+		{"nfs://127.0.0.1:40123/tmp/x", "127.0.0.1", 40123, "/tmp/x", ""},
+		{"nfs://[::1]:40123/e", "::1", 40123, "/e", ""},
+		{"nfs://server", "", 0, "", "no export"},
+		{"nfs://server:0/export", "", 0, "", "port"},
+		{"nfs://server:70000/export", "", 0, "", "port"},
+		{"nfs://server:x/export", "", 0, "", "invalid"},
+		{"nfs://server/export?a=b", "", 0, "", "invalid"},
+		{"server", "", 0, "", "invalid"},
+		{"server:2049:/export", "", 0, "", "invalid"},
+		{"/just/a/path", "", 0, "", "invalid"},
+		{"nfs://u:pw@server/x", "", 0, "", "invalid"},
 	} {
-		h, p, err := parseNFSURL(c.in)
+		u, err := parseNFSURL(c.in)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "pw") {
 				t.Errorf("%s: err = %v, want %q", c.in, err, c.err)
 			}
 			continue
 		}
-		if err != nil || h != c.host || p != c.path {
-			t.Errorf("%s = %s, %s, %v; want %s, %s", c.in, h, p, err, c.host, c.path)
+		if err != nil || u.host != c.host || u.port != c.port || u.path != c.path {
+			t.Errorf("%s = %+v, %v; want %s %d %s", c.in, u, err, c.host, c.port, c.path)
 		}
 	}
 }
@@ -360,9 +372,9 @@ func FuzzParseNFSURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		h, p, err := parseNFSURL(s)
-		if err == nil && (h == "" || !strings.HasPrefix(p, "/") || p == "/") {
-			t.Fatalf("%q: host %q path %q", s, h, p)
+		u, err := parseNFSURL(s)
+		if err == nil && (u.host == "" || !strings.HasPrefix(u.path, "/") || u.path == "/" || u.port < 0 || u.port > 65535) {
+			t.Fatalf("%q: %+v", s, u)
 		}
 	})
 }
