@@ -16,6 +16,7 @@ build:
 # The whole suite, with the real servers and mounts it needs installed first.
 test: test-deps lint
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(GO) test -race -count=1 -run 'Cancel' ./pkg/object/
 
 # Installs bindfs, fio, nfs-ganesha, rpcbind and a MinIO server (idempotent).
 test-deps:

@@ -109,6 +109,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's objects instead of deleting them")
 	f.IntVar(&o.Object.Retries, "retries", 0, "retry a failed request up to N times (default 0: problems are seen, not hidden)")
 	f.StringVar(&o.Object.Checksum, "checksum", "when-required", "request checksums: when-required, or when-supported (aws-chunked trailers, which some S3-compatible stores reject)")
+	f.BoolVar(&o.Object.SignPayload, "sign-payload", false, "sign the SHA-256 of every request body, for S3 stores that refuse UNSIGNED-PAYLOAD (costs a pass over the data)")
 	f.BoolVar(&o.Object.Insecure, "insecure", false, "do not verify the server's TLS certificate")
 	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM file")
 	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on waiting for a response header")

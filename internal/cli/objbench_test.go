@@ -30,7 +30,7 @@ func TestObjbenchFlagDefaults(t *testing.T) {
 		t.Errorf("defaults = %+v", o.Options)
 	}
 	c := o.Object
-	if c.Retries != 0 || c.Checksum != "when-required" || c.Insecure || c.Addressing != "auto" || c.Timeout.Seconds() != 10 || o.Output.Format != report.FormatTable {
+	if c.Retries != 0 || c.Checksum != "when-required" || c.Insecure || c.SignPayload || c.Addressing != "auto" || c.Timeout.Seconds() != 10 || o.Output.Format != report.FormatTable {
 		t.Errorf("object defaults = %+v", c)
 	}
 }
@@ -40,7 +40,7 @@ func TestObjbenchFlags(t *testing.T) {
 		"--access-key", "AK", "--secret-key", "SK-secret", "--session-token", "TOK", "--region", "eu-west-1",
 		"--addressing", "path", "--block-size", "1M", "--big-object-size", "64M", "--small-object-size", "4K",
 		"--small-objects", "7", "-p", "8", "--storage-class", "STANDARD_IA", "--skip-functional-tests", "--keep",
-		"--retries", "3", "--checksum", "when-supported", "--insecure", "--ca-cert", "/etc/ca.pem", "--timeout", "3s", "--json")
+		"--retries", "3", "--checksum", "when-supported", "--insecure", "--ca-cert", "/etc/ca.pem", "--timeout", "3s", "--json", "--sign-payload")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
@@ -49,7 +49,7 @@ func TestObjbenchFlags(t *testing.T) {
 		o.SmallObjectSize != 4096 || o.SmallObjects != 7 || o.Threads != 8 || !o.SkipFunctional || !o.Keep ||
 		c.AccessKey != "AK" || c.SecretKey.Reveal() != "SK-secret" || c.SessionToken.Reveal() != "TOK" || c.Region != "eu-west-1" ||
 		c.Addressing != "path" || c.StorageClass != "STANDARD_IA" || c.Retries != 3 || c.Checksum != "when-supported" ||
-		!c.Insecure || c.CACertFile != "/etc/ca.pem" || c.Timeout.Seconds() != 3 || o.Output.Format != report.FormatJSON {
+		!c.Insecure || !c.SignPayload || c.CACertFile != "/etc/ca.pem" || c.Timeout.Seconds() != 3 || o.Output.Format != report.FormatJSON {
 		t.Errorf("options = %+v", o.Options)
 	}
 	// The secret is redacted wherever the options are printed.

@@ -416,6 +416,7 @@ func (o *Options) params() report.Params {
 		{Key: "retries", Label: "", Value: o.Object.Retries},
 		{Key: "checksum", Label: "", Value: checksumOf(o.Object)},
 		{Key: "storage_class", Label: "", Value: o.Object.StorageClass},
+		{Key: "sign_payload", Label: signLabel(o.Storage), Value: o.Object.SignPayload},
 		{Key: "verify", Label: "", Value: o.Verify},
 	}
 	for _, x := range []struct {
@@ -433,6 +434,16 @@ func (o *Options) params() report.Params {
 		ps = append(ps, report.Param{Key: "rate", Label: "Rate", Value: o.Rate, Display: strconv.FormatFloat(o.Rate, 'g', -1, 64) + "/s"})
 	}
 	return ps
+}
+
+// signLabel shows whether payloads are signed on the header line of the
+// stores that sign requests, and nowhere else.
+func signLabel(storage string) string {
+	switch storage {
+	case "s3", "minio", "cos":
+		return "SignPayload"
+	}
+	return ""
 }
 
 func checksumOf(c object.Config) string {

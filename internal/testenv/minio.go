@@ -58,6 +58,9 @@ func SharedMinIO(t testing.TB, tls bool) *MinIO {
 	if err != nil {
 		Unavailable(t, "minio server binary not found")
 	}
+	if err := checkMinIOBinary(bin); err != nil {
+		Unavailable(t, "minio server is not the pinned one: %v", err)
+	}
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if m := sharedMinIO[tls]; m != nil {

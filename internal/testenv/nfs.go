@@ -1,35 +1,38 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/willscott/go-nfs-client/nfs"
-	"github.com/willscott/go-nfs-client/nfs/rpc"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
-// NFS is an nfs-ganesha server started for tests on 127.0.0.1, exporting
-// a temporary directory.
+// NFS is an nfs-ganesha server started for tests on 127.0.0.1, on ports
+// picked when it starts, exporting a temporary directory.
 type NFS struct {
-	Host   string // 127.0.0.1
-	Export string // the exported directory, also its path on this host
-	dir    string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	lock   *os.File
+	Host      string // 127.0.0.1
+	Port      int    // of the NFS service
+	MountPort int    // of the MOUNT service
+	Export    string // the exported directory, also its path on this host
+	dir       string
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	lock      *os.File
 }
 
-// URL returns nfs://127.0.0.1/EXPORT[/sub].
+// URL returns nfs://127.0.0.1:PORT/EXPORT[/sub].
 func (n *NFS) URL(sub string) string {
-	u := "nfs://" + n.Host + n.Export
+	u := "nfs://" + net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) + n.Export
 	if sub != "" {
 		u += "/" + strings.TrimPrefix(sub, "/")
 	}
@@ -38,8 +41,10 @@ func (n *NFS) URL(sub string) string {
 
 const (
 	nfsStartTimeout = 60 * time.Second
-	// nfsLockTimeout bounds the wait for another test process's server:
-	// NFS servers use the fixed port 2049, so test packages take turns.
+	// nfsLockTimeout bounds the wait for another test process's server.
+	// The ports are free ones, but nfs-ganesha registers its services
+	// with the portmapper (it cannot run without), where URLs of the
+	// HOST:/PATH form find them: test packages take turns.
 	nfsLockTimeout = 10 * time.Minute
 	nfsLockFile    = "fsbench-test-nfs.lock"
 )
@@ -82,9 +87,9 @@ func SharedNFS(t testing.TB) *NFS {
 	return n
 }
 
-// StartNFS starts rpcbind (if no portmapper answers) and nfs-ganesha
-// exporting a new temporary directory, and waits until a client can
-// mount it.
+// StartNFS starts rpcbind (if no portmapper answers) and nfs-ganesha on
+// free ports, exporting a new temporary directory, and waits until a
+// client can mount it.
 func StartNFS(ganesha, rpcbind string) (*NFS, error) {
 	lock, err := lockNFS()
 	if err != nil {
@@ -95,7 +100,7 @@ func StartNFS(ganesha, rpcbind string) (*NFS, error) {
 		unlockNFS(lock)
 		return nil, err
 	}
-	n := &NFS{Host: "127.0.0.1", Export: filepath.Join(dir, "export"), dir: dir, exited: make(chan struct{}), lock: lock}
+	n := &NFS{Host: "127.0.0.1", Export: filepath.Join(dir, "export"), dir: dir, lock: lock}
 	fail := func(err error) (*NFS, error) {
 		n.Stop()
 		return nil, err
@@ -106,24 +111,87 @@ func StartNFS(ganesha, rpcbind string) (*NFS, error) {
 	if err := os.Chmod(n.Export, 0o777); err != nil {
 		return fail(err)
 	}
-	if !listening("127.0.0.1:111") {
-		// rpcbind daemonises; it stays up for later runs, as a system
-		// service would.
-		out, err := exec.Command(rpcbind, "-w").CombinedOutput()
-		if err != nil {
-			return fail(fmt.Errorf("rpcbind: %v: %s", err, out))
+	if err := startRPCBind(rpcbind); err != nil {
+		return fail(err)
+	}
+	// A free port may be taken between finding it and ganesha binding it:
+	// then ganesha exits at once, and another pair is tried.
+	for try := 1; ; try++ {
+		err := n.start(ganesha)
+		if err == nil {
+			return n, nil
 		}
-		if !waitFor(10*time.Second, func() bool { return listening("127.0.0.1:111") }) {
-			return fail(errors.New("rpcbind does not listen on 127.0.0.1:111"))
+		if !errors.Is(err, errExited) || try == 3 {
+			return fail(err)
 		}
 	}
-	if listening("127.0.0.1:2049") {
-		return fail(errors.New("another NFS server already listens on 127.0.0.1:2049"))
+}
+
+// startRPCBind starts rpcbind unless a portmapper answers. It daemonises
+// and stays up for later runs, as a system service would.
+func startRPCBind(rpcbind string) error {
+	if listening("127.0.0.1:111") {
+		return nil
 	}
-	conf := filepath.Join(dir, "ganesha.conf")
-	config := fmt.Sprintf(`NFS_CORE_PARAM {
+	out, err := exec.Command(rpcbind, "-w").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("rpcbind: %v: %s", err, out)
+	}
+	if !waitFor(10*time.Second, func() bool { return listening("127.0.0.1:111") }) {
+		return errors.New("rpcbind does not listen on 127.0.0.1:111")
+	}
+	return nil
+}
+
+var errExited = errors.New("ganesha exited during start-up")
+
+// start runs ganesha on two free ports and waits until it serves.
+func (n *NFS) start(ganesha string) error {
+	var err error
+	if n.Port, err = freePort(); err != nil {
+		return err
+	}
+	if n.MountPort, err = freePort(); err != nil {
+		return err
+	}
+	conf := filepath.Join(n.dir, "ganesha.conf")
+	if err := os.WriteFile(conf, []byte(ganeshaConfig(n)), 0o644); err != nil {
+		return err
+	}
+	logPath := filepath.Join(n.dir, "ganesha.log")
+	cmd := exec.Command(ganesha, "-F", "-f", conf, "-L", logPath, "-p", filepath.Join(n.dir, "ganesha.pid"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", ganesha, err)
+	}
+	n.cmd, n.exited = cmd, make(chan struct{})
+	exited := n.exited
+	go func() { _ = cmd.Wait(); close(exited) }()
+
+	deadline := time.Now().Add(nfsStartTimeout)
+	for {
+		err := tryMount(n.URL(""))
+		if err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			n.kill()
+			return fmt.Errorf("ganesha not ready after %s (%v); log: %s", nfsStartTimeout, err, tail(logPath))
+		}
+		select {
+		case <-exited:
+			n.cmd = nil
+			return fmt.Errorf("%w; log: %s", errExited, tail(logPath))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func ganeshaConfig(n *NFS) string {
+	return fmt.Sprintf(`NFS_CORE_PARAM {
 	Protocols = 3, 4;
 	Bind_addr = 127.0.0.1;
+	NFS_Port = %[3]d;
+	MNT_Port = %[4]d;
 	Enable_NLM = false;
 	Enable_RQUOTA = false;
 }
@@ -140,79 +208,41 @@ EXPORT {
 	SecType = sys;
 	FSAL { Name = VFS; }
 }
-`, dir, n.Export)
-	if err := os.WriteFile(conf, []byte(config), 0o644); err != nil {
-		return fail(err)
-	}
-	logPath := filepath.Join(dir, "ganesha.log")
-	cmd := exec.Command(ganesha, "-F", "-f", conf, "-L", logPath, "-p", filepath.Join(dir, "ganesha.pid"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fail(fmt.Errorf("start %s: %w", ganesha, err))
-	}
-	n.cmd = cmd
-	go func() { _ = cmd.Wait(); close(n.exited) }()
-
-	deadline := time.Now().Add(nfsStartTimeout)
-	for {
-		if err := tryMount(n.Host, n.Export); err == nil {
-			return n, nil
-		} else if time.Now().After(deadline) {
-			return fail(fmt.Errorf("ganesha not ready after %s (%v); log: %s", nfsStartTimeout, err, tail(logPath)))
-		}
-		select {
-		case <-n.exited:
-			return fail(fmt.Errorf("ganesha exited during start-up; log: %s", tail(logPath)))
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+`, n.dir, n.Export, n.Port, n.MountPort)
 }
 
-// tryMount mounts the export with the client fsbench uses, and unmounts.
-func tryMount(host, export string) error {
-	if !listening(host + ":2049") {
-		return errors.New("port 2049 closed")
-	}
-	done := make(chan error, 1)
-	go func() {
-		m, err := nfs.DialMount(host, 0)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer m.Close()
-		t, err := m.Mount(export, rpc.AuthNull)
-		if err != nil {
-			done <- err
-			return
-		}
-		t.Close()
-		_ = m.Unmount()
-		done <- nil
-	}()
-	select {
-	case err := <-done:
+// tryMount opens the export with the driver fsbench uses, and closes it.
+func tryMount(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, err := object.Open(ctx, "nfs", url, object.Config{Timeout: 5 * time.Second})
+	if err != nil {
 		return err
-	case <-time.After(15 * time.Second):
-		return errors.New("mount timed out")
 	}
+	return s.Close()
 }
 
 // Stop ends ganesha, removes the export and lets the next test process
 // start its own server.
 func (n *NFS) Stop() {
-	if n.cmd != nil && n.cmd.Process != nil {
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-n.exited:
-		case <-time.After(15 * time.Second):
-			_ = n.cmd.Process.Kill()
-			<-n.exited
-		}
-	}
+	n.kill()
 	os.RemoveAll(n.dir)
 	unlockNFS(n.lock)
 	n.lock = nil
+}
+
+func (n *NFS) kill() {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.exited:
+	case <-time.After(15 * time.Second):
+		_ = n.cmd.Process.Kill()
+		<-n.exited
+	}
+	n.cmd = nil
 }
 
 func lockNFS() (*os.File, error) {

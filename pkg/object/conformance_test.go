@@ -3,6 +3,8 @@ package object_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -56,6 +58,11 @@ func TestConformanceMinIOTLS(t *testing.T) {
 
 func TestConformanceNFS(t *testing.T) {
 	n := testenv.SharedNFS(t)
+	// The driver creates no base directory: it is made here, as a user
+	// would before a run.
+	if err := os.MkdirAll(filepath.Join(n.Export, "conformance"), 0o777); err != nil {
+		t.Fatal(err)
+	}
 	s := openOrFail(t, "nfs", n.URL("conformance"), object.Config{})
 	objecttest.Run(t, s)
 }

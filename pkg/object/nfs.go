@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -12,351 +11,338 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
-	"github.com/willscott/go-nfs-client/nfs/util"
 )
 
 func nfsDriver() Driver {
 	return Driver{
 		Name:        "nfs",
-		Description: "an NFSv3 server, spoken to directly (no kernel mount)",
-		URLForms:    []string{"nfs://HOST/EXPORT[/PATH]", "HOST:/EXPORT[/PATH]"},
-		Open:        openNFS,
+		Description: "an NFSv3 server, spoken to directly (no kernel mount); the directory must exist",
+		URLForms: []string{
+			"nfs://HOST/EXPORT[/PATH]",
+			"nfs://HOST:PORT/EXPORT[/PATH]  (NFS at PORT; MOUNT there too, else from the portmapper)",
+			"HOST:/EXPORT[/PATH]",
+		},
+		Open: openNFS,
 	}
 }
 
-// The client library logs through the standard logger; fsbench's output
-// streams are its own, so the library is silenced, at initialisation, before
-// any of its goroutines can read its logger.
-func init() { util.DefaultLogger = quietLogger{} }
+// nfsURL is a parsed NFS URL.
+type nfsURL struct {
+	host string
+	port int    // 0: ask the portmapper
+	path string // absolute path on the server
+}
 
-type quietLogger struct{}
-
-func (quietLogger) SetDebug(bool)         {}
-func (quietLogger) Errorf(string, ...any) {}
-func (quietLogger) Debugf(string, ...any) {}
-func (quietLogger) Infof(string, ...any)  {}
-
-// parseNFSURL splits nfs://HOST/EXPORT/PATH or HOST:/EXPORT/PATH into the
-// host and the absolute path on the server.
-func parseNFSURL(raw string) (host, p string, err error) {
+// parseNFSURL splits nfs://HOST[:PORT]/EXPORT/PATH or HOST:/EXPORT/PATH.
+func parseNFSURL(raw string) (nfsURL, error) {
 	shown := RedactURL(raw)
+	bad := configErr("invalid nfs URL %q: want nfs://HOST[:PORT]/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
+	var u nfsURL
 	if strings.HasPrefix(raw, "nfs://") {
-		u, perr := url.Parse(raw)
-		if perr != nil || u.Host == "" || u.User != nil {
-			return "", "", configErr("invalid nfs URL %q: want nfs://HOST/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
+		pu, err := url.Parse(raw)
+		if err != nil || pu.Hostname() == "" || pu.User != nil || pu.RawQuery != "" || pu.Fragment != "" {
+			return nfsURL{}, bad
 		}
-		if u.Port() != "" {
-			return "", "", configErr("invalid nfs URL %q: no port: the server's ports are found through its portmapper", shown)
+		u.host, u.path = pu.Hostname(), pu.Path
+		if p := pu.Port(); p != "" {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 || n > 65535 {
+				return nfsURL{}, configErr("invalid nfs URL %q: port %q is not a number from 1 to 65535", shown, p)
+			}
+			u.port = n
 		}
-		host, p = u.Hostname(), u.Path
-	} else if h, rest, ok := strings.Cut(raw, ":/"); ok && h != "" && !strings.Contains(h, "/") {
-		host, p = h, "/"+rest
+	} else if h, rest, ok := strings.Cut(raw, ":/"); ok && h != "" && !strings.ContainsAny(h, "/:") {
+		u.host, u.path = h, "/"+rest
 	} else {
-		return "", "", configErr("invalid nfs URL %q: want nfs://HOST/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
+		return nfsURL{}, bad
 	}
-	p = path.Clean("/" + p)
-	if p == "/" {
-		return "", "", configErr("invalid nfs URL %q: no export path", shown)
+	u.path = path.Clean("/" + u.path)
+	if u.path == "/" {
+		return nfsURL{}, configErr("invalid nfs URL %q: no export path", shown)
 	}
-	return host, p, nil
+	return u, nil
 }
 
-// nfsStore is a directory on an NFSv3 server. Every call runs the client
-// library in a goroutine so that a context can end the wait; the library
-// itself bounds its calls (5 s per reply, a few retries).
+// nfsStore is a directory on an NFSv3 server. Every call runs in the
+// caller's goroutine; cancelling its context interrupts the call in
+// flight (see rpcPool), so nothing of a call goes on after it returns.
 type nfsStore struct {
 	host    string
 	export  string // what was mounted
-	base    string // directory within the export, "" or ending in "/"
-	display string
-	mount   *nfs.Mount
-	target  *nfs.Target
-	uid     uint32
-	gid     uint32
+	display string // nfs://host[:port]/export/base/
+	auth    rpc.Auth
+	mount   *rpcPool
+	c       *nfsClient
+	root    []byte // handle of the base directory
+	dirs    dirCache
+	rsize   int
+	wsize   int
+	timeout time.Duration
 }
 
 var _ FileSystem = (*nfsStore)(nil)
 
 func openNFS(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
-	host, full, err := parseNFSURL(rawURL)
+	u, err := parseNFSURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
-
-	// The library dials without a timeout: check first, within bounds, that
-	// the portmapper answers at all.
-	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort(host, "111"))
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("nfs %s: portmapper unreachable: %w", host, err)
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
 	}
-	conn.Close()
-
-	s := &nfsStore{host: host, uid: uint32(os.Getuid()), gid: uint32(os.Getgid())}
-	err = runCtx(ctx, cfg.Timeout*3, func() error {
-		m, err := nfs.DialMount(host, 0)
-		if err != nil {
-			return fmt.Errorf("nfs %s: mount service (is an NFSv3 server running there?): %w", host, err)
-		}
-		hostname, _ := os.Hostname()
-		auth := rpc.NewAuthUnix(hostname, s.uid, s.gid).Auth()
-		// Find the export: the longest leading part of the path the server
-		// lets us mount. What follows is a directory inside it.
-		var lastErr error
-		for p := full; p != "/"; p = path.Dir(p) {
-			t, err := m.Mount(p, auth)
-			if err == nil {
-				s.mount, s.target, s.export = m, t, p
-				s.base = strings.TrimPrefix(strings.TrimPrefix(full, p), "/")
-				if s.base != "" {
-					s.base += "/"
-				}
-				return nil
-			}
-			lastErr = err
-		}
-		m.Close()
-		return fmt.Errorf("nfs %s: no export holds %s (%v)", host, full, lastErr)
-	})
-	if err != nil {
+	hostname, _ := os.Hostname()
+	s := &nfsStore{host: u.host, timeout: timeout, auth: rpc.NewAuthUnix(hostname, uint32(os.Getuid()), uint32(os.Getgid())).Auth()}
+	s.dirs.init()
+	if err := s.connect(ctx, u, max(cfg.Threads, 4)); err != nil {
+		s.Close()
 		return nil, err
-	}
-	s.display = "nfs://" + host + s.export
-	if !strings.HasSuffix(s.display, "/") {
-		s.display += "/"
 	}
 	return s, nil
 }
 
-// runCtx runs fn, returning early with the context's error when ctx ends
-// or after timeout (if > 0). fn keeps running in the background then, but
-// the client library bounds every call it makes.
-func runCtx(ctx context.Context, timeout time.Duration, fn func() error) error {
-	if err := ctx.Err(); err != nil {
-		return &Error{Op: "nfs", Err: err}
-	}
-	done := make(chan error, 1)
-	go func() { done <- fn() }()
-	var tc <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		tc = t.C
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return &Error{Op: "nfs", Err: ctx.Err()}
-	case <-tc:
-		return fmt.Errorf("no answer within %s", timeout)
-	}
+// pool makes a connection pool to host:port with the store's bounds.
+func (s *nfsStore) pool(port, idle int) *rpcPool {
+	return &rpcPool{addr: net.JoinHostPort(s.host, strconv.Itoa(port)), dialWait: s.timeout,
+		callWait: max(3*s.timeout, 30*time.Second), maxIdle: idle}
 }
 
-func (s *nfsStore) String() string { return s.display + s.base }
+// connect finds the services, mounts the export and checks the directory.
+func (s *nfsStore) connect(ctx context.Context, u nfsURL, threads int) error {
+	nfsPort, mountPort := u.port, u.port
+	if u.port == 0 {
+		var err error
+		if nfsPort, mountPort, err = s.portmap(ctx); err != nil {
+			return err
+		}
+	}
+	s.mount = s.pool(mountPort, 1)
+	fh, err := s.mountLongest(ctx, u)
+	var rerr *rpcReplyError
+	if errors.As(err, &rerr) && u.port != 0 {
+		// No MOUNT service on the NFS port: the portmapper knows where.
+		s.mount.Close()
+		if _, mountPort, err = s.portmap(ctx); err != nil {
+			return err
+		}
+		s.mount = s.pool(mountPort, 1)
+		fh, err = s.mountLongest(ctx, u)
+	}
+	if err != nil {
+		return err
+	}
+	s.c = &nfsClient{pool: s.pool(nfsPort, threads), auth: s.auth}
+	if err := s.sizes(ctx, fh); err != nil {
+		return err
+	}
+	return s.findBase(ctx, u, fh)
+}
+
+// portmap asks the server's portmapper for the NFS and MOUNT ports.
+func (s *nfsStore) portmap(ctx context.Context) (nfsPort, mountPort int, err error) {
+	pm := s.pool(111, 1)
+	pm.callWait = s.timeout
+	defer pm.Close()
+	if nfsPort, err = getport(ctx, pm, progNFS, 3); err == nil {
+		mountPort, err = getport(ctx, pm, progMount, 3)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("nfs %s: portmapper (is an NFSv3 server running there?): %w", s.host, err)
+	}
+	return nfsPort, mountPort, nil
+}
+
+// mountLongest mounts the longest leading part of the path that the
+// server exports; the rest is a directory inside it.
+func (s *nfsStore) mountLongest(ctx context.Context, u nfsURL) ([]byte, error) {
+	var lastErr error
+	for p := u.path; p != "/"; p = path.Dir(p) {
+		fh, err := mount(ctx, s.mount, s.auth, p)
+		if err == nil {
+			s.export = p
+			return fh, nil
+		}
+		var st nfsStatus
+		if !errors.As(err, &st) {
+			return nil, fmt.Errorf("nfs %s: mount service: %w", s.host, err)
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("nfs %s: no export holds %s (%v)", s.host, u.path, lastErr)
+}
+
+// sizes reads the server's transfer sizes: its preferred ones, within its
+// maximum, and at most nfsMaxIO.
+func (s *nfsStore) sizes(ctx context.Context, root []byte) error {
+	fi, err := s.c.fsinfo(ctx, root)
+	if err != nil {
+		return fmt.Errorf("nfs %s: FSINFO of %s: %w", s.host, s.export, err)
+	}
+	pick := func(pref, most uint32) int {
+		n := uint32(nfsMaxIO)
+		if most > 0 {
+			n = min(n, most)
+		}
+		if pref > 0 {
+			n = min(n, pref)
+		}
+		return int(max(n, 4096))
+	}
+	s.rsize, s.wsize = pick(fi.RTPref, fi.RTMax), pick(fi.WTPref, fi.WTMax)
+	return nil
+}
+
+// findBase looks up the directory below the export. It is never created:
+// a run creates only what it removes.
+func (s *nfsStore) findBase(ctx context.Context, u nfsURL, fh []byte) error {
+	s.display = "nfs://" + s.host
+	if u.port != 0 {
+		s.display = "nfs://" + net.JoinHostPort(s.host, strconv.Itoa(u.port))
+	}
+	s.display += strings.TrimSuffix(u.path, "/") + "/"
+	for _, name := range strings.Split(strings.TrimPrefix(strings.TrimPrefix(u.path, s.export), "/"), "/") {
+		if name == "" {
+			continue
+		}
+		next, attr, err := s.c.lookup(ctx, fh, name)
+		if err == nil && attr.Type != nfs.NF3Dir {
+			err = nfsStatus(nfs.NFS3ErrNotDir)
+		}
+		if err != nil {
+			return wrapKind(ErrNoBucket, err, "nfs %s: directory %s: %v (fsbench creates no directory it would leave behind: create it first)", s.host, u.path, err)
+		}
+		fh = next
+	}
+	s.root = fh
+	return nil
+}
+
+func (s *nfsStore) String() string { return s.display }
 
 func (s *nfsStore) Close() error {
-	if s.target != nil {
-		s.target.Close()
+	if s.c != nil {
+		s.c.pool.Close()
 	}
 	if s.mount != nil {
-		_ = s.mount.Unmount()
+		if s.export != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+			_ = unmount(ctx, s.mount, s.auth, s.export)
+			cancel()
+		}
 		s.mount.Close()
 	}
 	return nil
 }
 
-// path maps a key to a path relative to the export's root.
-func (s *nfsStore) path(op, key string) (string, error) {
+// nfsMaxIO caps the payload of one READ or WRITE call at 1 MiB, the most
+// the Linux client sends (its rsize and wsize limit), whatever larger size
+// the server offers (nfs-ganesha offers 64 MiB). It bounds the memory a
+// connection's reply buffer and a transfer's buffer take.
+const nfsMaxIO = 1 << 20
+
+// splitKey checks a key and splits it into its directory (relative to the
+// base, "" for the base) and its last name; dir is set for keys ending in
+// "/". The key "" names the base itself (name "").
+func splitKey(op, key string) (dir, name string, isDir bool, err error) {
 	if strings.HasPrefix(key, "/") || strings.Contains(key, "\x00") {
-		return "", opErr(op, key, errors.New("invalid key"))
+		return "", "", false, opErr(op, key, errors.New("invalid key"))
 	}
+	var parts []string
 	for _, part := range strings.Split(key, "/") {
 		if part == ".." || part == "." {
-			return "", opErr(op, key, errors.New("invalid key: . or .. component"))
+			return "", "", false, opErr(op, key, errors.New("invalid key: . or .. component"))
+		}
+		if part != "" {
+			parts = append(parts, part)
 		}
 	}
-	p := strings.TrimSuffix(s.base+key, "/")
-	if p == "" {
-		p = "."
+	if len(parts) == 0 {
+		return "", "", true, nil
 	}
-	return p, nil
+	return strings.Join(parts[:len(parts)-1], "/"), parts[len(parts)-1], strings.HasSuffix(key, "/"), nil
 }
 
-// nfsErr maps the library's errors to this package's.
-func nfsErr(op, key string, err error) error {
+// nfsErr wraps an error of an operation on key; a cancelled context shows
+// as such.
+func nfsErr(ctx context.Context, op, key string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var ne *nfs.Error
-	if errors.As(err, &ne) {
-		switch ne.ErrorNum {
-		case nfs.NFS3ErrNotDir:
-			err = wrapKind(ErrNotExist, err, "%s", ne.ErrorString)
-		case nfs.NFS3ErrAcces:
-			err = wrapKind(ErrAccess, err, "%s", ne.ErrorString)
-		case nfs.NFS3ErrNotSupp:
-			err = wrapKind(ErrNotSupported, err, "%s", ne.ErrorString)
-		}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w (%v)", cerr, err)
 	}
 	return opErr(op, key, err)
 }
 
+// Create checks that the base directory still exists: the driver never
+// creates it (see findBase).
 func (s *nfsStore) Create(ctx context.Context) error {
-	if s.base == "" {
-		return nil
-	}
-	return runCtx(ctx, 0, func() error { return s.mkdirAll("create", strings.TrimSuffix(s.base, "/")) })
-}
-
-// mkdirAll makes dir and its parents (paths relative to the export).
-func (s *nfsStore) mkdirAll(op, dir string) error {
-	if dir == "" || dir == "." {
-		return nil
-	}
-	if fi, _, err := s.target.Lookup(dir); err == nil {
-		if !fi.IsDir() {
-			return opErr(op, dir, syscall.ENOTDIR)
-		}
-		return nil
-	}
-	if err := s.mkdirAll(op, path.Dir(dir)); err != nil {
-		return err
-	}
-	if _, err := s.target.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nfsErr(op, dir, err)
+	_, err := s.c.getattr(ctx, s.root)
+	if err != nil {
+		return nfsErr(ctx, "create", "", wrapKind(ErrNoBucket, err, "%s: %v", s.display, err))
 	}
 	return nil
 }
 
-func (s *nfsStore) Put(ctx context.Context, key string, data io.ReadSeeker) error {
-	p, err := s.path("put", key)
-	if err != nil {
-		return err
+// retryStale runs fn again, once, with the directory handles forgotten,
+// when a cached handle turned stale (the directory was removed, perhaps
+// by another client, and maybe made again).
+func (s *nfsStore) retryStale(fn func() error) error {
+	err := fn()
+	if stale(err) {
+		s.dirs.clear()
+		err = fn()
 	}
-	return runCtx(ctx, 0, func() error {
-		if strings.HasSuffix(key, "/") {
-			return s.mkdirAll("put", p)
-		}
-		if err := s.mkdirAll("put", path.Dir(p)); err != nil {
-			return err
-		}
-		if _, err := data.Seek(0, io.SeekStart); err != nil {
-			return opErr("put", key, err)
-		}
-		// A temporary file renamed into place, as on local disks.
-		tmp := path.Join(path.Dir(p), "."+path.Base(p)+".tmp"+randomSuffix())
-		f, err := s.target.OpenFile(tmp, 0o644)
-		if err != nil {
-			return nfsErr("put", key, err)
-		}
-		err = copyData(ctx, &chunkWriter{w: f}, data)
-		if err == nil {
-			err = f.Close() // COMMIT
-		}
-		if err == nil {
-			err = s.target.Rename(tmp, p)
-		}
-		if err != nil {
-			_ = s.target.Remove(tmp)
-			return nfsErr("put", key, err)
-		}
-		return nil
-	})
+	return err
 }
 
-func (s *nfsStore) Get(ctx context.Context, key string, off, limit int64) (io.ReadCloser, error) {
-	p, err := s.path("get", key)
+// dirHandle returns the handle of dir (relative to the base), from the
+// cache or by LOOKUP of its missing components, making them when mk is
+// set (below the base only).
+func (s *nfsStore) dirHandle(ctx context.Context, dir string, mk bool) ([]byte, error) {
+	if dir == "" {
+		return s.root, nil
+	}
+	if fh := s.dirs.get(dir); fh != nil {
+		return fh, nil
+	}
+	parentDir, name := path.Split(dir)
+	parent, err := s.dirHandle(ctx, strings.TrimSuffix(parentDir, "/"), mk)
 	if err != nil {
 		return nil, err
 	}
-	var f *nfs.File
-	err = runCtx(ctx, 0, func() error {
-		fi, _, err := s.target.Lookup(p)
-		if err != nil {
-			return nfsErr("get", key, err)
+	fh, attr, err := s.c.lookup(ctx, parent, name)
+	if err == nil && attr.Type != nfs.NF3Dir {
+		return nil, nfsStatus(nfs.NFS3ErrNotDir)
+	}
+	if mk && errors.Is(err, fs.ErrNotExist) {
+		fh, err = s.c.mkdir(ctx, parent, name, 0o755)
+		if errors.Is(err, fs.ErrExist) { // made meanwhile by another call
+			fh, _, err = s.c.lookup(ctx, parent, name)
 		}
-		if fi.IsDir() {
-			return opErr("get", key, syscall.EISDIR)
-		}
-		f, err = s.target.Open(p)
-		if err != nil {
-			return nfsErr("get", key, err)
-		}
-		if off > 0 {
-			_, err = f.Seek(off, io.SeekStart)
-		}
-		return err
-	})
+	}
 	if err != nil {
 		return nil, err
 	}
-	var r io.Reader = &nfsReader{ctx: ctx, f: f, key: key}
-	if limit >= 0 {
-		r = io.LimitReader(r, limit)
-	}
-	return io.NopCloser(r), nil
+	s.dirs.put(dir, fh)
+	return fh, nil
 }
 
-// nfsReader reads a file, honouring the context and tidying errors.
-type nfsReader struct {
-	ctx context.Context
-	f   *nfs.File
-	key string
-	eof bool
-}
-
-func (r *nfsReader) Read(p []byte) (int, error) {
-	if r.eof {
-		return 0, io.EOF
+// handle returns the handle and attributes of key.
+func (s *nfsStore) handle(ctx context.Context, dir, name string) ([]byte, *nfs.Fattr, error) {
+	if name == "" {
+		a, err := s.c.getattr(ctx, s.root)
+		return s.root, a, err
 	}
-	if err := r.ctx.Err(); err != nil {
-		return 0, opErr("get", r.key, err)
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, err := r.f.Read(p[:min(len(p), nfsMaxIO)])
-	if err == io.EOF {
-		// The library reports EOF with the last bytes and does not advance
-		// its offset then; remember it instead.
-		r.eof = true
-		if n > 0 {
-			return n, nil
-		}
-		return 0, io.EOF
-	}
+	d, err := s.dirHandle(ctx, dir, false)
 	if err != nil {
-		return n, nfsErr("get", r.key, err)
+		return nil, nil, err
 	}
-	return n, nil
-}
-
-// nfsMaxIO caps the payload of one READ or WRITE call at 1 MiB, the most
-// the Linux client sends (its rsize and wsize limit), whatever larger size
-// the server offers (nfs-ganesha offers 64 MiB). The client library holds
-// two or three copies of every payload, so this also bounds its memory.
-const nfsMaxIO = 1 << 20
-
-// chunkWriter hands w at most nfsMaxIO bytes per call.
-type chunkWriter struct{ w io.Writer }
-
-func (c *chunkWriter) Write(p []byte) (int, error) {
-	done := 0
-	for done < len(p) {
-		n, err := c.w.Write(p[done:min(len(p), done+nfsMaxIO)])
-		done += n
-		if err != nil {
-			return done, err
-		}
-	}
-	return done, nil
+	return s.c.lookup(ctx, d, name)
 }
 
 func nfsObject(key string, fa *nfs.Fattr) Object {
@@ -370,96 +356,94 @@ func nfsObject(key string, fa *nfs.Fattr) Object {
 }
 
 func (s *nfsStore) Head(ctx context.Context, key string) (Object, error) {
-	p, err := s.path("head", key)
+	dir, name, isDir, err := splitKey("head", key)
 	if err != nil {
 		return Object{}, err
 	}
-	var o Object
-	err = runCtx(ctx, 0, func() error {
-		fi, _, err := s.target.Lookup(p)
-		if err != nil {
-			return nfsErr("head", key, err)
-		}
-		fa, ok := fi.(*nfs.Fattr)
-		if !ok {
-			return opErr("head", key, fmt.Errorf("unexpected attributes %T", fi))
-		}
-		if strings.HasSuffix(key, "/") != fa.IsDir() && key != "" {
-			return opErr("head", key, ErrNotExist)
-		}
-		o = nfsObject(key, fa)
-		return nil
-	})
-	return o, err
+	var a *nfs.Fattr
+	err = s.retryStale(func() (err error) { _, a, err = s.handle(ctx, dir, name); return err })
+	if err != nil {
+		return Object{}, nfsErr(ctx, "head", key, err)
+	}
+	if isDir != a.IsDir() && key != "" {
+		return Object{}, opErr("head", key, ErrNotExist)
+	}
+	return nfsObject(key, a), nil
 }
 
 func (s *nfsStore) Delete(ctx context.Context, key string) error {
-	p, err := s.path("delete", key)
-	if err != nil {
-		return err
+	dir, name, isDir, err := splitKey("delete", key)
+	if err != nil || name == "" {
+		return err // the base is not ours to remove
 	}
-	return runCtx(ctx, 0, func() error {
-		var err error
-		if strings.HasSuffix(key, "/") || key == "" {
-			err = s.target.RmDir(p)
-		} else {
-			err = s.target.Remove(p)
+	err = s.retryStale(func() error {
+		d, err := s.dirHandle(ctx, dir, false)
+		if err != nil {
+			return err
 		}
-		if err != nil && (errors.Is(err, fs.ErrNotExist) || isNFSErr(err, nfs.NFS3ErrNotDir)) {
-			return nil
-		}
-		return nfsErr("delete", key, err)
+		return s.c.remove(ctx, d, name, isDir)
 	})
-}
-
-func isNFSErr(err error, num uint32) bool {
-	var ne *nfs.Error
-	return errors.As(err, &ne) && ne.ErrorNum == num
+	if isDir && (err == nil || errors.Is(err, ErrNotExist)) {
+		s.dirs.drop(strings.TrimPrefix(dir+"/"+name, "/"))
+	}
+	if errors.Is(err, ErrNotExist) {
+		return nil
+	}
+	return nfsErr(ctx, "delete", key, err)
 }
 
 func (s *nfsStore) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
-	var page *ListPage
-	err := runCtx(ctx, 0, func() error {
-		var err error
-		page, err = listTree(ctx, func(ctx context.Context, dir string) ([]dirEntry, error) {
-			p := strings.TrimSuffix(s.base+dir, "/")
-			if p == "" {
-				p = "."
-			}
-			ents, err := s.target.ReadDirPlus(p)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) || isNFSErr(err, nfs.NFS3ErrNotDir) {
-					return nil, nil
-				}
-				return nil, nfsErr("list", dir, err)
-			}
-			out := make([]dirEntry, 0, len(ents))
-			for _, e := range ents {
-				if !e.Attr.IsSet {
-					continue
-				}
-				out = append(out, dirEntry{name: e.FileName, obj: nfsObject("", &e.Attr.Attr)})
-			}
-			return out, nil
-		}, opt)
-		return err
-	})
+	page, err := listTree(ctx, func(ctx context.Context, dir string) ([]dirEntry, error) {
+		var out []dirEntry
+		err := s.retryStale(func() error {
+			out = out[:0]
+			return s.readDir(ctx, strings.TrimSuffix(dir, "/"), &out)
+		})
+		if errors.Is(err, ErrNotExist) {
+			return nil, nil
+		}
+		return out, nfsErr(ctx, "list", dir, err)
+	}, opt)
 	return page, err
 }
 
-func (s *nfsStore) setattr(ctx context.Context, op, key string, sa nfs.Sattr3) error {
-	p, err := s.path(op, key)
+// readDir lists dir with READDIRPLUS, keeping the handles of the
+// directories it holds for the walk that follows.
+func (s *nfsStore) readDir(ctx context.Context, dir string, out *[]dirEntry) error {
+	d, err := s.dirHandle(ctx, dir, false)
 	if err != nil {
 		return err
 	}
-	return runCtx(ctx, 0, func() error {
-		_, fh, err := s.target.Lookup(p)
-		if err != nil {
-			return nfsErr(op, key, err)
+	return s.c.readdirplus(ctx, d, func(e *nfs.EntryPlus) {
+		if e.FileName == "." || e.FileName == ".." || !e.Attr.IsSet {
+			return
 		}
-		_, err = s.target.SetAttr(fh, sa)
-		return nfsErr(op, key, err)
+		if e.Attr.Attr.IsDir() && e.Handle.IsSet {
+			s.dirs.put(strings.TrimPrefix(dir+"/"+e.FileName, "/"), e.Handle.FH)
+		}
+		*out = append(*out, dirEntry{name: e.FileName, obj: nfsObject("", &e.Attr.Attr)})
 	})
+}
+
+func (s *nfsStore) setattr(ctx context.Context, op, key string, sa nfs.Sattr3) error {
+	dir, name, isDir, err := splitKey(op, key)
+	if err != nil {
+		return err
+	}
+	err = s.retryStale(func() error {
+		var fh []byte
+		var err error
+		if isDir && name != "" {
+			fh, err = s.dirHandle(ctx, strings.TrimPrefix(dir+"/"+name, "/"), false)
+		} else {
+			fh, _, err = s.handle(ctx, dir, name)
+		}
+		if err != nil {
+			return err
+		}
+		return s.c.setattr(ctx, fh, sa)
+	})
+	return nfsErr(ctx, op, key, err)
 }
 
 func (s *nfsStore) Chmod(ctx context.Context, key string, mode os.FileMode) error {

@@ -258,25 +258,37 @@ func TestS3ContextBoundsHang(t *testing.T) {
 }
 
 func TestParseNFSURL(t *testing.T) {
-	for _, c := range []struct{ in, host, path, err string }{
-		{"nfs://server/export/dir", "server", "/export/dir", ""},
-		{"nfs://10.0.0.5/export/", "10.0.0.5", "/export", ""},
-		{"server:/export/a/b", "server", "/export/a/b", ""},
-		{"nfs://server", "", "", "no export"},
-		{"nfs://server:2049/export", "", "", "no port"},
-		{"server", "", "", "invalid"},
-		{"/just/a/path", "", "", "invalid"},
-		{"nfs://u:pw@server/x", "", "", "invalid"},
+	for _, c := range []struct {
+		in, host string
+		port     int
+		path     string
+		err      string
+	}{
+		{"nfs://server/export/dir", "server", 0, "/export/dir", ""},
+		{"nfs://10.0.0.5/export/", "10.0.0.5", 0, "/export", ""},
+		{"server:/export/a/b", "server", 0, "/export/a/b", ""},
+		{"nfs://server:2049/export", "server", 2049, "/export", ""},
+		{"nfs://127.0.0.1:40123/tmp/x", "127.0.0.1", 40123, "/tmp/x", ""},
+		{"nfs://[::1]:40123/e", "::1", 40123, "/e", ""},
+		{"nfs://server", "", 0, "", "no export"},
+		{"nfs://server:0/export", "", 0, "", "port"},
+		{"nfs://server:70000/export", "", 0, "", "port"},
+		{"nfs://server:x/export", "", 0, "", "invalid"},
+		{"nfs://server/export?a=b", "", 0, "", "invalid"},
+		{"server", "", 0, "", "invalid"},
+		{"server:2049:/export", "", 0, "", "invalid"},
+		{"/just/a/path", "", 0, "", "invalid"},
+		{"nfs://u:pw@server/x", "", 0, "", "invalid"},
 	} {
-		h, p, err := parseNFSURL(c.in)
+		u, err := parseNFSURL(c.in)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "pw") {
 				t.Errorf("%s: err = %v, want %q", c.in, err, c.err)
 			}
 			continue
 		}
-		if err != nil || h != c.host || p != c.path {
-			t.Errorf("%s = %s, %s, %v; want %s, %s", c.in, h, p, err, c.host, c.path)
+		if err != nil || u.host != c.host || u.port != c.port || u.path != c.path {
+			t.Errorf("%s = %+v, %v; want %s %d %s", c.in, u, err, c.host, c.port, c.path)
 		}
 	}
 }
@@ -360,9 +372,9 @@ func FuzzParseNFSURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		h, p, err := parseNFSURL(s)
-		if err == nil && (h == "" || !strings.HasPrefix(p, "/") || p == "/") {
-			t.Fatalf("%q: host %q path %q", s, h, p)
+		u, err := parseNFSURL(s)
+		if err == nil && (u.host == "" || !strings.HasPrefix(u.path, "/") || u.path == "/" || u.port < 0 || u.port > 65535) {
+			t.Fatalf("%q: %+v", s, u)
 		}
 	})
 }
@@ -390,59 +402,77 @@ func TestCapabilitiesThroughPrefixes(t *testing.T) {
 }
 
 // The S3 client is configured for measuring: no Expect: 100-continue, no
-// checksum trailers unless asked, unsigned payloads only over TLS.
+// checksum trailers unless asked, UNSIGNED-PAYLOAD over HTTP and HTTPS
+// unless payloads are to be signed.
 func TestS3RequestShape(t *testing.T) {
 	type seen struct{ expect, sha, encoding, trailer, checksum string }
+	unsigned := func(t *testing.T, s seen) {
+		if s.sha != "UNSIGNED-PAYLOAD" {
+			t.Errorf("payload hash %q, want UNSIGNED-PAYLOAD", s.sha)
+		}
+	}
+	signed := func(t *testing.T, s seen) {
+		if len(s.sha) != 64 || strings.Contains(s.sha, "UNSIGNED") {
+			t.Errorf("payload hash %q, want the body's SHA-256", s.sha)
+		}
+	}
+	noChecksum := func(t *testing.T, s seen) {
+		if s.encoding != "" || s.trailer != "" || s.checksum != "" {
+			t.Errorf("when-required: encoding %q trailer %q checksum %q, want none", s.encoding, s.trailer, s.checksum)
+		}
+	}
 	for _, c := range []struct {
 		tls      bool
 		checksum string
-		check    func(t *testing.T, s seen)
+		sign     bool
+		checks   []func(t *testing.T, s seen)
 	}{
-		{false, "", func(t *testing.T, s seen) {
-			if s.sha == "UNSIGNED-PAYLOAD" || len(s.sha) != 64 {
-				t.Errorf("HTTP: payload hash %q, want the body's SHA-256", s.sha)
+		{false, "", false, []func(*testing.T, seen){unsigned, noChecksum}},
+		{true, "", false, []func(*testing.T, seen){unsigned, noChecksum}},
+		{false, "", true, []func(*testing.T, seen){signed, noChecksum}},
+		{true, "", true, []func(*testing.T, seen){signed, noChecksum}},
+		{true, "when-supported", false, []func(*testing.T, seen){func(t *testing.T, s seen) {
+			if s.trailer == "" || s.sha != "STREAMING-UNSIGNED-PAYLOAD-TRAILER" {
+				t.Errorf("HTTPS when-supported: trailer %q payload hash %q, want a trailing checksum", s.trailer, s.sha)
 			}
-		}},
-		{true, "", func(t *testing.T, s seen) {
-			if s.sha != "UNSIGNED-PAYLOAD" {
-				t.Errorf("HTTPS: payload hash %q, want UNSIGNED-PAYLOAD", s.sha)
+		}}},
+		{false, "when-supported", false, []func(*testing.T, seen){unsigned, func(t *testing.T, s seen) {
+			if s.checksum == "" {
+				t.Errorf("HTTP when-supported: no checksum header")
 			}
-			if s.encoding != "" || s.trailer != "" || s.checksum != "" {
-				t.Errorf("HTTPS when-required: encoding %q trailer %q checksum %q, want none", s.encoding, s.trailer, s.checksum)
-			}
-		}},
-		{true, "when-supported", func(t *testing.T, s seen) {
-			if s.trailer == "" && s.checksum == "" {
-				t.Errorf("when-supported: no checksum sent")
-			}
-		}},
+		}}},
 	} {
-		var got seen
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			got = seen{r.Header.Get("Expect"), r.Header.Get("X-Amz-Content-Sha256"), r.Header.Get("Content-Encoding"),
-				r.Header.Get("X-Amz-Trailer"), r.Header.Get("X-Amz-Checksum-Crc32")}
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("ETag", `"x"`)
+		t.Run(fmt.Sprintf("tls=%v,checksum=%s,sign=%v", c.tls, c.checksum, c.sign), func(t *testing.T) {
+			var got seen
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got = seen{r.Header.Get("Expect"), r.Header.Get("X-Amz-Content-Sha256"), r.Header.Get("Content-Encoding"),
+					r.Header.Get("X-Amz-Trailer"), r.Header.Get("X-Amz-Checksum-Crc32")}
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("ETag", `"x"`)
+			})
+			srv := httptest.NewUnstartedServer(h)
+			if c.tls {
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			defer srv.Close()
+			s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b"),
+				Insecure: true, Checksum: c.checksum, SignPayload: c.sign})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Put(context.Background(), "k", strings.NewReader(strings.Repeat("x", 6<<20))); err != nil {
+				t.Fatalf("put: %v", err)
+			}
+			if got.expect != "" {
+				t.Errorf("Expect: %s", got.expect)
+			}
+			for _, check := range c.checks {
+				check(t, got)
+			}
 		})
-		srv := httptest.NewUnstartedServer(h)
-		if c.tls {
-			srv.StartTLS()
-		} else {
-			srv.Start()
-		}
-		s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b"), Insecure: true, Checksum: c.checksum})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Put(context.Background(), "k", strings.NewReader(strings.Repeat("x", 6<<20))); err != nil {
-			t.Fatalf("tls %v: put: %v", c.tls, err)
-		}
-		if got.expect != "" {
-			t.Errorf("tls %v: Expect: %s", c.tls, got.expect)
-		}
-		c.check(t, got)
-		s.Close()
-		srv.Close()
 	}
 }
 

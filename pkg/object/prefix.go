@@ -9,24 +9,56 @@ import (
 )
 
 // WithPrefix returns a view of s in which every key is prefix+key. The
-// view has the capabilities of s: multipart upload and file attributes
-// work when s has them and report ErrNotSupported when it does not.
+// view has exactly the optional capabilities of s: it implements
+// MultipartUploader only when s does, and FileSystem only when s does, so
+// a type assertion on the view tells the truth about the store.
 func WithPrefix(s Storage, prefix string) Storage {
 	if prefix == "" {
 		return s
 	}
-	return &prefixed{s: s, p: prefix}
+	base := &prefixed{s: s, p: prefix}
+	m, isMP := s.(MultipartUploader)
+	f, isFS := s.(FileSystem)
+	switch {
+	case isMP && isFS:
+		return &prefixedAll{base, &prefixMultipart{m, prefix}, &prefixFS{f, prefix}}
+	case isMP:
+		return &prefixedMultipart{base, &prefixMultipart{m, prefix}}
+	case isFS:
+		return &prefixedFS{base, &prefixFS{f, prefix}}
+	}
+	return base
 }
+
+// The views for each set of capabilities: the Storage methods come from
+// prefixed, each capability's methods from its own type.
+type (
+	prefixedMultipart struct {
+		*prefixed
+		*prefixMultipart
+	}
+	prefixedFS struct {
+		*prefixed
+		*prefixFS
+	}
+	prefixedAll struct {
+		*prefixed
+		*prefixMultipart
+		*prefixFS
+	}
+)
+
+var (
+	_ MultipartUploader = prefixedMultipart{}
+	_ FileSystem        = prefixedFS{}
+	_ MultipartUploader = prefixedAll{}
+	_ FileSystem        = prefixedAll{}
+)
 
 type prefixed struct {
 	s Storage
 	p string
 }
-
-var (
-	_ MultipartUploader = (*prefixed)(nil)
-	_ FileSystem        = (*prefixed)(nil)
-)
 
 func (w *prefixed) String() string                   { return w.s.String() + w.p }
 func (w *prefixed) Close() error                     { return w.s.Close() }
@@ -69,83 +101,55 @@ func (w *prefixed) List(ctx context.Context, opt ListOptions) (*ListPage, error)
 	return page, nil
 }
 
-func (w *prefixed) CreateMultipartUpload(ctx context.Context, key string) (*MultipartUpload, error) {
-	m, ok := w.s.(MultipartUploader)
-	if !ok {
-		return nil, opErr("create multipart upload", key, ErrNotSupported)
-	}
-	return m.CreateMultipartUpload(ctx, w.p+key)
+// prefixMultipart is the multipart capability of a prefixed view.
+type prefixMultipart struct {
+	m MultipartUploader
+	p string
 }
 
-func (w *prefixed) UploadPart(ctx context.Context, key, id string, num int, data io.ReadSeeker) (Part, error) {
-	m, ok := w.s.(MultipartUploader)
-	if !ok {
-		return Part{}, opErr("upload part", key, ErrNotSupported)
-	}
-	return m.UploadPart(ctx, w.p+key, id, num, data)
+func (w *prefixMultipart) CreateMultipartUpload(ctx context.Context, key string) (*MultipartUpload, error) {
+	return w.m.CreateMultipartUpload(ctx, w.p+key)
 }
 
-func (w *prefixed) CompleteUpload(ctx context.Context, key, id string, parts []Part) error {
-	m, ok := w.s.(MultipartUploader)
-	if !ok {
-		return opErr("complete multipart upload", key, ErrNotSupported)
-	}
-	return m.CompleteUpload(ctx, w.p+key, id, parts)
+func (w *prefixMultipart) UploadPart(ctx context.Context, key, id string, num int, data io.ReadSeeker) (Part, error) {
+	return w.m.UploadPart(ctx, w.p+key, id, num, data)
 }
 
-func (w *prefixed) AbortUpload(ctx context.Context, key, id string) error {
-	m, ok := w.s.(MultipartUploader)
-	if !ok {
-		return opErr("abort multipart upload", key, ErrNotSupported)
-	}
-	return m.AbortUpload(ctx, w.p+key, id)
+func (w *prefixMultipart) CompleteUpload(ctx context.Context, key, id string, parts []Part) error {
+	return w.m.CompleteUpload(ctx, w.p+key, id, parts)
 }
 
-func (w *prefixed) Chmod(ctx context.Context, key string, mode os.FileMode) error {
-	f, ok := w.s.(FileSystem)
-	if !ok {
-		return opErr("chmod", key, ErrNotSupported)
-	}
-	return f.Chmod(ctx, w.p+key, mode)
+func (w *prefixMultipart) AbortUpload(ctx context.Context, key, id string) error {
+	return w.m.AbortUpload(ctx, w.p+key, id)
 }
 
-func (w *prefixed) Chown(ctx context.Context, key string, uid, gid int) error {
-	f, ok := w.s.(FileSystem)
-	if !ok {
-		return opErr("chown", key, ErrNotSupported)
-	}
-	return f.Chown(ctx, w.p+key, uid, gid)
+// prefixFS is the file-attribute capability of a prefixed view.
+type prefixFS struct {
+	f FileSystem
+	p string
 }
 
-func (w *prefixed) Chtimes(ctx context.Context, key string, mtime time.Time) error {
-	f, ok := w.s.(FileSystem)
-	if !ok {
-		return opErr("chtimes", key, ErrNotSupported)
-	}
-	return f.Chtimes(ctx, w.p+key, mtime)
+func (w *prefixFS) Chmod(ctx context.Context, key string, mode os.FileMode) error {
+	return w.f.Chmod(ctx, w.p+key, mode)
+}
+
+func (w *prefixFS) Chown(ctx context.Context, key string, uid, gid int) error {
+	return w.f.Chown(ctx, w.p+key, uid, gid)
+}
+
+func (w *prefixFS) Chtimes(ctx context.Context, key string, mtime time.Time) error {
+	return w.f.Chtimes(ctx, w.p+key, mtime)
 }
 
 // AsMultipart returns s's multipart capability, or nil when s does not
-// have it (a prefixed view has it when the store below has it).
+// have it. Prefixed views have it exactly when their store does.
 func AsMultipart(s Storage) MultipartUploader {
-	if p, ok := s.(*prefixed); ok {
-		if AsMultipart(p.s) == nil {
-			return nil
-		}
-		return p
-	}
 	m, _ := s.(MultipartUploader)
 	return m
 }
 
 // AsFileSystem returns s's file-attribute capability, or nil.
 func AsFileSystem(s Storage) FileSystem {
-	if p, ok := s.(*prefixed); ok {
-		if AsFileSystem(p.s) == nil {
-			return nil
-		}
-		return p
-	}
 	f, _ := s.(FileSystem)
 	return f
 }

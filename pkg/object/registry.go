@@ -35,6 +35,11 @@ type Config struct {
 	Retries int
 	// Checksum is "when-required" (default) or "when-supported".
 	Checksum string
+	// SignPayload makes S3 requests carry the SHA-256 of their body in
+	// their signature, for stores that refuse UNSIGNED-PAYLOAD. By default
+	// bodies are sent unsigned, over HTTP as over HTTPS, as JuiceFS does:
+	// hashing costs a pass over every byte sent.
+	SignPayload bool
 	// Insecure skips TLS certificate verification; CACertFile adds a CA.
 	Insecure   bool
 	CACertFile string

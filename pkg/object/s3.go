@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // s3Driver is the one driver behind s3, minio and cos.
@@ -47,9 +48,9 @@ type s3Store struct {
 	display      string
 	region       string
 	storageClass types.StorageClass
-	// unsigned sends UNSIGNED-PAYLOAD over TLS instead of hashing every
-	// body: TLS already protects it, and hashing costs a pass over the data.
-	unsigned bool
+	// signPayload signs the SHA-256 of every body (Config.SignPayload);
+	// otherwise bodies go as UNSIGNED-PAYLOAD, sparing a pass over the data.
+	signPayload bool
 }
 
 func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage, error) {
@@ -163,12 +164,12 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	st := &s3Store{
-		client:   client,
-		http:     hc,
-		bucket:   t.bucket,
-		display:  t.display(),
-		region:   awsCfg.Region,
-		unsigned: t.scheme == "https" && (cfg.Checksum == "" || cfg.Checksum == "when-required"),
+		client:      client,
+		http:        hc,
+		bucket:      t.bucket,
+		display:     t.display(),
+		region:      awsCfg.Region,
+		signPayload: cfg.SignPayload,
 	}
 	st.display = strings.TrimSuffix(st.display, t.prefix)
 	if cfg.StorageClass != "" {
@@ -270,10 +271,33 @@ func size(r io.Seeker) (int64, error) {
 	return n, err
 }
 
+// bodyOpts sets how request bodies are signed. The SDK hashes them over
+// HTTP and sends them unsigned over HTTPS; fsbench sends them unsigned on
+// both unless asked to sign, and then signs them on both.
 func (s *s3Store) bodyOpts(o *s3.Options) {
-	if s.unsigned {
-		o.APIOptions = append(o.APIOptions, v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
+	if s.signPayload {
+		o.APIOptions = append(o.APIOptions, signedPayload)
+	} else {
+		o.APIOptions = append(o.APIOptions, unsignedPayload)
 	}
+}
+
+// unsignedPayload declares the body unsigned before any middleware would
+// hash it, the checksum one included (which hashes while it computes a
+// header checksum over HTTP). Over HTTPS with trailing checksums the
+// checksum middleware still replaces it with its own unsigned marker.
+func unsignedPayload(stack *middleware.Stack) error {
+	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("fsbenchUnsignedPayload",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			return next.HandleFinalize(v4.SetPayloadHash(ctx, "UNSIGNED-PAYLOAD"), in)
+		}), middleware.Before)
+}
+
+// signedPayload replaces the SDK's choice by TLS state with hashing always.
+func signedPayload(stack *middleware.Stack) error {
+	m := &v4.ComputePayloadSHA256{}
+	_, err := stack.Finalize.Swap(m.ID(), m)
+	return err
 }
 
 func (s *s3Store) Put(ctx context.Context, key string, data io.ReadSeeker) error {

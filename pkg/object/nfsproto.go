@@ -1,0 +1,355 @@
+package object
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/willscott/go-nfs-client/nfs"
+	"github.com/willscott/go-nfs-client/nfs/rpc"
+	"github.com/willscott/go-nfs-client/nfs/xdr"
+)
+
+// The NFSv3 (RFC 1813), MOUNT v3 and portmapper procedures the driver
+// uses, on the library's XDR types. Every procedure is one round trip and
+// returns what its reply carries (handles, post-operation attributes), so
+// that callers need no LOOKUP or GETATTR to learn it again.
+
+const (
+	progNFS    = 100003
+	progMount  = 100005
+	progPmap   = 100000
+	nfsReadDir = 17 // READDIRPLUS
+
+	stableUnstable = 0
+	stableFileSync = 2
+
+	createGuarded = 1
+)
+
+// nfsStatus is a status other than NFS3_OK (or MNT3_OK: the codes agree).
+type nfsStatus uint32
+
+var nfsStatusNames = map[nfsStatus]string{
+	nfs.NFS3ErrPerm: "operation not permitted", nfs.NFS3ErrNoEnt: "no such file or directory",
+	nfs.NFS3ErrIO: "I/O error", nfs.NFS3ErrAcces: "permission denied", nfs.NFS3ErrExist: "file exists",
+	nfs.NFS3ErrNotDir: "not a directory", nfs.NFS3ErrIsDir: "is a directory", nfs.NFS3ErrInval: "invalid argument",
+	nfs.NFS3ErrNoSpc: "no space left on the server", nfs.NFS3ErrROFS: "read-only file system",
+	nfs.NFS3ErrNameTooLong: "name too long", nfs.NFS3ErrNotEmpty: "directory not empty",
+	nfs.NFS3ErrDQuot: "quota exceeded", nfs.NFS3ErrStale: "stale file handle",
+	nfs.NFS3ErrBadHandle: "bad file handle", nfs.NFS3ErrNotSupp: "operation not supported",
+	nfs.NFS3ErrServerFault: "server fault",
+}
+
+func (s nfsStatus) Error() string {
+	if n, ok := nfsStatusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("NFS error %d", uint32(s))
+}
+
+// Is lets errors.Is match the status against this package's sentinels.
+func (s nfsStatus) Is(target error) bool {
+	switch s {
+	case nfs.NFS3ErrNoEnt, nfs.NFS3ErrNotDir:
+		return target == ErrNotExist
+	case nfs.NFS3ErrExist:
+		return target == fs.ErrExist
+	case nfs.NFS3ErrAcces, nfs.NFS3ErrPerm:
+		return target == ErrAccess || target == fs.ErrPermission
+	case nfs.NFS3ErrNotSupp:
+		return target == ErrNotSupported
+	}
+	return false
+}
+
+// stale tells whether err says a handle no longer names anything.
+func stale(err error) bool {
+	var s nfsStatus
+	return errors.As(err, &s) && (s == nfs.NFS3ErrStale || s == nfs.NFS3ErrBadHandle)
+}
+
+// nfsClient speaks NFSv3 to one server.
+type nfsClient struct {
+	pool *rpcPool
+	auth rpc.Auth
+}
+
+// call runs an NFS procedure; decode reads the results after an NFS3_OK.
+func (c *nfsClient) call(ctx context.Context, proc uint32, args any, decode func(r *bytes.Reader) error) error {
+	return c.pool.call(ctx, rpcCall{prog: progNFS, vers: 3, proc: proc, auth: c.auth, args: args}, statusThen(decode))
+}
+
+func statusThen(decode func(r *bytes.Reader) error) func(r *bytes.Reader) error {
+	return func(r *bytes.Reader) error {
+		st, err := xdr.ReadUint32(r)
+		if err != nil {
+			return err
+		}
+		if st != 0 {
+			return nfsStatus(st)
+		}
+		if decode == nil {
+			return nil
+		}
+		return decode(r)
+	}
+}
+
+func read(v any) func(r *bytes.Reader) error {
+	return func(r *bytes.Reader) error { return xdr.Read(r, v) }
+}
+
+// attrOf returns the attributes of a reply, or an error when the server
+// left them out (servers may; the ones we know send them).
+func attrOf(a nfs.PostOpAttr) (*nfs.Fattr, error) {
+	if !a.IsSet {
+		return nil, fmt.Errorf("the server sent no attributes")
+	}
+	return &a.Attr, nil
+}
+
+func (c *nfsClient) lookup(ctx context.Context, dir []byte, name string) ([]byte, *nfs.Fattr, error) {
+	var res struct {
+		FH      []byte
+		Attr    nfs.PostOpAttr
+		DirAttr nfs.PostOpAttr
+	}
+	if err := c.call(ctx, nfs.NFSProc3Lookup, nfs.Diropargs3{FH: dir, Filename: name}, read(&res)); err != nil {
+		return nil, nil, err
+	}
+	a, err := attrOf(res.Attr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.FH, a, nil
+}
+
+func (c *nfsClient) getattr(ctx context.Context, fh []byte) (*nfs.Fattr, error) {
+	var a nfs.Fattr
+	return &a, c.call(ctx, nfs.NFSProc3GetAttr, struct{ FH []byte }{fh}, read(&a))
+}
+
+type sattrGuard struct {
+	Check bool         `xdr:"union"`
+	Ctime nfs.NFS3Time `xdr:"unioncase=1"`
+}
+
+func (c *nfsClient) setattr(ctx context.Context, fh []byte, sa nfs.Sattr3) error {
+	args := struct {
+		FH    []byte
+		Attr  nfs.Sattr3
+		Guard sattrGuard
+	}{fh, sa, sattrGuard{}}
+	return c.call(ctx, nfs.NFSProc3SetAttr, args, nil)
+}
+
+// createRes is the reply of CREATE and MKDIR.
+type createRes struct {
+	FH     nfs.PostOpFH3
+	Attr   nfs.PostOpAttr
+	DirWcc nfs.WccData
+}
+
+// handle returns the new object's handle, looking it up when the reply
+// left it out.
+func (c *nfsClient) handle(ctx context.Context, res *createRes, dir []byte, name string) ([]byte, error) {
+	if res.FH.IsSet {
+		return res.FH.FH, nil
+	}
+	fh, _, err := c.lookup(ctx, dir, name)
+	return fh, err
+}
+
+// create makes a new file, failing if name exists.
+func (c *nfsClient) create(ctx context.Context, dir []byte, name string, mode uint32) ([]byte, error) {
+	args := struct {
+		Where nfs.Diropargs3
+		How   uint32
+		Attr  nfs.Sattr3
+	}{nfs.Diropargs3{FH: dir, Filename: name}, createGuarded, nfs.Sattr3{Mode: nfs.SetMode{SetIt: true, Mode: mode}}}
+	var res createRes
+	if err := c.call(ctx, nfs.NFSProc3Create, args, read(&res)); err != nil {
+		return nil, err
+	}
+	return c.handle(ctx, &res, dir, name)
+}
+
+func (c *nfsClient) mkdir(ctx context.Context, dir []byte, name string, mode uint32) ([]byte, error) {
+	args := struct {
+		Where nfs.Diropargs3
+		Attr  nfs.Sattr3
+	}{nfs.Diropargs3{FH: dir, Filename: name}, nfs.Sattr3{Mode: nfs.SetMode{SetIt: true, Mode: mode}}}
+	var res createRes
+	if err := c.call(ctx, nfs.NFSProc3Mkdir, args, read(&res)); err != nil {
+		return nil, err
+	}
+	return c.handle(ctx, &res, dir, name)
+}
+
+func (c *nfsClient) remove(ctx context.Context, dir []byte, name string, isDir bool) error {
+	proc := uint32(nfs.NFSProc3Remove)
+	if isDir {
+		proc = nfs.NFSProc3RmDir
+	}
+	return c.call(ctx, proc, nfs.Diropargs3{FH: dir, Filename: name}, nil)
+}
+
+func (c *nfsClient) rename(ctx context.Context, fromDir []byte, from string, toDir []byte, to string) error {
+	args := struct{ From, To nfs.Diropargs3 }{nfs.Diropargs3{FH: fromDir, Filename: from}, nfs.Diropargs3{FH: toDir, Filename: to}}
+	return c.call(ctx, nfs.NFSProc3Rename, args, nil)
+}
+
+// read reads into p from off; it returns the bytes read and whether the
+// server says the file ends there.
+func (c *nfsClient) read(ctx context.Context, fh []byte, off uint64, p []byte) (n int, eof bool, err error) {
+	args := struct {
+		FH     []byte
+		Offset uint64
+		Count  uint32
+	}{fh, off, uint32(len(p))}
+	err = c.call(ctx, nfs.NFSProc3Read, args, func(r *bytes.Reader) error {
+		var res struct {
+			Attr  nfs.PostOpAttr
+			Count uint32
+			EOF   bool
+			Len   uint32
+		}
+		if err := xdr.Read(r, &res); err != nil {
+			return err
+		}
+		if int(res.Len) > len(p) || res.Len != res.Count {
+			return fmt.Errorf("READ reply of %d bytes for %d asked", res.Len, len(p))
+		}
+		eof = res.EOF
+		var rerr error
+		n, rerr = io.ReadFull(r, p[:res.Len])
+		return rerr
+	})
+	return n, eof, err
+}
+
+// writeRes is the reply of WRITE.
+type writeRes struct {
+	Wcc       nfs.WccData
+	Count     uint32
+	Committed uint32
+	Verf      uint64
+}
+
+// write writes p at off; the data goes from p to the socket uncopied.
+func (c *nfsClient) write(ctx context.Context, fh []byte, off uint64, p []byte, stable uint32) (writeRes, error) {
+	args := struct {
+		FH     []byte
+		Offset uint64
+		Count  uint32
+		Stable uint32
+	}{fh, off, uint32(len(p)), stable}
+	var res writeRes
+	call := rpcCall{prog: progNFS, vers: 3, proc: nfs.NFSProc3Write, auth: c.auth, args: args, payload: p, hasPayload: true}
+	err := c.pool.call(ctx, call, statusThen(read(&res)))
+	return res, err
+}
+
+// commit makes every unstable write of the file durable; it returns the
+// server's write verifier, which changes when the server restarts.
+func (c *nfsClient) commit(ctx context.Context, fh []byte) (uint64, error) {
+	args := struct {
+		FH     []byte
+		Offset uint64
+		Count  uint32
+	}{fh, 0, 0}
+	var res struct {
+		Wcc  nfs.WccData
+		Verf uint64
+	}
+	err := c.call(ctx, nfs.NFSProc3Commit, args, read(&res))
+	return res.Verf, err
+}
+
+// Sizes of a READDIRPLUS call: how much of the directory's names and
+// cookies (dircount) and how much of the whole reply (maxcount) to send,
+// so that a directory of a few thousand entries comes in one round trip.
+const (
+	readdirDirCount = 256 << 10
+	readdirMaxCount = 1 << 20
+)
+
+// readdirplus lists a directory with each entry's attributes and handle.
+func (c *nfsClient) readdirplus(ctx context.Context, dir []byte, each func(e *nfs.EntryPlus)) error {
+	type args struct {
+		FH         []byte
+		Cookie     uint64
+		CookieVerf uint64
+		DirCount   uint32
+		MaxCount   uint32
+	}
+	a := args{FH: dir, DirCount: readdirDirCount, MaxCount: readdirMaxCount}
+	for eof := false; !eof; {
+		err := c.call(ctx, nfsReadDir, a, func(r *bytes.Reader) error {
+			var head struct {
+				DirAttr    nfs.PostOpAttr
+				CookieVerf uint64
+			}
+			if err := xdr.Read(r, &head); err != nil {
+				return err
+			}
+			a.CookieVerf = head.CookieVerf
+			for {
+				var item struct {
+					IsSet bool          `xdr:"union"`
+					Entry nfs.EntryPlus `xdr:"unioncase=1"`
+				}
+				if err := xdr.Read(r, &item); err != nil {
+					return err
+				}
+				if !item.IsSet {
+					break
+				}
+				a.Cookie = item.Entry.Cookie
+				each(&item.Entry)
+			}
+			return xdr.Read(r, &eof)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *nfsClient) fsinfo(ctx context.Context, root []byte) (*nfs.FSInfo, error) {
+	var fi nfs.FSInfo
+	return &fi, c.call(ctx, nfs.NFSProc3FSInfo, struct{ FH []byte }{root}, read(&fi))
+}
+
+// mount asks the MOUNT service for the handle of an exported path.
+func mount(ctx context.Context, p *rpcPool, auth rpc.Auth, dirpath string) ([]byte, error) {
+	var fh []byte
+	err := p.call(ctx, rpcCall{prog: progMount, vers: 3, proc: nfs.MountProc3MNT, auth: auth, args: dirpath},
+		statusThen(func(r *bytes.Reader) error {
+			var err error
+			fh, err = xdr.ReadOpaque(r)
+			return err
+		}))
+	return fh, err
+}
+
+func unmount(ctx context.Context, p *rpcPool, auth rpc.Auth, dirpath string) error {
+	return p.call(ctx, rpcCall{prog: progMount, vers: 3, proc: nfs.MountProc3UMNT, auth: auth, args: dirpath},
+		func(*bytes.Reader) error { return nil })
+}
+
+// getport asks the portmapper at host:111 for the TCP port of a program.
+func getport(ctx context.Context, p *rpcPool, prog, vers uint32) (int, error) {
+	var port uint32
+	err := p.call(ctx, rpcCall{prog: progPmap, vers: 2, proc: rpc.PmapProcGetPort, auth: rpc.AuthNull,
+		args: rpc.Mapping{Prog: prog, Vers: vers, Prot: rpc.IPProtoTCP}}, read(&port))
+	if err == nil && port == 0 {
+		err = fmt.Errorf("program %d version %d is not registered", prog, vers)
+	}
+	return int(port), err
+}
