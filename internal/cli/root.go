@@ -122,6 +122,7 @@ var commands = []func(*App) *cobra.Command{
 	newStatsCmd,
 	newProfileCmd,
 	newCompareCmd,
+	newReportCmd,
 }
 
 // Main runs fsbench with the process's arguments and streams and returns
