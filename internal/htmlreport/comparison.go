@@ -50,9 +50,9 @@ func (in *input) judge(it compare.Item) (label, class string) {
 		}
 		return "better, within noise", "muted"
 	case compare.Missing:
-		return "only in " + in.names[0], "warn"
+		return "only in " + in.names[0], "muted"
 	case compare.Added:
-		return "not in " + in.names[0], "warn"
+		return "not in " + in.names[0], "muted"
 	}
 	return "same", "muted"
 }

@@ -153,7 +153,7 @@ func (c *chart) render(h vg.Length) (template.HTML, error) {
 	pos, lh := c.legendLayout()
 	cv := vgsvg.New(vg.Points(chartWidth), h+lh)
 	dc := draw.New(cv)
-	c.p.Draw(draw.Crop(dc, 0, 0, lh, 0))
+	c.p.Draw(draw.Crop(dc, 0, -16, lh, 0)) // room for the last tick label
 	sty := c.p.Legend.TextStyle
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
 	for i, e := range c.legend {

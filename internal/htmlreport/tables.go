@@ -75,7 +75,7 @@ func (in *input) checkCounts() []string {
 		for _, c := range r.Checks {
 			n[c.Status]++
 		}
-		out = append(out, fmt.Sprintf("%s: %d passed, %d failed, %d warnings, %d not supported.", in.names[j],
+		out = append(out, fmt.Sprintf("%s: pass %d, failed %d, warning %d, not support %d.", in.names[j],
 			n[report.CheckPass], n[report.CheckFailed], n[report.CheckWarning], n[report.CheckNotSupport]))
 	}
 	return out
