@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what fsbench's test suite needs on a fresh Debian machine:
 # FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
-# rpcbind), and a MinIO server built from the Go module proxy. Everything is
+# rpcbind), headless Chromium with a font (the HTML report's browser test),
+# and a MinIO server built from the Go module proxy. Everything is
 # idempotent: a second run finds it all in place and does nothing.
 set -euo pipefail
 
@@ -19,6 +20,8 @@ command -v ganesha.nfsd >/dev/null || need_apt+=(nfs-ganesha)
 [ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || [ -n "$(ls /usr/lib/*/ganesha/libfsalvfs.so 2>/dev/null)" ] || need_apt+=(nfs-ganesha-vfs)
 command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
 command -v openssl >/dev/null || need_apt+=(openssl)
+command -v chromium >/dev/null || need_apt+=(chromium)
+dpkg -s fonts-liberation >/dev/null 2>&1 || need_apt+=(fonts-liberation)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -34,4 +37,4 @@ if [ ! -x "$BIN_DIR/minio" ]; then
 	echo "install.sh: building the MinIO server (a few minutes, once)" >&2
 	GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
 fi
-echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, minio in $BIN_DIR)" >&2
+echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, chromium, minio in $BIN_DIR)" >&2
