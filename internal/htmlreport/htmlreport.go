@@ -170,8 +170,8 @@ func (in *input) page() (*page, error) {
 	}
 	pg.Runs = in.runs()
 	builders := []func() (section, error){
-		in.throughputSection, in.comparisonSection, in.latencySection, in.seriesSection,
-		in.hostsSection, in.checksSection, in.internalSection, in.expectationsSection, in.problemsSection,
+		in.throughputSection, in.latencySection, in.seriesSection, in.hostsSection,
+		in.comparisonSection, in.checksSection, in.internalSection, in.expectationsSection, in.problemsSection,
 	}
 	for _, b := range builders {
 		s, err := b()
