@@ -31,11 +31,18 @@ func (in *input) checksSection() (section, error) {
 	if len(keys) == 0 {
 		return s, nil
 	}
+	// Only the results that have checks get a column.
+	var cols []int
 	t := table{Head: []string{"Category", "Check"}}
-	t.Head = append(t.Head, in.names...)
+	for j, r := range in.results {
+		if len(r.Checks) > 0 {
+			cols = append(cols, j)
+			t.Head = append(t.Head, in.names[j])
+		}
+	}
 	for _, k := range keys {
 		row := []cell{{Text: k.category}, {Text: k.name}}
-		for j := range in.results {
+		for _, j := range cols {
 			c, ok := status[j][k]
 			if !ok {
 				row = append(row, cell{Text: "-"})

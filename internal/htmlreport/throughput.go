@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -76,6 +77,17 @@ func (in *input) throughputSection() (section, error) {
 		Intro: "Each phase's VALUE, as the table of a run shows it; phases with the same unit share a chart."}
 	if len(in.results) > 1 {
 		s.Intro += fmt.Sprintf(" Changes are against %s; beyond %s%% they count as more than noise.", in.names[0], fmtPct(in.opts.Threshold))
+	}
+	for j, r := range in.results {
+		var none []string
+		for _, p := range r.Phases {
+			if p.Value.Unit == report.CheckNotSupport {
+				none = append(none, p.Title+" ("+p.Name+")")
+			}
+		}
+		if len(none) > 0 {
+			s.Intro += fmt.Sprintf(" Not supported by the storage of %s, so not measured: %s.", in.names[j], strings.Join(none, ", "))
+		}
 	}
 	for _, g := range in.unitGroups() {
 		b, err := in.throughputBlock(g)
