@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/htmlreport"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -20,6 +21,8 @@ type OutputOptions struct {
 	format     string
 	json       bool
 	ResultFile string
+	// HTML is a file to write the HTML report of the result to.
+	HTML string
 }
 
 // addOutputFlags declares -o/--output, --json and --result-file.
@@ -28,6 +31,7 @@ func addOutputFlags(cmd *cobra.Command, o *OutputOptions) {
 	f.StringVarP(&o.format, "output", "o", "table", "result format: "+joinFormats())
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
 	f.StringVar(&o.ResultFile, "result-file", "", "also save the full result as JSON to this file")
+	f.StringVar(&o.HTML, "html", "", "also write the result as a self-contained HTML report to `FILE` (see fsbench report)")
 }
 
 func joinFormats() string {
@@ -55,21 +59,23 @@ func (o *OutputOptions) resolve() error {
 	}
 	o.Format = f
 	if o.ResultFile != "" {
-		dir := filepath.Dir(o.ResultFile)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return Usagef("--result-file %s: directory %s does not exist", o.ResultFile, dir)
+		if err := checkDir("--result-file", o.ResultFile); err != nil {
+			return err
+		}
+	}
+	if o.HTML != "" {
+		if err := checkDir("--html", o.HTML); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // writeResult renders res to stdout in the chosen format and saves the JSON
-// result file if asked.
+// result file and the HTML report if asked.
 func (a *App) writeResult(res *report.Result, o *OutputOptions) error {
-	if o.ResultFile != "" {
-		if err := saveJSON(o.ResultFile, res); err != nil {
-			return err
-		}
+	if err := a.saveFiles(res, o); err != nil {
+		return err
 	}
 	return report.Write(a.IO.Out, res, o.Format, report.Options{Color: a.Color(a.IO.OutTTY), Verbose: a.Globals.Verbose})
 }
@@ -80,10 +86,8 @@ func (a *App) writeResult(res *report.Result, o *OutputOptions) error {
 func (a *App) writeFailed(res *report.Result, o *OutputOptions, err error) error {
 	res.Error = err.Error()
 	if len(res.Phases) == 0 && len(res.Checks) == 0 && o.Format == report.FormatTable {
-		if o.ResultFile != "" {
-			if werr := saveJSON(o.ResultFile, res); werr != nil {
-				a.Warnf("%v", werr)
-			}
+		if werr := a.saveFiles(res, o); werr != nil {
+			a.Warnf("%v", werr)
 		}
 		return err
 	}
@@ -91,6 +95,24 @@ func (a *App) writeFailed(res *report.Result, o *OutputOptions, err error) error
 		a.Warnf("%v", werr)
 	}
 	return err
+}
+
+// saveFiles writes the JSON result file and the HTML report, if asked.
+func (a *App) saveFiles(res *report.Result, o *OutputOptions) error {
+	if o.ResultFile != "" {
+		if err := saveJSON(o.ResultFile, res); err != nil {
+			return err
+		}
+	}
+	if o.HTML == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	opts := htmlreport.Options{Threshold: htmlreport.DefaultThreshold, Version: Version}
+	if err := htmlreport.WriteOptions(&b, []*report.Result{res}, nil, opts); err != nil {
+		return fmt.Errorf("--html %s: %w", o.HTML, err)
+	}
+	return writeFileAtomic(o.HTML, b.Bytes())
 }
 
 func saveJSON(path string, res *report.Result) error {

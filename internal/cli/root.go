@@ -122,6 +122,7 @@ var commands = []func(*App) *cobra.Command{
 	newStatsCmd,
 	newProfileCmd,
 	newCompareCmd,
+	newReportCmd,
 	newAgentCmd,
 }
 

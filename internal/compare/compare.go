@@ -326,7 +326,7 @@ func (r *Report) RegressionList() []string {
 	var out []string
 	for _, it := range r.Items {
 		if it.Status == Regression {
-			out = append(out, it.Metric+" "+formatChange(it))
+			out = append(out, it.Metric+" "+FormatChange(it))
 		}
 	}
 	return out
@@ -365,7 +365,7 @@ func (r *Report) Expectations() []report.Expectation {
 			x.Unit, x.Want, x.Measured = "ms", x.Want/1e3, x.Measured/1e3
 		}
 		x.Want, x.Measured = sig(x.Want), sig(x.Measured)
-		x.Reason = fmt.Sprintf("%s vs baseline %s", formatChange(it), formatValue(*it.Old, it.Unit))
+		x.Reason = fmt.Sprintf("%s vs baseline %s", FormatChange(it), FormatValue(*it.Old, it.Unit))
 		out = append(out, x)
 	}
 	if len(out) == 0 {

@@ -61,10 +61,10 @@ func WriteTable(w io.Writer, r *Report, color bool) error {
 	for _, it := range r.Items {
 		old, new := "-", "-"
 		if it.Old != nil {
-			old = formatValue(*it.Old, it.Unit)
+			old = FormatValue(*it.Old, it.Unit)
 		}
 		if it.New != nil {
-			new = formatValue(*it.New, it.Unit)
+			new = FormatValue(*it.New, it.Unit)
 		}
 		status := it.Status
 		switch it.Status {
@@ -82,7 +82,7 @@ func WriteTable(w io.Writer, r *Report, color bool) error {
 		case Added:
 			status = "new in NEW"
 		}
-		_ = t.Append([]string{it.Metric, old, new, formatChange(it), status})
+		_ = t.Append([]string{it.Metric, old, new, FormatChange(it), status})
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -122,9 +122,9 @@ func describe(s Side) string {
 	return strings.Join(parts, ", ")
 }
 
-// formatValue prints a figure in its unit: a throughput as the table of a
-// run shows it, a latency with an adapted unit, errors as a count.
-func formatValue(v float64, unit string) string {
+// FormatValue prints a figure of an Item in its unit: a throughput as the
+// table of a run shows it, a latency with an adapted unit, errors as a count.
+func FormatValue(v float64, unit string) string {
 	switch unit {
 	case "us":
 		return units.FormatLatency(v)
@@ -134,7 +134,9 @@ func formatValue(v float64, unit string) string {
 	return report.FormatMeasure(report.Measure{Value: v, Unit: unit})
 }
 
-func formatChange(it Item) string {
+// FormatChange prints an Item's change: the percentage, or for error counts
+// the difference; "+inf" for a rise from zero, "-" when there is none.
+func FormatChange(it Item) string {
 	switch {
 	case it.Kind == "errors" && it.Old != nil && it.New != nil:
 		return fmt.Sprintf("%+.0f", *it.New-*it.Old)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what fsbench's test suite needs on a fresh Debian machine:
 # FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
-# rpcbind), iproute2 (test hosts in network namespaces), and a MinIO server
-# built from the Go module proxy. Everything is idempotent: a second run finds
-# it all in place and does nothing.
+# rpcbind), iproute2 (test hosts in network namespaces), headless Chromium
+# with a font (the HTML report's browser test), and a MinIO server built from
+# the Go module proxy. Everything is idempotent: a second run finds it all in
+# place and does nothing.
 set -euo pipefail
 
 BIN_DIR="${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}"
@@ -21,6 +22,8 @@ command -v ganesha.nfsd >/dev/null || need_apt+=(nfs-ganesha)
 command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
 command -v openssl >/dev/null || need_apt+=(openssl)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need_apt+=(iproute2)
+command -v chromium >/dev/null || need_apt+=(chromium)
+dpkg -s fonts-liberation >/dev/null 2>&1 || need_apt+=(fonts-liberation)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -45,4 +48,4 @@ if [ ! -x "$BIN_DIR/minio" ] || [ "$(built_version "$BIN_DIR/minio")" != "$MINIO
 	rm -f "$BIN_DIR/minio"
 	GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
 fi
-echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, minio in $BIN_DIR)" >&2
+echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, iproute2, chromium, minio in $BIN_DIR)" >&2

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/compare"
+	"github.com/fsbench/fsbench/internal/htmlreport"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// ReportOptions are the flags of `fsbench report`.
+type ReportOptions struct {
+	Files  []string
+	Output string // a file, or "-" for stdout
+	htmlreport.Options
+
+	threshold string
+}
+
+func newReportCmd(app *App) *cobra.Command {
+	return newReportCmdWith(app, nil)
+}
+
+// newReportCmdWith builds the command; runF replaces the run in tests of
+// flag parsing.
+func newReportCmdWith(app *App, runF func(context.Context, *ReportOptions) error) *cobra.Command {
+	o := &ReportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report RESULT.json [MORE.json ...]",
+		Short: "Turn results into one self-contained HTML page with charts and tables",
+		Long: `Turn one or more JSON results (saved with --json or --result-file) into one
+HTML page: a header per run, throughput per phase, latency percentile curves
+from the stored histograms, throughput and p99 over time, per-host figures,
+functional checks, expectations, errors and warnings. Every chart has its
+numbers in a table beneath it.
+
+With several results, the first is the baseline: the others are compared
+with it as "fsbench compare" does, and changes beyond --threshold are marked.
+Results of different commands (bench and objbench) are shown side by side,
+but not compared.
+
+The page is one file that loads nothing from anywhere: no script, font,
+style sheet or image; it can be mailed, attached to a CI run or opened
+offline. It follows the reader's light or dark preference and prints.`,
+		Example: `  fsbench report result.json -o report.html
+  fsbench report last-week.json today.json -o compare.html --threshold 5%
+  fsbench report a.json b.json c.json -o - > report.html`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("%s expects one or more result files (got none)", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Files = args
+			if err := o.resolve(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runReport(app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "report.html", "write the page to `FILE`; - for stdout")
+	f.StringVar(&o.threshold, "threshold", "10%", "changes beyond this `PERCENT` count as more than noise (regressions, improvements)")
+	f.StringVar(&o.Options.Title, "title", "", "the page's `TITLE` (default \"fsbench report\")")
+	return cmd
+}
+
+func (o *ReportOptions) resolve() error {
+	t, err := compare.ParseThreshold(o.threshold)
+	if err != nil {
+		return Usagef("--threshold: %v", err)
+	}
+	o.Options.Threshold = t
+	o.Options.Version = Version
+	if o.Output == "" {
+		return Usagef("--output: want a file name, or - for stdout")
+	}
+	if o.Output != "-" {
+		if err := checkDir("--output", o.Output); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDir checks that the directory of an output file exists.
+func checkDir(flag, path string) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return Usagef("%s %s: directory %s does not exist", flag, path, dir)
+	}
+	return nil
+}
+
+func runReport(app *App, o *ReportOptions) error {
+	results := make([]*report.Result, len(o.Files))
+	for i, f := range o.Files {
+		r, err := readResult(f)
+		if err != nil {
+			return err
+		}
+		results[i] = r
+	}
+	if cmds := commandsOf(results); len(cmds) > 1 {
+		app.Warnf("the results are of different commands (%s): they are shown side by side, not compared", strings.Join(cmds, ", "))
+	}
+	var b bytes.Buffer
+	if err := htmlreport.WriteOptions(&b, results, reportNames(o.Files), o.Options); err != nil {
+		return err
+	}
+	if o.Output == "-" {
+		_, err := app.IO.Out.Write(b.Bytes())
+		return err
+	}
+	if err := writeFileAtomic(o.Output, b.Bytes()); err != nil {
+		return err
+	}
+	app.Infof("Wrote %s (%d results, %s)", o.Output, len(results), units.FormatBytes(int64(b.Len())))
+	return nil
+}
+
+func commandsOf(results []*report.Result) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range results {
+		if !seen[r.Command] {
+			seen[r.Command] = true
+			out = append(out, r.Command)
+		}
+	}
+	return out
+}
+
+// reportNames labels results by their file names, without ".json"; a
+// name that two files share is given in full.
+func reportNames(files []string) []string {
+	out := make([]string, len(files))
+	count := map[string]int{}
+	for i, f := range files {
+		out[i] = strings.TrimSuffix(filepath.Base(f), ".json")
+		count[out[i]]++
+	}
+	for i, f := range files {
+		if count[out[i]] > 1 {
+			out[i] = f
+		}
+	}
+	return out
+}
+
+// writeFileAtomic writes data to path through a temporary file, so that a
+// failed write leaves no half page behind.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
