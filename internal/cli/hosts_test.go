@@ -86,3 +86,16 @@ func TestReadOthersReadsTheNextHost(t *testing.T) {
 		t.Fatalf("read of the other host's files: %v (%d phases)", err, len(res.Phases))
 	}
 }
+
+func TestCommandLineHidesSecrets(t *testing.T) {
+	got := CommandLine([]string{"objbench", "--storage", "minio", "http://AK:SK1@127.0.0.1:9000/b", "--secret-key", "SK2",
+		"--session-token=SK3", "--expect", "upload>1MiB/s"})
+	for _, secret := range []string{"SK1", "SK2", "SK3"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%q shows %s", got, secret)
+		}
+	}
+	if !strings.HasPrefix(got, "fsbench objbench --storage minio ") || !strings.Contains(got, "'upload>1MiB/s'") {
+		t.Errorf("command line %q", got)
+	}
+}

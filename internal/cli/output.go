@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // OutputOptions are the result flags shared by every benchmark command.
@@ -74,6 +76,9 @@ func (o *OutputOptions) resolve() error {
 // writeResult renders res to stdout in the chosen format and saves the JSON
 // result file and the HTML report if asked.
 func (a *App) writeResult(res *report.Result, o *OutputOptions) error {
+	if res.CommandLine == "" {
+		res.CommandLine = a.commandLine
+	}
 	if err := a.saveFiles(res, o); err != nil {
 		return err
 	}
@@ -188,4 +193,35 @@ func (m usageMeter) stop() report.Usage {
 		cpu = (u.UserSec + u.SysSec - m.u0.UserSec - m.u0.SysSec) / wall * 100
 	}
 	return report.Usage{Seconds: wall, CPUPercent: cpu, PeakRSSBytes: u.MaxRSSBytes}
+}
+
+// secretFlags take a value that must never be shown.
+var secretFlags = map[string]bool{"--secret-key": true, "--session-token": true}
+
+// CommandLine is the command as typed, for a result, with secrets removed:
+// the values of secret flags, and credentials in URLs.
+func CommandLine(args []string) string {
+	out := make([]string, 0, len(args)+1)
+	out = append(out, "fsbench")
+	hide := false
+	for _, a := range args {
+		switch {
+		case hide:
+			a, hide = "***", false
+		case secretFlags[a]:
+			hide = true
+		case strings.Contains(a, "="):
+			if name, _, _ := strings.Cut(a, "="); secretFlags[name] {
+				a = name + "=***"
+			}
+		}
+		if strings.Contains(a, "://") || strings.Contains(a, "@") {
+			a = object.RedactURL(a)
+		}
+		if a == "" || strings.ContainsAny(a, " \t'\"$;&|<>*?") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, " ")
 }

@@ -43,6 +43,8 @@ type Globals struct {
 type App struct {
 	IO      IO
 	Globals Globals
+	// commandLine is the command as typed, secrets removed, for results.
+	commandLine string
 }
 
 // Color reports whether output to a terminal may be coloured: not with
@@ -148,6 +150,7 @@ func Main() int {
 func Run(ctx context.Context, app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
+	app.commandLine = CommandLine(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
 		if isCobraUsage(err) {
