@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what fsbench's test suite needs on a fresh Debian machine:
 # FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
-# rpcbind), and a MinIO server built from the Go module proxy. Everything is
-# idempotent: a second run finds it all in place and does nothing.
+# rpcbind), podman and runc (the container image's build and tests) and a
+# MinIO server built from the Go module proxy. Everything is idempotent: a
+# second run finds it all in place and does nothing.
 set -euo pipefail
 
 BIN_DIR="${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}"
@@ -19,6 +20,9 @@ command -v ganesha.nfsd >/dev/null || need_apt+=(nfs-ganesha)
 [ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || [ -n "$(ls /usr/lib/*/ganesha/libfsalvfs.so 2>/dev/null)" ] || need_apt+=(nfs-ganesha-vfs)
 command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
 command -v openssl >/dev/null || need_apt+=(openssl)
+command -v podman >/dev/null || need_apt+=(podman)
+command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need_apt+=(runc)
+[ -f /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -34,4 +38,4 @@ if [ ! -x "$BIN_DIR/minio" ]; then
 	echo "install.sh: building the MinIO server (a few minutes, once)" >&2
 	GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
 fi
-echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, minio in $BIN_DIR)" >&2
+echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, podman, minio in $BIN_DIR)" >&2
