@@ -31,8 +31,8 @@ image:
 test: test-deps lint
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
-# Installs bindfs, fio, nfs-ganesha, rpcbind, podman, runc and a MinIO server
-# (idempotent).
+# Installs bindfs, fio, nfs-ganesha, rpcbind, podman, runc, a MinIO server and
+# kubernetes-validate (idempotent).
 test-deps:
 	bash internal/testenv/install.sh
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what fsbench's test suite needs on a fresh Debian machine:
 # FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
-# rpcbind), podman and runc (the container image's build and tests) and a
-# MinIO server built from the Go module proxy. Everything is idempotent: a
+# rpcbind), podman and runc (the container image's build and tests), a MinIO
+# server built from the Go module proxy, and kubernetes-validate (the
+# manifests' schema check) in a virtualenv. Everything is idempotent: a
 # second run finds it all in place and does nothing.
 set -euo pipefail
 
@@ -10,6 +11,10 @@ BIN_DIR="${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}"
 # The MinIO server the tests run against, pinned so every machine tests the
 # same server.
 MINIO_VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+# The schema checker of deploy/k8s, pinned like MinIO; the Kubernetes version
+# it checks against is pinned in internal/cli/deploy_test.go.
+KUBERNETES_VALIDATE_VERSION="${KUBERNETES_VALIDATE_VERSION:-1.37.0}"
+VENV="$(dirname "$BIN_DIR")/venv"
 mkdir -p "$BIN_DIR"
 
 need_apt=()
@@ -23,6 +28,7 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v podman >/dev/null || need_apt+=(podman)
 command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need_apt+=(runc)
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
+[ -x "$VENV/bin/python" ] || python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -38,4 +44,10 @@ if [ ! -x "$BIN_DIR/minio" ]; then
 	echo "install.sh: building the MinIO server (a few minutes, once)" >&2
 	GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
 fi
-echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, podman, minio in $BIN_DIR)" >&2
+
+if [ "$("$VENV/bin/kubernetes-validate" --version 2>/dev/null)" != "$KUBERNETES_VALIDATE_VERSION" ]; then
+	[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+	"$VENV/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+fi
+ln -sf "$VENV/bin/kubernetes-validate" "$BIN_DIR/kubernetes-validate"
+echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, podman, minio and kubernetes-validate in $BIN_DIR)" >&2
