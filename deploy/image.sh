@@ -22,6 +22,26 @@ if [ $# -ne 4 ]; then
 	exit 2
 fi
 binary=$1 version=$2 image=$3 archive=$4
+
+# add_docker_manifest ARCHIVE REF adds docker save's manifest.json to an OCI
+# archive of one image, naming the OCI blobs as its config and layers (the
+# layout docker save itself writes since Docker 25), so that `docker load`
+# with Docker's classic image store reads the archive too.
+add_docker_manifest() {
+	local archive=$1 ref=$2 index manifest digests tmp
+	index="$(tar -xOf "$archive" index.json)"
+	digests=($(grep -o '"digest":"sha256:[0-9a-f]*"' <<<"$index" | cut -d'"' -f4))
+	[ ${#digests[@]} -eq 1 ] || { echo "image.sh: $archive: ${#digests[@]} manifests, want 1" >&2; return 1; }
+	manifest="$(tar -xOf "$archive" "blobs/sha256/${digests[0]#sha256:}")"
+	# config's digest comes first, then the layers' (annotations hold none).
+	digests=($(grep -o '"digest":"sha256:[0-9a-f]*"' <<<"${manifest%%\"annotations\":*}" | cut -d'"' -f4))
+	local config="blobs/sha256/${digests[0]#sha256:}" layers="" d
+	for d in "${digests[@]:1}"; do layers+="${layers:+,}\"blobs/sha256/${d#sha256:}\""; done
+	tmp="$(mktemp -d)"
+	printf '[{"Config":"%s","RepoTags":["%s"],"Layers":[%s]}]\n' "$config" "$ref" "$layers" >"$tmp/manifest.json"
+	tar -rf "$archive" -C "$tmp" --owner=0 --group=0 --numeric-owner --mtime="@${TIMESTAMP:-0}" manifest.json
+	rm -rf "$tmp"
+}
 here="$(cd "$(dirname "$0")" && pwd)"
 read -r -a podman <<<"${PODMAN:-podman}"
 cacerts=/etc/ssl/certs/ca-certificates.crt
@@ -56,4 +76,5 @@ args=(build --layers=false --file "$here/Dockerfile" --tag "$image:$version"
 mkdir -p "$(dirname "$archive")"
 rm -f "$archive"
 "${podman[@]}" save --format oci-archive --output "$archive" "$image:$version"
+add_docker_manifest "$archive" "$image:$version"
 echo "image.sh: $image:$version in the local image store and in $archive" >&2

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,7 @@ func readArchive(file string) (map[string]imageFile, error) {
 	}
 	var index, manifest struct {
 		Manifests []struct{ Digest string }
+		Config    struct{ Digest string }
 		Layers    []struct{ Digest string }
 	}
 	if err := json.Unmarshal(blobs["index.json"], &index); err != nil || len(index.Manifests) != 1 {
@@ -52,6 +54,23 @@ func readArchive(file string) (map[string]imageFile, error) {
 	}
 	if err := json.Unmarshal(blobs[blobPath(index.Manifests[0].Digest)], &manifest); err != nil {
 		return nil, fmt.Errorf("%s: manifest: %w", file, err)
+	}
+	// docker save's manifest.json, for Docker's classic image store: the
+	// same config and layers.
+	var docker []struct {
+		Config string
+		Layers []string
+	}
+	if err := json.Unmarshal(blobs["manifest.json"], &docker); err != nil || len(docker) != 1 {
+		return nil, fmt.Errorf("%s: manifest.json: %v, %d images", file, err, len(docker))
+	}
+	var layers []string
+	for _, l := range manifest.Layers {
+		layers = append(layers, blobPath(l.Digest))
+	}
+	if docker[0].Config != blobPath(manifest.Config.Digest) || !slices.Equal(docker[0].Layers, layers) {
+		return nil, fmt.Errorf("%s: manifest.json names %s %v, the OCI manifest %s %v", file,
+			docker[0].Config, docker[0].Layers, manifest.Config.Digest, layers)
 	}
 	files := map[string]imageFile{}
 	for _, l := range manifest.Layers {
