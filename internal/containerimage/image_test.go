@@ -28,8 +28,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // process tags its own image with a unique version and removes it at exit.
 const imageName = "localhost/fsbench-imagetest"
 
-// maxImageBytes bounds the image's size.
-const maxImageBytes = 40 << 20
+// maxImageBytes bounds the image's size: 40 MB.
+const maxImageBytes = 40_000_000
 
 var (
 	buildOnce sync.Once
