@@ -5,20 +5,35 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 PKGS      := ./...
 TEST_TIMEOUT ?= 60m
+# The container image: IMAGE:VERSION in the local podman store and an OCI
+# archive to load elsewhere. podman runs through internal/testenv/podman.sh.
+IMAGE     ?= localhost/fsbench
+IMAGE_ARCHIVE ?= bin/fsbench-image-$(VERSION).tar
+IMAGE_BIN ?= bin/image/fsbench
+PODMAN    ?= bash internal/testenv/podman.sh
 
-.PHONY: all build test test-deps unit lint bench bench-compare bench-fio demo clean
+.PHONY: all build image test test-deps unit lint bench bench-compare bench-fio demo clean
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/fsbench
 
+# A static binary (no libc in the image) for the image's architecture
+# (GOARCH), then the image built from it; see docs/container.md.
+image:
+	CGO_ENABLED=0 $(MAKE) --no-print-directory build BIN=$(IMAGE_BIN)
+	PODMAN='$(PODMAN)' ARCH="$$($(GO) env GOARCH)" REVISION="$$(git rev-parse HEAD 2>/dev/null)" \
+	  TIMESTAMP="$$(git log -1 --format=%ct 2>/dev/null)" \
+	  bash deploy/image.sh $(IMAGE_BIN) $(VERSION) $(IMAGE) $(IMAGE_ARCHIVE)
+
 # The whole suite, with the real servers and mounts it needs installed first.
 test: test-deps lint
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 	$(GO) test -race -count=1 -run 'Cancel' ./pkg/object/
 
-# Installs bindfs, fio, nfs-ganesha, rpcbind and a MinIO server (idempotent).
+# Installs bindfs, fio, nfs-ganesha, rpcbind, podman, runc, a MinIO server and
+# kubernetes-validate (idempotent).
 test-deps:
 	bash internal/testenv/install.sh
 

@@ -210,7 +210,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	t0 := time.Now()
 	dropper := newDropper(o, os.Geteuid() == 0, warn)
-	res.CacheDrop = dropper.method
+	// The method the run ended with: a global drop that fails (a container's
+	// read-only /proc/sys) falls back to fadvise for this and later phases.
+	defer func() { res.CacheDrop = dropper.method }()
 
 	var runErr error
 	for _, p := range o.phases(eng, dir) {

@@ -137,7 +137,7 @@ func (r *jobRun) run(ctx context.Context) error {
 		defer o.Hooks.Finished(r.eng)
 	}
 	r.drop = newDropper(o, os.Geteuid() == 0, r.warn)
-	res.CacheDrop = r.drop.method
+	defer func() { res.CacheDrop = r.drop.method }() // after any fallback, as in bench
 
 	for i := range r.j.Phases {
 		if err := r.phase(ctx, &r.j.Phases[i]); err != nil {

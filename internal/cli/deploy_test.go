@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,9 +25,10 @@ type k8sDoc struct {
 		Template struct {
 			Spec struct {
 				Containers []struct {
-					Name string   `yaml:"name"`
-					Args []string `yaml:"args"`
-					Env  []struct {
+					Name  string   `yaml:"name"`
+					Image string   `yaml:"image"`
+					Args  []string `yaml:"args"`
+					Env   []struct {
 						Name string `yaml:"name"`
 					} `yaml:"env"`
 				} `yaml:"containers"`
@@ -93,6 +96,13 @@ func TestDeployManifest(t *testing.T) {
 	if kinds["ConfigMap"] != 1 || kinds["PersistentVolumeClaim"] != 1 || kinds["Job"] != 2 {
 		t.Fatalf("objects: %v", kinds)
 	}
+	for _, j := range jobs {
+		for _, c := range j.Spec.Template.Spec.Containers {
+			if c.Image != kustomizeImage {
+				t.Errorf("job %s: image %q, want %q (set by kustomization.yaml)", j.Metadata.Name, c.Image, kustomizeImage)
+			}
+		}
+	}
 	env := map[string]string{"$(STORAGE)": "minio", "$(BUCKET_URL)": "http://127.0.0.1:9000/ci", "/etc/fsbench": tmp, "/data": tmp}
 	for _, j := range jobs {
 		c := j.Spec.Template.Spec.Containers[0]
@@ -134,6 +144,99 @@ func TestDeployManifest(t *testing.T) {
 			t.Errorf("job %s runs %q", j.Metadata.Name, args[0])
 		}
 	}
+}
+
+// kustomizeImage is the image name the Jobs use and kustomization.yaml maps
+// to the image the user built and pushed.
+const kustomizeImage = "fsbench"
+
+// TestKustomization checks that `kubectl apply -k deploy/k8s` applies every
+// manifest of the directory and replaces the Jobs' image name.
+func TestKustomization(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "deploy", "k8s")
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		APIVersion string   `yaml:"apiVersion"`
+		Kind       string   `yaml:"kind"`
+		Resources  []string `yaml:"resources"`
+		Images     []struct {
+			Name    string `yaml:"name"`
+			NewName string `yaml:"newName"`
+			NewTag  string `yaml:"newTag"`
+		} `yaml:"images"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&k); err != nil {
+		t.Fatalf("kustomization.yaml: %v", err)
+	}
+	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
+		t.Errorf("kustomization.yaml: %s %s", k.APIVersion, k.Kind)
+	}
+	for _, m := range k8sManifests(t) {
+		if name := filepath.Base(m); !slices.Contains(k.Resources, name) {
+			t.Errorf("kustomization.yaml: resources lack %s", name)
+		}
+	}
+	if len(k.Images) != 1 || k.Images[0].Name != kustomizeImage || k.Images[0].NewName == "" || k.Images[0].NewTag == "" {
+		t.Errorf("kustomization.yaml: images %+v, want one entry for %q with newName and newTag", k.Images, kustomizeImage)
+	}
+}
+
+// k8sSchemaVersions are the Kubernetes versions whose API schemas the
+// manifests must satisfy: an old release still in wide use and the newest
+// that the pinned kubernetes-validate (install.sh) knows.
+var k8sSchemaVersions = []string{"1.30.0", "1.37.0"}
+
+// TestK8sSchema validates deploy/k8s/*.yaml against the Kubernetes API
+// schemas, strictly (unknown fields are errors), and makes sure the check
+// can fail: a Job with a misspelt field is refused.
+func TestK8sSchema(t *testing.T) {
+	validate, err := testenv.LookPath("kubernetes-validate")
+	if err != nil {
+		testenv.Unavailable(t, "kubernetes-validate not found")
+	}
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "deploy", "k8s", "*.yaml"))
+	bad := filepath.Join(t.TempDir(), "bad-job.yaml")
+	job := "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  backofLimit: 0\n" +
+		"  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: x, image: fsbench}]\n"
+	if err := os.WriteFile(bad, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objects := 0
+	for _, m := range k8sManifests(t) {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects += strings.Count("\n"+string(b), "\nkind: ")
+	}
+	for _, v := range k8sSchemaVersions {
+		out, err := exec.Command(validate, append([]string{"--strict", "--kubernetes-version", v}, files...)...).CombinedOutput()
+		if err != nil {
+			t.Errorf("Kubernetes %s: %v\n%s", v, err, out)
+		}
+		if n := strings.Count(string(out), " passed for resource "); n != objects {
+			t.Errorf("Kubernetes %s: %d objects passed, want %d:\n%s", v, n, objects, out)
+		}
+		out, err = exec.Command(validate, "--strict", "--kubernetes-version", v, bad).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "backofLimit") {
+			t.Errorf("Kubernetes %s: a Job with backofLimit passed: %v\n%s", v, err, out)
+		}
+	}
+}
+
+// k8sManifests lists the Kubernetes objects' files of deploy/k8s.
+func k8sManifests(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "deploy", "k8s", "*.yaml"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("deploy/k8s: %v %v", files, err)
+	}
+	return slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "kustomization.yaml" })
 }
 
 func findCommand(root *cobra.Command, name string) *cobra.Command {

@@ -2,15 +2,21 @@
 # Installs what fsbench's test suite needs on a fresh Debian machine:
 # FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
 # rpcbind), iproute2 (test hosts in network namespaces), headless Chromium
-# with a font (the HTML report's browser test), and a MinIO server built from
-# the Go module proxy. Everything is idempotent: a second run finds it all in
-# place and does nothing.
+# with a font (the HTML report's browser test), podman and runc (the
+# container image's build and tests), a MinIO server built from the Go module
+# proxy, and kubernetes-validate (the manifests' schema check) in a
+# virtualenv. Everything is idempotent: a second run finds it all in place and
+# does nothing.
 set -euo pipefail
 
 BIN_DIR="${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}"
 # The MinIO server the tests run against, pinned so every machine tests the
 # same server.
 MINIO_VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+# The schema checker of deploy/k8s, pinned like MinIO; the Kubernetes version
+# it checks against is pinned in internal/cli/deploy_test.go.
+KUBERNETES_VALIDATE_VERSION="${KUBERNETES_VALIDATE_VERSION:-1.37.0}"
+VENV="$(dirname "$BIN_DIR")/venv"
 mkdir -p "$BIN_DIR"
 
 need_apt=()
@@ -24,6 +30,10 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need_apt+=(iproute2)
 command -v chromium >/dev/null || need_apt+=(chromium)
 dpkg -s fonts-liberation >/dev/null 2>&1 || need_apt+=(fonts-liberation)
+command -v podman >/dev/null || need_apt+=(podman)
+command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need_apt+=(runc)
+[ -f /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
+[ -x "$VENV/bin/python" ] || python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -48,4 +58,10 @@ if [ ! -x "$BIN_DIR/minio" ] || [ "$(built_version "$BIN_DIR/minio")" != "$MINIO
 	rm -f "$BIN_DIR/minio"
 	GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
 fi
-echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, iproute2, chromium, minio in $BIN_DIR)" >&2
+
+if [ "$("$VENV/bin/kubernetes-validate" --version 2>/dev/null)" != "$KUBERNETES_VALIDATE_VERSION" ]; then
+	[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+	"$VENV/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+fi
+ln -sf "$VENV/bin/kubernetes-validate" "$BIN_DIR/kubernetes-validate"
+echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, iproute2, chromium, podman; minio and kubernetes-validate in $BIN_DIR)" >&2
