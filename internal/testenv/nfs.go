@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/willscott/go-nfs-client/nfs/rpc"
 )
 
 // NFS is an nfs-ganesha server started for tests on 127.0.0.1, on ports
@@ -28,6 +29,7 @@ type NFS struct {
 	cmd       *exec.Cmd
 	exited    chan struct{}
 	lock      *os.File
+	saved     []rpc.Mapping // the portmapper's NFS registrations before
 }
 
 // URL returns nfs://127.0.0.1:PORT/EXPORT[/sub].
@@ -95,6 +97,12 @@ func StartNFS(ganesha, rpcbind string) (*NFS, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startNFSLocked(ganesha, rpcbind, lock)
+}
+
+// startNFSLocked is StartNFS once the lock is held; the server's Stop
+// releases it.
+func startNFSLocked(ganesha, rpcbind string, lock *os.File) (*NFS, error) {
 	dir, err := os.MkdirTemp("", "fsbench-nfs-")
 	if err != nil {
 		unlockNFS(lock)
@@ -113,6 +121,9 @@ func StartNFS(ganesha, rpcbind string) (*NFS, error) {
 	}
 	if err := startRPCBind(rpcbind); err != nil {
 		return fail(err)
+	}
+	if n.saved, err = portmapDump(nfsPrograms); err != nil {
+		return fail(fmt.Errorf("portmapper: %w", err))
 	}
 	// A free port may be taken between finding it and ganesha binding it:
 	// then ganesha exits at once, and another pair is tried.
@@ -226,6 +237,12 @@ func tryMount(url string) error {
 // start its own server.
 func (n *NFS) Stop() {
 	n.kill()
+	if len(n.saved) > 0 {
+		if err := restorePortmap(n.saved); err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: restoring the portmapper's NFS registrations: %v\n", err)
+		}
+		n.saved = nil
+	}
 	os.RemoveAll(n.dir)
 	unlockNFS(n.lock)
 	n.lock = nil
