@@ -60,17 +60,7 @@ var sharedNFSErr error
 // (failed under CI).
 func SharedNFS(t testing.TB) *NFS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		Unavailable(t, "an NFS server needs root")
-	}
-	ganesha, err := LookPath("ganesha.nfsd")
-	if err != nil {
-		Unavailable(t, "ganesha.nfsd not found")
-	}
-	rpcbind, err := LookPath("rpcbind")
-	if err != nil {
-		Unavailable(t, "rpcbind not found")
-	}
+	ganesha, rpcbind := nfsTools(t)
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if sharedNFS != nil {
@@ -87,6 +77,23 @@ func SharedNFS(t testing.TB) *NFS {
 	sharedNFS = n
 	stoppers = append(stoppers, func() { n.Stop(); sharedNFS = nil })
 	return n
+}
+
+// nfsTools finds the server's programs, or skips t (fails it under CI).
+func nfsTools(t testing.TB) (ganesha, rpcbind string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Unavailable(t, "an NFS server needs root")
+	}
+	ganesha, err := LookPath("ganesha.nfsd")
+	if err != nil {
+		Unavailable(t, "ganesha.nfsd not found")
+	}
+	rpcbind, err = LookPath("rpcbind")
+	if err != nil {
+		Unavailable(t, "rpcbind not found")
+	}
+	return ganesha, rpcbind
 }
 
 // StartNFS starts rpcbind (if no portmapper answers) and nfs-ganesha on

@@ -10,15 +10,7 @@ import (
 // The test server leaves the portmapper's NFS registrations as it found
 // them: another NFS server's (here a made-up one) are back after it stops.
 func TestNFSKeepsOtherRegistrations(t *testing.T) {
-	RequireRoot(t)
-	ganesha, err := LookPath("ganesha.nfsd")
-	if err != nil {
-		Unavailable(t, "ganesha.nfsd not found")
-	}
-	rpcbind, err := LookPath("rpcbind")
-	if err != nil {
-		Unavailable(t, "rpcbind not found")
-	}
+	ganesha, rpcbind := nfsTools(t)
 	lock, err := lockNFS()
 	if err != nil {
 		t.Fatal(err)
