@@ -32,13 +32,14 @@ type NFS struct {
 	saved     []rpc.Mapping // the portmapper's NFS registrations before
 }
 
-// URL returns nfs://127.0.0.1:PORT/EXPORT[/sub].
+// URL returns nfs://127.0.0.1:PORT/EXPORT[/sub]?mountport=MOUNTPORT, which
+// needs no portmapper.
 func (n *NFS) URL(sub string) string {
 	u := "nfs://" + net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) + n.Export
 	if sub != "" {
 		u += "/" + strings.TrimPrefix(sub, "/")
 	}
-	return u
+	return u + "?mountport=" + strconv.Itoa(n.MountPort)
 }
 
 const (
