@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/willscott/go-nfs-client/nfs/rpc"
 )
 
 // NFS is an nfs-ganesha server started for tests on 127.0.0.1, on ports
@@ -28,15 +29,17 @@ type NFS struct {
 	cmd       *exec.Cmd
 	exited    chan struct{}
 	lock      *os.File
+	saved     []rpc.Mapping // the portmapper's NFS registrations before
 }
 
-// URL returns nfs://127.0.0.1:PORT/EXPORT[/sub].
+// URL returns nfs://127.0.0.1:PORT/EXPORT[/sub]?mountport=MOUNTPORT, which
+// needs no portmapper.
 func (n *NFS) URL(sub string) string {
 	u := "nfs://" + net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) + n.Export
 	if sub != "" {
 		u += "/" + strings.TrimPrefix(sub, "/")
 	}
-	return u
+	return u + "?mountport=" + strconv.Itoa(n.MountPort)
 }
 
 const (
@@ -58,17 +61,7 @@ var sharedNFSErr error
 // (failed under CI).
 func SharedNFS(t testing.TB) *NFS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		Unavailable(t, "an NFS server needs root")
-	}
-	ganesha, err := LookPath("ganesha.nfsd")
-	if err != nil {
-		Unavailable(t, "ganesha.nfsd not found")
-	}
-	rpcbind, err := LookPath("rpcbind")
-	if err != nil {
-		Unavailable(t, "rpcbind not found")
-	}
+	ganesha, rpcbind := nfsTools(t)
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if sharedNFS != nil {
@@ -87,6 +80,23 @@ func SharedNFS(t testing.TB) *NFS {
 	return n
 }
 
+// nfsTools finds the server's programs, or skips t (fails it under CI).
+func nfsTools(t testing.TB) (ganesha, rpcbind string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Unavailable(t, "an NFS server needs root")
+	}
+	ganesha, err := LookPath("ganesha.nfsd")
+	if err != nil {
+		Unavailable(t, "ganesha.nfsd not found")
+	}
+	rpcbind, err = LookPath("rpcbind")
+	if err != nil {
+		Unavailable(t, "rpcbind not found")
+	}
+	return ganesha, rpcbind
+}
+
 // StartNFS starts rpcbind (if no portmapper answers) and nfs-ganesha on
 // free ports, exporting a new temporary directory, and waits until a
 // client can mount it.
@@ -95,6 +105,12 @@ func StartNFS(ganesha, rpcbind string) (*NFS, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startNFSLocked(ganesha, rpcbind, lock)
+}
+
+// startNFSLocked is StartNFS once the lock is held; the server's Stop
+// releases it.
+func startNFSLocked(ganesha, rpcbind string, lock *os.File) (*NFS, error) {
 	dir, err := os.MkdirTemp("", "fsbench-nfs-")
 	if err != nil {
 		unlockNFS(lock)
@@ -113,6 +129,9 @@ func StartNFS(ganesha, rpcbind string) (*NFS, error) {
 	}
 	if err := startRPCBind(rpcbind); err != nil {
 		return fail(err)
+	}
+	if n.saved, err = portmapDump(nfsPrograms); err != nil {
+		return fail(fmt.Errorf("portmapper: %w", err))
 	}
 	// A free port may be taken between finding it and ganesha binding it:
 	// then ganesha exits at once, and another pair is tried.
@@ -226,6 +245,12 @@ func tryMount(url string) error {
 // start its own server.
 func (n *NFS) Stop() {
 	n.kill()
+	if len(n.saved) > 0 {
+		if err := restorePortmap(n.saved); err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: restoring the portmapper's NFS registrations: %v\n", err)
+		}
+		n.saved = nil
+	}
 	os.RemoveAll(n.dir)
 	unlockNFS(n.lock)
 	n.lock = nil

@@ -1,6 +1,7 @@
 package object
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ func nfsDriver() Driver {
 		Description: "an NFSv3 server, spoken to directly (no kernel mount); the directory must exist",
 		URLForms: []string{
 			"nfs://HOST/EXPORT[/PATH]",
-			"nfs://HOST:PORT/EXPORT[/PATH]  (NFS at PORT; MOUNT there too, else from the portmapper)",
+			"nfs://HOST:PORT/EXPORT[/PATH][?mountport=PORT]  (NFS at PORT; MOUNT at mountport, else at PORT or where the portmapper says)",
 			"HOST:/EXPORT[/PATH]",
 		},
 		Open: openNFS,
@@ -32,39 +33,67 @@ func nfsDriver() Driver {
 
 // nfsURL is a parsed NFS URL.
 type nfsURL struct {
-	host string
-	port int    // 0: ask the portmapper
-	path string // absolute path on the server
+	host      string
+	port      int    // of NFS; 0: ask the portmapper
+	mountPort int    // of MOUNT; 0: try port, then ask the portmapper
+	path      string // absolute path on the server
 }
 
-// parseNFSURL splits nfs://HOST[:PORT]/EXPORT/PATH or HOST:/EXPORT/PATH.
+// parseNFSURL splits nfs://HOST[:PORT]/EXPORT/PATH[?mountport=PORT] or
+// HOST:/EXPORT/PATH.
 func parseNFSURL(raw string) (nfsURL, error) {
 	shown := RedactURL(raw)
-	bad := configErr("invalid nfs URL %q: want nfs://HOST[:PORT]/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
 	var u nfsURL
+	var err error
 	if strings.HasPrefix(raw, "nfs://") {
-		pu, err := url.Parse(raw)
-		if err != nil || pu.Hostname() == "" || pu.User != nil || pu.RawQuery != "" || pu.Fragment != "" {
-			return nfsURL{}, bad
-		}
-		u.host, u.path = pu.Hostname(), pu.Path
-		if p := pu.Port(); p != "" {
-			n, err := strconv.Atoi(p)
-			if err != nil || n < 1 || n > 65535 {
-				return nfsURL{}, configErr("invalid nfs URL %q: port %q is not a number from 1 to 65535", shown, p)
-			}
-			u.port = n
+		u, err = parseNFSForm(raw, shown)
+		if err != nil {
+			return nfsURL{}, err
 		}
 	} else if h, rest, ok := strings.Cut(raw, ":/"); ok && h != "" && !strings.ContainsAny(h, "/:") {
 		u.host, u.path = h, "/"+rest
 	} else {
-		return nfsURL{}, bad
+		return nfsURL{}, configErr("invalid nfs URL %q: want nfs://HOST[:PORT]/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
 	}
 	u.path = path.Clean("/" + u.path)
 	if u.path == "/" {
 		return nfsURL{}, configErr("invalid nfs URL %q: no export path", shown)
 	}
 	return u, nil
+}
+
+// parseNFSForm parses the nfs:// form.
+func parseNFSForm(raw, shown string) (nfsURL, error) {
+	pu, err := url.Parse(raw)
+	if err != nil || pu.Hostname() == "" || pu.User != nil || pu.Fragment != "" {
+		return nfsURL{}, configErr("invalid nfs URL %q: want nfs://HOST[:PORT]/EXPORT[/PATH]", shown)
+	}
+	u := nfsURL{host: pu.Hostname(), path: pu.Path}
+	if u.port, err = parsePort(pu.Port()); err != nil {
+		return nfsURL{}, configErr("invalid nfs URL %q: %v", shown, err)
+	}
+	q := pu.Query()
+	for k := range q {
+		if k != "mountport" {
+			return nfsURL{}, configErr("invalid nfs URL %q: unknown option %q (known: mountport)", shown, k)
+		}
+	}
+	if u.mountPort, err = parsePort(q.Get("mountport")); err != nil {
+		return nfsURL{}, configErr("invalid nfs URL %q: mountport: %v", shown, err)
+	}
+	return u, nil
+}
+
+// parsePort parses a port number; "" is 0.
+func parsePort(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", s)
+	}
+	return n, nil
 }
 
 // nfsStore is a directory on an NFSv3 server. Every call runs in the
@@ -113,17 +142,21 @@ func (s *nfsStore) pool(port, idle int) *rpcPool {
 
 // connect finds the services, mounts the export and checks the directory.
 func (s *nfsStore) connect(ctx context.Context, u nfsURL, threads int) error {
-	nfsPort, mountPort := u.port, u.port
-	if u.port == 0 {
-		var err error
-		if nfsPort, mountPort, err = s.portmap(ctx); err != nil {
+	nfsPort, mountPort := u.port, u.mountPort
+	if mountPort == 0 {
+		mountPort = u.port // some servers answer MOUNT on the NFS port
+	}
+	if nfsPort == 0 || mountPort == 0 {
+		np, mp, err := s.portmap(ctx)
+		if err != nil {
 			return err
 		}
+		nfsPort, mountPort = cmp.Or(nfsPort, np), cmp.Or(mountPort, mp)
 	}
 	s.mount = s.pool(mountPort, 1)
 	fh, err := s.mountLongest(ctx, u)
 	var rerr *rpcReplyError
-	if errors.As(err, &rerr) && u.port != 0 {
+	if errors.As(err, &rerr) && u.port != 0 && u.mountPort == 0 {
 		// No MOUNT service on the NFS port: the portmapper knows where.
 		s.mount.Close()
 		if _, mountPort, err = s.portmap(ctx); err != nil {

@@ -184,10 +184,13 @@ func (r *nfsReader) Read(p []byte) (int, error) {
 		r.bp = getIOBuf()
 	}
 	n, err := r.fetch((*r.bp)[:chunk])
+	if err != nil {
+		return 0, err
+	}
 	r.pending = (*r.bp)[:n]
 	m := copy(p, r.pending)
 	r.pending = r.pending[m:]
-	return m, err
+	return m, nil
 }
 
 // chunk is the size of the next READ.
@@ -209,6 +212,10 @@ func (r *nfsReader) fetch(p []byte) (int, error) {
 	}
 	r.off += int64(n)
 	r.eof = eof || n == 0
+	if n == 0 {
+		r.release()
+		return 0, io.EOF
+	}
 	return n, nil
 }
 

@@ -270,11 +270,14 @@ func TestParseNFSURL(t *testing.T) {
 		{"nfs://server:2049/export", "server", 2049, "/export", ""},
 		{"nfs://127.0.0.1:40123/tmp/x", "127.0.0.1", 40123, "/tmp/x", ""},
 		{"nfs://[::1]:40123/e", "::1", 40123, "/e", ""},
+		{"nfs://h:40123/e?mountport=40124", "h", 40123, "/e", ""},
+		{"nfs://h:1/e?mountport=0", "", 0, "", "mountport"},
+		{"nfs://h:1/e?mount=2", "", 0, "", "unknown option"},
 		{"nfs://server", "", 0, "", "no export"},
 		{"nfs://server:0/export", "", 0, "", "port"},
 		{"nfs://server:70000/export", "", 0, "", "port"},
 		{"nfs://server:x/export", "", 0, "", "invalid"},
-		{"nfs://server/export?a=b", "", 0, "", "invalid"},
+		{"nfs://server/export?a=b", "", 0, "", "unknown option"},
 		{"server", "", 0, "", "invalid"},
 		{"server:2049:/export", "", 0, "", "invalid"},
 		{"/just/a/path", "", 0, "", "invalid"},
@@ -286,6 +289,9 @@ func TestParseNFSURL(t *testing.T) {
 				t.Errorf("%s: err = %v, want %q", c.in, err, c.err)
 			}
 			continue
+		}
+		if strings.Contains(c.in, "mountport=") && u.mountPort != 40124 {
+			t.Errorf("%s: mount port %d", c.in, u.mountPort)
 		}
 		if err != nil || u.host != c.host || u.port != c.port || u.path != c.path {
 			t.Errorf("%s = %+v, %v; want %s %d %s", c.in, u, err, c.host, c.port, c.path)
