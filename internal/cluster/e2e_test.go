@@ -321,3 +321,41 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// objbench on two agents over TLS: the credentials given on the command
+// line reach the agents encrypted and appear nowhere; over plain HTTP the
+// coordinator refuses to send them.
+func TestObjbenchHostsOverTLS(t *testing.T) {
+	m := testenv.SharedMinIO(t, false)
+	certs := t.TempDir()
+	if err := testenv.WriteSelfSigned(certs); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	tlsArgs := []string{"--tls-cert", filepath.Join(certs, "public.crt"), "--tls-key", filepath.Join(certs, "private.key")}
+	a, b := startAgent(t, root, tlsArgs...), startAgent(t, root, tlsArgs...)
+	plain := startAgent(t, root)
+	args := []string{"objbench", "--storage", "minio", m.URL("hosts-tls"), "--access-key", m.AccessKey, "--secret-key", m.SecretKey,
+		"--skip-functional-tests", "--big-object-size", "8M", "--block-size", "1M", "--small-objects", "10", "--small-object-size", "16K", "-p", "2"}
+	out := coordinator(t, context.Background(), append(args, "--hosts", plain.addr)...)
+	if out.code != 2 || !strings.Contains(out.stderr, "only over TLS") {
+		t.Fatalf("secrets over plain HTTP: exit %d: %s", out.code, out.stderr)
+	}
+	out = coordinator(t, context.Background(), append(args, "--hosts", a.addr+","+b.addr, "--tls-ca", filepath.Join(certs, "public.crt"), "-o", "json")...)
+	if out.code != 0 {
+		t.Fatalf("exit %d: %s", out.code, out.stderr)
+	}
+	r, err := report.ReadJSON(strings.NewReader(out.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := r.FindPhase("upload")
+	if up == nil || len(up.Hosts) != 2 || up.Ops != 2*8 || len(r.Hosts) != 2 {
+		t.Fatalf("upload on two hosts: %+v", up)
+	}
+	for name, text := range map[string]string{"stdout": out.stdout, "stderr": out.stderr, "agent log": a.log.String() + b.log.String()} {
+		if strings.Contains(text, m.SecretKey) {
+			t.Errorf("the secret key appears in the %s", name)
+		}
+	}
+}

@@ -112,7 +112,7 @@ func StartMinIO(bin string, useTLS bool) (*MinIO, error) {
 		if err := os.MkdirAll(certs, 0o700); err != nil {
 			return fail(err)
 		}
-		if err := writeSelfSigned(certs); err != nil {
+		if err := WriteSelfSigned(certs); err != nil {
 			return fail(fmt.Errorf("certificate: %w", err))
 		}
 		m.CACert = filepath.Join(certs, "public.crt")
@@ -224,9 +224,9 @@ func tail(path string) string {
 	return string(b)
 }
 
-// writeSelfSigned writes public.crt and private.key for 127.0.0.1 and
+// WriteSelfSigned writes public.crt and private.key for 127.0.0.1 and
 // localhost into dir: a self-signed certificate valid for a day.
-func writeSelfSigned(dir string) error {
+func WriteSelfSigned(dir string) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
