@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/juicefs"
@@ -118,8 +119,23 @@ type Error struct {
 	Err   error
 }
 
-func (e *Error) Error() string { return e.Phase + ": " + e.Err.Error() }
+func (e *Error) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Phase+": ") {
+		return msg // the engine names the phase already
+	}
+	return e.Phase + ": " + msg
+}
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrBadInput is wrapped by errors the user fixes by changing the command
+// line: options out of range, a PATH that is not a directory.
+var ErrBadInput = errors.New("bad input")
+
+type badInput struct{ err error }
+
+func (b *badInput) Error() string   { return b.err.Error() }
+func (b *badInput) Unwrap() []error { return []error{ErrBadInput, b.err} }
 
 // Run benchmarks o.Path. It returns the result measured so far together
 // with any error; on cancellation (Ctrl-C) the result is marked interrupted
@@ -127,7 +143,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // directory, which it removes at the end unless Keep is set.
 func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.Validate(); err != nil {
-		return err
+		return &badInput{err}
 	}
 	warn := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -249,7 +265,7 @@ func openTarget(path string, res *report.Result) (abs string, mnt sysio.Mount, o
 	case err != nil:
 		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
 	case !st.IsDir():
-		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s is not a directory", abs)}
+		return "", mnt, false, &Error{"prepare", &badInput{fmt.Errorf("path %s is not a directory", abs)}}
 	}
 	mnt, merr := sysio.FindMount(abs)
 	res.Target = report.Target{Path: abs}

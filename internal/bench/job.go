@@ -32,7 +32,7 @@ func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) 
 	o.Fsync = o.Fsync || j.Fsync
 	o.Verify = o.Verify || j.Verify
 	if err := validateJob(&o, j); err != nil {
-		return err
+		return &badInput{err}
 	}
 	r := &jobRun{o: o, j: j, res: res, laid: map[string]int64{}}
 	r.warn = func(format string, args ...any) {

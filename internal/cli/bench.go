@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,6 +71,9 @@ See "Workloads" in the README.`,
 		Args: exactArgs(1, "one PATH, the directory to benchmark"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
+			if st, err := os.Stat(o.Path); err == nil && !st.IsDir() {
+				return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+			}
 			if o.Job.active(cmd) {
 				if err := o.resolveJob(cmd, app); err != nil {
 					return err
@@ -191,8 +195,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	closeAccessLog(app, alog, res)
 	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
-		var be *bench.Error
-		if !errors.As(err, &be) {
+		if errors.Is(err, bench.ErrBadInput) {
 			return &UsageError{Err: err}
 		}
 		return app.writeFailed(res, &o.Output, err)

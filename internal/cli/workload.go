@@ -352,9 +352,8 @@ func runJob(ctx context.Context, app *App, o *BenchOptions) error {
 	closeAccessLog(app, alog, res)
 	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
-		var be *bench.Error
 		var je *jobfile.Error
-		if errors.As(err, &je) || !errors.As(err, &be) {
+		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {
 			return &UsageError{Err: err}
 		}
 		return app.writeFailed(res, &o.Output, err)
