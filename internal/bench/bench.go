@@ -207,7 +207,6 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 			isJFS = false
 		}
 	}
-	t0 := time.Now()
 	dropper := newDropper(o, os.Geteuid() == 0, warn)
 	res.CacheDrop = dropper.method
 
@@ -240,7 +239,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	if isJFS && runErr == nil {
 		if after, err := juicefs.ReadStats(mnt.MountPoint); err == nil {
-			res.Internal = juicefs.Delta(jfsBefore, after, time.Since(t0).Seconds())
+			res.Internal = jfsInternal(jfsBefore, after, res.Phases)
 		} else {
 			warn("read JuiceFS .stats after the run: %v", err)
 		}
