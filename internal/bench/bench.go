@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -60,7 +59,13 @@ type Hooks struct {
 	// Finished after the last phase (also on failure).
 	Started  func(e *workload.Engine, dir string)
 	Finished func(e *workload.Engine)
-	Warn     func(msg string)
+	// Created is called once the run's own directory exists, with a phrase
+	// that names it and says how to remove it (package leftover); Removed
+	// once it is gone. In between, a process that ends abruptly leaves it
+	// behind.
+	Created func(left string)
+	Removed func()
+	Warn    func(msg string)
 	// Interval is called at the end of each interval of a workload phase
 	// with an interval set (RunJob), from a goroutine of the engine's.
 	Interval func(p *workload.Phase, s report.Sample)
@@ -158,23 +163,17 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	res.Parameters = o.params()
 
-	dir, err := makeRunDir(abs)
+	own, err := makeOwnDir(abs)
 	if err != nil {
 		return &Error{"prepare", err}
 	}
+	dir := own.path
 	var tracer workload.Tracer = o.Tracer
 	if tracer != nil {
 		tracer.Trace(-1, workload.Event{Op: "mkdir", Path: dir, Start: time.Now()})
 	}
-	cleanup := func() {
-		if o.Keep {
-			warn("keeping benchmark files in %s (--keep)", dir)
-			return
-		}
-		if err := removeRun(dir, tracer); err != nil {
-			warn("clean up %s: %v", dir, err)
-		}
-	}
+	o.created(dir)
+	cleanup := func() { o.removeOwn(own, warn) }
 
 	var align sysio.Alignment
 	if o.Direct {
@@ -232,7 +231,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 				res.Interrupted = true
 				runErr = ctx.Err()
 			} else {
-				runErr = &Error{p.Title, err}
+				runErr = explainVanished(dir, &Error{p.Title, err})
 			}
 			break
 		}
@@ -248,6 +247,12 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		o.Hooks.Finished(eng)
 	}
 	cleanup()
+	if runErr == nil && ctx.Err() != nil {
+		// Ctrl-C during the clean-up: every phase is complete, and the run
+		// still ends as interrupted.
+		res.Interrupted = true
+		runErr = ctx.Err()
+	}
 	return runErr
 }
 
@@ -299,25 +304,6 @@ func randomSeed() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// makeRunDir creates the run's own directory: a new name that cannot clash
-// with anything already in parent.
-func makeRunDir(parent string) (string, error) {
-	host, _ := os.Hostname()
-	for i := 0; i < 10; i++ {
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		dir := filepath.Join(parent, fmt.Sprintf("fsbench-%s-%d-%s", sanitize(host), os.Getpid(), hex.EncodeToString(b[:])))
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("create benchmark directory in %s: %w", parent, unwrapPath(err))
-		}
-	}
-	return "", fmt.Errorf("create benchmark directory in %s: no free name", parent)
-}
-
 func sanitize(s string) string {
 	out := []byte(s)
 	for i, c := range out {
@@ -329,36 +315,6 @@ func sanitize(s string) string {
 		out = out[:32]
 	}
 	return string(out)
-}
-
-// removeRun deletes the run directory and what is in it. It only ever
-// touches dir, which Run created; names are listed, not guessed.
-func removeRun(dir string, tracer workload.Tracer) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	var firstErr error
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		t0 := time.Now()
-		err := os.Remove(p)
-		if tracer != nil {
-			tracer.Trace(-1, workload.Event{Op: "unlink", Path: p, Start: t0, Dur: time.Since(t0), Err: err})
-		}
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	t0 := time.Now()
-	err = os.Remove(dir)
-	if tracer != nil {
-		tracer.Trace(-1, workload.Event{Op: "rmdir", Path: dir, Start: t0, Dur: time.Since(t0), Err: err})
-	}
-	if err != nil && firstErr == nil {
-		firstErr = err
-	}
-	return firstErr
 }
 
 func (o *Options) maxBlock() int64 {
