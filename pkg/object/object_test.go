@@ -476,3 +476,29 @@ func TestS3StorageClassAndAnonymous(t *testing.T) {
 		t.Errorf("anonymous request signed: %q", auth)
 	}
 }
+
+// everything claims every capability and wraps a store: the capability
+// checks answer for the store below.
+type everything struct{ *prefixed }
+
+func (e everything) Unwrap() Storage { return e.prefixed }
+
+func TestCapabilitiesThroughWrappers(t *testing.T) {
+	f, err := OpenFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3, err := Open(context.Background(), "minio", "http://127.0.0.1:1/b", Config{AccessKey: "a", SecretKey: NewSecret("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	wf := everything{WithPrefix(f, "p/").(*prefixed)}
+	ws := everything{WithPrefix(s3, "p/").(*prefixed)}
+	if AsFileSystem(wf) == nil || AsMultipart(wf) != nil {
+		t.Error("wrapped file store: file attributes, no multipart expected")
+	}
+	if AsMultipart(ws) == nil || AsFileSystem(ws) != nil {
+		t.Error("wrapped s3 store: multipart, no file attributes expected")
+	}
+}

@@ -125,14 +125,23 @@ func (w *prefixed) Chtimes(ctx context.Context, key string, mtime time.Time) err
 	return f.Chtimes(ctx, w.p+key, mtime)
 }
 
+// Wrapper is implemented by a Storage that passes its calls on to another
+// (a prefixed view, a store that watches its calls): Unwrap returns that
+// store. AsMultipart and AsFileSystem look through wrappers, so a wrapper
+// may implement every capability and still report only those of the store
+// below it.
+type Wrapper interface {
+	Unwrap() Storage
+}
+
+// Unwrap returns the store below the prefixed view.
+func (w *prefixed) Unwrap() Storage { return w.s }
+
 // AsMultipart returns s's multipart capability, or nil when s does not
-// have it (a prefixed view has it when the store below has it).
+// have it (a wrapper has it when the store below has it).
 func AsMultipart(s Storage) MultipartUploader {
-	if p, ok := s.(*prefixed); ok {
-		if AsMultipart(p.s) == nil {
-			return nil
-		}
-		return p
+	if w, ok := s.(Wrapper); ok && AsMultipart(w.Unwrap()) == nil {
+		return nil
 	}
 	m, _ := s.(MultipartUploader)
 	return m
@@ -140,11 +149,8 @@ func AsMultipart(s Storage) MultipartUploader {
 
 // AsFileSystem returns s's file-attribute capability, or nil.
 func AsFileSystem(s Storage) FileSystem {
-	if p, ok := s.(*prefixed); ok {
-		if AsFileSystem(p.s) == nil {
-			return nil
-		}
-		return p
+	if w, ok := s.(Wrapper); ok && AsFileSystem(w.Unwrap()) == nil {
+		return nil
 	}
 	f, _ := s.(FileSystem)
 	return f
