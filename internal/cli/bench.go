@@ -165,6 +165,8 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		},
 		PhaseEnd: func(e *workload.Engine, p *workload.Phase) { prog.Done() },
 		Warn:     func(msg string) { app.Warnf("%s", msg) },
+		Created:  app.Left.Set,
+		Removed:  app.Left.Clear,
 	}
 	// Publish the live counters for `fsbench stats` while the run lasts.
 	var pub *live.Publisher

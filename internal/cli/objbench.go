@@ -99,7 +99,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.StringVar(&o.Object.Checksum, "checksum", "when-required", "request checksums: when-required, or when-supported (aws-chunked trailers, which some S3-compatible stores reject)")
 	f.BoolVar(&o.Object.Insecure, "insecure", false, "do not verify the server's TLS certificate")
 	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM file")
-	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on waiting for a response header")
+	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on every wait for the store: a request during which nothing moves for this long fails")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, objbenchQuick)
 	return cmd
@@ -187,6 +187,8 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 			prog = app.StartProgress(title, total, "objects", poll)
 		},
 		ItemEnd: func(string) { prog.Done() },
+		Created: app.Left.Set,
+		Removed: app.Left.Clear,
 	}
 	err := objbench.Run(ctx, o.Options, res)
 	res.Usage = meter.stop()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/fsbench/fsbench/internal/leftover"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -43,6 +45,9 @@ type Globals struct {
 type App struct {
 	IO      IO
 	Globals Globals
+	// Left is what the running command has created and not removed yet,
+	// named by a second Ctrl-C.
+	Left leftover.Tracker
 }
 
 // Color reports whether output to a terminal may be coloured: not with
@@ -140,9 +145,10 @@ func Main() int {
 		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		Getenv: os.Getenv,
 	}}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, app, os.Args[1:])
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	return RunInterruptible(app, os.Args[1:], sigs)
 }
 
 // Run executes one command line and returns its exit code, printing the

@@ -327,6 +327,8 @@ func runJob(ctx context.Context, app *App, o *BenchOptions) error {
 			}
 		},
 		Finished: func(*workload.Engine) { pub.Stop() },
+		Created:  app.Left.Set,
+		Removed:  app.Left.Clear,
 	}
 	defer func() { pub.Stop() }()
 	j := o.Job.Job
