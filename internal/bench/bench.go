@@ -7,12 +7,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/juicefs"
@@ -73,7 +73,13 @@ type Hooks struct {
 	// Finished after the last phase (also on failure).
 	Started  func(e *workload.Engine, dir string)
 	Finished func(e *workload.Engine)
-	Warn     func(msg string)
+	// Created is called once the run's own directory exists, with a phrase
+	// that names it and says how to remove it (package leftover); Removed
+	// once it is gone. In between, a process that ends abruptly leaves it
+	// behind.
+	Created func(left string)
+	Removed func()
+	Warn    func(msg string)
 	// Interval is called at the end of each interval of a workload phase
 	// with an interval set (RunJob), from a goroutine of the engine's.
 	Interval func(p *workload.Phase, s report.Sample)
@@ -132,8 +138,23 @@ type Error struct {
 	Err   error
 }
 
-func (e *Error) Error() string { return e.Phase + ": " + e.Err.Error() }
+func (e *Error) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Phase+": ") {
+		return msg // the engine names the phase already
+	}
+	return e.Phase + ": " + msg
+}
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrBadInput is wrapped by errors the user fixes by changing the command
+// line: options out of range, a PATH that is not a directory.
+var ErrBadInput = errors.New("bad input")
+
+type badInput struct{ err error }
+
+func (b *badInput) Error() string   { return b.err.Error() }
+func (b *badInput) Unwrap() []error { return []error{ErrBadInput, b.err} }
 
 // Run benchmarks o.Path. It returns the result measured so far together
 // with any error; on cancellation (Ctrl-C) the result is marked interrupted
@@ -141,7 +162,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // directory, which it removes at the end unless Keep is set.
 func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.Validate(); err != nil {
-		return err
+		return &badInput{err}
 	}
 	warn := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -156,23 +177,17 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	res.Parameters = o.params()
 
-	dir, err := o.runDir(abs)
+	own, err := o.makeOwn(abs)
 	if err != nil {
 		return &Error{"prepare", err}
 	}
+	dir := own.path
 	var tracer workload.Tracer = o.Tracer
 	if tracer != nil {
 		tracer.Trace(-1, workload.Event{Op: "mkdir", Path: dir, Start: time.Now()})
 	}
-	cleanup := func() {
-		if o.Keep {
-			warn("keeping benchmark files in %s (--keep)", dir)
-			return
-		}
-		if err := RemoveRun(dir, tracer); err != nil {
-			warn("clean up %s: %v", dir, err)
-		}
-	}
+	o.created(dir)
+	cleanup := func() { o.removeOwn(own, warn) }
 
 	var align sysio.Alignment
 	if o.Direct {
@@ -208,7 +223,6 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 			isJFS = false
 		}
 	}
-	t0 := time.Now()
 	dropper := newDropper(o, os.Geteuid() == 0, warn)
 	// The method the run ended with: a global drop that fails (a container's
 	// read-only /proc/sys) falls back to fadvise for this and later phases.
@@ -236,14 +250,14 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 				res.Interrupted = true
 				runErr = ctx.Err()
 			} else {
-				runErr = &Error{p.Title, err}
+				runErr = explainVanished(dir, &Error{p.Title, err})
 			}
 			break
 		}
 	}
 	if isJFS && runErr == nil {
 		if after, err := juicefs.ReadStats(mnt.MountPoint); err == nil {
-			res.Internal = juicefs.Delta(jfsBefore, after, time.Since(t0).Seconds())
+			res.Internal = jfsInternal(jfsBefore, after, res.Phases)
 		} else {
 			warn("read JuiceFS .stats after the run: %v", err)
 		}
@@ -252,6 +266,12 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		o.Hooks.Finished(eng)
 	}
 	cleanup()
+	if runErr == nil && ctx.Err() != nil {
+		// Ctrl-C during the clean-up: every phase is complete, and the run
+		// still ends as interrupted.
+		res.Interrupted = true
+		runErr = ctx.Err()
+	}
 	return runErr
 }
 
@@ -268,7 +288,7 @@ func openTarget(path string, res *report.Result) (abs string, mnt sysio.Mount, o
 	case err != nil:
 		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
 	case !st.IsDir():
-		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s is not a directory", abs)}
+		return "", mnt, false, &Error{"prepare", &badInput{fmt.Errorf("path %s is not a directory", abs)}}
 	}
 	mnt, merr := sysio.FindMount(abs)
 	res.Target = report.Target{Path: abs}
@@ -303,37 +323,6 @@ func randomSeed() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// runDir makes the run's own directory: RunDir if given, else a new name
-// under abs.
-func (o *Options) runDir(abs string) (string, error) {
-	if o.RunDir == "" {
-		return makeRunDir(abs)
-	}
-	if err := os.Mkdir(o.RunDir, 0o755); err != nil {
-		return "", fmt.Errorf("create benchmark directory %s: %w", o.RunDir, unwrapPath(err))
-	}
-	return o.RunDir, nil
-}
-
-// makeRunDir creates the run's own directory: a new name that cannot clash
-// with anything already in parent.
-func makeRunDir(parent string) (string, error) {
-	host, _ := os.Hostname()
-	for i := 0; i < 10; i++ {
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		dir := filepath.Join(parent, fmt.Sprintf("fsbench-%s-%d-%s", sanitize(host), os.Getpid(), hex.EncodeToString(b[:])))
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("create benchmark directory in %s: %w", parent, unwrapPath(err))
-		}
-	}
-	return "", fmt.Errorf("create benchmark directory in %s: no free name", parent)
-}
-
 func sanitize(s string) string {
 	out := []byte(s)
 	for i, c := range out {
@@ -345,36 +334,6 @@ func sanitize(s string) string {
 		out = out[:32]
 	}
 	return string(out)
-}
-
-// RemoveRun deletes a run directory and what is in it. It only ever
-// touches dir, which a run created; names are listed, not guessed.
-func RemoveRun(dir string, tracer workload.Tracer) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	var firstErr error
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		t0 := time.Now()
-		err := os.Remove(p)
-		if tracer != nil {
-			tracer.Trace(-1, workload.Event{Op: "unlink", Path: p, Start: t0, Dur: time.Since(t0), Err: err})
-		}
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	t0 := time.Now()
-	err = os.Remove(dir)
-	if tracer != nil {
-		tracer.Trace(-1, workload.Event{Op: "rmdir", Path: dir, Start: t0, Dur: time.Since(t0), Err: err})
-	}
-	if err != nil && firstErr == nil {
-		firstErr = err
-	}
-	return firstErr
 }
 
 func (o *Options) maxBlock() int64 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/juicefs"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
@@ -290,7 +292,31 @@ func TestRunJuiceFSMount(t *testing.T) {
 		t.Errorf("put row = %+v", r)
 	}
 	if res.Internal.ClientCPUPercent == nil || res.Internal.ClientMemoryBytes == nil {
-		t.Errorf("client usage missing: %+v", res.Internal)
+		t.Fatalf("client usage missing: %+v", res.Internal)
+	}
+	// CPU% is over the phases' time, not the cache drops between them.
+	phases := 0.0
+	for _, p := range res.Phases {
+		phases += p.Seconds
+	}
+	cpu := (9.181194 - 0.061854) / phases * 100
+	if got := *res.Internal.ClientCPUPercent; math.Abs(got-cpu) > 1e-9*cpu {
+		t.Errorf("client CPU %.6f%%, want %.6f%% (CPU seconds over the %.4f s the phases ran)", got, cpu, phases)
+	}
+}
+
+// TestJuiceFSCPUOverPhaseTime: the client's CPU% is its CPU seconds over
+// the time the phases ran, with the fixture's counters.
+func TestJuiceFSCPUOverPhaseTime(t *testing.T) {
+	before := juicefs.Stats{"juicefs_cpu_usage": 10.5, "juicefs_uptime": 100}
+	after := juicefs.Stats{"juicefs_cpu_usage": 16.5, "juicefs_uptime": 130, "juicefs_memory": 1 << 30}
+	// 30 s passed between the readings; the phases ran 2.5 + 1.5 s.
+	in := jfsInternal(before, after, []report.Phase{{Name: "write-big", Seconds: 2.5}, {Name: "read-big", Seconds: 1.5}})
+	if in.ClientCPUPercent == nil || *in.ClientCPUPercent != 150 {
+		t.Errorf("client CPU = %v, want 150%% (6 CPU seconds in 4 s of phases)", in.ClientCPUPercent)
+	}
+	if in.ClientMemoryBytes == nil || *in.ClientMemoryBytes != 1<<30 {
+		t.Errorf("client memory = %v", in.ClientMemoryBytes)
 	}
 }
 

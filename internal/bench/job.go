@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
@@ -32,7 +31,7 @@ func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) 
 	o.Fsync = o.Fsync || j.Fsync
 	o.Verify = o.Verify || j.Verify
 	if err := validateJob(&o, j); err != nil {
-		return err
+		return &badInput{err}
 	}
 	r := &jobRun{o: o, j: j, res: res, laid: map[string]int64{}}
 	r.warn = func(format string, args ...any) {
@@ -43,9 +42,13 @@ func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) 
 		}
 	}
 	err := r.run(ctx)
-	if err != nil && ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
+		// Interrupted in a phase or in the clean-up.
 		res.Interrupted = true
 		err = ctx.Err()
+	case err != nil && r.dir != "":
+		err = explainVanished(r.dir, err)
 	}
 	return err
 }
@@ -74,7 +77,8 @@ type jobRun struct {
 	res  *report.Result
 	warn func(string, ...any)
 
-	dir      string // the run's own directory
+	dir      string  // the run's own directory
+	own      *ownDir // and a handle to remove it by
 	eng      *workload.Engine
 	drop     *dropper
 	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
@@ -90,12 +94,14 @@ func (r *jobRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.dir, err = o.runDir(abs); err != nil {
+	if r.own, err = o.makeOwn(abs); err != nil {
 		return &Error{"prepare", err}
 	}
+	r.dir = r.own.path
 	if o.Tracer != nil {
 		o.Tracer.Trace(-1, workload.Event{Op: "mkdir", Path: r.dir, Start: time.Now()})
 	}
+	o.created(r.dir)
 	defer r.cleanup()
 
 	seed := o.Seed
@@ -187,18 +193,12 @@ func (r *jobRun) setTreeState(state string, subdirs bool) error {
 }
 
 func (r *jobRun) cleanup() {
-	if r.o.Keep {
-		r.warn("keeping benchmark files in %s (--keep)", r.dir)
-		return
-	}
-	if r.tree != nil && !r.reusable {
+	if r.tree != nil && !r.reusable && !r.o.Keep && !vanished(r.dir) {
 		if err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape); err != nil {
 			r.warn("clean up %s: %v", r.treeRoot, err)
 		}
 	}
-	if err := RemoveRun(r.dir, r.o.Tracer); err != nil {
-		r.warn("clean up %s: %v", r.dir, err)
-	}
+	r.o.removeOwn(r.own, r.warn) // and what is left of the tree
 }
 
 // jobFileNames are the files of a phase without a tree: Files per thread,
@@ -546,72 +546,4 @@ func (r *jobRun) params() report.Params {
 		report.Param{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
 	)
 	return ps
-}
-
-// jobPhase turns a workload phase's measurement into the result model:
-// MiB/s for reads and writes, operations per second for the others, and
-// the mean latency per operation as the cost.
-func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.Phase, fileSize int64) report.Phase {
-	out := r.Report()
-	kind := wp.Kind
-	switch {
-	case kind.IsData():
-		out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
-	case kind == workload.Create:
-		out.Value = report.Measure{Value: out.ItemsPerSec, Unit: "files/s"}
-	default:
-		out.Value = report.Measure{Value: out.OpsPerSec, Unit: "ops/s"}
-	}
-	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/op"}
-	out.LatencyOf = latencyOf(*wp, p, fileSize)
-	if s := out.ServiceTime; s != nil {
-		out.LatencyOf += fmt.Sprintf(", response time (service time p50 %s, p99 %s)", units.FormatLatency(s.P50), units.FormatLatency(s.P99))
-	}
-	return out
-}
-
-func latencyOf(wp workload.Phase, p *jobfile.Phase, fileSize int64) string {
-	xfer := units.FormatBytes(wp.BlockSize)
-	switch wp.Kind {
-	case workload.Read, workload.Write:
-		return fmt.Sprintf("%s %s %s", xfer, wp.Access, wp.Kind)
-	case workload.Mixed:
-		return fmt.Sprintf("%s %s read/write (%d%% reads)", xfer, wp.Access, wp.ReadPct)
-	case workload.Create:
-		if fileSize == 0 {
-			return "create+close"
-		}
-		return fmt.Sprintf("create %s file (open to close)", units.FormatBytes(fileSize))
-	case workload.Open:
-		return "open+close"
-	case workload.Readdir:
-		return "readdir (open, read all, close)"
-	}
-	return wp.Kind.String()
-}
-
-// SummaryLine is a one-line account of a workload phase: IOPS, bandwidth
-// and latency, as the interval lines show them.
-func SummaryLine(p *report.Phase) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %.1f ops/s", p.Name, p.OpsPerSec)
-	if p.Bytes > 0 {
-		fmt.Fprintf(&b, ", %.2f MiB/s", p.BytesPerSec/float64(units.MiB))
-	}
-	fmt.Fprintf(&b, ", latency mean %s p50 %s p99 %s max %s",
-		units.FormatLatency(p.Latency.Mean), units.FormatLatency(p.Latency.P50), units.FormatLatency(p.Latency.P99), units.FormatLatency(p.Latency.Max))
-	if s := p.ServiceTime; s != nil {
-		fmt.Fprintf(&b, "; service time mean %s p99 %s", units.FormatLatency(s.Mean), units.FormatLatency(s.P99))
-	}
-	if p.Errors > 0 {
-		fmt.Fprintf(&b, "; %d errors", p.Errors)
-	}
-	return b.String()
-}
-
-// IntervalLine is one line of --interval output.
-func IntervalLine(name string, s report.Sample) string {
-	return fmt.Sprintf("%-14s %7.1fs %10.1f ops/s %9.2f MiB/s  p50 %-7s p99 %-7s max %s",
-		name, s.Start+s.Seconds, s.OpsPerSec, s.BytesPerSec/float64(units.MiB),
-		units.FormatLatency(s.Latency.P50), units.FormatLatency(s.Latency.P99), units.FormatLatency(s.Latency.Max))
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 
+	"github.com/fsbench/fsbench/internal/juicefs"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -101,4 +102,16 @@ func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
 		p.Cost.Grade = t.GradeCost(p.Cost.Value)
 	}
 	return p
+}
+
+// jfsInternal is the JuiceFS section of a run from the client's counters
+// read before and after it. Rates, such as the client's CPU, are over the
+// time the phases ran: the cache drops and set-up between them are not
+// part of what was measured.
+func jfsInternal(before, after juicefs.Stats, phases []report.Phase) *report.Internal {
+	seconds := 0.0
+	for _, p := range phases {
+		seconds += p.Seconds
+	}
+	return juicefs.Delta(before, after, seconds)
 }

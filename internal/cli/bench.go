@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -74,6 +75,9 @@ See "Workloads" in the README.`,
 			o.Path = args[0]
 			if err := o.Cluster.resolve(cmd); err != nil {
 				return err
+			}
+			if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
+				return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
 			}
 			run := func() error {
 				if runF != nil {
@@ -177,6 +181,8 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		},
 		PhaseEnd: func(e *workload.Engine, p *workload.Phase) { prog.Done() },
 		Warn:     func(msg string) { app.Warnf("%s", msg) },
+		Created:  app.Left.Set,
+		Removed:  app.Left.Clear,
 	}
 	// Publish the live counters for `fsbench stats` while the run lasts.
 	var pub *live.Publisher
@@ -207,8 +213,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	closeAccessLog(app, alog, res)
 	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
-		var be *bench.Error
-		if !errors.As(err, &be) {
+		if errors.Is(err, bench.ErrBadInput) {
 			return &UsageError{Err: err}
 		}
 		return app.writeFailed(res, &o.Output, err)

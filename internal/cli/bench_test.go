@@ -36,12 +36,8 @@ func runParse(app *App, errb *bytes.Buffer, cmd *cobra.Command, args []string) (
 		}
 	}
 	root.AddCommand(cmd)
-	root.SetArgs(append([]string{cmd.Name()}, args...))
-	_, err := root.ExecuteC()
+	_, err := execute(context.Background(), root, append([]string{cmd.Name()}, args...))
 	if err != nil {
-		if isCobraUsage(err) {
-			err = &UsageError{Err: err}
-		}
 		errb.WriteString(err.Error())
 	}
 	return ExitCode(err), errb.String()

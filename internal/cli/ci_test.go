@@ -186,7 +186,7 @@ func TestCIExitCodes(t *testing.T) {
 		{"--expect-file", filepath.Join(dir, "nope")},
 	} {
 		stdout, stderr, code := runFsbench(t, benchArgs(dir, args...)...)
-		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "Run 'fsbench bench --help'") {
+		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "(see 'fsbench bench --help')") || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%q: exit %d\nstdout %s\nstderr %s", args, code, stdout, stderr)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/fsbench/fsbench/internal/leftover"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -45,6 +47,9 @@ type App struct {
 	Globals Globals
 	// commandLine is the command as typed, secrets removed, for results.
 	commandLine string
+	// Left is what the running command has created and not removed yet,
+	// named by a second Ctrl-C.
+	Left leftover.Tracker
 }
 
 // Color reports whether output to a terminal may be coloured: not with
@@ -92,13 +97,17 @@ Exit codes:
   2    usage error: bad flags, arguments or input
   3    an expectation, functional check or regression check failed
   130  interrupted (Ctrl-C or SIGTERM)`,
-		Version:       Version,
+		Version: Version,
+		// The root runs only to show its help, or to refuse an unknown
+		// command (see typeArgErrors).
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		CompletionOptions: cobra.CompletionOptions{
 			HiddenDefaultCmd: false,
 		},
 	}
+	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("fsbench {{.Version}}\n")
 	root.SetIn(app.IO.In)
 	root.SetOut(app.IO.Out)
@@ -140,45 +149,78 @@ func Main() int {
 		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		Getenv: os.Getenv,
 	}}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, app, os.Args[1:])
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	return RunInterruptible(app, os.Args[1:], sigs)
 }
 
 // Run executes one command line and returns its exit code, printing the
 // error (one line) to app's stderr.
 func Run(ctx context.Context, app *App, args []string) int {
-	root := NewRoot(app)
-	root.SetArgs(args)
 	app.commandLine = CommandLine(args)
-	cmd, err := root.ExecuteContextC(ctx)
+	cmd, err := execute(ctx, NewRoot(app), args)
 	if err != nil {
-		if isCobraUsage(err) {
-			err = &UsageError{Err: err}
-		}
 		code := ExitCode(err)
 		if code != ExitInterrupted || !errors.Is(err, ErrInterrupted) {
 			msg := strings.TrimSpace(err.Error())
-			fmt.Fprintf(app.IO.Err, "fsbench: %s\n", msg)
 			if code == ExitUsage && cmd != nil {
-				fmt.Fprintf(app.IO.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+				msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
 			}
+			fmt.Fprintf(app.IO.Err, "fsbench: %s\n", msg)
 		}
 		return code
 	}
 	return ExitOK
 }
 
-// isCobraUsage recognises the errors cobra returns for unknown commands and
-// wrong argument counts, which are not wrapped in a type.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
+// execute runs root on args, with every mistake cobra finds in the
+// arguments typed as a UsageError where it is found.
+func execute(ctx context.Context, root *cobra.Command, args []string) (*cobra.Command, error) {
+	root.SetArgs(args)
+	// The commands cobra adds itself, added now so that their arguments
+	// are checked the same way.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	typeArgErrors(root)
+	return root.ExecuteContextC(ctx)
+}
+
+// typeArgErrors makes the argument checks of c and its subcommands return
+// UsageErrors. A command without a check takes any arguments, as cobra
+// lets subcommands do; the root takes none but a command name.
+func typeArgErrors(c *cobra.Command) {
+	check := c.Args
+	switch {
+	case !c.HasParent():
+		check = unknownCommand
+	case check == nil:
+		check = cobra.ArbitraryArgs
 	}
-	return false
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		err := check(cmd, args)
+		var ue *UsageError
+		if err != nil && !errors.As(err, &ue) {
+			err = &UsageError{Err: err}
+		}
+		return err
+	}
+	for _, sub := range c.Commands() {
+		typeArgErrors(sub)
+	}
+}
+
+// unknownCommand is the root's argument check: an argument that is not a
+// command's name is a usage error, with the names it may be a typo of.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += " (did you mean " + strings.Join(s, " or ") + "?)"
+	}
+	return &UsageError{Err: errors.New(msg)}
 }
 
 // exactArgs is cobra.ExactArgs with a usage error and a message naming what

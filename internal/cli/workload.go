@@ -327,6 +327,8 @@ func runJob(ctx context.Context, app *App, o *BenchOptions) error {
 			}
 		},
 		Finished: func(*workload.Engine) { pub.Stop() },
+		Created:  app.Left.Set,
+		Removed:  app.Left.Clear,
 	}
 	defer func() { pub.Stop() }()
 	j := o.Job.Job
@@ -352,9 +354,8 @@ func runJob(ctx context.Context, app *App, o *BenchOptions) error {
 	closeAccessLog(app, alog, res)
 	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
-		var be *bench.Error
 		var je *jobfile.Error
-		if errors.As(err, &je) || !errors.As(err, &be) {
+		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {
 			return &UsageError{Err: err}
 		}
 		return app.writeFailed(res, &o.Output, err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
@@ -52,6 +53,9 @@ type Options struct {
 	// Prefix, if set, is the run's own key prefix (ending in "/") instead
 	// of a new one: a run on many hosts gives each host its own.
 	Prefix string `json:"-"`
+	// CleanupWait bounds the clean-up, waiting for a store that stopped
+	// answering included (2 minutes when 0).
+	CleanupWait time.Duration
 	// BigCheckSize is the size of the "put a big object" check (256 MiB
 	// by default, as JuiceFS).
 	BigCheckSize int64
@@ -75,6 +79,12 @@ type Hooks struct {
 	// Interval is called at the end of each interval of an item, with
 	// Options.Interval set, from a goroutine of the engine's.
 	Interval func(title string, s report.Sample)
+	// Created is called once the run's prefix is in use, with a phrase
+	// that names it and says how to remove it (package leftover); Removed
+	// once everything under it is deleted. In between, a process that ends
+	// abruptly leaves it behind.
+	Created func(left string)
+	Removed func()
 }
 
 // Defaults are JuiceFS objbench's defaults.
@@ -154,7 +164,8 @@ type run struct {
 	o      Options
 	res    *report.Result
 	base   object.Storage // the store as given
-	store  object.Storage // base under the run's own prefix
+	own    object.Storage // base under the run's own prefix
+	store  object.Storage // own, watched: what the checks and items use
 	prefix string
 	pat    *pattern.Pattern
 	seed   uint64
@@ -214,27 +225,61 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		}
 		return &Error{"prepare", err}
 	}
-	r.store = object.WithPrefix(base, r.prefix)
+	r.own = object.WithPrefix(base, r.prefix)
+	if o.Hooks.Created != nil {
+		o.Hooks.Created(r.leftover())
+	}
 	r.seed = randomUint64()
 	r.pat = pattern.New(r.seed)
 	r.newEngine()
-	defer r.cleanup(ctx)
+	err = r.measure(ctx)
+	r.cleanup(ctx, err)
+	if err == nil && ctx.Err() != nil {
+		// Ctrl-C during the clean-up: every item is complete, and the run
+		// still ends as interrupted.
+		res.Interrupted = true
+		err = ctx.Err()
+	}
+	return err
+}
 
-	if !o.SkipFunctional {
-		r.info("Start Functional Testing ...")
-		r.functional(ctx)
+// measure runs the functional checks and the performance items on the
+// watched store. A store that stops answering ends them at once with a
+// DownError, instead of failing every remaining operation one by one.
+func (r *run) measure(ctx context.Context) error {
+	wctx, down := context.WithCancelCause(ctx)
+	defer down(nil)
+	r.store = watch(r.own, r.base.String(), down)
+	stopped := func(stage string) error {
 		if ctx.Err() != nil {
-			res.Interrupted = true
+			r.res.Interrupted = true
 			return ctx.Err()
+		}
+		if wctx.Err() != nil {
+			err := context.Cause(wctx)
+			r.warn("stopped the %s tests: %v", stage, err)
+			return &Error{stage, err}
+		}
+		return nil
+	}
+	if !r.o.SkipFunctional {
+		r.info("Start Functional Testing ...")
+		r.functional(wctx)
+		if err := stopped("functional"); err != nil {
+			return err
 		}
 	}
 	r.info("Start Performance Testing ...")
-	r.performance(ctx)
-	if ctx.Err() != nil {
-		res.Interrupted = true
-		return ctx.Err()
+	r.performance(wctx)
+	return stopped("performance")
+}
+
+// leftover names what the run leaves behind if it ends before its clean-up.
+func (r *run) leftover() string {
+	if dir, ok := strings.CutPrefix(r.own.String(), "file://"); ok {
+		return leftover.Dir(dir)
 	}
-	return nil
+	return leftover.Objects(r.own.String())
 }
 
 func timeoutOf(c object.Config) time.Duration {
@@ -336,52 +381,121 @@ func (r *run) prepare(ctx context.Context) error {
 // prefix itself (a directory on file systems). It runs after Ctrl-C too,
 // with a context of its own. After an interruption, a request the server
 // had fully received may still create its object after we listed, so the
-// prefix is listed again, after a pause, until it is empty.
-func (r *run) cleanup(parent context.Context) {
+// prefix is listed again, after a pause, until it is empty. A store that
+// stopped answering is waited for (Ctrl-C stops the wait), up to
+// CleanupWait in all; what cannot be deleted is named in a warning.
+func (r *run) cleanup(parent context.Context, runErr error) {
 	if r.o.Keep {
-		r.warn("keeping the benchmark's objects under %s (--keep)", r.store.String())
+		r.warn("keeping the benchmark's objects under %s (--keep)", r.own.String())
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 2*time.Minute)
+	wait := r.o.CleanupWait
+	if wait <= 0 {
+		wait = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), wait)
 	defer cancel()
-	interrupted := parent.Err() != nil
-	const passes = 5
-	var first error
-	left := 0
-	for pass := 0; ; pass++ {
-		keys, err := r.listOurs(ctx)
+	var down *DownError
+	c := cleaner{r: r, ctx: ctx, parent: parent, again: parent.Err() != nil || errors.As(runErr, &down)}
+	left, err := c.run()
+	if err == nil {
+		err = r.own.Delete(ctx, "")
+	}
+	switch {
+	case err != nil && left > 0:
+		r.warn("clean up: %d objects could not be deleted (%v); left behind: %s", left, err, r.leftover())
+		return
+	case err != nil:
+		r.warn("clean up: %v; left behind: %s", err, r.leftover())
+		return
+	}
+	if r.o.Hooks.Removed != nil {
+		r.o.Hooks.Removed()
+	}
+}
+
+// cleaner is the state of one clean-up.
+type cleaner struct {
+	r           *run
+	ctx, parent context.Context
+	// again: list again after deleting, for objects that arrive late
+	// (after an interruption, or while the store was away).
+	again     bool
+	announced bool // the wait for the store
+}
+
+// passes bounds the listings of a clean-up while objects keep appearing.
+const passes = 5
+
+// run deletes what is under the prefix and returns how many objects are
+// left with the first error.
+func (c *cleaner) run() (int, error) {
+	for pass := 0; ; {
+		keys, err := c.r.listOurs(c.ctx)
 		if err != nil {
-			first = err
-			break
+			if c.wait(err) {
+				continue
+			}
+			return 0, err
 		}
 		if len(keys) == 0 {
-			left, first = 0, nil
-			break
+			return 0, nil
 		}
 		if pass == passes {
-			left, first = len(keys), errors.New("objects kept appearing")
-			break
+			return len(keys), errors.New("objects kept appearing")
 		}
-		left, first = 0, nil
-		for i := len(keys) - 1; i >= 0; i-- {
-			if err := r.store.Delete(ctx, keys[i]); err != nil {
-				left++
-				if first == nil {
-					first = err
-				}
+		pass++
+		left, err := c.deleteAll(keys)
+		if err != nil && !c.wait(err) {
+			return left, err
+		}
+		if err == nil && !c.again {
+			return 0, nil // no late arrivals: one pass is all
+		}
+		time.Sleep(time.Duration(pass) * 500 * time.Millisecond)
+	}
+}
+
+// deleteAll deletes keys, deepest first, and returns how many it could not
+// delete with the first error.
+func (c *cleaner) deleteAll(keys []string) (int, error) {
+	left := 0
+	var first error
+	for i := len(keys) - 1; i >= 0; i-- {
+		if err := c.r.own.Delete(c.ctx, keys[i]); err != nil {
+			left++
+			if first == nil {
+				first = err
 			}
 		}
-		if !interrupted {
-			break // no late arrivals: one pass is all
-		}
-		time.Sleep(time.Duration(pass+1) * 500 * time.Millisecond)
 	}
-	if err := r.store.Delete(ctx, ""); err != nil && first == nil {
-		first = err
+	return left, first
+}
+
+// wait reports whether err says the store is away and, if so, waits a
+// moment for it to come back: false when the clean-up's time is up or the
+// user interrupted the wait.
+func (c *cleaner) wait(err error) bool {
+	if away, _ := unreachable(err); !away || c.ctx.Err() != nil {
+		return false
 	}
-	if first != nil {
-		r.warn("clean up %s: %d objects left: %v", r.store.String(), left, first)
+	if !c.announced {
+		deadline, _ := c.ctx.Deadline()
+		c.r.warn("%s is not answering (%v); waiting up to %s for it, to delete what the run wrote",
+			c.r.base.String(), err, time.Until(deadline).Round(time.Second))
 	}
+	c.announced, c.again = true, true
+	interrupt := c.parent.Done()
+	if c.parent.Err() != nil {
+		interrupt = nil // interrupted already: a second Ctrl-C ends fsbench
+	}
+	select {
+	case <-time.After(time.Second):
+		return true
+	case <-interrupt:
+	case <-c.ctx.Done():
+	}
+	return false
 }
 
 // listOurs lists every key under the run's prefix.

@@ -33,6 +33,8 @@ type MinIO struct {
 	// server presents ("" over HTTP).
 	CACert string
 	dir    string
+	bin    string
+	args   []string
 	cmd    *exec.Cmd
 	exited chan struct{}
 	log    *os.File
@@ -99,7 +101,7 @@ func StartMinIO(bin string, useTLS bool) (*MinIO, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &MinIO{dir: dir, AccessKey: "fsbenchadmin", SecretKey: "fsbench-" + randomHex(12), exited: make(chan struct{})}
+	m := &MinIO{dir: dir, AccessKey: "fsbenchadmin", SecretKey: "fsbench-" + randomHex(12)}
 	fail := func(err error) (*MinIO, error) {
 		m.Stop()
 		return nil, err
@@ -127,14 +129,22 @@ func StartMinIO(bin string, useTLS bool) (*MinIO, error) {
 		return fail(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	args = append(args, "--address", addr, "--console-address", "127.0.0.1:"+strconv.Itoa(cport), filepath.Join(dir, "data"))
+	m.args = append(args, "--address", addr, "--console-address", "127.0.0.1:"+strconv.Itoa(cport), filepath.Join(dir, "data"))
 	m.Endpoint = scheme + "://" + addr
-
 	m.log, err = os.Create(filepath.Join(dir, "minio.log"))
 	if err != nil {
 		return fail(err)
 	}
-	cmd := exec.Command(bin, args...)
+	m.bin = bin
+	if err := m.start(); err != nil {
+		return fail(err)
+	}
+	return m, nil
+}
+
+// start runs the server with m's arguments and waits until it answers.
+func (m *MinIO) start() error {
+	cmd := exec.Command(m.bin, m.args...)
 	cmd.Env = append(os.Environ(),
 		"MINIO_ROOT_USER="+m.AccessKey,
 		"MINIO_ROOT_PASSWORD="+m.SecretKey,
@@ -145,36 +155,75 @@ func StartMinIO(bin string, useTLS bool) (*MinIO, error) {
 	cmd.Stdout, cmd.Stderr = m.log, m.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return fail(fmt.Errorf("start %s: %w", bin, err))
+		return fmt.Errorf("start %s: %w", m.bin, err)
 	}
 	m.cmd = cmd
-	go func() { _ = cmd.Wait(); close(m.exited) }()
+	exited := make(chan struct{})
+	m.exited = exited
+	go func() { _ = cmd.Wait(); close(exited) }()
 
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // readiness probe only
 	}}
+	defer client.CloseIdleConnections()
 	deadline := time.Now().Add(minioStartTimeout)
 	// Ready when the health check says so and the S3 API answers: an
 	// anonymous request is refused (403) instead of "server not
 	// initialized" (503).
 	for {
 		if status(client, m.Endpoint+"/minio/health/ready") == http.StatusOK && status(client, m.Endpoint+"/") == http.StatusForbidden {
-			return m, nil
+			return nil
 		}
 		select {
-		case <-m.exited:
-			return fail(fmt.Errorf("server exited during start-up; log: %s", tail(filepath.Join(dir, "minio.log"))))
+		case <-exited:
+			return fmt.Errorf("server exited during start-up; log: %s", tail(filepath.Join(m.dir, "minio.log")))
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fail(fmt.Errorf("server on %s not ready after %s; log: %s", addr, minioStartTimeout, tail(filepath.Join(dir, "minio.log"))))
+			return fmt.Errorf("server on %s not ready after %s; log: %s", m.Endpoint, minioStartTimeout, tail(filepath.Join(m.dir, "minio.log")))
 		}
 	}
 }
 
+// NewMinIO starts a MinIO server of the test's own, over HTTP, which the
+// test may kill, restart or pause; it is stopped when the test ends.
+func NewMinIO(t testing.TB) *MinIO {
+	t.Helper()
+	bin, err := LookPath("minio")
+	if err != nil {
+		Unavailable(t, "minio server binary not found")
+	}
+	m, err := StartMinIO(bin, false)
+	if err != nil {
+		t.Fatalf("minio: %v", err)
+	}
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// Kill ends the server at once (SIGKILL), as a crash would; its data stays.
+func (m *MinIO) Kill() error {
+	if err := m.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	<-m.exited
+	return nil
+}
+
+// Restart starts a killed server again on the same address and data.
+func (m *MinIO) Restart() error { return m.start() }
+
+// Pause stops the server's process (SIGSTOP): it keeps its connections
+// and accepts new ones, and answers nothing, as a hung server does.
+func (m *MinIO) Pause() error { return m.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again (SIGCONT).
+func (m *MinIO) Resume() error { return m.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Stop ends the server and removes its data.
 func (m *MinIO) Stop() {
 	if m.cmd != nil && m.cmd.Process != nil {
+		_ = m.cmd.Process.Signal(syscall.SIGCONT) // if paused
 		_ = m.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-m.exited:

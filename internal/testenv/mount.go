@@ -15,10 +15,18 @@ import (
 // and unmounts it when the test ends. It needs root.
 func Tmpfs(t testing.TB, size string) string {
 	t.Helper()
+	return MountFS(t, "tmpfs", "size="+size)
+}
+
+// MountFS mounts a file system of a kernel type without a device (tmpfs,
+// hugetlbfs, ...) with the given options on a new directory, and unmounts
+// it when the test ends. It needs root.
+func MountFS(t testing.TB, fsType, data string) string {
+	t.Helper()
 	RequireRoot(t)
 	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		Unavailable(t, "mount tmpfs: %v", err)
+	if err := unix.Mount(fsType, dir, fsType, 0, data); err != nil {
+		Unavailable(t, "mount %s: %v", fsType, err)
 	}
 	t.Cleanup(func() { unmount(t, dir) })
 	return dir

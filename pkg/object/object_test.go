@@ -512,3 +512,28 @@ func TestS3StorageClassAndAnonymous(t *testing.T) {
 		t.Errorf("anonymous request signed: %q", auth)
 	}
 }
+
+// everything claims every capability and wraps a store: the capability
+// checks answer for the store below.
+func everything(s Storage) Storage {
+	return &prefixedAll{&prefixed{s: s, p: "p/"}, &prefixMultipart{p: "p/"}, &prefixFS{p: "p/"}}
+}
+
+func TestCapabilitiesThroughWrappers(t *testing.T) {
+	f, err := OpenFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3, err := Open(context.Background(), "minio", "http://127.0.0.1:1/b", Config{AccessKey: "a", SecretKey: NewSecret("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	wf, ws := everything(f), everything(s3)
+	if AsFileSystem(wf) == nil || AsMultipart(wf) != nil {
+		t.Error("wrapped file store: file attributes, no multipart expected")
+	}
+	if AsMultipart(ws) == nil || AsFileSystem(ws) != nil {
+		t.Error("wrapped s3 store: multipart, no file attributes expected")
+	}
+}

@@ -141,15 +141,33 @@ func (w *prefixFS) Chtimes(ctx context.Context, key string, mtime time.Time) err
 	return w.f.Chtimes(ctx, w.p+key, mtime)
 }
 
+// Wrapper is implemented by a Storage that passes its calls on to another
+// (a prefixed view, a store that watches its calls): Unwrap returns that
+// store. AsMultipart and AsFileSystem look through wrappers, so a wrapper
+// may implement every capability and still report only those of the store
+// below it.
+type Wrapper interface {
+	Unwrap() Storage
+}
+
+// Unwrap returns the store below the prefixed view.
+func (w *prefixed) Unwrap() Storage { return w.s }
+
 // AsMultipart returns s's multipart capability, or nil when s does not
-// have it. Prefixed views have it exactly when their store does.
+// have it (a wrapper has it when the store below has it).
 func AsMultipart(s Storage) MultipartUploader {
+	if w, ok := s.(Wrapper); ok && AsMultipart(w.Unwrap()) == nil {
+		return nil
+	}
 	m, _ := s.(MultipartUploader)
 	return m
 }
 
 // AsFileSystem returns s's file-attribute capability, or nil.
 func AsFileSystem(s Storage) FileSystem {
+	if w, ok := s.(Wrapper); ok && AsFileSystem(w.Unwrap()) == nil {
+		return nil
+	}
 	f, _ := s.(FileSystem)
 	return f
 }

@@ -43,8 +43,10 @@ type Config struct {
 	// Insecure skips TLS certificate verification; CACertFile adds a CA.
 	Insecure   bool
 	CACertFile string
-	// Timeout bounds connecting and waiting for a response header (default
-	// 10s); data transfer itself is not bounded.
+	// Timeout bounds connecting, and every wait for the store: an S3
+	// request during which nothing moves for this long fails with a
+	// StallError (default 10s). A transfer that keeps moving is not
+	// bounded.
 	Timeout time.Duration
 
 	// Getenv reads the environment; nil means os.Getenv. Tests set it.

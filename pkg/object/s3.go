@@ -217,7 +217,7 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		WriteBufferSize:       64 << 10,
 		ReadBufferSize:        64 << 10,
 	}
-	return &http.Client{Transport: tr}, nil
+	return &http.Client{Transport: stallGuard(tr, cfg.Timeout)}, nil
 }
 
 func (s *s3Store) String() string { return s.display }

@@ -1,0 +1,161 @@
+package bench
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/leftover"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// created tells the hooks that the run's directory exists.
+func (o *Options) created(dir string) {
+	if o.Hooks.Created != nil {
+		o.Hooks.Created(leftover.Dir(dir))
+	}
+}
+
+// ownDir is the run's own directory, with a handle on the directory that
+// holds it. It is removed through that handle, so it is found even when
+// its path no longer leads to it: a file system lazily unmounted, a PATH
+// renamed during the run.
+type ownDir struct {
+	path   string // absolute
+	name   string // in parent
+	parent *os.Root
+}
+
+// makeOwn creates the run's own directory: Options.RunDir when given (a
+// host's directory in a run on many hosts; it must not exist), else a new
+// name under abs.
+func (o *Options) makeOwn(abs string) (*ownDir, error) {
+	if o.RunDir == "" {
+		return makeOwnDir(abs)
+	}
+	parent, name := filepath.Split(filepath.Clean(o.RunDir))
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", parent, unwrapPath(err))
+	}
+	if err := root.Mkdir(name, 0o755); err != nil {
+		root.Close()
+		return nil, fmt.Errorf("create benchmark directory %s: %w", o.RunDir, unwrapPath(err))
+	}
+	return &ownDir{path: filepath.Clean(o.RunDir), name: name, parent: root}, nil
+}
+
+// makeOwnDir creates the run's own directory in parent: a new name that
+// cannot clash with anything already there.
+func makeOwnDir(parent string) (*ownDir, error) {
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", parent, unwrapPath(err))
+	}
+	host, _ := os.Hostname()
+	for range 10 {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		name := fmt.Sprintf("fsbench-%s-%d-%s", sanitize(host), os.Getpid(), hex.EncodeToString(b[:]))
+		err := root.Mkdir(name, 0o755)
+		if err == nil {
+			return &ownDir{path: filepath.Join(parent, name), name: name, parent: root}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			root.Close()
+			return nil, fmt.Errorf("create benchmark directory in %s: %w", parent, unwrapPath(err))
+		}
+	}
+	root.Close()
+	return nil, fmt.Errorf("create benchmark directory in %s: no free name", parent)
+}
+
+// removeOwn removes the run's directory at the end of a run (unless Keep)
+// and tells the hooks. What someone else removed first is gone: not an
+// error.
+func (o *Options) removeOwn(d *ownDir, warn func(string, ...any)) {
+	defer d.parent.Close()
+	if o.Keep {
+		warn("keeping benchmark files in %s (--keep)", d.path)
+		return
+	}
+	if err := d.remove(o.Tracer); err != nil {
+		warn("clean up %s: %v; left behind: %s", d.path, unwrapPath(err), leftover.Dir(d.path))
+		return
+	}
+	if o.Hooks.Removed != nil {
+		o.Hooks.Removed()
+	}
+}
+
+// remove deletes the run directory and what is in it. It only ever
+// touches the directory the run created; names are listed, not guessed.
+func (d *ownDir) remove(tracer workload.Tracer) error {
+	f, err := d.parent.Open(d.name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	var firstErr error
+	note := func(op, name string, fn func(string) error) {
+		t0 := time.Now()
+		err := fn(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil // removed by someone else: gone is gone
+		}
+		if tracer != nil {
+			tracer.Trace(-1, workload.Event{Op: op, Path: filepath.Join(d.path, strings.TrimPrefix(name, d.name)), Start: t0, Dur: time.Since(t0), Err: err})
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			note("rmdir", d.name+"/"+e.Name(), d.parent.RemoveAll) // a job's tree
+		} else {
+			note("unlink", d.name+"/"+e.Name(), d.parent.Remove)
+		}
+	}
+	note("rmdir", d.name, d.parent.Remove)
+	return firstErr
+}
+
+// vanished reports whether the run's directory no longer exists.
+func vanished(dir string) bool {
+	_, err := os.Lstat(dir)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// explainVanished says so when a phase failed because the run's directory
+// is gone: the file system was unmounted or the directory deleted during
+// the run. Other errors are returned as they are.
+func explainVanished(dir string, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || !vanished(dir) {
+		return err
+	}
+	cause := strings.TrimPrefix(e.Err.Error(), e.Phase+": ")
+	return &Error{e.Phase, &vanishedError{fmt.Sprintf("the benchmark directory %s vanished during the run (unmounted or deleted?): %s", dir, cause), e.Err}}
+}
+
+type vanishedError struct {
+	msg string
+	err error
+}
+
+func (v *vanishedError) Error() string { return v.msg }
+func (v *vanishedError) Unwrap() error { return v.err }

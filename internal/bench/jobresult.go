@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// jobPhase turns a workload phase's measurement into the result model:
+// MiB/s for reads and writes, operations per second for the others, and
+// the mean latency per operation as the cost.
+func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.Phase, fileSize int64) report.Phase {
+	out := r.Report()
+	kind := wp.Kind
+	switch {
+	case kind.IsData():
+		out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+	case kind == workload.Create:
+		out.Value = report.Measure{Value: out.ItemsPerSec, Unit: "files/s"}
+	default:
+		out.Value = report.Measure{Value: out.OpsPerSec, Unit: "ops/s"}
+	}
+	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/op"}
+	out.LatencyOf = latencyOf(*wp, p, fileSize)
+	if s := out.ServiceTime; s != nil {
+		out.LatencyOf += fmt.Sprintf(", response time (service time p50 %s, p99 %s)", units.FormatLatency(s.P50), units.FormatLatency(s.P99))
+	}
+	return out
+}
+
+func latencyOf(wp workload.Phase, p *jobfile.Phase, fileSize int64) string {
+	xfer := units.FormatBytes(wp.BlockSize)
+	switch wp.Kind {
+	case workload.Read, workload.Write:
+		return fmt.Sprintf("%s %s %s", xfer, wp.Access, wp.Kind)
+	case workload.Mixed:
+		return fmt.Sprintf("%s %s read/write (%d%% reads)", xfer, wp.Access, wp.ReadPct)
+	case workload.Create:
+		if fileSize == 0 {
+			return "create+close"
+		}
+		return fmt.Sprintf("create %s file (open to close)", units.FormatBytes(fileSize))
+	case workload.Open:
+		return "open+close"
+	case workload.Readdir:
+		return "readdir (open, read all, close)"
+	}
+	return wp.Kind.String()
+}
+
+// SummaryLine is a one-line account of a workload phase: IOPS, bandwidth
+// and latency, as the interval lines show them.
+func SummaryLine(p *report.Phase) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %.1f ops/s", p.Name, p.OpsPerSec)
+	if p.Bytes > 0 {
+		fmt.Fprintf(&b, ", %.2f MiB/s", p.BytesPerSec/float64(units.MiB))
+	}
+	fmt.Fprintf(&b, ", latency mean %s p50 %s p99 %s max %s",
+		units.FormatLatency(p.Latency.Mean), units.FormatLatency(p.Latency.P50), units.FormatLatency(p.Latency.P99), units.FormatLatency(p.Latency.Max))
+	if s := p.ServiceTime; s != nil {
+		fmt.Fprintf(&b, "; service time mean %s p99 %s", units.FormatLatency(s.Mean), units.FormatLatency(s.P99))
+	}
+	if p.Errors > 0 {
+		fmt.Fprintf(&b, "; %d errors", p.Errors)
+	}
+	return b.String()
+}
+
+// IntervalLine is one line of --interval output.
+func IntervalLine(name string, s report.Sample) string {
+	return fmt.Sprintf("%-14s %7.1fs %10.1f ops/s %9.2f MiB/s  p50 %-7s p99 %-7s max %s",
+		name, s.Start+s.Seconds, s.OpsPerSec, s.BytesPerSec/float64(units.MiB),
+		units.FormatLatency(s.Latency.P50), units.FormatLatency(s.Latency.P99), units.FormatLatency(s.Latency.Max))
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// oneLine fails t unless stderr is exactly one line starting with
+// "fsbench: " and holding want, with no sign of a panic.
+func oneLine(t *testing.T, what, stderr, want string) {
+	t.Helper()
+	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "fsbench: ") || !strings.Contains(stderr, want) {
+		t.Errorf("%s: stderr %q; want one line mentioning %q", what, stderr, want)
+	}
+	if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+		t.Errorf("%s panicked: %s", what, stderr)
+	}
+}
+
+// TestRuntimeErrorsReadingLikeUsage: a failure at run time exits 1
+// whatever its text says: paths whose names read like cobra's usage
+// messages, and a real EINVAL from the kernel ("invalid argument": hugetlbfs
+// refuses write(2)).
+func TestRuntimeErrorsReadingLikeUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"unknown command", "invalid argument", "accepts 1 arg(s)", "requires at least 1 arg(s)", "unknown flag: --x"} {
+		_, stderr, code := runBinary(t, nil, "bench", filepath.Join(dir, name), "-q")
+		if code != ExitRuntime {
+			t.Errorf("bench %q: exit %d, want 1", name, code)
+		}
+		oneLine(t, name, stderr, "no such file or directory")
+	}
+	huge := testenv.MountFS(t, "hugetlbfs", "")
+	_, stderr, code := runBinary(t, nil, "bench", huge, "--big-file-size", "4M", "-q")
+	if code != ExitRuntime {
+		t.Errorf("write(2) on hugetlbfs: exit %d, want 1", code)
+	}
+	oneLine(t, "hugetlbfs", stderr, "write "+huge)
+	if !strings.Contains(stderr, "invalid argument") || strings.Count(stderr, "Write big file") != 1 {
+		t.Errorf("hugetlbfs: stderr %q; want the kernel's EINVAL, the phase named once", stderr)
+	}
+	if left, _ := os.ReadDir(huge); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestUsageErrorsOneLine: mistakes on the command line exit 2 with one
+// line that says what is wrong and where the help is.
+func TestUsageErrorsOneLine(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"bnech", dir}, "did you mean bench?"},
+		{[]string{"bench"}, "expects one PATH"},
+		{[]string{"bench", dir, dir}, "expects one PATH"},
+		{[]string{"bench", dir, "--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"bench", dir, "-p", "many"}, `invalid argument "many"`},
+		{[]string{"bench", dir, "--block-size", "1X"}, "--block-size"},
+		{[]string{"bench", file}, "is not a directory"},
+		{[]string{"bench", file, "--rw", "read", "--file-size", "4K"}, "is not a directory"},
+		{[]string{"bench", dir, "-f", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"completion", "bash", "extra"}, `unknown command "extra"`},
+		{[]string{"objbench", "--storage", "nosuch", dir}, "nosuch"},
+		{[]string{"compare", file}, "expects two result files"},
+	} {
+		_, stderr, code := runBinary(t, nil, c.args...)
+		if code != ExitUsage {
+			t.Errorf("%q: exit %d, want 2 (stderr %q)", c.args, code, stderr)
+		}
+		oneLine(t, strings.Join(c.args, " "), stderr, c.want)
+		if !strings.Contains(stderr, "--help')") {
+			t.Errorf("%q: %q does not point at the help", c.args, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "mine" {
+		t.Errorf("the file given as PATH changed: %q", b)
+	}
+}

@@ -1,0 +1,61 @@
+// Package leftover names what a run leaves behind when it ends before its
+// clean-up (a second Ctrl-C, a store that stopped answering) and says how
+// to remove it, in one phrase for a one-line message.
+package leftover
+
+import (
+	"strings"
+	"sync"
+)
+
+// Dir describes a run directory left behind.
+func Dir(path string) string {
+	return "directory " + path + " (remove it with: rm -rf " + ShellQuote(path) + ")"
+}
+
+// Objects describes the objects under a run's prefix left behind; url is
+// the store's URL ending in the prefix.
+func Objects(url string) string {
+	return "the objects under " + url + " (delete every key under that prefix to remove them)"
+}
+
+// ShellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:@%+=,.
+func ShellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:@%+=,", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Tracker holds what the running command has created and not yet removed.
+// It is safe for concurrent use: a signal handler reads it while the run
+// sets it.
+type Tracker struct {
+	mu   sync.Mutex
+	what string
+}
+
+// Set records what a run has created (a phrase from Dir or Objects).
+func (t *Tracker) Set(what string) {
+	t.mu.Lock()
+	t.what = what
+	t.mu.Unlock()
+}
+
+// Clear records that what was created is gone.
+func (t *Tracker) Clear() { t.Set("") }
+
+// What returns what is left behind if the process ends now, or "".
+func (t *Tracker) What() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.what
+}
