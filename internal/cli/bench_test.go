@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,15 +254,18 @@ func TestResultJSONIsValid(t *testing.T) {
 	}
 }
 
-// TestBenchBinaryFailureResult: a run that fails midway (a full tmpfs)
-// still writes its JSON result with the error and the partial phase, and
-// exits 1 with one line on stderr.
+// TestBenchBinaryFailureResult: a run that fills its file system (a small
+// tmpfs) fails with one line saying the disk is full and naming the phase
+// and path, exits 1, still writes its JSON result with the error and the
+// partial phase, removes its own directory and leaves the user's file as
+// it was. The same for a workload and for JUnit output.
 func TestBenchBinaryFailureResult(t *testing.T) {
 	dir := testenv.Tmpfs(t, "4m")
+	check := plant(t, dir)
 	resFile := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := runBinary(t, nil, "bench", dir, "--big-file-size", "16M", "--json", "--result-file", resFile, "-q")
-	if code != 1 || !strings.Contains(stderr, "Write big file") || !strings.Contains(stderr, "no space left") {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+	if code != 1 || !regexp.MustCompile(`^fsbench: Write big file: write `+regexp.QuoteMeta(dir)+`/fsbench-[^/]+/big\.0: no space left on device\n$`).MatchString(stderr) {
+		t.Fatalf("exit %d, stderr %q; want 1 and one line: no space left", code, stderr)
 	}
 	for _, data := range []string{stdout, mustRead(t, resFile)} {
 		r, err := report.ReadJSON(strings.NewReader(data))
@@ -272,13 +276,13 @@ func TestBenchBinaryFailureResult(t *testing.T) {
 			t.Errorf("result = error %q, phases %+v", r.Error, r.Phases)
 		}
 	}
-	stdout, _, code = runBinary(t, nil, "bench", dir, "--big-file-size", "16M", "-o", "junit", "-q")
-	if code != 1 || !strings.Contains(stdout, `type="error"`) || !strings.Contains(stdout, "no space left") {
-		t.Errorf("junit on failure (exit %d):\n%s", code, stdout)
+	check()
+	stdout, stderr, code = runBinary(t, nil, "bench", dir, "--rw", "write", "--file-size", "16M", "-o", "junit", "-q")
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no space left on device") ||
+		!strings.Contains(stdout, `type="error"`) || !strings.Contains(stdout, "no space left") {
+		t.Errorf("workload on a full disk, JUnit (exit %d):\n%s\n%s", code, stdout, stderr)
 	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("left behind: %v", left)
-	}
+	check()
 }
 
 // interruptWhen starts cmd, waits (30 s at most) until ready reports true,

@@ -259,7 +259,18 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 	// Operations that failed during the performance items (their first
 	// messages are in the warnings): the storage failed, exit code 1.
 	if n := res.TotalErrors(); n > 0 {
-		return fmt.Errorf("%d operations failed during the performance tests", n)
+		return fmt.Errorf("%d operations failed during the performance tests%s", n, firstSample(res))
 	}
 	return ciErr
+}
+
+// firstSample is ", e.g. " and the first error message a phase of res
+// kept, or "".
+func firstSample(res *report.Result) string {
+	for _, p := range res.Phases {
+		if len(p.ErrorSamples) > 0 {
+			return ", e.g. " + p.ErrorSamples[0]
+		}
+	}
+	return ""
 }
