@@ -7,13 +7,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,32 +75,11 @@ func startAgent(t *testing.T, root string, extra ...string) *agent {
 	return a
 }
 
-type result struct {
-	stdout, stderr string
-	code           int
-	took           time.Duration
-}
-
-// coordinator runs the binary as a coordinator (stdin closed, token in the
-// environment) and returns its output and exit code.
-func coordinator(t *testing.T, ctx context.Context, args ...string) result {
+// coordinator runs the binary as a coordinator (the token in its
+// environment); cancelling ctx is Ctrl-C.
+func coordinator(t *testing.T, ctx context.Context, args ...string) testenv.Output {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, testenv.Binary(t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NO_COLOR=1", "FSBENCH_TOKEN=" + testToken}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
-	cmd.WaitDelay = 30 * time.Second
-	t0 := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(t0)}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return testenv.Run(t, ctx, []string{"FSBENCH_TOKEN=" + testToken}, args...)
 }
 
 func hostsFlag(agents ...*agent) string {
@@ -134,10 +111,10 @@ func TestThreeHostsExactCounts(t *testing.T) {
 	a, b, c := startAgent(t, root), startAgent(t, root), startAgent(t, root)
 	out := coordinator(t, context.Background(), "bench", root, "-p", "2", "--big-file-size", "8M", "--small-file-count", "10",
 		"--small-file-size", "16K", "--hosts", hostsFlag(a, b, c), "-o", "json")
-	if out.code != 0 {
-		t.Fatalf("exit %d: %s", out.code, out.stderr)
+	if out.Code != 0 {
+		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
 	}
-	r, err := report.ReadJSON(strings.NewReader(out.stdout))
+	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +202,8 @@ func TestRefusals(t *testing.T) {
 	}
 	// The agent still serves a correct job after all that.
 	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "2", "--hosts", a.addr)
-	if out.code != 0 {
-		t.Fatalf("after refusals: exit %d: %s", out.code, out.stderr)
+	if out.Code != 0 {
+		t.Fatalf("after refusals: exit %d: %s", out.Code, out.Stderr)
 	}
 }
 
@@ -244,11 +221,11 @@ func TestAgentKilledMidPhase(t *testing.T) {
 	}()
 	out := coordinator(t, ctx, "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s",
 		"--hosts", a.addr+","+b.addr)
-	if out.code != 1 || !strings.Contains(out.stderr, b.addr) || !strings.Contains(out.stderr, "lost") {
-		t.Fatalf("exit %d, want 1 naming the lost host %s:\n%s", out.code, b.addr, out.stderr)
+	if out.Code != 1 || !strings.Contains(out.Stderr, b.addr) || !strings.Contains(out.Stderr, "lost") {
+		t.Fatalf("exit %d, want 1 naming the lost host %s:\n%s", out.Code, b.addr, out.Stderr)
 	}
-	if out.took > 40*time.Second {
-		t.Errorf("the coordinator took %v to give up", out.took)
+	if out.Took > 40*time.Second {
+		t.Errorf("the coordinator took %v to give up", out.Took)
 	}
 	// The surviving host removed its files; the killed one could not.
 	runs, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", "host-*"))
@@ -269,8 +246,8 @@ func TestCoordinatorInterrupted(t *testing.T) {
 	}()
 	out := coordinator(t, ctx, "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s",
 		"--hosts", a.addr+","+b.addr)
-	if out.code != 130 {
-		t.Fatalf("exit %d, want 130:\n%s", out.code, out.stderr)
+	if out.Code != 130 {
+		t.Fatalf("exit %d, want 130:\n%s", out.Code, out.Stderr)
 	}
 	waitFor(t, 15*time.Second, func() bool { return len(left(t, root)) == 0 })
 }
@@ -294,8 +271,8 @@ func TestAgentOrphaned(t *testing.T) {
 	waitFor(t, 30*time.Second, func() bool { return len(left(t, root)) == 0 })
 	t.Logf("files removed %v after the coordinator died", time.Since(t0).Round(100*time.Millisecond))
 	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "1", "--hosts", a.addr)
-	if out.code != 0 {
-		t.Fatalf("the agent does not serve again: exit %d: %s", out.code, out.stderr)
+	if out.Code != 0 {
+		t.Fatalf("the agent does not serve again: exit %d: %s", out.Code, out.Stderr)
 	}
 }
 
@@ -338,14 +315,14 @@ func TestObjbenchHostsOverTLS(t *testing.T) {
 	args := []string{"objbench", "--storage", "minio", m.URL("hosts-tls"), "--access-key", m.AccessKey, "--secret-key", m.SecretKey,
 		"--skip-functional-tests", "--big-object-size", "8M", "--block-size", "1M", "--small-objects", "10", "--small-object-size", "16K", "-p", "2"}
 	out := coordinator(t, context.Background(), append(args, "--hosts", plain.addr)...)
-	if out.code != 2 || !strings.Contains(out.stderr, "only over TLS") {
-		t.Fatalf("secrets over plain HTTP: exit %d: %s", out.code, out.stderr)
+	if out.Code != 2 || !strings.Contains(out.Stderr, "only over TLS") {
+		t.Fatalf("secrets over plain HTTP: exit %d: %s", out.Code, out.Stderr)
 	}
 	out = coordinator(t, context.Background(), append(args, "--hosts", a.addr+","+b.addr, "--tls-ca", filepath.Join(certs, "public.crt"), "-o", "json")...)
-	if out.code != 0 {
-		t.Fatalf("exit %d: %s", out.code, out.stderr)
+	if out.Code != 0 {
+		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
 	}
-	r, err := report.ReadJSON(strings.NewReader(out.stdout))
+	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +330,7 @@ func TestObjbenchHostsOverTLS(t *testing.T) {
 	if up == nil || len(up.Hosts) != 2 || up.Ops != 2*8 || len(r.Hosts) != 2 {
 		t.Fatalf("upload on two hosts: %+v", up)
 	}
-	for name, text := range map[string]string{"stdout": out.stdout, "stderr": out.stderr, "agent log": a.log.String() + b.log.String()} {
+	for name, text := range map[string]string{"stdout": out.Stdout, "stderr": out.Stderr, "agent log": a.log.String() + b.log.String()} {
 		if strings.Contains(text, m.SecretKey) {
 			t.Errorf("the secret key appears in the %s", name)
 		}

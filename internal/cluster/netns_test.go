@@ -73,10 +73,10 @@ func TestNetnsThreeHosts(t *testing.T) {
 	_, agents, root := nsAgents(t, 3)
 	out := coordinator(t, context.Background(), "bench", root, "-p", "2", "--big-file-size", "16M", "--small-file-count", "20",
 		"--small-file-size", "16K", "--hosts", hostsFlag(agents...), "--read-others", "--verify", "-o", "json")
-	if out.code != 0 {
-		t.Fatalf("exit %d: %s", out.code, out.stderr)
+	if out.Code != 0 {
+		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
 	}
-	r, err := report.ReadJSON(strings.NewReader(out.stdout))
+	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +122,11 @@ func TestNetnsHostFailures(t *testing.T) {
 			}()
 			out := coordinator(t, context.Background(), "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K",
 				"--duration", "120s", "--hosts", hostsFlag(agents...))
-			if out.code != 1 || !strings.Contains(out.stderr, victim.addr) || !strings.Contains(out.stderr, "lost") {
-				t.Fatalf("exit %d, want 1 naming %s as lost:\n%s", out.code, victim.addr, out.stderr)
+			if out.Code != 1 || !strings.Contains(out.Stderr, victim.addr) || !strings.Contains(out.Stderr, "lost") {
+				t.Fatalf("exit %d, want 1 naming %s as lost:\n%s", out.Code, victim.addr, out.Stderr)
 			}
-			if !strings.Contains(out.stdout, "write") {
-				t.Errorf("what was measured is not shown:\n%s", out.stdout)
+			if !strings.Contains(out.Stdout, "write") {
+				t.Errorf("what was measured is not shown:\n%s", out.Stdout)
 			}
 			// The survivors removed their files at once; the cut-off host
 			// removes its own when it stops hearing the coordinator.
@@ -138,10 +138,10 @@ func TestNetnsHostFailures(t *testing.T) {
 				dirs, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", "host-*"))
 				return len(dirs) == 0 || how == "kill" && len(dirs) == 1 && filepath.Base(dirs[0]) == "host-1"
 			})
-			if out.took > 30*time.Second {
-				t.Errorf("the coordinator took %v to report the lost host", out.took)
+			if out.Took > 30*time.Second {
+				t.Errorf("the coordinator took %v to report the lost host", out.Took)
 			}
-			t.Logf("reported after %v", out.took.Round(100*time.Millisecond))
+			t.Logf("reported after %v", out.Took.Round(100*time.Millisecond))
 		})
 	}
 }
@@ -159,8 +159,8 @@ func TestNetnsRefusalsAndInterrupt(t *testing.T) {
 		"wrong token":  {[]string{"bench", root, "--hosts", hostsFlag(agents...), "--token-file", "/dev/null"}, "token"},
 	} {
 		out := coordinator(t, context.Background(), append(c.args, "--big-file-size", "1M", "--small-file-count", "1")...)
-		if out.code == 0 || !strings.Contains(out.stderr, c.want) {
-			t.Errorf("%s: exit %d, want an error with %q: %s", name, out.code, c.want, out.stderr)
+		if out.Code == 0 || !strings.Contains(out.Stderr, c.want) {
+			t.Errorf("%s: exit %d, want an error with %q: %s", name, out.Code, c.want, out.Stderr)
 		}
 	}
 	old := hosts.Host(0).Command(context.Background(), testenv.Binary(t), "agent", "--listen", net.JoinHostPort(hosts.Host(0).Addr(), "7782"),
@@ -178,8 +178,8 @@ func TestNetnsRefusalsAndInterrupt(t *testing.T) {
 		return err == nil
 	})
 	out := coordinator(t, context.Background(), "bench", root, "--hosts", agents[1].addr+","+oldAddr, "--big-file-size", "1M")
-	if out.code == 0 || !strings.Contains(out.stderr, fmt.Sprintf("%s: speaks agent protocol", oldAddr)) {
-		t.Errorf("protocol mismatch: exit %d: %s", out.code, out.stderr)
+	if out.Code == 0 || !strings.Contains(out.Stderr, fmt.Sprintf("%s: speaks agent protocol", oldAddr)) {
+		t.Errorf("protocol mismatch: exit %d: %s", out.Code, out.Stderr)
 	}
 	if l := left(t, root); len(l) != 0 || len(left(t, other)) != 0 {
 		t.Fatalf("a refused run wrote %v %v", l, left(t, other))
@@ -192,8 +192,8 @@ func TestNetnsRefusalsAndInterrupt(t *testing.T) {
 	}()
 	out = coordinator(t, ctx, "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s",
 		"--hosts", hostsFlag(agents...))
-	if out.code != 130 {
-		t.Fatalf("Ctrl-C: exit %d: %s", out.code, out.stderr)
+	if out.Code != 130 {
+		t.Fatalf("Ctrl-C: exit %d: %s", out.Code, out.Stderr)
 	}
 	waitFor(t, 15*time.Second, func() bool { return len(left(t, root)) == 0 })
 }

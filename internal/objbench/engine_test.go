@@ -19,16 +19,16 @@ func TestDurationIntervalSeriesOnMinIO(t *testing.T) {
 	var results []*report.Result
 	for range 2 {
 		out := fsbench(t, env, args...)
-		if out.code != 0 {
-			t.Fatalf("exit %d: %s", out.code, out.stderr)
+		if out.Code != 0 {
+			t.Fatalf("exit %d: %s", out.Code, out.Stderr)
 		}
-		r, err := report.ReadJSON(strings.NewReader(out.stdout))
+		r, err := report.ReadJSON(strings.NewReader(out.Stdout))
 		if err != nil {
 			t.Fatal(err)
 		}
 		results = append(results, r)
-		if !strings.Contains(out.stderr, "p99") {
-			t.Errorf("no interval lines on stderr:\n%s", out.stderr)
+		if !strings.Contains(out.Stderr, "p99") {
+			t.Errorf("no interval lines on stderr:\n%s", out.Stderr)
 		}
 	}
 	r := results[0]

@@ -31,31 +31,14 @@ import (
 // quickArgs keep a full run (every check and item) short.
 var quickArgs = []string{"--big-object-size", "32M", "--block-size", "4M", "--small-objects", "30", "--small-object-size", "64K", "-p", "4"}
 
-type runOut struct {
-	stdout, stderr string
-	code           int
-	took           time.Duration
-}
+type runOut = testenv.Output
 
 // fsbench runs the binary with env added to a clean environment.
 func fsbench(t *testing.T, env []string, args ...string) runOut {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, testenv.Binary(t), args...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NO_COLOR=1"}, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	t0 := time.Now()
-	err := cmd.Run()
-	r := runOut{stdout: out.String(), stderr: errb.String(), took: time.Since(t0)}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return testenv.Run(t, ctx, env, args...)
 }
 
 // minioEnv returns the server and the environment holding its credentials.
@@ -128,17 +111,17 @@ func checkPrecious(t *testing.T, s object.Storage) {
 // checkRun reads the JSON result and checks a complete, healthy run.
 func checkRun(t *testing.T, r runOut, resultFile string, wantFS bool, secrets ...string) *report.Result {
 	t.Helper()
-	if r.code != 0 {
-		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", r.code, r.stderr, r.stdout)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", r.Code, r.Stderr, r.Stdout)
 	}
 	for _, want := range []string{"Start Functional Testing ...", "Start Performance Testing ..."} {
-		if !strings.Contains(r.stderr, want) {
+		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
 	}
-	res, err := report.ReadJSON(strings.NewReader(r.stdout))
+	res, err := report.ReadJSON(strings.NewReader(r.Stdout))
 	if err != nil {
-		t.Fatalf("stdout is not a JSON result: %v\n%s", err, r.stdout)
+		t.Fatalf("stdout is not a JSON result: %v\n%s", err, r.Stdout)
 	}
 	if res.Command != "objbench" || res.Usage.PeakRSSBytes == 0 {
 		t.Errorf("result: command %q, usage %+v", res.Command, res.Usage)
@@ -149,7 +132,7 @@ func checkRun(t *testing.T, r runOut, resultFile string, wantFS bool, secrets ..
 		t.Fatalf("result file: %v", err)
 	}
 	for _, s := range secrets {
-		for name, text := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "result file": string(file)} {
+		for name, text := range map[string]string{"stdout": r.Stdout, "stderr": r.Stderr, "result file": string(file)} {
 			if strings.Contains(text, s) {
 				t.Errorf("the secret %q appears in %s", s, name)
 			}
@@ -219,11 +202,11 @@ func TestBinaryNFS(t *testing.T) {
 func TestBinaryNFSMissingExport(t *testing.T) {
 	n := testenv.SharedNFS(t)
 	r := fsbench(t, nil, "objbench", "--storage", "nfs", "nfs://"+n.Host+"/no/such/export", "--timeout", "3s")
-	if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no export") {
-		t.Errorf("missing export: exit %d, stderr %q; want one line naming the problem", r.code, r.stderr)
+	if r.Code == 0 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, "no export") {
+		t.Errorf("missing export: exit %d, stderr %q; want one line naming the problem", r.Code, r.Stderr)
 	}
-	if strings.Contains(r.stderr, "panic") || r.took > 30*time.Second {
-		t.Errorf("missing export: took %v: %s", r.took, r.stderr)
+	if strings.Contains(r.Stderr, "panic") || r.Took > 30*time.Second {
+		t.Errorf("missing export: took %v: %s", r.Took, r.Stderr)
 	}
 }
 
@@ -256,21 +239,21 @@ func TestBinaryFailsFast(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			resFile := filepath.Join(t.TempDir(), "r.json")
 			r := fsbench(t, c.env, append([]string{"objbench", "--timeout", "5s", "--result-file", resFile}, c.args...)...)
-			if r.code == 0 || r.code == 3 {
-				t.Errorf("exit %d, want a failure", r.code)
+			if r.Code == 0 || r.Code == 3 {
+				t.Errorf("exit %d, want a failure", r.Code)
 			}
-			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "fsbench: ") {
-				t.Errorf("stderr is not one error line:\n%s", r.stderr)
+			if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "fsbench: ") {
+				t.Errorf("stderr is not one error line:\n%s", r.Stderr)
 			}
-			if !strings.Contains(r.stderr, c.want) {
-				t.Errorf("stderr %q does not mention %q", r.stderr, c.want)
+			if !strings.Contains(r.Stderr, c.want) {
+				t.Errorf("stderr %q does not mention %q", r.Stderr, c.want)
 			}
 			file, _ := os.ReadFile(resFile) // written only if the run got that far
-			if strings.Contains(r.stderr+r.stdout+string(file), wrong) {
-				t.Errorf("the secret appears in the output or the result file: %s", r.stderr)
+			if strings.Contains(r.Stderr+r.Stdout+string(file), wrong) {
+				t.Errorf("the secret appears in the output or the result file: %s", r.Stderr)
 			}
-			if r.took > 30*time.Second {
-				t.Errorf("took %v", r.took)
+			if r.Took > 30*time.Second {
+				t.Errorf("took %v", r.Took)
 			}
 		})
 	}
@@ -443,8 +426,8 @@ func TestBinaryCreatesBucket(t *testing.T) {
 	bucket := fmt.Sprintf("objbench-new-%d", time.Now().UnixNano()%1e6)
 	r := fsbench(t, env, "objbench", "--storage", "minio", m.URL(bucket), "--skip-functional-tests",
 		"--big-object-size", "8M", "--small-objects", "4", "-p", "2", "--json")
-	if r.code != 0 || !strings.Contains(r.stderr, "created bucket") {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "created bucket") {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	if keys := listAll(t, openMinIO(t, m, bucket)); len(keys) != 0 {
 		t.Errorf("objects left in the new bucket: %v", keys)
@@ -488,10 +471,10 @@ func TestCorruptDownloadsDetected(t *testing.T) {
 	defer srv.Close()
 	r := fsbench(t, env, "objbench", "--storage", "minio", srv.URL+"/"+bucket, "--skip-functional-tests",
 		"--big-object-size", "8M", "--block-size", "1M", "--small-objects", "4", "-p", "2", "--json")
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.Code, r.Stderr)
 	}
-	res, err := report.ReadJSON(strings.NewReader(r.stdout))
+	res, err := report.ReadJSON(strings.NewReader(r.Stdout))
 	if err != nil {
 		t.Fatalf("no result on stdout: %v", err)
 	}
