@@ -5,17 +5,25 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 PKGS      := ./...
 TEST_TIMEOUT ?= 60m
+FUZZTIME  ?= 3s
 
-.PHONY: all build test test-deps unit lint bench bench-compare bench-fio demo clean
+.PHONY: all build test test-deps unit lint fuzz bench bench-compare bench-fio demo clean
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/fsbench
 
-# The whole suite, with the real servers and mounts it needs installed first.
+# The whole suite, with the real servers and mounts it needs installed first,
+# then every fuzz target for a bounded time.
 test: test-deps lint
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(MAKE) fuzz
+
+# Every fuzz target (func FuzzX in a _test.go file) for FUZZTIME each, about
+# two minutes in all: no input of a parser of user input may panic.
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash internal/testenv/fuzz.sh
 
 # Installs bindfs, fio, nfs-ganesha, rpcbind and a MinIO server (idempotent).
 test-deps:

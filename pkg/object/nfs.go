@@ -47,7 +47,7 @@ func parseNFSURL(raw string) (host, p string, err error) {
 	shown := RedactURL(raw)
 	if strings.HasPrefix(raw, "nfs://") {
 		u, perr := url.Parse(raw)
-		if perr != nil || u.Host == "" || u.User != nil {
+		if perr != nil || u.Hostname() == "" || u.User != nil {
 			return "", "", configErr("invalid nfs URL %q: want nfs://HOST/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
 		}
 		if u.Port() != "" {
