@@ -298,11 +298,11 @@ func lastLine(text string) string {
 	return lines[len(lines)-1]
 }
 
-// TestJobInterrupt: a workload file (examples/metadata.yaml, four times
+// TestJobInterrupt: a workload file (examples/metadata.yaml, eight times
 // the files) interrupted once in its create phase cleans up and exits
 // 130; interrupted twice, it ends at once naming what it leaves.
 func TestJobInterrupt(t *testing.T) {
-	job := []string{"-f", filepath.Join(testenv.RepoRoot(), "examples", "metadata.yaml"), "--files", "4000"}
+	job := []string{"-f", filepath.Join(testenv.RepoRoot(), "examples", "metadata.yaml"), "--files", "8000"}
 	t.Run("once", func(t *testing.T) {
 		dir := t.TempDir()
 		check := plant(t, dir)
@@ -320,7 +320,7 @@ func TestJobInterrupt(t *testing.T) {
 		dir := t.TempDir()
 		check := plant(t, dir)
 		b := startBench(t, dir, job...)
-		b.freezeIn("create", 20000)
+		b.freezeIn("create", 10000)
 		b.interrupt()
 		code, took := b.interruptAgain()
 		t.Logf("second Ctrl-C in a workload: exit %v after it", took.Round(time.Millisecond))
