@@ -12,7 +12,9 @@ IMAGE_ARCHIVE ?= bin/fsbench-image-$(VERSION).tar
 IMAGE_BIN ?= bin/image/fsbench
 PODMAN    ?= bash internal/testenv/podman.sh
 
-.PHONY: all build image test test-deps unit lint bench bench-compare bench-fio demo clean
+FUZZTIME  ?= 3s
+
+.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio demo clean
 
 all: build
 
@@ -27,10 +29,17 @@ image:
 	  TIMESTAMP="$$(git log -1 --format=%ct 2>/dev/null)" \
 	  bash deploy/image.sh $(IMAGE_BIN) $(VERSION) $(IMAGE) $(IMAGE_ARCHIVE)
 
-# The whole suite, with the real servers and mounts it needs installed first.
+# The whole suite, with the real servers and mounts it needs installed first,
+# then every fuzz target for a bounded time.
 test: test-deps lint
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 	$(GO) test -race -count=1 -run 'Cancel' ./pkg/object/
+	$(MAKE) fuzz
+
+# Every fuzz target (func FuzzX in a _test.go file) for FUZZTIME each, about
+# two minutes in all: no input of a parser of user input may panic.
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash internal/testenv/fuzz.sh
 
 # Installs bindfs, fio, nfs-ganesha, rpcbind, podman, runc, a MinIO server and
 # kubernetes-validate (idempotent).

@@ -70,6 +70,7 @@ func TestUsageErrorsOneLine(t *testing.T) {
 		{[]string{"bench", file}, "is not a directory"},
 		{[]string{"bench", file, "--rw", "read", "--file-size", "4K"}, "is not a directory"},
 		{[]string{"bench", dir, "-f", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"bench", dir, "--rw", "read", "--duration", "NaN"}, `duration "NaN" out of range`},
 		{[]string{"completion", "bash", "extra"}, `unknown command "extra"`},
 		{[]string{"objbench", "--storage", "nosuch", dir}, "nosuch"},
 		{[]string{"compare", file}, "expects two result files"},

@@ -101,15 +101,21 @@ func (b *benchRun) freezeInCleanup() {
 }
 
 // interrupt queues a Ctrl-C for the frozen run and lets it go.
-func (b *benchRun) interrupt() {
-	b.Signal(syscall.SIGINT)
+func (b *benchRun) interrupt() { b.stopWith(syscall.SIGINT) }
+
+// stopWith queues sig for the frozen run and lets it go.
+func (b *benchRun) stopWith(sig syscall.Signal) {
+	b.Signal(sig)
 	b.Signal(syscall.SIGCONT)
 }
 
 // interruptAgain waits for the run to take the first Ctrl-C, freezes it in
 // the clean-up that follows, sends the second and returns how long the
 // binary took to end after it.
-func (b *benchRun) interruptAgain() (int, time.Duration) {
+func (b *benchRun) interruptAgain() (int, time.Duration) { return b.stopAgainWith(syscall.SIGINT) }
+
+// stopAgainWith is interruptAgain with sig as the second signal.
+func (b *benchRun) stopAgainWith(sig syscall.Signal) (int, time.Duration) {
 	b.t.Helper()
 	b.Await("the first interrupt taken", time.Minute, func() bool {
 		return strings.Contains(b.Stderr(), "fsbench: interrupted: stopping and cleaning up")
@@ -118,7 +124,7 @@ func (b *benchRun) interruptAgain() (int, time.Duration) {
 	if b.runDir() == "" {
 		b.t.Fatalf("the clean-up ended before the second Ctrl-C")
 	}
-	b.Signal(syscall.SIGINT)
+	b.Signal(sig)
 	t0 := time.Now()
 	b.Signal(syscall.SIGCONT)
 	code, ended := b.Wait(30 * time.Second)
@@ -238,6 +244,34 @@ func TestBenchInterruptTwice(t *testing.T) {
 	check()
 }
 
+// TestBenchSIGTERM: SIGTERM is Ctrl-C: the first stops the run, which
+// cleans up and exits 130; a second one during that clean-up ends it at
+// once, naming the directory left behind.
+func TestBenchSIGTERM(t *testing.T) {
+	t.Run("once", func(t *testing.T) {
+		dir := benchDir(t, true)
+		check := plant(t, dir)
+		b := startBench(t, dir, smallFiles...)
+		b.freezeIn("write-small", 1)
+		b.stopWith(syscall.SIGTERM)
+		if code, _ := b.Wait(time.Minute); code != ExitInterrupted || !b.result().Interrupted {
+			t.Errorf("exit %d; want 130 and the interrupted result\n%s", code, b.Stderr())
+		}
+		check()
+	})
+	t.Run("twice", func(t *testing.T) {
+		dir := benchDir(t, true)
+		check := plant(t, dir)
+		b := startBench(t, dir, smallFiles...)
+		b.freezeIn("read-small", 1)
+		b.stopWith(syscall.SIGTERM)
+		code, took := b.stopAgainWith(syscall.SIGTERM)
+		t.Logf("second SIGTERM: exit %v after it", took.Round(time.Millisecond))
+		checkLeftDir(t, b, code, took)
+		check()
+	})
+}
+
 // checkLeftDir checks the end of a run interrupted twice: exit 130 within
 // 2 s, and a last line naming the directory left behind with a command
 // that removes it (run here, as the user would).
@@ -264,11 +298,11 @@ func lastLine(text string) string {
 	return lines[len(lines)-1]
 }
 
-// TestJobInterrupt: a workload file (examples/metadata.yaml, four times
+// TestJobInterrupt: a workload file (examples/metadata.yaml, eight times
 // the files) interrupted once in its create phase cleans up and exits
 // 130; interrupted twice, it ends at once naming what it leaves.
 func TestJobInterrupt(t *testing.T) {
-	job := []string{"-f", filepath.Join(testenv.RepoRoot(), "examples", "metadata.yaml"), "--files", "4000"}
+	job := []string{"-f", filepath.Join(testenv.RepoRoot(), "examples", "metadata.yaml"), "--files", "8000"}
 	t.Run("once", func(t *testing.T) {
 		dir := t.TempDir()
 		check := plant(t, dir)
@@ -286,7 +320,7 @@ func TestJobInterrupt(t *testing.T) {
 		dir := t.TempDir()
 		check := plant(t, dir)
 		b := startBench(t, dir, job...)
-		b.freezeIn("create", 20000)
+		b.freezeIn("create", 10000)
 		b.interrupt()
 		code, took := b.interruptAgain()
 		t.Logf("second Ctrl-C in a workload: exit %v after it", took.Round(time.Millisecond))

@@ -12,9 +12,9 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/expect"
-	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/objbench"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -160,7 +160,7 @@ func (o *ObjbenchOptions) resolve(app *App) error {
 		if a.v == "" {
 			continue
 		}
-		v, err := jobfile.ParseDuration(a.v)
+		v, err := units.ParseDuration(a.v)
 		if err != nil || v <= 0 {
 			return Usagef("--%s %q: want a positive duration such as 10s", a.name, a.v)
 		}

@@ -192,7 +192,7 @@ func (o *JobFlags) override(cmd *cobra.Command, j *jobfile.Job) error {
 		if err != nil || !f.Changed(name) {
 			return 0
 		}
-		d, e := jobfile.ParseDuration(v)
+		d, e := units.ParseDuration(v)
 		if e != nil {
 			err = Usagef("--%s: %v", name, e)
 		}

@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,4 +219,42 @@ func TestGoldenPairs(t *testing.T) {
 	if r.Regressions != 0 {
 		t.Errorf("within: %v", r.RegressionList())
 	}
+}
+
+// FuzzResultFiles: a result file is user input (compare, --baseline).
+// Whatever ReadJSON accepts, comparing and rendering it never panics, and
+// thresholds and kinds either parse or are one-line errors.
+func FuzzResultFiles(f *testing.F) {
+	for _, name := range []string{"old.json", "new-regression.json", "objbench.json", "not-a-result.json"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "compare", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, "10%", "throughput,p99")
+	}
+	f.Add([]byte(`{"schema_version":2,"command":"bench","phases":[{"name":"x","histogram":"HISTFAAAA"}]}`), "nan", ",")
+	f.Add([]byte(`{"schema_version":1,"phases":[{"name":"a","seconds":-1,"ops":-5}]}`), "-1", "p999")
+	f.Fuzz(func(t *testing.T, data []byte, threshold, kinds string) {
+		th, err := ParseThreshold(threshold)
+		if err != nil && strings.Contains(err.Error(), "\n") && !strings.Contains(threshold, "\n") {
+			t.Fatalf("ParseThreshold(%q): %q", threshold, err)
+		}
+		if err == nil && (th < 0 || th != th) {
+			t.Fatalf("ParseThreshold(%q) = %v", threshold, th)
+		}
+		ks, _ := ParseKinds(kinds)
+		r, err := report.ReadJSON(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, fm := range report.Formats() {
+			_ = report.Write(io.Discard, r, report.Format(fm), report.Options{Verbose: true})
+		}
+		rep, err := Compare(r, r, "a.json", "b.json", Options{Threshold: &th, Kinds: ks})
+		if err != nil {
+			return
+		}
+		_ = WriteTable(io.Discard, rep, true)
+		_ = WriteJSON(io.Discard, rep)
+	})
 }

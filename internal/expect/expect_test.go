@@ -299,3 +299,29 @@ func FuzzParse(f *testing.F) {
 		_ = Eval(e, result())
 	})
 }
+
+// FuzzParseLines: an --expect-file never makes ParseLines panic; it gives
+// expectations that parse again one by one, or one error naming the file
+// and line.
+func FuzzParseLines(f *testing.F) {
+	for _, s := range []string{
+		"write-big>=200MiB/s\nstat.p99<5ms # fast\n\n# comment\nfunctional\n",
+		"errors==0\r\nread-big>1GiB/s\r\n", "bad line\n", "#only\n", "", "x\x00y>1\n", "a>=1\n" + strings.Repeat("b", 5000) + ">2\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		es, err := ParseLines(strings.NewReader(s), "x.txt")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "x.txt") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		for _, e := range es {
+			if _, err := Parse(e.String()); err != nil {
+				t.Fatalf("%q from the file does not parse again: %v", e.String(), err)
+			}
+		}
+	})
+}

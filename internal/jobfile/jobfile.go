@@ -467,32 +467,12 @@ func (p *parser) size(n *yaml.Node, key string) (int64, error) {
 	return v, nil
 }
 
-// ParseDuration reads a duration: Go's form (90s, 1m30s, 500ms) or a bare
-// number of seconds, as vdbench's elapsed= and interval= take.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if f < 0 || f > 1e9 {
-			return 0, fmt.Errorf("duration %q out of range", s)
-		}
-		return time.Duration(f * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: want e.g. 30s, 2m, 500ms or a number of seconds", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("duration %q is negative", s)
-	}
-	return d, nil
-}
-
 func (p *parser) duration(n *yaml.Node, key string) (time.Duration, error) {
 	s, err := p.scalar(n, key)
 	if err != nil {
 		return 0, err
 	}
-	d, err := ParseDuration(s)
+	d, err := units.ParseDuration(s)
 	if err != nil {
 		return 0, p.errf(n, "%s: %v", key, err)
 	}

@@ -185,19 +185,6 @@ func TestExamplesParse(t *testing.T) {
 	}
 }
 
-func TestParseDuration(t *testing.T) {
-	for in, want := range map[string]time.Duration{"600": 600 * time.Second, "1.5": 1500 * time.Millisecond, "2m": 2 * time.Minute, "250ms": 250 * time.Millisecond} {
-		if d, err := ParseDuration(in); err != nil || d != want {
-			t.Errorf("ParseDuration(%q) = %v, %v", in, d, err)
-		}
-	}
-	for _, in := range []string{"", "-1s", "-5", "soon", "1e30"} {
-		if _, err := ParseDuration(in); err == nil {
-			t.Errorf("ParseDuration(%q) accepted", in)
-		}
-	}
-}
-
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(full))
 	f.Add([]byte("phases:\n  - {name: a, op: read}\n"))

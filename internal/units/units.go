@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Binary size multiples.
@@ -115,4 +116,29 @@ func FormatLatency(us float64) string {
 	default:
 		return strconv.FormatFloat(us/1e6, 'f', 2, 64) + "s"
 	}
+}
+
+// maxSeconds bounds a duration given as a number of seconds (about 31
+// years), far inside what time.Duration holds.
+const maxSeconds = 1e9
+
+// ParseDuration reads a duration: Go's form (90s, 1m30s, 500ms) or a bare
+// number of seconds, as vdbench's elapsed= and interval= take. Negative
+// durations are errors.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || f < 0 || f > maxSeconds {
+			return 0, fmt.Errorf("duration %q out of range", s)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: want e.g. 30s, 2m, 500ms or a number of seconds", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("duration %q is negative", s)
+	}
+	return d, nil
 }

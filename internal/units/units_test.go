@@ -2,7 +2,9 @@ package units
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSize(t *testing.T) {
@@ -96,4 +98,34 @@ func TestFormatLatency(t *testing.T) {
 			t.Errorf("FormatLatency(%v) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{"600": 600 * time.Second, "1.5": 1500 * time.Millisecond, "2m": 2 * time.Minute, "250ms": 250 * time.Millisecond} {
+		if d, err := ParseDuration(in); err != nil || d != want {
+			t.Errorf("ParseDuration(%q) = %v, %v", in, d, err)
+		}
+	}
+	for _, in := range []string{"", "-1s", "-5", "soon", "1e30", "NaN", "nan", "Inf", "-0.5"} {
+		if _, err := ParseDuration(in); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", in)
+		}
+	}
+}
+
+// FuzzParseDuration: no input panics, and no duration accepted is
+// negative.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"600", "1.5", "2m", "250ms", "1h2m3.5s", "-1s", "", "NaN", "1e9", "0x1p4", " 7 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDuration(s)
+		if err == nil && d < 0 {
+			t.Fatalf("ParseDuration(%q) = %v: negative without error", s, d)
+		}
+		if err != nil && (d != 0 || strings.Contains(err.Error(), "\n") && !strings.Contains(s, "\n")) {
+			t.Fatalf("ParseDuration(%q) = %v, %q", s, d, err)
+		}
+	})
 }

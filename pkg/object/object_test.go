@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -282,6 +283,8 @@ func TestParseNFSURL(t *testing.T) {
 		{"server:2049:/export", "", 0, "", "invalid"},
 		{"/just/a/path", "", 0, "", "invalid"},
 		{"nfs://u:pw@server/x", "", 0, "", "invalid"},
+		{"nfs://:/0", "", 0, "", "invalid"}, // found by FuzzParseNFSURL
+		{"nfs://[]/export", "", 0, "", "invalid"},
 	} {
 		u, err := parseNFSURL(c.in)
 		if c.err != "" {
@@ -536,4 +539,47 @@ func TestCapabilitiesThroughWrappers(t *testing.T) {
 	if AsMultipart(ws) == nil || AsFileSystem(ws) != nil {
 		t.Error("wrapped s3 store: multipart, no file attributes expected")
 	}
+}
+
+// FuzzOpen: whatever the URL given to a driver that does not dial to open
+// (s3, minio, cos, file), Open never panics and never shows the secret in
+// its error or in the store's name; errors are one line, and the URL's
+// form is a ConfigError or an error naming the path.
+func FuzzOpen(f *testing.F) {
+	for _, s := range []string{
+		"https://b.s3.us-east-2.amazonaws.com/p", "s3://bucket/pre/fix", "http://127.0.0.1:9000/b", "http://ak:sk-in-url-secret@h:1/b",
+		"https://b-1250000000.cos.ap-guangzhou.myqcloud.com", "file:///tmp/x", "file://host/x", "/tmp/y", "", "://", "http://[::1]:9/b",
+		"s3://", "https://%zz/b", "http://h/b?x=1#f", "http://h:99999/b",
+	} {
+		f.Add("minio", s)
+		f.Add("s3", s)
+	}
+	f.Add("file", "relative/dir")
+	f.Add("cos", "https://x.cos.r.myqcloud.com/")
+	const secret = "sk-fuzz-secret-9f1c"
+	f.Fuzz(func(t *testing.T, driver, rawURL string) {
+		switch driver {
+		case "s3", "minio", "cos", "file":
+		default:
+			return // nfs dials the server to open it
+		}
+		cfg := Config{AccessKey: "ak", SecretKey: NewSecret(secret), Getenv: func(string) string { return "" }, Timeout: time.Second}
+		s, err := Open(context.Background(), driver, rawURL, cfg)
+		if err != nil {
+			msg := err.Error()
+			if strings.Contains(msg, secret) || strings.Contains(msg, "\n") && !strings.Contains(rawURL, "\n") {
+				t.Fatalf("Open(%s, %q): error %q", driver, rawURL, msg)
+			}
+			return
+		}
+		defer s.Close()
+		if name := s.String(); strings.Contains(name, secret) {
+			t.Fatalf("Open(%s, %q): name %q shows the secret", driver, rawURL, name)
+		}
+		if u, perr := url.Parse(rawURL); perr == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && len(pw) > 3 && strings.Contains(s.String(), pw) {
+				t.Fatalf("Open(%s, %q): name %q shows the URL's password", driver, rawURL, s.String())
+			}
+		}
+	})
 }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module (each `func FuzzX` in a _test.go
+# file) for FUZZTIME (default 5s), one after the other, and prints one line
+# per target with the inputs it ran. A target that panics or fails stops
+# with its output and the failing input (saved under the package's
+# testdata/fuzz/), and the script exits non-zero after the others ran.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+GO="${GO:-go}"
+FUZZTIME="${FUZZTIME:-5s}"
+
+failed=0
+total=0
+t0=$(date +%s)
+while IFS=: read -r file name; do
+	pkg="./$(dirname "$file")"
+	if out=$("$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 1s "$pkg" 2>&1); then
+		execs=$(grep -o 'execs: [0-9]*' <<<"$out" | tail -1 | cut -d' ' -f2)
+		total=$((total + ${execs:-0}))
+		printf 'ok    %-22s %-20s %10s execs\n' "$pkg" "$name" "${execs:-0}"
+	else
+		printf 'FAIL  %-22s %s\n%s\n' "$pkg" "$name" "$out"
+		failed=1
+	fi
+done < <(grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' cmd internal pkg | sed 's/:func /:/' | sort)
+echo "fuzz: $total executions in all, $(( $(date +%s) - t0 ))s"
+exit $failed
