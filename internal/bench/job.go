@@ -42,13 +42,10 @@ func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) 
 		}
 	}
 	err := r.run(ctx)
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		// Interrupted in a phase or in the clean-up.
 		res.Interrupted = true
 		err = ctx.Err()
-	case err != nil && r.dir != "":
-		err = explainVanished(r.dir, err)
 	}
 	return err
 }
@@ -88,7 +85,7 @@ type jobRun struct {
 	formats  int  // automatic format phases so far
 }
 
-func (r *jobRun) run(ctx context.Context) error {
+func (r *jobRun) run(ctx context.Context) (err error) {
 	o, res := r.o, r.res
 	abs, _, _, err := openTarget(o.Path, res)
 	if err != nil {
@@ -103,6 +100,12 @@ func (r *jobRun) run(ctx context.Context) error {
 	}
 	o.created(r.dir)
 	defer r.cleanup()
+	// Before the clean-up removes it: was the directory gone already?
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			err = explainVanished(r.dir, err)
+		}
+	}()
 
 	seed := o.Seed
 	if seed == 0 {

@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -284,6 +286,25 @@ phases:
 		t.Errorf("m: %d ops, want 50", m.Ops)
 	}
 	if left := leftovers(t, dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// A workload on a full disk says so, and does not blame a vanished
+// directory (its own clean-up removed it after the failure).
+func TestRunJobDiskFull(t *testing.T) {
+	dir := testenv.Tmpfs(t, "4m")
+	j, err := jobfile.Parse([]byte("phases:\n  - name: fill\n    op: write\n    file_size: 16M\n"), "fill.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Defaults()
+	o.Path = dir
+	err = RunJob(context.Background(), o, j, &report.Result{})
+	if !errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "vanished") {
+		t.Fatalf("err = %v, want ENOSPC and no word of a vanished directory", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
 }
