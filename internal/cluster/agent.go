@@ -411,8 +411,10 @@ type agentJob struct {
 func (j *agentJob) ping()   { j.lastPing.Store(time.Now().UnixNano()) }
 func (j *agentJob) cancel() { j.stop() }
 
-// send queues an event; a full queue (no coordinator reading) drops
-// heartbeat-like events rather than block the run.
+// send queues an event for the stream. The queue holds thousands of
+// phases' events; should it ever be full (no coordinator reading for that
+// long), the event is dropped rather than block the run, and the
+// coordinator, hearing nothing, declares the host lost.
 func (j *agentJob) send(ev Event) {
 	select {
 	case j.events <- ev:

@@ -437,8 +437,7 @@ func (c *Coordinator) call(ctx context.Context, h *host, method, path string, bo
 
 // unreachable shortens a transport error to what the user needs.
 func unreachable(err error) error {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) && strings.Contains(err.Error(), "http: server gave HTTP response to HTTPS client") {
+	if strings.Contains(err.Error(), "http: server gave HTTP response to HTTPS client") {
 		return errors.New("the agent speaks plain HTTP, not TLS: drop --tls-ca, or start the agent with --tls-cert/--tls-key")
 	}
 	return fmt.Errorf("unreachable: %w", err)

@@ -388,7 +388,10 @@ func FuzzParseNFSURL(f *testing.F) {
 	})
 }
 
-func TestCapabilitiesThroughPrefixes(t *testing.T) {
+// fileAndS3 opens a directory store (file attributes, no multipart) and an
+// S3 store (multipart, no file attributes) that is never contacted.
+func fileAndS3(t *testing.T) (Storage, Storage) {
+	t.Helper()
 	f, err := OpenFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +400,12 @@ func TestCapabilitiesThroughPrefixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s3.Close()
+	t.Cleanup(func() { s3.Close() })
+	return f, s3
+}
+
+func TestCapabilitiesThroughPrefixes(t *testing.T) {
+	f, s3 := fileAndS3(t)
 	nested := func(s Storage) Storage { return WithPrefix(WithPrefix(s, "a/"), "b/") }
 	if AsFileSystem(nested(f)) == nil || AsMultipart(nested(f)) != nil {
 		t.Error("file: file attributes, no multipart expected")
@@ -523,15 +531,7 @@ func everything(s Storage) Storage {
 }
 
 func TestCapabilitiesThroughWrappers(t *testing.T) {
-	f, err := OpenFile(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3, err := Open(context.Background(), "minio", "http://127.0.0.1:1/b", Config{AccessKey: "a", SecretKey: NewSecret("b")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s3.Close()
+	f, s3 := fileAndS3(t)
 	wf, ws := everything(f), everything(s3)
 	if AsFileSystem(wf) == nil || AsMultipart(wf) != nil {
 		t.Error("wrapped file store: file attributes, no multipart expected")
