@@ -14,7 +14,7 @@ PODMAN    ?= bash internal/testenv/podman.sh
 
 FUZZTIME  ?= 3s
 
-.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio demo clean
+.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio demo clean docs
 
 all: build
 
@@ -45,6 +45,11 @@ fuzz:
 # kubernetes-validate (idempotent).
 test-deps:
 	bash internal/testenv/install.sh
+
+# The command reference (docs/reference, markdown; docs/man, man pages),
+# generated from the commands' flags and help. A test fails when it is stale.
+docs:
+	$(GO) run ./internal/cli/docgen docs
 
 # Tests that need nothing but Go.
 unit:
