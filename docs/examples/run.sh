@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Regenerate the README: bash docs/examples/run.sh > /tmp/ex.md &&
+#   python3 docs/examples/fill.py docs/examples/README.tpl.md /tmp/ex.md > README.md
+# Runs the short examples shown on the README's front page and prints each
+# as a markdown code block: the command line, then its real output. Run it
+# from the repository root after `make build`; paste what it prints.
+# Everything it makes lives in a temporary directory removed at the end.
+set -euo pipefail
+FSBENCH=${FSBENCH:-$PWD/bin/fsbench}
+[ -x "$FSBENCH" ] || { echo "run.sh: $FSBENCH not found: run make build first" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+mkdir data store
+
+# block CMD...: prints "$ CMD" and its output (stdout and stderr) in a fence.
+block() {
+	echo '```'
+	echo "\$ $*"
+	"$@" 2>&1 || true
+	echo '```'
+	echo
+}
+
+block fsbench bench data -p 2 --big-file-size 256M --small-file-count 200 --result-file run1.json
+block fsbench objbench --storage file ./store/ -p 2 --big-object-size 64M --small-objects 50 --skip-functional-tests
+fsbench bench data -p 2 --big-file-size 1G --small-file-count 0 -q >/dev/null &
+sleep 1
+block fsbench stats data --count 3
+wait
+block fsbench bench data -p 2 --big-file-size 0 --small-file-count 500 --access-log ops.log -q -o csv
+block fsbench profile ops.log --interval 0
+fsbench bench data -p 2 --big-file-size 256M --small-file-count 200 --result-file run2.json -q >/dev/null
+block fsbench compare run1.json run2.json --metrics throughput,p99
+block fsbench report run1.json run2.json -o report.html
+
+# Many hosts: two agents on this machine stand in for two client hosts.
+head -c 32 /dev/urandom | base64 > token
+fsbench agent --listen 127.0.0.1:17791 --token-file token --allow-root "$work" -q &
+fsbench agent --listen 127.0.0.1:17792 --token-file token --allow-root "$work" -q &
+sleep 1
+block fsbench bench data -p 2 --big-file-size 128M --small-file-count 100 --hosts 127.0.0.1:17791,127.0.0.1:17792 --token-file token
+kill %1 %2 2>/dev/null || true
+wait
