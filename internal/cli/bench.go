@@ -62,7 +62,7 @@ With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
 fio- and vdbench-like phases (sequential or random offsets, mixed reads and
 writes, limits by count or time, file trees, metadata operations, an open
 loop at a fixed rate). Flags given with -f override every phase of the file.
-See "Workloads" in the README.`,
+See docs/workloads.md.`,
 		Example: `  fsbench bench /mnt/jfs -p 4
   fsbench bench /mnt/nfs --big-file-size 0 --small-file-count 1000 -p 16
   fsbench bench /data --direct --block-size 4M --verify --json > result.json
