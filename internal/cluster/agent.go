@@ -297,6 +297,9 @@ func (a *Agent) run(j *agentJob) {
 	go a.watch(j)
 	res, err := j.prep.Run(j.ctx, j.gate)
 	ev := Event{Type: EventDone, Time: time.Now(), Result: res, Interrupted: j.ctx.Err() != nil}
+	if res != nil {
+		ev.ParamTexts = res.Parameters.Texts()
+	}
 	if err != nil {
 		ev.Error = err.Error()
 	}

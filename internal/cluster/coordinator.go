@@ -249,6 +249,9 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	case EventDone:
 		h.done = true
 		h.res.Result = ev.Result
+		if ev.Result != nil {
+			ev.Result.Parameters.SetTexts(ev.ParamTexts)
+		}
 		if ev.Error != "" && !ev.Interrupted {
 			h.res.Err = ev.Error
 			return &HostError{h.addr, errors.New(ev.Error)}

@@ -336,3 +336,20 @@ func TestObjbenchHostsOverTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderAsOnOneHost: the table's header names the parameters as a run
+// on one host does (labels and sizes travel beside the agents' JSON).
+func TestHeaderAsOnOneHost(t *testing.T) {
+	root := t.TempDir()
+	a, b := startAgent(t, root), startAgent(t, root)
+	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "2M", "--small-file-count", "4",
+		"--hosts", hostsFlag(a, b))
+	if out.Code != 0 {
+		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
+	}
+	for _, want := range []string{"BlockSize: 1 MiB, BigFileSize: 2 MiB", "Hosts: 2"} {
+		if !strings.Contains(out.Stdout, want) {
+			t.Errorf("header lacks %q:\n%s", want, out.Stdout)
+		}
+	}
+}

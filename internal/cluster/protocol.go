@@ -105,7 +105,10 @@ type Event struct {
 	Time    time.Time      `json:"time"`
 	Message string         `json:"message,omitempty"`
 	Result  *report.Result `json:"result,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	// ParamTexts are the labels and displays of Result's parameters,
+	// which its JSON does not carry, so the table header reads as on one host.
+	ParamTexts []report.ParamText `json:"param_texts,omitempty"`
+	Error      string             `json:"error,omitempty"`
 	// Interrupted is set on done when the job was cancelled.
 	Interrupted bool `json:"interrupted,omitempty"`
 }

@@ -250,6 +250,34 @@ type Param struct {
 	Display string
 }
 
+// ParamText is how a parameter is shown: what JSON does not keep.
+type ParamText struct {
+	Key     string `json:"key"`
+	Label   string `json:"label,omitempty"`
+	Display string `json:"display,omitempty"`
+}
+
+// Texts returns the labels and displays of p, for sending beside its JSON.
+func (p Params) Texts() []ParamText {
+	out := make([]ParamText, len(p))
+	for i, x := range p {
+		out[i] = ParamText{Key: x.Key, Label: x.Label, Display: x.Display}
+	}
+	return out
+}
+
+// SetTexts restores the labels and displays that Texts returned to the
+// parameters of the same keys.
+func (p Params) SetTexts(texts []ParamText) {
+	for _, t := range texts {
+		for i := range p {
+			if p[i].Key == t.Key {
+				p[i].Label, p[i].Display = t.Label, t.Display
+			}
+		}
+	}
+}
+
 // Params is an ordered list of parameters. In JSON it is an object whose
 // keys keep their order.
 type Params []Param
