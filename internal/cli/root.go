@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -149,10 +150,34 @@ func Main() int {
 		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		Getenv: os.Getenv,
 	}}
+	if stop := startProfile(os.Getenv("FSBENCH_CPUPROFILE"), app.IO.Err); stop != nil {
+		defer stop()
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	return RunInterruptible(app, os.Args[1:], sigs)
+}
+
+// startProfile writes a CPU profile of the whole run to file, for looking
+// at fsbench's own cost (go tool pprof); "" profiles nothing. It returns
+// the function that ends the profile, or nil.
+func startProfile(file string, errw io.Writer) func() {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Create(file)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(errw, "fsbench: FSBENCH_CPUPROFILE: %v\n", err)
+		return nil
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // Run executes one command line and returns its exit code, printing the
