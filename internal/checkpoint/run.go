@@ -41,7 +41,7 @@ type Options struct {
 	BlockSize      int64 // bytes of each read and write call; 0: DefaultBlock
 	Direct         bool
 	Keep           bool
-	DropCaches     string // bench.DropAuto, DropAlways or DropNever
+	DropCaches     string // bench.DropAuto (also ""), DropAlways or DropNever
 	SkipDropCaches bool
 	// Hooks are bench's: progress, warnings, the run directory's life.
 	Hooks bench.Hooks
@@ -82,6 +82,9 @@ func (o *Options) Resolve() (Plan, Part, error) {
 	}
 	if o.Hosts == 0 {
 		o.Hosts = 1
+	}
+	if o.DropCaches == "" {
+		o.DropCaches = bench.DropAuto
 	}
 	switch {
 	case o.Ranks < 0:
