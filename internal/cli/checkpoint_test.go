@@ -95,7 +95,7 @@ func TestCheckpointBinary(t *testing.T) {
 		t.Errorf("read-back: %+v", got)
 	}
 	stdout, _, code = runBinary(t, nil, append(args, "-v")...)
-	for _, want := range []string{"Sequential write (1 stream)", "Checkpoint write", "Checkpoint read-back", "rank 3", "shard of rank 0"} {
+	for _, want := range []string{"Sequential write (1 stream)", "Checkpoint write", "Checkpoint read-back", "rank 3", "own shard", "shard of rank 0"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("-v table (exit %d) lacks %q:\n%s", code, want, stdout)
 		}

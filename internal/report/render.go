@@ -419,15 +419,19 @@ func hostRows(p *Phase) [][]string {
 func rankRows(p *Phase) [][]string {
 	var rows [][]string
 	for _, r := range p.Ranks {
-		what := fmt.Sprintf("shard of rank %d", r.Shard)
+		item := fmt.Sprintf("  rank %d", r.Rank)
 		if r.Host != "" {
-			what += " on " + r.Host
+			item += " (" + r.Host + ")"
+		}
+		what := "own shard"
+		if r.Shard != r.Rank {
+			what = fmt.Sprintf("shard of rank %d", r.Shard)
 		}
 		if r.Incomplete {
 			what += " (incomplete)"
 		}
 		v := Measure{Value: r.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
-		rows = append(rows, []string{fmt.Sprintf("  rank %d", r.Rank), FormatMeasure(v), fmt.Sprintf("%.2f s", r.Seconds),
+		rows = append(rows, []string{item, FormatMeasure(v), fmt.Sprintf("%.2f s", r.Seconds),
 			"", "", "", "", "", what, "", strconv.FormatInt(r.Errors, 10)})
 	}
 	return rows
