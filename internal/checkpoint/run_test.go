@@ -139,9 +139,21 @@ func TestInterruptEachPhase(t *testing.T) {
 			if last.Name != name || !last.Incomplete || last.Bytes == 0 || last.Bytes >= 64*units.MiB {
 				t.Errorf("last phase %s: incomplete %v, %d bytes", last.Name, last.Incomplete, last.Bytes)
 			}
+			if name != "seq-write" && !anyIncomplete(last.Ranks) {
+				t.Errorf("%s: no rank is marked incomplete: %+v", name, last.Ranks)
+			}
 			empty(t, dir)
 		})
 	}
+}
+
+func anyIncomplete(ranks []report.RankPhase) bool {
+	for _, r := range ranks {
+		if r.Incomplete {
+			return true
+		}
+	}
+	return false
 }
 
 // cancelAfterFirstOp cancels once the phase in progress has done an
