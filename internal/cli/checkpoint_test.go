@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,5 +146,51 @@ func TestCheckpointInterruptEachPhase(t *testing.T) {
 			}
 			check()
 		})
+	}
+}
+
+// TestCheckpointCorruptShard: shards changed on the storage while the
+// read-back runs (the last byte of each, not yet read) fail the run: exit
+// 1, one line naming a shard, the JSON result with the error and the
+// read-back's errors.
+func TestCheckpointCorruptShard(t *testing.T) {
+	dir := t.TempDir()
+	b := &benchRun{t: t, dir: dir, liveDir: t.TempDir()}
+	cmd := exec.Command(testenv.Binary(t), "checkpoint", dir, "--size", "2G", "--ranks", "4", "--json", "-q")
+	cmd.Env = append(os.Environ(), live.DirEnv+"="+b.liveDir, "NO_COLOR=1")
+	b.Process = testenv.StartProcess(t, cmd)
+	b.freezeIn("read", 1)
+	shards, _ := filepath.Glob(filepath.Join(b.runDir(), "rank-*.shard"))
+	if len(shards) != 4 {
+		t.Fatalf("shards %v", shards)
+	}
+	for _, s := range shards {
+		f, err := os.OpenFile(s, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		var last [1]byte
+		g, _ := os.Open(s)
+		g.ReadAt(last[:], st.Size()-1)
+		g.Close()
+		last[0] ^= 0xff
+		if _, err := f.WriteAt(last[:], st.Size()-1); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	b.Signal(syscall.SIGCONT)
+	code, _ := b.Wait(2 * time.Minute)
+	stderr := strings.TrimSpace(b.Stderr())
+	if code != 1 || strings.Contains(stderr, "\n") || !strings.Contains(stderr, "Checkpoint read-back: 4 of 4 shards differ from what was written: data mismatch in "+dir) {
+		t.Fatalf("exit %d, stderr %q; want 1 and one line naming a shard", code, stderr)
+	}
+	r := b.result()
+	if read := r.Phases[len(r.Phases)-1]; read.Name != "read" || read.Errors != 4 || !strings.Contains(r.Error, "differ") {
+		t.Errorf("result: error %q, last phase %s with %d errors", r.Error, read.Name, read.Errors)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
