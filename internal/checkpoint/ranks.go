@@ -20,7 +20,6 @@ type rankTime struct {
 	start, end time.Time
 	bytes      int64
 	errs       int64
-	closed     bool
 }
 
 func newRankClock(ranks int) *rankClock { return &rankClock{t: make([]rankTime, ranks)} }
@@ -42,17 +41,16 @@ func (c *rankClock) Trace(w int, ev workload.Event) {
 		r.errs++
 	case ev.Op == "read" || ev.Op == "write":
 		r.bytes += ev.Done
-	case ev.Op == "close":
-		r.closed = true
 	}
 }
 
 // rows are the ranks' rows of a phase of part: each rank's own shard, or
-// with read the shard it read back.
-func (c *rankClock) rows(part Part, read bool) []report.RankPhase {
+// with read the shard it read back; a rank that moved less than the
+// shard's bytes is incomplete.
+func (c *rankClock) rows(part Part, shard int64, read bool) []report.RankPhase {
 	rows := make([]report.RankPhase, len(c.t))
 	for i, t := range c.t {
-		row := report.RankPhase{Rank: part.First + i, Shard: part.First + i, Bytes: t.bytes, Errors: t.errs, Incomplete: !t.closed}
+		row := report.RankPhase{Rank: part.First + i, Shard: part.First + i, Bytes: t.bytes, Errors: t.errs, Incomplete: t.bytes < shard}
 		if read {
 			row.Shard = part.Reads(i)
 		}

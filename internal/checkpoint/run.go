@@ -193,7 +193,7 @@ func (r *run) phases(ctx context.Context) error {
 	cfg := workload.Config{Dir: r.dir, Direct: r.o.Direct, Align: r.align, Fsync: true, Verify: true, Seed: seed,
 		Workers: 1, MaxErrorSamples: 5}
 	block := min(r.o.BlockSize, r.plan.Shard)
-	seq := workload.New(cfg, r.o.BlockSize)
+	seq := workload.New(cfg, min(r.o.BlockSize, r.seqSize()))
 	cfg.Workers, cfg.Tracer = r.part.Ranks, r.clock
 	ranks := workload.New(cfg, block)
 	if h := r.o.Hooks; h.Started != nil {
@@ -235,7 +235,7 @@ func (r *run) probe() error {
 // sequential writes this host's share of the checkpoint as one file, one
 // stream, and removes it.
 func (r *run) sequential(ctx context.Context, e *workload.Engine) error {
-	size := r.plan.Shard * int64(r.part.Ranks)
+	size := r.seqSize()
 	p := &workload.Phase{Name: "seq-write", Title: "Sequential write (1 stream)", Kind: workload.Create,
 		Targets: e.NewTargets(r.dir, []string{sequentialName}), FileSize: size, BlockSize: min(r.o.BlockSize, size)}
 	_, err := r.measure(ctx, e, p)
@@ -244,6 +244,9 @@ func (r *run) sequential(ctx context.Context, e *workload.Engine) error {
 	}
 	return err
 }
+
+// seqSize is this host's share of the checkpoint.
+func (r *run) seqSize() int64 { return r.plan.Shard * int64(r.part.Ranks) }
 
 // rankPhases are the checkpoint's write (each rank its own shard) and its
 // read-back (each rank another rank's shard, from ReadDir on many hosts).
@@ -278,7 +281,7 @@ func (r *run) measure(ctx context.Context, e *workload.Engine, p *workload.Phase
 	}
 	rp := toPhase(res, p)
 	if p.Name != "seq-write" {
-		rp.Ranks = r.clock.rows(r.part, p.Name == "read")
+		rp.Ranks = r.clock.rows(r.part, p.FileSize, p.Name == "read")
 	}
 	r.res.Phases = append(r.res.Phases, rp)
 	if err != nil && ctx.Err() == nil {

@@ -117,11 +117,14 @@ func TestCorruptShard(t *testing.T) {
 // stops, marks the phase incomplete, says it was interrupted and removes
 // everything it wrote.
 func TestInterruptEachPhase(t *testing.T) {
+	// Enough blocks (512 a rank) that no phase ends before the
+	// cancellation reaches it, however late its goroutine runs.
+	const size = 128 * units.MiB
 	for _, name := range []string{"seq-write", "write", "read"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			o := testOptions(dir)
-			o.Size, o.BlockSize = 64*units.MiB, 64*units.KiB
+			o.Size, o.BlockSize = size, 64*units.KiB
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			o.Hooks.PhaseStart = func(e *workload.Engine, p *workload.Phase, _ int64) {
@@ -136,7 +139,7 @@ func TestInterruptEachPhase(t *testing.T) {
 				t.Fatalf("err %v, interrupted %v", err, res.Interrupted)
 			}
 			last := res.Phases[len(res.Phases)-1]
-			if last.Name != name || !last.Incomplete || last.Bytes == 0 || last.Bytes >= 64*units.MiB {
+			if last.Name != name || !last.Incomplete || last.Bytes == 0 || last.Bytes >= size {
 				t.Errorf("last phase %s: incomplete %v, %d bytes", last.Name, last.Incomplete, last.Bytes)
 			}
 			if name != "seq-write" && !anyIncomplete(last.Ranks) {
