@@ -180,6 +180,11 @@ func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepar
 			prepared = &objbenchJob{o: o, job: job}
 			return nil
 		})
+	case "checkpoint":
+		cmd = newCheckpointCmdWith(sub, func(_ context.Context, o *CheckpointOptions) error {
+			prepared = &checkpointJob{o: o, job: job}
+			return nil
+		})
 	default:
 		return nil, fmt.Errorf("unknown command %q", job.Command)
 	}

@@ -131,6 +131,7 @@ Exit codes:
 var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
 	newObjbenchCmd,
+	newCheckpointCmd,
 	newStatsCmd,
 	newProfileCmd,
 	newCompareCmd,

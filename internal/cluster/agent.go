@@ -200,11 +200,18 @@ func (a *Agent) prepare(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, Accepted{ID: j.id})
 }
 
+// jobCommands are the commands an agent runs.
+var jobCommands = map[string]bool{
+	"bench":      true,
+	"objbench":   true,
+	"checkpoint": true,
+}
+
 // check validates a job: its arguments, its path under an allowed root,
 // the free space there.
 func (a *Agent) check(job *Job) (*agentJob, error) {
 	switch {
-	case job.Command != "bench" && job.Command != "objbench":
+	case !jobCommands[job.Command]:
 		return nil, fmt.Errorf("unknown command %q", job.Command)
 	case len(job.Args) > maxArgs:
 		return nil, fmt.Errorf("%d arguments, more than %d", len(job.Args), maxArgs)

@@ -123,6 +123,10 @@ func mergePhase(name string, hosts []HostResult) (report.Phase, error) {
 	for _, hp := range parts {
 		threads += hp.threads
 		out.Hosts = append(out.Hosts, hostRow(hp, first))
+		for _, r := range hp.p.Ranks {
+			r.Host = hp.addr
+			out.Ranks = append(out.Ranks, r)
+		}
 	}
 	out.Value, out.Cost = measures(&out, phases[0], threads)
 	return out, nil
@@ -253,6 +257,8 @@ func measures(p *report.Phase, like report.Phase, threads float64) (report.Measu
 		c.Value = 1000 * perThread(p.Ops)
 	case "ms/op":
 		c.Value = p.Latency.Mean / 1e3
+	case "s": // checkpoint: the slowest rank's time
+		c.Value = p.Seconds
 	}
 	return v, c
 }

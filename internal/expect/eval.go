@@ -46,6 +46,12 @@ var Objbench = Catalog{
 	Functional: true,
 }
 
+// Checkpoint is what `fsbench checkpoint` measures.
+var Checkpoint = Catalog{
+	Command: "checkpoint",
+	Metrics: []Metric{{"write", true}, {"read", true}, {"seq-write", true}},
+}
+
 // Names lists the metric names of c.
 func (c Catalog) Names() []string {
 	out := make([]string, len(c.Metrics))

@@ -286,6 +286,9 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 				for _, row := range hostRows(&p) {
 					_ = t.Append(row)
 				}
+				for _, row := range rankRows(&p) {
+					_ = t.Append(row)
+				}
 			}
 		}
 		if r.Internal != nil {
@@ -407,6 +410,29 @@ func hostRows(p *Phase) [][]string {
 		}
 		rows = append(rows, []string{"  stonewall", FormatMeasure(v), fmt.Sprintf("skew %.0f ms", p.StartSkew*1000),
 			"", "", "", "", "", fmt.Sprintf("while all hosts ran (%.2f s)", sw.Seconds), strconv.FormatInt(sw.Ops, 10), ""})
+	}
+	return rows
+}
+
+// rankRows are the verbose table's rows under a checkpoint phase: each
+// rank's throughput and time, and whose shard it wrote or read.
+func rankRows(p *Phase) [][]string {
+	var rows [][]string
+	for _, r := range p.Ranks {
+		item := fmt.Sprintf("  rank %d", r.Rank)
+		if r.Host != "" {
+			item += " (" + r.Host + ")"
+		}
+		what := "own shard"
+		if r.Shard != r.Rank {
+			what = fmt.Sprintf("shard of rank %d", r.Shard)
+		}
+		if r.Incomplete {
+			what += " (incomplete)"
+		}
+		v := Measure{Value: r.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+		rows = append(rows, []string{item, FormatMeasure(v), fmt.Sprintf("%.2f s", r.Seconds),
+			"", "", "", "", "", what, "", strconv.FormatInt(r.Errors, 10)})
 	}
 	return rows
 }

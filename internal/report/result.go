@@ -150,6 +150,23 @@ type Phase struct {
 	// Stonewall is the aggregate rate while every host was still running
 	// (until the first host finished), so one slow host shows.
 	Stonewall *Stonewall `json:"stonewall,omitempty"`
+
+	// Ranks are the ranks of a checkpoint phase, one row each.
+	Ranks []RankPhase `json:"ranks,omitempty"`
+}
+
+// RankPhase is one rank's part of a checkpoint phase: the shard it wrote
+// or read back, and how long that took it, from opening the shard to
+// closing it (after fsync, for a write).
+type RankPhase struct {
+	Rank        int     `json:"rank"`
+	Shard       int     `json:"shard"`          // the rank that wrote the shard
+	Host        string  `json:"host,omitempty"` // on many hosts: the rank's host
+	Bytes       int64   `json:"bytes"`
+	Seconds     float64 `json:"seconds"`
+	BytesPerSec float64 `json:"bytes_per_sec"`
+	Errors      int64   `json:"errors,omitempty"`
+	Incomplete  bool    `json:"incomplete,omitempty"`
 }
 
 // HostPhase is one host's share of a phase on many hosts.

@@ -1,0 +1,333 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// Defaults of a run.
+const (
+	// DefaultSize is the checkpoint's total size unless --size says
+	// otherwise: small enough for a test machine.
+	DefaultSize    = units.GiB
+	DefaultBlock   = units.MiB
+	maxBlock       = units.GiB
+	DefaultModel   = "llama3-8b"
+	sequentialName = "sequential.data"
+)
+
+// Options are the parameters of one checkpoint run.
+type Options struct {
+	Path  string
+	Model Model
+	// Ranks is the number of ranks on all hosts together; 0: the model's.
+	Ranks int
+	// Size is the checkpoint's total size on all hosts together; 0:
+	// DefaultSize.
+	Size           int64
+	BlockSize      int64 // bytes of each read and write call; 0: DefaultBlock
+	Direct         bool
+	Keep           bool
+	DropCaches     string // bench.DropAuto (also ""), DropAlways or DropNever
+	SkipDropCaches bool
+	// Hooks are bench's: progress, warnings, the run directory's life.
+	Hooks bench.Hooks
+
+	// The fields below serve a run on many hosts (fsbench agent): this
+	// host's place among Hosts (0: one host alone), its own run directory
+	// (which must not exist) and the next host's, whose shards it reads
+	// back, and the seed all hosts share so that they verify each other's
+	// shards.
+	Host, Hosts     int
+	RunDir, ReadDir string
+	Seed            uint64
+}
+
+// ErrBadInput is wrapped by errors the user fixes by changing the command
+// line: options out of range, a checkpoint too large for the free space.
+var ErrBadInput = errors.New("bad input")
+
+type badInput struct{ error }
+
+func (b badInput) Unwrap() []error { return []error{ErrBadInput, b.error} }
+
+// Resolve fills the defaults and returns how the checkpoint is cut: the
+// plan of all hosts and this host's part of it. Its errors are the user's
+// to fix.
+func (o *Options) Resolve() (Plan, Part, error) {
+	if o.Model.Name == "" {
+		return Plan{}, Part{}, errors.New("--model is required")
+	}
+	if o.Ranks == 0 {
+		o.Ranks = o.Model.Ranks
+	}
+	if o.Size == 0 {
+		o.Size = DefaultSize
+	}
+	if o.BlockSize == 0 {
+		o.BlockSize = DefaultBlock
+	}
+	if o.Hosts == 0 {
+		o.Hosts = 1
+	}
+	if o.DropCaches == "" {
+		o.DropCaches = bench.DropAuto
+	}
+	switch {
+	case o.Ranks < 0:
+		return Plan{}, Part{}, fmt.Errorf("--ranks must be at least 1 (got %d)", o.Ranks)
+	case o.Size < 0:
+		return Plan{}, Part{}, errors.New("--size must be greater than 0")
+	case o.BlockSize < 0 || o.BlockSize > maxBlock:
+		return Plan{}, Part{}, fmt.Errorf("--block-size must be between 1 byte and %s", units.FormatBytes(maxBlock))
+	case !bench.ValidDropCaches(o.DropCaches):
+		return Plan{}, Part{}, fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
+	}
+	plan, err := NewPlan(o.Size, o.Ranks)
+	if err != nil {
+		return plan, Part{}, err
+	}
+	part, err := plan.Split(o.Host, o.Hosts)
+	return plan, part, err
+}
+
+// run is the state of one Run.
+type run struct {
+	o     Options
+	plan  Plan
+	part  Part
+	res   *report.Result
+	dir   string
+	align sysio.Alignment
+	drop  *bench.Dropper
+	clock *rankClock
+}
+
+// Run runs the checkpoint on o.Path: a sequential write of this host's
+// share (one stream), then the ranks' write and read-back. It returns what
+// was measured with any error; on cancellation the result is marked
+// interrupted and the error wraps ctx.Err(). Every file is below one new
+// directory, removed at the end unless Keep is set.
+func Run(ctx context.Context, o Options, res *report.Result) error {
+	plan, part, err := o.Resolve()
+	if err != nil {
+		return badInput{err}
+	}
+	r := &run{o: o, plan: plan, part: part, res: res, clock: newRankClock(part.Ranks)}
+	abs, err := bench.OpenTarget(o.Path, res)
+	if err != nil {
+		return err
+	}
+	res.Parameters = r.params()
+	if err := checkSpace(abs, plan.Total); err != nil {
+		return badInput{err}
+	}
+	bo := r.benchOptions()
+	dir, err := bench.MakeRunDir(bo, abs)
+	if err != nil {
+		return err
+	}
+	defer dir.Remove(r.warn)
+	r.dir = dir.Path()
+	r.drop = bench.NewDropper(bo, os.Geteuid() == 0, r.warn)
+	defer func() { res.CacheDrop = r.drop.Method() }()
+	err = r.phases(ctx)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+		return ctx.Err()
+	}
+	return err
+}
+
+func (r *run) benchOptions() bench.Options {
+	o := r.o
+	return bench.Options{Path: o.Path, Keep: o.Keep, DropCaches: o.DropCaches, SkipDropCaches: o.SkipDropCaches,
+		RunDir: o.RunDir, Hooks: o.Hooks}
+}
+
+func (r *run) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.res.Warnings = append(r.res.Warnings, msg)
+	if r.o.Hooks.Warn != nil {
+		r.o.Hooks.Warn(msg)
+	}
+}
+
+// checkSpace refuses a checkpoint larger than the free space of dir.
+func checkSpace(dir string, need int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil // unknown: the writes will say
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	if free < need {
+		return fmt.Errorf("--size: the checkpoint needs %s and %s has %s free; give a smaller --size",
+			units.FormatBytes(need), dir, units.FormatBytes(free))
+	}
+	return nil
+}
+
+// phases runs the sequential write, then the checkpoint's write and
+// read-back, on engines of one stream and of a worker per rank.
+func (r *run) phases(ctx context.Context) error {
+	if err := r.probe(); err != nil {
+		return &bench.Error{Phase: "prepare", Err: err}
+	}
+	seed := r.o.Seed
+	if seed == 0 {
+		seed = randomSeed()
+	}
+	cfg := workload.Config{Dir: r.dir, Direct: r.o.Direct, Align: r.align, Fsync: true, Verify: true, Seed: seed,
+		Workers: 1, MaxErrorSamples: 5}
+	block := min(r.o.BlockSize, r.plan.Shard)
+	seq := workload.New(cfg, min(r.o.BlockSize, r.seqSize()))
+	cfg.Workers, cfg.Tracer = r.part.Ranks, r.clock
+	ranks := workload.New(cfg, block)
+	if h := r.o.Hooks; h.Started != nil {
+		h.Started(ranks, r.dir)
+	}
+	if h := r.o.Hooks; h.Finished != nil {
+		defer h.Finished(ranks)
+	}
+	if err := r.sequential(ctx, seq); err != nil {
+		return err
+	}
+	write, read := r.rankPhases(ranks, block)
+	if _, err := r.measure(ctx, ranks, write); err != nil {
+		return err
+	}
+	r.drop.Drop(read.Name, write.Targets.Paths)
+	res, err := r.measure(ctx, ranks, read)
+	if err == nil && res.Errors > 0 {
+		err = &bench.Error{Phase: read.Title, Err: fmt.Errorf("%d of %d shards differ from what was written: %s",
+			res.Errors, r.part.Ranks, res.Samples[0])}
+	}
+	return err
+}
+
+// probe checks that O_DIRECT works in the run directory and that the
+// sizes suit it.
+func (r *run) probe() error {
+	if !r.o.Direct {
+		return nil
+	}
+	a, err := sysio.ProbeDirect(r.dir, r.res.Target.FSType)
+	if err != nil {
+		return err
+	}
+	r.align = a
+	return a.CheckAligned([]string{"--block-size", "shard size"}, []int64{r.o.BlockSize, r.plan.Shard})
+}
+
+// sequential writes this host's share of the checkpoint as one file, one
+// stream, and removes it.
+func (r *run) sequential(ctx context.Context, e *workload.Engine) error {
+	size := r.seqSize()
+	p := &workload.Phase{Name: "seq-write", Title: "Sequential write (1 stream)", Kind: workload.Create,
+		Targets: e.NewTargets(r.dir, []string{sequentialName}), FileSize: size, BlockSize: min(r.o.BlockSize, size)}
+	_, err := r.measure(ctx, e, p)
+	if rerr := os.Remove(p.Targets.Paths[0]); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+		err = fmt.Errorf("remove %s: %w", p.Targets.Paths[0], rerr)
+	}
+	return err
+}
+
+// seqSize is this host's share of the checkpoint.
+func (r *run) seqSize() int64 { return r.plan.Shard * int64(r.part.Ranks) }
+
+// rankPhases are the checkpoint's write (each rank its own shard) and its
+// read-back (each rank another rank's shard, from ReadDir on many hosts).
+func (r *run) rankPhases(e *workload.Engine, block int64) (write, read *workload.Phase) {
+	var own, other []string
+	for i := range r.part.Ranks {
+		own = append(own, ShardName(r.part.First+i))
+		other = append(other, ShardName(r.part.Reads(i)))
+	}
+	readDir := r.dir
+	if r.o.ReadDir != "" {
+		readDir = r.o.ReadDir
+	}
+	write = &workload.Phase{Name: "write", Title: "Checkpoint write", Kind: workload.Create,
+		Targets: e.NewTargets(r.dir, own), FileSize: r.plan.Shard, BlockSize: block}
+	read = &workload.Phase{Name: "read", Title: "Checkpoint read-back", Kind: workload.Read,
+		Targets: e.NewTargets(readDir, other), FileSize: r.plan.Shard, BlockSize: block}
+	return write, read
+}
+
+// measure runs one phase and adds it to the result, with a row per rank when
+// the phase is the ranks'.
+func (r *run) measure(ctx context.Context, e *workload.Engine, p *workload.Phase) (*workload.Result, error) {
+	h := r.o.Hooks
+	if h.PhaseStart != nil {
+		h.PhaseStart(e, p, int64(p.Targets.Len())*((p.FileSize+p.BlockSize-1)/p.BlockSize))
+	}
+	r.clock.reset()
+	res, err := e.Run(ctx, *p)
+	if h.PhaseEnd != nil {
+		h.PhaseEnd(e, p)
+	}
+	rp := toPhase(res, p)
+	if p.Name != "seq-write" {
+		rp.Ranks = r.clock.rows(r.part, p.FileSize, p.Name == "read")
+	}
+	r.res.Phases = append(r.res.Phases, rp)
+	if err != nil && ctx.Err() == nil {
+		return res, &bench.Error{Phase: p.Title, Err: err}
+	}
+	return res, err
+}
+
+// toPhase is the result model's phase: throughput over the slowest rank's
+// time (VALUE) and that time (COST).
+func toPhase(r *workload.Result, wp *workload.Phase) report.Phase {
+	p := r.Report()
+	p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+	p.Cost = report.Measure{Value: p.Seconds, Unit: "s"}
+	op := "write"
+	if wp.Kind == workload.Read {
+		op = "read"
+	}
+	p.LatencyOf = units.FormatBytes(wp.BlockSize) + " " + op
+	return p
+}
+
+func (r *run) params() report.Params {
+	o, pl := r.o, r.plan
+	return report.Params{
+		{Key: "model", Label: "Model", Value: o.Model.Name, Display: o.Model.Name},
+		{Key: "ranks", Label: "Ranks", Value: pl.Ranks, Display: strconv.Itoa(pl.Ranks)},
+		{Key: "threads", Value: r.part.Ranks},
+		{Key: "checkpoint_size", Label: "Checkpoint", Value: pl.Total, Display: units.FormatBytes(pl.Total)},
+		{Key: "shard_size", Label: "Shard", Value: pl.Shard, Display: units.FormatBytes(pl.Shard)},
+		{Key: "model_size", Label: "Full size", Value: o.Model.Bytes, Display: DecimalBytes(o.Model.Bytes)},
+		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
+		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+	}
+}
+
+// flagLabel hides off switches from the parameter line; JSON has them all.
+func flagLabel(on bool, label string) string {
+	if on {
+		return label
+	}
+	return ""
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}

@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/checkpoint"
+	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/live"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// CheckpointOptions are the flags of `fsbench checkpoint`.
+type CheckpointOptions struct {
+	checkpoint.Options
+	Output  OutputOptions
+	CI      CIOptions
+	Cluster HostsOptions
+
+	model, size, blockSize string
+}
+
+func newCheckpointCmd(app *App) *cobra.Command {
+	return newCheckpointCmdWith(app, nil)
+}
+
+// newCheckpointCmdWith builds the command; runF replaces the run in tests
+// of flag parsing and on an agent.
+func newCheckpointCmdWith(app *App, runF func(context.Context, *CheckpointOptions) error) *cobra.Command {
+	o := &CheckpointOptions{}
+	cmd := &cobra.Command{
+		Use:   "checkpoint PATH [--model NAME] [--ranks N] [--size SIZE]",
+		Short: "Emulate saving and restoring an AI model's checkpoint, as MLPerf Storage does",
+		Long: `Emulate the checkpointing workload of MLPerf Storage v2 on the file system
+that holds PATH. N ranks (--ranks, default the model's MLPerf count) start
+together: each writes its shard of the checkpoint (the total over the ranks)
+and fsyncs it; the kernel's caches are dropped; then each rank reads back a
+shard another rank wrote and checks it byte for byte. Before that, the same
+total is written as one file by one stream, so the table shows what the
+checkpoint's pattern costs.
+
+The checkpoint is scaled down to --size (default 1G, which fits a test
+machine); --size full writes the model's real size. A size larger than the
+free space is refused. Each shard is the total over the ranks, rounded down
+to a multiple of 4 KiB. Times are the slowest rank's; throughput is the
+total over that time; -v adds a row per rank.
+
+With --hosts, the ranks are spread evenly over the agents (--ranks must be a
+multiple of the host count) and host i's ranks read the shards written on
+host i+1: PATH must be one shared file system seen by every host.
+
+These are fsbench's figures, not an MLPerf Storage result.`,
+		Example: `  fsbench checkpoint /mnt/jfs --model llama3-8b
+  fsbench checkpoint /mnt/jfs --model llama3-70b --size 8G --ranks 16 -v
+  fsbench checkpoint /mnt/jfs --model llama3-8b --size full --direct -o json > ckpt.json
+  fsbench checkpoint /mnt/jfs --model llama3-405b --size 64G --hosts n1:7781,n2:7781`,
+		Args: exactArgs(1, "one PATH, the directory to checkpoint in"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Path = args[0]
+			if err := o.resolve(cmd, app); err != nil {
+				return err
+			}
+			switch {
+			case runF != nil:
+				return runF(cmd.Context(), o)
+			case o.Cluster.active():
+				return runCluster(cmd.Context(), app, checkpointCluster(cmd, args, o))
+			}
+			return runCheckpoint(cmd.Context(), app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", checkpoint.DefaultModel, "the checkpoint to emulate: "+strings.Join(checkpoint.ModelNames(), ", "))
+	f.IntVar(&o.Ranks, "ranks", 0, "number of ranks on all hosts together (default: the model's, 8 to 1024)")
+	f.StringVar(&o.size, "size", "1G", "total checkpoint size, scaled down to fit a test machine; 'full' for the model's")
+	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call")
+	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache")
+	f.BoolVar(&o.Keep, "keep", false, "keep the checkpoint's files instead of removing them")
+	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before the read-back: auto, always, never; SKIP_DROP_CACHES=true disables")
+	addOutputFlags(cmd, &o.Output)
+	addCIFlags(cmd, &o.CI, []Preset{{"size", "64M"}})
+	addHostsFlags(cmd, &o.Cluster)
+	_ = f.MarkHidden("read-others") // always so: a host reads the next host's shards
+	return cmd
+}
+
+// resolve checks every flag before anything runs.
+func (o *CheckpointOptions) resolve(cmd *cobra.Command, app *App) error {
+	if err := o.Cluster.resolve(cmd); err != nil {
+		return err
+	}
+	if err := o.CI.resolve(cmd, expect.Checkpoint); err != nil {
+		return err
+	}
+	m, err := checkpoint.FindModel(o.model)
+	if err != nil {
+		return Usagef("--model: %v", err)
+	}
+	o.Model = m
+	if err := o.parseSizes(cmd); err != nil {
+		return err
+	}
+	if v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES")); v == "true" || v == "1" || v == "yes" {
+		o.SkipDropCaches = true
+	}
+	if o.Cluster.active() {
+		o.Hosts = len(o.Cluster.Hosts)
+	}
+	if _, _, err := o.Options.Resolve(); err != nil {
+		return &UsageError{Err: err}
+	}
+	o.Hosts = 0 // the agents are told their place
+	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
+		return Usagef("PATH %s is not a directory: give the directory to checkpoint in", o.Path)
+	}
+	return o.Output.resolve()
+}
+
+// parseSizes reads --size, --block-size and --ranks, where 0 is a mistake
+// (in the options, 0 means the default).
+func (o *CheckpointOptions) parseSizes(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("ranks") && o.Ranks < 1 {
+		return Usagef("--ranks must be at least 1 (got %d)", o.Ranks)
+	}
+	size := o.Model.Bytes
+	if o.size != "full" {
+		var err error
+		if size, err = units.ParseSize(o.size); err != nil {
+			return Usagef("--size: %v (or 'full')", err)
+		}
+	}
+	if err := parseSizes(sizeArg{"block-size", o.blockSize, &o.BlockSize}); err != nil {
+		return err
+	}
+	switch {
+	case size == 0:
+		return Usagef("--size must be greater than 0")
+	case o.BlockSize == 0:
+		return Usagef("--block-size must be greater than 0")
+	}
+	o.Size = size
+	return nil
+}
+
+func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
+	res := newResult("checkpoint")
+	meter := startUsage()
+	var stop func()
+	o.Hooks, stop = checkpointHooks(app, o.Path)
+	defer stop()
+	if !app.Globals.Quiet {
+		fmt.Fprintf(app.IO.Err, "Checkpointing %s (%s) in %s with %d ranks\n",
+			o.Model.Name, units.FormatBytes(o.Size), o.Path, o.ranks())
+	}
+	err := checkpoint.Run(ctx, o.Options, res)
+	stop()
+	res.Usage = meter.stop()
+	if err != nil && !res.Interrupted {
+		if errors.Is(err, checkpoint.ErrBadInput) {
+			return &UsageError{Err: err}
+		}
+		return app.writeFailed(res, &o.Output, err)
+	}
+	ciErr := app.finishCI(res, &o.CI)
+	if werr := app.writeResult(res, &o.Output); werr != nil {
+		return werr
+	}
+	if res.Interrupted {
+		return ErrInterrupted
+	}
+	return ciErr
+}
+
+// checkpointHooks show each phase's progress and warnings, keep track of
+// the run's directory for a second Ctrl-C, and publish the live counters
+// of the engine in use for `fsbench stats`. The returned function stops
+// publishing.
+func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
+	var prog *Progress
+	var cur atomic.Pointer[workload.Engine]
+	pub, err := live.Start(live.Options{Command: "checkpoint", Target: path, Probe: live.EngineProbe(cur.Load)})
+	if err != nil {
+		app.Warnf("fsbench stats will not see this run: %v", err)
+	}
+	return bench.Hooks{
+		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
+			cur.Store(e)
+			prog = app.StartProgress(p.Title, total, "blocks", func() int64 { return e.Live.Ops.Load() })
+		},
+		PhaseEnd: func(e *workload.Engine, p *workload.Phase) {
+			pub.EndPhase(p)
+			prog.Done()
+		},
+		// Before the clean-up: the run's counters are final.
+		Finished: func(*workload.Engine) { pub.Stop() },
+		Warn:     func(msg string) { app.Warnf("%s", msg) },
+		Created:  app.Left.Set,
+		Removed:  app.Left.Clear,
+	}, pub.Stop
+}
+
+// checkpointCluster makes the run of checkpoint on the agents. The whole
+// checkpoint must fit: on a shared file system, every host sees it all.
+func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) *clusterRun {
+	plan, _ := checkpoint.NewPlan(o.Size, o.ranks())
+	return &clusterRun{command: "checkpoint", hosts: &o.Cluster, output: &o.Output, ci: &o.CI,
+		job: cluster.Job{Command: "checkpoint", Args: agentArgs(cmd, args), Need: plan.Total}}
+}
+
+func (o *CheckpointOptions) ranks() int {
+	if o.Ranks > 0 {
+		return o.Ranks
+	}
+	return o.Model.Ranks
+}
+
+// checkpointJob is checkpoint on an agent: host i of n, in its own
+// directory of the run, reading back the shards of host i+1.
+type checkpointJob struct {
+	o   *CheckpointOptions
+	job *cluster.Job
+}
+
+func (j *checkpointJob) Target() string { return j.o.Path }
+
+func (j *checkpointJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
+	o, job := j.o, j.job
+	abs, err := filepath.Abs(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(abs, job.RunName)
+	o.Host, o.Hosts, o.Seed = job.Index, job.Hosts, job.Seed
+	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
+	o.ReadDir = filepath.Join(base, cluster.HostDir((job.Index+1)%job.Hosts))
+	o.Hooks = bench.Hooks{
+		PhaseStart: func(_ *workload.Engine, p *workload.Phase, _ int64) { _ = gate(ctx, p.Name) },
+		Finished:   func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
+	}
+	res := newResult("checkpoint")
+	meter := startUsage()
+	err = checkpoint.Run(ctx, o.Options, res)
+	res.Usage = meter.stop()
+	if err != nil && !res.Interrupted {
+		res.Error = err.Error()
+	}
+	return res, err
+}
