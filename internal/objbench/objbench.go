@@ -214,6 +214,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		r.warn("%d threads are more than the objects to move; using %d", o.Threads, n)
 		r.o.Threads = int(n)
 	}
+	if r.o.Seed == 0 {
+		r.o.Seed = randomUint64() // in the parameters: a run can be repeated
+	}
 	if r.o.Object.Threads == 0 {
 		r.o.Object.Threads = r.o.Threads
 	}
@@ -254,9 +257,6 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		o.Hooks.Created(r.leftover())
 	}
 	r.seed = o.Seed
-	if r.seed == 0 {
-		r.seed = randomUint64()
-	}
 	r.pat = pattern.New(r.seed)
 	r.newEngine()
 	err = r.measure(ctx)

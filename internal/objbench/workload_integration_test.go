@@ -68,6 +68,12 @@ func TestWorkloadOpsExact(t *testing.T) {
 		if p.Ops != c.ops || p.Errors != 0 {
 			t.Errorf("%s: %d operations, %d errors; want %d", c.workload, p.Ops, p.Errors, c.ops)
 		}
+		if items := c.ops * map[bool]int64{true: 30, false: 1}[c.workload == "list"]; p.Items != items {
+			t.Errorf("%s: %d objects, want %d", c.workload, p.Items, items)
+		}
+		if seed := fmt.Sprint(res.Parameters.Get("seed")); seed == "0" || seed == "<nil>" {
+			t.Errorf("%s: the seed drawn is not in the parameters: %v", c.workload, res.Parameters.Get("seed"))
+		}
 	}
 	// Delete stops when the prepared objects are gone, whatever --ops says.
 	res := runWorkload(t, env, url, s, "--workload", "delete", "--objects", "20", "--obj-size", "1K", "--ops", "500")

@@ -110,6 +110,7 @@ func (r *run) timed(ctx context.Context, op opFunc) func(w *engine.Worker, task,
 		switch err {
 		case nil:
 			w.EndAs(s, n, class)
+			w.Item()
 		case errInterrupted:
 		default:
 			w.FailAs(err, class)
