@@ -66,17 +66,10 @@ provider's variables (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN,
 MINIO_ACCESS_KEY/MINIO_SECRET_KEY or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD,
 COS_SECRETID/COS_SECRETKEY); for s3, the AWS shared configuration and default
 credential chain. Secrets never appear in output, errors or result files.`,
-		Example: `  fsbench objbench /mnt/data
-  ACCESS_KEY=AK SECRET_KEY=SK fsbench objbench --storage s3 https://mybucket.s3.us-east-2.amazonaws.com -p 8
-  fsbench objbench --storage minio http://127.0.0.1:9000/bench --access-key minioadmin --secret-key minioadmin
-  fsbench objbench --storage cos https://bench-1250000000.cos.ap-guangzhou.myqcloud.com --skip-functional-tests
-  fsbench objbench --storage nfs 10.0.0.5:/exports/bench --big-object-size 256M --json > result.json`,
-		Args: exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
+		Example: objbenchExample,
+		Args:    exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.URL = args[0]
-			if err := o.Cluster.resolve(cmd); err != nil {
-				return err
-			}
 			if err := o.resolveAll(app, cmd); err != nil {
 				return err
 			}
@@ -123,6 +116,14 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	addHostsFlags(cmd, &o.Cluster)
 	return cmd
 }
+
+// objbenchExample is the examples of objbench's help.
+const objbenchExample = `  fsbench objbench /mnt/data
+  ACCESS_KEY=AK SECRET_KEY=SK fsbench objbench --storage s3 https://mybucket.s3.us-east-2.amazonaws.com -p 8
+  fsbench objbench --storage minio http://127.0.0.1:9000/bench --access-key minioadmin --secret-key minioadmin
+  fsbench objbench --storage cos https://bench-1250000000.cos.ap-guangzhou.myqcloud.com --skip-functional-tests
+  fsbench objbench --storage nfs 10.0.0.5:/exports/bench --big-object-size 256M --json > result.json
+  fsbench objbench --storage minio http://127.0.0.1:9000/bench --workload mixed --obj-size-dist log2:4KiB-16MiB --duration 1m`
 
 // objbenchQuick is the --quick preset of objbench.
 var objbenchQuick = []Preset{{"big-object-size", "16M"}, {"small-objects", "20"}}
@@ -201,9 +202,12 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	return o.Output.resolve()
 }
 
-// resolveAll resolves the flags; the expectations are checked against the
+// resolveAll resolves the flags: the hosts first; the expectations are checked against the
 // rows the run will have, which with --workload depend on the other flags.
 func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
+	if err := o.Cluster.resolve(cmd); err != nil {
+		return err
+	}
 	if o.Workload == "" {
 		if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
 			return err
