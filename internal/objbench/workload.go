@@ -34,8 +34,10 @@ type Workload struct {
 	Check func(o *Options) error
 	// Prepare readies what the timed phase needs, untimed. Optional.
 	Prepare func(r *run, ctx context.Context) error
-	// Phase returns the timed phase: Name, Title, Tasks, Shared, Setup
-	// and Do. Limits the phase leaves at zero come from the options.
+	// Phase returns the timed phase: Name, Title, Tasks, Shared, Setup,
+	// Classes and Do. When it sets neither Ops nor Duration, they come
+	// from the options (--ops, --duration); warm-up, rate, interval and
+	// autoterm always do.
 	Phase func(r *run, ctx context.Context) engine.Phase
 	// Rows turns the measurement into the result's rows. Optional: by
 	// default one row for the whole phase (see phaseRow).
@@ -154,8 +156,8 @@ func (r *run) ended(p *engine.Phase, res *engine.Result) {
 		r.info(msg)
 		r.res.Parameters = append(r.res.Parameters, report.Param{Key: "autoterm_ended_s", Label: "Ended by autoterm after",
 			Value: res.Elapsed.Seconds(), Display: res.Elapsed.Round(100 * time.Millisecond).String()})
-	case p.Duration > 0 && p.Ops > 0 && res.Ops+res.Errors >= p.Ops && res.Elapsed < p.Duration && !res.Incomplete:
-		r.info(fmt.Sprintf("%s: ended after %.1f s, before --duration, when its %d operations were done (more --objects make it longer)",
+	case p.Duration > 0 && p.Ops > 0 && p.Ops != r.o.Ops && res.Ops+res.Errors >= p.Ops && !res.Incomplete:
+		r.info(fmt.Sprintf("%s: ended after %.1f s, before --duration, when its %d objects were done (more --objects make it longer)",
 			p.Title, res.Elapsed.Seconds(), p.Ops))
 	}
 }

@@ -85,6 +85,9 @@ func (r *run) prepareObjects(ctx context.Context) error {
 		r.objs = append(r.objs, w.State.(*thread).live...)
 	}
 	slices.SortFunc(r.objs, func(a, b objRef) int { return strings.Compare(a.key, b.key) })
+	if r.o.Threads > len(r.objs) {
+		r.warn("%d threads and %d objects: threads without objects of their own stay idle in get and stat", r.o.Threads, len(r.objs))
+	}
 	return nil
 }
 
