@@ -25,8 +25,10 @@ type objRef struct {
 // objPrefix holds every object of a workload, under the run's prefix.
 const objPrefix = "obj/"
 
-// objKey names the n-th object thread w made.
-func objKey(w, n int) string { return objPrefix + strconv.Itoa(w) + "/" + strconv.Itoa(n) }
+// objKey names the n-th object thread w made. The keys hold no further
+// "/": on file systems they are files of one directory, so a listing
+// holds the objects alone.
+func objKey(w, n int) string { return objPrefix + strconv.Itoa(w) + "-" + strconv.Itoa(n) }
 
 // The single-operation workloads: each repeats one operation, over the
 // objects prepared before it (get, stat, delete, list) or on new ones
