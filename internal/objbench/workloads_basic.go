@@ -77,7 +77,7 @@ func (r *run) prepareObjects(ctx context.Context) error {
 		})}
 	res, err := r.runPhase(ctx, p, 1)
 	if err == nil && res.Errors > 0 {
-		err = fmt.Errorf("%d of %d puts failed, e.g.: %s", res.Errors, r.o.Objects, strings.Join(res.Samples[:1], ""))
+		err = fmt.Errorf("%d of %d puts failed, e.g.: %s", res.Errors, r.o.Objects, strings.Join(res.Samples[:min(1, len(res.Samples))], ""))
 	}
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (r *run) prepareObjects(ctx context.Context) error {
 }
 
 // opFunc does one timed operation and returns the bytes it moved, the
-// size class it belongs to and its error.
+// class of the phase it belongs to (see rowSpec) and its error.
 type opFunc func(ctx context.Context, w *engine.Worker, s engine.Start, task int) (int64, int, error)
 
 // timed makes a phase's Do from one operation: begin, the operation
