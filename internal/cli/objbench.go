@@ -29,6 +29,7 @@ type ObjbenchOptions struct {
 	secretKey, sessionToken                            string
 	blockSize, bigObjectSize, smallObjectSize, timeout string
 	duration, warmup, interval                         string
+	workload                                           objWorkloadFlags
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -65,21 +66,11 @@ provider's variables (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN,
 MINIO_ACCESS_KEY/MINIO_SECRET_KEY or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD,
 COS_SECRETID/COS_SECRETKEY); for s3, the AWS shared configuration and default
 credential chain. Secrets never appear in output, errors or result files.`,
-		Example: `  fsbench objbench /mnt/data
-  ACCESS_KEY=AK SECRET_KEY=SK fsbench objbench --storage s3 https://mybucket.s3.us-east-2.amazonaws.com -p 8
-  fsbench objbench --storage minio http://127.0.0.1:9000/bench --access-key minioadmin --secret-key minioadmin
-  fsbench objbench --storage cos https://bench-1250000000.cos.ap-guangzhou.myqcloud.com --skip-functional-tests
-  fsbench objbench --storage nfs 10.0.0.5:/exports/bench --big-object-size 256M --json > result.json`,
-		Args: exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
+		Example: objbenchExample,
+		Args:    exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.URL = args[0]
-			if err := o.Cluster.resolve(cmd); err != nil {
-				return err
-			}
-			if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
-				return err
-			}
-			if err := o.resolve(app); err != nil {
+			if err := o.resolveAll(app, cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -119,11 +110,20 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` of each item (ops/s, MiB/s, p50, p99) and record the series, e.g. 1s")
 	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
+	addObjWorkloadFlags(cmd, o)
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, objbenchQuick)
 	addHostsFlags(cmd, &o.Cluster)
 	return cmd
 }
+
+// objbenchExample is the examples of objbench's help.
+const objbenchExample = `  fsbench objbench /mnt/data
+  ACCESS_KEY=AK SECRET_KEY=SK fsbench objbench --storage s3 https://mybucket.s3.us-east-2.amazonaws.com -p 8
+  fsbench objbench --storage minio http://127.0.0.1:9000/bench --access-key minioadmin --secret-key minioadmin
+  fsbench objbench --storage cos https://bench-1250000000.cos.ap-guangzhou.myqcloud.com --skip-functional-tests
+  fsbench objbench --storage nfs 10.0.0.5:/exports/bench --big-object-size 256M --json > result.json
+  fsbench objbench --storage minio http://127.0.0.1:9000/bench --workload mixed --obj-size-dist log2:4KiB-16MiB --duration 1m`
 
 // objbenchQuick is the --quick preset of objbench.
 var objbenchQuick = []Preset{{"big-object-size", "16M"}, {"small-objects", "20"}}
@@ -140,7 +140,7 @@ func storageHelp() string {
 	return b.String()
 }
 
-func (o *ObjbenchOptions) resolve(app *App) error {
+func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	if err := parseSizes(
 		sizeArg{"block-size", o.blockSize, &o.BlockSize},
 		sizeArg{"big-object-size", o.bigObjectSize, &o.BigObjectSize},
@@ -186,6 +186,9 @@ func (o *ObjbenchOptions) resolve(app *App) error {
 	if o.Storage == "file" && strings.Contains(o.URL, "://") && !strings.HasPrefix(o.URL, "file://") {
 		return Usagef("%s looks like a URL, not a directory: did you forget --storage (s3, minio, cos, nfs)?", object.RedactURL(o.URL))
 	}
+	if err := o.resolveWorkload(cmd); err != nil {
+		return err
+	}
 	if err := o.Options.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
@@ -197,6 +200,28 @@ func (o *ObjbenchOptions) resolve(app *App) error {
 		}
 	}
 	return o.Output.resolve()
+}
+
+// resolveAll resolves the flags: the hosts first; the expectations are checked against the
+// rows the run will have, which with --workload depend on the other flags.
+func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
+	if err := o.Cluster.resolve(cmd); err != nil {
+		return err
+	}
+	if o.Workload == "" {
+		if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
+			return err
+		}
+		return o.resolve(app, cmd)
+	}
+	if err := o.resolve(app, cmd); err != nil {
+		return err
+	}
+	cat := expect.Catalog{Command: "objbench"}
+	for _, m := range objbench.WorkloadMetrics(o.Options) {
+		cat.Metrics = append(cat.Metrics, expect.Metric{Name: m.Name, Bytes: m.Bytes})
+	}
+	return o.CI.resolve(cmd, cat)
 }
 
 // objbenchGCPercent is the GOGC objbench runs with.

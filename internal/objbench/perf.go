@@ -47,6 +47,10 @@ type thread struct {
 	buf  []byte
 	rd   bytes.Reader
 	keys []int // keys this thread put in the item in progress
+	// Workloads: the objects this thread made that still exist, and how
+	// many it made in all (the number of its next key).
+	live []objRef
+	made int
 }
 
 const maxSamples = 5
@@ -224,20 +228,7 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 	if it.once {
 		p.Ops, p.Duration, p.Warmup = 0, 0, 0
 	}
-	if h := r.o.Hooks.Interval; h != nil && p.Interval > 0 {
-		p.OnInterval = func(s engine.Sample) { h(it.title, s.Report()) }
-	}
-	if h := r.o.Hooks.ItemStart; h != nil {
-		total := int64(n * max(it.objects, 1))
-		if p.Duration > 0 || p.Ops > 0 {
-			total = -1
-		}
-		h(it.title, total, func() int64 { return r.eng.Live.Ops.Load() * int64(max(it.objects, 1)) })
-	}
-	res, err := r.eng.Run(ctx, p)
-	if r.o.Hooks.ItemEnd != nil {
-		r.o.Hooks.ItemEnd(it.title)
-	}
+	res, err := r.runPhase(ctx, p, max(it.objects, 1))
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", it.title, err)
 	}
@@ -245,6 +236,26 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 		*it.writes = r.collectKeys()
 	}
 	return r.toPhase(it, res)
+}
+
+// runPhase runs a phase on the engine, telling the hooks of its start,
+// intervals and end; objects is how many objects one operation covers.
+func (r *run) runPhase(ctx context.Context, p engine.Phase, objects int) (*engine.Result, error) {
+	if h := r.o.Hooks.Interval; h != nil && p.Interval > 0 {
+		p.OnInterval = func(s engine.Sample) { h(p.Title, s.Report()) }
+	}
+	if h := r.o.Hooks.ItemStart; h != nil {
+		total := int64(p.Tasks * objects)
+		if p.Duration > 0 || p.Ops > 0 {
+			total = -1
+		}
+		h(p.Title, total, func() int64 { return r.eng.Live.Ops.Load() * int64(objects) })
+	}
+	res, err := r.eng.Run(ctx, p)
+	if r.o.Hooks.ItemEnd != nil {
+		r.o.Hooks.ItemEnd(p.Title)
+	}
+	return res, err
 }
 
 // collectKeys gathers and sorts the keys the threads put in the item that
@@ -268,27 +279,49 @@ func (r *run) task(ctx context.Context, it *item) func(w *engine.Worker, i, pass
 		if !ok {
 			return nil
 		}
-		backoff := throttleBase
-		for attempt := 0; ; attempt++ {
-			n, err := it.do(ctx, w, s, i, pass)
-			switch {
-			case err == nil:
-				w.End(s, n)
-				return nil
-			case ctx.Err() != nil:
-				return nil // interrupted: neither a success nor a failure
-			case !errors.Is(err, object.ErrThrottled) || attempt >= maxThrottleRetries:
-				return err
-			}
-			w.Throttled()
-			select {
-			case <-w.Cancelled():
-				return nil
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, throttleMax)
-			w.Retime(&s)
+		var n int64
+		err := attempt(ctx, w, &s, func() (err error) {
+			n, err = it.do(ctx, w, s, i, pass)
+			return err
+		})
+		switch err {
+		case nil:
+			w.End(s, n)
+		case errInterrupted:
+			return nil
 		}
+		return err
+	}
+}
+
+// errInterrupted stands for an operation cut short by the end of the
+// phase: neither a success nor a failure.
+var errInterrupted = errors.New("interrupted")
+
+// attempt runs op, trying it again after the store asked to slow down,
+// with a growing pause; the time of the operation (s) then counts from the
+// last attempt. It returns op's last error, or errInterrupted when the
+// phase was stopped meanwhile.
+func attempt(ctx context.Context, w *engine.Worker, s *engine.Start, op func() error) error {
+	backoff := throttleBase
+	for try := 0; ; try++ {
+		err := op()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return errInterrupted
+		case !errors.Is(err, object.ErrThrottled) || try >= maxThrottleRetries:
+			return err
+		}
+		w.Throttled()
+		select {
+		case <-w.Cancelled():
+			return errInterrupted
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, throttleMax)
+		w.Retime(s)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/units"
 )
 
@@ -216,135 +217,199 @@ func FormatMeasure(m Measure) string {
 func WriteTable(w io.Writer, r *Result, o Options) error {
 	bw := &ErrWriter{W: w}
 	if len(r.Checks) > 0 {
-		t := NewTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
-		for _, c := range r.Checks {
-			g := Good
-			switch c.Status {
-			case CheckFailed:
-				g = Poor
-			case CheckWarning, CheckNotSupport:
-				g = Fair
-			}
-			res := c.Status
-			if c.Reason != "" {
-				res += ": " + c.Reason
-			}
-			_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
-		}
-		if err := t.Render(); err != nil {
+		if err := writeChecks(bw, r, o); err != nil {
 			return err
 		}
 	}
 	if len(r.Phases) > 0 {
-		switch {
-		case r.Interrupted:
-			fmt.Fprintln(bw, "Benchmark interrupted! Results so far:")
-		case r.Error != "":
-			fmt.Fprintln(bw, "Benchmark failed! Results so far:")
-		default:
-			fmt.Fprintln(bw, "Benchmark finished!")
-		}
-		if line := paramLine(r.Parameters); line != "" {
-			fmt.Fprintln(bw, line)
-		}
-		fmt.Fprintf(bw, "Time used: %.1f s, CPU: %.1f%%, Memory: %.1f MiB\n",
-			r.Usage.Seconds, r.Usage.CPUPercent, float64(r.Usage.PeakRSSBytes)/float64(units.MiB))
-		if r.CacheDrop != "" {
-			fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
-		}
-		header := []string{"ITEM", "VALUE", "COST", "P50", "P99", "MAX", "LATENCY OF"}
-		align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-		if o.Verbose {
-			header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
-			align = []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}
-		}
-		t := NewTable(bw, header, align)
-		for _, p := range r.Phases {
-			l := p.Latency
-			lat := func(v float64) string {
-				if l.Count == 0 {
-					return "-"
-				}
-				return units.FormatLatency(v)
-			}
-			title := p.Title
-			if p.Incomplete {
-				title += " (incomplete)"
-			}
-			value := paint(o, p.Value.Grade, FormatMeasure(p.Value))
-			cost := paint(o, p.Cost.Grade, FormatMeasure(p.Cost))
-			if p.Errors > 0 {
-				title += fmt.Sprintf(" [%d errors]", p.Errors)
-			}
-			if o.Verbose {
-				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P90), lat(l.P99), lat(l.P999), lat(l.Max), p.LatencyOf,
-					strconv.FormatInt(p.Ops, 10), strconv.FormatInt(p.Errors, 10)})
-			} else {
-				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P99), lat(l.Max), p.LatencyOf})
-			}
-			if o.Verbose {
-				for _, row := range hostRows(&p) {
-					_ = t.Append(row)
-				}
-				for _, row := range rankRows(&p) {
-					_ = t.Append(row)
-				}
-			}
-		}
-		if r.Internal != nil {
-			for _, row := range r.Internal.Rows {
-				value, cost := "unknown", "unknown"
-				if !row.Unknown {
-					value = strconv.FormatInt(row.Count, 10) + " operations"
-					cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
-				}
-				cells := []string{row.Name, value, cost, "", "", "", ""}
-				if o.Verbose {
-					cells = append(cells, "", "", "", "")
-				}
-				_ = t.Append(cells)
-			}
-		}
-		if err := t.Render(); err != nil {
+		if err := writePhases(bw, r, o); err != nil {
 			return err
-		}
-		if len(r.Hosts) > 0 {
-			fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
-			if !o.Verbose {
-				fmt.Fprint(bw, "; per-host rows, start skew and stonewall rates with -v")
-			}
-			fmt.Fprintln(bw)
-		}
-		if in := r.Internal; in != nil {
-			cpu, mem := "unknown", "unknown"
-			if in.ClientCPUPercent != nil {
-				cpu = strconv.FormatFloat(*in.ClientCPUPercent, 'f', 1, 64) + "%"
-			}
-			if in.ClientMemoryBytes != nil {
-				mem = strconv.FormatFloat(float64(*in.ClientMemoryBytes)/float64(units.MiB), 'f', 1, 64) + " MiB"
-			}
-			fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
 		}
 	}
 	if len(r.Expectations) > 0 {
-		t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
-		for _, e := range r.Expectations {
-			res, g := "PASS", Good
-			if !e.Pass {
-				res, g = "FAIL", Poor
-				if e.Reason != "" {
-					res += ": " + e.Reason
-				}
-			}
-			_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
-		}
-		if err := t.Render(); err != nil {
+		if err := writeExpectations(bw, r, o); err != nil {
 			return err
 		}
 	}
 	// Warnings are in the result for JSON; commands print them to stderr as
 	// they happen, so the table does not repeat them on stdout.
 	return bw.Err()
+}
+
+// writeChecks writes the table of functional checks.
+func writeChecks(bw *ErrWriter, r *Result, o Options) error {
+	t := NewTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
+	for _, c := range r.Checks {
+		g := Good
+		switch c.Status {
+		case CheckFailed:
+			g = Poor
+		case CheckWarning, CheckNotSupport:
+			g = Fair
+		}
+		res := c.Status
+		if c.Reason != "" {
+			res += ": " + c.Reason
+		}
+		_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// writePhases writes the header lines and the ITEM | VALUE | COST table.
+func writePhases(bw *ErrWriter, r *Result, o Options) error {
+	switch {
+	case r.Interrupted:
+		fmt.Fprintln(bw, "Benchmark interrupted! Results so far:")
+	case r.Error != "":
+		fmt.Fprintln(bw, "Benchmark failed! Results so far:")
+	default:
+		fmt.Fprintln(bw, "Benchmark finished!")
+	}
+	if line := paramLine(r.Parameters); line != "" {
+		fmt.Fprintln(bw, line)
+	}
+	fmt.Fprintf(bw, "Time used: %.1f s, CPU: %.1f%%, Memory: %.1f MiB\n",
+		r.Usage.Seconds, r.Usage.CPUPercent, float64(r.Usage.PeakRSSBytes)/float64(units.MiB))
+	if r.CacheDrop != "" {
+		fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
+	}
+	header, align := phaseHeader(r, o)
+	t := NewTable(bw, header, align)
+	for _, p := range r.Phases {
+		_ = t.Append(phaseCells(&p, o, showTTFB(r)))
+		if o.Verbose {
+			for _, row := range hostRows(&p) {
+				_ = t.Append(row)
+			}
+			for _, row := range rankRows(&p) {
+				_ = t.Append(row)
+			}
+		}
+	}
+	if r.Internal != nil {
+		for _, row := range r.Internal.Rows {
+			value, cost := "unknown", "unknown"
+			if !row.Unknown {
+				value = strconv.FormatInt(row.Count, 10) + " operations"
+				cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
+			}
+			cells := []string{row.Name, value, cost, "", "", "", ""}
+			if o.Verbose {
+				cells = append(cells, "", "", "", "")
+			}
+			if showTTFB(r) {
+				cells = append(cells, "", "")
+			}
+			_ = t.Append(cells)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if len(r.Hosts) > 0 {
+		fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
+		if !o.Verbose {
+			fmt.Fprint(bw, "; per-host rows, start skew and stonewall rates with -v")
+		}
+		fmt.Fprintln(bw)
+	}
+	if in := r.Internal; in != nil {
+		cpu, mem := "unknown", "unknown"
+		if in.ClientCPUPercent != nil {
+			cpu = strconv.FormatFloat(*in.ClientCPUPercent, 'f', 1, 64) + "%"
+		}
+		if in.ClientMemoryBytes != nil {
+			mem = strconv.FormatFloat(float64(*in.ClientMemoryBytes)/float64(units.MiB), 'f', 1, 64) + " MiB"
+		}
+		fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
+	}
+	return nil
+}
+
+// writeExpectations writes the table of expectations.
+func writeExpectations(bw *ErrWriter, r *Result, o Options) error {
+	t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
+	for _, e := range r.Expectations {
+		res, g := "PASS", Good
+		if !e.Pass {
+			res, g = "FAIL", Poor
+			if e.Reason != "" {
+				res += ": " + e.Reason
+			}
+		}
+		_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// showTTFB reports whether the table shows the time to first byte: for
+// objbench's workloads (--workload), whose reads record it.
+func showTTFB(r *Result) bool {
+	if r.Parameters.Get("workload") == nil {
+		return false
+	}
+	for _, p := range r.Phases {
+		if p.TTFB != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// phaseHeader is the header of the table of phases, and its alignment.
+func phaseHeader(r *Result, o Options) ([]string, []tw.Align) {
+	r2, l := tw.AlignRight, tw.AlignLeft
+	header := []string{"ITEM", "VALUE", "COST", "P50", "P99", "MAX", "LATENCY OF"}
+	align := []tw.Align{r2, r2, r2, r2, r2, r2, l}
+	if o.Verbose {
+		header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
+		align = []tw.Align{r2, r2, r2, r2, r2, r2, r2, r2, l, r2, r2}
+	}
+	if showTTFB(r) {
+		header = append(header, "TTFB P50", "TTFB P99")
+		align = append(align, r2, r2)
+	}
+	return header, align
+}
+
+// phaseCells is the table's row of a phase.
+func phaseCells(p *Phase, o Options, ttfb bool) []string {
+	l := p.Latency
+	lat := func(s metrics.Summary, v float64) string {
+		if s.Count == 0 {
+			return "-"
+		}
+		return units.FormatLatency(v)
+	}
+	title := p.Title
+	if p.Incomplete {
+		title += " (incomplete)"
+	}
+	value := paint(o, p.Value.Grade, FormatMeasure(p.Value))
+	cost := paint(o, p.Cost.Grade, FormatMeasure(p.Cost))
+	if p.Errors > 0 {
+		title += fmt.Sprintf(" [%d errors]", p.Errors)
+	}
+	cells := []string{title, value, cost, lat(l, l.P50), lat(l, l.P99), lat(l, l.Max), p.LatencyOf}
+	if o.Verbose {
+		cells = []string{title, value, cost, lat(l, l.P50), lat(l, l.P90), lat(l, l.P99), lat(l, l.P999), lat(l, l.Max), p.LatencyOf,
+			strconv.FormatInt(p.Ops, 10), strconv.FormatInt(p.Errors, 10)}
+	}
+	if ttfb {
+		var f metrics.Summary
+		if p.TTFB != nil {
+			f = *p.TTFB
+		}
+		cells = append(cells, lat(f, f.P50), lat(f, f.P99))
+	}
+	return cells
 }
 
 func paramLine(p Params) string {
