@@ -17,8 +17,8 @@ func WithPrefix(s Storage, prefix string) Storage {
 		return s
 	}
 	base := &prefixed{s: s, p: prefix}
-	m, isMP := s.(MultipartUploader)
-	f, isFS := s.(FileSystem)
+	m, f := AsMultipart(s), AsFileSystem(s)
+	isMP, isFS := m != nil, f != nil
 	switch {
 	case isMP && isFS:
 		return &prefixedAll{base, &prefixMultipart{m, prefix}, &prefixFS{f, prefix}}
