@@ -190,3 +190,58 @@ func TestVersioningNotSupported(t *testing.T) {
 	}
 	_ = s.Delete(context.Background(), "unversioned")
 }
+
+// A distributed MinIO of two nodes, one per network namespace: requests
+// alternate between the nodes, and what one node took the other serves.
+func TestEndpointsDistributedMinIO(t *testing.T) {
+	c := testenv.NewMinIOCluster(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := object.Config{AccessKey: c.AccessKey, SecretKey: object.NewSecret(c.SecretKey), Threads: 4}
+	e, err := object.OpenEndpoints(ctx, "minio", c.URL("nodes"), c.Endpoints, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := range n {
+		data := bytes.Repeat([]byte{byte(i)}, 1000+i)
+		if err := e.Put(ctx, fmt.Sprintf("k%d", i), bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Request j goes to node j%2: Create was 0, put i was 1+i; one list
+	// makes get i request 42+i, on the other node than its put.
+	if page, err := e.List(ctx, object.ListOptions{}); err != nil || len(page.Objects) != n {
+		t.Fatalf("list: %v, %v; want %d objects", page, err, n)
+	}
+	for i := range n {
+		rc, err := e.Get(ctx, fmt.Sprintf("k%d", i), 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(got, bytes.Repeat([]byte{byte(i)}, 1000+i)) {
+			t.Fatalf("k%d read through the other node: %d bytes, %v", i, len(got), err)
+		}
+	}
+	checkHalves(t, e.Stats(), 2*n+2)
+}
+
+// checkHalves checks that each of two endpoints took half the requests.
+func checkHalves(t *testing.T, st []object.EndpointStats, total int64) {
+	t.Helper()
+	for _, s := range st {
+		t.Logf("%s: %d requests, %d bytes, %d errors, busy %s", s.Endpoint, s.Ops, s.Bytes, s.Errors, s.Busy)
+		if s.Ops < total/2 || s.Ops > total/2+1 || s.Errors != 0 {
+			t.Errorf("endpoint %s: %d requests (%d errors) of %d, want half and no error", s.Endpoint, s.Ops, s.Errors, total)
+		}
+	}
+	if len(st) != 2 || st[0].Endpoint == st[1].Endpoint {
+		t.Fatalf("stats %+v, want two endpoints", st)
+	}
+}
