@@ -29,6 +29,7 @@ type ObjbenchOptions struct {
 	secretKey, sessionToken                            string
 	blockSize, bigObjectSize, smallObjectSize, timeout string
 	duration, warmup, interval                         string
+	workload                                           objWorkloadFlags
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -79,7 +80,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 			if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
 				return err
 			}
-			if err := o.resolve(app); err != nil {
+			if err := o.resolve(app, cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -119,6 +120,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` of each item (ops/s, MiB/s, p50, p99) and record the series, e.g. 1s")
 	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
+	addObjWorkloadFlags(cmd, o)
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, objbenchQuick)
 	addHostsFlags(cmd, &o.Cluster)
@@ -140,7 +142,7 @@ func storageHelp() string {
 	return b.String()
 }
 
-func (o *ObjbenchOptions) resolve(app *App) error {
+func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	if err := parseSizes(
 		sizeArg{"block-size", o.blockSize, &o.BlockSize},
 		sizeArg{"big-object-size", o.bigObjectSize, &o.BigObjectSize},
@@ -185,6 +187,9 @@ func (o *ObjbenchOptions) resolve(app *App) error {
 	}
 	if o.Storage == "file" && strings.Contains(o.URL, "://") && !strings.HasPrefix(o.URL, "file://") {
 		return Usagef("%s looks like a URL, not a directory: did you forget --storage (s3, minio, cos, nfs)?", object.RedactURL(o.URL))
+	}
+	if err := o.resolveWorkload(cmd); err != nil {
+		return err
 	}
 	if err := o.Options.Validate(); err != nil {
 		return &UsageError{Err: err}

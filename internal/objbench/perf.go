@@ -47,6 +47,10 @@ type thread struct {
 	buf  []byte
 	rd   bytes.Reader
 	keys []int // keys this thread put in the item in progress
+	// Workloads: the objects this thread made that still exist, and how
+	// many it made in all (the number of its next key).
+	live []objRef
+	made int
 }
 
 const maxSamples = 5
@@ -224,20 +228,7 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 	if it.once {
 		p.Ops, p.Duration, p.Warmup = 0, 0, 0
 	}
-	if h := r.o.Hooks.Interval; h != nil && p.Interval > 0 {
-		p.OnInterval = func(s engine.Sample) { h(it.title, s.Report()) }
-	}
-	if h := r.o.Hooks.ItemStart; h != nil {
-		total := int64(n * max(it.objects, 1))
-		if p.Duration > 0 || p.Ops > 0 {
-			total = -1
-		}
-		h(it.title, total, func() int64 { return r.eng.Live.Ops.Load() * int64(max(it.objects, 1)) })
-	}
-	res, err := r.eng.Run(ctx, p)
-	if r.o.Hooks.ItemEnd != nil {
-		r.o.Hooks.ItemEnd(it.title)
-	}
+	res, err := r.runPhase(ctx, p, max(it.objects, 1))
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", it.title, err)
 	}
@@ -245,6 +236,26 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 		*it.writes = r.collectKeys()
 	}
 	return r.toPhase(it, res)
+}
+
+// runPhase runs a phase on the engine, telling the hooks of its start,
+// intervals and end; objects is how many objects one operation covers.
+func (r *run) runPhase(ctx context.Context, p engine.Phase, objects int) (*engine.Result, error) {
+	if h := r.o.Hooks.Interval; h != nil && p.Interval > 0 {
+		p.OnInterval = func(s engine.Sample) { h(p.Title, s.Report()) }
+	}
+	if h := r.o.Hooks.ItemStart; h != nil {
+		total := int64(p.Tasks * objects)
+		if p.Duration > 0 || p.Ops > 0 {
+			total = -1
+		}
+		h(p.Title, total, func() int64 { return r.eng.Live.Ops.Load() * int64(objects) })
+	}
+	res, err := r.eng.Run(ctx, p)
+	if r.o.Hooks.ItemEnd != nil {
+		r.o.Hooks.ItemEnd(p.Title)
+	}
+	return res, err
 }
 
 // collectKeys gathers and sorts the keys the threads put in the item that
