@@ -287,6 +287,9 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 					_ = t.Append(row)
 				}
 			}
+			for _, row := range endpointRows(&p, o.Verbose) {
+				_ = t.Append(row)
+			}
 		}
 		if r.Internal != nil {
 			for _, row := range r.Internal.Rows {

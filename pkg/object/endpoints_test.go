@@ -245,3 +245,20 @@ func checkHalves(t *testing.T, st []object.EndpointStats, total int64) {
 		t.Fatalf("stats %+v, want two endpoints", st)
 	}
 }
+
+// An endpoint ParseEndpoint accepts parses again to itself, and nothing
+// makes it panic.
+func FuzzParseEndpoint(f *testing.F) {
+	for _, s := range []string{"http://10.0.0.1:9000", "https://h/", "h:9000", "http://[::1]:1", "http://a:b@h", "http://h:99999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ep, err := object.ParseEndpoint(s)
+		if err != nil {
+			return
+		}
+		if again, err := object.ParseEndpoint(ep); err != nil || again != ep {
+			t.Fatalf("ParseEndpoint(%q) = %q, which parses to %q, %v", s, ep, again, err)
+		}
+	})
+}

@@ -1,0 +1,32 @@
+package report
+
+import (
+	"strconv"
+
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// endpointRows are the table's rows under a phase run through several
+// endpoints of one store: each endpoint's rate in the phase's unit, its
+// mean time per request, and its requests and errors.
+func endpointRows(p *Phase, verbose bool) [][]string {
+	var rows [][]string
+	for _, e := range p.Endpoints {
+		v := Measure{Unit: "req/s", Value: e.RequestsPerSec}
+		if p.Value.Unit == "MiB/s" {
+			v = Measure{Unit: "MiB/s", Value: e.BytesPerSec / float64(units.MiB)}
+		}
+		cost := strconv.FormatFloat(e.MeanMs, 'f', 2, 64) + " ms/req"
+		what := "endpoint: " + strconv.FormatInt(e.Requests, 10) + " requests"
+		if e.Errors > 0 {
+			what += ", " + strconv.FormatInt(e.Errors, 10) + " errors"
+		}
+		row := []string{"  " + e.Endpoint, FormatMeasure(v), cost, "", "", "", what}
+		if verbose {
+			row = []string{"  " + e.Endpoint, FormatMeasure(v), cost, "", "", "", "", "", what,
+				strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Errors, 10)}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
