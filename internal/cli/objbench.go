@@ -78,10 +78,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 			if err := o.Cluster.resolve(cmd); err != nil {
 				return err
 			}
-			if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
-				return err
-			}
-			if err := o.resolve(app, cmd); err != nil {
+			if err := o.resolveAll(app, cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -207,6 +204,25 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 		}
 	}
 	return o.Output.resolve()
+}
+
+// resolveAll resolves the flags; the expectations are checked against the
+// rows the run will have, which with --workload depend on the other flags.
+func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
+	if o.Workload == "" {
+		if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
+			return err
+		}
+		return o.resolve(app, cmd)
+	}
+	if err := o.resolve(app, cmd); err != nil {
+		return err
+	}
+	cat := expect.Catalog{Command: "objbench"}
+	for _, m := range objbench.WorkloadMetrics(o.Options) {
+		cat.Metrics = append(cat.Metrics, expect.Metric{Name: m.Name, Bytes: m.Bytes})
+	}
+	return o.CI.resolve(cmd, cat)
 }
 
 // objbenchGCPercent is the GOGC objbench runs with.

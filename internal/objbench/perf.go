@@ -282,27 +282,49 @@ func (r *run) task(ctx context.Context, it *item) func(w *engine.Worker, i, pass
 		if !ok {
 			return nil
 		}
-		backoff := throttleBase
-		for attempt := 0; ; attempt++ {
-			n, err := it.do(ctx, w, s, i, pass)
-			switch {
-			case err == nil:
-				w.End(s, n)
-				return nil
-			case ctx.Err() != nil:
-				return nil // interrupted: neither a success nor a failure
-			case !errors.Is(err, object.ErrThrottled) || attempt >= maxThrottleRetries:
-				return err
-			}
-			w.Throttled()
-			select {
-			case <-w.Cancelled():
-				return nil
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, throttleMax)
-			w.Retime(&s)
+		var n int64
+		err := attempt(ctx, w, &s, func() (err error) {
+			n, err = it.do(ctx, w, s, i, pass)
+			return err
+		})
+		switch err {
+		case nil:
+			w.End(s, n)
+		case errInterrupted:
+			return nil
 		}
+		return err
+	}
+}
+
+// errInterrupted stands for an operation cut short by the end of the
+// phase: neither a success nor a failure.
+var errInterrupted = errors.New("interrupted")
+
+// attempt runs op, trying it again after the store asked to slow down,
+// with a growing pause; the time of the operation (s) then counts from the
+// last attempt. It returns op's last error, or errInterrupted when the
+// phase was stopped meanwhile.
+func attempt(ctx context.Context, w *engine.Worker, s *engine.Start, op func() error) error {
+	backoff := throttleBase
+	for try := 0; ; try++ {
+		err := op()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return errInterrupted
+		case !errors.Is(err, object.ErrThrottled) || try >= maxThrottleRetries:
+			return err
+		}
+		w.Throttled()
+		select {
+		case <-w.Cancelled():
+			return errInterrupted
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, throttleMax)
+		w.Retime(s)
 	}
 }
 

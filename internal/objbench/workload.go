@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/report"
@@ -46,7 +47,7 @@ type Workload struct {
 
 // workloadList is every workload, in the order --help lists them.
 var workloadList = []*Workload{
-	getWorkload, putWorkload, statWorkload, deleteWorkload, listWorkload,
+	getWorkload, putWorkload, statWorkload, deleteWorkload, listWorkload, mixedWorkload,
 	multipartWorkload, versionedWorkload,
 }
 
@@ -115,6 +116,7 @@ func (r *run) runWorkload(ctx context.Context) error {
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", p.Title, err)
 	}
+	r.ended(&p, res)
 	rows := []report.Phase{r.phaseRow(p.Name, p.Title, res)}
 	if wl.Rows != nil {
 		rows = wl.Rows(r, res)
@@ -140,6 +142,29 @@ func (r *run) limits(p *engine.Phase) {
 		p.Ops, p.Duration = o.Ops, o.Duration
 	}
 	p.Warmup, p.Rate, p.Interval = o.Warmup, o.Rate, o.Interval
+	if o.AutoTerm.On {
+		p.EndEarly = o.AutoTerm.Stable
+		if p.Interval == 0 {
+			p.Interval = time.Second
+		}
+	}
+}
+
+// ended tells how the timed phase ended when it did not run to its
+// limits: autoterm found it stable, or the objects to delete ran out.
+func (r *run) ended(p *engine.Phase, res *engine.Result) {
+	switch {
+	case res.EndedEarly:
+		a := r.o.AutoTerm
+		msg := fmt.Sprintf("autoterm ended %s after %.1f s: the throughput of the last %d intervals was within %g%% of the last one",
+			p.Title, res.Elapsed.Seconds(), a.Samples, a.Pct)
+		r.info(msg)
+		r.res.Parameters = append(r.res.Parameters, report.Param{Key: "autoterm_ended_s", Label: "Ended by autoterm after",
+			Value: res.Elapsed.Seconds(), Display: res.Elapsed.Round(100 * time.Millisecond).String()})
+	case p.Duration > 0 && p.Ops > 0 && res.Ops+res.Errors >= p.Ops && res.Elapsed < p.Duration && !res.Incomplete:
+		r.info(fmt.Sprintf("%s: ended after %.1f s, before --duration, when its %d operations were done (more --objects make it longer)",
+			p.Title, res.Elapsed.Seconds(), p.Ops))
+	}
 }
 
 // phaseRow is the result row of a workload's measurement: operations/s,

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -33,15 +34,15 @@ func objKey(w, n int) string { return objPrefix + strconv.Itoa(w) + "/" + strcon
 // object once, or --objects puts.
 var (
 	getWorkload = &Workload{Name: "get", Help: "download the prepared objects, whole or --range at random offsets",
-		Check: checkObjects(true), Prepare: (*run).prepareObjects, Phase: (*run).getPhase}
+		Check: checkObjects(true), Prepare: (*run).prepareObjects, Phase: (*run).getPhase, Rows: (*run).classRows}
 	putWorkload = &Workload{Name: "put", Help: "upload new objects of --obj-size or --obj-size-dist",
-		Check: checkObjects(false), Phase: (*run).putPhase}
+		Check: checkObjects(false), Phase: (*run).putPhase, Rows: (*run).classRows}
 	statWorkload = &Workload{Name: "stat", Help: "head (stat) the prepared objects",
-		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).statPhase}
+		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).statPhase, Rows: (*run).classRows}
 	deleteWorkload = &Workload{Name: "delete", Help: "delete the prepared objects, each once: the phase ends when none is left",
-		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).deletePhase}
+		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).deletePhase, Rows: (*run).classRows}
 	listWorkload = &Workload{Name: "list", Help: "list the prepared objects, a page of up to 1000 per operation",
-		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).listPhase}
+		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).listPhase, Rows: (*run).listRows}
 )
 
 // checkObjects checks the options of the object workloads; ranges only
@@ -92,13 +93,29 @@ func (r *run) prepareObjects(ctx context.Context) error {
 type opFunc func(ctx context.Context, w *engine.Worker, s engine.Start, task int) (int64, int, error)
 
 // timed makes a phase's Do from one operation: begin, the operation
-// (tried again after throttling), end.
+// (tried again after throttling), end, each recorded in the operation's
+// class too.
 func (r *run) timed(ctx context.Context, op opFunc) func(w *engine.Worker, task, pass int) error {
-	it := &item{do: func(ctx context.Context, w *engine.Worker, s engine.Start, i, _ int) (int64, error) {
-		n, _, err := op(ctx, w, s, i)
-		return n, err
-	}}
-	return r.task(ctx, it)
+	return func(w *engine.Worker, task, _ int) error {
+		s, ok := w.Begin()
+		if !ok {
+			return nil
+		}
+		var n int64
+		class := -1
+		err := attempt(ctx, w, &s, func() (err error) {
+			n, class, err = op(ctx, w, s, task)
+			return err
+		})
+		switch err {
+		case nil:
+			w.EndAs(s, n, class)
+		case errInterrupted:
+		default:
+			w.FailAs(err, class)
+		}
+		return nil
+	}
 }
 
 // putNew uploads a new object of a size drawn from the distribution and
@@ -176,21 +193,21 @@ func (r *run) readChecked(w *engine.Worker, s engine.Start, rc io.Reader, key st
 func (r *run) pick(task int) objRef { return r.objs[task%len(r.objs)] }
 
 func (r *run) getPhase(ctx context.Context) engine.Phase {
-	return engine.Phase{Name: "get", Title: "get objects", Tasks: len(r.objs), Random: true,
+	return engine.Phase{Name: "get", Title: "get objects", Tasks: len(r.objs), Random: true, Classes: len(r.o.Sizes.Classes()),
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, s engine.Start, task int) (int64, int, error) {
 			return r.getObj(ctx, w, s, r.pick(task))
 		})}
 }
 
 func (r *run) putPhase(ctx context.Context) engine.Phase {
-	return engine.Phase{Name: "put", Title: "put objects", Tasks: r.o.Objects, Shared: true,
+	return engine.Phase{Name: "put", Title: "put objects", Tasks: r.o.Objects, Shared: true, Classes: len(r.o.Sizes.Classes()),
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, _ engine.Start, _ int) (int64, int, error) {
 			return r.putNew(ctx, w)
 		})}
 }
 
 func (r *run) statPhase(ctx context.Context) engine.Phase {
-	return engine.Phase{Name: "stat", Title: "stat objects", Tasks: len(r.objs), Random: true,
+	return engine.Phase{Name: "stat", Title: "stat objects", Tasks: len(r.objs), Random: true, Classes: len(r.o.Sizes.Classes()),
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, _ engine.Start, task int) (int64, int, error) {
 			return r.statObj(ctx, r.pick(task))
 		})}
@@ -209,7 +226,7 @@ func (r *run) statObj(ctx context.Context, obj objRef) (int64, int, error) {
 // most the prepared objects, whatever --ops and --duration say.
 func (r *run) deletePhase(ctx context.Context) engine.Phase {
 	n := int64(len(r.objs))
-	p := engine.Phase{Name: "delete", Title: "delete objects", Tasks: len(r.objs), Shared: true,
+	p := engine.Phase{Name: "delete", Title: "delete objects", Tasks: len(r.objs), Shared: true, Classes: len(r.o.Sizes.Classes()),
 		Ops: min(r.o.Ops, n), Duration: r.o.Duration,
 		Do: r.timed(ctx, func(ctx context.Context, _ *engine.Worker, _ engine.Start, task int) (int64, int, error) {
 			obj := r.pick(task)
@@ -247,4 +264,15 @@ func (r *run) listPageOf(ctx context.Context, page int) error {
 		return fmt.Errorf("list %s after %q: %d objects, expected %d", objPrefix, opt.StartAfter, len(got.Objects), want)
 	}
 	return nil
+}
+
+// listRows is the row of the list workload: objects listed per second.
+func (r *run) listRows(res *engine.Result) []report.Phase {
+	p := r.phaseRow("list", "list objects", res)
+	pages := (len(r.objs) + listPage - 1) / listPage
+	p.Items = res.Ops * int64(len(r.objs)) / int64(max(pages, 1))
+	p.SetRates()
+	p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "objects/s"}
+	p.LatencyOf = fmt.Sprintf("list of up to %d objects", min(listPage, len(r.objs)))
+	return []report.Phase{p}
 }
