@@ -446,26 +446,6 @@ func (o *Options) params() report.Params {
 	return append(ps, o.limitParams()...)
 }
 
-// limitParams are the parameters of the limits of each phase.
-func (o *Options) limitParams() report.Params {
-	var ps report.Params
-	for _, x := range []struct {
-		key, label string
-		d          time.Duration
-	}{{"duration_s", "Duration", o.Duration}, {"warmup_s", "Warmup", o.Warmup}, {"interval_s", "Interval", o.Interval}} {
-		if x.d > 0 {
-			ps = append(ps, report.Param{Key: x.key, Label: x.label, Value: x.d.Seconds(), Display: x.d.String()})
-		}
-	}
-	if o.Ops > 0 {
-		ps = append(ps, report.Param{Key: "ops", Label: "Ops", Value: o.Ops, Display: strconv.FormatInt(o.Ops, 10)})
-	}
-	if o.Rate > 0 {
-		ps = append(ps, report.Param{Key: "rate", Label: "Rate", Value: o.Rate, Display: strconv.FormatFloat(o.Rate, 'g', -1, 64) + "/s"})
-	}
-	return ps
-}
-
 // signLabel shows whether payloads are signed on the header line of the
 // stores that sign requests, and nowhere else.
 func signLabel(storage string) string {

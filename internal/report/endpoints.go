@@ -8,8 +8,9 @@ import (
 
 // endpointRows are the table's rows under a phase run through several
 // endpoints of one store: each endpoint's rate in the phase's unit, its
-// mean time per request, and its requests and errors.
-func endpointRows(p *Phase, verbose bool) [][]string {
+// mean time per request, and its requests and errors; each row has the
+// table's columns.
+func endpointRows(p *Phase, verbose bool, columns int) [][]string {
 	var rows [][]string
 	for _, e := range p.Endpoints {
 		v := Measure{Unit: "req/s", Value: e.RequestsPerSec}
@@ -25,6 +26,9 @@ func endpointRows(p *Phase, verbose bool) [][]string {
 		if verbose {
 			row = []string{"  " + e.Endpoint, FormatMeasure(v), cost, "", "", "", "", "", what,
 				strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Errors, 10)}
+		}
+		for len(row) < columns {
+			row = append(row, "")
 		}
 		rows = append(rows, row)
 	}

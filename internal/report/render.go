@@ -217,112 +217,136 @@ func FormatMeasure(m Measure) string {
 func WriteTable(w io.Writer, r *Result, o Options) error {
 	bw := &ErrWriter{W: w}
 	if len(r.Checks) > 0 {
-		t := NewTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
-		for _, c := range r.Checks {
-			g := Good
-			switch c.Status {
-			case CheckFailed:
-				g = Poor
-			case CheckWarning, CheckNotSupport:
-				g = Fair
-			}
-			res := c.Status
-			if c.Reason != "" {
-				res += ": " + c.Reason
-			}
-			_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
-		}
-		if err := t.Render(); err != nil {
+		if err := writeChecks(bw, r, o); err != nil {
 			return err
 		}
 	}
 	if len(r.Phases) > 0 {
-		switch {
-		case r.Interrupted:
-			fmt.Fprintln(bw, "Benchmark interrupted! Results so far:")
-		case r.Error != "":
-			fmt.Fprintln(bw, "Benchmark failed! Results so far:")
-		default:
-			fmt.Fprintln(bw, "Benchmark finished!")
-		}
-		if line := paramLine(r.Parameters); line != "" {
-			fmt.Fprintln(bw, line)
-		}
-		fmt.Fprintf(bw, "Time used: %.1f s, CPU: %.1f%%, Memory: %.1f MiB\n",
-			r.Usage.Seconds, r.Usage.CPUPercent, float64(r.Usage.PeakRSSBytes)/float64(units.MiB))
-		if r.CacheDrop != "" {
-			fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
-		}
-		header, align := phaseHeader(r, o)
-		t := NewTable(bw, header, align)
-		for _, p := range r.Phases {
-			_ = t.Append(phaseCells(&p, o, showTTFB(r)))
-			if o.Verbose {
-				for _, row := range hostRows(&p) {
-					_ = t.Append(row)
-				}
-			}
-			for _, row := range endpointRows(&p, o.Verbose) {
-				_ = t.Append(row)
-			}
-		}
-		if r.Internal != nil {
-			for _, row := range r.Internal.Rows {
-				value, cost := "unknown", "unknown"
-				if !row.Unknown {
-					value = strconv.FormatInt(row.Count, 10) + " operations"
-					cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
-				}
-				cells := []string{row.Name, value, cost, "", "", "", ""}
-				if o.Verbose {
-					cells = append(cells, "", "", "", "")
-				}
-				if showTTFB(r) {
-					cells = append(cells, "", "")
-				}
-				_ = t.Append(cells)
-			}
-		}
-		if err := t.Render(); err != nil {
+		if err := writePhases(bw, r, o); err != nil {
 			return err
-		}
-		if len(r.Hosts) > 0 {
-			fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
-			if !o.Verbose {
-				fmt.Fprint(bw, "; per-host rows, start skew and stonewall rates with -v")
-			}
-			fmt.Fprintln(bw)
-		}
-		if in := r.Internal; in != nil {
-			cpu, mem := "unknown", "unknown"
-			if in.ClientCPUPercent != nil {
-				cpu = strconv.FormatFloat(*in.ClientCPUPercent, 'f', 1, 64) + "%"
-			}
-			if in.ClientMemoryBytes != nil {
-				mem = strconv.FormatFloat(float64(*in.ClientMemoryBytes)/float64(units.MiB), 'f', 1, 64) + " MiB"
-			}
-			fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
 		}
 	}
 	if len(r.Expectations) > 0 {
-		t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
-		for _, e := range r.Expectations {
-			res, g := "PASS", Good
-			if !e.Pass {
-				res, g = "FAIL", Poor
-				if e.Reason != "" {
-					res += ": " + e.Reason
-				}
-			}
-			_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
-		}
-		if err := t.Render(); err != nil {
+		if err := writeExpectations(bw, r, o); err != nil {
 			return err
 		}
 	}
 	// Warnings are in the result for JSON; commands print them to stderr as
 	// they happen, so the table does not repeat them on stdout.
 	return bw.Err()
+}
+
+// writeChecks writes the table of functional checks.
+func writeChecks(bw *ErrWriter, r *Result, o Options) error {
+	t := NewTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
+	for _, c := range r.Checks {
+		g := Good
+		switch c.Status {
+		case CheckFailed:
+			g = Poor
+		case CheckWarning, CheckNotSupport:
+			g = Fair
+		}
+		res := c.Status
+		if c.Reason != "" {
+			res += ": " + c.Reason
+		}
+		_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// writePhases writes the header lines and the ITEM | VALUE | COST table.
+func writePhases(bw *ErrWriter, r *Result, o Options) error {
+	switch {
+	case r.Interrupted:
+		fmt.Fprintln(bw, "Benchmark interrupted! Results so far:")
+	case r.Error != "":
+		fmt.Fprintln(bw, "Benchmark failed! Results so far:")
+	default:
+		fmt.Fprintln(bw, "Benchmark finished!")
+	}
+	if line := paramLine(r.Parameters); line != "" {
+		fmt.Fprintln(bw, line)
+	}
+	fmt.Fprintf(bw, "Time used: %.1f s, CPU: %.1f%%, Memory: %.1f MiB\n",
+		r.Usage.Seconds, r.Usage.CPUPercent, float64(r.Usage.PeakRSSBytes)/float64(units.MiB))
+	if r.CacheDrop != "" {
+		fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
+	}
+	header, align := phaseHeader(r, o)
+	t := NewTable(bw, header, align)
+	for _, p := range r.Phases {
+		_ = t.Append(phaseCells(&p, o, showTTFB(r)))
+		if o.Verbose {
+			for _, row := range hostRows(&p) {
+				_ = t.Append(row)
+			}
+		}
+		for _, row := range endpointRows(&p, o.Verbose, len(header)) {
+			_ = t.Append(row)
+		}
+	}
+	if r.Internal != nil {
+		for _, row := range r.Internal.Rows {
+			value, cost := "unknown", "unknown"
+			if !row.Unknown {
+				value = strconv.FormatInt(row.Count, 10) + " operations"
+				cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
+			}
+			cells := []string{row.Name, value, cost, "", "", "", ""}
+			if o.Verbose {
+				cells = append(cells, "", "", "", "")
+			}
+			if showTTFB(r) {
+				cells = append(cells, "", "")
+			}
+			_ = t.Append(cells)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if len(r.Hosts) > 0 {
+		fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
+		if !o.Verbose {
+			fmt.Fprint(bw, "; per-host rows, start skew and stonewall rates with -v")
+		}
+		fmt.Fprintln(bw)
+	}
+	if in := r.Internal; in != nil {
+		cpu, mem := "unknown", "unknown"
+		if in.ClientCPUPercent != nil {
+			cpu = strconv.FormatFloat(*in.ClientCPUPercent, 'f', 1, 64) + "%"
+		}
+		if in.ClientMemoryBytes != nil {
+			mem = strconv.FormatFloat(float64(*in.ClientMemoryBytes)/float64(units.MiB), 'f', 1, 64) + " MiB"
+		}
+		fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
+	}
+	return nil
+}
+
+// writeExpectations writes the table of expectations.
+func writeExpectations(bw *ErrWriter, r *Result, o Options) error {
+	t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
+	for _, e := range r.Expectations {
+		res, g := "PASS", Good
+		if !e.Pass {
+			res, g = "FAIL", Poor
+			if e.Reason != "" {
+				res += ": " + e.Reason
+			}
+		}
+		_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // showTTFB reports whether the table shows the time to first byte: for
