@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -95,4 +97,19 @@ func (r *run) notSupportedRow(wl *Workload, err error) {
 	r.warn("%s: %v", wl.Name, err)
 	r.res.Phases = append(r.res.Phases, report.Phase{Name: wl.Name, Title: wl.Name,
 		Value: report.Measure{Unit: report.CheckNotSupport}, Cost: report.Measure{Unit: report.CheckNotSupport}})
+}
+
+// moreParams are the parameters of endpoints and multipart uploads, when
+// they apply.
+func (o *Options) moreParams() report.Params {
+	var ps report.Params
+	if len(o.Endpoints) > 0 {
+		ps = append(ps, report.Param{Key: "endpoints", Label: "Endpoints", Value: o.Endpoints, Display: strconv.Itoa(len(o.Endpoints))})
+	}
+	if o.Workload == "multipart" {
+		ps = append(ps,
+			report.Param{Key: "part_size", Label: "PartSize", Value: o.PartSize, Display: units.FormatBytes(o.PartSize)},
+			report.Param{Key: "parts_in_flight", Label: "PartsInFlight", Value: o.PartsInFlight, Display: strconv.Itoa(o.PartsInFlight)})
+	}
+	return ps
 }

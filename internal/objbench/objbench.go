@@ -443,7 +443,7 @@ func (o *Options) params() report.Params {
 		{Key: "sign_payload", Label: signLabel(o.Storage), Value: o.Object.SignPayload},
 		{Key: "verify", Label: "", Value: o.Verify},
 	}
-	return append(ps, o.limitParams()...)
+	return append(append(ps, o.moreParams()...), o.limitParams()...)
 }
 
 // signLabel shows whether payloads are signed on the header line of the

@@ -220,7 +220,7 @@ func (o *Options) workloadParams() report.Params {
 		ps = append(ps, report.Param{Key: "autoterm", Label: "AutoTerm", Value: true,
 			Display: fmt.Sprintf("%.1f%% after %s", o.AutoTerm.Pct, o.AutoTerm.MinDur)})
 	}
-	return append(ps, o.limitParams()...)
+	return append(append(ps, o.moreParams()...), o.limitParams()...)
 }
 
 // limitParams are the parameters of the limits of each phase.
