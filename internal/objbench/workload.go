@@ -156,8 +156,8 @@ func (r *run) ended(p *engine.Phase, res *engine.Result) {
 	switch {
 	case res.EndedEarly:
 		a := r.o.AutoTerm
-		msg := fmt.Sprintf("autoterm ended %s after %.1f s: the throughput of the last %d intervals was within %g%% of the last one",
-			p.Title, res.Elapsed.Seconds(), a.Samples, a.Pct)
+		msg := fmt.Sprintf("autoterm ended %s after %.1f s: each of the %d intervals before the last was within %g%% of its throughput",
+			p.Title, res.Elapsed.Seconds(), a.Samples-1, a.Pct)
 		r.info(msg)
 		r.res.Parameters = append(r.res.Parameters, report.Param{Key: "autoterm_ended_s", Label: "Ended by autoterm after",
 			Value: res.Elapsed.Seconds(), Display: res.Elapsed.Round(100 * time.Millisecond).String()})
