@@ -18,9 +18,9 @@ func endpointRows(p *Phase, verbose bool, columns int) [][]string {
 			v = Measure{Unit: "MiB/s", Value: e.BytesPerSec / float64(units.MiB)}
 		}
 		cost := strconv.FormatFloat(e.MeanMs, 'f', 2, 64) + " ms/req"
-		what := "endpoint: " + strconv.FormatInt(e.Requests, 10) + " requests"
+		what := "endpoint: " + count(e.Requests, "request")
 		if e.Errors > 0 {
-			what += ", " + strconv.FormatInt(e.Errors, 10) + " errors"
+			what += ", " + count(e.Errors, "error")
 		}
 		row := []string{"  " + e.Endpoint, FormatMeasure(v), cost, "", "", "", what}
 		if verbose {
@@ -33,4 +33,12 @@ func endpointRows(p *Phase, verbose bool, columns int) [][]string {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// count is n and the noun, plural unless n is 1.
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }

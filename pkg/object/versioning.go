@@ -64,10 +64,7 @@ type VersionPage struct {
 // AsVersioner returns s's versioning capability, or nil when s does not
 // have it (a wrapper has it when the store below has it).
 func AsVersioner(s Storage) Versioner {
-	if w, ok := s.(Wrapper); ok && AsVersioner(w.Unwrap()) == nil {
-		return nil
-	}
-	v, _ := s.(Versioner)
+	v, _ := capability[Versioner](s)
 	return v
 }
 
