@@ -299,18 +299,25 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 	}
 }
 
+// tlsAgents starts two agents serving root over TLS, and returns them with
+// the CA file that trusts them.
+func tlsAgents(t *testing.T, root string) (*agent, *agent, string) {
+	t.Helper()
+	certs := t.TempDir()
+	if err := testenv.WriteSelfSigned(certs); err != nil {
+		t.Fatal(err)
+	}
+	tlsArgs := []string{"--tls-cert", filepath.Join(certs, "public.crt"), "--tls-key", filepath.Join(certs, "private.key")}
+	return startAgent(t, root, tlsArgs...), startAgent(t, root, tlsArgs...), filepath.Join(certs, "public.crt")
+}
+
 // objbench on two agents over TLS: the credentials given on the command
 // line reach the agents encrypted and appear nowhere; over plain HTTP the
 // coordinator refuses to send them.
 func TestObjbenchHostsOverTLS(t *testing.T) {
 	m := testenv.SharedMinIO(t, false)
-	certs := t.TempDir()
-	if err := testenv.WriteSelfSigned(certs); err != nil {
-		t.Fatal(err)
-	}
 	root := t.TempDir()
-	tlsArgs := []string{"--tls-cert", filepath.Join(certs, "public.crt"), "--tls-key", filepath.Join(certs, "private.key")}
-	a, b := startAgent(t, root, tlsArgs...), startAgent(t, root, tlsArgs...)
+	a, b, ca := tlsAgents(t, root)
 	plain := startAgent(t, root)
 	args := []string{"objbench", "--storage", "minio", m.URL("hosts-tls"), "--access-key", m.AccessKey, "--secret-key", m.SecretKey,
 		"--skip-functional-tests", "--big-object-size", "8M", "--block-size", "1M", "--small-objects", "10", "--small-object-size", "16K", "-p", "2"}
@@ -318,7 +325,7 @@ func TestObjbenchHostsOverTLS(t *testing.T) {
 	if out.Code != 2 || !strings.Contains(out.Stderr, "only over TLS") {
 		t.Fatalf("secrets over plain HTTP: exit %d: %s", out.Code, out.Stderr)
 	}
-	out = coordinator(t, context.Background(), append(args, "--hosts", a.addr+","+b.addr, "--tls-ca", filepath.Join(certs, "public.crt"), "-o", "json")...)
+	out = coordinator(t, context.Background(), append(args, "--hosts", a.addr+","+b.addr, "--tls-ca", ca, "-o", "json")...)
 	if out.Code != 0 {
 		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
 	}

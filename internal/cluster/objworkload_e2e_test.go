@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,16 +14,10 @@ import (
 // add up to the total, and the time to first byte survives the merge.
 func TestObjWorkloadOnTwoHosts(t *testing.T) {
 	m := testenv.SharedMinIO(t, false)
-	certs := t.TempDir()
-	if err := testenv.WriteSelfSigned(certs); err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	tlsArgs := []string{"--tls-cert", filepath.Join(certs, "public.crt"), "--tls-key", filepath.Join(certs, "private.key")}
-	a, b := startAgent(t, root, tlsArgs...), startAgent(t, root, tlsArgs...)
+	a, b, ca := tlsAgents(t, t.TempDir())
 	out := coordinator(t, context.Background(), "objbench", "--storage", "minio", m.URL("hosts-workload"),
 		"--access-key", m.AccessKey, "--secret-key", m.SecretKey, "--workload", "mixed", "--objects", "30", "--obj-size", "16K",
-		"--ops", "200", "-p", "2", "--hosts", hostsFlag(a, b), "--tls-ca", filepath.Join(certs, "public.crt"), "-o", "json")
+		"--ops", "200", "-p", "2", "--hosts", hostsFlag(a, b), "--tls-ca", ca, "-o", "json")
 	if out.Code != 0 {
 		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
 	}
