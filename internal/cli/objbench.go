@@ -30,6 +30,7 @@ type ObjbenchOptions struct {
 	blockSize, bigObjectSize, smallObjectSize, timeout string
 	duration, warmup, interval                         string
 	workload                                           objWorkloadFlags
+	more                                               objMoreFlags
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -111,6 +112,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
 	addObjWorkloadFlags(cmd, o)
+	addObjMoreFlags(cmd, o)
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, objbenchQuick)
 	addHostsFlags(cmd, &o.Cluster)
@@ -187,6 +189,9 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 		return Usagef("%s looks like a URL, not a directory: did you forget --storage (s3, minio, cos, nfs)?", object.RedactURL(o.URL))
 	}
 	if err := o.resolveWorkload(cmd); err != nil {
+		return err
+	}
+	if err := o.resolveMore(cmd); err != nil {
 		return err
 	}
 	if err := o.Options.Validate(); err != nil {

@@ -276,6 +276,11 @@ func (w *Worker) FirstByte(s Start) {
 	w.ttfb.Record(w.fb)
 }
 
+// Measured reports whether the operation begun at s counts: it did not
+// start in the warm-up. Operations that time their own steps (the parts of
+// an upload) record them only then.
+func (w *Worker) Measured(s Start) bool { return s.sched >= w.clk.measure }
+
 // Time is the wall-clock time of s's actual start.
 func (w *Worker) Time(s Start) time.Time { return w.clk.at(s.at) }
 

@@ -77,6 +77,12 @@ type Options struct {
 	// Seed, if not 0, fixes the random choices of a workload (operations,
 	// sizes, offsets): runs with one seed make the same choices.
 	Seed uint64
+	// Endpoints, if set, are other scheme://host:port of the same store,
+	// used in turn for every request, with figures per endpoint.
+	Endpoints []string
+	// PartSize and PartsInFlight shape the multipart workload's uploads.
+	PartSize      int64
+	PartsInFlight int
 
 	Hooks Hooks
 }
@@ -119,6 +125,8 @@ func Defaults() Options {
 		Objects:         1000,
 		Sizes:           FixedSize(128 * units.KiB),
 		Mix:             DefaultMix,
+		PartSize:        5 * units.MiB,
+		PartsInFlight:   4,
 		AutoTerm:        AutoTerm{MinDur: 15 * time.Second, Pct: 7.5, Samples: 7},
 	}
 }
@@ -157,6 +165,9 @@ func (o *Options) Validate() error {
 	}
 	if err := engine.CheckRate(o.Rate, int(o.bigCount())+o.SmallObjects, o.Ops, o.Duration); err != nil {
 		return fmt.Errorf("--rate: %w", err)
+	}
+	if err := o.checkEndpoints(); err != nil {
+		return err
 	}
 	return o.checkWorkload()
 }
@@ -197,6 +208,8 @@ type run struct {
 	big, small []int
 	// objs is the objects a workload prepared, sorted by key.
 	objs []objRef
+	// x is the state of endpoints, versions and the steps of operations.
+	x extras
 }
 
 // Run checks and measures the store, filling res. It returns the result
@@ -225,7 +238,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	res.Parameters = o.params()
 
 	octx, cancel := context.WithTimeout(ctx, 3*timeoutOf(o.Object))
-	base, err := object.Open(octx, o.Storage, o.URL, o.Object)
+	base, err := r.open(octx)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -403,153 +416,13 @@ func (r *run) prepare(ctx context.Context) error {
 		if cerr := r.base.Create(pctx); cerr != nil {
 			return fmt.Errorf("%w, and creating it failed: %w", err, cerr)
 		}
+		r.x.createdBucket = true
 		r.warn("created bucket %s (it is left in place when the run ends)", r.base.String())
 		return nil
 	case errors.Is(err, object.ErrAccess) && !strings.Contains(err.Error(), "credentials"):
 		return fmt.Errorf("%w (check the access key, secret key and their permissions)", err)
 	}
 	return err
-}
-
-// cleanup deletes every key under the run's prefix, deepest first, and the
-// prefix itself (a directory on file systems). It runs after Ctrl-C too,
-// with a context of its own. After an interruption, a request the server
-// had fully received may still create its object after we listed, so the
-// prefix is listed again, after a pause, until it is empty. A store that
-// stopped answering is waited for (Ctrl-C stops the wait), up to
-// CleanupWait in all; what cannot be deleted is named in a warning.
-func (r *run) cleanup(parent context.Context, runErr error) {
-	if r.o.Keep {
-		r.warn("keeping the benchmark's objects under %s (--keep)", r.own.String())
-		return
-	}
-	wait := r.o.CleanupWait
-	if wait <= 0 {
-		wait = 2 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), wait)
-	defer cancel()
-	var down *DownError
-	c := cleaner{r: r, ctx: ctx, parent: parent, again: parent.Err() != nil || errors.As(runErr, &down)}
-	left, err := c.run()
-	if err == nil {
-		err = r.own.Delete(ctx, "")
-	}
-	switch {
-	case err != nil && left > 0:
-		r.warn("clean up: %d objects could not be deleted (%v); left behind: %s", left, err, r.leftover())
-		return
-	case err != nil:
-		r.warn("clean up: %v; left behind: %s", err, r.leftover())
-		return
-	}
-	if r.o.Hooks.Removed != nil {
-		r.o.Hooks.Removed()
-	}
-}
-
-// cleaner is the state of one clean-up.
-type cleaner struct {
-	r           *run
-	ctx, parent context.Context
-	// again: list again after deleting, for objects that arrive late
-	// (after an interruption, or while the store was away).
-	again     bool
-	announced bool // the wait for the store
-}
-
-// passes bounds the listings of a clean-up while objects keep appearing.
-const passes = 5
-
-// run deletes what is under the prefix and returns how many objects are
-// left with the first error.
-func (c *cleaner) run() (int, error) {
-	for pass := 0; ; {
-		keys, err := c.r.listOurs(c.ctx)
-		if err != nil {
-			if c.wait(err) {
-				continue
-			}
-			return 0, err
-		}
-		if len(keys) == 0 {
-			return 0, nil
-		}
-		if pass == passes {
-			return len(keys), errors.New("objects kept appearing")
-		}
-		pass++
-		left, err := c.deleteAll(keys)
-		if err != nil && !c.wait(err) {
-			return left, err
-		}
-		if err == nil && !c.again {
-			return 0, nil // no late arrivals: one pass is all
-		}
-		time.Sleep(time.Duration(pass) * 500 * time.Millisecond)
-	}
-}
-
-// deleteAll deletes keys, deepest first, and returns how many it could not
-// delete with the first error.
-func (c *cleaner) deleteAll(keys []string) (int, error) {
-	left := 0
-	var first error
-	for i := len(keys) - 1; i >= 0; i-- {
-		if err := c.r.own.Delete(c.ctx, keys[i]); err != nil {
-			left++
-			if first == nil {
-				first = err
-			}
-		}
-	}
-	return left, first
-}
-
-// wait reports whether err says the store is away and, if so, waits a
-// moment for it to come back: false when the clean-up's time is up or the
-// user interrupted the wait.
-func (c *cleaner) wait(err error) bool {
-	if away, _ := unreachable(err); !away || c.ctx.Err() != nil {
-		return false
-	}
-	if !c.announced {
-		deadline, _ := c.ctx.Deadline()
-		c.r.warn("%s is not answering (%v); waiting up to %s for it, to delete what the run wrote",
-			c.r.base.String(), err, time.Until(deadline).Round(time.Second))
-	}
-	c.announced, c.again = true, true
-	interrupt := c.parent.Done()
-	if c.parent.Err() != nil {
-		interrupt = nil // interrupted already: a second Ctrl-C ends fsbench
-	}
-	select {
-	case <-time.After(time.Second):
-		return true
-	case <-interrupt:
-	case <-c.ctx.Done():
-	}
-	return false
-}
-
-// listOurs lists every key under the run's prefix.
-func (r *run) listOurs(ctx context.Context) ([]string, error) {
-	var keys []string
-	opt := object.ListOptions{}
-	for range maxObjects {
-		page, err := r.store.List(ctx, opt)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range page.Objects {
-			keys = append(keys, o.Key)
-		}
-		if !page.Truncated {
-			break
-		}
-		opt.StartAfter = page.Next
-	}
-	return keys, nil
 }
 
 func (o *Options) params() report.Params {
@@ -570,7 +443,7 @@ func (o *Options) params() report.Params {
 		{Key: "sign_payload", Label: signLabel(o.Storage), Value: o.Object.SignPayload},
 		{Key: "verify", Label: "", Value: o.Verify},
 	}
-	return append(ps, o.limitParams()...)
+	return append(append(ps, o.moreParams()...), o.limitParams()...)
 }
 
 // signLabel shows whether payloads are signed on the header line of the

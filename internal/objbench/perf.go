@@ -228,6 +228,7 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 	if it.once {
 		p.Ops, p.Duration, p.Warmup = 0, 0, 0
 	}
+	before := r.endpointStats()
 	res, err := r.runPhase(ctx, p, max(it.objects, 1))
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", it.title, err)
@@ -235,7 +236,9 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 	if it.writes != nil {
 		*it.writes = r.collectKeys()
 	}
-	return r.toPhase(it, res)
+	ph := r.toPhase(it, res)
+	ph.Endpoints = r.endpointRows(before, ph.Seconds)
+	return ph
 }
 
 // runPhase runs a phase on the engine, telling the hooks of its start,

@@ -50,6 +50,7 @@ type Workload struct {
 // workloadList is every workload, in the order --help lists them.
 var workloadList = []*Workload{
 	getWorkload, putWorkload, statWorkload, deleteWorkload, listWorkload, mixedWorkload,
+	multipartWorkload, versionedWorkload,
 }
 
 // findWorkload returns the workload called name, or nil.
@@ -75,7 +76,7 @@ func WorkloadNames() []string {
 func WorkloadHelp() string {
 	var b strings.Builder
 	for _, w := range workloadList {
-		fmt.Fprintf(&b, "  %-7s %s\n", w.Name, w.Help)
+		fmt.Fprintf(&b, "  %-9s %s\n", w.Name, w.Help)
 	}
 	return b.String()
 }
@@ -102,12 +103,17 @@ func (r *run) runWorkload(ctx context.Context) error {
 	if wl.Prepare != nil {
 		r.info("Preparing " + wl.Name + " ...")
 		if err := wl.Prepare(r, ctx); err != nil {
+			if notSupported(err) {
+				r.notSupportedRow(wl, err)
+				return nil
+			}
 			return fmt.Errorf("prepare %s: %w", wl.Name, err)
 		}
 	}
 	r.info("Start " + wl.Name + " workload ...")
 	p := wl.Phase(r, ctx)
 	r.limits(&p)
+	before := r.endpointStats()
 	res, err := r.runPhase(ctx, p, 1)
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", p.Title, err)
@@ -117,6 +123,7 @@ func (r *run) runWorkload(ctx context.Context) error {
 	if wl.Rows != nil {
 		rows = wl.Rows(r, res)
 	}
+	rows[0].Endpoints = r.endpointRows(before, rows[0].Seconds)
 	r.res.Phases = append(r.res.Phases, rows...)
 	for i := range rows {
 		r.warnErrors(&rows[i])
@@ -215,7 +222,7 @@ func (o *Options) workloadParams() report.Params {
 		ps = append(ps, report.Param{Key: "autoterm", Label: "AutoTerm", Value: true,
 			Display: fmt.Sprintf("%.1f%% after %s", o.AutoTerm.Pct, o.AutoTerm.MinDur)})
 	}
-	return append(ps, o.limitParams()...)
+	return append(append(ps, o.moreParams()...), o.limitParams()...)
 }
 
 // limitParams are the parameters of the limits of each phase.

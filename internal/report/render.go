@@ -289,6 +289,9 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 				_ = t.Append(row)
 			}
 		}
+		for _, row := range endpointRows(&p, o.Verbose, len(header)) {
+			_ = t.Append(row)
+		}
 	}
 	if r.Internal != nil {
 		for _, row := range r.Internal.Rows {

@@ -153,6 +153,9 @@ type Phase struct {
 
 	// Ranks are the ranks of a checkpoint phase, one row each.
 	Ranks []RankPhase `json:"ranks,omitempty"`
+	// Endpoints is each endpoint's share of a phase run against several
+	// endpoints of one object store (objbench --endpoints).
+	Endpoints []EndpointRow `json:"endpoints,omitempty"`
 }
 
 // RankPhase is one rank's part of a checkpoint phase: the shard it wrote
@@ -167,6 +170,20 @@ type RankPhase struct {
 	BytesPerSec float64 `json:"bytes_per_sec"`
 	Errors      int64   `json:"errors,omitempty"`
 	Incomplete  bool    `json:"incomplete,omitempty"`
+}
+
+// EndpointRow is what one endpoint of an object store served in a phase:
+// its requests (a multipart upload or a versioned cycle makes several),
+// their bytes, failures and mean time.
+type EndpointRow struct {
+	Endpoint       string  `json:"endpoint"`
+	Requests       int64   `json:"requests"`
+	Bytes          int64   `json:"bytes"`
+	Errors         int64   `json:"errors"`
+	Seconds        float64 `json:"seconds"`
+	BytesPerSec    float64 `json:"bytes_per_sec"`
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	MeanMs         float64 `json:"mean_ms"`
 }
 
 // HostPhase is one host's share of a phase on many hosts.

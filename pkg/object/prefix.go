@@ -17,8 +17,8 @@ func WithPrefix(s Storage, prefix string) Storage {
 		return s
 	}
 	base := &prefixed{s: s, p: prefix}
-	m, isMP := s.(MultipartUploader)
-	f, isFS := s.(FileSystem)
+	m, f := AsMultipart(s), AsFileSystem(s)
+	isMP, isFS := m != nil, f != nil
 	switch {
 	case isMP && isFS:
 		return &prefixedAll{base, &prefixMultipart{m, prefix}, &prefixFS{f, prefix}}
@@ -156,18 +156,25 @@ func (w *prefixed) Unwrap() Storage { return w.s }
 // AsMultipart returns s's multipart capability, or nil when s does not
 // have it (a wrapper has it when the store below has it).
 func AsMultipart(s Storage) MultipartUploader {
-	if w, ok := s.(Wrapper); ok && AsMultipart(w.Unwrap()) == nil {
-		return nil
-	}
-	m, _ := s.(MultipartUploader)
+	m, _ := capability[MultipartUploader](s)
 	return m
 }
 
 // AsFileSystem returns s's file-attribute capability, or nil.
 func AsFileSystem(s Storage) FileSystem {
-	if w, ok := s.(Wrapper); ok && AsFileSystem(w.Unwrap()) == nil {
-		return nil
-	}
-	f, _ := s.(FileSystem)
+	f, _ := capability[FileSystem](s)
 	return f
+}
+
+// capability returns s's capability C: a wrapper has it only when the
+// store below has it.
+func capability[C any](s Storage) (C, bool) {
+	if w, ok := s.(Wrapper); ok {
+		if _, ok := capability[C](w.Unwrap()); !ok {
+			var none C
+			return none, false
+		}
+	}
+	c, ok := s.(C)
+	return c, ok
 }

@@ -49,6 +49,13 @@ type Config struct {
 	// bounded.
 	Timeout time.Duration
 
+	// Endpoint, if set, is where the store is reached instead of the host
+	// of its URL: scheme://host[:port] of one node or gateway of the same
+	// store. Bucket, prefix and credentials still come from the URL; the
+	// bucket is addressed path-style unless Addressing is "virtual". Only
+	// drivers with Driver.Endpoints take it (see OpenEndpoints).
+	Endpoint string
+
 	// Getenv reads the environment; nil means os.Getenv. Tests set it.
 	Getenv func(string) string
 }
@@ -59,6 +66,8 @@ type Driver struct {
 	Description string
 	// URLForms lists the URL forms the driver accepts, for help texts.
 	URLForms []string
+	// Endpoints says the driver honours Config.Endpoint.
+	Endpoints bool
 	// Open connects to the store named by rawURL. It must not leave
 	// anything behind (connections, goroutines) when it fails.
 	Open func(ctx context.Context, rawURL string, cfg Config) (Storage, error)
@@ -117,6 +126,9 @@ func Open(ctx context.Context, storageType, rawURL string, cfg Config) (Storage,
 	regMu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDriver, storageType, strings.Join(Names(), ", "))
+	}
+	if cfg.Endpoint != "" && !d.Endpoints {
+		return nil, configErr("%s: other endpoints are for the S3 drivers (s3, minio, cos)", d.Name)
 	}
 	if cfg.Getenv == nil {
 		cfg.Getenv = osGetenv

@@ -35,6 +35,7 @@ func s3Driver(p provider) Driver {
 		Name:        p.name,
 		Description: p.description,
 		URLForms:    p.forms,
+		Endpoints:   true,
 		Open: func(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
 			return openS3(ctx, p, rawURL, cfg)
 		},
@@ -57,6 +58,12 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 	t, err := parseS3URL(p, rawURL, cfg.Addressing)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Endpoint != "" {
+		if t.endpoint, err = ParseEndpoint(cfg.Endpoint); err != nil {
+			return nil, err
+		}
+		t.virtual = cfg.Addressing == "virtual"
 	}
 	env := cfg.Getenv
 	first := func(names ...string) string {

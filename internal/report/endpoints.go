@@ -1,0 +1,44 @@
+package report
+
+import (
+	"strconv"
+
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// endpointRows are the table's rows under a phase run through several
+// endpoints of one store: each endpoint's rate in the phase's unit, its
+// mean time per request, and its requests and errors; each row has the
+// table's columns.
+func endpointRows(p *Phase, verbose bool, columns int) [][]string {
+	var rows [][]string
+	for _, e := range p.Endpoints {
+		v := Measure{Unit: "req/s", Value: e.RequestsPerSec}
+		if p.Value.Unit == "MiB/s" {
+			v = Measure{Unit: "MiB/s", Value: e.BytesPerSec / float64(units.MiB)}
+		}
+		cost := strconv.FormatFloat(e.MeanMs, 'f', 2, 64) + " ms/req"
+		what := "endpoint: " + count(e.Requests, "request")
+		if e.Errors > 0 {
+			what += ", " + count(e.Errors, "error")
+		}
+		row := []string{"  " + e.Endpoint, FormatMeasure(v), cost, "", "", "", what}
+		if verbose {
+			row = []string{"  " + e.Endpoint, FormatMeasure(v), cost, "", "", "", "", "", what,
+				strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Errors, 10)}
+		}
+		for len(row) < columns {
+			row = append(row, "")
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// count is n and the noun, plural unless n is 1.
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}
