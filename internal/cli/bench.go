@@ -11,7 +11,9 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/live"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -90,9 +92,6 @@ See "Workloads" in the README.`,
 					}
 					return runCluster(cmd.Context(), app, c)
 				}
-				if o.Job.Job != nil {
-					return runJob(cmd.Context(), app, o)
-				}
 				return runBench(cmd.Context(), app, o)
 			}
 			if o.Job.active(cmd) {
@@ -166,57 +165,45 @@ func (o *BenchOptions) resolve(app *App) error {
 	return o.Output.resolve()
 }
 
+// runBench runs the default benchmark, or the workload o.Job holds, and
+// reports it: progress bars (or interval lines) on stderr while it runs,
+// the result on stdout.
 func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	res := newResult("bench")
 	meter := startUsage()
-	var prog *Progress
-	o.Hooks = bench.Hooks{
-		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
-			unit := "blocks"
-			poll := func() int64 { return e.Live.Ops.Load() }
-			if p.PerFile || p.Kind == workload.Stat {
-				unit = "files"
-			}
-			prog = app.StartProgress(p.Title, total, unit, poll)
-		},
-		PhaseEnd: func(e *workload.Engine, p *workload.Phase) { prog.Done() },
-		Warn:     func(msg string) { app.Warnf("%s", msg) },
-		Created:  app.Left.Set,
-		Removed:  app.Left.Clear,
+	pub := o.setHooks(app)
+	defer func() { pub.p.Stop() }()
+	j := o.Job.Job
+	threads := o.Threads
+	if j != nil && j.Threads > 0 {
+		threads = j.Threads
 	}
-	// Publish the live counters for `fsbench stats` while the run lasts.
-	var pub *live.Publisher
-	o.Hooks.Started = func(e *workload.Engine, dir string) {
-		var err error
-		if pub, err = live.StartEngine("bench", o.Path, e); err != nil {
-			app.Warnf("fsbench stats will not see this run: %v", err)
-		}
-	}
-	o.Hooks.Finished = func(*workload.Engine) { pub.Stop() }
-	showEnd := o.Hooks.PhaseEnd
-	o.Hooks.PhaseEnd = func(e *workload.Engine, p *workload.Phase) {
-		pub.EndPhase(p) // exact totals, however short the phase
-		showEnd(e, p)
-	}
-	defer func() { pub.Stop() }()
-	if !app.Globals.Quiet {
-		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
-	}
-	alog, err := openAccessLog(o.AccessLog, o.Threads)
+	o.announce(app, threads)
+	alog, err := openAccessLog(o.AccessLog, threads)
 	if err != nil {
 		return err
 	}
 	if alog != nil {
 		o.Tracer = alog
 	}
-	err = bench.Run(ctx, o.Options, res)
+	if j != nil {
+		err = bench.RunJob(ctx, o.Options, j, res)
+	} else {
+		err = bench.Run(ctx, o.Options, res)
+	}
 	closeAccessLog(app, alog, res)
 	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
-		if errors.Is(err, bench.ErrBadInput) {
+		var je *jobfile.Error
+		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {
 			return &UsageError{Err: err}
 		}
 		return app.writeFailed(res, &o.Output, err)
+	}
+	if j != nil && !app.Globals.Quiet {
+		for i := range res.Phases {
+			fmt.Fprintln(app.IO.Err, bench.SummaryLine(&res.Phases[i]))
+		}
 	}
 	ciErr := app.finishCI(res, &o.CI)
 	// Warnings were already shown on stderr as they happened.
@@ -227,4 +214,80 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		return ErrInterrupted
 	}
 	return ciErr
+}
+
+// announce says on stderr what is about to be benchmarked.
+func (o *BenchOptions) announce(app *App, threads int) {
+	if app.Globals.Quiet {
+		return
+	}
+	j := o.Job.Job
+	if j == nil {
+		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
+		return
+	}
+	what := "an ad-hoc workload"
+	if j.File != "" {
+		what = "workload " + j.File
+	}
+	fmt.Fprintf(app.IO.Err, "Benchmarking %s with %s (%d phases, %d threads)\n", o.Path, what, len(j.Phases), threads)
+}
+
+// publisher holds the live counters' publisher once the run has started.
+type publisher struct{ p *live.Publisher }
+
+// setHooks shows the run's progress: a bar per phase (of blocks or files
+// in the default benchmark, of operations in a workload), or a line per
+// interval in a phase with an interval; and publishes the live counters
+// for fsbench stats while the run lasts.
+func (o *BenchOptions) setHooks(app *App) *publisher {
+	quiet := app.Globals.Quiet
+	job := o.Job.Job != nil
+	pub := &publisher{}
+	var prog *Progress
+	o.Hooks = bench.Hooks{
+		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
+			prog = nil
+			if p.Interval > 0 {
+				if !quiet {
+					fmt.Fprintf(app.IO.Err, "%-14s %8s %16s %15s  %s\n", p.Name, "time", "rate", "bandwidth", "latency")
+				}
+				return
+			}
+			prog = app.StartProgress(p.Title, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
+		},
+		PhaseEnd: func(e *workload.Engine, p *workload.Phase) {
+			pub.p.EndPhase(p) // exact totals, however short the phase
+			if prog != nil {
+				prog.Done()
+			}
+		},
+		Interval: func(p *workload.Phase, s report.Sample) {
+			if !quiet {
+				fmt.Fprintln(app.IO.Err, bench.IntervalLine(p.Name, s))
+			}
+		},
+		Warn: func(msg string) { app.Warnf("%s", msg) },
+		Started: func(e *workload.Engine, dir string) {
+			var err error
+			if pub.p, err = live.StartEngine("bench", o.Path, e); err != nil {
+				app.Warnf("fsbench stats will not see this run: %v", err)
+			}
+		},
+		Finished: func(*workload.Engine) { pub.p.Stop() },
+		Created:  app.Left.Set,
+		Removed:  app.Left.Clear,
+	}
+	return pub
+}
+
+// progressUnit is what a phase's progress bar counts.
+func progressUnit(job bool, p *workload.Phase) string {
+	switch {
+	case job:
+		return "ops"
+	case p.PerFile || p.Kind == workload.Stat:
+		return "files"
+	}
+	return "blocks"
 }

@@ -591,11 +591,8 @@ func (j *Job) validatePhase(ph *Phase) error {
 	if ph.Warmup > 0 && ph.Duration == 0 {
 		return errors.New("warmup needs a duration (it is excluded from a time-limited phase)")
 	}
-	switch kind {
-	case workload.Create, workload.Unlink, workload.Mkdir, workload.Rmdir:
-		if !ph.OnePass() || ph.Rate > 0 {
-			return fmt.Errorf("op %s does each file once: duration, ops and rate do not apply", ph.Op)
-		}
+	if ph.eachFileOnce() && (!ph.OnePass() || ph.Rate > 0) {
+		return fmt.Errorf("op %s does each file once: duration, ops and rate do not apply", ph.Op)
 	}
 	if err := engine.CheckRate(ph.Rate, 1, ph.Ops, ph.Duration); err != nil {
 		return err
