@@ -5,8 +5,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/juicefs"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -205,7 +204,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 
 	seed := o.Seed
 	if seed == 0 {
-		seed = randomSeed()
+		seed = pattern.RandomSeed()
 	}
 	eng := workload.New(workload.Config{
 		Dir: dir, Workers: o.Threads, Direct: o.Direct, Align: align,
@@ -315,25 +314,6 @@ func ceilDiv(a, b int64) int64 {
 		return 0
 	}
 	return (a + b - 1) / b
-}
-
-func randomSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
-}
-
-func sanitize(s string) string {
-	out := []byte(s)
-	for i, c := range out {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			out[i] = '_'
-		}
-	}
-	if len(out) > 32 {
-		out = out[:32]
-	}
-	return string(out)
 }
 
 func (o *Options) maxBlock() int64 {

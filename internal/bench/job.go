@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -109,7 +110,7 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 
 	seed := o.Seed
 	if seed == 0 {
-		seed = randomSeed()
+		seed = pattern.RandomSeed()
 	}
 	if t := r.j.Tree; t != nil {
 		if err := r.openTree(abs, seed); err != nil {

@@ -131,6 +131,13 @@ See "Workloads" in the README.`,
 	return cmd
 }
 
+// skipDropCaches reports whether SKIP_DROP_CACHES (true, 1 or yes) turns
+// the dropping of caches off.
+func skipDropCaches(app *App) bool {
+	v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES"))
+	return v == "true" || v == "1" || v == "yes"
+}
+
 // benchQuick is the --quick preset of bench.
 var benchQuick = []Preset{{"big-file-size", "64M"}, {"small-file-count", "20"}}
 
@@ -156,9 +163,7 @@ func (o *BenchOptions) resolve(app *App) error {
 	); err != nil {
 		return err
 	}
-	if v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES")); v == "true" || v == "1" || v == "yes" {
-		o.SkipDropCaches = true
-	}
+	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
 	if err := o.Options.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}

@@ -133,9 +133,7 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 	if err := o.CI.checkMeasured(names, map[string]string{}); err != nil {
 		return err
 	}
-	if v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES")); v == "true" || v == "1" || v == "yes" {
-		o.SkipDropCaches = true
-	}
+	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
 	return o.Output.resolve()
 }
 
