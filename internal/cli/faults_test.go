@@ -356,7 +356,7 @@ func TestBenchReadOnlyMount(t *testing.T) {
 	check := plant(t, src)
 	dir := testenv.ReadOnlyBind(t, src)
 	for _, args := range [][]string{{"bench", dir, "-q"}, {"bench", dir, "--rw", "write", "--file-size", "4M", "-q"}} {
-		_, stderr, code := runBinary(t, nil, args...)
+		_, stderr, code := runFsbenchEnv(t, nil, args...)
 		failsWith(t, strings.Join(args, " "), code, stderr, regexp.MustCompile(`^fsbench: prepare: path `+regexp.QuoteMeta(dir)+` is on a read-only mount`))
 	}
 	check()

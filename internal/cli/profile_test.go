@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -357,30 +356,13 @@ func TestBenchAccessLogProfile(t *testing.T) {
 	}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestProfileTerminalPause replays on a "terminal": each window clears the
 // screen, and Enter on standard input pauses and resumes. With standard
 // input not a terminal, Enter does nothing.
 func TestProfileTerminalPause(t *testing.T) {
 	for _, inTTY := range []bool{true, false} {
 		app, _, errb := testApp(map[string]string{"TERM": "xterm"})
-		var out lockedBuffer
+		var out testenv.LockedBuffer
 		pr, pw := io.Pipe()
 		app.IO.In, app.IO.Out, app.IO.OutTTY, app.IO.InTTY = pr, &out, true, inTTY
 		done := make(chan int, 1)
