@@ -215,133 +215,171 @@ func FormatMeasure(m Measure) string {
 // and the expectations (if any).
 func WriteTable(w io.Writer, r *Result, o Options) error {
 	bw := &ErrWriter{W: w}
-	if len(r.Checks) > 0 {
-		t := NewTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
-		for _, c := range r.Checks {
-			g := Good
-			switch c.Status {
-			case CheckFailed:
-				g = Poor
-			case CheckWarning, CheckNotSupport:
-				g = Fair
-			}
-			res := c.Status
-			if c.Reason != "" {
-				res += ": " + c.Reason
-			}
-			_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
+	if err := writeChecks(bw, r.Checks, o); err != nil {
+		return err
 	}
 	if len(r.Phases) > 0 {
-		switch {
-		case r.Interrupted:
-			fmt.Fprintln(bw, "Benchmark interrupted! Results so far:")
-		case r.Error != "":
-			fmt.Fprintln(bw, "Benchmark failed! Results so far:")
-		default:
-			fmt.Fprintln(bw, "Benchmark finished!")
-		}
-		if line := paramLine(r.Parameters); line != "" {
-			fmt.Fprintln(bw, line)
-		}
-		fmt.Fprintf(bw, "Time used: %.1f s, CPU: %.1f%%, Memory: %.1f MiB\n",
-			r.Usage.Seconds, r.Usage.CPUPercent, float64(r.Usage.PeakRSSBytes)/float64(units.MiB))
-		if r.CacheDrop != "" {
-			fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
-		}
-		header := []string{"ITEM", "VALUE", "COST", "P50", "P99", "MAX", "LATENCY OF"}
-		align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-		if o.Verbose {
-			header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
-			align = []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}
-		}
-		t := NewTable(bw, header, align)
-		for _, p := range r.Phases {
-			l := p.Latency
-			lat := func(v float64) string {
-				if l.Count == 0 {
-					return "-"
-				}
-				return units.FormatLatency(v)
-			}
-			title := p.Title
-			if p.Incomplete {
-				title += " (incomplete)"
-			}
-			value := paint(o, p.Value.Grade, FormatMeasure(p.Value))
-			cost := paint(o, p.Cost.Grade, FormatMeasure(p.Cost))
-			if p.Errors > 0 {
-				title += fmt.Sprintf(" [%d errors]", p.Errors)
-			}
-			if o.Verbose {
-				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P90), lat(l.P99), lat(l.P999), lat(l.Max), p.LatencyOf,
-					strconv.FormatInt(p.Ops, 10), strconv.FormatInt(p.Errors, 10)})
-			} else {
-				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P99), lat(l.Max), p.LatencyOf})
-			}
-			if o.Verbose {
-				for _, row := range hostRows(&p) {
-					_ = t.Append(row)
-				}
-			}
-		}
-		if r.Internal != nil {
-			for _, row := range r.Internal.Rows {
-				value, cost := "unknown", "unknown"
-				if !row.Unknown {
-					value = strconv.FormatInt(row.Count, 10) + " operations"
-					cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
-				}
-				cells := []string{row.Name, value, cost, "", "", "", ""}
-				if o.Verbose {
-					cells = append(cells, "", "", "", "")
-				}
-				_ = t.Append(cells)
-			}
-		}
-		if err := t.Render(); err != nil {
+		writeRunHeader(bw, r)
+		if err := writePhases(bw, r, o); err != nil {
 			return err
 		}
-		if len(r.Hosts) > 0 {
-			fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
-			if !o.Verbose {
-				fmt.Fprint(bw, "; per-host rows, start skew and stonewall rates with -v")
-			}
-			fmt.Fprintln(bw)
-		}
-		if in := r.Internal; in != nil {
-			cpu, mem := "unknown", "unknown"
-			if in.ClientCPUPercent != nil {
-				cpu = strconv.FormatFloat(*in.ClientCPUPercent, 'f', 1, 64) + "%"
-			}
-			if in.ClientMemoryBytes != nil {
-				mem = strconv.FormatFloat(float64(*in.ClientMemoryBytes)/float64(units.MiB), 'f', 1, 64) + " MiB"
-			}
-			fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
-		}
+		writeRunFooter(bw, r, o)
 	}
-	if len(r.Expectations) > 0 {
-		t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
-		for _, e := range r.Expectations {
-			res, g := "PASS", Good
-			if !e.Pass {
-				res, g = "FAIL", Poor
-				if e.Reason != "" {
-					res += ": " + e.Reason
-				}
-			}
-			_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
+	if err := writeExpectations(bw, r.Expectations, o); err != nil {
+		return err
 	}
 	// Warnings are in the result for JSON; commands print them to stderr as
 	// they happen, so the table does not repeat them on stdout.
 	return bw.Err()
+}
+
+// writeChecks writes the functional checks' table, if there are any.
+func writeChecks(w io.Writer, checks []Check, o Options) error {
+	if len(checks) == 0 {
+		return nil
+	}
+	t := NewTable(w, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
+	for _, c := range checks {
+		g := Good
+		switch c.Status {
+		case CheckFailed:
+			g = Poor
+		case CheckWarning, CheckNotSupport:
+			g = Fair
+		}
+		res := c.Status
+		if c.Reason != "" {
+			res += ": " + c.Reason
+		}
+		_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
+	}
+	return t.Render()
+}
+
+// writeRunHeader writes how the run ended, its parameters and its usage.
+func writeRunHeader(w io.Writer, r *Result) {
+	switch {
+	case r.Interrupted:
+		fmt.Fprintln(w, "Benchmark interrupted! Results so far:")
+	case r.Error != "":
+		fmt.Fprintln(w, "Benchmark failed! Results so far:")
+	default:
+		fmt.Fprintln(w, "Benchmark finished!")
+	}
+	if line := paramLine(r.Parameters); line != "" {
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "Time used: %.1f s, CPU: %.1f%%, Memory: %.1f MiB\n",
+		r.Usage.Seconds, r.Usage.CPUPercent, float64(r.Usage.PeakRSSBytes)/float64(units.MiB))
+	if r.CacheDrop != "" {
+		fmt.Fprintf(w, "Cache drop: %s\n", r.CacheDrop)
+	}
+}
+
+// writePhases writes the ITEM | VALUE | COST table: a row per phase (and
+// per host with -v), then JuiceFS's internal rows.
+func writePhases(w io.Writer, r *Result, o Options) error {
+	header := []string{"ITEM", "VALUE", "COST", "P50", "P99", "MAX", "LATENCY OF"}
+	align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+	if o.Verbose {
+		header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
+		align = []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}
+	}
+	t := NewTable(w, header, align)
+	for _, p := range r.Phases {
+		_ = t.Append(phaseRow(&p, o))
+		if o.Verbose {
+			for _, row := range hostRows(&p) {
+				_ = t.Append(row)
+			}
+		}
+	}
+	if r.Internal != nil {
+		for _, row := range r.Internal.Rows {
+			_ = t.Append(internalRow(row, o))
+		}
+	}
+	return t.Render()
+}
+
+// phaseRow is a phase's row of the table.
+func phaseRow(p *Phase, o Options) []string {
+	l := p.Latency
+	lat := func(v float64) string {
+		if l.Count == 0 {
+			return "-"
+		}
+		return units.FormatLatency(v)
+	}
+	title := p.Title
+	if p.Incomplete {
+		title += " (incomplete)"
+	}
+	value := paint(o, p.Value.Grade, FormatMeasure(p.Value))
+	cost := paint(o, p.Cost.Grade, FormatMeasure(p.Cost))
+	if p.Errors > 0 {
+		title += fmt.Sprintf(" [%d errors]", p.Errors)
+	}
+	if o.Verbose {
+		return []string{title, value, cost, lat(l.P50), lat(l.P90), lat(l.P99), lat(l.P999), lat(l.Max), p.LatencyOf,
+			strconv.FormatInt(p.Ops, 10), strconv.FormatInt(p.Errors, 10)}
+	}
+	return []string{title, value, cost, lat(l.P50), lat(l.P99), lat(l.Max), p.LatencyOf}
+}
+
+// internalRow is a row of JuiceFS's own counters.
+func internalRow(row InternalRow, o Options) []string {
+	value, cost := "unknown", "unknown"
+	if !row.Unknown {
+		value = strconv.FormatInt(row.Count, 10) + " operations"
+		cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
+	}
+	cells := []string{row.Name, value, cost, "", "", "", ""}
+	if o.Verbose {
+		cells = append(cells, "", "", "", "")
+	}
+	return cells
+}
+
+// writeRunFooter writes what follows the table: the hosts aggregated and
+// the JuiceFS client's usage.
+func writeRunFooter(w io.Writer, r *Result, o Options) {
+	if len(r.Hosts) > 0 {
+		fmt.Fprintf(w, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
+		if !o.Verbose {
+			fmt.Fprint(w, "; per-host rows, start skew and stonewall rates with -v")
+		}
+		fmt.Fprintln(w)
+	}
+	if in := r.Internal; in != nil {
+		cpu, mem := "unknown", "unknown"
+		if in.ClientCPUPercent != nil {
+			cpu = strconv.FormatFloat(*in.ClientCPUPercent, 'f', 1, 64) + "%"
+		}
+		if in.ClientMemoryBytes != nil {
+			mem = strconv.FormatFloat(float64(*in.ClientMemoryBytes)/float64(units.MiB), 'f', 1, 64) + " MiB"
+		}
+		fmt.Fprintf(w, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
+	}
+}
+
+// writeExpectations writes the expectations' table, if there are any.
+func writeExpectations(w io.Writer, exps []Expectation, o Options) error {
+	if len(exps) == 0 {
+		return nil
+	}
+	t := NewTable(w, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
+	for _, e := range exps {
+		res, g := "PASS", Good
+		if !e.Pass {
+			res, g = "FAIL", Poor
+			if e.Reason != "" {
+				res += ": " + e.Reason
+			}
+		}
+		_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
+	}
+	return t.Render()
 }
 
 func paramLine(p Params) string {
