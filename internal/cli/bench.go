@@ -44,27 +44,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "bench PATH",
 		Short: "Benchmark a mounted file system: big and small files, write, read and stat",
-		Long: `Benchmark the file system that holds PATH, as "juicefs bench" does, on any
-mount: JuiceFS, NFS, CephFS, any FUSE file system or a local disk.
-
-N threads (-p) start together on each phase: write one big file each in
---block-size writes, read it back, write --small-file-count small files each,
-read them, stat them. Before each read and stat phase, dirty data is flushed
-and the kernel's caches are dropped so reads reach the storage (as root:
-/proc/sys/vm/drop_caches; otherwise fdatasync and fadvise on fsbench's own
-files). Every file lives in a new directory under PATH that is removed at the
-end; nothing else in PATH is opened for writing, renamed or deleted.
-
-The table shows throughput (VALUE), time per file per thread (COST) and
-latency percentiles, coloured by JuiceFS's thresholds on a terminal. On a
-JuiceFS mount, the client's own counters from .stats are added.
-
-With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
---ops, --rate, --interval, --depth, --width, bench runs a workload instead:
-fio- and vdbench-like phases (sequential or random offsets, mixed reads and
-writes, limits by count or time, file trees, metadata operations, an open
-loop at a fixed rate). Flags given with -f override every phase of the file.
-See "Workloads" in the README.`,
+		Long:  benchLong,
 		Example: `  fsbench bench /mnt/jfs -p 4
   fsbench bench /mnt/nfs --big-file-size 0 --small-file-count 1000 -p 16
   fsbench bench /data --direct --block-size 4M --verify --json > result.json
@@ -75,41 +55,20 @@ See "Workloads" in the README.`,
 		Args: exactArgs(1, "one PATH, the directory to benchmark"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
-			if err := o.Cluster.resolve(cmd); err != nil {
+			if err := o.prepare(cmd, app); err != nil {
 				return err
 			}
-			if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
-				return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			run := func() error {
-				if runF != nil {
-					return runF(cmd.Context(), o)
-				}
-				if o.Cluster.active() {
-					c, err := benchCluster(cmd, args, o)
-					if err != nil {
-						return err
-					}
-					return runCluster(cmd.Context(), app, c)
-				}
-				return runBench(cmd.Context(), app, o)
-			}
-			if o.Job.active(cmd) {
-				if err := o.resolveJob(cmd, app); err != nil {
+			if o.Cluster.active() {
+				c, err := benchCluster(cmd, args, o)
+				if err != nil {
 					return err
 				}
-				return run()
+				return runCluster(cmd.Context(), app, c)
 			}
-			if err := o.CI.resolve(cmd, expect.Bench); err != nil {
-				return err
-			}
-			if err := o.resolve(app); err != nil {
-				return err
-			}
-			if err := o.CI.checkMeasured(benchMeasured(o.Options)); err != nil {
-				return err
-			}
-			return run()
+			return runBench(cmd.Context(), app, o)
 		},
 	}
 	f := cmd.Flags()
@@ -136,6 +95,50 @@ See "Workloads" in the README.`,
 func skipDropCaches(app *App) bool {
 	v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES"))
 	return v == "true" || v == "1" || v == "yes"
+}
+
+// benchLong is the help of bench.
+const benchLong = `Benchmark the file system that holds PATH, as "juicefs bench" does, on any
+mount: JuiceFS, NFS, CephFS, any FUSE file system or a local disk.
+
+N threads (-p) start together on each phase: write one big file each in
+--block-size writes, read it back, write --small-file-count small files each,
+read them, stat them. Before each read and stat phase, dirty data is flushed
+and the kernel's caches are dropped so reads reach the storage (as root:
+/proc/sys/vm/drop_caches; otherwise fdatasync and fadvise on fsbench's own
+files). Every file lives in a new directory under PATH that is removed at the
+end; nothing else in PATH is opened for writing, renamed or deleted.
+
+The table shows throughput (VALUE), time per file per thread (COST) and
+latency percentiles, coloured by JuiceFS's thresholds on a terminal. On a
+JuiceFS mount, the client's own counters from .stats are added.
+
+With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
+--ops, --rate, --interval, --depth, --width, bench runs a workload instead:
+fio- and vdbench-like phases (sequential or random offsets, mixed reads and
+writes, limits by count or time, file trees, metadata operations, an open
+loop at a fixed rate). Flags given with -f override every phase of the file.
+See "Workloads" in the README.`
+
+// prepare checks the command line and fills o: for a workload when any of
+// its flags is given, for the default benchmark otherwise.
+func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
+	if err := o.Cluster.resolve(cmd); err != nil {
+		return err
+	}
+	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
+		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+	}
+	if o.Job.active(cmd) {
+		return o.resolveJob(cmd, app)
+	}
+	if err := o.CI.resolve(cmd, expect.Bench); err != nil {
+		return err
+	}
+	if err := o.resolve(app); err != nil {
+		return err
+	}
+	return o.CI.checkMeasured(benchMeasured(o.Options))
 }
 
 // benchQuick is the --quick preset of bench.
