@@ -46,8 +46,11 @@ fuzz:
 test-deps:
 	bash internal/testenv/install.sh
 
-# Tests that need nothing but Go.
+# Tests that need nothing but Go: under -short, every test that would start
+# a server (MinIO, nfs-ganesha), a FUSE daemon, podman, agents in network
+# namespaces or a browser skips and says which (testenv.NeedsServer).
 unit:
+	@echo "unit tests: no servers; tests that need MinIO, nfs-ganesha, bindfs, podman, agents or Chromium are skipped (make test runs them)"
 	$(GO) test -count=1 -short $(PKGS)
 
 lint:

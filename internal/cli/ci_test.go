@@ -307,15 +307,7 @@ func TestCIInterrupt(t *testing.T) {
 // JUnit; then an unmet expectation, one on an item S3 does not support, and
 // a baseline 1000 times faster fail it (exit 3).
 func TestCIObjbenchMinIO(t *testing.T) {
-	bin, err := testenv.LookPath("minio")
-	if err != nil {
-		testenv.Unavailable(t, "minio server binary not found")
-	}
-	m, err := testenv.StartMinIO(bin, false)
-	if err != nil {
-		t.Fatalf("minio: %v", err)
-	}
-	t.Cleanup(m.Stop)
+	m := testenv.NewMinIO(t)
 	env := []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=" + m.SecretKey}
 	url := m.URL("ci-smoke")
 	small := []string{"--quick", "--big-object-size", "8M", "--small-objects", "10", "-p", "2", "-q"}
