@@ -132,3 +132,15 @@ func (l *LockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// terminate sends p SIGTERM and waits for exited to close; after grace it
+// kills p and waits again.
+func terminate(p *os.Process, exited <-chan struct{}, grace time.Duration) {
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-exited
+	}
+}
