@@ -23,22 +23,23 @@ func init() {
 type (
 	// JUnitSuites is the document: one suite per run.
 	JUnitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
-		Time     string       `xml:"time,attr"`
-		Suites   []JUnitSuite `xml:"testsuite"`
+		XMLName xml.Name `xml:"testsuites"`
+		Name    string   `xml:"name,attr"`
+		JUnitCounts
+		Time   string       `xml:"time,attr"`
+		Suites []JUnitSuite `xml:"testsuite"`
+	}
+	// JUnitCounts are the test cases of a suite, and how they ended.
+	JUnitCounts struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Skipped  int `xml:"skipped,attr"`
 	}
 	// JUnitSuite is one run of a command.
 	JUnitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
+		Name string `xml:"name,attr"`
+		JUnitCounts
 		Time       string          `xml:"time,attr"`
 		Timestamp  string          `xml:"timestamp,attr,omitempty"`
 		Hostname   string          `xml:"hostname,attr,omitempty"`
@@ -116,8 +117,7 @@ func JUnit(r *Result) *JUnitSuites {
 	if len(r.Warnings) > 0 {
 		s.SystemErr = "Warning: " + strings.Join(r.Warnings, "\nWarning: ")
 	}
-	return &JUnitSuites{Name: "fsbench", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped,
-		Time: s.Time, Suites: []JUnitSuite{s}}
+	return &JUnitSuites{Name: "fsbench", JUnitCounts: s.JUnitCounts, Time: s.Time, Suites: []JUnitSuite{s}}
 }
 
 // junitProperties are the run's settings that are set.
