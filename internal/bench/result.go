@@ -48,7 +48,7 @@ func ThresholdFor(name string, threads int, bigFileSize int64) (Threshold, bool)
 // per file.
 func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
 	p := r.Report()
-	perFile := p.SecondsPer(r.Items, r.Workers)
+	perFile := p.SecondsPer(r.Items, float64(r.Workers))
 	switch wp.Name {
 	case "write-big", "read-big":
 		p.Value = p.ThroughputValue()

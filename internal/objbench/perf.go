@@ -352,7 +352,7 @@ func (r *run) toPhase(it item, res *engine.Result) report.Phase {
 	p.LatencyOf = it.latencyOf
 	p.Items = p.Ops * int64(it.objects)
 	p.SetRates()
-	perOp := p.SecondsPer(p.Ops, res.Workers) * 1000 // ms one thread spent per task
+	perOp := p.SecondsPer(p.Ops, float64(res.Workers)) * 1000 // ms one thread spent per task
 	if it.bytes {
 		p.Value = p.ThroughputValue()
 	} else {

@@ -46,9 +46,9 @@ func (p *Phase) ThroughputValue() Measure {
 // SecondsPer is the cost JuiceFS shows: the mean time one of the phase's
 // workers spent on each of n units of work (files, objects, operations);
 // 0 without any.
-func (p *Phase) SecondsPer(n int64, workers int) float64 {
+func (p *Phase) SecondsPer(n int64, workers float64) float64 {
 	if n <= 0 {
 		return 0
 	}
-	return p.Seconds * float64(workers) / float64(n)
+	return p.Seconds * workers / float64(n)
 }
