@@ -51,8 +51,11 @@ test-deps:
 docs:
 	$(GO) run ./internal/cli/docgen docs
 
-# Tests that need nothing but Go.
+# Tests that need nothing but Go: under -short, every test that would start
+# a server (MinIO, nfs-ganesha), a FUSE daemon, podman, agents in network
+# namespaces or a browser skips and says which (testenv.NeedsServer).
 unit:
+	@echo "unit tests: no servers; tests that need MinIO, nfs-ganesha, bindfs, podman, agents or Chromium are skipped (make test runs them)"
 	$(GO) test -count=1 -short $(PKGS)
 
 lint:

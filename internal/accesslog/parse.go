@@ -105,6 +105,31 @@ func (p *Parser) Parse(line []byte, e *Entry) error {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
+	if err := notEntry(line); err != nil {
+		return err
+	}
+	rest, err := p.header(line, e)
+	if err != nil {
+		return err
+	}
+	if rest, err = operation(rest, e); err != nil {
+		return err
+	}
+	body, err := latency(rest, e)
+	if err != nil {
+		return err
+	}
+	// A line that lost its end and ran into the next one holds a second
+	// header.
+	if hasHeader(body) {
+		return errRunTogether
+	}
+	return argsAndStatus(body, e)
+}
+
+// notEntry tells the lines that are not entries at all: blank, keep-alive
+// and not UTF-8.
+func notEntry(line []byte) error {
 	if len(line) == 0 || line[0] < '0' || line[0] > '9' {
 		trimmed := bytes.TrimSpace(line)
 		if len(trimmed) == 0 {
@@ -117,76 +142,77 @@ func (p *Parser) Parse(line []byte, e *Entry) error {
 	if !utf8.Valid(line) {
 		return ErrNotUTF8
 	}
+	return nil
+}
+
+// header reads the timestamp and "[uid:N,gid:N,pid:N] " and returns the
+// rest of the line.
+func (p *Parser) header(line []byte, e *Entry) ([]byte, error) {
 	if len(line) < tsLen+1 {
-		return errShort
+		return nil, errShort
 	}
 	t, err := p.timestamp(line[:tsLen])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	e.Time = t
 	rest := line[tsLen:]
 	if len(rest) < 2 || rest[0] != ' ' {
-		return errTimestamp
+		return nil, errTimestamp
 	}
 	rest = rest[1:]
-
-	// [uid:N,gid:N,pid:N]
 	var ok bool
-	if rest, ok = skipPrefix(rest, "[uid:"); !ok {
-		return errIDs
-	}
-	if e.UID, rest, ok = number(rest); !ok {
-		return errIDs
-	}
-	if rest, ok = skipPrefix(rest, ",gid:"); !ok {
-		return errIDs
-	}
-	if e.GID, rest, ok = number(rest); !ok {
-		return errIDs
-	}
-	if rest, ok = skipPrefix(rest, ",pid:"); !ok {
-		return errIDs
-	}
-	if e.PID, rest, ok = number(rest); !ok {
-		return errIDs
+	for _, id := range []struct {
+		prefix string
+		v      *uint32
+	}{{"[uid:", &e.UID}, {",gid:", &e.GID}, {",pid:", &e.PID}} {
+		if rest, ok = skipPrefix(rest, id.prefix); !ok {
+			return nil, errIDs
+		}
+		if *id.v, rest, ok = number(rest); !ok {
+			return nil, errIDs
+		}
 	}
 	if rest, ok = skipPrefix(rest, "] "); !ok {
-		return errIDs
+		return nil, errIDs
 	}
+	return rest, nil
+}
 
-	// The operation.
+// operation reads the operation's name and the space after it.
+func operation(rest []byte, e *Entry) ([]byte, error) {
 	i := 0
 	for i < len(rest) && i <= MaxOpLen && isOpByte(rest[i]) {
 		i++
 	}
 	if i == 0 || i > MaxOpLen || i >= len(rest) || rest[i] != ' ' {
-		return errOp
+		return nil, errOp
 	}
 	e.Op = rest[:i]
-	rest = rest[i+1:]
+	return rest[i+1:], nil
+}
 
-	// The latency closes the line: " <0.000161>".
+// latency reads the latency that closes the line, " <0.000161>", and
+// returns what comes before it.
+func latency(rest []byte, e *Entry) ([]byte, error) {
 	n := len(rest)
 	if n < 3 || rest[n-1] != '>' {
-		return errLatency
+		return nil, errLatency
 	}
 	lt := bytes.LastIndexByte(rest, '<')
 	if lt < 1 || rest[lt-1] != ' ' {
-		return errLatency
+		return nil, errLatency
 	}
+	var ok bool
 	if e.Latency, ok = seconds(rest[lt+1 : n-1]); !ok {
-		return errLatency
+		return nil, errLatency
 	}
-	body := rest[:lt-1]
-	// A line that lost its end and ran into the next one holds a second
-	// header.
-	if hasHeader(body) {
-		return errRunTogether
-	}
+	return rest[:lt-1], nil
+}
 
-	// Arguments, then the status after the last " - " (current format) or
-	// after "): " (older format).
+// argsAndStatus reads the arguments, then the status after the last " - "
+// (current format) or after "): " (older format).
+func argsAndStatus(body []byte, e *Entry) error {
 	if len(body) == 0 || body[0] != '(' {
 		return errArgs
 	}

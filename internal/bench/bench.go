@@ -5,8 +5,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/juicefs"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -164,71 +163,121 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.Validate(); err != nil {
 		return &badInput{err}
 	}
-	warn := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		res.Warnings = append(res.Warnings, msg)
-		if o.Hooks.Warn != nil {
-			o.Hooks.Warn(msg)
-		}
-	}
+	r := &benchRun{o: &o, res: res}
 	abs, mnt, mounted, err := openTarget(o.Path, res)
 	if err != nil {
 		return err
 	}
 	res.Parameters = o.params()
+	if err := r.prepare(abs); err != nil {
+		return err
+	}
+	jfs := r.juiceFSBefore(mnt, mounted)
+	dropper := newDropper(o, os.Geteuid() == 0, r.warn)
+	// The method the run ended with: a global drop that fails (a container's
+	// read-only /proc/sys) falls back to fadvise for this and later phases.
+	defer func() { res.CacheDrop = dropper.method }()
 
+	runErr := r.runPhases(ctx, dropper)
+	if jfs != nil && runErr == nil {
+		if after, err := juicefs.ReadStats(mnt.MountPoint); err == nil {
+			res.Internal = jfsInternal(*jfs, after, res.Phases)
+		} else {
+			r.warn("read JuiceFS .stats after the run: %v", err)
+		}
+	}
+	if o.Hooks.Finished != nil {
+		o.Hooks.Finished(r.eng)
+	}
+	r.cleanup()
+	if runErr == nil && ctx.Err() != nil {
+		// Ctrl-C during the clean-up: every phase is complete, and the run
+		// still ends as interrupted.
+		res.Interrupted = true
+		runErr = ctx.Err()
+	}
+	return runErr
+}
+
+// benchRun is one run of the default benchmark.
+type benchRun struct {
+	o   *Options
+	res *report.Result
+	own *ownDir
+	eng *workload.Engine
+}
+
+// warn records a warning in the result and shows it.
+func (r *benchRun) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.res.Warnings = append(r.res.Warnings, msg)
+	if r.o.Hooks.Warn != nil {
+		r.o.Hooks.Warn(msg)
+	}
+}
+
+func (r *benchRun) cleanup() { r.o.removeOwn(r.own, r.warn) }
+
+// prepare makes the run's own directory under abs, checks O_DIRECT's
+// alignment, and builds the engine.
+func (r *benchRun) prepare(abs string) error {
+	o := r.o
 	own, err := o.makeOwn(abs)
 	if err != nil {
 		return &Error{"prepare", err}
 	}
+	r.own = own
 	dir := own.path
 	var tracer workload.Tracer = o.Tracer
 	if tracer != nil {
 		tracer.Trace(-1, workload.Event{Op: "mkdir", Path: dir, Start: time.Now()})
 	}
 	o.created(dir)
-	cleanup := func() { o.removeOwn(own, warn) }
-
 	var align sysio.Alignment
 	if o.Direct {
-		align, err = sysio.ProbeDirect(dir, res.Target.FSType)
+		align, err = sysio.ProbeDirect(dir, r.res.Target.FSType)
 		if err == nil {
 			err = align.CheckAligned(
 				[]string{"--block-size", "--big-file-size", "--small-file-size"},
 				[]int64{o.BlockSize, o.BigFileSize, o.SmallFileSize})
 		}
 		if err != nil {
-			cleanup()
+			r.cleanup()
 			return &Error{"prepare", err}
 		}
 	}
-
 	seed := o.Seed
 	if seed == 0 {
-		seed = randomSeed()
+		seed = pattern.RandomSeed()
 	}
-	eng := workload.New(workload.Config{
+	r.eng = workload.New(workload.Config{
 		Dir: dir, Workers: o.Threads, Direct: o.Direct, Align: align,
 		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: tracer,
 	}, o.maxBlock())
 	if o.Hooks.Started != nil {
-		o.Hooks.Started(eng, dir)
+		o.Hooks.Started(r.eng, dir)
 	}
+	return nil
+}
 
-	var jfsBefore juicefs.Stats
-	isJFS := mounted && juicefs.IsJuiceFS(mnt.FSType)
-	if isJFS {
-		if jfsBefore, err = juicefs.ReadStats(mnt.MountPoint); err != nil {
-			warn("JuiceFS mount without readable .stats, internal rows skipped: %v", err)
-			isJFS = false
-		}
+// juiceFSBefore reads the JuiceFS client's counters before the run, or
+// returns nil when the target is not a JuiceFS mount or has none.
+func (r *benchRun) juiceFSBefore(mnt sysio.Mount, mounted bool) *juicefs.Stats {
+	if !mounted || !juicefs.IsJuiceFS(mnt.FSType) {
+		return nil
 	}
-	dropper := newDropper(o, os.Geteuid() == 0, warn)
-	// The method the run ended with: a global drop that fails (a container's
-	// read-only /proc/sys) falls back to fadvise for this and later phases.
-	defer func() { res.CacheDrop = dropper.method }()
+	before, err := juicefs.ReadStats(mnt.MountPoint)
+	if err != nil {
+		r.warn("JuiceFS mount without readable .stats, internal rows skipped: %v", err)
+		return nil
+	}
+	return &before
+}
 
-	var runErr error
+// runPhases runs the phases in order, dropping caches before those that
+// read, until one fails or the run is cancelled.
+func (r *benchRun) runPhases(ctx context.Context, dropper *dropper) error {
+	o, eng, dir := r.o, r.eng, r.own.path
 	for _, p := range o.phases(eng, dir) {
 		if p.Kind == workload.Read || p.Kind == workload.Stat {
 			dropper.drop(p.Name, p.Targets.Paths)
@@ -240,39 +289,20 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		if o.Hooks.PhaseStart != nil {
 			o.Hooks.PhaseStart(eng, &p, total)
 		}
-		r, err := eng.Run(ctx, p)
+		res, err := eng.Run(ctx, p)
 		if o.Hooks.PhaseEnd != nil {
 			o.Hooks.PhaseEnd(eng, &p)
 		}
-		res.Phases = append(res.Phases, toPhase(r, &p, o))
+		r.res.Phases = append(r.res.Phases, toPhase(res, &p, *o))
 		if err != nil {
 			if ctx.Err() != nil {
-				res.Interrupted = true
-				runErr = ctx.Err()
-			} else {
-				runErr = explainVanished(dir, &Error{p.Title, err})
+				r.res.Interrupted = true
+				return ctx.Err()
 			}
-			break
+			return explainVanished(dir, &Error{p.Title, err})
 		}
 	}
-	if isJFS && runErr == nil {
-		if after, err := juicefs.ReadStats(mnt.MountPoint); err == nil {
-			res.Internal = jfsInternal(jfsBefore, after, res.Phases)
-		} else {
-			warn("read JuiceFS .stats after the run: %v", err)
-		}
-	}
-	if o.Hooks.Finished != nil {
-		o.Hooks.Finished(eng)
-	}
-	cleanup()
-	if runErr == nil && ctx.Err() != nil {
-		// Ctrl-C during the clean-up: every phase is complete, and the run
-		// still ends as interrupted.
-		res.Interrupted = true
-		runErr = ctx.Err()
-	}
-	return runErr
+	return nil
 }
 
 // openTarget checks that path is a writable directory, records where it
@@ -315,25 +345,6 @@ func ceilDiv(a, b int64) int64 {
 		return 0
 	}
 	return (a + b - 1) / b
-}
-
-func randomSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
-}
-
-func sanitize(s string) string {
-	out := []byte(s)
-	for i, c := range out {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			out[i] = '_'
-		}
-	}
-	if len(out) > 32 {
-		out = out[:32]
-	}
-	return string(out)
 }
 
 func (o *Options) maxBlock() int64 {

@@ -103,63 +103,51 @@ func checkComplete(t *testing.T, res *report.Result, o Options) {
 	}
 }
 
-func TestRunTempDir(t *testing.T) {
-	dir := t.TempDir()
+// runSmall runs the small benchmark on dir, with --verify when asked,
+// checks that it completed and left a file of the user's alone, and
+// returns its result.
+func runSmall(t *testing.T, dir string, verify bool) *report.Result {
+	t.Helper()
 	check := preexisting(t, dir)
 	o := small(dir)
-	o.Verify = true
+	o.Verify = verify
 	res, err := run(t, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkComplete(t, res, o)
+	check()
+	return res
+}
+
+func TestRunTempDir(t *testing.T) {
+	dir := t.TempDir()
+	res := runSmall(t, dir, true)
 	if res.Target.Path != dir || res.Target.FSType == "" || res.CacheDrop == "" {
 		t.Errorf("target = %+v, cache drop %q", res.Target, res.CacheDrop)
 	}
-	check()
 }
 
 func TestRunTmpfs(t *testing.T) {
-	dir := testenv.Tmpfs(t, "64m")
-	check := preexisting(t, dir)
-	o := small(dir)
-	res, err := run(t, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkComplete(t, res, o)
+	res := runSmall(t, testenv.Tmpfs(t, "64m"), false)
 	if res.Target.FSType != "tmpfs" {
 		t.Errorf("fs type = %q, want tmpfs", res.Target.FSType)
 	}
-	check()
 }
 
 func TestRunFUSE(t *testing.T) {
-	src := t.TempDir()
-	dir := testenv.Bindfs(t, src)
-	check := preexisting(t, dir)
-	o := small(dir)
-	o.Verify = true
-	res, err := run(t, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkComplete(t, res, o)
+	dir := testenv.Bindfs(t, t.TempDir())
+	res := runSmall(t, dir, true)
 	if !strings.HasPrefix(res.Target.FSType, "fuse") || res.Target.MountPoint != dir {
 		t.Errorf("target = %+v, want a fuse mount at %s", res.Target, dir)
 	}
-	check()
 }
 
 func TestRunDirectOnExt4(t *testing.T) {
-	dir, err := os.MkdirTemp(testenv.RepoRoot(), ".direct-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
+	dir := testenv.Ext4(t, "128M")
 	m, err := sysio.FindMount(dir)
 	if err != nil || m.FSType != "ext4" {
-		testenv.Unavailable(t, "the repository is not on ext4 (%s, %v)", m.FSType, err)
+		t.Fatalf("%s is on %q, not ext4 (%v)", dir, m.FSType, err)
 	}
 	check := preexisting(t, dir)
 	o := small(dir)

@@ -62,7 +62,7 @@ func makeOwnDir(parent string) (*ownDir, error) {
 	for range 10 {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
-		name := fmt.Sprintf("fsbench-%s-%d-%s", sanitize(host), os.Getpid(), hex.EncodeToString(b[:]))
+		name := fmt.Sprintf("fsbench-%s-%d-%s", leftover.Label(host, "-.", '_', 32), os.Getpid(), hex.EncodeToString(b[:]))
 		err := root.Mkdir(name, 0o755)
 		if err == nil {
 			return &ownDir{path: filepath.Join(parent, name), name: name, parent: root}, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -109,7 +110,7 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 
 	seed := o.Seed
 	if seed == 0 {
-		seed = randomSeed()
+		seed = pattern.RandomSeed()
 	}
 	if t := r.j.Tree; t != nil {
 		if err := r.openTree(abs, seed); err != nil {
@@ -401,68 +402,56 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 // targets, and what to record in the tree's marker after it.
 func (r *jobRun) treeTargets(ctx context.Context, p *jobfile.Phase) (*workload.Targets, func(bool) error, error) {
 	shape := r.j.Tree.Shape
-	fail := func(format string, args ...any) error {
-		return &Error{p.Name, fmt.Errorf(format, args...)}
-	}
 	if r.tree.State == workload.TreeEmpty {
 		if err := workload.MakeDirs(r.treeRoot, shape); err != nil {
-			return nil, nil, fail("%v", err)
+			return nil, nil, phaseErr(p, err)
 		}
 		if err := r.setTreeState(workload.TreeDirs, r.tree.Subdirs); err != nil {
-			return nil, nil, fail("%v", err)
+			return nil, nil, phaseErr(p, err)
 		}
 	}
-	files := func() *workload.Targets { return r.eng.NewTargets(r.treeRoot, shape.FileNames()) }
-	keep := func(state string, subdirs bool) func(bool) error {
-		return func(complete bool) error {
-			if !complete {
-				state = workload.TreeDirty
-			}
-			return r.setTreeState(state, subdirs)
-		}
-	}
-	// Shape-changing phases mark the tree dirty while they run, so that an
-	// interrupted one is rebuilt by the next run rather than reused.
-	dirty := func() error { return r.setTreeState(workload.TreeDirty, r.tree.Subdirs) }
 	switch p.Kind() {
 	case workload.Create:
-		if p.Op == jobfile.OpFormat && r.tree.State == workload.TreeFormatted {
-			r.warn("%s: the tree is complete already (format=restart): skipped", p.Name)
-			return nil, nil, nil
-		}
-		if err := r.cleanTree(); err != nil {
-			return nil, nil, fail("%v", err)
-		}
-		if r.tree.State == workload.TreeFormatted && p.Op == jobfile.OpCreate {
-			return nil, nil, fail("the tree's files exist already: add an unlink phase before create, or set tree.format: yes")
-		}
-		if err := dirty(); err != nil {
-			return nil, nil, fail("%v", err)
-		}
-		return files(), keep(workload.TreeFormatted, r.tree.Subdirs), nil
+		return r.createTargets(p)
 	case workload.Mkdir:
 		if r.tree.Subdirs {
-			return nil, nil, fail("the directories of an earlier mkdir phase exist: add an rmdir phase first")
+			return nil, nil, phaseErrf(p, "the directories of an earlier mkdir phase exist: add an rmdir phase first")
 		}
-		state := r.tree.State
+		keep := r.keep(r.tree.State, true)
 		if err := r.setTreeState(workload.TreeDirty, true); err != nil {
-			return nil, nil, fail("%v", err)
+			return nil, nil, phaseErr(p, err)
 		}
-		return r.eng.NewTargets(r.treeRoot, shape.SubdirNames()), func(complete bool) error {
-			if !complete {
-				state = workload.TreeDirty
-			}
-			return r.setTreeState(state, true)
-		}, nil
+		return r.eng.NewTargets(r.treeRoot, shape.SubdirNames()), keep, nil
 	case workload.Rmdir:
 		if !r.tree.Subdirs {
-			return nil, nil, fail("rmdir removes the directories of an earlier mkdir phase: add one before it")
+			return nil, nil, phaseErrf(p, "rmdir removes the directories of an earlier mkdir phase: add one before it")
 		}
-		return r.eng.NewTargets(r.treeRoot, shape.SubdirNames()), keep(r.tree.State, false), nil
+		return r.eng.NewTargets(r.treeRoot, shape.SubdirNames()), r.keep(r.tree.State, false), nil
 	case workload.Readdir:
 		return r.eng.NewTargets(r.treeRoot, shape.LeafDirs()), nil, nil
 	}
-	// Everything else works on the files: format the tree first if needed.
+	return r.fileTargets(ctx, p)
+}
+
+// createTargets readies the tree for a phase that creates its files
+// (create, format).
+func (r *jobRun) createTargets(p *jobfile.Phase) (*workload.Targets, func(bool) error, error) {
+	if p.Op == jobfile.OpFormat && r.tree.State == workload.TreeFormatted {
+		r.warn("%s: the tree is complete already (format=restart): skipped", p.Name)
+		return nil, nil, nil
+	}
+	if err := r.cleanTree(); err != nil {
+		return nil, nil, phaseErr(p, err)
+	}
+	if r.tree.State == workload.TreeFormatted && p.Op == jobfile.OpCreate {
+		return nil, nil, phaseErrf(p, "the tree's files exist already: add an unlink phase before create, or set tree.format: yes")
+	}
+	return r.dirtyFiles(p, workload.TreeFormatted)
+}
+
+// fileTargets readies the tree for a phase that works on its files,
+// formatting it first if needed.
+func (r *jobRun) fileTargets(ctx context.Context, p *jobfile.Phase) (*workload.Targets, func(bool) error, error) {
 	if r.tree.State != workload.TreeFormatted {
 		if err := r.autoFormat(ctx); err != nil {
 			return nil, nil, err
@@ -470,17 +459,43 @@ func (r *jobRun) treeTargets(ctx context.Context, p *jobfile.Phase) (*workload.T
 	}
 	switch p.Kind() {
 	case workload.Unlink:
-		if err := dirty(); err != nil {
-			return nil, nil, fail("%v", err)
-		}
-		return files(), keep(workload.TreeDirs, r.tree.Subdirs), nil
+		return r.dirtyFiles(p, workload.TreeDirs)
 	case workload.Rename:
-		if err := dirty(); err != nil {
-			return nil, nil, fail("%v", err)
-		}
-		return files(), keep(workload.TreeFormatted, r.tree.Subdirs), nil
+		return r.dirtyFiles(p, workload.TreeFormatted)
 	}
-	return files(), nil, nil
+	return r.files(), nil, nil
+}
+
+// dirtyFiles marks the tree dirty while a shape-changing phase runs, so
+// that an interrupted one is rebuilt by the next run rather than reused,
+// and returns the files and what to record after: state when complete.
+func (r *jobRun) dirtyFiles(p *jobfile.Phase, state string) (*workload.Targets, func(bool) error, error) {
+	if err := r.setTreeState(workload.TreeDirty, r.tree.Subdirs); err != nil {
+		return nil, nil, phaseErr(p, err)
+	}
+	return r.files(), r.keep(state, r.tree.Subdirs), nil
+}
+
+// files are the tree's files as targets.
+func (r *jobRun) files() *workload.Targets {
+	return r.eng.NewTargets(r.treeRoot, r.j.Tree.Shape.FileNames())
+}
+
+// keep records state in the tree's marker after a phase, or dirty when the
+// phase did not complete.
+func (r *jobRun) keep(state string, subdirs bool) func(bool) error {
+	return func(complete bool) error {
+		if !complete {
+			state = workload.TreeDirty
+		}
+		return r.setTreeState(state, subdirs)
+	}
+}
+
+func phaseErr(p *jobfile.Phase, err error) error { return &Error{p.Name, fmt.Errorf("%v", err)} }
+
+func phaseErrf(p *jobfile.Phase, format string, args ...any) error {
+	return &Error{p.Name, fmt.Errorf(format, args...)}
 }
 
 // cleanTree empties a dirty tree and makes its directories again.

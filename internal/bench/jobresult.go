@@ -18,7 +18,7 @@ func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.Phase, fileSize
 	kind := wp.Kind
 	switch {
 	case kind.IsData():
-		out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+		out.Value = out.ThroughputValue()
 	case kind == workload.Create:
 		out.Value = report.Measure{Value: out.ItemsPerSec, Unit: "files/s"}
 	default:

@@ -9,13 +9,8 @@ import (
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
-// Threshold holds JuiceFS bench's colour ranges for one item: the value is
-// good above Good and fair above Fair; the cost is good below CostGood and
-// fair below CostFair. Anything else is poor.
-type Threshold struct {
-	Fair, Good         float64
-	CostGood, CostFair float64
-}
+// Threshold holds JuiceFS bench's colour ranges for one item.
+type Threshold = report.Ranges
 
 // Thresholds are JuiceFS's, for one thread and 1 GiB big files.
 var Thresholds = map[string]Threshold{
@@ -47,41 +42,16 @@ func ThresholdFor(name string, threads int, bigFileSize int64) (Threshold, bool)
 	return t, true
 }
 
-// GradeValue rates a throughput (higher is better).
-func (t Threshold) GradeValue(v float64) report.Grade {
-	switch {
-	case v > t.Good:
-		return report.Good
-	case v > t.Fair:
-		return report.Fair
-	}
-	return report.Poor
-}
-
-// GradeCost rates a cost (lower is better).
-func (t Threshold) GradeCost(c float64) report.Grade {
-	switch {
-	case c < t.CostGood:
-		return report.Good
-	case c < t.CostFair:
-		return report.Fair
-	}
-	return report.Poor
-}
-
 // toPhase turns the engine's raw measurement into the result model with
 // JuiceFS's value and cost: MiB/s and s/file for big files, files/s and
 // ms/file for small files and stat. Cost is the mean time one thread spent
 // per file.
 func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
 	p := r.Report()
-	perFile := 0.0
-	if r.Items > 0 {
-		perFile = p.Seconds * float64(r.Workers) / float64(r.Items)
-	}
+	perFile := p.SecondsPer(r.Items, float64(r.Workers))
 	switch wp.Name {
 	case "write-big", "read-big":
-		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+		p.Value = p.ThroughputValue()
 		p.Cost = report.Measure{Value: perFile, Unit: "s/file"}
 	default:
 		p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "files/s"}
@@ -98,8 +68,7 @@ func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
 		p.LatencyOf = units.FormatBytes(wp.BlockSize) + " read"
 	}
 	if t, ok := ThresholdFor(wp.Name, o.Threads, o.BigFileSize); ok && !p.Incomplete {
-		p.Value.Grade = t.GradeValue(p.Value.Value)
-		p.Cost.Grade = t.GradeCost(p.Cost.Value)
+		t.Grade(&p)
 	}
 	return p
 }

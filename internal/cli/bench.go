@@ -11,7 +11,9 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/live"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -42,27 +44,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "bench PATH",
 		Short: "Benchmark a mounted file system: big and small files, write, read and stat",
-		Long: `Benchmark the file system that holds PATH, as "juicefs bench" does, on any
-mount: JuiceFS, NFS, CephFS, any FUSE file system or a local disk.
-
-N threads (-p) start together on each phase: write one big file each in
---block-size writes, read it back, write --small-file-count small files each,
-read them, stat them. Before each read and stat phase, dirty data is flushed
-and the kernel's caches are dropped so reads reach the storage (as root:
-/proc/sys/vm/drop_caches; otherwise fdatasync and fadvise on fsbench's own
-files). Every file lives in a new directory under PATH that is removed at the
-end; nothing else in PATH is opened for writing, renamed or deleted.
-
-The table shows throughput (VALUE), time per file per thread (COST) and
-latency percentiles, coloured by JuiceFS's thresholds on a terminal. On a
-JuiceFS mount, the client's own counters from .stats are added.
-
-With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
---ops, --rate, --interval, --depth, --width, bench runs a workload instead:
-fio- and vdbench-like phases (sequential or random offsets, mixed reads and
-writes, limits by count or time, file trees, metadata operations, an open
-loop at a fixed rate). Flags given with -f override every phase of the file.
-See docs/workloads.md.`,
+		Long:  benchLong,
 		Example: `  fsbench bench /mnt/jfs -p 4
   fsbench bench /mnt/nfs --big-file-size 0 --small-file-count 1000 -p 16
   fsbench bench /data --direct --block-size 4M --verify --json > result.json
@@ -73,44 +55,20 @@ See docs/workloads.md.`,
 		Args: exactArgs(1, "one PATH, the directory to benchmark"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
-			if err := o.Cluster.resolve(cmd); err != nil {
+			if err := o.prepare(cmd, app); err != nil {
 				return err
 			}
-			if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
-				return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			run := func() error {
-				if runF != nil {
-					return runF(cmd.Context(), o)
-				}
-				if o.Cluster.active() {
-					c, err := benchCluster(cmd, args, o)
-					if err != nil {
-						return err
-					}
-					return runCluster(cmd.Context(), app, c)
-				}
-				if o.Job.Job != nil {
-					return runJob(cmd.Context(), app, o)
-				}
-				return runBench(cmd.Context(), app, o)
-			}
-			if o.Job.active(cmd) {
-				if err := o.resolveJob(cmd, app); err != nil {
+			if o.Cluster.active() {
+				c, err := benchCluster(cmd, args, o)
+				if err != nil {
 					return err
 				}
-				return run()
+				return runCluster(cmd.Context(), app, c)
 			}
-			if err := o.CI.resolve(cmd, expect.Bench); err != nil {
-				return err
-			}
-			if err := o.resolve(app); err != nil {
-				return err
-			}
-			if err := o.CI.checkMeasured(benchMeasured(o.Options)); err != nil {
-				return err
-			}
-			return run()
+			return runBench(cmd.Context(), app, o)
 		},
 	}
 	f := cmd.Flags()
@@ -130,6 +88,57 @@ See docs/workloads.md.`,
 	addJobFlags(cmd, &o.Job)
 	addHostsFlags(cmd, &o.Cluster)
 	return cmd
+}
+
+// skipDropCaches reports whether SKIP_DROP_CACHES (true, 1 or yes) turns
+// the dropping of caches off.
+func skipDropCaches(app *App) bool {
+	v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES"))
+	return v == "true" || v == "1" || v == "yes"
+}
+
+// benchLong is the help of bench.
+const benchLong = `Benchmark the file system that holds PATH, as "juicefs bench" does, on any
+mount: JuiceFS, NFS, CephFS, any FUSE file system or a local disk.
+
+N threads (-p) start together on each phase: write one big file each in
+--block-size writes, read it back, write --small-file-count small files each,
+read them, stat them. Before each read and stat phase, dirty data is flushed
+and the kernel's caches are dropped so reads reach the storage (as root:
+/proc/sys/vm/drop_caches; otherwise fdatasync and fadvise on fsbench's own
+files). Every file lives in a new directory under PATH that is removed at the
+end; nothing else in PATH is opened for writing, renamed or deleted.
+
+The table shows throughput (VALUE), time per file per thread (COST) and
+latency percentiles, coloured by JuiceFS's thresholds on a terminal. On a
+JuiceFS mount, the client's own counters from .stats are added.
+
+With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
+--ops, --rate, --interval, --depth, --width, bench runs a workload instead:
+fio- and vdbench-like phases (sequential or random offsets, mixed reads and
+writes, limits by count or time, file trees, metadata operations, an open
+loop at a fixed rate). Flags given with -f override every phase of the file.
+See docs/workloads.md.`
+
+// prepare checks the command line and fills o: for a workload when any of
+// its flags is given, for the default benchmark otherwise.
+func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
+	if err := o.Cluster.resolve(cmd); err != nil {
+		return err
+	}
+	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
+		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+	}
+	if o.Job.active(cmd) {
+		return o.resolveJob(cmd, app)
+	}
+	if err := o.CI.resolve(cmd, expect.Bench); err != nil {
+		return err
+	}
+	if err := o.resolve(app); err != nil {
+		return err
+	}
+	return o.CI.checkMeasured(benchMeasured(o.Options))
 }
 
 // benchQuick is the --quick preset of bench.
@@ -157,66 +166,52 @@ func (o *BenchOptions) resolve(app *App) error {
 	); err != nil {
 		return err
 	}
-	if v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES")); v == "true" || v == "1" || v == "yes" {
-		o.SkipDropCaches = true
-	}
+	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
 	if err := o.Options.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
 	return o.Output.resolve()
 }
 
+// runBench runs the default benchmark, or the workload o.Job holds, and
+// reports it: progress bars (or interval lines) on stderr while it runs,
+// the result on stdout.
 func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	res := newResult("bench")
 	meter := startUsage()
-	var prog *Progress
-	o.Hooks = bench.Hooks{
-		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
-			unit := "blocks"
-			poll := func() int64 { return e.Live.Ops.Load() }
-			if p.PerFile || p.Kind == workload.Stat {
-				unit = "files"
-			}
-			prog = app.StartProgress(p.Title, total, unit, poll)
-		},
-		PhaseEnd: func(e *workload.Engine, p *workload.Phase) { prog.Done() },
-		Warn:     func(msg string) { app.Warnf("%s", msg) },
-		Created:  app.Left.Set,
-		Removed:  app.Left.Clear,
+	pub := o.setHooks(app)
+	defer func() { pub.p.Stop() }()
+	j := o.Job.Job
+	threads := o.Threads
+	if j != nil && j.Threads > 0 {
+		threads = j.Threads
 	}
-	// Publish the live counters for `fsbench stats` while the run lasts.
-	var pub *live.Publisher
-	o.Hooks.Started = func(e *workload.Engine, dir string) {
-		var err error
-		if pub, err = live.StartEngine("bench", o.Path, e); err != nil {
-			app.Warnf("fsbench stats will not see this run: %v", err)
-		}
-	}
-	o.Hooks.Finished = func(*workload.Engine) { pub.Stop() }
-	showEnd := o.Hooks.PhaseEnd
-	o.Hooks.PhaseEnd = func(e *workload.Engine, p *workload.Phase) {
-		pub.EndPhase(p) // exact totals, however short the phase
-		showEnd(e, p)
-	}
-	defer func() { pub.Stop() }()
-	if !app.Globals.Quiet {
-		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
-	}
-	alog, err := openAccessLog(o.AccessLog, o.Threads)
+	o.announce(app, threads)
+	alog, err := openAccessLog(o.AccessLog, threads)
 	if err != nil {
 		return err
 	}
 	if alog != nil {
 		o.Tracer = alog
 	}
-	err = bench.Run(ctx, o.Options, res)
+	if j != nil {
+		err = bench.RunJob(ctx, o.Options, j, res)
+	} else {
+		err = bench.Run(ctx, o.Options, res)
+	}
 	closeAccessLog(app, alog, res)
 	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
-		if errors.Is(err, bench.ErrBadInput) {
+		var je *jobfile.Error
+		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {
 			return &UsageError{Err: err}
 		}
 		return app.writeFailed(res, &o.Output, err)
+	}
+	if j != nil && !app.Globals.Quiet {
+		for i := range res.Phases {
+			fmt.Fprintln(app.IO.Err, bench.SummaryLine(&res.Phases[i]))
+		}
 	}
 	ciErr := app.finishCI(res, &o.CI)
 	// Warnings were already shown on stderr as they happened.
@@ -227,4 +222,80 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		return ErrInterrupted
 	}
 	return ciErr
+}
+
+// announce says on stderr what is about to be benchmarked.
+func (o *BenchOptions) announce(app *App, threads int) {
+	if app.Globals.Quiet {
+		return
+	}
+	j := o.Job.Job
+	if j == nil {
+		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
+		return
+	}
+	what := "an ad-hoc workload"
+	if j.File != "" {
+		what = "workload " + j.File
+	}
+	fmt.Fprintf(app.IO.Err, "Benchmarking %s with %s (%d phases, %d threads)\n", o.Path, what, len(j.Phases), threads)
+}
+
+// publisher holds the live counters' publisher once the run has started.
+type publisher struct{ p *live.Publisher }
+
+// setHooks shows the run's progress: a bar per phase (of blocks or files
+// in the default benchmark, of operations in a workload), or a line per
+// interval in a phase with an interval; and publishes the live counters
+// for fsbench stats while the run lasts.
+func (o *BenchOptions) setHooks(app *App) *publisher {
+	quiet := app.Globals.Quiet
+	job := o.Job.Job != nil
+	pub := &publisher{}
+	var prog *Progress
+	o.Hooks = bench.Hooks{
+		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
+			prog = nil
+			if p.Interval > 0 {
+				if !quiet {
+					fmt.Fprintf(app.IO.Err, "%-14s %8s %16s %15s  %s\n", p.Name, "time", "rate", "bandwidth", "latency")
+				}
+				return
+			}
+			prog = app.StartProgress(p.Title, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
+		},
+		PhaseEnd: func(e *workload.Engine, p *workload.Phase) {
+			pub.p.EndPhase(p) // exact totals, however short the phase
+			if prog != nil {
+				prog.Done()
+			}
+		},
+		Interval: func(p *workload.Phase, s report.Sample) {
+			if !quiet {
+				fmt.Fprintln(app.IO.Err, bench.IntervalLine(p.Name, s))
+			}
+		},
+		Warn: func(msg string) { app.Warnf("%s", msg) },
+		Started: func(e *workload.Engine, dir string) {
+			var err error
+			if pub.p, err = live.StartEngine("bench", o.Path, e); err != nil {
+				app.Warnf("fsbench stats will not see this run: %v", err)
+			}
+		},
+		Finished: func(*workload.Engine) { pub.p.Stop() },
+		Created:  app.Left.Set,
+		Removed:  app.Left.Clear,
+	}
+	return pub
+}
+
+// progressUnit is what a phase's progress bar counts.
+func progressUnit(job bool, p *workload.Phase) string {
+	switch {
+	case job:
+		return "ops"
+	case p.PerFile || p.Kind == workload.Stat:
+		return "files"
+	}
+	return "blocks"
 }

@@ -132,29 +132,10 @@ func TestColorRules(t *testing.T) {
 	}
 }
 
-// runBinary runs the real fsbench binary and returns stdout, stderr and the
-// exit code.
-func runBinary(t *testing.T, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(testenv.Binary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
-}
-
 func TestBenchBinaryJSONAndPlainProgress(t *testing.T) {
 	dir := t.TempDir()
 	resFile := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := runBinary(t, nil, "bench", dir, "-p", "2", "--big-file-size", "4M", "--small-file-count", "10", "--json", "--result-file", resFile)
+	stdout, stderr, code := runFsbenchEnv(t, nil, "bench", dir, "-p", "2", "--big-file-size", "4M", "--small-file-count", "10", "--json", "--result-file", resFile)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -181,7 +162,7 @@ func TestBenchBinaryJSONAndPlainProgress(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 
-	stdout, _, code = runBinary(t, []string{"NO_COLOR="}, "bench", dir, "--big-file-size", "1M", "--small-file-count", "2", "-q")
+	stdout, _, code = runFsbenchEnv(t, []string{"NO_COLOR="}, "bench", dir, "--big-file-size", "1M", "--small-file-count", "2", "-q")
 	if code != 0 || !strings.Contains(stdout, "Benchmark finished!") || !strings.Contains(stdout, " Write big file |") || strings.Contains(stdout, "\x1b") {
 		t.Errorf("table output (exit %d):\n%s", code, stdout)
 	}
@@ -199,7 +180,7 @@ func TestBenchBinaryErrors(t *testing.T) {
 		{[]string{"bench", dir, "-p", "0"}, 2, "--threads"},
 		{[]string{"bench"}, 2, "PATH"},
 	} {
-		_, stderr, code := runBinary(t, nil, tc.args...)
+		_, stderr, code := runFsbenchEnv(t, nil, tc.args...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code != tc.code || !strings.Contains(stderr, tc.want) || !strings.HasPrefix(lines[len(lines)-1], "Run ") && len(lines) > 2 {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr, tc.code, tc.want)
@@ -244,11 +225,11 @@ func TestBenchBinarySIGINT(t *testing.T) {
 
 func TestResultJSONIsValid(t *testing.T) {
 	var r report.Result
-	stdout, _, code := runBinary(t, nil, "bench", t.TempDir(), "--big-file-size", "0", "--small-file-count", "3", "-o", "json")
+	stdout, _, code := runFsbenchEnv(t, nil, "bench", t.TempDir(), "--big-file-size", "0", "--small-file-count", "3", "-o", "json")
 	if code != 0 || json.Unmarshal([]byte(stdout), &r) != nil || len(r.Phases) != 3 {
 		t.Fatalf("exit %d, phases %d:\n%s", code, len(r.Phases), stdout)
 	}
-	stdout, _, code = runBinary(t, nil, "bench", t.TempDir(), "--big-file-size", "0", "--small-file-count", "3", "-o", "csv")
+	stdout, _, code = runFsbenchEnv(t, nil, "bench", t.TempDir(), "--big-file-size", "0", "--small-file-count", "3", "-o", "csv")
 	if code != 0 || !strings.HasPrefix(stdout, "name,title,ops") || strings.Count(stdout, "\n") != 4 {
 		t.Errorf("csv (exit %d):\n%s", code, stdout)
 	}
@@ -263,7 +244,7 @@ func TestBenchBinaryFailureResult(t *testing.T) {
 	dir := testenv.Tmpfs(t, "4m")
 	check := plant(t, dir)
 	resFile := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := runBinary(t, nil, "bench", dir, "--big-file-size", "16M", "--json", "--result-file", resFile, "-q")
+	stdout, stderr, code := runFsbenchEnv(t, nil, "bench", dir, "--big-file-size", "16M", "--json", "--result-file", resFile, "-q")
 	if code != 1 || !regexp.MustCompile(`^fsbench: Write big file: write `+regexp.QuoteMeta(dir)+`/fsbench-[^/]+/big\.0: no space left on device\n$`).MatchString(stderr) {
 		t.Fatalf("exit %d, stderr %q; want 1 and one line: no space left", code, stderr)
 	}
@@ -277,7 +258,7 @@ func TestBenchBinaryFailureResult(t *testing.T) {
 		}
 	}
 	check()
-	stdout, stderr, code = runBinary(t, nil, "bench", dir, "--rw", "write", "--file-size", "16M", "-o", "junit", "-q")
+	stdout, stderr, code = runFsbenchEnv(t, nil, "bench", dir, "--rw", "write", "--file-size", "16M", "-o", "junit", "-q")
 	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no space left on device") ||
 		!strings.Contains(stdout, `type="error"`) || !strings.Contains(stdout, "no space left") {
 		t.Errorf("workload on a full disk, JUnit (exit %d):\n%s\n%s", code, stdout, stderr)

@@ -84,7 +84,7 @@ func TestCheckpointBinary(t *testing.T) {
 	dir := t.TempDir()
 	resFile := filepath.Join(t.TempDir(), "r.json")
 	args := []string{"checkpoint", dir, "--ranks", "4", "--size", "16M", "-q"}
-	stdout, stderr, code := runBinary(t, nil, append(args, "-o", "json", "--result-file", resFile, "--expect", "read>0MiB/s")...)
+	stdout, stderr, code := runFsbenchEnv(t, nil, append(args, "-o", "json", "--result-file", resFile, "--expect", "read>0MiB/s")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -95,26 +95,26 @@ func TestCheckpointBinary(t *testing.T) {
 	if got := r.Phases[2]; got.Name != "read" || got.Bytes != 16*units.MiB || got.Items != 4 || len(got.Ranks) != 4 {
 		t.Errorf("read-back: %+v", got)
 	}
-	stdout, _, code = runBinary(t, nil, append(args, "-v")...)
+	stdout, _, code = runFsbenchEnv(t, nil, append(args, "-v")...)
 	for _, want := range []string{"Sequential write (1 stream)", "Checkpoint write", "Checkpoint read-back", "rank 3", "own shard", "shard of rank 0"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("-v table (exit %d) lacks %q:\n%s", code, want, stdout)
 		}
 	}
-	stdout, _, code = runBinary(t, nil, append(args, "-o", "csv")...)
+	stdout, _, code = runFsbenchEnv(t, nil, append(args, "-o", "csv")...)
 	if code != 0 || !strings.HasPrefix(stdout, "name,title") || strings.Count(stdout, "\n") != 4 {
 		t.Errorf("csv (exit %d):\n%s", code, stdout)
 	}
-	_, stderr, code = runBinary(t, nil, "checkpoint", dir, "--size", "1P")
+	_, stderr, code = runFsbenchEnv(t, nil, "checkpoint", dir, "--size", "1P")
 	if code != ExitUsage || !strings.Contains(stderr, "free") {
 		t.Errorf("1 PiB: exit %d, %s", code, stderr)
 	}
-	stdout, stderr, code = runBinary(t, nil, "compare", resFile, resFile)
+	stdout, stderr, code = runFsbenchEnv(t, nil, "compare", resFile, resFile)
 	if code != 0 || !strings.Contains(stdout, "read") {
 		t.Errorf("compare: exit %d: %s %s", code, stdout, stderr)
 	}
 	html := filepath.Join(t.TempDir(), "r.html")
-	if _, stderr, code = runBinary(t, nil, "report", resFile, "-o", html); code != 0 {
+	if _, stderr, code = runFsbenchEnv(t, nil, "report", resFile, "-o", html); code != 0 {
 		t.Errorf("report: exit %d: %s", code, stderr)
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {

@@ -251,16 +251,7 @@ func TestCIBaseline(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(saved)
-	var base report.Result
-	if err := json.Unmarshal(b, &base); err != nil {
-		t.Fatal(err)
-	}
-	for i := range base.Phases {
-		base.Phases[i].Value.Value *= 1000
-	}
-	fast := filepath.Join(t.TempDir(), "fast.json")
-	b, _ = json.Marshal(&base)
-	os.WriteFile(fast, b, 0o644)
+	fast := fasterBaseline(t, b)
 
 	stdout, stderr, code := runFsbench(t, benchArgs(dir, "--baseline", fast, "--threshold", "10%", "--baseline-metrics", "throughput", "--json")...)
 	if code != ExitExpectation {
@@ -316,15 +307,7 @@ func TestCIInterrupt(t *testing.T) {
 // JUnit; then an unmet expectation, one on an item S3 does not support, and
 // a baseline 1000 times faster fail it (exit 3).
 func TestCIObjbenchMinIO(t *testing.T) {
-	bin, err := testenv.LookPath("minio")
-	if err != nil {
-		testenv.Unavailable(t, "minio server binary not found")
-	}
-	m, err := testenv.StartMinIO(bin, false)
-	if err != nil {
-		t.Fatalf("minio: %v", err)
-	}
-	t.Cleanup(m.Stop)
+	m := testenv.NewMinIO(t)
 	env := []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=" + m.SecretKey}
 	url := m.URL("ci-smoke")
 	small := []string{"--quick", "--big-object-size", "8M", "--small-objects", "10", "-p", "2", "-q"}
@@ -359,16 +342,7 @@ func TestCIObjbenchMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSchema(t, "objbench result", b)
-	var base report.Result
-	if err := json.Unmarshal(b, &base); err != nil {
-		t.Fatal(err)
-	}
-	for i := range base.Phases {
-		base.Phases[i].Value.Value *= 1000
-	}
-	fast := filepath.Join(t.TempDir(), "fast.json")
-	b, _ = json.Marshal(&base)
-	os.WriteFile(fast, b, 0o644)
+	fast := fasterBaseline(t, b)
 	args = append([]string{"objbench", "--storage", "minio", url, "--json", "--skip-functional-tests",
 		"--expect", "upload>=1000000TiB/s", "--expect", "chmod>=1ops/s",
 		"--baseline", fast, "--threshold", "50%", "--baseline-metrics", "throughput"}, small...)
@@ -416,4 +390,23 @@ func checkSchema(t *testing.T, what string, data []byte) {
 	if err := sch.Validate(inst); err != nil {
 		t.Errorf("%s does not match pkg/schema/result.schema.json: %v", what, err)
 	}
+}
+
+// fasterBaseline writes the result b with every value a thousand times
+// higher: a baseline that any run falls short of.
+func fasterBaseline(t *testing.T, b []byte) string {
+	t.Helper()
+	var base report.Result
+	if err := json.Unmarshal(b, &base); err != nil {
+		t.Fatal(err)
+	}
+	for i := range base.Phases {
+		base.Phases[i].Value.Value *= 1000
+	}
+	fast := filepath.Join(t.TempDir(), "fast.json")
+	b, _ = json.Marshal(&base)
+	if err := os.WriteFile(fast, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fast
 }

@@ -28,14 +28,14 @@ func oneLine(t *testing.T, what, stderr, want string) {
 func TestRuntimeErrorsReadingLikeUsage(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"unknown command", "invalid argument", "accepts 1 arg(s)", "requires at least 1 arg(s)", "unknown flag: --x"} {
-		_, stderr, code := runBinary(t, nil, "bench", filepath.Join(dir, name), "-q")
+		_, stderr, code := runFsbenchEnv(t, nil, "bench", filepath.Join(dir, name), "-q")
 		if code != ExitRuntime {
 			t.Errorf("bench %q: exit %d, want 1", name, code)
 		}
 		oneLine(t, name, stderr, "no such file or directory")
 	}
 	huge := testenv.MountFS(t, "hugetlbfs", "")
-	_, stderr, code := runBinary(t, nil, "bench", huge, "--big-file-size", "4M", "-q")
+	_, stderr, code := runFsbenchEnv(t, nil, "bench", huge, "--big-file-size", "4M", "-q")
 	if code != ExitRuntime {
 		t.Errorf("write(2) on hugetlbfs: exit %d, want 1", code)
 	}
@@ -75,7 +75,7 @@ func TestUsageErrorsOneLine(t *testing.T) {
 		{[]string{"objbench", "--storage", "nosuch", dir}, "nosuch"},
 		{[]string{"compare", file}, "expects two result files"},
 	} {
-		_, stderr, code := runBinary(t, nil, c.args...)
+		_, stderr, code := runFsbenchEnv(t, nil, c.args...)
 		if code != ExitUsage {
 			t.Errorf("%q: exit %d, want 2 (stderr %q)", c.args, code, stderr)
 		}

@@ -245,10 +245,7 @@ func TestBenchInterruptTwice(t *testing.T) {
 	check := plant(t, dir)
 	b := startBench(t, dir, smallFiles...)
 	b.freezeIn("read-small", 1)
-	b.interrupt()
-	code, took := b.interruptAgain()
-	t.Logf("second Ctrl-C: exit %v after it", took.Round(time.Millisecond))
-	checkLeftDir(t, b, code, took)
+	stopTwice(t, b, syscall.SIGINT)
 	check()
 }
 
@@ -272,12 +269,20 @@ func TestBenchSIGTERM(t *testing.T) {
 		check := plant(t, dir)
 		b := startBench(t, dir, smallFiles...)
 		b.freezeIn("read-small", 1)
-		b.stopWith(syscall.SIGTERM)
-		code, took := b.stopAgainWith(syscall.SIGTERM)
-		t.Logf("second SIGTERM: exit %v after it", took.Round(time.Millisecond))
-		checkLeftDir(t, b, code, took)
+		stopTwice(t, b, syscall.SIGTERM)
 		check()
 	})
+}
+
+// stopTwice sends the frozen run sig twice, the second during the
+// clean-up the first started, and checks that it ends at once naming the
+// directory left behind.
+func stopTwice(t *testing.T, b *benchRun, sig syscall.Signal) {
+	t.Helper()
+	b.stopWith(sig)
+	code, took := b.stopAgainWith(sig)
+	t.Logf("second %v: exit %v after it", sig, took.Round(time.Millisecond))
+	checkLeftDir(t, b, code, took)
 }
 
 // checkLeftDir checks the end of a run interrupted twice: exit 130 within
@@ -329,10 +334,7 @@ func TestJobInterrupt(t *testing.T) {
 		check := plant(t, dir)
 		b := startBench(t, dir, job...)
 		b.freezeIn("create", 10000)
-		b.interrupt()
-		code, took := b.interruptAgain()
-		t.Logf("second Ctrl-C in a workload: exit %v after it", took.Round(time.Millisecond))
-		checkLeftDir(t, b, code, took)
+		stopTwice(t, b, syscall.SIGINT)
 		check()
 	})
 }
@@ -356,7 +358,7 @@ func TestBenchReadOnlyMount(t *testing.T) {
 	check := plant(t, src)
 	dir := testenv.ReadOnlyBind(t, src)
 	for _, args := range [][]string{{"bench", dir, "-q"}, {"bench", dir, "--rw", "write", "--file-size", "4M", "-q"}} {
-		_, stderr, code := runBinary(t, nil, args...)
+		_, stderr, code := runFsbenchEnv(t, nil, args...)
 		failsWith(t, strings.Join(args, " "), code, stderr, regexp.MustCompile(`^fsbench: prepare: path `+regexp.QuoteMeta(dir)+` is on a read-only mount`))
 	}
 	check()

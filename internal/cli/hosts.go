@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -21,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -172,7 +172,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	}
 	c.job.RunName = runName()
 	c.job.ReadOthers = c.hosts.ReadOthers
-	c.job.Seed = randomSeed()
+	c.job.Seed = pattern.RandomSeed()
 	coord := &cluster.Coordinator{Hosts: c.hosts.Hosts, Token: token, Client: client, Scheme: scheme, Version: Version,
 		Logf: func(f string, a ...any) { app.Infof(f, a...) }}
 	if !app.Globals.Quiet {
@@ -233,12 +233,6 @@ func runName() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("fsbench-hosts-%d-%s", time.Now().Unix(), hex.EncodeToString(b[:]))
-}
-
-func randomSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
 }
 
 // benchCluster makes the run of bench (or a workload) on the agents.

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -192,76 +190,15 @@ func runProfile(ctx context.Context, app *App, o *ProfileOptions) error {
 // openProfileInput opens what the target names and sets the mode: live for
 // a mount point or --follow, replay otherwise.
 func openProfileInput(ctx context.Context, app *App, o *ProfileOptions) (io.ReadCloser, error) {
-	if o.Target == "-" {
-		o.Source = "stdin"
-		o.Live = o.Follow
-		if o.Live {
-			return io.NopCloser(app.IO.In), nil
-		}
-		r, err := profile.Decompress(app.IO.In)
-		if err != nil {
-			return nil, fmt.Errorf("read stdin: %w", err)
-		}
-		return io.NopCloser(r), nil
+	in, err := profile.Open(ctx, profile.Input{Target: o.Target, Follow: o.Follow, Interval: o.Interval, Stdin: app.IO.In, Poll: followPoll})
+	if errors.Is(err, profile.ErrBadInput) {
+		return nil, &UsageError{Err: err}
 	}
-	st, err := os.Stat(o.Target)
 	if err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("profile %w", err)}
+		return nil, err
 	}
-	if st.IsDir() {
-		path, err := profile.MountLog(o.Target)
-		if errors.Is(err, profile.ErrNotJuiceFS) {
-			return nil, Usagef("%v\nTo profile any file system, log a benchmark: fsbench bench %s --access-log FILE, then fsbench profile FILE", err, o.Target)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if o.Interval == 0 {
-			return nil, Usagef("--interval 0 is for log files: the access log of mount %s never ends", o.Target)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("open access log: %w", err)
-		}
-		o.Source, o.Live = path, true
-		return f, nil
-	}
-	o.Source = o.Target
-	if o.Follow {
-		if isGzip(o.Target) {
-			return nil, Usagef("--follow: %s is gzip-compressed; a compressed log cannot be followed", o.Target)
-		}
-		o.Live = true
-		r, err := profile.Follow(ctx, o.Target, followPoll)
-		if err != nil {
-			return nil, fmt.Errorf("follow %w", err)
-		}
-		return r, nil
-	}
-	f, err := os.Open(o.Target)
-	if err != nil {
-		return nil, fmt.Errorf("open log: %w", err)
-	}
-	r, err := profile.Decompress(f)
-	if err != nil {
-		f.Close()
-		return nil, &UsageError{Err: fmt.Errorf("read %s: %w", o.Target, err)}
-	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{r, f}, nil
-}
-
-func isGzip(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var b [2]byte
-	n, _ := io.ReadFull(f, b[:])
-	return n == 2 && b[0] == 0x1f && b[1] == 0x8b
+	o.Source, o.Live = in.Source, in.Live
+	return in, nil
 }
 
 // readEnter sends on pause each time a line (Enter) is read from in.

@@ -1,20 +1,15 @@
 package cli
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/jobfile"
-	"github.com/fsbench/fsbench/internal/live"
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -138,9 +133,7 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 	if err := o.CI.checkMeasured(names, map[string]string{}); err != nil {
 		return err
 	}
-	if v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES")); v == "true" || v == "1" || v == "yes" {
-		o.SkipDropCaches = true
-	}
+	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
 	return o.Output.resolve()
 }
 
@@ -174,41 +167,79 @@ func (o *JobFlags) adHoc(tree bool) (*jobfile.Job, error) {
 }
 
 // override applies the flags given explicitly to every phase of j (and to
-// its tree), so that a workload file can be run shorter or smaller.
+// its tree), so that a workload file can be run shorter or smaller; the
+// rules of what applies where are jobfile.Overrides'.
 func (o *JobFlags) override(cmd *cobra.Command, j *jobfile.Job) error {
+	ov, err := o.overrides(cmd)
+	if err != nil {
+		return err
+	}
+	if ov.TreeFormat != nil {
+		if j.Tree == nil {
+			return Usagef("--tree-format applies to a tree (--depth, --width or a workload file with tree:)")
+		}
+		if f := *ov.TreeFormat; f != "restart" && f != "yes" && f != "no" {
+			return Usagef("--tree-format must be restart, yes or no (got %q)", f)
+		}
+	}
+	ov.Apply(j)
+	return nil
+}
+
+// overrides reads the flags given explicitly into jobfile.Overrides.
+func (o *JobFlags) overrides(cmd *cobra.Command) (*jobfile.Overrides, error) {
 	f := cmd.Flags()
+	ov := &jobfile.Overrides{}
 	var err error
-	size := func(name, v string) int64 {
-		if err != nil || !f.Changed(name) {
-			return 0
+	given := func(name string) bool { return err == nil && f.Changed(name) }
+	size := func(name, v string) *int64 {
+		if !given(name) {
+			return nil
 		}
 		n, e := units.ParseSize(v)
 		if e != nil {
 			err = Usagef("--%s: %v", name, e)
 		}
-		return n
+		return &n
 	}
-	dur := func(name, v string) time.Duration {
-		if err != nil || !f.Changed(name) {
-			return 0
+	dur := func(name, v string) *time.Duration {
+		if !given(name) {
+			return nil
 		}
 		d, e := units.ParseDuration(v)
 		if e != nil {
 			err = Usagef("--%s: %v", name, e)
 		}
-		return d
+		return &d
 	}
-	xfer, fsize := size("xfer-size", o.xferSize), size("file-size", o.fileSize)
-	d, w, iv := dur("duration", o.duration), dur("warmup", o.warmup), dur("interval", o.interval)
+	ov.XferSize, ov.FileSize = size("xfer-size", o.xferSize), size("file-size", o.fileSize)
+	ov.Duration, ov.Warmup, ov.Interval = dur("duration", o.duration), dur("warmup", o.warmup), dur("interval", o.interval)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sel := workload.Sequential
 	if f.Changed("file-select") {
-		if sel, err = jobfile.ParseAccess(o.fileSelect); err != nil {
-			return Usagef("--file-select: %v", err)
+		sel, err := jobfile.ParseAccess(o.fileSelect)
+		if err != nil {
+			return nil, Usagef("--file-select: %v", err)
 		}
+		ov.Select = &sel
 	}
+	if err := o.checkCounts(cmd); err != nil {
+		return nil, err
+	}
+	ov.Rate = ifSet(f.Changed("rate"), &o.rate)
+	ov.Ops = ifSet(f.Changed("ops"), &o.ops)
+	ov.Files = ifSet(f.Changed("files"), &o.files)
+	ov.Depth = ifSet(f.Changed("depth"), &o.depth)
+	ov.Width = ifSet(f.Changed("width"), &o.width)
+	ov.TreeDir = ifSet(f.Changed("tree-dir"), &o.treeDir)
+	ov.TreeFormat = ifSet(f.Changed("tree-format"), &o.treeFormat)
+	return ov, nil
+}
+
+// checkCounts checks the numbers of the flags given explicitly.
+func (o *JobFlags) checkCounts(cmd *cobra.Command) error {
+	f := cmd.Flags()
 	if f.Changed("rate") && o.rate <= 0 {
 		return Usagef("--rate must be more than 0 operations per second")
 	}
@@ -218,159 +249,13 @@ func (o *JobFlags) override(cmd *cobra.Command, j *jobfile.Job) error {
 	if f.Changed("files") && o.files < 1 {
 		return Usagef("--files must be at least 1")
 	}
-	if t := j.Tree; t != nil {
-		if f.Changed("file-size") {
-			t.FileSize = fsize
-		}
-		if f.Changed("files") {
-			t.Files = o.files
-		}
-		if f.Changed("depth") {
-			t.Depth = o.depth
-		}
-		if f.Changed("width") {
-			t.Width = o.width
-		}
-		if f.Changed("tree-dir") {
-			t.Dir = o.treeDir
-		}
-		if f.Changed("tree-format") {
-			t.Format = o.treeFormat
-		}
-	} else if f.Changed("tree-format") {
-		return Usagef("--tree-format applies to a tree (--depth, --width or a workload file with tree:)")
-	}
-	if t := j.Tree; t != nil && t.Format != "restart" && t.Format != "yes" && t.Format != "no" {
-		return Usagef("--tree-format must be restart, yes or no (got %q)", t.Format)
-	}
-	for i := range j.Phases {
-		p := &j.Phases[i]
-		// In a file, phases that do each file once (create, unlink,
-		// mkdir, rmdir, format) take no limit: leave them be. (An ad-hoc
-		// phase gets every flag, and a usage error if it does not fit.)
-		switch p.Kind() {
-		case workload.Create, workload.Unlink, workload.Mkdir, workload.Rmdir:
-			if o.File == "" {
-				break
-			}
-			if f.Changed("xfer-size") {
-				p.XferSize = xfer
-			}
-			continue
-		}
-		if f.Changed("xfer-size") {
-			p.XferSize = xfer
-		}
-		if f.Changed("file-size") && j.Tree == nil {
-			p.FileSize = fsize
-		}
-		if f.Changed("files") && j.Tree == nil {
-			p.Files = o.files
-		}
-		if f.Changed("file-select") {
-			p.Select = sel
-		}
-		if f.Changed("ops") {
-			p.Ops = o.ops
-		}
-		if f.Changed("duration") {
-			p.Duration = d
-		}
-		if f.Changed("warmup") {
-			p.Warmup = w
-		}
-		if f.Changed("interval") {
-			p.Interval = iv
-		}
-		if f.Changed("rate") {
-			p.Rate = o.rate
-		}
-	}
 	return nil
 }
 
-// runJob runs a workload and reports it as runBench does the default
-// benchmark: progress or interval lines on stderr, the result on stdout.
-func runJob(ctx context.Context, app *App, o *BenchOptions) error {
-	res := newResult("bench")
-	meter := startUsage()
-	quiet := app.Globals.Quiet
-	var prog *Progress
-	var pub *live.Publisher
-	o.Hooks = bench.Hooks{
-		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
-			prog = nil
-			if p.Interval > 0 {
-				if !quiet {
-					fmt.Fprintf(app.IO.Err, "%-14s %8s %16s %15s  %s\n", p.Name, "time", "rate", "bandwidth", "latency")
-				}
-				return
-			}
-			prog = app.StartProgress(p.Title, total, "ops", func() int64 { return e.Live.Ops.Load() })
-		},
-		PhaseEnd: func(e *workload.Engine, p *workload.Phase) {
-			pub.EndPhase(p)
-			if prog != nil {
-				prog.Done()
-			}
-		},
-		Interval: func(p *workload.Phase, s report.Sample) {
-			if !quiet {
-				fmt.Fprintln(app.IO.Err, bench.IntervalLine(p.Name, s))
-			}
-		},
-		Warn: func(msg string) { app.Warnf("%s", msg) },
-		Started: func(e *workload.Engine, dir string) {
-			var err error
-			if pub, err = live.StartEngine("bench", o.Path, e); err != nil {
-				app.Warnf("fsbench stats will not see this run: %v", err)
-			}
-		},
-		Finished: func(*workload.Engine) { pub.Stop() },
-		Created:  app.Left.Set,
-		Removed:  app.Left.Clear,
+// ifSet is v when its flag was given, else nil.
+func ifSet[T any](changed bool, v *T) *T {
+	if changed {
+		return v
 	}
-	defer func() { pub.Stop() }()
-	j := o.Job.Job
-	threads := o.Threads
-	if j.Threads > 0 {
-		threads = j.Threads
-	}
-	if !quiet {
-		what := "an ad-hoc workload"
-		if j.File != "" {
-			what = "workload " + j.File
-		}
-		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %s (%d phases, %d threads)\n", o.Path, what, len(j.Phases), threads)
-	}
-	alog, err := openAccessLog(o.AccessLog, threads)
-	if err != nil {
-		return err
-	}
-	if alog != nil {
-		o.Tracer = alog
-	}
-	err = bench.RunJob(ctx, o.Options, j, res)
-	closeAccessLog(app, alog, res)
-	res.Usage = meter.stop()
-	if err != nil && !res.Interrupted {
-		var je *jobfile.Error
-		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {
-			return &UsageError{Err: err}
-		}
-		return app.writeFailed(res, &o.Output, err)
-	}
-	if !quiet {
-		for i := range res.Phases {
-			fmt.Fprintln(app.IO.Err, bench.SummaryLine(&res.Phases[i]))
-		}
-	}
-	ciErr := app.finishCI(res, &o.CI)
-	if werr := app.writeResult(res, &o.Output); werr != nil {
-		return werr
-	}
-	if res.Interrupted {
-		return ErrInterrupted
-	}
-	return ciErr
+	return nil
 }

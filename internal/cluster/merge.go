@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
-	"github.com/fsbench/fsbench/internal/units"
 )
 
 // HostResult is one host's part of a run.
@@ -236,18 +235,13 @@ func measures(p *report.Phase, like report.Phase, threads float64) (report.Measu
 	v, c := report.Measure{Unit: like.Value.Unit}, report.Measure{Unit: like.Cost.Unit}
 	switch v.Unit {
 	case "MiB/s":
-		v.Value = p.BytesPerSec / float64(units.MiB)
+		v.Value = p.ThroughputValue().Value
 	case "ops/s":
 		v.Value = p.OpsPerSec
 	default: // files/s, objects/s
 		v.Value = p.ItemsPerSec
 	}
-	perThread := func(n int64) float64 {
-		if n == 0 {
-			return 0
-		}
-		return p.Seconds * threads / float64(n)
-	}
+	perThread := func(n int64) float64 { return p.SecondsPer(n, threads) }
 	switch c.Unit {
 	case "s/file":
 		c.Value = perThread(p.Items)

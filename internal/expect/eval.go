@@ -147,12 +147,7 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 		if len(res.Checks) == 0 {
 			return fails("no functional checks were run")
 		}
-		var failed []string
-		for _, c := range res.Checks {
-			if c.Status == report.CheckFailed {
-				failed = append(failed, c.Name)
-			}
-		}
+		failed := failedChecks(res, func(c report.Check) string { return c.Name })
 		x.Measured = float64(len(failed))
 		x.Pass = len(failed) == 0
 		if !x.Pass {
@@ -239,12 +234,18 @@ func EvalAll(exprs []Expr, res *report.Result) []report.Expectation {
 
 // FailedChecks lists the functional checks of res that failed, sorted.
 func FailedChecks(res *report.Result) []string {
+	out := failedChecks(res, func(c report.Check) string { return c.Category + "/" + c.Name })
+	sort.Strings(out)
+	return out
+}
+
+// failedChecks names the functional checks of res that failed, in order.
+func failedChecks(res *report.Result, name func(report.Check) string) []string {
 	var out []string
 	for _, c := range res.Checks {
 		if c.Status == report.CheckFailed {
-			out = append(out, c.Category+"/"+c.Name)
+			out = append(out, name(c))
 		}
 	}
-	sort.Strings(out)
 	return out
 }

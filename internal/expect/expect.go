@@ -170,86 +170,113 @@ const (
 // "functional==pass") asks that all functional checks passed.
 func Parse(s string) (Expr, error) {
 	text := strings.TrimSpace(s)
-	fail := func(format string, args ...any) (Expr, error) {
-		return Expr{}, fmt.Errorf("%w %q: %s", ErrSyntax, text, fmt.Sprintf(format, args...))
+	e, err := parse(text)
+	if err != nil {
+		return Expr{}, fmt.Errorf("%w %q: %s", ErrSyntax, text, err)
 	}
+	return e, nil
+}
+
+// functionalUse is how a functional expectation is written.
+const functionalUse = "functional can only be tested with functional==pass (or just: functional)"
+
+func parse(text string) (Expr, error) {
 	if text == "" {
-		return fail("empty")
+		return Expr{}, errors.New("empty")
 	}
+	functional := Expr{Text: text, Metric: Functional, Name: Functional, Op: EQ, Value: 1}
 	i := strings.IndexAny(text, "<>=!")
 	if i < 0 {
 		if text == Functional {
-			return Expr{Text: text, Metric: Functional, Name: Functional, Op: EQ, Value: 1}, nil
+			return functional, nil
 		}
-		return fail("want NAME OP VALUE, e.g. write-big>=200MiB/s (operators: >=, >, <=, <, ==)")
+		return Expr{}, errors.New("want NAME OP VALUE, e.g. write-big>=200MiB/s (operators: >=, >, <=, <, ==)")
 	}
 	name := strings.TrimSpace(text[:i])
-	rest := text[i:]
-	var op Op
-	switch {
-	case strings.HasPrefix(rest, ">="):
-		op = GE
-	case strings.HasPrefix(rest, "<="):
-		op = LE
-	case strings.HasPrefix(rest, "=="):
-		op = EQ
-	case strings.HasPrefix(rest, "!="):
-		return fail("!= is not supported; use >=, >, <=, < or ==")
-	case strings.HasPrefix(rest, "=>"), strings.HasPrefix(rest, "=<"):
-		return fail("write %c= instead of =%c", rest[1], rest[1])
-	case rest[0] == '=':
-		return fail("use == to test equality")
-	case rest[0] == '>':
-		op = GT
-	case rest[0] == '<':
-		op = LT
+	op, err := parseOp(text[i:])
+	if err != nil {
+		return Expr{}, err
 	}
-	rest = strings.TrimSpace(rest[len(op):])
+	rest := strings.TrimSpace(text[i+len(op):])
 	if name == "" {
-		return fail("no metric name before %s", op)
+		return Expr{}, fmt.Errorf("no metric name before %s", op)
 	}
 	metric, base, stat, err := splitName(name)
 	if err != nil {
-		return fail("%v", err)
+		return Expr{}, err
 	}
 	if base == Functional {
-		if stat != "" {
-			return fail("functional takes no suffix")
+		switch {
+		case stat != "":
+			return Expr{}, errors.New("functional takes no suffix")
+		case op != EQ || !isPass(rest):
+			return Expr{}, errors.New(functionalUse)
 		}
-		switch strings.ToLower(rest) {
-		case "pass", "true", "1":
-		default:
-			return fail("functional can only be tested with functional==pass (or just: functional)")
-		}
-		if op != EQ {
-			return fail("functional can only be tested with functional==pass (or just: functional)")
-		}
-		return Expr{Text: text, Metric: Functional, Name: Functional, Op: EQ, Value: 1}, nil
+		return functional, nil
 	}
+	e := Expr{Text: text, Metric: metric, Name: base, Stat: stat, Op: op}
 	if rest == "" {
-		return fail("no value after %s", op)
+		return Expr{}, fmt.Errorf("no value after %s", op)
 	}
+	if e.Value, e.Unit, err = parseValue(rest); err != nil {
+		return Expr{}, err
+	}
+	return e, nil
+}
+
+func isPass(s string) bool {
+	switch strings.ToLower(s) {
+	case "pass", "true", "1":
+		return true
+	}
+	return false
+}
+
+// parseOp reads the operator that starts rest.
+func parseOp(rest string) (Op, error) {
+	switch {
+	case strings.HasPrefix(rest, ">="):
+		return GE, nil
+	case strings.HasPrefix(rest, "<="):
+		return LE, nil
+	case strings.HasPrefix(rest, "=="):
+		return EQ, nil
+	case strings.HasPrefix(rest, "!="):
+		return "", errors.New("!= is not supported; use >=, >, <=, < or ==")
+	case strings.HasPrefix(rest, "=>"), strings.HasPrefix(rest, "=<"):
+		return "", fmt.Errorf("write %c= instead of =%c", rest[1], rest[1])
+	case rest[0] == '=':
+		return "", errors.New("use == to test equality")
+	case rest[0] == '>':
+		return GT, nil
+	case rest[0] == '<':
+		return LT, nil
+	}
+	return "", nil
+}
+
+// parseValue reads VALUE[UNIT].
+func parseValue(rest string) (float64, Unit, error) {
 	n := numberPrefix(rest)
 	if n == 0 {
-		return fail("value %q is not a number", rest)
+		return 0, Unit{}, fmt.Errorf("value %q is not a number", rest)
 	}
 	v, err := strconv.ParseFloat(rest[:n], 64)
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-		return fail("value %q is not a number", rest[:n])
+		return 0, Unit{}, fmt.Errorf("value %q is not a number", rest[:n])
 	}
 	unitText := strings.TrimSpace(rest[n:])
-	e := Expr{Text: text, Metric: metric, Name: base, Stat: stat, Op: op, Value: v}
-	if unitText != "" {
-		if bitRate(unitText) {
-			return fail("unit %q is in bits; fsbench measures bytes: write KiB/s, MiB/s or GiB/s", unitText)
-		}
-		u, ok := units[strings.ToLower(unitText)]
-		if !ok {
-			return fail("unknown unit %q (want one of %s)", unitText, strings.Join(UnitNames(), ", "))
-		}
-		e.Unit = u
+	if unitText == "" {
+		return v, Unit{}, nil
 	}
-	return e, nil
+	if bitRate(unitText) {
+		return 0, Unit{}, fmt.Errorf("unit %q is in bits; fsbench measures bytes: write KiB/s, MiB/s or GiB/s", unitText)
+	}
+	u, ok := units[strings.ToLower(unitText)]
+	if !ok {
+		return 0, Unit{}, fmt.Errorf("unknown unit %q (want one of %s)", unitText, strings.Join(UnitNames(), ", "))
+	}
+	return v, u, nil
 }
 
 // splitName checks a metric name and splits it into base and suffix. A

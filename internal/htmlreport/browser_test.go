@@ -29,6 +29,7 @@ import (
 // test and returns a context to drive it with.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	testenv.NeedsServer(t, "a Chromium browser")
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		testenv.Unavailable(t, "chromium is not installed")

@@ -107,7 +107,7 @@ func Delta(before, after Stats, seconds float64) *report.Internal {
 			if row.Count > 0 {
 				row.AvgMs = (s1 - s0) * 1000 / (c1 - c0)
 			}
-			row.Grade = grade(row.AvgMs, r.Good, r.Fair)
+			row.Grade = report.Ranges{CostGood: r.Good, CostFair: r.Fair}.GradeCost(row.AvgMs)
 		}
 		in.Rows = append(in.Rows, row)
 	}
@@ -122,14 +122,4 @@ func Delta(before, after Stats, seconds float64) *report.Internal {
 		in.ClientMemoryBytes = &v
 	}
 	return in
-}
-
-func grade(cost, good, fair float64) report.Grade {
-	switch {
-	case cost < good:
-		return report.Good
-	case cost < fair:
-		return report.Fair
-	}
-	return report.Poor
 }

@@ -59,3 +59,19 @@ func (t *Tracker) What() string {
 	defer t.mu.Unlock()
 	return t.what
 }
+
+// Label makes s (a host name) fit in the name of a run's own directory or
+// key prefix: ASCII letters and digits stay, and so do the bytes in keep;
+// any other byte becomes repl; the label is at most max bytes long.
+func Label(s, keep string, repl byte, max int) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(keep, c) >= 0) {
+			out[i] = repl
+		}
+	}
+	if len(out) > max {
+		out = out[:max]
+	}
+	return string(out)
+}

@@ -41,3 +41,22 @@ func TestPhrases(t *testing.T) {
 		t.Error("Clear")
 	}
 }
+
+func TestLabel(t *testing.T) {
+	for _, tt := range []struct {
+		s, keep string
+		repl    byte
+		max     int
+		want    string
+	}{
+		{"node-1.example.com", "-.", '_', 32, "node-1.example.com"},
+		{"node_1.example.com", "-", '-', 24, "node-1-example-com"},
+		{"a b/c", "-.", '_', 32, "a_b_c"},
+		{"abcdefghijklmnopqrstuvwxyz", "-", '-', 24, "abcdefghijklmnopqrstuvwx"},
+		{"", "-", '-', 24, ""},
+	} {
+		if got := Label(tt.s, tt.keep, tt.repl, tt.max); got != tt.want {
+			t.Errorf("Label(%q, %q, %q, %d) = %q, want %q", tt.s, tt.keep, tt.repl, tt.max, got, tt.want)
+		}
+	}
+}

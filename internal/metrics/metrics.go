@@ -1,6 +1,7 @@
 // Package metrics records operation latencies and counts. It is pure: no
-// I/O, no clocks of its own. Each worker owns a Recorder and records into it
-// without locks; recorders are merged when a phase ends.
+// I/O, no clocks of its own. Each worker records latencies into its own
+// Histogram without locks, and the histograms are merged when a phase ends;
+// Live counters are atomics that workers share with readers.
 package metrics
 
 import (
@@ -53,9 +54,9 @@ func Decode(s string) (*Histogram, error) {
 	return &Histogram{h: h}, nil
 }
 
-// Distribution returns the histogram's recorded values as (value, count)
-// steps in increasing value order: each step's value is the highest value
-// equivalent to the recorded ones, as HdrHistogram's percentile output uses.
+// Distribution returns the histogram's populated buckets in increasing
+// order of value: each with the range of values it holds (From, the
+// lowest, to To, the highest equivalent value) and its count.
 func (h *Histogram) Distribution() []Bar {
 	var out []Bar
 	for _, b := range h.h.Distribution() {

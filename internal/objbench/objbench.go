@@ -7,7 +7,6 @@ package objbench
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -228,7 +227,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		r.o.Threads = int(n)
 	}
 	if r.o.Seed == 0 {
-		r.o.Seed = randomUint64() // in the parameters: a run can be repeated
+		r.o.Seed = pattern.RandomSeed() // in the parameters: a run can be repeated
 	}
 	if r.o.Object.Threads == 0 {
 		r.o.Object.Threads = r.o.Threads
@@ -363,26 +362,7 @@ func newPrefix() string {
 	host, _ := os.Hostname()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("fsbench-objbench-%s-%d-%s/", sanitize(host), time.Now().Unix(), hex.EncodeToString(b[:]))
-}
-
-func sanitize(s string) string {
-	out := []byte(s)
-	for i, c := range out {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-			out[i] = '-'
-		}
-	}
-	if len(out) > 24 {
-		out = out[:24]
-	}
-	return string(out)
-}
-
-func randomUint64() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
+	return fmt.Sprintf("fsbench-objbench-%s-%d-%s/", leftover.Label(host, "-", '-', 24), time.Now().Unix(), hex.EncodeToString(b[:]))
 }
 
 // prepare makes sure the bucket exists and the credentials work, within

@@ -37,7 +37,7 @@ type item struct {
 	objects int
 	// once: the item cannot repeat (delete), so a duration does not apply.
 	once  bool
-	grade [4]float64 // value fair/good, cost good/fair (JuiceFS's ranges)
+	grade report.Ranges // JuiceFS's
 	// writes records the keys the item made, for the items after it.
 	writes *[]int
 }
@@ -74,9 +74,9 @@ func (r *run) buf(i int) []byte { return r.eng.Workers()[i].State.(*thread).buf 
 // JuiceFS's colour ranges: value fair above [0], good above [1]; cost good
 // below [2], fair below [3].
 var (
-	gradeBig   = [4]float64{100, 150, 50, 150}
-	gradeSmall = [4]float64{10, 30, 30, 100}
-	gradeList  = [4]float64{1000, 10000, 100, 200}
+	gradeBig   = report.Ranges{Fair: 100, Good: 150, CostGood: 50, CostFair: 150}
+	gradeSmall = report.Ranges{Fair: 10, Good: 30, CostGood: 30, CostFair: 100}
+	gradeList  = report.Ranges{Fair: 1000, Good: 10000, CostGood: 100, CostFair: 200}
 )
 
 func bigKey(i int) string   { return "big/" + strconv.Itoa(i) }
@@ -388,13 +388,9 @@ func (r *run) toPhase(it item, res *engine.Result) report.Phase {
 	p.LatencyOf = it.latencyOf
 	p.Items = p.Ops * int64(it.objects)
 	p.SetRates()
-	threads := float64(res.Workers)
-	perOp := 0.0 // ms one thread spent per task
-	if p.Ops > 0 {
-		perOp = p.Seconds * 1000 * threads / float64(p.Ops)
-	}
+	perOp := p.SecondsPer(p.Ops, float64(res.Workers)) * 1000 // ms one thread spent per task
 	if it.bytes {
-		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+		p.Value = p.ThroughputValue()
 	} else {
 		p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "objects/s"}
 	}
@@ -403,7 +399,7 @@ func (r *run) toPhase(it item, res *engine.Result) report.Phase {
 		p.Cost.Unit = "ms/list"
 	}
 	if !p.Incomplete && p.Ops > 0 {
-		p.Value.Grade, p.Cost.Grade = grade(it.grade, p.Value.Value, p.Cost.Value)
+		it.grade.Grade(&p)
 	}
 	if p.Errors > 0 {
 		r.warn("%s: %d of %d operations failed, e.g.: %s", it.title, p.Errors, p.Errors+p.Ops, p.ErrorSamples[0])
@@ -412,23 +408,4 @@ func (r *run) toPhase(it item, res *engine.Result) report.Phase {
 		r.warn("%s: the store throttled %d requests (503 SlowDown / 429); they were retried after a pause", it.title, p.Throttled)
 	}
 	return p
-}
-
-// grade rates a value (higher is better) and a cost (lower is better)
-// against JuiceFS's ranges.
-func grade(g [4]float64, value, cost float64) (report.Grade, report.Grade) {
-	v, c := report.Poor, report.Poor
-	switch {
-	case value > g[1]:
-		v = report.Good
-	case value > g[0]:
-		v = report.Fair
-	}
-	switch {
-	case cost < g[2]:
-		c = report.Good
-	case cost < g[3]:
-		c = report.Fair
-	}
-	return v, c
 }

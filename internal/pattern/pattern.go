@@ -4,6 +4,7 @@ package pattern
 
 import (
 	"bytes"
+	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
 	"hash/fnv"
@@ -33,6 +34,14 @@ const segment = 64 << 10
 type Pattern struct {
 	seed uint64
 	base []byte // segment bytes, 8-byte aligned
+}
+
+// RandomSeed is a new seed from the system's random source, for a run
+// that is given none.
+func RandomSeed() uint64 {
+	var b [8]byte
+	_, _ = crand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // New builds the random base of a run.

@@ -94,29 +94,20 @@ func benchLog(b *testing.B) []byte {
 // BenchmarkSummary is `fsbench profile LOG --interval 0` without the file
 // system: bytes per second over the whole log; lines per second are
 // reported too.
-func BenchmarkSummary(b *testing.B) {
-	data := benchLog(b)
-	lines := bytes.Count(data, []byte("\n"))
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := Run(context.Background(), bytes.NewReader(data), io.Discard, Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
-}
+func BenchmarkSummary(b *testing.B) { benchRun(b, Options{}) }
 
 // BenchmarkReplay cuts the same log into 1-second windows, unpaced.
-func BenchmarkReplay(b *testing.B) {
+func BenchmarkReplay(b *testing.B) { benchRun(b, Options{Interval: time.Second}) }
+
+// benchRun runs the profile of the benchmark log with o.
+func benchRun(b *testing.B, o Options) {
 	data := benchLog(b)
 	lines := bytes.Count(data, []byte("\n"))
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := Run(context.Background(), bytes.NewReader(data), io.Discard, Options{Interval: time.Second}); err != nil {
+		if err := Run(context.Background(), bytes.NewReader(data), io.Discard, o); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -23,22 +23,23 @@ func init() {
 type (
 	// JUnitSuites is the document: one suite per run.
 	JUnitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
-		Time     string       `xml:"time,attr"`
-		Suites   []JUnitSuite `xml:"testsuite"`
+		XMLName xml.Name `xml:"testsuites"`
+		Name    string   `xml:"name,attr"`
+		JUnitCounts
+		Time   string       `xml:"time,attr"`
+		Suites []JUnitSuite `xml:"testsuite"`
+	}
+	// JUnitCounts are the test cases of a suite, and how they ended.
+	JUnitCounts struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Skipped  int `xml:"skipped,attr"`
 	}
 	// JUnitSuite is one run of a command.
 	JUnitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
+		Name string `xml:"name,attr"`
+		JUnitCounts
 		Time       string          `xml:"time,attr"`
 		Timestamp  string          `xml:"timestamp,attr,omitempty"`
 		Hostname   string          `xml:"hostname,attr,omitempty"`
@@ -83,64 +84,17 @@ func JUnit(r *Result) *JUnitSuites {
 		target = r.Target.URL
 	}
 	s := JUnitSuite{
-		Name:     strings.TrimSpace("fsbench " + cmd + " " + target),
-		Time:     seconds(r.Usage.Seconds),
-		Hostname: r.Host.Name,
+		Name:       strings.TrimSpace("fsbench " + cmd + " " + target),
+		Time:       seconds(r.Usage.Seconds),
+		Hostname:   r.Host.Name,
+		Properties: junitProperties(r),
 	}
 	if !r.StartedAt.IsZero() {
 		s.Timestamp = r.StartedAt.UTC().Format(time.RFC3339)
 	}
-	prop := func(k, v string) {
-		if v != "" {
-			s.Properties = append(s.Properties, JUnitProperty{k, v})
-		}
-	}
-	prop("fsbench.version", r.Version)
-	prop("fsbench.schema_version", strconv.Itoa(r.SchemaVersion))
-	prop("target.path", r.Target.Path)
-	prop("target.url", r.Target.URL)
-	prop("target.storage", r.Target.Storage)
-	prop("target.fs_type", r.Target.FSType)
-	prop("target.mount_source", r.Target.MountSource)
-	prop("cache_drop", r.CacheDrop)
-	for _, p := range r.Parameters {
-		prop("parameters."+p.Key, fmt.Sprint(p.Value))
-	}
-
-	for _, c := range r.Checks {
-		tc := JUnitCase{ClassName: cmd + ".functional." + c.Category, Name: c.Name, Time: seconds(0)}
-		switch c.Status {
-		case CheckFailed:
-			tc.Failure = &JUnitProblem{Message: orDefault(c.Reason, "failed"), Type: "functional", Text: c.Reason}
-		case CheckNotSupport:
-			tc.Skipped = &JUnitProblem{Message: orDefault(c.Reason, CheckNotSupport)}
-		case CheckWarning:
-			tc.SystemOut = "warning: " + c.Reason
-		}
-		s.Cases = append(s.Cases, tc)
-	}
-	for _, p := range r.Phases {
-		tc := JUnitCase{ClassName: cmd + ".phase", Name: p.Name, Time: seconds(p.Seconds), SystemOut: phaseLine(p)}
-		switch {
-		case p.Incomplete:
-			tc.Error = &JUnitProblem{Message: fmt.Sprintf("%s did not complete: %s", p.Name, phaseValue(p)), Type: "incomplete",
-				Text: strings.Join(p.ErrorSamples, "\n")}
-		case p.Errors > 0:
-			tc.Failure = &JUnitProblem{Message: fmt.Sprintf("%d errors in %s", p.Errors, p.Name), Type: "errors",
-				Text: strings.Join(p.ErrorSamples, "\n")}
-		}
-		s.Cases = append(s.Cases, tc)
-	}
-	for _, e := range r.Expectations {
-		tc := JUnitCase{ClassName: cmd + ".expectation", Name: e.Expr, Time: seconds(0),
-			SystemOut: "measured: " + measured(e)}
-		if !e.Pass {
-			tc.Failure = &JUnitProblem{Message: orDefault(e.Reason, "expectation failed"), Type: "expectation",
-				Text: fmt.Sprintf("expectation: %s\nmeasured: %s\nwant: %s %s\nreason: %s",
-					e.Expr, measured(e), e.Op, value(e.Want, e.Unit), e.Reason)}
-		}
-		s.Cases = append(s.Cases, tc)
-	}
+	s.Cases = append(s.Cases, checkCases(cmd, r.Checks)...)
+	s.Cases = append(s.Cases, phaseCases(cmd, r.Phases)...)
+	s.Cases = append(s.Cases, expectationCases(cmd, r.Expectations)...)
 	switch {
 	case r.Interrupted:
 		s.Cases = append(s.Cases, JUnitCase{ClassName: cmd, Name: "run", Time: seconds(r.Usage.Seconds),
@@ -163,8 +117,83 @@ func JUnit(r *Result) *JUnitSuites {
 	if len(r.Warnings) > 0 {
 		s.SystemErr = "Warning: " + strings.Join(r.Warnings, "\nWarning: ")
 	}
-	return &JUnitSuites{Name: "fsbench", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped,
-		Time: s.Time, Suites: []JUnitSuite{s}}
+	return &JUnitSuites{Name: "fsbench", JUnitCounts: s.JUnitCounts, Time: s.Time, Suites: []JUnitSuite{s}}
+}
+
+// junitProperties are the run's settings that are set.
+func junitProperties(r *Result) []JUnitProperty {
+	var out []JUnitProperty
+	prop := func(k, v string) {
+		if v != "" {
+			out = append(out, JUnitProperty{k, v})
+		}
+	}
+	prop("fsbench.version", r.Version)
+	prop("fsbench.schema_version", strconv.Itoa(r.SchemaVersion))
+	prop("target.path", r.Target.Path)
+	prop("target.url", r.Target.URL)
+	prop("target.storage", r.Target.Storage)
+	prop("target.fs_type", r.Target.FSType)
+	prop("target.mount_source", r.Target.MountSource)
+	prop("cache_drop", r.CacheDrop)
+	for _, p := range r.Parameters {
+		prop("parameters."+p.Key, fmt.Sprint(p.Value))
+	}
+	return out
+}
+
+// checkCases are the functional checks: failed, skipped when not
+// supported, with a warning on their output.
+func checkCases(cmd string, checks []Check) []JUnitCase {
+	var out []JUnitCase
+	for _, c := range checks {
+		tc := JUnitCase{ClassName: cmd + ".functional." + c.Category, Name: c.Name, Time: seconds(0)}
+		switch c.Status {
+		case CheckFailed:
+			tc.Failure = &JUnitProblem{Message: orDefault(c.Reason, "failed"), Type: "functional", Text: c.Reason}
+		case CheckNotSupport:
+			tc.Skipped = &JUnitProblem{Message: orDefault(c.Reason, CheckNotSupport)}
+		case CheckWarning:
+			tc.SystemOut = "warning: " + c.Reason
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+// phaseCases are the phases: an error when incomplete, failed with errors.
+func phaseCases(cmd string, phases []Phase) []JUnitCase {
+	var out []JUnitCase
+	for _, p := range phases {
+		tc := JUnitCase{ClassName: cmd + ".phase", Name: p.Name, Time: seconds(p.Seconds), SystemOut: phaseLine(p)}
+		switch {
+		case p.Incomplete:
+			tc.Error = &JUnitProblem{Message: fmt.Sprintf("%s did not complete: %s", p.Name, phaseValue(p)), Type: "incomplete",
+				Text: strings.Join(p.ErrorSamples, "\n")}
+		case p.Errors > 0:
+			tc.Failure = &JUnitProblem{Message: fmt.Sprintf("%d errors in %s", p.Errors, p.Name), Type: "errors",
+				Text: strings.Join(p.ErrorSamples, "\n")}
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+// expectationCases are the expectations, failed with the measured value
+// and the reason.
+func expectationCases(cmd string, exps []Expectation) []JUnitCase {
+	var out []JUnitCase
+	for _, e := range exps {
+		tc := JUnitCase{ClassName: cmd + ".expectation", Name: e.Expr, Time: seconds(0),
+			SystemOut: "measured: " + measured(e)}
+		if !e.Pass {
+			tc.Failure = &JUnitProblem{Message: orDefault(e.Reason, "expectation failed"), Type: "expectation",
+				Text: fmt.Sprintf("expectation: %s\nmeasured: %s\nwant: %s %s\nreason: %s",
+					e.Expr, measured(e), e.Op, value(e.Want, e.Unit), e.Reason)}
+		}
+		out = append(out, tc)
+	}
+	return out
 }
 
 // WriteJUnit writes r as a JUnit XML document.

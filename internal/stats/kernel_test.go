@@ -231,3 +231,17 @@ func TestRunnerSurvivesPanic(t *testing.T) {
 		t.Errorf("warnings %q", warned)
 	}
 }
+
+// FuzzParseProcStat: no input panics, and the CPU time of what parses
+// (two unsigned tick counts) is not negative.
+func FuzzParseProcStat(f *testing.F) {
+	f.Add([]byte("4242 (juicefs) S 1 4242 4242 0 -1 4194560 183920 0 12 0 812 105 0 0 20 0 17 0 98123 2415919104 125753 1844674"))
+	f.Add([]byte("77 (a) b (c)) R 1 1 1 0 -1 0 0 0 0 0 100 50 0 0 20 0 3 0 500 1000 42 0"))
+	f.Add([]byte("1 (x)"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := ParseProcStat(data)
+		if err == nil && st.CPUSeconds < 0 {
+			t.Errorf("%q: %+v", data, st)
+		}
+	})
+}

@@ -105,7 +105,15 @@ func sumBy(fams Families, name string, sm *Sample, fn func(m *dto.Metric) string
 // sections read: node_exporter's CPU, memory and disks onto the system and
 // disk sections, MinIO's traffic and process onto usage and object.
 func Translate(fams Families, sm *Sample) {
-	// node_exporter
+	translateNodeCPU(fams, sm)
+	translateNodeMemory(fams, sm)
+	translateNodeDisks(fams, sm)
+	translateMinIO(fams, sm)
+}
+
+// translateNodeCPU maps node_exporter's CPU modes onto the system
+// section's shares.
+func translateNodeCPU(fams Families, sm *Sample) {
 	cpu := func(m *dto.Metric) string {
 		switch label(m, "mode") {
 		case "user", "nice":
@@ -129,28 +137,27 @@ func Translate(fams Families, sm *Sample) {
 			return ""
 		})
 	}
-	for from, to := range map[string]string{
+}
+
+// translateNodeMemory maps node_exporter's memory onto the system section.
+func translateNodeMemory(fams Families, sm *Sample) {
+	renameAll(fams, sm, map[string]string{
 		"node_memory_MemTotal_bytes":  "sys.mem.total",
 		"node_memory_MemFree_bytes":   "sys.mem.free",
 		"node_memory_Cached_bytes":    "sys.mem.cached",
 		"node_memory_Dirty_bytes":     "sys.mem.dirty",
 		"node_memory_Writeback_bytes": "sys.mem.writeback",
-	} {
-		sumBy(fams, from, sm, func(*dto.Metric) string { return to })
-	}
+	})
 	if t, ok := sm.Values["sys.mem.total"]; ok {
 		if f, ok := fams["node_memory_MemAvailable_bytes"]; ok && len(f.GetMetric()) > 0 {
 			sm.Set("sys.mem.used", t-value(f.GetType(), f.GetMetric()[0]))
 		}
 	}
-	disk := func(key string, scale float64) func(m *dto.Metric) string {
-		return func(m *dto.Metric) string {
-			if d := label(m, "device"); d == "" || !WholeDisk(d) {
-				return ""
-			}
-			return key
-		}
-	}
+}
+
+// translateNodeDisks sums node_exporter's whole disks into the disk
+// section.
+func translateNodeDisks(fams Families, sm *Sample) {
 	for _, d := range []struct {
 		from, to string
 		scale    float64
@@ -169,33 +176,44 @@ func Translate(fams Families, sm *Sample) {
 		if !ok {
 			continue
 		}
-		fn := disk(d.to, d.scale)
 		for _, m := range f.GetMetric() {
-			if k := fn(m); k != "" {
-				sm.Add(k, value(f.GetType(), m)*d.scale)
+			if dev := label(m, "device"); dev != "" && WholeDisk(dev) {
+				sm.Add(d.to, value(f.GetType(), m)*d.scale)
 			}
 		}
 	}
-	// MinIO (metrics v2), only where JuiceFS's own names are absent.
-	for from, to := range map[string]string{
+}
+
+// translateMinIO maps MinIO's traffic and process (metrics v2) onto the
+// usage, object and go sections, only where JuiceFS's own names are
+// absent.
+func translateMinIO(fams Families, sm *Sample) {
+	renameAbsent(fams, sm, map[string]string{
 		"minio_s3_traffic_sent_bytes":              "juicefs_object_request_data_bytes_GET",
 		"minio_s3_traffic_received_bytes":          "juicefs_object_request_data_bytes_PUT",
 		"minio_node_process_cpu_total_seconds":     "juicefs_cpu_usage",
 		"minio_node_process_resident_memory_bytes": "juicefs_memory",
-	} {
-		if _, ok := sm.Values[to]; ok {
-			continue
-		}
-		sumBy(fams, from, sm, func(*dto.Metric) string { return to })
-	}
+	})
 	if _, ok := fams["minio_s3_traffic_sent_bytes"]; ok {
-		for from, to := range map[string]string{
+		renameAbsent(fams, sm, map[string]string{
 			"go_memstats_alloc_bytes": "juicefs_go_memstats_alloc_bytes",
 			"go_memstats_sys_bytes":   "juicefs_go_memstats_sys_bytes",
-		} {
-			if _, ok := sm.Values[to]; !ok {
-				sumBy(fams, from, sm, func(*dto.Metric) string { return to })
-			}
+		})
+	}
+}
+
+// renameAll sums each family of names into its new name.
+func renameAll(fams Families, sm *Sample, names map[string]string) {
+	for from, to := range names {
+		sumBy(fams, from, sm, func(*dto.Metric) string { return to })
+	}
+}
+
+// renameAbsent is renameAll for the new names the sample does not hold.
+func renameAbsent(fams Families, sm *Sample, names map[string]string) {
+	for from, to := range names {
+		if _, ok := sm.Values[to]; !ok {
+			sumBy(fams, from, sm, func(*dto.Metric) string { return to })
 		}
 	}
 }

@@ -58,122 +58,165 @@ func one(c Column) []Column { return []Column{c} }
 // NewSection builds the section of a schema letter; verbosity > 0 adds the
 // bracketed columns. metrics are the columns of the 'x' section.
 func NewSection(letter byte, verbosity int, metrics []Column) (*Section, error) {
-	v := verbosity > 0
 	s := &Section{Letter: letter}
-	switch letter {
-	case 'u':
-		s.Name = "usage"
-		s.Columns = []Column{
-			{Nick: "cpu", Field: "cpu_pct", Kind: Rate, Unit: Percent, Key: "juicefs_cpu_usage", Scale: 100},
-			{Nick: "mem", Field: "mem_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_memory"},
-			{Nick: "buf", Field: "buf_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_used_buffer_size_bytes"},
-		}
-		if v {
-			s.Columns = append(s.Columns, Column{Nick: "cache", Field: "cache_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_store_cache_size_bytes"})
-		}
-	case 'f':
-		s.Name = "fuse"
-		s.Columns = cols(hist("ops", "ops", "juicefs_fuse_ops_durations_histogram_seconds"),
-			one(Column{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_fuse_read_size_bytes_sum"}),
-			one(Column{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_fuse_written_size_bytes_sum"}))
-	case 'm':
-		s.Name = "meta"
-		s.Columns = hist("ops", "ops", "juicefs_meta_ops_durations_histogram_seconds")
-		if v {
-			s.Columns = cols(s.Columns, hist("txn", "txn", "juicefs_transaction_durations_histogram_seconds"),
-				one(Column{Nick: "retry", Field: "retry_per_s", Kind: Rate, Unit: Count, Key: "juicefs_transaction_restart"}))
-		}
-	case 'c':
-		s.Name = "blockcache"
-		s.Columns = []Column{
-			{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_blockcache_hit_bytes"},
-			{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_blockcache_write_bytes"},
-		}
-	case 'o':
-		s.Name = "object"
-		get := Column{Nick: "get", Field: "get_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_object_request_data_bytes_GET"}
-		put := Column{Nick: "put", Field: "put_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_object_request_data_bytes_PUT"}
-		if v {
-			s.Columns = cols(one(get), hist("get_c", "get", "juicefs_object_request_durations_histogram_seconds_GET"),
-				one(put), hist("put_c", "put", "juicefs_object_request_durations_histogram_seconds_PUT"),
-				hist("del_c", "del", "juicefs_object_request_durations_histogram_seconds_DELETE"))
-		} else {
-			s.Columns = []Column{get, put}
-		}
-	case 'g':
-		s.Name = "go"
-		s.Columns = []Column{
-			{Nick: "alloc", Field: "alloc_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_go_memstats_alloc_bytes"},
-			{Nick: "sys", Field: "sys_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_go_memstats_sys_bytes"},
-		}
-	case 't':
-		s.Name = "time"
-		s.Columns = []Column{{Nick: "time", Field: "time", Kind: WallTime, Unit: Time, Width: 8}}
-	case 's':
-		s.Name = "system"
-		s.Columns = []Column{
-			{Nick: "usr", Field: "usr_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.user", Count: "sys.cpu.total"},
-			{Nick: "sys", Field: "sys_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.system", Count: "sys.cpu.total"},
-			{Nick: "wait", Field: "wait_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.iowait", Count: "sys.cpu.total"},
-			{Nick: "used", Field: "used_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.used"},
-			{Nick: "dirty", Field: "dirty_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.dirty"},
-			{Nick: "wback", Field: "writeback_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.writeback"},
-		}
-		if v {
-			s.Columns = append(s.Columns,
-				Column{Nick: "cache", Field: "cache_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.cached"},
-				Column{Nick: "free", Field: "free_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.free"})
-		}
-	case 'd':
-		s.Name = "disk"
-		s.Columns = []Column{
-			{Nick: "r/s", Field: "reads_per_s", Kind: Rate, Unit: Count, Key: "disk.reads"},
-			{Nick: "w/s", Field: "writes_per_s", Kind: Rate, Unit: Count, Key: "disk.writes"},
-			{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "disk.read_bytes"},
-			{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "disk.write_bytes"},
-			{Nick: "await", Field: "await_ms", Kind: Mean, Unit: Millis, Key: "disk.wait_ms", Count: "disk.ios"},
-			{Nick: "util", Field: "util_pct", Kind: Rate, Unit: Percent, Key: "disk.busy_ms", Scale: 0.1},
-		}
-	case 'n':
-		s.Name = "nfs"
-		s.Columns = cols(
-			one(Column{Nick: "ops", Field: "ops_per_s", Kind: Rate, Unit: Count, Key: "nfs.ops"}),
-			one(Column{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "nfs.read_bytes"}),
-			one(Column{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "nfs.write_bytes"}),
-			class("rd", "read"), class("wr", "write"), class("meta", "meta"))
-	case 'p':
-		s.Name = "process"
-		s.Columns = []Column{
-			{Nick: "cpu", Field: "cpu_pct", Kind: Rate, Unit: Percent, Key: "proc.cpu", Scale: 100},
-			{Nick: "mem", Field: "mem_bytes", Kind: Gauge, Unit: Bytes, Key: "proc.rss"},
-		}
-		if v {
-			s.Columns = append(s.Columns, Column{Nick: "thr", Field: "threads", Kind: Gauge, Unit: Count, Key: "proc.threads"})
-		}
-	case 'b':
-		s.Name = "fsbench"
-		s.Columns = []Column{
-			{Nick: "ops", Field: "ops_per_s", Kind: Rate, Unit: Count, Key: "fsbench.ops"},
-			{Nick: "lat", Field: "lat_ms", Kind: Mean, Unit: Millis, Key: "fsbench.latency_ns", Count: "fsbench.ops", Scale: 1e-6},
-			{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "fsbench.read_bytes"},
-			{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "fsbench.write_bytes"},
-			{Nick: "err", Field: "errors_per_s", Kind: Rate, Unit: Count, Key: "fsbench.errors"},
-		}
-		if v {
-			s.Columns = append(s.Columns,
-				Column{Nick: "runs", Field: "runs", Kind: Gauge, Unit: Count, Key: "fsbench.runs"},
-				Column{Nick: "phase", Field: "phase", Kind: Text, Unit: String, Key: "fsbench.phase", Width: 10})
-		}
-	case 'x':
+	if letter == 'x' {
 		s.Name = "metrics"
 		s.Columns = metrics
 		if len(metrics) == 0 {
 			return nil, fmt.Errorf("schema letter x needs at least one --metric")
 		}
-	default:
+		return s, nil
+	}
+	build, ok := sectionBuilders[letter]
+	if !ok {
 		return nil, fmt.Errorf("unknown schema letter %q (want one of %s)", letter, letterList())
 	}
+	build(s, verbosity > 0)
 	return s, nil
+}
+
+// sectionBuilders fill the name and the columns of the section of each
+// schema letter but x; v adds the bracketed columns.
+var sectionBuilders = map[byte]func(s *Section, v bool){
+	'u': usageSection,
+	'f': fuseSection,
+	'm': metaSection,
+	'c': blockcacheSection,
+	'o': objectSection,
+	'g': goSection,
+	't': timeSection,
+	's': systemSection,
+	'd': diskSection,
+	'n': nfsSection,
+	'p': processSection,
+	'b': fsbenchSection,
+}
+
+func usageSection(s *Section, v bool) {
+	s.Name = "usage"
+	s.Columns = []Column{
+		{Nick: "cpu", Field: "cpu_pct", Kind: Rate, Unit: Percent, Key: "juicefs_cpu_usage", Scale: 100},
+		{Nick: "mem", Field: "mem_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_memory"},
+		{Nick: "buf", Field: "buf_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_used_buffer_size_bytes"},
+	}
+	if v {
+		s.Columns = append(s.Columns, Column{Nick: "cache", Field: "cache_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_store_cache_size_bytes"})
+	}
+}
+
+func fuseSection(s *Section, v bool) {
+	s.Name = "fuse"
+	s.Columns = cols(hist("ops", "ops", "juicefs_fuse_ops_durations_histogram_seconds"),
+		one(Column{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_fuse_read_size_bytes_sum"}),
+		one(Column{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_fuse_written_size_bytes_sum"}))
+}
+
+func metaSection(s *Section, v bool) {
+	s.Name = "meta"
+	s.Columns = hist("ops", "ops", "juicefs_meta_ops_durations_histogram_seconds")
+	if v {
+		s.Columns = cols(s.Columns, hist("txn", "txn", "juicefs_transaction_durations_histogram_seconds"),
+			one(Column{Nick: "retry", Field: "retry_per_s", Kind: Rate, Unit: Count, Key: "juicefs_transaction_restart"}))
+	}
+}
+
+func blockcacheSection(s *Section, v bool) {
+	s.Name = "blockcache"
+	s.Columns = []Column{
+		{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_blockcache_hit_bytes"},
+		{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_blockcache_write_bytes"},
+	}
+}
+
+func objectSection(s *Section, v bool) {
+	s.Name = "object"
+	get := Column{Nick: "get", Field: "get_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_object_request_data_bytes_GET"}
+	put := Column{Nick: "put", Field: "put_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_object_request_data_bytes_PUT"}
+	if v {
+		s.Columns = cols(one(get), hist("get_c", "get", "juicefs_object_request_durations_histogram_seconds_GET"),
+			one(put), hist("put_c", "put", "juicefs_object_request_durations_histogram_seconds_PUT"),
+			hist("del_c", "del", "juicefs_object_request_durations_histogram_seconds_DELETE"))
+	} else {
+		s.Columns = []Column{get, put}
+	}
+}
+
+func goSection(s *Section, v bool) {
+	s.Name = "go"
+	s.Columns = []Column{
+		{Nick: "alloc", Field: "alloc_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_go_memstats_alloc_bytes"},
+		{Nick: "sys", Field: "sys_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_go_memstats_sys_bytes"},
+	}
+}
+
+func timeSection(s *Section, v bool) {
+	s.Name = "time"
+	s.Columns = []Column{{Nick: "time", Field: "time", Kind: WallTime, Unit: Time, Width: 8}}
+}
+
+func systemSection(s *Section, v bool) {
+	s.Name = "system"
+	s.Columns = []Column{
+		{Nick: "usr", Field: "usr_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.user", Count: "sys.cpu.total"},
+		{Nick: "sys", Field: "sys_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.system", Count: "sys.cpu.total"},
+		{Nick: "wait", Field: "wait_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.iowait", Count: "sys.cpu.total"},
+		{Nick: "used", Field: "used_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.used"},
+		{Nick: "dirty", Field: "dirty_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.dirty"},
+		{Nick: "wback", Field: "writeback_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.writeback"},
+	}
+	if v {
+		s.Columns = append(s.Columns,
+			Column{Nick: "cache", Field: "cache_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.cached"},
+			Column{Nick: "free", Field: "free_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.free"})
+	}
+}
+
+func diskSection(s *Section, v bool) {
+	s.Name = "disk"
+	s.Columns = []Column{
+		{Nick: "r/s", Field: "reads_per_s", Kind: Rate, Unit: Count, Key: "disk.reads"},
+		{Nick: "w/s", Field: "writes_per_s", Kind: Rate, Unit: Count, Key: "disk.writes"},
+		{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "disk.read_bytes"},
+		{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "disk.write_bytes"},
+		{Nick: "await", Field: "await_ms", Kind: Mean, Unit: Millis, Key: "disk.wait_ms", Count: "disk.ios"},
+		{Nick: "util", Field: "util_pct", Kind: Rate, Unit: Percent, Key: "disk.busy_ms", Scale: 0.1},
+	}
+}
+
+func nfsSection(s *Section, v bool) {
+	s.Name = "nfs"
+	s.Columns = cols(
+		one(Column{Nick: "ops", Field: "ops_per_s", Kind: Rate, Unit: Count, Key: "nfs.ops"}),
+		one(Column{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "nfs.read_bytes"}),
+		one(Column{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "nfs.write_bytes"}),
+		class("rd", "read"), class("wr", "write"), class("meta", "meta"))
+}
+
+func processSection(s *Section, v bool) {
+	s.Name = "process"
+	s.Columns = []Column{
+		{Nick: "cpu", Field: "cpu_pct", Kind: Rate, Unit: Percent, Key: "proc.cpu", Scale: 100},
+		{Nick: "mem", Field: "mem_bytes", Kind: Gauge, Unit: Bytes, Key: "proc.rss"},
+	}
+	if v {
+		s.Columns = append(s.Columns, Column{Nick: "thr", Field: "threads", Kind: Gauge, Unit: Count, Key: "proc.threads"})
+	}
+}
+
+func fsbenchSection(s *Section, v bool) {
+	s.Name = "fsbench"
+	s.Columns = []Column{
+		{Nick: "ops", Field: "ops_per_s", Kind: Rate, Unit: Count, Key: "fsbench.ops"},
+		{Nick: "lat", Field: "lat_ms", Kind: Mean, Unit: Millis, Key: "fsbench.latency_ns", Count: "fsbench.ops", Scale: 1e-6},
+		{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "fsbench.read_bytes"},
+		{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "fsbench.write_bytes"},
+		{Nick: "err", Field: "errors_per_s", Kind: Rate, Unit: Count, Key: "fsbench.errors"},
+	}
+	if v {
+		s.Columns = append(s.Columns,
+			Column{Nick: "runs", Field: "runs", Kind: Gauge, Unit: Count, Key: "fsbench.runs"},
+			Column{Nick: "phase", Field: "phase", Kind: Text, Unit: String, Key: "fsbench.phase", Width: 10})
+	}
 }
 
 func letterList() string {

@@ -55,12 +55,36 @@ func Prepare(ctx context.Context, opts Options) (*Plan, error) {
 		return nil, fmt.Errorf("interval must be positive")
 	}
 	plan := &Plan{}
+	have := localSources(root, opts)
+	prom, err := probeMetrics(ctx, opts, have, plan)
+	if err != nil {
+		return nil, err
+	}
+	schema := opts.Schema
+	if schema == "" {
+		schema = autoSchema(have, opts.Mount != nil && juicefs.IsJuiceFS(opts.Mount.FSType))
+	}
+	var xcols []Column
+	if prom != nil {
+		xcols = MetricColumns(opts.Metrics, prom.Types)
+	}
+	sections, err := ParseSchema(schema, opts.Verbosity, xcols)
+	if err != nil {
+		return nil, err
+	}
+	plan.Schema = schema
+	r := &Runner{Sources: neededSources(sections, have, prom, plan), Sections: sections,
+		Interval: opts.Interval, Count: opts.Count, Clock: opts.Clock, Warn: opts.Warn}
+	// The first sample: errors now are warnings, like later ones.
+	r.First = r.Collect(ctx)
+	plan.Runner = r
+	return plan, nil
+}
+
+// localSources are what the kernel and the mount offer, by section letter.
+func localSources(root string, opts Options) map[byte]Source {
 	m := opts.Mount
 	isJFS := m != nil && juicefs.IsJuiceFS(m.FSType)
-	isNFS := m != nil && (m.FSType == "nfs" || m.FSType == "nfs4")
-	isFUSE := m != nil && (m.FSType == "fuse" || strings.HasPrefix(m.FSType, "fuse."))
-
-	// What the kernel and the mount offer.
 	have := map[byte]Source{}
 	if isJFS {
 		j := &JuiceFSSource{MountPoint: m.MountPoint}
@@ -68,21 +92,12 @@ func Prepare(ctx context.Context, opts Options) (*Plan, error) {
 			have[l] = j
 		}
 	}
-	if isFUSE {
-		pid := 0
-		if isJFS {
-			pid = JuiceFSPID(m.MountPoint)
-		}
-		if pid == 0 {
-			pid = FindFUSEDaemon(root, m.MountPoint)
-		}
-		if pid > 0 {
-			if p, err := NewProcessSource(root, pid); err == nil {
-				have['p'] = p
-			}
+	if m != nil && (m.FSType == "fuse" || strings.HasPrefix(m.FSType, "fuse.")) {
+		if p := fuseDaemon(root, m, isJFS); p != nil {
+			have['p'] = p
 		}
 	}
-	if isNFS {
+	if m != nil && (m.FSType == "nfs" || m.FSType == "nfs4") {
 		if n, err := NewNFSSource(root, m.MountPoint); err == nil {
 			have['n'] = n
 		}
@@ -105,54 +120,68 @@ func Prepare(ctx context.Context, opts Options) (*Plan, error) {
 		fb.Mount, fb.Path = m.MountPoint, opts.Path
 	}
 	have['b'] = fb
+	return have
+}
 
-	// The endpoint: one scrape now, to learn what it offers.
-	var prom *PromSource
-	if opts.MetricsURL != "" {
-		timeout := min(opts.Interval, ScrapeTimeout)
-		prom = &PromSource{URL: opts.MetricsURL, Client: opts.HTTPClient, Timeout: timeout, Specs: opts.Metrics}
-		fams, err := prom.Scrape(ctx)
-		if err != nil {
-			return nil, err
+// fuseDaemon is the process source of the daemon that serves a FUSE
+// mount, or nil when it cannot be found.
+func fuseDaemon(root string, m *sysio.Mount, isJFS bool) Source {
+	pid := 0
+	if isJFS {
+		pid = JuiceFSPID(m.MountPoint)
+	}
+	if pid == 0 {
+		pid = FindFUSEDaemon(root, m.MountPoint)
+	}
+	if pid > 0 {
+		if p, err := NewProcessSource(root, pid); err == nil {
+			return p
 		}
-		probe := NewSample(time.Time{})
-		Flatten(fams, probe)
-		Translate(fams, probe)
-		prom.Types = Select(fams, opts.Metrics, probe)
-		for _, ms := range opts.Metrics {
-			if _, ok := prom.Types[ms.Spec]; !ok {
-				plan.Warnings = append(plan.Warnings, fmt.Sprintf("--metric %s: not (yet) exported by %s", ms.Spec, opts.MetricsURL))
-			}
-		}
-		for _, l := range []byte("ufmcogsd") {
-			sec, _ := NewSection(l, 1, nil)
-			if provides(sec, probe) {
-				have[l] = prom
-			}
-		}
+	}
+	return nil
+}
+
+// probeMetrics scrapes the --metrics endpoint once, to learn what it
+// offers, and adds it to have for the sections it can fill; nil without
+// an endpoint.
+func probeMetrics(ctx context.Context, opts Options, have map[byte]Source, plan *Plan) (*PromSource, error) {
+	if opts.MetricsURL == "" {
 		if len(opts.Metrics) > 0 {
-			have['x'] = prom
+			return nil, fmt.Errorf("--metric needs --metrics URL")
 		}
-	} else if len(opts.Metrics) > 0 {
-		return nil, fmt.Errorf("--metric needs --metrics URL")
+		return nil, nil
 	}
-
-	schema := opts.Schema
-	if schema == "" {
-		schema = autoSchema(have, isJFS)
-	}
-	var xcols []Column
-	if prom != nil {
-		xcols = MetricColumns(opts.Metrics, prom.Types)
-	}
-	sections, err := ParseSchema(schema, opts.Verbosity, xcols)
+	timeout := min(opts.Interval, ScrapeTimeout)
+	prom := &PromSource{URL: opts.MetricsURL, Client: opts.HTTPClient, Timeout: timeout, Specs: opts.Metrics}
+	fams, err := prom.Scrape(ctx)
 	if err != nil {
 		return nil, err
 	}
-	plan.Schema = schema
+	probe := NewSample(time.Time{})
+	Flatten(fams, probe)
+	Translate(fams, probe)
+	prom.Types = Select(fams, opts.Metrics, probe)
+	for _, ms := range opts.Metrics {
+		if _, ok := prom.Types[ms.Spec]; !ok {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("--metric %s: not (yet) exported by %s", ms.Spec, opts.MetricsURL))
+		}
+	}
+	for _, l := range []byte("ufmcogsd") {
+		sec, _ := NewSection(l, 1, nil)
+		if provides(sec, probe) {
+			have[l] = prom
+		}
+	}
+	if len(opts.Metrics) > 0 {
+		have['x'] = prom
+	}
+	return prom, nil
+}
 
-	// The sources the sections need, each once, in a fixed order so that
-	// the endpoint's values replace local ones for the same names.
+// neededSources are the sources the sections need, each once, in a fixed
+// order so that the endpoint's values replace local ones for the same
+// names.
+func neededSources(sections []*Section, have map[byte]Source, prom *PromSource, plan *Plan) []Source {
 	need := map[Source]bool{}
 	for _, s := range sections {
 		if s.Letter == 't' {
@@ -167,7 +196,7 @@ func Prepare(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	var ordered []Source
 	for _, l := range []byte("ufmcogpndsbx") {
-		if src, ok := have[l]; ok && need[src] && src != Source(prom) {
+		if src, ok := have[l]; ok && need[src] && (prom == nil || src != Source(prom)) {
 			ordered = append(ordered, src)
 			delete(need, src)
 		}
@@ -175,11 +204,7 @@ func Prepare(ctx context.Context, opts Options) (*Plan, error) {
 	if prom != nil && need[prom] {
 		ordered = append(ordered, prom)
 	}
-	r := &Runner{Sources: ordered, Sections: sections, Interval: opts.Interval, Count: opts.Count, Clock: opts.Clock, Warn: opts.Warn}
-	// The first sample: errors now are warnings, like later ones.
-	r.First = r.Collect(ctx)
-	plan.Runner = r
-	return plan, nil
+	return ordered
 }
 
 // provides reports whether a sample holds any value a section reads.

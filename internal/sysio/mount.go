@@ -37,6 +37,11 @@ func (m Mount) ReadOnly() bool {
 // ParseMountInfo parses the contents of a mountinfo file. Malformed lines
 // are skipped: the kernel does not write them, and a partial view is more
 // useful than none.
+//
+// prometheus/procfs has a mountinfo parser, but it fails the whole table
+// on one malformed line, keeps the \040-style escapes in paths (a mount
+// point with a space would match no path), and turns the options into a
+// map, which loses the order the result records them in.
 func ParseMountInfo(data []byte) []Mount {
 	var out []Mount
 	sc := bufio.NewScanner(bytes.NewReader(data))

@@ -56,6 +56,7 @@ var (
 // is skipped (failed under CI).
 func SharedMinIO(t testing.TB, tls bool) *MinIO {
 	t.Helper()
+	NeedsServer(t, "a MinIO server")
 	bin, err := LookPath("minio")
 	if err != nil {
 		Unavailable(t, "minio server binary not found")
@@ -189,6 +190,7 @@ func (m *MinIO) start() error {
 // test may kill, restart or pause; it is stopped when the test ends.
 func NewMinIO(t testing.TB) *MinIO {
 	t.Helper()
+	NeedsServer(t, "a MinIO server")
 	bin, err := LookPath("minio")
 	if err != nil {
 		Unavailable(t, "minio server binary not found")
@@ -224,13 +226,7 @@ func (m *MinIO) Resume() error { return m.cmd.Process.Signal(syscall.SIGCONT) }
 func (m *MinIO) Stop() {
 	if m.cmd != nil && m.cmd.Process != nil {
 		_ = m.cmd.Process.Signal(syscall.SIGCONT) // if paused
-		_ = m.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-m.exited:
-		case <-time.After(10 * time.Second):
-			_ = m.cmd.Process.Kill()
-			<-m.exited
-		}
+		terminate(m.cmd.Process, m.exited, 10*time.Second)
 	}
 	if m.log != nil {
 		m.log.Close()

@@ -32,6 +32,35 @@ func MountFS(t testing.TB, fsType, data string) string {
 	return dir
 }
 
+// Ext4 returns a directory on an ext4 file system: a new temporary
+// directory when the temporary directory is on ext4 already, else a
+// loop-mounted ext4 image of the given size (e.g. "128M") made in it,
+// unmounted when the test ends (it needs root, mkfs.ext4 and a loop
+// device).
+func Ext4(t testing.TB, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil && st.Type == unix.EXT4_SUPER_MAGIC {
+		return dir
+	}
+	RequireRoot(t)
+	mkfs, err := LookPath("mkfs.ext4")
+	if err != nil {
+		Unavailable(t, "mkfs.ext4 not installed (e2fsprogs)")
+	}
+	img := dir + "/ext4.img"
+	if out, err := exec.Command(mkfs, "-q", "-F", img, size).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4: %v: %s", err, out)
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
+		Unavailable(t, "loop-mount an ext4 image: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { unmount(t, mnt) })
+	return mnt
+}
+
 // ReadOnlyBind bind-mounts src read-only on a new directory and unmounts it
 // when the test ends. It needs root.
 func ReadOnlyBind(t testing.TB, src string) string {
@@ -53,6 +82,7 @@ func ReadOnlyBind(t testing.TB, src string) string {
 // (for example "subtype=juicefs" to look like a JuiceFS mount).
 func Bindfs(t testing.TB, src string, opts ...string) string {
 	t.Helper()
+	NeedsServer(t, "a bindfs FUSE daemon")
 	RequireRoot(t)
 	bin, err := LookPath("bindfs")
 	if err != nil {

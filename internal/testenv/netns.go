@@ -59,6 +59,7 @@ type Host struct {
 // checks that every host and the root namespace reach each other over TCP.
 func NewHosts(t testing.TB, n int) *Hosts {
 	t.Helper()
+	NeedsServer(t, "network namespaces with fsbench agents")
 	if n < 1 || n > MaxHosts {
 		t.Fatalf("NewHosts: %d hosts, want 1 to %d", n, MaxHosts)
 	}

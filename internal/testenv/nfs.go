@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/pkg/object"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // NFS is an nfs-ganesha server started for tests on 127.0.0.1, on ports
@@ -83,6 +84,7 @@ func SharedNFS(t testing.TB) *NFS {
 // nfsTools finds the server's programs, or skips t (fails it under CI).
 func nfsTools(t testing.TB) (ganesha, rpcbind string) {
 	t.Helper()
+	NeedsServer(t, "an nfs-ganesha server")
 	if os.Geteuid() != 0 {
 		Unavailable(t, "an NFS server needs root")
 	}
@@ -260,13 +262,7 @@ func (n *NFS) kill() {
 	if n.cmd == nil || n.cmd.Process == nil {
 		return
 	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.exited:
-	case <-time.After(15 * time.Second):
-		_ = n.cmd.Process.Kill()
-		<-n.exited
-	}
+	terminate(n.cmd.Process, n.exited, 15*time.Second)
 	n.cmd = nil
 }
 

@@ -17,6 +17,7 @@ func PodmanScript() string {
 // skipping t (failing it under CI) when podman or runc is missing.
 func Podman(t testing.TB) []string {
 	t.Helper()
+	NeedsServer(t, "podman")
 	if _, err := exec.LookPath("podman"); err != nil {
 		Unavailable(t, "podman not found")
 	}

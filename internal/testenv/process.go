@@ -17,7 +17,7 @@ import (
 type Process struct {
 	t        testing.TB
 	Cmd      *exec.Cmd
-	out, err lockedBuffer
+	out, err LockedBuffer
 	done     chan struct{}
 	code     int
 	ended    time.Time
@@ -113,21 +113,34 @@ func (p *Process) Wait(limit time.Duration) (int, time.Time) {
 	return 0, time.Time{}
 }
 
-// lockedBuffer is a bytes.Buffer written by a process's output copier and
-// read by the test at the same time.
-type lockedBuffer struct {
+// LockedBuffer is a bytes.Buffer written by one goroutine (a process's
+// output copier, a command under test) and read by the test at the same
+// time.
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// terminate sends p SIGTERM and waits for exited to close; after grace it
+// kills p and waits again.
+func terminate(p *os.Process, exited <-chan struct{}, grace time.Duration) {
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-exited
+	}
 }

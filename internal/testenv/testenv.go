@@ -29,6 +29,16 @@ func Unavailable(t testing.TB, format string, args ...any) {
 	t.Skipf("skipped, dependency missing (run internal/testenv/install.sh): "+format, args...)
 }
 
+// NeedsServer skips t under -short (make unit), which runs the tests that
+// need nothing but Go: it starts no server, daemon, container or browser.
+// what names the part t would start.
+func NeedsServer(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: needs %s (make test runs it)", what)
+	}
+}
+
 // RequireRoot skips (or fails under CI) a test that needs root.
 func RequireRoot(t testing.TB) {
 	t.Helper()

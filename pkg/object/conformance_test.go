@@ -69,9 +69,6 @@ func TestConformanceNFS(t *testing.T) {
 
 // The S3 driver also serves plain "s3" against any endpoint, path-style.
 func TestConformanceS3ProfileOnMinIO(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short")
-	}
 	m := testenv.SharedMinIO(t, false)
 	cfg := object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey), Getenv: func(string) string { return "" }}
 	s := openOrFail(t, "s3", m.URL("conformance-s3"), cfg)

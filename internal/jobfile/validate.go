@@ -1,0 +1,114 @@
+package jobfile
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// Validate checks the job as a whole: what each phase asks is possible,
+// with the tree or files it has. Parse calls it; a job built from flags
+// must call it too. Errors carry the phase's line when it has one.
+func (j *Job) Validate() error {
+	errAt := func(line int, format string, args ...any) error {
+		return &Error{j.File, line, fmt.Sprintf(format, args...)}
+	}
+	if len(j.Phases) == 0 {
+		return errAt(0, "no phases")
+	}
+	if t := j.Tree; t != nil {
+		if err := t.Shape.Validate(); err != nil {
+			return errAt(t.Line, "tree: %v", err)
+		}
+		if t.Dir != "" {
+			if strings.HasPrefix(t.Dir, "/") || t.Dir == "." || containsDotDot(t.Dir) {
+				return errAt(t.Line, "tree.dir %q must be a relative path inside the benchmarked PATH, without ..", t.Dir)
+			}
+		}
+	}
+	seen := map[string]int{}
+	for i := range j.Phases {
+		ph := &j.Phases[i]
+		if !nameRE.MatchString(ph.Name) {
+			return errAt(ph.Line, "phase name %q: want lower-case letters, digits, '.', '_' and '-' (it names the phase in results and --expect)", ph.Name)
+		}
+		if l, ok := seen[ph.Name]; ok {
+			return errAt(ph.Line, "phase name %q is used twice (first at line %d)", ph.Name, l)
+		}
+		seen[ph.Name] = ph.Line
+		if err := j.validatePhase(ph); err != nil {
+			return errAt(ph.Line, "phase %s: %v", ph.Name, err)
+		}
+	}
+	return nil
+}
+
+func containsDotDot(p string) bool {
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+func (j *Job) validatePhase(ph *Phase) error {
+	kind, ok := opKinds[ph.Op]
+	if !ok {
+		return fmt.Errorf("unknown operation %q (want one of %s)", ph.Op, strings.Join(Ops(), ", "))
+	}
+	if ph.XferSize == 0 {
+		ph.XferSize = DefaultXferSize
+	}
+	if ph.XferSize > units.GiB {
+		return fmt.Errorf("xfer_size %s is larger than 1 GiB", units.FormatBytes(ph.XferSize))
+	}
+	switch {
+	case ph.Op == OpRW && ph.ReadPct < 0:
+		ph.ReadPct = DefaultReadPct
+	case ph.Op != OpRW && ph.ReadPct >= 0:
+		return errors.New("read_pct applies to op rw (mixed reads and writes), e.g. op: rw, read_pct: 70 for vdbench's rdpct=70")
+	}
+	tree := j.Tree != nil
+	if tree && ph.FileSize != 0 {
+		return errors.New("file_size is the tree's (tree.file_size) when there is a tree")
+	}
+	if !tree {
+		// Reads and writes need a size; metadata operations work on
+		// empty files unless one is given.
+		if ph.FileSize == 0 && ph.Data() {
+			ph.FileSize = DefaultFileSize
+		}
+		switch kind {
+		case workload.Mkdir, workload.Rmdir, workload.Readdir:
+			return fmt.Errorf("op %s needs a tree (tree: depth, width, files)", ph.Op)
+		}
+		if ph.Op == OpFormat {
+			return errors.New("op format needs a tree; without one, files are laid out before the first read")
+		}
+	}
+	if ph.Data() && j.fileSize(ph) == 0 {
+		return fmt.Errorf("op %s needs files of more than 0 bytes (file_size)", ph.Op)
+	}
+	if ph.Warmup > 0 && ph.Duration == 0 {
+		return errors.New("warmup needs a duration (it is excluded from a time-limited phase)")
+	}
+	if ph.eachFileOnce() && (!ph.OnePass() || ph.Rate > 0) {
+		return fmt.Errorf("op %s does each file once: duration, ops and rate do not apply", ph.Op)
+	}
+	if err := engine.CheckRate(ph.Rate, 1, ph.Ops, ph.Duration); err != nil {
+		return err
+	}
+	if ph.Interval > 0 && ph.Interval < 10*time.Millisecond {
+		return errors.New("interval must be at least 10ms")
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package report
+
+import "github.com/fsbench/fsbench/internal/units"
+
+// Ranges are JuiceFS's colour ranges for one item of its tables: the value
+// is good above Good and fair above Fair; the cost is good below CostGood
+// and fair below CostFair. Anything else is poor.
+type Ranges struct {
+	Fair, Good         float64
+	CostGood, CostFair float64
+}
+
+// GradeValue rates a value such as a throughput (higher is better).
+func (r Ranges) GradeValue(v float64) Grade {
+	switch {
+	case v > r.Good:
+		return Good
+	case v > r.Fair:
+		return Fair
+	}
+	return Poor
+}
+
+// GradeCost rates a cost (lower is better).
+func (r Ranges) GradeCost(c float64) Grade {
+	switch {
+	case c < r.CostGood:
+		return Good
+	case c < r.CostFair:
+		return Fair
+	}
+	return Poor
+}
+
+// Grade rates the value and the cost of p.
+func (r Ranges) Grade(p *Phase) {
+	p.Value.Grade = r.GradeValue(p.Value.Value)
+	p.Cost.Grade = r.GradeCost(p.Cost.Value)
+}
+
+// ThroughputValue is p's bytes per second as a value in MiB/s.
+func (p *Phase) ThroughputValue() Measure {
+	return Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+}
+
+// SecondsPer is the cost JuiceFS shows: the mean time one of the phase's
+// workers spent on each of n units of work (files, objects, operations);
+// 0 without any.
+func (p *Phase) SecondsPer(n int64, workers float64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return p.Seconds * workers / float64(n)
+}
