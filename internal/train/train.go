@@ -69,6 +69,8 @@ func (r *run) run(ctx context.Context) error {
 		if err := r.finishDataset(); err != nil {
 			return err
 		}
+	} else {
+		r.dropCaches()
 	}
 	if r.o.FindMax {
 		return r.findMax(ctx)
