@@ -146,7 +146,7 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	if o.Cluster.active() && o.FindMax {
 		return Usagef("--find-max runs on one host")
 	}
-	if err := o.Options.Validate(); err != nil {
+	if err := o.Options.Check(len(o.Cluster.Hosts)); err != nil {
 		return &UsageError{Err: err}
 	}
 	return o.Output.resolve()

@@ -108,6 +108,25 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// Check validates the options and whether a run on the given number of
+// hosts can split the dataset (the one to make, or o.Dataset) between its
+// accelerators, without touching the storage.
+func (o *Options) Check(hosts int) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	samples := o.Files * o.SamplesPerFile
+	if o.Dataset != "" {
+		ds, err := OpenDataset(o.Dataset)
+		if err != nil {
+			return err
+		}
+		samples = ds.Samples()
+	}
+	_, err := NewPlan(samples, o.Accelerators*max(hosts, 1), o.BatchSize)
+	return err
+}
+
 // checkCounts checks the counts of the options.
 func (o *Options) checkCounts() error {
 	for _, c := range []struct {
