@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 // TestDatasetSizes: sample sizes follow the seeded normal distribution,
@@ -149,6 +151,18 @@ func TestParseJob(t *testing.T) {
 	m.Apply(&o)
 	if o.Model != "mine" || o.SampleSize != 4096 || o.SampleStdev != 1024 || o.ComputeTime != 10*time.Millisecond || o.AUThreshold != 50 {
 		t.Errorf("options %+v", o)
+	}
+	ex, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "train-small.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = Parse(ex, "train-small.yaml"); err != nil {
+		t.Fatalf("the example: %v", err)
+	}
+	m.Apply(&o)
+	o.Path, o.Accelerators, o.GenThreads = "/x", 1, 1
+	if err := o.Check(1); err != nil || o.SampleSize != 256<<10 {
+		t.Errorf("the example: %v, %+v", err, o)
 	}
 	for _, bad := range []string{"", "name: x\nbatch: 3\n", "dataset: {sample_size: lots}\n", "train: {compute_time: -1s}\n"} {
 		if _, err := Parse([]byte(bad), "bad.yaml"); err == nil || !strings.HasPrefix(err.Error(), "bad.yaml") {
