@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -203,4 +204,25 @@ func TestRunFindMax(t *testing.T) {
 		t.Errorf("train phase %v, figures of %d accelerators; want the best, %d", p, tr.Accelerators, best)
 	}
 	checkEmpty(t, dir)
+}
+
+// TestRunDirect: with O_DIRECT, sample sizes are rounded up to the
+// alignment and every sample is still read whole.
+func TestRunDirect(t *testing.T) {
+	o := small(t.TempDir())
+	o.Direct = true
+	var res report.Result
+	err := Run(context.Background(), o, &res)
+	if errors.Is(err, sysio.ErrDirectUnsupported) {
+		testenv.Unavailable(t, "a file system with O_DIRECT: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, gen := res.Training, res.FindPhase("generate")
+	plain := NewDataset("", o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev, o.Seed, 1)
+	if f.Samples != int64(f.Steps*f.BatchSize*f.Accelerators*f.Epochs) || gen.Bytes%512 != 0 || gen.Bytes <= plain.Bytes {
+		t.Errorf("read %d samples; generated %d bytes (%d unaligned)", f.Samples, gen.Bytes, plain.Bytes)
+	}
+	checkEmpty(t, o.Path)
 }
