@@ -152,11 +152,11 @@ func TestParseJob(t *testing.T) {
 	if o.Model != "mine" || o.SampleSize != 4096 || o.SampleStdev != 1024 || o.ComputeTime != 10*time.Millisecond || o.AUThreshold != 50 {
 		t.Errorf("options %+v", o)
 	}
-	ex, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "train-small.yaml"))
+	ex, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "train", "small-images.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err = Parse(ex, "train-small.yaml"); err != nil {
+	if m, err = Parse(ex, "small-images.yaml"); err != nil {
 		t.Fatalf("the example: %v", err)
 	}
 	m.Apply(&o)
