@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 
 	"github.com/fsbench/fsbench/internal/units"
 )
@@ -170,6 +169,6 @@ func writeTraining(w io.Writer, t *Training, o Options) {
 		if tr.Pass {
 			res = "pass"
 		}
-		fmt.Fprintf(w, "  find-max: %s accelerators: AU %.2f%% %s\n", strconv.Itoa(tr.Accelerators), tr.AU, res)
+		fmt.Fprintf(w, "  find-max: %d accelerators: AU %.2f%% %s\n", tr.Accelerators, tr.AU, res)
 	}
 }
