@@ -226,3 +226,28 @@ func TestRunDirect(t *testing.T) {
 	}
 	checkEmpty(t, o.Path)
 }
+
+// TestMemoryBounded: a rank's memory is its readers' buffers, at most a
+// chunk each, and a counter per batch of the window: neither grows with
+// the batch size or the prefetch depth.
+func TestMemoryBounded(t *testing.T) {
+	for _, c := range []struct{ batch, prefetch int }{{1, 0}, {1000, 0}, {1000, 5000}} {
+		o := small("/x")
+		o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev = 4000, 1, 8<<20, 0
+		o.BatchSize, o.Prefetch, o.Accelerators, o.ReadThreads = c.batch, c.prefetch, 2, 3
+		r := &run{o: &o, ds: NewDataset("/x", o.Files, 1, o.SampleSize, 0, 1, 1)}
+		tr, err := r.newTrainer(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rk := range tr.ranks {
+			var n int
+			for _, b := range rk.bufs {
+				n += cap(b)
+			}
+			if len(rk.bufs) != 3 || n != 3*chunk || len(rk.ld.filled) != c.prefetch+1 {
+				t.Errorf("batch %d prefetch %d: %d buffers of %d bytes in all, window %d", c.batch, c.prefetch, len(rk.bufs), n, len(rk.ld.filled))
+			}
+		}
+	}
+}
