@@ -87,11 +87,19 @@ func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Train
 	out.Cost = AUMeasure(tr)
 	out.LatencyOf = fmt.Sprintf("accelerator wait for a batch of %d samples", r.o.BatchSize)
 	tr.SamplesPerSec, tr.BytesPerSec = out.ItemsPerSec, out.BytesPerSec
+	if o := tr.Overrun(); o > maxOverrun && !res.Incomplete {
+		r.warn("the accelerators computed %.0f%% longer than asked (%s per step, not %s): this client is too busy to emulate %d accelerators on time; AU counts the time measured, as DLIO does",
+			100*o, units.FormatLatency(tr.ComputeMeasured*1e6), units.FormatLatency(tr.ComputeSeconds*1e6), accel)
+	}
 	if err != nil {
 		err = phaseError("train", err)
 	}
 	return out, tr, err
 }
+
+// maxOverrun is the share by which computing may overrun the time asked
+// before the run says it was not emulated faithfully.
+const maxOverrun = 0.1
 
 // reliableSteps is the fewest steps per epoch whose AU the batches read
 // ahead at the start do not flatter much: three times the window.
