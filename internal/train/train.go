@@ -181,11 +181,7 @@ func (r *run) cleanup() {
 			r.own.Close()
 		}
 	case r.own != nil:
-		if err := r.own.Remove(); err != nil {
-			r.warn("clean up %s: %v; left behind: %s", r.own.Path(), unwrapPath(err), leftover.Dir(r.own.Path()))
-		} else if r.o.Hooks.Removed != nil {
-			r.o.Hooks.Removed()
-		}
+		r.removeDir(r.own.Path())
 	default:
 		r.removeShare()
 	}
