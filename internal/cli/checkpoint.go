@@ -111,9 +111,7 @@ func (o *CheckpointOptions) resolve(cmd *cobra.Command, app *App) error {
 	if err := o.parseSizes(cmd); err != nil {
 		return err
 	}
-	if v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES")); v == "true" || v == "1" || v == "yes" {
-		o.SkipDropCaches = true
-	}
+	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
 	if o.Cluster.active() {
 		o.Hosts = len(o.Cluster.Hosts)
 	}

@@ -131,6 +131,7 @@ Exit codes:
 var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
 	newObjbenchCmd,
+	newTrainCmd,
 	newCheckpointCmd,
 	newStatsCmd,
 	newProfileCmd,

@@ -205,6 +205,7 @@ var jobCommands = map[string]bool{
 	"bench":      true,
 	"objbench":   true,
 	"checkpoint": true,
+	"train":      true,
 }
 
 // check validates a job: its arguments, its path under an allowed root,

@@ -225,6 +225,7 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 		if err := writePhases(bw, r, o); err != nil {
 			return err
 		}
+		writeTraining(bw, r.Training, o)
 	}
 	if len(r.Expectations) > 0 {
 		if err := writeExpectations(bw, r, o); err != nil {
