@@ -180,6 +180,11 @@ func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepar
 			prepared = &objbenchJob{o: o, job: job}
 			return nil
 		})
+	case "train":
+		cmd = newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
+			prepared = &trainJob{o: o, job: job}
+			return nil
+		})
 	default:
 		return nil, fmt.Errorf("unknown command %q", job.Command)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -154,6 +155,8 @@ type clusterRun struct {
 	ci      *CIOptions
 	job     cluster.Job
 	secrets bool // the arguments carry credentials
+	// finish, if set, completes the merged result before it is judged.
+	finish func(res *report.Result, parts []cluster.HostResult)
 }
 
 // runCluster runs the command on the agents and reports the merged result
@@ -190,6 +193,9 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
+	}
+	if c.finish != nil {
+		c.finish(res, parts)
 	}
 	if runErr != nil && !res.Interrupted {
 		return app.writeFailed(res, c.output, runErr)

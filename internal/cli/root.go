@@ -130,6 +130,7 @@ Exit codes:
 var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
 	newObjbenchCmd,
+	newTrainCmd,
 	newStatsCmd,
 	newProfileCmd,
 	newCompareCmd,

@@ -204,7 +204,7 @@ func (a *Agent) prepare(w http.ResponseWriter, r *http.Request) {
 // the free space there.
 func (a *Agent) check(job *Job) (*agentJob, error) {
 	switch {
-	case job.Command != "bench" && job.Command != "objbench":
+	case job.Command != "bench" && job.Command != "objbench" && job.Command != "train":
 		return nil, fmt.Errorf("unknown command %q", job.Command)
 	case len(job.Args) > maxArgs:
 		return nil, fmt.Errorf("%d arguments, more than %d", len(job.Args), maxArgs)

@@ -322,6 +322,7 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 			}
 			fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
 		}
+		writeTraining(bw, r.Training, o)
 	}
 	if len(r.Expectations) > 0 {
 		t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})

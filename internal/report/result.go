@@ -47,6 +47,9 @@ type Result struct {
 	// line. The figures are those measured before the failure.
 	Error    string   `json:"error,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Training is set by fsbench train: the accelerators' utilisation.
+	Training *Training `json:"training,omitempty"`
 }
 
 // Host is the machine that ran fsbench.

@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/train"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// TrainOptions are the flags of `fsbench train`.
+type TrainOptions struct {
+	train.Options
+	Output  OutputOptions
+	CI      CIOptions
+	Cluster HostsOptions
+	// JobFile is -f: a model's job file instead of a preset.
+	JobFile string
+	// job is the model's job file as read, sent to agents.
+	job []byte
+
+	model, accel, sampleSize, sampleStdev, computeTime, dropCaches string
+	files, perFile, batch, readers, prefetch, epochs               int
+	threshold                                                      float64
+}
+
+// trainCatalog is what `fsbench train` measures, for --expect.
+var trainCatalog = expect.Catalog{Command: "train", Metrics: []expect.Metric{{Name: "generate", Bytes: true}, {Name: "train", Bytes: true}}}
+
+// trainQuick is the --quick preset of train.
+var trainQuick = []Preset{{"epochs", "1"}}
+
+func newTrainCmd(app *App) *cobra.Command { return newTrainCmdWith(app, nil) }
+
+// newTrainCmdWith builds the command; runF replaces the run in tests of
+// flag parsing and on agents.
+func newTrainCmdWith(app *App, runF func(context.Context, *TrainOptions) error) *cobra.Command {
+	o := &TrainOptions{Options: train.Options{Seed: 1, GenThreads: 4, Accelerators: 1}}
+	cmd := &cobra.Command{
+		Use:   "train PATH --model resnet50|unet3d|cosmoflow --accelerators N",
+		Short: "Emulate the data loading of AI training: how many accelerators the storage keeps busy",
+		Long: `Emulate the data loading of AI training on the file system that holds PATH,
+with the model of DLIO, the tool behind MLPerf Storage: generate a dataset
+of samples in a new directory under PATH, drop the caches, then train for
+--epochs epochs with --accelerators emulated accelerators (ranks). Each
+epoch the samples are shuffled and split into one shard per rank; per rank,
+--read-threads readers read the samples of the next batches (up to
+--prefetch batches ahead) while the accelerator "computes" the current one
+for --compute-time (a sleep) and waits when the next is not ready.
+
+The result is the accelerator utilisation (AU: compute time over wall time,
+the first step of each epoch excluded) against the model's threshold, the
+samples and bytes per second, and the accelerators' wait times. A failing
+AU exits with code 3. This is an emulation, not an MLPerf result.
+
+Presets (--model, --accelerator-type) are MLPerf Storage's workloads, with
+a dataset small enough for a test machine; -f FILE loads a model's job file
+of one's own (see "fsbench train --print-job"). Flags override both.`,
+		Example: `  fsbench train /mnt/jfs --model resnet50 --accelerators 8
+  fsbench train /mnt/jfs --model unet3d --accelerator-type a100 --accelerators 4 --epochs 5
+  fsbench train /mnt/jfs --model resnet50 --files 64 --keep
+  fsbench train /mnt/jfs --model resnet50 --dataset /mnt/jfs/fsbench-host-123-abcd --find-max
+  fsbench train /mnt/jfs -f my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781`,
+		Args: trainArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if print, _ := cmd.Flags().GetBool("print-job"); print {
+				return printJob(app, o)
+			}
+			o.Path = args[0]
+			if err := o.resolve(cmd, app); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			if o.Cluster.active() {
+				return runCluster(cmd.Context(), app, trainCluster(cmd, args, o))
+			}
+			return runTrain(cmd.Context(), app, o)
+		},
+	}
+	addTrainFlags(cmd, o)
+	addOutputFlags(cmd, &o.Output)
+	addCIFlags(cmd, &o.CI, trainQuick)
+	addHostsFlags(cmd, &o.Cluster)
+	return cmd
+}
+
+func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", "resnet50", "the model's preset: resnet50, unet3d or cosmoflow")
+	f.StringVar(&o.accel, "accelerator-type", "h100", "the accelerator of the preset: h100 or a100")
+	f.StringVarP(&o.JobFile, "workload", "f", "", "read the model from this job `FILE` (YAML) instead of a preset")
+	f.IntVarP(&o.Accelerators, "accelerators", "n", 1, "emulated accelerators (ranks); with --hosts, on each host")
+	f.IntVar(&o.epochs, "epochs", 0, "epochs of training (preset: 2)")
+	f.IntVar(&o.files, "files", 0, "files of the dataset (the dataset's size scales with it)")
+	f.IntVar(&o.perFile, "samples-per-file", 0, "samples per file: 1 is a file per sample, more are record files read by offset")
+	f.StringVar(&o.sampleSize, "sample-size", "", "mean size of a sample (K, M, ...)")
+	f.StringVar(&o.sampleStdev, "sample-size-stdev", "", "standard deviation of the samples' sizes")
+	f.IntVar(&o.batch, "batch-size", 0, "samples per batch")
+	f.IntVar(&o.readers, "read-threads", 0, "readers per accelerator")
+	f.IntVar(&o.prefetch, "prefetch", 0, "batches read ahead of the one computed")
+	f.StringVar(&o.computeTime, "compute-time", "", "time an accelerator computes on a batch (e.g. 0.224s)")
+	f.Float64Var(&o.threshold, "au-threshold", 0, "AU (percent) the run must reach to pass")
+	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the sample sizes and the shuffles")
+	f.IntVar(&o.GenThreads, "gen-threads", o.GenThreads, "writers generating the dataset")
+	f.StringVar(&o.Dataset, "dataset", "", "train on the dataset an earlier run kept (--keep) in `DIR` instead of generating one")
+	f.BoolVar(&o.Keep, "keep", false, "keep the dataset for later runs (--dataset)")
+	f.BoolVar(&o.Direct, "direct", false, "O_DIRECT writes and reads (sample sizes rounded up to the alignment)")
+	f.BoolVar(&o.FindMax, "find-max", false, "search for the largest accelerator count that meets the AU threshold, from --accelerators up")
+	f.StringVar(&o.dropCaches, "drop-caches", "auto", "drop the dataset from the kernel's caches before training: auto or never; SKIP_DROP_CACHES=true disables")
+	f.Bool("print-job", false, "print the job file of the preset (a start for one's own) and exit")
+}
+
+// resolve builds the options: the preset or job file, then the flags
+// given, then checks everything before anything runs.
+func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
+	if err := o.Cluster.resolve(cmd); err != nil {
+		return err
+	}
+	if err := o.CI.resolve(cmd, trainCatalog); err != nil {
+		return err
+	}
+	if err := o.loadModel(cmd); err != nil {
+		return err
+	}
+	if err := o.override(cmd); err != nil {
+		return err
+	}
+	switch o.dropCaches {
+	case "auto":
+		o.DropCaches = !skipDropCaches(app)
+	case "never":
+	default:
+		return Usagef("--drop-caches must be auto or never (got %q)", o.dropCaches)
+	}
+	if o.Cluster.active() && o.FindMax {
+		return Usagef("--find-max runs on one host")
+	}
+	if err := o.Options.Check(len(o.Cluster.Hosts)); err != nil {
+		return &UsageError{Err: err}
+	}
+	return o.Output.resolve()
+}
+
+func skipDropCaches(app *App) bool {
+	v := strings.ToLower(app.IO.Getenv("SKIP_DROP_CACHES"))
+	return v == "true" || v == "1" || v == "yes"
+}
+
+// trainArgs wants one PATH, or none with --print-job.
+func trainArgs(cmd *cobra.Command, args []string) error {
+	if print, _ := cmd.Flags().GetBool("print-job"); print && len(args) == 0 {
+		return nil
+	}
+	return exactArgs(1, "one PATH, the directory to train from")(cmd, args)
+}
+
+// printJob prints the job file of the preset.
+func printJob(app *App, o *TrainOptions) error {
+	text, err := train.PresetText(o.model, o.accel)
+	if err != nil {
+		return Usagef("--model %s --accelerator-type %s: no such preset (presets: %s)", o.model, o.accel, strings.Join(train.Presets(), ", "))
+	}
+	_, err = app.IO.Out.Write(text)
+	return err
+}
+
+// loadModel reads the preset or the job file into the options.
+func (o *TrainOptions) loadModel(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	var m *train.Model
+	var err error
+	if o.JobFile != "" {
+		if f.Changed("model") || f.Changed("accelerator-type") {
+			return Usagef("-f %s names its model: --model and --accelerator-type do not go with it", o.JobFile)
+		}
+		if o.job, err = os.ReadFile(o.JobFile); err != nil {
+			return Usagef("-f %s: %v", o.JobFile, unwrapPathErr(err))
+		}
+		m, err = train.Parse(o.job, o.JobFile)
+	} else {
+		m, err = train.Preset(o.model, o.accel)
+	}
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	m.Apply(&o.Options)
+	return nil
+}
+
+// override applies the flags given to the model's options.
+func (o *TrainOptions) override(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	if o.Dataset != "" {
+		for _, n := range []string{"files", "samples-per-file", "sample-size", "sample-size-stdev"} {
+			if f.Changed(n) {
+				return Usagef("--%s shapes a new dataset: it does not go with --dataset (which has its own shape)", n)
+			}
+		}
+	}
+	ints := map[string][2]*int{"files": {&o.files, &o.Files}, "samples-per-file": {&o.perFile, &o.SamplesPerFile},
+		"batch-size": {&o.batch, &o.BatchSize}, "read-threads": {&o.readers, &o.ReadThreads},
+		"prefetch": {&o.prefetch, &o.Prefetch}, "epochs": {&o.epochs, &o.Epochs}}
+	for name, v := range ints {
+		if f.Changed(name) {
+			*v[1] = *v[0]
+		}
+	}
+	if f.Changed("au-threshold") {
+		o.AUThreshold = o.threshold
+	}
+	for _, s := range []sizeArg{{"sample-size", o.sampleSize, &o.SampleSize}, {"sample-size-stdev", o.sampleStdev, &o.SampleStdev}} {
+		if f.Changed(s.flag) {
+			if err := parseSizes(s); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Changed("compute-time") {
+		d, err := units.ParseDuration(o.computeTime)
+		if err != nil {
+			return Usagef("--compute-time: %v", err)
+		}
+		o.ComputeTime = d
+	}
+	return nil
+}
+
+func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
+	res := newResult("train")
+	meter := startUsage()
+	var prog *Progress
+	o.Hooks = train.Hooks{
+		PhaseStart: func(name string, e *engine.Engine, total int64, unit string) {
+			prog = app.StartProgress(strings.ToUpper(name[:1])+name[1:], total, unit, func() int64 { return e.Live.Ops.Load() })
+		},
+		PhaseEnd: func(string) { prog.Done() },
+		Warn:     func(msg string) { app.Warnf("%s", msg) },
+		Created:  app.Left.Set,
+		Removed:  app.Left.Clear,
+	}
+	if !app.Globals.Quiet {
+		fmt.Fprintf(app.IO.Err, "Training %s on %d emulated %s accelerators from %s\n", o.Model, o.Accelerators, o.Accelerator, o.Path)
+	}
+	err := train.Run(ctx, o.Options, res)
+	res.Usage = meter.stop()
+	if err != nil && !res.Interrupted {
+		if errors.Is(err, train.ErrBadInput) {
+			return &UsageError{Err: err}
+		}
+		return app.writeFailed(res, &o.Output, err)
+	}
+	return app.finishTrain(res, o)
+}
+
+// finishTrain judges the AU, evaluates the expectations and writes the
+// result.
+func (a *App) finishTrain(res *report.Result, o *TrainOptions) error {
+	addAUExpectation(res)
+	ciErr := a.finishCI(res, &o.CI)
+	if werr := a.writeResult(res, &o.Output); werr != nil {
+		return werr
+	}
+	if res.Interrupted {
+		return ErrInterrupted
+	}
+	return ciErr
+}
+
+// addAUExpectation records the AU against the threshold as the run's
+// first expectation: a failing AU fails the run (exit 3), and JUnit shows
+// it.
+func addAUExpectation(res *report.Result) {
+	t := res.Training
+	if t == nil || res.Interrupted {
+		return
+	}
+	x := report.Expectation{Expr: fmt.Sprintf("au>=%g%%", t.Threshold), Metric: "au", Op: string(expect.GE),
+		Want: t.Threshold, Unit: "%", Measured: expect.RoundSig(t.AU, 6), Pass: t.Pass}
+	if !t.Pass {
+		x.Reason = fmt.Sprintf("AU %.2f%% is under the threshold %g%%", t.AU, t.Threshold)
+	}
+	res.Expectations = append(res.Expectations, x)
+}
+
+// trainCluster makes the run of train on the agents: each runs
+// --accelerators ranks; the hosts generate the dataset together, and each
+// rank reads samples any host wrote.
+func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) *clusterRun {
+	c := &clusterRun{command: "train", hosts: &o.Cluster, output: &o.Output, ci: &o.CI,
+		job: cluster.Job{Command: "train", Args: agentArgs(cmd, args)}}
+	if o.JobFile != "" {
+		c.job.Files = map[string][]byte{o.JobFile: o.job}
+	}
+	if o.Dataset == "" {
+		c.job.Need = int64(float64(o.Files*o.SamplesPerFile)*float64(o.SampleSize)*1.1) / int64(len(o.Cluster.Hosts))
+	}
+	c.finish = func(res *report.Result, parts []cluster.HostResult) {
+		mergeTraining(res, parts)
+		addAUExpectation(res)
+	}
+	return c
+}
+
+// mergeTraining puts the hosts' ranks together in the merged result.
+func mergeTraining(res *report.Result, parts []cluster.HostResult) {
+	var ts []*report.Training
+	for _, h := range parts {
+		if h.Result != nil && h.Result.Training != nil {
+			for i := range h.Result.Training.Ranks {
+				h.Result.Training.Ranks[i].Host = h.Address
+			}
+			ts = append(ts, h.Result.Training)
+		}
+	}
+	res.Training = report.MergeTraining(ts)
+	p := res.FindPhase("train")
+	if res.Training == nil || p == nil {
+		return
+	}
+	p.Cost = train.AUMeasure(res.Training)
+	res.Training.SamplesPerSec, res.Training.BytesPerSec = p.ItemsPerSec, p.BytesPerSec
+}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// parseTrain runs the train command's flag handling and captures the
+// options.
+func parseTrain(t *testing.T, args ...string) (*TrainOptions, int, string) {
+	t.Helper()
+	app, _, errb := testApp(nil)
+	var got *TrainOptions
+	code, msg := runParse(app, errb, newTrainCmdWith(app, func(_ context.Context, o *TrainOptions) error { got = o; return nil }), args)
+	return got, code, msg
+}
+
+func TestTrainFlags(t *testing.T) {
+	o, code, msg := parseTrain(t, "/mnt/x", "--model", "unet3d", "--accelerator-type", "a100", "-n", "6", "--files", "84")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	if o.Model != "unet3d" || o.Accelerator != "a100" || o.Accelerators != 6 || o.ComputeTime != 636*time.Millisecond || o.BatchSize != 7 || o.Path != "/mnt/x" {
+		t.Errorf("preset: %+v", o.Options)
+	}
+	o, code, msg = parseTrain(t, "/mnt/x", "--model", "resnet50", "--files", "3", "--samples-per-file", "1000", "--sample-size", "64K",
+		"--sample-size-stdev", "1K", "--batch-size", "10", "--read-threads", "3", "--prefetch", "0", "--compute-time", "5ms",
+		"--au-threshold", "55.5", "--epochs", "4", "--seed", "77")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	x := o.Options
+	if x.Files != 3 || x.SamplesPerFile != 1000 || x.SampleSize != 65536 || x.SampleStdev != 1024 || x.BatchSize != 10 ||
+		x.ReadThreads != 3 || x.Prefetch != 0 || x.ComputeTime != 5*time.Millisecond || x.AUThreshold != 55.5 || x.Epochs != 4 || x.Seed != 77 {
+		t.Errorf("overrides: %+v", x)
+	}
+	job := filepath.Join(t.TempDir(), "mine.yaml")
+	os.WriteFile(job, []byte("name: mine\ndataset: {files: 2, samples_per_file: 50, sample_size: 1K}\nreader: {batch_size: 5, read_threads: 1}\ntrain: {epochs: 1, compute_time: 1ms, au_threshold: 10}\n"), 0o644)
+	o, code, msg = parseTrain(t, "/mnt/x", "-f", job, "--batch-size", "6")
+	if code != 0 || o.Model != "mine" || o.BatchSize != 6 || o.Files != 2 {
+		t.Errorf("job file: exit %d %s: %+v", code, msg, o)
+	}
+}
+
+// TestTrainBadInput: mistakes are usage errors (exit 2) with one line
+// naming them, before anything is created.
+func TestTrainBadInput(t *testing.T) {
+	notDataset := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--batch-size", "0"}, "--batch-size must be between 1"},
+		{[]string{"--sample-size", "0"}, "--sample-size must be greater than 0"},
+		{[]string{"--au-threshold", "101"}, "not a percentage"},
+		{[]string{"--au-threshold", "-1"}, "not a percentage"},
+		{[]string{"--accelerators", "0"}, "--accelerators must be between 1"},
+		{[]string{"--files", "1", "--samples-per-file", "2", "--batch-size", "1", "--accelerators", "3"}, "3 accelerators for 2 samples"},
+		{[]string{"--files", "1", "--accelerators", "4"}, "at least 2 are needed"},
+		{[]string{"--dataset", notDataset}, "not a dataset of fsbench train"},
+		{[]string{"--dataset", notDataset, "--files", "3"}, "--files shapes a new dataset"},
+		{[]string{"--model", "bert"}, "no preset bert"},
+		{[]string{"--compute-time", "soon"}, "--compute-time"},
+		{[]string{"--drop-caches", "always"}, "auto or never"},
+		{[]string{"-f", "/nonexistent.yaml"}, "-f /nonexistent.yaml"},
+	} {
+		dir := t.TempDir()
+		app, _, errb := testApp(nil)
+		code := Run(context.Background(), app, append([]string{"train", dir}, c.args...))
+		msg := errb.String()
+		if code != ExitUsage || !strings.Contains(msg, c.want) || strings.Count(strings.TrimSpace(msg), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want 2 and one line saying %q", c.args, code, msg, c.want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("%v: created %v", c.args, ents)
+		}
+	}
+}
+
+func TestTrainPrintJob(t *testing.T) {
+	app, out, _ := testApp(nil)
+	if code := Run(context.Background(), app, []string{"train", "--print-job", "--model", "cosmoflow"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(out.String(), "sample_size: 2828486") {
+		t.Errorf("printed %q", out.String())
+	}
+}
+
+// TestTrainRun: the command on a tmpfs, with JSON out, an expectation and
+// a failing AU threshold (exit 3, the AU named).
+func TestTrainRun(t *testing.T) {
+	dir := testenv.Tmpfs(t, "64m")
+	args := []string{"train", dir, "--files", "4", "--samples-per-file", "25", "--sample-size", "8K", "--batch-size", "5",
+		"--accelerators", "2", "--compute-time", "2ms", "--epochs", "1", "-o", "json", "--expect", "train>=1MiB/s"}
+	app, out, errb := testApp(nil)
+	if code := Run(context.Background(), app, args); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	r, err := report.ReadJSON(strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Command != "train" || r.Training == nil || r.Training.Samples != 100 || len(r.Expectations) != 2 || r.FindPhase("train").Items != 100 {
+		t.Errorf("result: %+v", r)
+	}
+	// The accelerators cannot be kept busy when computing takes no time.
+	app, out, errb = testApp(nil)
+	code := Run(context.Background(), app, append(args[:len(args)-2], "--compute-time", "0", "--au-threshold", "100"))
+	if code != ExitExpectation || !strings.Contains(errb.String(), "au>=100%") {
+		t.Errorf("failing AU: exit %d: %s", code, errb)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

@@ -1,0 +1,174 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// Training holds the figures of an emulated training run (fsbench train):
+// accelerator utilisation (AU) per rank and epoch, as DLIO defines it, and
+// what a search for the largest passing accelerator count tried.
+type Training struct {
+	Model       string `json:"model"`
+	Accelerator string `json:"accelerator"`
+	// Accelerators is the number of emulated accelerators (ranks), on all
+	// hosts together.
+	Accelerators int `json:"accelerators"`
+	Epochs       int `json:"epochs"`
+	// Steps is the batches each rank computes per epoch; BatchSize the
+	// samples of one batch.
+	Steps     int   `json:"steps_per_epoch"`
+	BatchSize int   `json:"batch_size"`
+	Samples   int64 `json:"samples"` // read: Steps x BatchSize x Accelerators x Epochs
+	// Dropped is the samples of the dataset no rank reads in an epoch:
+	// those not filling a whole batch of a rank (DLIO's drop_last).
+	Dropped        int64   `json:"dropped_per_epoch"`
+	ComputeSeconds float64 `json:"compute_seconds"` // per step
+	Threshold      float64 `json:"au_threshold_pct"`
+	// AU is the mean of the epochs' AU, percent; AUStdev their standard
+	// deviation. Pass is AU >= Threshold.
+	AU      float64     `json:"au_pct"`
+	AUStdev float64     `json:"au_stdev_pct"`
+	Pass    bool        `json:"pass"`
+	EpochAU []EpochAU   `json:"epochs_au,omitempty"`
+	Ranks   []RankTrain `json:"ranks,omitempty"`
+	// SamplesPerSec and BytesPerSec are over the training phase's time.
+	SamplesPerSec float64 `json:"samples_per_sec"`
+	BytesPerSec   float64 `json:"bytes_per_sec"`
+	DatasetBytes  int64   `json:"dataset_bytes"`
+	// MemoryBytes is the memory of the client hosts, added up.
+	MemoryBytes int64   `json:"memory_bytes,omitempty"`
+	FindMax     []Trial `json:"find_max,omitempty"`
+}
+
+// EpochAU is one epoch's AU: the mean and standard deviation over ranks.
+type EpochAU struct {
+	Epoch   int     `json:"epoch"`
+	Mean    float64 `json:"au_pct"`
+	Stdev   float64 `json:"au_stdev_pct"`
+	Seconds float64 `json:"seconds"`
+}
+
+// RankTrain is what one rank measured, per epoch: the time it computed
+// and the wall time, both from the end of the epoch's first step.
+type RankTrain struct {
+	Rank    int         `json:"rank"`
+	Host    string      `json:"host,omitempty"`
+	Epochs  []RankEpoch `json:"epochs"`
+	Samples int64       `json:"samples"`
+}
+
+// RankEpoch is one rank's epoch.
+type RankEpoch struct {
+	Compute float64 `json:"compute_s"`
+	Wall    float64 `json:"wall_s"`
+	Seconds float64 `json:"seconds"` // the whole epoch, first step included
+}
+
+// AU is the epoch's accelerator utilisation, percent; NaN without time.
+func (e RankEpoch) AU() float64 {
+	if e.Wall <= 0 {
+		return math.NaN()
+	}
+	return 100 * e.Compute / e.Wall
+}
+
+// Trial is one accelerator count tried by a search for the maximum.
+type Trial struct {
+	Accelerators int     `json:"accelerators"`
+	AU           float64 `json:"au_pct"`
+	Pass         bool    `json:"pass"`
+}
+
+// Summarize computes the epochs' AU, the mean, deviation and verdict from
+// the ranks' figures.
+func (t *Training) Summarize() {
+	t.EpochAU = t.EpochAU[:0]
+	var means []float64
+	for e := 0; e < t.Epochs; e++ {
+		var aus []float64
+		var secs float64
+		for _, r := range t.Ranks {
+			if e < len(r.Epochs) && !math.IsNaN(r.Epochs[e].AU()) {
+				aus = append(aus, r.Epochs[e].AU())
+				secs = max(secs, r.Epochs[e].Seconds)
+			}
+		}
+		if len(aus) == 0 {
+			continue
+		}
+		m, s := MeanStdev(aus)
+		t.EpochAU = append(t.EpochAU, EpochAU{Epoch: e + 1, Mean: m, Stdev: s, Seconds: secs})
+		means = append(means, m)
+	}
+	t.AU, t.AUStdev = MeanStdev(means)
+	t.Pass = len(means) > 0 && t.AU >= t.Threshold
+}
+
+// MeanStdev is the mean and population standard deviation of xs; 0, 0
+// for none.
+func MeanStdev(xs []float64) (mean, stdev float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		stdev += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(stdev / float64(len(xs)))
+}
+
+// MergeTraining combines the training figures of the hosts of one run:
+// their ranks side by side, the AU recomputed over all of them.
+func MergeTraining(parts []*Training) *Training {
+	var out *Training
+	for _, t := range parts {
+		if t == nil {
+			continue
+		}
+		if out == nil {
+			c := *t
+			c.Ranks, c.Accelerators, c.Samples, c.MemoryBytes, c.EpochAU = nil, 0, 0, 0, nil
+			out = &c
+		}
+		out.Ranks = append(out.Ranks, t.Ranks...)
+		out.Accelerators += len(t.Ranks)
+		out.Samples += t.Samples
+		out.MemoryBytes += t.MemoryBytes
+	}
+	if out != nil {
+		out.Summarize()
+	}
+	return out
+}
+
+// writeTraining writes the training block of the table.
+func writeTraining(w io.Writer, t *Training, o Options) {
+	if t == nil {
+		return
+	}
+	fmt.Fprintf(w, "Training: %s on %d emulated %s, %d epochs of %d steps x %d samples per accelerator (%d read, %d dropped per epoch)\n",
+		t.Model, t.Accelerators, t.Accelerator, t.Epochs, t.Steps, t.BatchSize, t.Samples, t.Dropped)
+	verdict, g := "PASS", Good
+	if !t.Pass {
+		verdict, g = "FAIL", Poor
+	}
+	fmt.Fprintf(w, "AU: %.2f%% (stdev %.2f%% over epochs), threshold %g%%: %s\n", t.AU, t.AUStdev, t.Threshold, paint(o, g, verdict))
+	for _, e := range t.EpochAU {
+		fmt.Fprintf(w, "  epoch %d: AU %.2f%% (stdev %.2f%% over accelerators), %.2f s\n", e.Epoch, e.Mean, e.Stdev, e.Seconds)
+	}
+	fmt.Fprintf(w, "Throughput: %.1f samples/s, %.2f MiB/s\n", t.SamplesPerSec, t.BytesPerSec/float64(units.MiB))
+	for _, tr := range t.FindMax {
+		res := "fail"
+		if tr.Pass {
+			res = "pass"
+		}
+		fmt.Fprintf(w, "  find-max: %d accelerators: AU %.2f%% %s\n", tr.Accelerators, tr.AU, res)
+	}
+}

@@ -1,0 +1,181 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Dataset is the shape of a dataset: its files, the samples in each, and
+// every sample's size, drawn from a normal distribution seeded by Seed.
+// With one sample per file a sample is a file; otherwise samples lie one
+// after another in their file (a record file) and are read by offset.
+type Dataset struct {
+	Version int    `json:"version"`
+	Files   int    `json:"files"`
+	PerFile int    `json:"samples_per_file"`
+	Mean    int64  `json:"sample_size"`
+	Stdev   int64  `json:"sample_size_stdev"`
+	Seed    uint64 `json:"seed"`
+	// Align rounds every sample's size up to a multiple (O_DIRECT's
+	// alignment); 1 otherwise.
+	Align int64 `json:"align"`
+	Bytes int64 `json:"bytes"`
+
+	dir string
+	off []int64 // start of each sample in its file, then the file's end; nil with Stdev 0
+	max int64
+}
+
+// markerName is the file that says a directory holds a complete dataset
+// and what its shape is.
+const markerName = "fsbench-train.json"
+
+const datasetVersion = 1
+
+// NewDataset lays out the shape of a dataset in dir.
+func NewDataset(dir string, files, perFile int, mean, stdev int64, seed uint64, align int64) *Dataset {
+	d := &Dataset{Version: datasetVersion, Files: files, PerFile: perFile, Mean: mean, Stdev: stdev, Seed: seed, Align: max(align, 1), dir: dir}
+	d.layout()
+	return d
+}
+
+// layout computes the samples' sizes and offsets.
+func (d *Dataset) layout() {
+	if d.Stdev == 0 {
+		d.max = d.round(d.Mean)
+		d.Bytes = d.max * int64(d.Samples())
+		return
+	}
+	rng := rand.New(rand.NewPCG(d.Seed, 0x73616d706c65))
+	d.off = make([]int64, 0, d.Samples()+d.Files)
+	d.Bytes, d.max = 0, 0
+	for f := 0; f < d.Files; f++ {
+		var pos int64
+		for range d.PerFile {
+			size := d.round(int64(math.Round(float64(d.Mean) + float64(d.Stdev)*rng.NormFloat64())))
+			d.off = append(d.off, pos)
+			pos += size
+			d.max = max(d.max, size)
+		}
+		d.off = append(d.off, pos)
+		d.Bytes += pos
+	}
+}
+
+// round clips a size to at least one byte and rounds it up to the
+// alignment.
+func (d *Dataset) round(n int64) int64 {
+	n = max(n, 1)
+	return (n + d.Align - 1) / d.Align * d.Align
+}
+
+// Samples is the number of samples.
+func (d *Dataset) Samples() int { return d.Files * d.PerFile }
+
+// MaxSample is the size of the largest sample.
+func (d *Dataset) MaxSample() int64 { return d.max }
+
+// Dir is where the dataset's files are.
+func (d *Dataset) Dir() string { return d.dir }
+
+// Locate returns the file of sample i, and its offset and size there.
+func (d *Dataset) Locate(i int) (file int, off, size int64) {
+	file, k := i/d.PerFile, i%d.PerFile
+	if d.off == nil {
+		return file, int64(k) * d.max, d.max
+	}
+	j := file*(d.PerFile+1) + k
+	return file, d.off[j], d.off[j+1] - d.off[j]
+}
+
+// FileSize is the size of file f.
+func (d *Dataset) FileSize(f int) int64 {
+	if d.off == nil {
+		return int64(d.PerFile) * d.max
+	}
+	return d.off[f*(d.PerFile+1)+d.PerFile]
+}
+
+// Path is the path of file f.
+func (d *Dataset) Path(f int) string {
+	return filepath.Join(d.dir, "sample-"+pad(f)+".rec")
+}
+
+func pad(n int) string {
+	s := strconv.Itoa(n)
+	for len(s) < 7 {
+		s = "0" + s
+	}
+	return s
+}
+
+// writeMarker records that the dataset in its directory is complete.
+func (d *Dataset) writeMarker() error {
+	data, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(d.dir, markerName)
+	if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p, unwrapPath(err))
+	}
+	return nil
+}
+
+// OpenDataset reads the dataset an earlier run kept in dir, and checks
+// that its files are there at their sizes. A directory that is not one
+// is bad input.
+func OpenDataset(dir string) (*Dataset, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, badf("--dataset %s: %v", dir, unwrapPath(err))
+	case !st.IsDir():
+		return nil, badf("--dataset %s is not a directory", dir)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, markerName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, badf("--dataset %s is not a dataset of fsbench train (no %s in it; make one with --keep)", dir, markerName)
+	} else if err != nil {
+		return nil, fmt.Errorf("--dataset %s: %w", dir, unwrapPath(err))
+	}
+	var d Dataset
+	if err := json.Unmarshal(data, &d); err != nil || d.Version != datasetVersion {
+		return nil, badf("--dataset %s: %s is not a dataset description this fsbench reads", dir, markerName)
+	}
+	if d.Files < 1 || d.PerFile < 1 || d.Mean < 1 || d.Stdev < 0 || d.Align < 1 || int64(d.Files)*int64(d.PerFile) > 1<<31 {
+		return nil, badf("--dataset %s: %s describes no valid dataset", dir, markerName)
+	}
+	d.dir = dir
+	d.layout()
+	return &d, d.check()
+}
+
+// check compares the files with the shape.
+func (d *Dataset) check() error {
+	for f := 0; f < d.Files; f++ {
+		st, err := os.Stat(d.Path(f))
+		if err != nil {
+			return badf("--dataset %s is incomplete: %v", d.dir, err)
+		}
+		if st.Size() != d.FileSize(f) {
+			return badf("--dataset %s is incomplete: %s is %d bytes, want %d", d.dir, d.Path(f), st.Size(), d.FileSize(f))
+		}
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

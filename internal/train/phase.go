@@ -1,0 +1,180 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// AUUnit is the unit of the train phase's cost: its AU.
+const AUUnit = "% AU"
+
+// newTrainer readies the ranks of this host for a run of accel
+// accelerators per host; close releases its files.
+func (r *run) newTrainer(accel int) (*trainer, error) {
+	plan, err := NewPlan(r.ds.Samples(), accel*max(r.o.Hosts, 1), r.o.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	t := &trainer{ds: r.ds, plan: plan, o: r.o, flags: unix.O_RDONLY | unix.O_CLOEXEC, align: 1}
+	if r.o.Direct {
+		if r.ds.Align < 512 {
+			return nil, badf("--direct: the dataset in %s was not made for direct I/O (make it with --direct)", r.ds.Dir())
+		}
+		t.flags |= sysio.DirectFlag
+		t.align = max(r.align.Mem, sysio.DefaultAlign)
+	}
+	t.bufLen = int(min(chunk, r.ds.MaxSample()))
+	if r.ds.PerFile > 1 {
+		if err := t.openFiles(); err != nil {
+			return nil, err
+		}
+	}
+	for i := range accel {
+		t.ranks = append(t.ranks, t.newRank(r.o.Host*accel+i))
+	}
+	return t, nil
+}
+
+// openFiles opens the record files of a packed dataset once, for every
+// reader: a record reader keeps its files open and reads by offset.
+func (t *trainer) openFiles() error {
+	for f := 0; f < t.ds.Files; f++ {
+		fd, err := unix.Open(t.ds.Path(f), t.flags, 0)
+		if err != nil {
+			t.close()
+			return fmt.Errorf("open %s: %w", t.ds.Path(f), err)
+		}
+		t.fds = append(t.fds, fd)
+	}
+	return nil
+}
+
+func (t *trainer) close() {
+	for _, fd := range t.fds {
+		unix.Close(fd)
+	}
+	t.fds = nil
+}
+
+// train runs the train phase with accel accelerators on this host.
+func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Training, error) {
+	t, err := r.newTrainer(accel)
+	if err != nil {
+		return report.Phase{Name: "train", Title: "Train", Incomplete: true}, nil, err
+	}
+	defer t.close()
+	p := engine.Phase{Name: "train", Title: "Train " + r.o.Model, Tasks: accel,
+		Do: func(w *engine.Worker, task, _ int) error { return t.ranks[task].runIn(ctx, w) }}
+	total := int64(t.plan.Steps) * int64(r.o.Epochs) * int64(accel)
+	res, err := r.runPhase(ctx, engine.New(accel), &p, total, "steps")
+	tr := r.figures(t, res)
+	out := res.Report()
+	out.Items = tr.Samples
+	out.SetRates()
+	out.Value = report.Measure{Value: out.ItemsPerSec, Unit: "samples/s"}
+	out.Cost = AUMeasure(tr)
+	out.LatencyOf = fmt.Sprintf("accelerator wait for a batch of %d samples", r.o.BatchSize)
+	tr.SamplesPerSec, tr.BytesPerSec = out.ItemsPerSec, out.BytesPerSec
+	if err != nil {
+		err = phaseError("train", err)
+	}
+	return out, tr, err
+}
+
+// AUMeasure is the cost column of a train phase: its AU, graded against
+// the threshold.
+func AUMeasure(t *report.Training) report.Measure {
+	m := report.Measure{Value: t.AU, Unit: AUUnit, Grade: report.Good}
+	if !t.Pass {
+		m.Grade = report.Poor
+	}
+	return m
+}
+
+// runIn runs the rank in an engine worker, stopped with the phase.
+func (rk *rank) runIn(ctx context.Context, w *engine.Worker) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-w.Cancelled():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return rk.run(ctx, w)
+}
+
+// figures gathers the ranks' measurements into the training figures.
+func (r *run) figures(t *trainer, res *engine.Result) *report.Training {
+	tr := &report.Training{
+		Model: r.o.Model, Accelerator: r.o.Accelerator, Accelerators: len(t.ranks), Epochs: r.o.Epochs,
+		Steps: t.plan.Steps, BatchSize: t.plan.Batch, Dropped: t.plan.Dropped(),
+		ComputeSeconds: r.o.ComputeTime.Seconds(), Threshold: r.o.AUThreshold,
+		DatasetBytes: r.ds.Bytes, MemoryBytes: memoryBytes(),
+	}
+	for _, rk := range t.ranks {
+		f := rk.figures()
+		tr.Ranks = append(tr.Ranks, f)
+		tr.Samples += f.Samples
+	}
+	tr.Summarize()
+	return tr
+}
+
+// checkMemory warns when the dataset is under five times the clients'
+// memory (MLPerf Storage's rule): the page cache may serve the reads.
+func (r *run) checkMemory() {
+	mem := memoryBytes() * int64(max(r.o.Hosts, 1))
+	if mem == 0 || r.ds.Bytes >= 5*mem {
+		return
+	}
+	perFile := r.ds.Bytes / int64(r.ds.Files)
+	need := (5*mem + perFile - 1) / max(perFile, 1)
+	r.warn("the dataset (%s) is under 5x the client memory (%s): the page cache may serve reads, unlike MLPerf Storage's rule; --files %d would reach it",
+		units.FormatBytes(r.ds.Bytes), units.FormatBytes(mem), need)
+}
+
+func (r *run) params() report.Params {
+	o, ds := r.o, r.ds
+	layout := "one sample per file"
+	if ds.PerFile > 1 {
+		layout = "record files read by offset"
+	}
+	itoa := strconv.Itoa
+	return report.Params{
+		{Key: "model", Label: "Model", Value: o.Model, Display: o.Model},
+		{Key: "accelerator", Label: "Accelerator", Value: o.Accelerator, Display: o.Accelerator},
+		{Key: "accelerators", Label: "Accelerators", Value: o.ranks(), Display: itoa(o.ranks())},
+		{Key: "threads", Value: o.Accelerators, Display: itoa(o.Accelerators)},
+		{Key: "files", Label: "Files", Value: ds.Files, Display: itoa(ds.Files)},
+		{Key: "samples_per_file", Label: "SamplesPerFile", Value: ds.PerFile, Display: itoa(ds.PerFile)},
+		{Key: "sample_size", Label: "SampleSize", Value: ds.Mean, Display: units.FormatBytes(ds.Mean)},
+		{Key: "sample_size_stdev", Label: "Stdev", Value: ds.Stdev, Display: units.FormatBytes(ds.Stdev)},
+		{Key: "dataset_bytes", Label: "Dataset", Value: ds.Bytes, Display: units.FormatBytes(ds.Bytes)},
+		{Key: "layout", Value: layout, Display: layout},
+		{Key: "batch_size", Label: "Batch", Value: o.BatchSize, Display: itoa(o.BatchSize)},
+		{Key: "read_threads", Label: "ReadThreads", Value: o.ReadThreads, Display: itoa(o.ReadThreads)},
+		{Key: "prefetch", Label: "Prefetch", Value: o.Prefetch, Display: itoa(o.Prefetch)},
+		{Key: "epochs", Label: "Epochs", Value: o.Epochs, Display: itoa(o.Epochs)},
+		{Key: "compute_time", Label: "Compute", Value: o.ComputeTime.Seconds(), Display: o.ComputeTime.String()},
+		{Key: "au_threshold", Label: "AUThreshold", Value: o.AUThreshold, Display: strconv.FormatFloat(o.AUThreshold, 'g', -1, 64) + "%"},
+		{Key: "seed", Value: o.Seed, Display: strconv.FormatUint(o.Seed, 10)},
+		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+	}
+}
+
+func flagLabel(on bool, label string) string {
+	if on {
+		return label
+	}
+	return ""
+}

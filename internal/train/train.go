@@ -1,0 +1,225 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/leftover"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+)
+
+// run is the state of one Run.
+type run struct {
+	o     *Options
+	res   *report.Result
+	ds    *Dataset
+	own   *bench.OwnDir // the run's directory on one host; nil when reusing a dataset
+	gen   bool          // the run makes the dataset
+	align sysio.Alignment
+}
+
+// Run generates the dataset (or opens o.Dataset) under o.Path and trains
+// on it. It returns what was measured with any error; on cancellation the
+// result is marked interrupted and the error wraps ctx.Err(). What it
+// creates is below one new directory, removed at the end unless Keep.
+func Run(ctx context.Context, o Options, res *report.Result) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	r := &run{o: &o, res: res}
+	err := r.run(ctx)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+		err = ctx.Err()
+	}
+	return err
+}
+
+func (r *run) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.res.Warnings = append(r.res.Warnings, msg)
+	if r.o.Hooks.Warn != nil {
+		r.o.Hooks.Warn(msg)
+	}
+}
+
+func (r *run) run(ctx context.Context) error {
+	abs, err := openTarget(r.o.Path, r.res)
+	if err != nil {
+		return err
+	}
+	if err := r.openDataset(abs); err != nil {
+		return err
+	}
+	defer r.cleanup()
+	r.res.Parameters = r.params()
+	r.checkMemory()
+	if r.gen {
+		p, err := r.generate(ctx)
+		r.res.Phases = append(r.res.Phases, p)
+		if err != nil {
+			return phaseError("generate", err)
+		}
+		if err := r.finishDataset(); err != nil {
+			return err
+		}
+	} else {
+		r.dropCaches()
+	}
+	if r.o.FindMax {
+		return r.findMax(ctx)
+	}
+	p, t, err := r.train(ctx, r.o.Accelerators)
+	r.res.Phases = append(r.res.Phases, p)
+	r.res.Training = t
+	return err
+}
+
+func phaseError(name string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// openDataset opens the dataset to reuse, or makes the directory of the
+// one to generate. Whether the accelerators can share it is checked
+// before anything is created.
+func (r *run) openDataset(abs string) error {
+	o := r.o
+	if o.Dataset != "" {
+		ds, err := OpenDataset(o.Dataset)
+		if err != nil {
+			return err
+		}
+		r.ds = ds
+		_, err = NewPlan(ds.Samples(), o.ranks(), o.BatchSize)
+		return err
+	}
+	if _, err := NewPlan(o.Files*o.SamplesPerFile, o.ranks(), o.BatchSize); err != nil {
+		return err
+	}
+	dir, err := r.makeDir(abs)
+	if err != nil {
+		return err
+	}
+	if o.Direct {
+		if r.align, err = sysio.ProbeDirect(dir, r.res.Target.FSType); err != nil {
+			r.cleanup()
+			return fmt.Errorf("prepare: %w", err)
+		}
+	}
+	r.ds = NewDataset(dir, o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev, o.Seed, int64(r.align.Offset))
+	r.gen = true
+	return nil
+}
+
+// makeDir makes the run's own directory, or on many hosts the run's
+// shared dataset directory (any host may make it first).
+func (r *run) makeDir(abs string) (string, error) {
+	if r.o.RunDir != "" {
+		if err := os.Mkdir(r.o.RunDir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("prepare: create %s: %w", r.o.RunDir, unwrapPath(err))
+		}
+		return r.o.RunDir, nil
+	}
+	own, err := bench.CreateOwnDir(abs)
+	if err != nil {
+		return "", fmt.Errorf("prepare: %w", err)
+	}
+	r.own = own
+	if r.o.Hooks.Created != nil {
+		r.o.Hooks.Created(leftover.Dir(own.Path()))
+	}
+	return own.Path(), nil
+}
+
+// finishDataset marks the dataset complete (for --keep and --dataset)
+// and drops it from the caches before training.
+func (r *run) finishDataset() error {
+	if r.o.Host == 0 {
+		if err := r.ds.writeMarker(); err != nil {
+			return err
+		}
+	}
+	r.dropCaches()
+	return nil
+}
+
+// cleanup removes what the run made, unless Keep: the run's directory on
+// one host; this host's files on many (the last host removes the
+// directory).
+func (r *run) cleanup() {
+	if r.o.Hooks.Finished != nil {
+		r.o.Hooks.Finished()
+		r.o.Hooks.Finished = nil
+	}
+	switch {
+	case !r.gen:
+	case r.o.Keep:
+		r.warn("keeping the dataset in %s (train on it again with --dataset %s)", r.ds.Dir(), r.ds.Dir())
+		if r.own != nil {
+			r.own.Close()
+		}
+	case r.own != nil:
+		if err := r.own.Remove(); err != nil {
+			r.warn("clean up %s: %v; left behind: %s", r.own.Path(), unwrapPath(err), leftover.Dir(r.own.Path()))
+		} else if r.o.Hooks.Removed != nil {
+			r.o.Hooks.Removed()
+		}
+	default:
+		r.removeShare()
+	}
+	r.gen = false
+}
+
+// removeShare removes this host's files of a dataset shared by hosts.
+func (r *run) removeShare() {
+	for _, f := range r.o.ownFiles(r.ds.Files) {
+		if err := os.Remove(r.ds.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			r.warn("clean up %s: %v", r.ds.Path(f), unwrapPath(err))
+		}
+	}
+	if r.o.Host == 0 {
+		_ = os.Remove(filepath.Join(r.ds.Dir(), markerName))
+	}
+	_ = os.Remove(r.ds.Dir()) // the last host's succeeds
+}
+
+// runPhase runs an engine phase between the hooks.
+func (r *run) runPhase(ctx context.Context, eng *engine.Engine, p *engine.Phase, total int64, unit string) (*engine.Result, error) {
+	if h := r.o.Hooks.PhaseStart; h != nil {
+		h(p.Name, eng, total, unit)
+	}
+	res, err := eng.Run(ctx, *p)
+	if h := r.o.Hooks.PhaseEnd; h != nil {
+		h(p.Name)
+	}
+	return res, err
+}
+
+// openTarget checks that path is a directory and records where it lives.
+func openTarget(path string, res *report.Result) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return "", badf("path %s: %v", abs, unwrapPath(err))
+	case !st.IsDir():
+		return "", badf("path %s is not a directory", abs)
+	}
+	res.Target = report.Target{Path: abs}
+	if mnt, err := sysio.FindMount(abs); err == nil {
+		res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
+	}
+	return abs, nil
+}
