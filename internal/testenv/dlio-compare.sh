@@ -3,8 +3,10 @@
 # training workload, side by side, on a tmpfs this script mounts (and
 # unmounts), and prints per accelerator count and dataset layout: the
 # accelerator utilisation (AU, compute time / wall time, in %) each reports,
-# the peak RSS of one DLIO rank and of the fsbench process, and the client CPU
-# seconds (user + system) of the training run of each.
+# the peak RSS of one DLIO rank (the largest) and of the fsbench process, the
+# client CPU seconds (user + system) of the training run of each (all ranks,
+# start-up included), and the machine's 1-minute load average after the
+# DLIO run (other work on the machine takes cores from both tools).
 #
 # The workload is DLIO's resnet50_h100 (MLPerf Storage): TFRecord files of
 # 114,660-byte samples, batches of 400, 8 read threads, 0.224 s of
