@@ -240,14 +240,21 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 	res := newResult("train")
 	meter := startUsage()
 	var prog *Progress
+	pub := startTrainLive(app, o.Path)
+	defer pub.stop()
 	o.Hooks = train.Hooks{
 		PhaseStart: func(name string, e *engine.Engine, total int64, unit string) {
-			prog = app.StartProgress(strings.ToUpper(name[:1])+name[1:], total, unit, func() int64 { return e.Live.Ops.Load() })
+			title := strings.ToUpper(name[:1]) + name[1:]
+			pub.begin(name, title, e)
+			prog = app.StartProgress(title, total, unit, func() int64 { return e.Live.Ops.Load() })
 		},
-		PhaseEnd: func(string) { prog.Done() },
-		Warn:     func(msg string) { app.Warnf("%s", msg) },
-		Created:  app.Left.Set,
-		Removed:  app.Left.Clear,
+		PhaseEnd: func(string) {
+			pub.end()
+			prog.Done()
+		},
+		Warn:    func(msg string) { app.Warnf("%s", msg) },
+		Created: app.Left.Set,
+		Removed: app.Left.Clear,
 	}
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Training %s on %d emulated %s accelerators from %s\n", o.Model, o.Accelerators, o.Accelerator, o.Path)

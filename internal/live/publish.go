@@ -339,7 +339,13 @@ func (a *Accumulator) Fill(s *Snapshot) {
 // StartEngine publishes the counters of engine e, running command on
 // target, with the mount point of target looked up in the mount table.
 func StartEngine(command, target string, e *workload.Engine) (*Publisher, error) {
-	opts := Options{Command: command, Target: target, Probe: EngineProbe(func() *workload.Engine { return e })}
+	return StartProbe(command, target, EngineProbe(func() *workload.Engine { return e }))
+}
+
+// StartProbe publishes what probe says of command running on target, with
+// the mount point of target looked up in the mount table.
+func StartProbe(command, target string, probe Probe) (*Publisher, error) {
+	opts := Options{Command: command, Target: target, Probe: probe}
 	if abs, err := filepath.Abs(target); err == nil {
 		opts.Target = abs
 		if r, err := filepath.EvalSymlinks(abs); err == nil {

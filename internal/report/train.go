@@ -27,7 +27,11 @@ type Training struct {
 	// those not filling a whole batch of a rank (DLIO's drop_last).
 	Dropped        int64   `json:"dropped_per_epoch"`
 	ComputeSeconds float64 `json:"compute_seconds"` // per step
-	Threshold      float64 `json:"au_threshold_pct"`
+	// ComputeMeasured is the mean time a measured step's computation (a
+	// sleep) took: more than ComputeSeconds when the client is too busy
+	// to wake its accelerators on time.
+	ComputeMeasured float64 `json:"compute_measured_seconds"`
+	Threshold       float64 `json:"au_threshold_pct"`
 	// AU is the mean of the epochs' AU, percent; AUStdev their standard
 	// deviation. Pass is AU >= Threshold.
 	AU      float64     `json:"au_pct"`
@@ -105,7 +109,33 @@ func (t *Training) Summarize() {
 		means = append(means, m)
 	}
 	t.AU, t.AUStdev = MeanStdev(means)
+	t.ComputeMeasured = t.measuredCompute()
 	t.Pass = len(means) > 0 && t.AU >= t.Threshold
+}
+
+// measuredCompute is the mean computation of a measured step.
+func (t *Training) measuredCompute() float64 {
+	var sum float64
+	var n int
+	for _, r := range t.Ranks {
+		for _, e := range r.Epochs {
+			sum += e.Compute
+			n += t.Steps - 1
+		}
+	}
+	if n <= 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// Overrun is how much longer than asked the accelerators computed, as a
+// fraction (0.1: 10% longer); 0 without computation.
+func (t *Training) Overrun() float64 {
+	if t.ComputeSeconds <= 0 {
+		return 0
+	}
+	return t.ComputeMeasured/t.ComputeSeconds - 1
 }
 
 // MeanStdev is the mean and population standard deviation of xs; 0, 0
@@ -163,7 +193,8 @@ func writeTraining(w io.Writer, t *Training, o Options) {
 	for _, e := range t.EpochAU {
 		fmt.Fprintf(w, "  epoch %d: AU %.2f%% (stdev %.2f%% over accelerators), %.2f s\n", e.Epoch, e.Mean, e.Stdev, e.Seconds)
 	}
-	fmt.Fprintf(w, "Throughput: %.1f samples/s, %.2f MiB/s\n", t.SamplesPerSec, t.BytesPerSec/float64(units.MiB))
+	fmt.Fprintf(w, "Throughput: %.1f samples/s, %.2f MiB/s; compute per step: %s asked, %s measured\n", t.SamplesPerSec,
+		t.BytesPerSec/float64(units.MiB), units.FormatLatency(t.ComputeSeconds*1e6), units.FormatLatency(t.ComputeMeasured*1e6))
 	for _, tr := range t.FindMax {
 		res := "fail"
 		if tr.Pass {

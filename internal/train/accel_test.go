@@ -112,6 +112,12 @@ func TestTrainingSummary(t *testing.T) {
 	if tr.Pass {
 		t.Errorf("AU 80 passes a threshold of 80.5")
 	}
+	tr.Steps, tr.ComputeSeconds = 11, 0.5
+	tr.Summarize()
+	// 32 s of computing over 4 epochs of ranks, 10 measured steps each.
+	if math.Abs(tr.ComputeMeasured-0.8) > 1e-9 || math.Abs(tr.Overrun()-0.6) > 1e-9 {
+		t.Errorf("compute measured %v, overrun %v; want 0.8 s, 0.6", tr.ComputeMeasured, tr.Overrun())
+	}
 	m := report.MergeTraining([]*report.Training{tr, tr})
 	if m.Accelerators != 4 || len(m.Ranks) != 4 || math.Abs(m.AU-80) > 1e-9 {
 		t.Errorf("merged: %d accelerators, %d ranks, AU %v; want 4, 4, 80", m.Accelerators, len(m.Ranks), m.AU)

@@ -150,7 +150,8 @@ func OpenDataset(dir string) (*Dataset, error) {
 	if err := json.Unmarshal(data, &d); err != nil || d.Version != datasetVersion {
 		return nil, badf("--dataset %s: %s is not a dataset description this fsbench reads", dir, markerName)
 	}
-	if d.Files < 1 || d.PerFile < 1 || d.Mean < 1 || d.Stdev < 0 || d.Align < 1 || int64(d.Files)*int64(d.PerFile) > 1<<31 {
+	if d.Files < 1 || d.PerFile < 1 || d.Mean < 1 || d.Stdev < 0 || d.Mean > maxSample || d.Stdev > maxSample ||
+		d.Align < 1 || d.Align > 1<<20 || int64(d.Files)*int64(d.PerFile) > maxSamples {
 		return nil, badf("--dataset %s: %s describes no valid dataset", dir, markerName)
 	}
 	d.dir = dir

@@ -164,9 +164,17 @@ func TestParseJob(t *testing.T) {
 	if err := o.Check(1); err != nil || o.SampleSize != 256<<10 {
 		t.Errorf("the example: %v, %+v", err, o)
 	}
-	for _, bad := range []string{"", "name: x\nbatch: 3\n", "dataset: {sample_size: lots}\n", "train: {compute_time: -1s}\n"} {
-		if _, err := Parse([]byte(bad), "bad.yaml"); err == nil || !strings.HasPrefix(err.Error(), "bad.yaml") {
-			t.Errorf("%q: %v, want an error naming the file", bad, err)
+	for bad, want := range map[string]string{
+		"":                               "bad.yaml: empty job file",
+		"name: x\nbatch: 3\n":            `bad.yaml:2: unknown key "batch"`,
+		"reader:\n  batchsize: 3\n":      `bad.yaml:2: unknown key "batchsize"`,
+		"dataset: {sample_size: lots}\n": `bad.yaml:1: invalid size "lots"`,
+		"train: {compute_time: -1s}\n":   "bad.yaml:1: duration",
+		"dataset: [1\n":                  "bad.yaml:1: did not find",
+	} {
+		_, err := Parse([]byte(bad), "bad.yaml")
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want one line starting %q", bad, err, want)
 		}
 	}
 }

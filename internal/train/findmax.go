@@ -13,7 +13,10 @@ import (
 // training run on the same dataset, caches dropped before it. The best
 // passing run is the result's train phase; the others are train-N.
 func (r *run) findMax(ctx context.Context) error {
-	limit := r.ds.Samples() / (2 * r.o.BatchSize) // two steps per rank at least
+	limit := r.ds.Samples() / (r.o.BatchSize * reliableSteps(r.o.Prefetch))
+	if limit < 1 {
+		limit = r.ds.Samples() / (2 * r.o.BatchSize) // two steps per rank at least
+	}
 	s := &search{next: r.o.Accelerators, limit: limit}
 	best, bestN := -1, 0
 	var trials []report.Trial
@@ -39,7 +42,7 @@ func (r *run) findMax(ctx context.Context) error {
 	}
 	r.finishSearch(best, figs, trials)
 	if s.lo == limit && s.lo > 0 {
-		r.warn("--find-max: %d accelerators pass, the most this dataset can feed (two batches each per epoch): add --files to search further", limit)
+		r.warn("--find-max: %d accelerators pass, the most this dataset feeds %d steps per epoch each: add --files to search further", limit, reliableSteps(r.o.Prefetch))
 	}
 	return ctx.Err()
 }

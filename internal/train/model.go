@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -120,7 +121,7 @@ func Parse(data []byte, name string) (*Model, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty job file", name)
 		}
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlError(name, err)
 	}
 	if m.Model == "" {
 		m.Model = m.Name
@@ -135,4 +136,27 @@ func (m *Model) Apply(o *Options) {
 	o.SampleSize, o.SampleStdev = int64(m.Dataset.SampleSize), int64(m.Dataset.SampleStdev)
 	o.BatchSize, o.ReadThreads, o.Prefetch = m.Reader.BatchSize, m.Reader.ReadThreads, m.Reader.Prefetch
 	o.Epochs, o.ComputeTime, o.AUThreshold = m.Train.Epochs, time.Duration(m.Train.ComputeTime), m.Train.AUThreshold
+}
+
+var (
+	yamlLine     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	unknownField = regexp.MustCompile(`^field (\S+) not found in type .*$`)
+)
+
+// yamlError is a job file's first mistake in one line: FILE:LINE: what.
+func yamlError(name string, err error) error {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	m := yamlLine.FindStringSubmatch(strings.TrimSpace(msg))
+	if m == nil {
+		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(msg, "yaml: "))
+	}
+	what := m[2]
+	if u := unknownField.FindStringSubmatch(what); u != nil {
+		what = fmt.Sprintf("unknown key %q", u[1])
+	}
+	return fmt.Errorf("%s:%s: %s", name, m[1], what)
 }

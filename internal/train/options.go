@@ -73,6 +73,10 @@ const (
 	maxAccelerators = 4096
 	maxThreads      = 1024
 	maxPrefetch     = 1 << 16
+	// A dataset's shape is held in memory (8 bytes a sample) and its bytes
+	// must add up within an int64.
+	maxSamples = 1 << 25
+	maxSample  = 8 << 30
 )
 
 // ErrBadInput is wrapped by errors the user fixes by changing the command
@@ -96,6 +100,8 @@ func (o *Options) Validate() error {
 		return badf("--sample-size must be greater than 0")
 	case o.SampleStdev < 0:
 		return badf("--sample-size-stdev must not be negative")
+	case o.SampleSize > maxSample || o.SampleStdev > maxSample:
+		return badf("--sample-size and --sample-size-stdev must not be over %s", units.FormatBytes(maxSample))
 	case o.ComputeTime < 0:
 		return badf("--compute-time must not be negative")
 	case !(o.AUThreshold >= 0 && o.AUThreshold <= 100):
@@ -147,8 +153,8 @@ func (o *Options) checkCounts() error {
 			return badf("--%s must be between %d and %d (got %d)", c.flag, c.min, c.max, c.v)
 		}
 	}
-	if int64(o.Files)*int64(o.SamplesPerFile) > 1<<31 {
-		return badf("%d files of %d samples is more than 2^31 samples", o.Files, o.SamplesPerFile)
+	if int64(o.Files)*int64(o.SamplesPerFile) > maxSamples {
+		return badf("%d files of %d samples is more than %d samples", o.Files, o.SamplesPerFile, maxSamples)
 	}
 	return nil
 }

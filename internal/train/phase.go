@@ -71,6 +71,10 @@ func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Train
 		return report.Phase{Name: "train", Title: "Train", Incomplete: true}, nil, err
 	}
 	defer t.close()
+	if n := reliableSteps(r.o.Prefetch); t.plan.Steps < n && !r.o.FindMax {
+		r.warn("each accelerator computes %d steps per epoch: the %d batches read ahead before the first (unmeasured) step flatter the AU; --files %d gives %d steps",
+			t.plan.Steps, r.o.Prefetch, filesFor(r.ds, n*t.plan.Batch*t.plan.Ranks), n)
+	}
 	p := engine.Phase{Name: "train", Title: "Train " + r.o.Model, Tasks: accel,
 		Do: func(w *engine.Worker, task, _ int) error { return t.ranks[task].runIn(ctx, w) }}
 	total := int64(t.plan.Steps) * int64(r.o.Epochs) * int64(accel)
@@ -83,11 +87,26 @@ func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Train
 	out.Cost = AUMeasure(tr)
 	out.LatencyOf = fmt.Sprintf("accelerator wait for a batch of %d samples", r.o.BatchSize)
 	tr.SamplesPerSec, tr.BytesPerSec = out.ItemsPerSec, out.BytesPerSec
+	if o := tr.Overrun(); o > maxOverrun && !res.Incomplete {
+		r.warn("the accelerators computed %.0f%% longer than asked (%s per step, not %s): this client is too busy to emulate %d accelerators on time; AU counts the time measured, as DLIO does",
+			100*o, units.FormatLatency(tr.ComputeMeasured*1e6), units.FormatLatency(tr.ComputeSeconds*1e6), accel)
+	}
 	if err != nil {
 		err = phaseError("train", err)
 	}
 	return out, tr, err
 }
+
+// maxOverrun is the share by which computing may overrun the time asked
+// before the run says it was not emulated faithfully.
+const maxOverrun = 0.1
+
+// reliableSteps is the fewest steps per epoch whose AU the batches read
+// ahead at the start do not flatter much: three times the window.
+func reliableSteps(prefetch int) int { return 3 * (prefetch + 1) }
+
+// filesFor is the files of ds's shape that hold n samples.
+func filesFor(ds *Dataset, n int) int { return (n + ds.PerFile - 1) / ds.PerFile }
 
 // AUMeasure is the cost column of a train phase: its AU, graded against
 // the threshold.

@@ -194,6 +194,9 @@ func TestRunFindMax(t *testing.T) {
 	if tr == nil || len(tr.FindMax) < 2 {
 		t.Fatalf("figures %+v", tr)
 	}
+	if tr.Steps < reliableSteps(o.Prefetch) {
+		t.Errorf("the search tried a count with %d steps per epoch", tr.Steps)
+	}
 	best := 0
 	for _, x := range tr.FindMax {
 		if x.Pass {

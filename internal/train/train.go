@@ -111,7 +111,7 @@ func (r *run) openDataset(abs string) error {
 	}
 	if o.Direct {
 		if r.align, err = sysio.ProbeDirect(dir, r.res.Target.FSType); err != nil {
-			r.cleanup()
+			r.removeDir(dir)
 			return fmt.Errorf("prepare: %w", err)
 		}
 	}
@@ -138,6 +138,19 @@ func (r *run) makeDir(abs string) (string, error) {
 		r.o.Hooks.Created(leftover.Dir(own.Path()))
 	}
 	return own.Path(), nil
+}
+
+// removeDir removes the run's directory before a dataset is in it.
+func (r *run) removeDir(dir string) {
+	if r.own == nil {
+		_ = os.Remove(dir) // shared by hosts: the last one's removal succeeds
+		return
+	}
+	if err := r.own.Remove(); err != nil {
+		r.warn("clean up %s: %v; left behind: %s", dir, unwrapPath(err), leftover.Dir(dir))
+	} else if r.o.Hooks.Removed != nil {
+		r.o.Hooks.Removed()
+	}
 }
 
 // finishDataset marks the dataset complete (for --keep and --dataset)
@@ -168,11 +181,7 @@ func (r *run) cleanup() {
 			r.own.Close()
 		}
 	case r.own != nil:
-		if err := r.own.Remove(); err != nil {
-			r.warn("clean up %s: %v; left behind: %s", r.own.Path(), unwrapPath(err), leftover.Dir(r.own.Path()))
-		} else if r.o.Hooks.Removed != nil {
-			r.o.Hooks.Removed()
-		}
+		r.removeDir(r.own.Path())
 	default:
 		r.removeShare()
 	}
