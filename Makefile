@@ -14,7 +14,7 @@ PODMAN    ?= bash internal/testenv/podman.sh
 
 FUZZTIME  ?= 3s
 
-.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio demo clean docs
+.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio dlio-compare demo clean docs
 
 all: build
 
@@ -74,6 +74,12 @@ bench-compare: build
 # buffered/O_DIRECT): IOPS, MiB/s, mean latency and ratios. SIZE, JOBS, RUNS.
 bench-fio: build
 	bash internal/testenv/fio-compare.sh $(DIR)
+
+# MLPerf Storage's DLIO and `fsbench train` on the same resnet50 workload on a
+# tmpfs (root): AU, peak RSS and CPU seconds per accelerator count and layout.
+# DLIO_VENV is a Python venv with dlio-benchmark; see docs/training.md.
+dlio-compare: build
+	DLIO_VENV='$(DLIO_VENV)' bash internal/testenv/dlio-compare.sh
 
 # The main job on an embedded default: bench on a temporary local directory.
 demo: build
