@@ -24,6 +24,10 @@ block() {
 
 block fsbench bench data -p 2 --big-file-size 256M --small-file-count 200 --result-file run1.json
 block fsbench objbench --storage file ./store/ -p 2 --big-object-size 64M --small-objects 50 --skip-functional-tests
+mkdir store2
+block fsbench objbench --storage file ./store2/ --workload mixed --duration 5s -p 4 --objects 200 --obj-size-dist 4KiB:50,1MiB:50
+block fsbench train data --model resnet50 --accelerators 4 --files 12 --epochs 2
+block fsbench checkpoint data --model llama3-8b --ranks 4 --size 1G
 fsbench bench data -p 2 --big-file-size 1G --small-file-count 0 -q >/dev/null &
 sleep 1
 block fsbench stats data --count 3

@@ -65,102 +65,18 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 		}
 		t.virtual = cfg.Addressing == "virtual"
 	}
-	env := cfg.Getenv
-	first := func(names ...string) string {
-		for _, n := range names {
-			if v := env(n); v != "" {
-				return v
-			}
-		}
-		return ""
+	cred, err := s3Credentials(p, t, cfg)
+	if err != nil {
+		return nil, err
 	}
-
-	// Credentials: flags, the URL, ACCESS_KEY..., the provider's variables,
-	// and for s3 the AWS default chain.
-	ak, sk, token := cfg.AccessKey, cfg.SecretKey, cfg.SessionToken
-	if ak == "" && sk.IsZero() {
-		ak, sk = t.urlAccess, t.urlSecret
-	}
-	if ak == "" && sk.IsZero() {
-		ak, sk = env("ACCESS_KEY"), NewSecret(env("SECRET_KEY"))
-		if token.IsZero() {
-			token = NewSecret(env("SESSION_TOKEN"))
-		}
-	}
-	if ak == "" && sk.IsZero() {
-		ak, sk = first(p.accessEnv...), NewSecret(first(p.secretEnv...))
-		if token.IsZero() {
-			token = NewSecret(first(p.tokenEnv...))
-		}
-	}
-	if (ak == "") != sk.IsZero() && !cfg.Anonymous {
-		return nil, configErr("%s: an access key needs a secret key and a secret key an access key", p.name)
-	}
-	useChain := ak == "" && !cfg.Anonymous
-	if useChain && !p.awsChain {
-		return nil, configErr("%s: no credentials: give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or %s and %s, or use --anonymous",
-			p.name, strings.Join(p.accessEnv, "/"), strings.Join(p.secretEnv, "/"))
-	}
-
-	region := cfg.Region
-	if region == "" {
-		region = t.region
-	}
-	if region == "" {
-		region = first(p.regionEnv...)
-	}
-
 	hc, err := newHTTPClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	var awsCfg aws.Config
-	if useChain {
-		opts := []func(*config.LoadOptions) error{
-			config.WithHTTPClient(hc),
-			config.WithLogger(logging.Nop{}),
-		}
-		if region != "" {
-			opts = append(opts, config.WithRegion(region))
-		}
-		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-		awsCfg, err = config.LoadDefaultConfig(lctx, opts...)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("%s: load AWS configuration: %w", p.name, err)
-		}
-	} else {
-		awsCfg = aws.Config{HTTPClient: hc, Logger: logging.Nop{}, Region: region}
-		if cfg.Anonymous {
-			awsCfg.Credentials = aws.AnonymousCredentials{}
-		} else {
-			awsCfg.Credentials = credentials.NewStaticCredentialsProvider(ak, sk.Reveal(), token.Reveal())
-		}
+	awsCfg, err := s3Config(ctx, p, hc, cred, s3Region(p, t, cfg), cfg)
+	if err != nil {
+		return nil, err
 	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = "us-east-1"
-	}
-	retries := cfg.Retries
-	awsCfg.Retryer = func() aws.Retryer {
-		if retries <= 0 {
-			return aws.NopRetryer{}
-		}
-		return retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = retries + 1
-			o.RateLimiter = ratelimit.None
-		})
-	}
-	switch cfg.Checksum {
-	case "", "when-required":
-		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-	case "when-supported":
-		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
-		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
-	default:
-		return nil, configErr("invalid checksum mode %q (want when-required or when-supported)", cfg.Checksum)
-	}
-
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		o.UsePathStyle = !t.virtual
 		if t.endpoint != "" {
@@ -171,21 +87,140 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	st := &s3Store{
-		client:      client,
-		http:        hc,
-		bucket:      t.bucket,
-		display:     t.display(),
-		region:      awsCfg.Region,
-		signPayload: cfg.SignPayload,
-	}
-	st.display = strings.TrimSuffix(st.display, t.prefix)
-	if cfg.StorageClass != "" {
-		st.storageClass = types.StorageClass(cfg.StorageClass)
+		client:       client,
+		http:         hc,
+		bucket:       t.bucket,
+		display:      strings.TrimSuffix(t.display(), t.prefix),
+		region:       awsCfg.Region,
+		signPayload:  cfg.SignPayload,
+		storageClass: types.StorageClass(cfg.StorageClass),
 	}
 	if t.prefix != "" {
 		return WithPrefix(st, t.prefix), nil
 	}
 	return st, nil
+}
+
+// s3Cred is what a store signs requests with; chain means the AWS default
+// chain (environment, ~/.aws, instance roles) finds them.
+type s3Cred struct {
+	access        string
+	secret, token Secret
+	chain         bool
+}
+
+// s3Credentials finds the credentials: flags, the URL, ACCESS_KEY...,
+// the provider's variables, and for s3 the AWS default chain.
+func s3Credentials(p provider, t *s3Target, cfg Config) (s3Cred, error) {
+	env := firstEnv(cfg.Getenv)
+	c := s3Cred{access: cfg.AccessKey, secret: cfg.SecretKey, token: cfg.SessionToken}
+	if c.access == "" && c.secret.IsZero() {
+		c.access, c.secret = t.urlAccess, t.urlSecret
+	}
+	if c.access == "" && c.secret.IsZero() {
+		c.access, c.secret = env("ACCESS_KEY"), NewSecret(env("SECRET_KEY"))
+		if c.token.IsZero() {
+			c.token = NewSecret(env("SESSION_TOKEN"))
+		}
+	}
+	if c.access == "" && c.secret.IsZero() {
+		c.access, c.secret = env(p.accessEnv...), NewSecret(env(p.secretEnv...))
+		if c.token.IsZero() {
+			c.token = NewSecret(env(p.tokenEnv...))
+		}
+	}
+	if (c.access == "") != c.secret.IsZero() && !cfg.Anonymous {
+		return c, configErr("%s: an access key needs a secret key and a secret key an access key", p.name)
+	}
+	c.chain = c.access == "" && !cfg.Anonymous
+	if c.chain && !p.awsChain {
+		return c, configErr("%s: no credentials: give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or %s and %s, or use --anonymous",
+			p.name, strings.Join(p.accessEnv, "/"), strings.Join(p.secretEnv, "/"))
+	}
+	return c, nil
+}
+
+// firstEnv returns a lookup of the first of several variables that is set.
+func firstEnv(getenv func(string) string) func(names ...string) string {
+	return func(names ...string) string {
+		for _, n := range names {
+			if v := getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// s3Region is the region asked for: the flag, the URL, the provider's
+// variables; "" leaves it to the AWS chain or us-east-1.
+func s3Region(p provider, t *s3Target, cfg Config) string {
+	if cfg.Region != "" {
+		return cfg.Region
+	}
+	if t.region != "" {
+		return t.region
+	}
+	return firstEnv(cfg.Getenv)(p.regionEnv...)
+}
+
+// s3Config makes the SDK's configuration: credentials (or the default
+// chain), region, retries and checksum modes.
+func s3Config(ctx context.Context, p provider, hc *http.Client, cred s3Cred, region string, cfg Config) (aws.Config, error) {
+	var awsCfg aws.Config
+	switch {
+	case cred.chain:
+		opts := []func(*config.LoadOptions) error{config.WithHTTPClient(hc), config.WithLogger(logging.Nop{})}
+		if region != "" {
+			opts = append(opts, config.WithRegion(region))
+		}
+		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		var err error
+		awsCfg, err = config.LoadDefaultConfig(lctx, opts...)
+		cancel()
+		if err != nil {
+			return awsCfg, fmt.Errorf("%s: load AWS configuration: %w", p.name, err)
+		}
+	case cfg.Anonymous:
+		awsCfg = aws.Config{HTTPClient: hc, Logger: logging.Nop{}, Region: region, Credentials: aws.AnonymousCredentials{}}
+	default:
+		awsCfg = aws.Config{HTTPClient: hc, Logger: logging.Nop{}, Region: region,
+			Credentials: credentials.NewStaticCredentialsProvider(cred.access, cred.secret.Reveal(), cred.token.Reveal())}
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = "us-east-1"
+	}
+	awsCfg.Retryer = s3Retryer(cfg.Retries)
+	return awsCfg, setChecksums(&awsCfg, cfg.Checksum)
+}
+
+// s3Retryer retries a failed request up to retries times, without the
+// SDK's client-side rate limit; 0 retries nothing, so problems are seen.
+func s3Retryer(retries int) func() aws.Retryer {
+	return func() aws.Retryer {
+		if retries <= 0 {
+			return aws.NopRetryer{}
+		}
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = retries + 1
+			o.RateLimiter = ratelimit.None
+		})
+	}
+}
+
+// setChecksums sets when request and response checksums are computed.
+func setChecksums(awsCfg *aws.Config, mode string) error {
+	switch mode {
+	case "", "when-required":
+		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	case "when-supported":
+		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
+		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
+	default:
+		return configErr("invalid checksum mode %q (want when-required or when-supported)", mode)
+	}
+	return nil
 }
 
 // newHTTPClient builds the client the SDK sends requests with: a pool of
