@@ -16,16 +16,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 )
 
@@ -99,128 +94,6 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 		return WithPrefix(st, t.prefix), nil
 	}
 	return st, nil
-}
-
-// s3Cred is what a store signs requests with; chain means the AWS default
-// chain (environment, ~/.aws, instance roles) finds them.
-type s3Cred struct {
-	access        string
-	secret, token Secret
-	chain         bool
-}
-
-// s3Credentials finds the credentials: flags, the URL, ACCESS_KEY...,
-// the provider's variables, and for s3 the AWS default chain.
-func s3Credentials(p provider, t *s3Target, cfg Config) (s3Cred, error) {
-	env := firstEnv(cfg.Getenv)
-	c := s3Cred{access: cfg.AccessKey, secret: cfg.SecretKey, token: cfg.SessionToken}
-	if c.access == "" && c.secret.IsZero() {
-		c.access, c.secret = t.urlAccess, t.urlSecret
-	}
-	if c.access == "" && c.secret.IsZero() {
-		c.access, c.secret = env("ACCESS_KEY"), NewSecret(env("SECRET_KEY"))
-		if c.token.IsZero() {
-			c.token = NewSecret(env("SESSION_TOKEN"))
-		}
-	}
-	if c.access == "" && c.secret.IsZero() {
-		c.access, c.secret = env(p.accessEnv...), NewSecret(env(p.secretEnv...))
-		if c.token.IsZero() {
-			c.token = NewSecret(env(p.tokenEnv...))
-		}
-	}
-	if (c.access == "") != c.secret.IsZero() && !cfg.Anonymous {
-		return c, configErr("%s: an access key needs a secret key and a secret key an access key", p.name)
-	}
-	c.chain = c.access == "" && !cfg.Anonymous
-	if c.chain && !p.awsChain {
-		return c, configErr("%s: no credentials: give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or %s and %s, or use --anonymous",
-			p.name, strings.Join(p.accessEnv, "/"), strings.Join(p.secretEnv, "/"))
-	}
-	return c, nil
-}
-
-// firstEnv returns a lookup of the first of several variables that is set.
-func firstEnv(getenv func(string) string) func(names ...string) string {
-	return func(names ...string) string {
-		for _, n := range names {
-			if v := getenv(n); v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-}
-
-// s3Region is the region asked for: the flag, the URL, the provider's
-// variables; "" leaves it to the AWS chain or us-east-1.
-func s3Region(p provider, t *s3Target, cfg Config) string {
-	if cfg.Region != "" {
-		return cfg.Region
-	}
-	if t.region != "" {
-		return t.region
-	}
-	return firstEnv(cfg.Getenv)(p.regionEnv...)
-}
-
-// s3Config makes the SDK's configuration: credentials (or the default
-// chain), region, retries and checksum modes.
-func s3Config(ctx context.Context, p provider, hc *http.Client, cred s3Cred, region string, cfg Config) (aws.Config, error) {
-	var awsCfg aws.Config
-	switch {
-	case cred.chain:
-		opts := []func(*config.LoadOptions) error{config.WithHTTPClient(hc), config.WithLogger(logging.Nop{})}
-		if region != "" {
-			opts = append(opts, config.WithRegion(region))
-		}
-		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-		var err error
-		awsCfg, err = config.LoadDefaultConfig(lctx, opts...)
-		cancel()
-		if err != nil {
-			return awsCfg, fmt.Errorf("%s: load AWS configuration: %w", p.name, err)
-		}
-	case cfg.Anonymous:
-		awsCfg = aws.Config{HTTPClient: hc, Logger: logging.Nop{}, Region: region, Credentials: aws.AnonymousCredentials{}}
-	default:
-		awsCfg = aws.Config{HTTPClient: hc, Logger: logging.Nop{}, Region: region,
-			Credentials: credentials.NewStaticCredentialsProvider(cred.access, cred.secret.Reveal(), cred.token.Reveal())}
-	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = "us-east-1"
-	}
-	awsCfg.Retryer = s3Retryer(cfg.Retries)
-	return awsCfg, setChecksums(&awsCfg, cfg.Checksum)
-}
-
-// s3Retryer retries a failed request up to retries times, without the
-// SDK's client-side rate limit; 0 retries nothing, so problems are seen.
-func s3Retryer(retries int) func() aws.Retryer {
-	return func() aws.Retryer {
-		if retries <= 0 {
-			return aws.NopRetryer{}
-		}
-		return retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = retries + 1
-			o.RateLimiter = ratelimit.None
-		})
-	}
-}
-
-// setChecksums sets when request and response checksums are computed.
-func setChecksums(awsCfg *aws.Config, mode string) error {
-	switch mode {
-	case "", "when-required":
-		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-	case "when-supported":
-		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
-		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
-	default:
-		return configErr("invalid checksum mode %q (want when-required or when-supported)", mode)
-	}
-	return nil
 }
 
 // newHTTPClient builds the client the SDK sends requests with: a pool of
