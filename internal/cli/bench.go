@@ -213,15 +213,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 			fmt.Fprintln(app.IO.Err, bench.SummaryLine(&res.Phases[i]))
 		}
 	}
-	ciErr := app.finishCI(res, &o.CI)
-	// Warnings were already shown on stderr as they happened.
-	if werr := app.writeResult(res, &o.Output); werr != nil {
-		return werr
-	}
-	if res.Interrupted {
-		return ErrInterrupted
-	}
-	return ciErr
+	return app.finishRun(res, &o.Output, &o.CI)
 }
 
 // announce says on stderr what is about to be benchmarked.

@@ -170,14 +170,7 @@ func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 		}
 		return app.writeFailed(res, &o.Output, err)
 	}
-	ciErr := app.finishCI(res, &o.CI)
-	if werr := app.writeResult(res, &o.Output); werr != nil {
-		return werr
-	}
-	if res.Interrupted {
-		return ErrInterrupted
-	}
-	return ciErr
+	return app.finishRun(res, &o.Output, &o.CI)
 }
 
 // checkpointHooks show each phase's progress and warnings, keep track of

@@ -160,6 +160,20 @@ func (o *CIOptions) checkMeasured(measured []string, why map[string]string) erro
 	return nil
 }
 
+// finishRun ends a run that was measured: it evaluates the CI checks,
+// writes the result, and returns ErrInterrupted for an interrupted run,
+// else the checks' error (exit 3) or nil.
+func (a *App) finishRun(res *report.Result, out *OutputOptions, ci *CIOptions) error {
+	ciErr := a.finishCI(res, ci)
+	if werr := a.writeResult(res, out); werr != nil {
+		return werr
+	}
+	if res.Interrupted {
+		return ErrInterrupted
+	}
+	return ciErr
+}
+
 // finishCI evaluates the expectations and the baseline against res and
 // records them in res.Expectations. Call it before writing the result, and
 // return its error after: an error wrapping ErrExpectation (exit 3) when an

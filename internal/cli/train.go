@@ -269,14 +269,7 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 // result.
 func (a *App) finishTrain(res *report.Result, o *TrainOptions) error {
 	addAUExpectation(res)
-	ciErr := a.finishCI(res, &o.CI)
-	if werr := a.writeResult(res, &o.Output); werr != nil {
-		return werr
-	}
-	if res.Interrupted {
-		return ErrInterrupted
-	}
-	return ciErr
+	return a.finishRun(res, &o.Output, &o.CI)
 }
 
 // addAUExpectation records the AU against the threshold as the run's
