@@ -14,7 +14,7 @@ PODMAN    ?= bash internal/testenv/podman.sh
 
 FUZZTIME  ?= 3s
 
-.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio demo clean
+.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio bench-peers demo clean
 
 all: build
 
@@ -66,6 +66,13 @@ bench-compare: build
 # buffered/O_DIRECT): IOPS, MiB/s, mean latency and ratios. SIZE, JOBS, RUNS.
 bench-fio: build
 	bash internal/testenv/fio-compare.sh $(DIR)
+
+# fsbench objbench beside MinIO's warp (from PATH or WARP=path) on the same S3
+# operations against a local MinIO: medians of RUNS alternating pairs,
+# throughput and peak memory with ratios. DURATION, THREADS, SMALL, MEDIUM,
+# BIG; see docs/speed.md.
+bench-peers: build
+	bash internal/testenv/bench-peers.sh
 
 # The main job on an embedded default: bench on a temporary local directory.
 demo: build
