@@ -159,7 +159,11 @@ func (r *agentRunner) quietApp() *App {
 
 // Prepare parses the job's arguments with the command's own flags.
 func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepared, error) {
-	args := localFiles(job.Args, filesDir)
+	args := job.Args
+	if job.Command == "bench" {
+		// bench's --workload is a file; objbench's names a workload.
+		args = localFiles(job.Args, filesDir)
+	}
 	sub := r.quietApp()
 	var prepared cluster.Prepared
 	var cmd *cobra.Command

@@ -29,6 +29,7 @@ type ObjbenchOptions struct {
 	secretKey, sessionToken                            string
 	blockSize, bigObjectSize, smallObjectSize, timeout string
 	duration, warmup, interval                         string
+	workload                                           objWorkloadFlags
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -76,10 +77,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 			if err := o.Cluster.resolve(cmd); err != nil {
 				return err
 			}
-			if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
-				return err
-			}
-			if err := o.resolve(app); err != nil {
+			if err := o.resolveAll(app, cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -119,6 +117,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` of each item (ops/s, MiB/s, p50, p99) and record the series, e.g. 1s")
 	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
+	addObjWorkloadFlags(cmd, o)
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, objbenchQuick)
 	addHostsFlags(cmd, &o.Cluster)
@@ -140,7 +139,7 @@ func storageHelp() string {
 	return b.String()
 }
 
-func (o *ObjbenchOptions) resolve(app *App) error {
+func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	if err := parseSizes(
 		sizeArg{"block-size", o.blockSize, &o.BlockSize},
 		sizeArg{"big-object-size", o.bigObjectSize, &o.BigObjectSize},
@@ -186,6 +185,9 @@ func (o *ObjbenchOptions) resolve(app *App) error {
 	if o.Storage == "file" && strings.Contains(o.URL, "://") && !strings.HasPrefix(o.URL, "file://") {
 		return Usagef("%s looks like a URL, not a directory: did you forget --storage (s3, minio, cos, nfs)?", object.RedactURL(o.URL))
 	}
+	if err := o.resolveWorkload(cmd); err != nil {
+		return err
+	}
 	if err := o.Options.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
@@ -197,6 +199,25 @@ func (o *ObjbenchOptions) resolve(app *App) error {
 		}
 	}
 	return o.Output.resolve()
+}
+
+// resolveAll resolves the flags; the expectations are checked against the
+// rows the run will have, which with --workload depend on the other flags.
+func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
+	if o.Workload == "" {
+		if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
+			return err
+		}
+		return o.resolve(app, cmd)
+	}
+	if err := o.resolve(app, cmd); err != nil {
+		return err
+	}
+	cat := expect.Catalog{Command: "objbench"}
+	for _, m := range objbench.WorkloadMetrics(o.Options) {
+		cat.Metrics = append(cat.Metrics, expect.Metric{Name: m.Name, Bytes: m.Bytes})
+	}
+	return o.CI.resolve(cmd, cat)
 }
 
 // objbenchGCPercent is the GOGC objbench runs with.

@@ -60,6 +60,15 @@ type Phase struct {
 	// and calls OnInterval at the end of each, from a goroutine of its own.
 	Interval   time.Duration
 	OnInterval func(Sample)
+	// EndEarly, if set, is asked at the end of each interval, with the
+	// series so far, whether the phase may end now (its measurement is
+	// stable, say): if so, the workers stop before their next operation
+	// and Result.EndedEarly is set.
+	EndEarly func(series []Sample) bool
+
+	// Classes is the number of classes the operations fall into (see
+	// Worker.EndAs); Result.Classes holds their measurements.
+	Classes int
 
 	// KeepGoing counts a failed task and goes on (object stores, where one
 	// failed request says little); otherwise the first error that is not
@@ -196,7 +205,7 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	}
 	ready.Wait()
 	r.clk.t0 = time.Now()
-	series := startSeries(e.workers, &p, r.clk)
+	series := startSeries(e.workers, &p, r.clk, func() { r.early.Store(true); r.stop.Store(true) })
 	close(start)
 	err := g.Wait()
 	series.stop()
@@ -219,6 +228,7 @@ type run struct {
 	next  atomic.Int64 // Shared: the next task
 	bytes atomic.Int64 // Bytes limit: bytes moved so far, warm-up included
 	left  atomic.Int64 // Ops limit: operations not yet begun
+	early atomic.Bool  // EndEarly ended the phase
 }
 
 // take claims one of the phase's operations; false when the Ops limit is
@@ -301,6 +311,8 @@ func (r *run) result(s *seriesCollector) *Result {
 			}
 		}
 	}
+	mergeClasses(res, r.e.workers, r.p.Classes)
+	res.EndedEarly = r.early.Load()
 	res.Elapsed = max(last-r.clk.measure, 0)
 	if r.clk.period > 0 {
 		res.Service = metrics.NewHistogram()

@@ -28,6 +28,11 @@ type Result struct {
 	// its scheduled start); nil otherwise.
 	Service *metrics.Histogram
 	Series  []Sample // per Interval, when the phase asked for it
+	// Classes holds each class's measurement, when the phase has classes.
+	Classes []ClassResult
+	// EndedEarly is set when the phase's EndEarly ended it before its
+	// limits.
+	EndedEarly bool
 }
 
 // Report turns the measurement into the result model's phase: counters,

@@ -102,11 +102,14 @@ type seriesCollector struct {
 	prevE   []int64
 	cur     [nBuckets]int64
 	samples []Sample
+	// endEarly stops the phase when p.EndEarly says the series allows.
+	endEarly func()
 }
 
 // startSeries starts the collector of a phase with an Interval; it returns
-// nil (whose stop does nothing) otherwise.
-func startSeries(workers []*Worker, p *Phase, c *clock) *seriesCollector {
+// nil (whose stop does nothing) otherwise. early stops the phase, when its
+// EndEarly says so.
+func startSeries(workers []*Worker, p *Phase, c *clock, early func()) *seriesCollector {
 	if p.Interval <= 0 {
 		return nil
 	}
@@ -114,6 +117,9 @@ func startSeries(workers []*Worker, p *Phase, c *clock) *seriesCollector {
 	s := &seriesCollector{
 		workers: workers, p: p, c: c, quit: make(chan struct{}), done: make(chan struct{}),
 		prev: make([][nBuckets]int64, n), prevSum: make([]int64, n), prevB: make([]int64, n), prevE: make([]int64, n),
+	}
+	if p.EndEarly != nil {
+		s.endEarly = early
 	}
 	go s.run()
 	return s
@@ -191,6 +197,10 @@ func (s *seriesCollector) take(from, to time.Time) {
 	s.samples = append(s.samples, smp)
 	if s.p.OnInterval != nil {
 		s.p.OnInterval(smp)
+	}
+	if s.endEarly != nil && s.p.EndEarly(s.samples) {
+		s.endEarly()
+		s.endEarly = nil
 	}
 }
 

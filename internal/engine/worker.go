@@ -39,6 +39,10 @@ type Worker struct {
 	end                                time.Duration // when the worker finished, since t0
 	order                              Perm          // one-pass random order of its own tasks
 	phases                             uint64        // phases run, to vary the PRNG between phases
+
+	cls   []classStats  // per class, when the phase has classes
+	fb    time.Duration // the last operation's time to first byte
+	hasFB bool          // fb belongs to the operation in progress
 }
 
 func newWorker(e *Engine, id int) *Worker {
@@ -64,6 +68,7 @@ func (w *Worker) prepare(r *run) {
 	w.ops, w.items, w.bytes, w.errs, w.throttled = 0, 0, 0, 0, 0
 	w.samples = w.samples[:0]
 	w.measured, w.over, w.end = false, false, 0
+	w.prepareClasses(p.Classes)
 	if r.clk.period > 0 {
 		if w.svc == nil {
 			w.svc = metrics.NewHistogram()
@@ -224,6 +229,14 @@ func (w *Worker) Retime(s *Start) {
 // End records the operation begun at s, which moved n bytes, and returns
 // when it ended (for a trace).
 func (w *Worker) End(s Start, n int64) time.Time {
+	t, _ := w.finish(s, n)
+	return t
+}
+
+// finish records the operation begun at s and returns when it ended and
+// its latency.
+func (w *Worker) finish(s Start, n int64) (time.Time, time.Duration) {
+	w.hasFB = false
 	c := w.clk
 	t2 := c.now()
 	svc := t2 - s.at
@@ -247,7 +260,7 @@ func (w *Worker) End(s Start, n int64) time.Time {
 			w.iv.record(lat, n)
 		}
 	}
-	return c.at(t2)
+	return c.at(t2), lat
 }
 
 // FirstByte records the time to the first byte of the operation begun at
@@ -259,7 +272,8 @@ func (w *Worker) FirstByte(s Start) {
 	if w.ttfb == nil {
 		w.ttfb = metrics.NewHistogram()
 	}
-	w.ttfb.Record(w.clk.now() - s.at)
+	w.fb, w.hasFB = w.clk.now()-s.at, true
+	w.ttfb.Record(w.fb)
 }
 
 // Time is the wall-clock time of s's actual start.

@@ -60,6 +60,24 @@ type Options struct {
 	// by default, as JuiceFS).
 	BigCheckSize int64
 
+	// Workload, if set, runs this object workload (see Workload) instead
+	// of the functional checks and JuiceFS's items.
+	Workload string
+	// Objects is how many objects a workload prepares before its timed
+	// phase (or puts, for put, without another limit).
+	Objects int
+	// Sizes is the sizes of the objects a workload writes.
+	Sizes SizeDist
+	// Range, if set, makes gets read this many bytes at a random offset.
+	Range int64
+	// Mix weighs the operations of the mixed workload.
+	Mix Mix
+	// AutoTerm ends a workload's timed phase once its throughput is stable.
+	AutoTerm AutoTerm
+	// Seed, if not 0, fixes the random choices of a workload (operations,
+	// sizes, offsets): runs with one seed make the same choices.
+	Seed uint64
+
 	Hooks Hooks
 }
 
@@ -98,6 +116,10 @@ func Defaults() Options {
 		Threads:         4,
 		Verify:          true,
 		BigCheckSize:    256 * units.MiB,
+		Objects:         1000,
+		Sizes:           FixedSize(128 * units.KiB),
+		Mix:             DefaultMix,
+		AutoTerm:        AutoTerm{MinDur: 15 * time.Second, Pct: 7.5, Samples: 7},
 	}
 }
 
@@ -136,7 +158,7 @@ func (o *Options) Validate() error {
 	if err := engine.CheckRate(o.Rate, int(o.bigCount())+o.SmallObjects, o.Ops, o.Duration); err != nil {
 		return fmt.Errorf("--rate: %w", err)
 	}
-	return nil
+	return o.checkWorkload()
 }
 
 func (o *Options) bigCount() int64 { return (o.BigObjectSize + o.BlockSize - 1) / o.BlockSize }
@@ -173,6 +195,8 @@ type run struct {
 	// big and small are the keys (numbers) of the big and small objects
 	// the items have put so far.
 	big, small []int
+	// objs is the objects a workload prepared, sorted by key.
+	objs []objRef
 }
 
 // Run checks and measures the store, filling res. It returns the result
@@ -185,7 +209,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return &badInput{err}
 	}
 	r := &run{o: o, res: res}
-	if o.Threads > o.SmallObjects || int64(o.Threads) > o.bigCount() {
+	if o.Workload == "" && (o.Threads > o.SmallObjects || int64(o.Threads) > o.bigCount()) {
 		n := min(int64(o.SmallObjects), o.bigCount())
 		r.warn("%d threads are more than the objects to move; using %d", o.Threads, n)
 		r.o.Threads = int(n)
@@ -229,7 +253,10 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if o.Hooks.Created != nil {
 		o.Hooks.Created(r.leftover())
 	}
-	r.seed = randomUint64()
+	r.seed = o.Seed
+	if r.seed == 0 {
+		r.seed = randomUint64()
+	}
 	r.pat = pattern.New(r.seed)
 	r.newEngine()
 	err = r.measure(ctx)
@@ -261,6 +288,13 @@ func (r *run) measure(ctx context.Context) error {
 			return &Error{stage, err}
 		}
 		return nil
+	}
+	if r.o.Workload != "" {
+		err := r.runWorkload(wctx)
+		if serr := stopped("workload"); serr != nil {
+			return serr
+		}
+		return err
 	}
 	if !r.o.SkipFunctional {
 		r.info("Start Functional Testing ...")
@@ -519,6 +553,9 @@ func (r *run) listOurs(ctx context.Context) ([]string, error) {
 }
 
 func (o *Options) params() report.Params {
+	if o.Workload != "" {
+		return o.workloadParams()
+	}
 	ps := report.Params{
 		{Key: "storage", Label: "", Value: o.Storage},
 		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
@@ -533,6 +570,12 @@ func (o *Options) params() report.Params {
 		{Key: "sign_payload", Label: signLabel(o.Storage), Value: o.Object.SignPayload},
 		{Key: "verify", Label: "", Value: o.Verify},
 	}
+	return append(ps, o.limitParams()...)
+}
+
+// limitParams are the parameters of the limits of each phase.
+func (o *Options) limitParams() report.Params {
+	var ps report.Params
 	for _, x := range []struct {
 		key, label string
 		d          time.Duration

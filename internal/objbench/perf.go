@@ -47,6 +47,10 @@ type thread struct {
 	buf  []byte
 	rd   bytes.Reader
 	keys []int // keys this thread put in the item in progress
+	// Workloads: the objects this thread made that still exist, and how
+	// many it made in all (the number of its next key).
+	live []objRef
+	made int
 }
 
 // maxBuffer bounds a thread's buffer: objects larger than it are uploaded
@@ -230,20 +234,7 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 	if it.once {
 		p.Ops, p.Duration, p.Warmup = 0, 0, 0
 	}
-	if h := r.o.Hooks.Interval; h != nil && p.Interval > 0 {
-		p.OnInterval = func(s engine.Sample) { h(it.title, s.Report()) }
-	}
-	if h := r.o.Hooks.ItemStart; h != nil {
-		total := int64(n * max(it.objects, 1))
-		if p.Duration > 0 || p.Ops > 0 {
-			total = -1
-		}
-		h(it.title, total, func() int64 { return r.eng.Live.Ops.Load() * int64(max(it.objects, 1)) })
-	}
-	res, err := r.eng.Run(ctx, p)
-	if r.o.Hooks.ItemEnd != nil {
-		r.o.Hooks.ItemEnd(it.title)
-	}
+	res, err := r.runPhase(ctx, p, max(it.objects, 1))
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", it.title, err)
 	}
@@ -251,6 +242,26 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 		*it.writes = r.collectKeys()
 	}
 	return r.toPhase(it, res)
+}
+
+// runPhase runs a phase on the engine, telling the hooks of its start,
+// intervals and end; objects is how many objects one operation covers.
+func (r *run) runPhase(ctx context.Context, p engine.Phase, objects int) (*engine.Result, error) {
+	if h := r.o.Hooks.Interval; h != nil && p.Interval > 0 {
+		p.OnInterval = func(s engine.Sample) { h(p.Title, s.Report()) }
+	}
+	if h := r.o.Hooks.ItemStart; h != nil {
+		total := int64(p.Tasks * objects)
+		if p.Duration > 0 || p.Ops > 0 {
+			total = -1
+		}
+		h(p.Title, total, func() int64 { return r.eng.Live.Ops.Load() * int64(objects) })
+	}
+	res, err := r.eng.Run(ctx, p)
+	if r.o.Hooks.ItemEnd != nil {
+		r.o.Hooks.ItemEnd(p.Title)
+	}
+	return res, err
 }
 
 // collectKeys gathers and sorts the keys the threads put in the item that
@@ -274,27 +285,49 @@ func (r *run) task(ctx context.Context, it *item) func(w *engine.Worker, i, pass
 		if !ok {
 			return nil
 		}
-		backoff := throttleBase
-		for attempt := 0; ; attempt++ {
-			n, err := it.do(ctx, w, s, i, pass)
-			switch {
-			case err == nil:
-				w.End(s, n)
-				return nil
-			case ctx.Err() != nil:
-				return nil // interrupted: neither a success nor a failure
-			case !errors.Is(err, object.ErrThrottled) || attempt >= maxThrottleRetries:
-				return err
-			}
-			w.Throttled()
-			select {
-			case <-w.Cancelled():
-				return nil
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, throttleMax)
-			w.Retime(&s)
+		var n int64
+		err := attempt(ctx, w, &s, func() (err error) {
+			n, err = it.do(ctx, w, s, i, pass)
+			return err
+		})
+		switch err {
+		case nil:
+			w.End(s, n)
+		case errInterrupted:
+			return nil
 		}
+		return err
+	}
+}
+
+// errInterrupted stands for an operation cut short by the end of the
+// phase: neither a success nor a failure.
+var errInterrupted = errors.New("interrupted")
+
+// attempt runs op, trying it again after the store asked to slow down,
+// with a growing pause; the time of the operation (s) then counts from the
+// last attempt. It returns op's last error, or errInterrupted when the
+// phase was stopped meanwhile.
+func attempt(ctx context.Context, w *engine.Worker, s *engine.Start, op func() error) error {
+	backoff := throttleBase
+	for try := 0; ; try++ {
+		err := op()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return errInterrupted
+		case !errors.Is(err, object.ErrThrottled) || try >= maxThrottleRetries:
+			return err
+		}
+		w.Throttled()
+		select {
+		case <-w.Cancelled():
+			return errInterrupted
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, throttleMax)
+		w.Retime(s)
 	}
 }
 
@@ -328,45 +361,16 @@ func (r *run) get(ctx context.Context, w *engine.Worker, s engine.Start, key str
 		return 0, err
 	}
 	defer rc.Close()
-	n, err := r.readChecked(rc, w, s, key, size)
-	if err != nil {
+	n, err := r.readChecked(w, s, rc, key, 0)
+	switch {
+	case err != nil:
 		return n, err
-	}
-	var one [1]byte
-	if m, _ := io.ReadFull(rc, one[:]); m > 0 {
-		return n, fmt.Errorf("get %s: longer than the %d bytes uploaded", key, size)
+	case n < size:
+		return n, fmt.Errorf("get %s: %d bytes, expected %d", key, n, size)
+	case n > size:
+		return size, fmt.Errorf("get %s: longer than the %d bytes uploaded", key, size)
 	}
 	return n, nil
-}
-
-// readChecked reads the size bytes of key from rc through the thread's
-// buffer, checking each piece as it comes.
-func (r *run) readChecked(rc io.Reader, w *engine.Worker, s engine.Start, key string, size int64) (int64, error) {
-	buf := w.State.(*thread).buf
-	id := r.pat.ID(key)
-	var pos int64
-	for pos < size {
-		m, err := rc.Read(buf[:min(int64(len(buf)), size-pos)])
-		if pos == 0 && m > 0 {
-			w.FirstByte(s)
-		}
-		if r.o.Verify && m > 0 {
-			if bad := r.pat.Check(buf[:m], id, pos); bad >= 0 {
-				return pos, fmt.Errorf("get %s: downloaded content differs from the upload at byte %d", key, pos+int64(bad))
-			}
-		}
-		pos += int64(m)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return pos, err
-		}
-	}
-	if pos < size {
-		return pos, fmt.Errorf("get %s: %d bytes, expected %d", key, pos, size)
-	}
-	return pos, nil
 }
 
 // toPhase turns an item's measurement into the result model, with

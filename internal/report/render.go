@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/units"
 )
 
@@ -252,36 +253,10 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 		if r.CacheDrop != "" {
 			fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
 		}
-		header := []string{"ITEM", "VALUE", "COST", "P50", "P99", "MAX", "LATENCY OF"}
-		align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-		if o.Verbose {
-			header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
-			align = []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}
-		}
+		header, align := phaseHeader(r, o)
 		t := NewTable(bw, header, align)
 		for _, p := range r.Phases {
-			l := p.Latency
-			lat := func(v float64) string {
-				if l.Count == 0 {
-					return "-"
-				}
-				return units.FormatLatency(v)
-			}
-			title := p.Title
-			if p.Incomplete {
-				title += " (incomplete)"
-			}
-			value := paint(o, p.Value.Grade, FormatMeasure(p.Value))
-			cost := paint(o, p.Cost.Grade, FormatMeasure(p.Cost))
-			if p.Errors > 0 {
-				title += fmt.Sprintf(" [%d errors]", p.Errors)
-			}
-			if o.Verbose {
-				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P90), lat(l.P99), lat(l.P999), lat(l.Max), p.LatencyOf,
-					strconv.FormatInt(p.Ops, 10), strconv.FormatInt(p.Errors, 10)})
-			} else {
-				_ = t.Append([]string{title, value, cost, lat(l.P50), lat(l.P99), lat(l.Max), p.LatencyOf})
-			}
+			_ = t.Append(phaseCells(&p, o, showTTFB(r)))
 			if o.Verbose {
 				for _, row := range hostRows(&p) {
 					_ = t.Append(row)
@@ -298,6 +273,9 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 				cells := []string{row.Name, value, cost, "", "", "", ""}
 				if o.Verbose {
 					cells = append(cells, "", "", "", "")
+				}
+				if showTTFB(r) {
+					cells = append(cells, "", "")
 				}
 				_ = t.Append(cells)
 			}
@@ -342,6 +320,69 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 	// Warnings are in the result for JSON; commands print them to stderr as
 	// they happen, so the table does not repeat them on stdout.
 	return bw.Err()
+}
+
+// showTTFB reports whether the table shows the time to first byte: for
+// objbench's workloads (--workload), whose reads record it.
+func showTTFB(r *Result) bool {
+	if r.Parameters.Get("workload") == nil {
+		return false
+	}
+	for _, p := range r.Phases {
+		if p.TTFB != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// phaseHeader is the header of the table of phases, and its alignment.
+func phaseHeader(r *Result, o Options) ([]string, []tw.Align) {
+	r2, l := tw.AlignRight, tw.AlignLeft
+	header := []string{"ITEM", "VALUE", "COST", "P50", "P99", "MAX", "LATENCY OF"}
+	align := []tw.Align{r2, r2, r2, r2, r2, r2, l}
+	if o.Verbose {
+		header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
+		align = []tw.Align{r2, r2, r2, r2, r2, r2, r2, r2, l, r2, r2}
+	}
+	if showTTFB(r) {
+		header = append(header, "TTFB P50", "TTFB P99")
+		align = append(align, r2, r2)
+	}
+	return header, align
+}
+
+// phaseCells is the table's row of a phase.
+func phaseCells(p *Phase, o Options, ttfb bool) []string {
+	l := p.Latency
+	lat := func(s metrics.Summary, v float64) string {
+		if s.Count == 0 {
+			return "-"
+		}
+		return units.FormatLatency(v)
+	}
+	title := p.Title
+	if p.Incomplete {
+		title += " (incomplete)"
+	}
+	value := paint(o, p.Value.Grade, FormatMeasure(p.Value))
+	cost := paint(o, p.Cost.Grade, FormatMeasure(p.Cost))
+	if p.Errors > 0 {
+		title += fmt.Sprintf(" [%d errors]", p.Errors)
+	}
+	cells := []string{title, value, cost, lat(l, l.P50), lat(l, l.P99), lat(l, l.Max), p.LatencyOf}
+	if o.Verbose {
+		cells = []string{title, value, cost, lat(l, l.P50), lat(l, l.P90), lat(l, l.P99), lat(l, l.P999), lat(l, l.Max), p.LatencyOf,
+			strconv.FormatInt(p.Ops, 10), strconv.FormatInt(p.Errors, 10)}
+	}
+	if ttfb {
+		var f metrics.Summary
+		if p.TTFB != nil {
+			f = *p.TTFB
+		}
+		cells = append(cells, lat(f, f.P50), lat(f, f.P99))
+	}
+	return cells
 }
 
 func paramLine(p Params) string {

@@ -1,0 +1,57 @@
+package objbench
+
+import (
+	"context"
+
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// mixedWorkload runs get, stat, put and delete in one timed phase, each
+// operation drawn with the weights of --mix (warp's mixed benchmark). Each
+// thread keeps the set of objects it made that still exist (its share of
+// the prepared ones, and its puts): its gets and stats read only those,
+// and its deletes remove one of them, so no operation meets an object
+// another thread deleted, and nothing the run did not make is deleted.
+var mixedWorkload = &Workload{Name: "mixed", Help: "get, stat, put and delete in one phase, weighted by --mix (warp's mix by default)",
+	Check: checkObjects(true), Prepare: (*run).prepareObjects, Phase: (*run).mixedPhase, Rows: (*run).mixedRows}
+
+func (r *run) mixedPhase(ctx context.Context) engine.Phase {
+	nsz := len(r.o.Sizes.Classes())
+	return engine.Phase{Name: "mixed", Title: "mixed operations", Tasks: r.o.Objects, Shared: true, Classes: numOps * nsz,
+		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, s engine.Start, _ int) (int64, int, error) {
+			op := r.o.Mix.draw(w.Rand)
+			n, size, err := r.mixedOp(ctx, w, s, &op)
+			return n, op*nsz + size, err
+		})}
+}
+
+// mixedOp does op on the thread's live objects. A thread whose live set is
+// empty puts instead of reading or deleting (op then says so).
+func (r *run) mixedOp(ctx context.Context, w *engine.Worker, s engine.Start, op *int) (int64, int, error) {
+	t := w.State.(*thread)
+	if len(t.live) == 0 {
+		*op = opPut
+	}
+	switch *op {
+	case opGet:
+		return r.getObj(ctx, w, s, t.live[w.Rand.IntN(len(t.live))])
+	case opStat:
+		return r.statObj(ctx, t.live[w.Rand.IntN(len(t.live))])
+	case opDelete:
+		i := w.Rand.IntN(len(t.live))
+		obj := t.live[i]
+		t.live[i] = t.live[len(t.live)-1]
+		t.live = t.live[:len(t.live)-1]
+		return 0, r.o.Sizes.Class(obj.size), r.store.Delete(ctx, obj.key)
+	}
+	return r.putNew(ctx, w)
+}
+
+// mixedRows are the rows of the mix, whose realised proportions are also
+// told.
+func (r *run) mixedRows(res *engine.Result) []report.Phase {
+	rows := r.classRows(res)
+	r.info(proportions(rows))
+	return rows
+}

@@ -1,0 +1,217 @@
+package objbench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// Workload is one object workload, run by `fsbench objbench --workload
+// NAME` instead of the functional checks and JuiceFS's items. It has three
+// steps, as warp's benchmarks: Prepare (untimed: the objects the phase
+// reads), one timed phase of the engine, and Cleanup. Every key a
+// workload writes must be under the run's own prefix (r.store is already
+// confined to it), and the run removes everything under that prefix at the
+// end, so most workloads need no Cleanup of their own.
+//
+// To add a workload: write its Workload value (see workloads_basic.go) and
+// add it to workloadList. The functions take the run first, so that
+// method expressions of *run ((*run).getPhase) fit. The runner applies --ops, --duration, --warmup,
+// --rate, --interval and --autoterm to the phase, shows progress and turns
+// the measurement into result rows, so a workload states only what it does.
+type Workload struct {
+	Name string // what --workload takes
+	Help string // one line for --help
+
+	// Check validates the options the workload depends on, before
+	// anything is opened; its errors are usage errors. Optional.
+	Check func(o *Options) error
+	// Prepare readies what the timed phase needs, untimed. Optional.
+	Prepare func(r *run, ctx context.Context) error
+	// Phase returns the timed phase: Name, Title, Tasks, Shared, Setup
+	// and Do. Limits the phase leaves at zero come from the options.
+	Phase func(r *run, ctx context.Context) engine.Phase
+	// Rows turns the measurement into the result's rows. Optional: by
+	// default one row for the whole phase (see phaseRow).
+	Rows func(r *run, res *engine.Result) []report.Phase
+	// Cleanup removes what the workload made outside the run's prefix
+	// (nothing, for every workload so far). Optional.
+	Cleanup func(r *run, ctx context.Context) error
+}
+
+// workloadList is every workload, in the order --help lists them.
+var workloadList = []*Workload{
+	getWorkload, putWorkload, statWorkload, deleteWorkload, listWorkload, mixedWorkload,
+}
+
+// findWorkload returns the workload called name, or nil.
+func findWorkload(name string) *Workload {
+	for _, w := range workloadList {
+		if w.Name == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// WorkloadNames lists the workloads --workload accepts.
+func WorkloadNames() []string {
+	names := make([]string, 0, len(workloadList))
+	for _, w := range workloadList {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+// WorkloadHelp describes every workload, one line each, for --help.
+func WorkloadHelp() string {
+	var b strings.Builder
+	for _, w := range workloadList {
+		fmt.Fprintf(&b, "  %-7s %s\n", w.Name, w.Help)
+	}
+	return b.String()
+}
+
+// checkWorkload validates the options of o.Workload, if set.
+func (o *Options) checkWorkload() error {
+	if o.Workload == "" {
+		return nil
+	}
+	w := findWorkload(o.Workload)
+	if w == nil {
+		return fmt.Errorf("--workload %q: unknown workload; one of %s", o.Workload, strings.Join(WorkloadNames(), ", "))
+	}
+	if w.Check != nil {
+		return w.Check(o)
+	}
+	return nil
+}
+
+// runWorkload runs o.Workload: prepare, the timed phase, the rows of the
+// result, clean-up. The run's clean-up of its prefix follows.
+func (r *run) runWorkload(ctx context.Context) error {
+	wl := findWorkload(r.o.Workload)
+	if wl.Prepare != nil {
+		r.info("Preparing " + wl.Name + " ...")
+		if err := wl.Prepare(r, ctx); err != nil {
+			return fmt.Errorf("prepare %s: %w", wl.Name, err)
+		}
+	}
+	r.info("Start " + wl.Name + " workload ...")
+	p := wl.Phase(r, ctx)
+	r.limits(&p)
+	res, err := r.runPhase(ctx, p, 1)
+	if err != nil && ctx.Err() == nil {
+		r.warn("%s: %v", p.Title, err)
+	}
+	r.ended(&p, res)
+	rows := []report.Phase{r.phaseRow(p.Name, p.Title, res)}
+	if wl.Rows != nil {
+		rows = wl.Rows(r, res)
+	}
+	r.res.Phases = append(r.res.Phases, rows...)
+	for i := range rows {
+		r.warnErrors(&rows[i])
+	}
+	if wl.Cleanup != nil {
+		if err := wl.Cleanup(r, context.WithoutCancel(ctx)); err != nil {
+			r.warn("clean up %s: %v", wl.Name, err)
+		}
+	}
+	return nil
+}
+
+// limits gives the phase the limits of the options where it set none.
+func (r *run) limits(p *engine.Phase) {
+	o := r.o
+	p.KeepGoing = true
+	if p.Ops == 0 && p.Duration == 0 {
+		p.Ops, p.Duration = o.Ops, o.Duration
+	}
+	p.Warmup, p.Rate, p.Interval = o.Warmup, o.Rate, o.Interval
+	if o.AutoTerm.On {
+		p.EndEarly = o.AutoTerm.Stable
+		if p.Interval == 0 {
+			p.Interval = time.Second
+		}
+	}
+}
+
+// ended tells how the timed phase ended when it did not run to its
+// limits: autoterm found it stable, or the objects to delete ran out.
+func (r *run) ended(p *engine.Phase, res *engine.Result) {
+	switch {
+	case res.EndedEarly:
+		a := r.o.AutoTerm
+		msg := fmt.Sprintf("autoterm ended %s after %.1f s: the throughput of the last %d intervals was within %g%% of the last one",
+			p.Title, res.Elapsed.Seconds(), a.Samples, a.Pct)
+		r.info(msg)
+		r.res.Parameters = append(r.res.Parameters, report.Param{Key: "autoterm_ended_s", Label: "Ended by autoterm after",
+			Value: res.Elapsed.Seconds(), Display: res.Elapsed.Round(100 * time.Millisecond).String()})
+	case p.Duration > 0 && p.Ops > 0 && res.Ops+res.Errors >= p.Ops && res.Elapsed < p.Duration && !res.Incomplete:
+		r.info(fmt.Sprintf("%s: ended after %.1f s, before --duration, when its %d operations were done (more --objects make it longer)",
+			p.Title, res.Elapsed.Seconds(), p.Ops))
+	}
+}
+
+// phaseRow is the result row of a workload's measurement: operations/s,
+// or MiB/s when bytes moved, the mean time one thread spent per
+// operation, and the percentiles of latency and time to first byte.
+func (r *run) phaseRow(name, title string, res *engine.Result) report.Phase {
+	p := res.Report()
+	p.Name, p.Title = name, title
+	p.LatencyOf = name
+	threads := float64(res.Workers)
+	if p.Ops > 0 {
+		p.Cost = report.Measure{Value: p.Seconds * 1000 * threads / float64(p.Ops), Unit: "ms/op"}
+	} else {
+		p.Cost = report.Measure{Unit: "ms/op"}
+	}
+	if p.Bytes > 0 {
+		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+	} else {
+		p.Value = report.Measure{Value: p.OpsPerSec, Unit: "ops/s"}
+	}
+	return p
+}
+
+// warnErrors warns of a row's failed and throttled operations.
+func (r *run) warnErrors(p *report.Phase) {
+	if p.Errors > 0 && len(p.ErrorSamples) > 0 {
+		r.warn("%s: %d of %d operations failed, e.g.: %s", p.Title, p.Errors, p.Errors+p.Ops, p.ErrorSamples[0])
+	}
+	if p.Throttled > 0 {
+		r.warn("%s: the store throttled %d requests (503 SlowDown / 429); they were retried after a pause", p.Title, p.Throttled)
+	}
+}
+
+// workloadParams are the parameters of a workload run: those that shape
+// it, on the header line of the table.
+func (o *Options) workloadParams() report.Params {
+	ps := report.Params{
+		{Key: "storage", Label: "", Value: o.Storage},
+		{Key: "workload", Label: "Workload", Value: o.Workload},
+		{Key: "objects", Label: "Objects", Value: o.Objects, Display: strconv.Itoa(o.Objects)},
+		{Key: "obj_size", Label: "Sizes", Value: o.Sizes.String()},
+		{Key: "threads", Label: "NumThreads", Value: o.Threads, Display: strconv.Itoa(o.Threads)},
+		{Key: "verify", Label: "", Value: o.Verify},
+		{Key: "seed", Label: "", Value: o.Seed},
+	}
+	if o.Range > 0 {
+		ps = append(ps, report.Param{Key: "range", Label: "Range", Value: o.Range, Display: units.FormatBytes(o.Range)})
+	}
+	if o.Workload == "mixed" {
+		ps = append(ps, report.Param{Key: "mix", Label: "Mix", Value: o.Mix.String()})
+	}
+	if o.AutoTerm.On {
+		ps = append(ps, report.Param{Key: "autoterm", Label: "AutoTerm", Value: true,
+			Display: fmt.Sprintf("%.1f%% after %s", o.AutoTerm.Pct, o.AutoTerm.MinDur)})
+	}
+	return append(ps, o.limitParams()...)
+}
