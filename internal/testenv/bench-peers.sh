@@ -10,7 +10,8 @@
 # then ~/.cache/fsbench-test/bin/warp), MINIO (default: minio on PATH, then
 # ~/.cache/fsbench-test/bin/minio), RUNS (pairs, default 5), DURATION (of
 # each measurement, default 10s), THREADS (default 4), SMALL (default 4KiB),
-# MEDIUM (default 1MiB), BIG (default 16MiB).
+# MEDIUM (default 1MiB), BIG (default 16MiB), ONLY (a regular expression:
+# only the rows it matches, e.g. ONLY='^(put|get) ').
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FSBENCH=${FSBENCH:-bin/fsbench}
@@ -31,6 +32,7 @@ MINIO=$(find_tool minio "${MINIO:-}")
 WARP=$(find_tool warp "${WARP:-}")
 [ -x "$FSBENCH" ] || { echo "bench-peers: build fsbench first (make build)" >&2; exit 1; }
 [ -n "$MINIO" ] || { echo "bench-peers: no MinIO server (make test-deps, or MINIO=path)" >&2; exit 1; }
+"$FSBENCH" objbench --help | grep -q -- --workload || { echo "bench-peers: $FSBENCH has no objbench --workload" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench-peers: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 if [ -z "$WARP" ]; then
 	echo "bench-peers: warp not found (put it on PATH or set WARP=path): its rows are skipped" >&2
@@ -77,9 +79,15 @@ timed() {
 
 bytes() { python3 -c 'import sys; v=sys.argv[1]; u={"KiB":1<<10,"MiB":1<<20,"GiB":1<<30}; print(int(v[:-3])*u[v[-3:]] if v[-3:] in u else int(v))' "$1"; }
 
-# objects_for SIZE: how many objects a get or stat works on: 1000, fewer for
-# big objects (512 MiB at most).
-objects_for() { local b; b=$(bytes "$1"); echo $((b >= 512 << 10 ? (512 << 20) / b : 1000)); }
+# objects_for OP SIZE: the objects prepared before the timed phase: 1000
+# (fewer for big objects, 512 MiB at most), 2000 for delete, which uses
+# each once, 5000 for list, five pages of 1000.
+objects_for() {
+	local b
+	case $1 in delete) echo 2000; return ;; list) echo 5000; return ;; esac
+	b=$(bytes "$2")
+	echo $((b >= 512 << 10 ? (512 << 20) / b : 1000))
+}
 
 # unit ROW: MiB/s for moving objects of 1 MiB and more, else objects/s.
 unit() {
@@ -92,33 +100,23 @@ record() { [ -z "$3" ] || echo "$1|$2|$3|$4" >>"$work/results"; } # ROW TOOL VAL
 
 # --- fsbench ---------------------------------------------------------------
 
-fsbench_objbench() { # OUT ARGS... -> max RSS
-	local out=$1; shift
-	ACCESS_KEY=$AK SECRET_KEY=$SK timed "$out" "$FSBENCH" objbench --storage minio "http://$ADDR/fsbench-peers" \
-		--skip-functional-tests -p "$THREADS" --duration "$DURATION" --verify=false --json "$@"
+# fsbench_row ROW: objbench's workload of the row's operation and size.
+fsbench_row() {
+	local op=${1%% *} size=${1#* } rss extra=()
+	[ "$op" != mixed ] || extra=(--mix get=45,stat=30,put=15,delete=10) # warp's mix
+	rss=$(ACCESS_KEY=$AK SECRET_KEY=$SK timed "$work/f.json" "$FSBENCH" objbench --storage minio "http://$ADDR/fsbench-peers" \
+		-p "$THREADS" --duration "$DURATION" --verify=false --json --workload "$op" --obj-size "$size" \
+		--objects "$(objects_for "$op" "$size")" "${extra[@]}") || return 0
+	record "$1" fsbench "$(phase_value "$work/f.json" "$op" "$(unit "$1")")" "$rss"
 }
 
-# phase_value JSON PHASE UNIT: a phase's MiB/s or objects/s.
+# phase_value JSON PHASE UNIT: a phase's MiB/s or objects/s (listed
+# objects for list).
 phase_value() {
 	python3 -c 'import json,sys
 r=json.load(open(sys.argv[1])); p={x["name"]:x for x in r["phases"]}[sys.argv[2]]
-print("%.1f" % (p["bytes_per_sec"]/1048576 if sys.argv[3]=="MiB/s" else p["items_per_sec"]))' "$@"
-}
-
-# fsbench_items: objbench's performance items, one run for the small and
-# medium objects (upload/download move MEDIUM objects), one for the big
-# ones. Its peak memory is that of the whole run, every item in it.
-fsbench_items() {
-	local rss row
-	rss=$(fsbench_objbench "$work/f.json" --small-object-size "$SMALL" --small-objects 1000 \
-		--block-size "$MEDIUM" --big-object-size "$((64 * $(bytes "$MEDIUM")))") || return 0
-	for row in "put-small:put $SMALL" "get-small:get $SMALL" "head:stat $SMALL" "upload:put $MEDIUM" "download:get $MEDIUM"; do
-		record "${row#*:}" fsbench "$(phase_value "$work/f.json" "${row%%:*}" "$(unit "${row#*:}")")" "$rss"
-	done
-	rss=$(fsbench_objbench "$work/f.json" --small-object-size "$SMALL" --small-objects 100 \
-		--block-size "$BIG" --big-object-size "$((16 * $(bytes "$BIG")))") || return 0
-	record "put $BIG" fsbench "$(phase_value "$work/f.json" upload MiB/s)" "$rss"
-	record "get $BIG" fsbench "$(phase_value "$work/f.json" download MiB/s)" "$rss"
+k="items_per_sec" if sys.argv[2]=="list" else "ops_per_sec"
+print("%.1f" % (p["bytes_per_sec"]/1048576 if sys.argv[3]=="MiB/s" else p[k]))' "$@"
 }
 
 # --- warp ------------------------------------------------------------------
@@ -126,7 +124,12 @@ fsbench_items() {
 # warp_row ROW: warp's operation on objects of the row's size.
 warp_row() {
 	local op=${1%% *} size=${1#* } rss extra=()
-	case $op in get | stat) extra=(--objects "$(objects_for "$size")") ;; esac
+	case $op in
+	put) ;;
+	delete) extra=(--objects "$(objects_for "$op" "$size")" --batch 1) ;;
+	list) extra=(--objects "$(objects_for "$op" "$size")" --max-keys 1000) ;;
+	*) extra=(--objects "$(objects_for "$op" "$size")") ;;
+	esac
 	rss=$(cd "$work" && WARP_ACCESS_KEY=$AK WARP_SECRET_KEY=$SK timed "$work/w.json" "$WARP" "$op" \
 		--host "$ADDR" --bucket warp-peers --obj.size "$size" --concurrent "$THREADS" --duration "$DURATION" \
 		--disable-multipart --disable-sha256-payload --json --no-color --benchdata "$work/warp" "${extra[@]}") || return 0
@@ -137,7 +140,8 @@ warp_row() {
 # which it leaves out on runs too short to have one: then the whole run).
 warp_value() {
 	python3 -c 'import json,sys,datetime as d
-a=json.load(open(sys.argv[1]))["by_op_type"][sys.argv[2].upper()]; t=a["throughput"]
+r=json.load(open(sys.argv[1])); op=sys.argv[2].upper()
+a=r["total"] if op=="MIXED" else r["by_op_type"][op]; t=a["throughput"]
 s, b, o = t["measure_duration_millis"]/1000, t["bytes"], t["objects"]
 if not s:
     p=lambda x: d.datetime.fromisoformat(x[:26].rstrip("Z"))
@@ -145,12 +149,18 @@ if not s:
 print("%.1f" % (b/s/1048576 if sys.argv[3]=="MiB/s" else o/s))' "$@"
 }
 
-ROWS=("put $SMALL" "get $SMALL" "stat $SMALL" "put $MEDIUM" "get $MEDIUM" "put $BIG" "get $BIG")
+ROWS=("put $SMALL" "get $SMALL" "put $MEDIUM" "get $MEDIUM" "put $BIG" "get $BIG"
+	"stat $SMALL" "delete $SMALL" "list $SMALL" "mixed $SMALL")
 
-warp_all() {
-	[ -n "$WARP" ] || return 0
-	local row
-	for row in "${ROWS[@]}"; do warp_row "$row"; done
+if [ -n "${ONLY:-}" ]; then
+	mapfile -t ROWS < <(printf '%s\n' "${ROWS[@]}" | grep -E -- "$ONLY" || true)
+	[ ${#ROWS[@]} -gt 0 ] || { echo "bench-peers: ONLY=$ONLY matches no row" >&2; exit 1; }
+fi
+
+# pair ROW FIRST: the row once on each side, FIRST (fsbench or warp) first.
+pair() {
+	if [ -z "$WARP" ]; then fsbench_row "$1"; return; fi
+	if [ "$2" = fsbench ]; then fsbench_row "$1"; warp_row "$1"; else warp_row "$1"; fsbench_row "$1"; fi
 }
 
 # summary: per row, the medians and the fsbench/warp ratios.
@@ -182,7 +192,9 @@ minio_version=$(go version -m "$MINIO" 2>/dev/null | awk '$1 == "mod" && $2 == "
 echo "bench-peers: MinIO ${minio_version:-$("$MINIO" --version | awk 'NR == 1 { print $3 }')} on $ADDR; ${WARP:+warp $("$WARP" --version | awk '{print $3}'), }$RUNS pairs of $DURATION at $THREADS threads; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 : >"$work/results"
 for i in $(seq "$RUNS"); do
-	if [ $((i % 2)) = 1 ]; then fsbench_items; warp_all; else warp_all; fsbench_items; fi
+	first=fsbench
+	[ $((i % 2)) = 1 ] || first=warp
+	for row in "${ROWS[@]}"; do pair "$row" "$first"; done
 	echo "bench-peers: pair $i of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
 summary
