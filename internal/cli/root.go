@@ -149,19 +149,10 @@ func Main() int {
 		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		Getenv: os.Getenv,
 	}}
-	stop, err := startCPUProfile(os.Getenv(CPUProfileEnv))
-	if err != nil {
-		fmt.Fprintf(app.IO.Err, "fsbench: %v\n", err)
-		return ExitUsage
-	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	code := RunInterruptible(app, os.Args[1:], sigs)
-	signal.Stop(sigs)
-	if err := stop(); err != nil {
-		fmt.Fprintf(app.IO.Err, "fsbench: %v\n", err)
-	}
-	return code
+	defer signal.Stop(sigs)
+	return RunInterruptible(app, os.Args[1:], sigs)
 }
 
 // Run executes one command line and returns its exit code, printing the
