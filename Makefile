@@ -14,7 +14,7 @@ PODMAN    ?= bash internal/testenv/podman.sh
 
 FUZZTIME  ?= 3s
 
-.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio bench-peers demo clean
+.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio demo clean
 
 all: build
 
@@ -71,6 +71,7 @@ bench-fio: build
 # operations against a local MinIO: medians of RUNS alternating pairs,
 # throughput and peak memory with ratios. DURATION, THREADS, SMALL, MEDIUM,
 # BIG; see docs/speed.md.
+.PHONY: bench-peers
 bench-peers: build
 	bash internal/testenv/bench-peers.sh
 
