@@ -32,8 +32,9 @@ MINIO=$(find_tool minio "${MINIO:-}")
 WARP=$(find_tool warp "${WARP:-}")
 [ -x "$FSBENCH" ] || { echo "bench-peers: build fsbench first (make build)" >&2; exit 1; }
 [ -n "$MINIO" ] || { echo "bench-peers: no MinIO server (make test-deps, or MINIO=path)" >&2; exit 1; }
-"$FSBENCH" objbench --help | grep -q -- --workload || { echo "bench-peers: $FSBENCH has no objbench --workload" >&2; exit 1; }
+"$FSBENCH" objbench --help | grep -- --workload >/dev/null || { echo "bench-peers: $FSBENCH has no objbench --workload" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench-peers: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+command -v curl >/dev/null && command -v python3 >/dev/null || { echo "bench-peers: needs curl and python3" >&2; exit 1; }
 if [ -z "$WARP" ]; then
 	echo "bench-peers: warp not found (put it on PATH or set WARP=path): its rows are skipped" >&2
 fi
