@@ -70,6 +70,14 @@ bench:
 bench-compare: build
 	bash internal/testenv/bench-compare.sh $(DIR)
 
+# fsbench objbench beside MinIO's warp (from PATH or WARP=path) on the same S3
+# operations against a local MinIO: medians of RUNS alternating pairs,
+# throughput and peak memory with ratios. DURATION, THREADS, SMALL, MEDIUM,
+# BIG; see docs/speed.md.
+.PHONY: bench-peers
+bench-peers: build
+	bash internal/testenv/bench-peers.sh
+
 # fio and fsbench workloads on the same jobs (seq/random, 4 KiB/1 MiB,
 # buffered/O_DIRECT): IOPS, MiB/s, mean latency and ratios. SIZE, JOBS, RUNS.
 bench-fio: build

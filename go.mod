@@ -11,7 +11,9 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/klauspost/compress v1.20.3
 	github.com/olekukonko/tablewriter v1.1.5
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.63.0
 	github.com/prometheus/procfs v0.23.0

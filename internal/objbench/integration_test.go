@@ -456,28 +456,7 @@ func (f *flipReader) Close() error { return f.r.Close() }
 // checked, the corruption is counted as errors with the key and offset,
 // and the binary exits 1 after printing the results.
 func TestCorruptDownloadsDetected(t *testing.T) {
-	m, env := minioEnv(t, false)
-	bucket := fmt.Sprintf("objbench-bad-%d", time.Now().UnixNano()%1e6)
-	openMinIO(t, m, bucket)
-	target, _ := url.Parse(m.Endpoint)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.ModifyResponse = func(resp *http.Response) error {
-		if resp.Request.Method == http.MethodGet && strings.Contains(resp.Request.URL.Path, "/big/") {
-			resp.Body = &flipReader{r: resp.Body, at: 5000}
-		}
-		return nil
-	}
-	srv := httptest.NewServer(proxy)
-	defer srv.Close()
-	r := fsbench(t, env, "objbench", "--storage", "minio", srv.URL+"/"+bucket, "--skip-functional-tests",
-		"--big-object-size", "8M", "--block-size", "1M", "--small-objects", "4", "-p", "2", "--json")
-	if r.Code != 1 {
-		t.Fatalf("exit %d, want 1\n%s", r.Code, r.Stderr)
-	}
-	res, err := report.ReadJSON(strings.NewReader(r.Stdout))
-	if err != nil {
-		t.Fatalf("no result on stdout: %v", err)
-	}
+	res := corruptRun(t, "1M", "8M", 5000)
 	d := res.FindPhase("download")
 	if d == nil || d.Errors != 8 || len(d.ErrorSamples) == 0 || !strings.Contains(d.ErrorSamples[0], "differs from the upload at byte 5000") {
 		t.Errorf("download phase = %+v", d)
@@ -485,6 +464,50 @@ func TestCorruptDownloadsDetected(t *testing.T) {
 	if g := res.FindPhase("get-small"); g == nil || g.Errors != 0 {
 		t.Errorf("get-small = %+v", g)
 	}
+}
+
+// Objects larger than a thread's buffer are uploaded streamed from the
+// pattern and checked a buffer at a time: a byte flipped past the first
+// buffer is still found, at its offset, and the rest verifies.
+func TestCorruptStreamedDownloadsDetected(t *testing.T) {
+	const at = maxBuffer*2 + 12345
+	res := corruptRun(t, "3M", "6M", at)
+	d := res.FindPhase("download")
+	want := fmt.Sprintf("differs from the upload at byte %d", at)
+	if d == nil || d.Errors != 2 || len(d.ErrorSamples) == 0 || !strings.Contains(d.ErrorSamples[0], want) {
+		t.Errorf("download phase = %+v", d)
+	}
+	if u := res.FindPhase("upload"); u == nil || u.Errors != 0 || u.Bytes != 6<<20 {
+		t.Errorf("upload phase = %+v", u)
+	}
+}
+
+// corruptRun runs objbench through a proxy that flips the byte at offset
+// at of every download of the big object, and returns its result.
+func corruptRun(t *testing.T, blockSize, bigSize string, at int64) *report.Result {
+	m, env := minioEnv(t, false)
+	bucket := fmt.Sprintf("objbench-bad-%d", time.Now().UnixNano()%1e6)
+	openMinIO(t, m, bucket)
+	target, _ := url.Parse(m.Endpoint)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method == http.MethodGet && strings.Contains(resp.Request.URL.Path, "/big/") {
+			resp.Body = &flipReader{r: resp.Body, at: at}
+		}
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	defer srv.Close()
+	r := fsbench(t, env, "objbench", "--storage", "minio", srv.URL+"/"+bucket, "--skip-functional-tests",
+		"--big-object-size", bigSize, "--block-size", blockSize, "--small-objects", "4", "-p", "2", "--json")
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.Code, r.Stderr)
+	}
+	res, err := report.ReadJSON(strings.NewReader(r.Stdout))
+	if err != nil {
+		t.Fatalf("no result on stdout: %v", err)
+	}
+	return res
 }
 
 // A URL with a prefix: the run's keys live below it, and keys beside it

@@ -53,6 +53,12 @@ type thread struct {
 	made int
 }
 
+// maxBuffer bounds a thread's buffer: objects larger than it are uploaded
+// from a pattern.Reader straight into the connection's buffer and
+// downloaded and checked a buffer at a time, so a thread's memory does not
+// grow with --block-size.
+const maxBuffer = 1 << 20
+
 const maxSamples = 5
 
 // newEngine makes the run's workers, one per thread. Workers, their
@@ -62,7 +68,7 @@ func (r *run) newEngine() {
 	r.eng = engine.New(r.o.Threads)
 	r.eng.Seed(r.seed)
 	r.eng.MaxErrorSamples = maxSamples
-	size := max(r.o.BlockSize, r.o.SmallObjectSize)
+	size := min(max(r.o.BlockSize, r.o.SmallObjectSize), maxBuffer)
 	for _, w := range r.eng.Workers() {
 		w.State = &thread{buf: make([]byte, size)}
 	}
@@ -328,56 +334,46 @@ func attempt(ctx context.Context, w *engine.Worker, s *engine.Start, op func() e
 	}
 }
 
-// put uploads size bytes as key k from the thread's buffer.
+// put uploads size bytes as key k: from the thread's buffer when it
+// fits, else streamed from the pattern.
 func (r *run) put(ctx context.Context, w *engine.Worker, k int, key string, size int64) (int64, error) {
 	t := w.State.(*thread)
-	buf := t.buf[:size]
-	r.pat.Fill(buf, r.pat.ID(key), 0)
-	t.rd.Reset(buf)
-	if err := r.store.Put(ctx, key, &t.rd); err != nil {
+	id := r.pat.ID(key)
+	var body io.ReadSeeker
+	if size <= int64(len(t.buf)) {
+		buf := t.buf[:size]
+		r.pat.Fill(buf, id, 0)
+		t.rd.Reset(buf)
+		body = &t.rd
+	} else {
+		body = r.pat.Reader(id, size)
+	}
+	if err := r.store.Put(ctx, key, body); err != nil {
 		return 0, err
 	}
 	t.keys = append(t.keys, k)
 	return size, nil
 }
 
-// get downloads key into the thread's buffer, records the time to its first
+// get downloads key a buffer at a time, records the time to its first
 // byte, and checks every byte against what was uploaded (unless verifying
-// is off).
+// is off) and the length.
 func (r *run) get(ctx context.Context, w *engine.Worker, s engine.Start, key string, size int64) (int64, error) {
 	rc, err := r.store.Get(ctx, key, 0, -1)
 	if err != nil {
 		return 0, err
 	}
 	defer rc.Close()
-	buf := w.State.(*thread).buf[:size]
-	n := 0
-	for n < len(buf) {
-		m, err := rc.Read(buf[n:])
-		if n == 0 && m > 0 {
-			w.FirstByte(s)
-		}
-		n += m
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return int64(n), err
-		}
+	n, err := r.readChecked(w, s, rc, key, 0)
+	switch {
+	case err != nil:
+		return n, err
+	case n < size:
+		return n, fmt.Errorf("get %s: %d bytes, expected %d", key, n, size)
+	case n > size:
+		return size, fmt.Errorf("get %s: longer than the %d bytes uploaded", key, size)
 	}
-	if n < len(buf) {
-		return int64(n), fmt.Errorf("get %s: %d bytes, expected %d", key, n, size)
-	}
-	var one [1]byte
-	if m, _ := io.ReadFull(rc, one[:]); m > 0 {
-		return int64(n), fmt.Errorf("get %s: longer than the %d bytes uploaded", key, size)
-	}
-	if r.o.Verify {
-		if bad := r.pat.Check(buf, r.pat.ID(key), 0); bad >= 0 {
-			return int64(n), fmt.Errorf("get %s: downloaded content differs from the upload at byte %d", key, bad)
-		}
-	}
-	return int64(n), nil
+	return n, nil
 }
 
 // toPhase turns an item's measurement into the result model, with

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Runs fsbench objbench and MinIO's warp on the same S3 operations against one
+# local MinIO server on 127.0.0.1: same object sizes, same concurrency,
+# unsigned payloads, single-part uploads, no content check on either side.
+# Runs alternate (fsbench first, then warp first) and the medians of RUNS
+# pairs are shown with the fsbench/warp ratio of throughput and of peak
+# client memory (max RSS from /usr/bin/time -v). See docs/speed.md.
+#
+# Environment: FSBENCH (default bin/fsbench), WARP (default: warp on PATH,
+# then ~/.cache/fsbench-test/bin/warp), MINIO (default: minio on PATH, then
+# ~/.cache/fsbench-test/bin/minio), RUNS (pairs, default 5), DURATION (of
+# each measurement, default 10s), THREADS (default 4), SMALL (default 4KiB),
+# MEDIUM (default 1MiB), BIG (default 16MiB), ONLY (a regular expression:
+# only the rows it matches, e.g. ONLY='^(put|get) ').
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+FSBENCH=${FSBENCH:-bin/fsbench}
+RUNS=${RUNS:-5}
+DURATION=${DURATION:-10s}
+THREADS=${THREADS:-4}
+SMALL=${SMALL:-4KiB}
+MEDIUM=${MEDIUM:-1MiB}
+BIG=${BIG:-16MiB}
+CACHE_BIN=${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}
+
+find_tool() { # NAME VAR -> path or ""
+	local v=$2
+	if [ -n "$v" ]; then [ -x "$v" ] && echo "$v"; return 0; fi
+	command -v "$1" 2>/dev/null || { [ -x "$CACHE_BIN/$1" ] && echo "$CACHE_BIN/$1"; } || true
+}
+MINIO=$(find_tool minio "${MINIO:-}")
+WARP=$(find_tool warp "${WARP:-}")
+[ -x "$FSBENCH" ] || { echo "bench-peers: build fsbench first (make build)" >&2; exit 1; }
+[ -n "$MINIO" ] || { echo "bench-peers: no MinIO server (make test-deps, or MINIO=path)" >&2; exit 1; }
+"$FSBENCH" objbench --help | grep -- --workload >/dev/null || { echo "bench-peers: $FSBENCH has no objbench --workload" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench-peers: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+command -v curl >/dev/null && command -v python3 >/dev/null || { echo "bench-peers: needs curl and python3" >&2; exit 1; }
+if [ -z "$WARP" ]; then
+	echo "bench-peers: warp not found (put it on PATH or set WARP=path): its rows are skipped" >&2
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fsbench-peers.XXXXXX")
+minio_pid=""
+cleanup() {
+	[ -z "$minio_pid" ] || { kill "$minio_pid" 2>/dev/null; wait "$minio_pid" 2>/dev/null || true; }
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_minio: a fresh server on 127.0.0.1 with its data under $work, as the
+# tests start it (internal/testenv/minio.go).
+start_minio() {
+	local port cport
+	port=$(free_port) cport=$(free_port)
+	ADDR=127.0.0.1:$port AK=peersadmin SK=peers-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+	MINIO_ROOT_USER=$AK MINIO_ROOT_PASSWORD=$SK MINIO_BROWSER=off MINIO_UPDATE=off CI= \
+		"$MINIO" server --quiet --address "$ADDR" --console-address "127.0.0.1:$cport" "$work/data" >"$work/minio.log" 2>&1 &
+	minio_pid=$!
+	for _ in $(seq 300); do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR/minio/health/ready")" = 200 ] && return 0
+		kill -0 "$minio_pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	echo "bench-peers: MinIO did not start: $(tail -3 "$work/minio.log")" >&2
+	exit 1
+}
+
+# timed OUT CMD...: runs CMD with stdout to OUT and prints its max RSS in KiB.
+timed() {
+	local out=$1; shift
+	/usr/bin/time -v -o "$work/time" "$@" >"$out" 2>"$work/stderr" || {
+		echo "bench-peers: $(basename "$1") failed: $(tail -3 "$work/stderr")" >&2
+		return 1
+	}
+	awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time"
+}
+
+bytes() { python3 -c 'import sys; v=sys.argv[1]; u={"KiB":1<<10,"MiB":1<<20,"GiB":1<<30}; print(int(v[:-3])*u[v[-3:]] if v[-3:] in u else int(v))' "$1"; }
+
+# objects_for OP SIZE: the objects prepared before the timed phase: 1000
+# (fewer for big objects, 512 MiB at most), 2000 for delete, which uses
+# each once, 5000 for list, five pages of 1000.
+objects_for() {
+	local b
+	case $1 in delete) echo 2000; return ;; list) echo 5000; return ;; esac
+	b=$(bytes "$2")
+	echo $((b >= 512 << 10 ? (512 << 20) / b : 1000))
+}
+
+# unit ROW: MiB/s for moving objects of 1 MiB and more, else objects/s.
+unit() {
+	local op=${1%% *} size=${1#* }
+	case $op in put | get) [ "$(bytes "$size")" -ge $((1 << 20)) ] && { echo MiB/s; return; } ;; esac
+	echo obj/s
+}
+
+record() { [ -z "$3" ] || echo "$1|$2|$3|$4" >>"$work/results"; } # ROW TOOL VALUE RSS_KIB
+
+# --- fsbench ---------------------------------------------------------------
+
+# fsbench_row ROW: objbench's workload of the row's operation and size.
+fsbench_row() {
+	local op=${1%% *} size=${1#* } rss extra=()
+	[ "$op" != mixed ] || extra=(--mix get=45,stat=30,put=15,delete=10) # warp's mix
+	rss=$(ACCESS_KEY=$AK SECRET_KEY=$SK timed "$work/f.json" "$FSBENCH" objbench --storage minio "http://$ADDR/fsbench-peers" \
+		-p "$THREADS" --duration "$DURATION" --verify=false --json --workload "$op" --obj-size "$size" \
+		--objects "$(objects_for "$op" "$size")" "${extra[@]}") || return 0
+	record "$1" fsbench "$(phase_value "$work/f.json" "$op" "$(unit "$1")")" "$rss"
+}
+
+# phase_value JSON PHASE UNIT: a phase's MiB/s or objects/s (listed
+# objects for list).
+phase_value() {
+	python3 -c 'import json,sys
+r=json.load(open(sys.argv[1])); p={x["name"]:x for x in r["phases"]}[sys.argv[2]]
+k="items_per_sec" if sys.argv[2]=="list" else "ops_per_sec"
+print("%.1f" % (p["bytes_per_sec"]/1048576 if sys.argv[3]=="MiB/s" else p[k]))' "$@"
+}
+
+# --- warp ------------------------------------------------------------------
+
+# warp_row ROW: warp's operation on objects of the row's size.
+warp_row() {
+	local op=${1%% *} size=${1#* } rss extra=()
+	case $op in
+	put) ;;
+	delete) extra=(--objects "$(objects_for "$op" "$size")" --batch 1) ;;
+	list) extra=(--objects "$(objects_for "$op" "$size")" --max-keys 1000) ;;
+	*) extra=(--objects "$(objects_for "$op" "$size")") ;;
+	esac
+	rss=$(cd "$work" && WARP_ACCESS_KEY=$AK WARP_SECRET_KEY=$SK timed "$work/w.json" "$WARP" "$op" \
+		--host "$ADDR" --bucket warp-peers --obj.size "$size" --concurrent "$THREADS" --duration "$DURATION" \
+		--disable-multipart --disable-sha256-payload --json --no-color --benchdata "$work/warp" "${extra[@]}") || return 0
+	record "$1" warp "$(warp_value "$work/w.json" "$op" "$(unit "$1")")" "$rss"
+}
+
+# warp_value JSON OP UNIT: warp's own throughput of OP (its steady part,
+# which it leaves out on runs too short to have one: then the whole run).
+warp_value() {
+	python3 -c 'import json,sys,datetime as d
+r=json.load(open(sys.argv[1])); op=sys.argv[2].upper()
+a=r["total"] if op=="MIXED" else r["by_op_type"][op]; t=a["throughput"]
+s, b, o = t["measure_duration_millis"]/1000, t["bytes"], t["objects"]
+if not s:
+    p=lambda x: d.datetime.fromisoformat(x[:26].rstrip("Z"))
+    s, b, o = (p(a["end_time"])-p(a["start_time"])).total_seconds(), a["total_bytes"], a["total_objects"]
+print("%.1f" % (b/s/1048576 if sys.argv[3]=="MiB/s" else o/s))' "$@"
+}
+
+ROWS=("put $SMALL" "get $SMALL" "put $MEDIUM" "get $MEDIUM" "put $BIG" "get $BIG"
+	"stat $SMALL" "delete $SMALL" "list $SMALL" "mixed $SMALL")
+
+if [ -n "${ONLY:-}" ]; then
+	mapfile -t ROWS < <(printf '%s\n' "${ROWS[@]}" | grep -E -- "$ONLY" || true)
+	[ ${#ROWS[@]} -gt 0 ] || { echo "bench-peers: ONLY=$ONLY matches no row" >&2; exit 1; }
+fi
+
+# pair ROW FIRST: the row once on each side, FIRST (fsbench or warp) first.
+pair() {
+	if [ -z "$WARP" ]; then fsbench_row "$1"; return; fi
+	if [ "$2" = fsbench ]; then fsbench_row "$1"; warp_row "$1"; else warp_row "$1"; fsbench_row "$1"; fi
+}
+
+# summary: per row, the medians and the fsbench/warp ratios.
+summary() {
+	python3 - "$work/results" "${ROWS[@]}" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    row, tool, v, rss = line.rstrip("\n").split("|")
+    rows.setdefault((row, tool), []).append((float(v), int(rss)))
+def med(row, tool, i):
+    xs = [x[i] for x in rows.get((row, tool), [])]
+    return statistics.median(xs) if xs else None
+fmt = "%-14s %6s %10s %10s %7s %9s %9s %7s"
+print(fmt % ("operation", "unit", "fsbench", "warp", "ratio", "fs MiB", "warp MiB", "ratio"))
+for row in sys.argv[2:]:
+    op, size = row.split(" ", 1)
+    unit = "MiB/s" if op in ("put", "get") and size.endswith(("MiB", "GiB")) else "obj/s"
+    f, w = med(row, "fsbench", 0), med(row, "warp", 0)
+    fm, wm = med(row, "fsbench", 1), med(row, "warp", 1)
+    s = lambda x, d=1: "-" if x is None else "%.*f" % (d, x)
+    r = lambda a, b: "-" if a is None or not b else "%.2f" % (a / b)
+    print(fmt % (row, unit, s(f), s(w), r(f, w), s(fm and fm / 1024, 0), s(wm and wm / 1024, 0), r(fm, wm)))
+PY
+}
+
+start_minio
+minio_version=$(go version -m "$MINIO" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/minio/minio" { print $3 }')
+echo "bench-peers: MinIO ${minio_version:-$("$MINIO" --version | awk 'NR == 1 { print $3 }')} on $ADDR; ${WARP:+warp $("$WARP" --version | awk '{print $3}'), }$RUNS pairs of $DURATION at $THREADS threads; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+: >"$work/results"
+for i in $(seq "$RUNS"); do
+	first=fsbench
+	[ $((i % 2)) = 1 ] || first=warp
+	for row in "${ROWS[@]}"; do pair "$row" "$first"; done
+	echo "bench-peers: pair $i of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+done
+summary
