@@ -22,27 +22,27 @@ block() {
 	echo
 }
 
-block fsbench bench data -p 2 --big-file-size 256M --small-file-count 200 --result-file run1.json
-block fsbench objbench --storage file ./store/ -p 2 --big-object-size 64M --small-objects 50 --skip-functional-tests
+block fsbench bench data -p 2 --big-file-size 256M --small-file-count 200 --result-file run1.json -q
+block fsbench objbench --storage file ./store/ -p 2 --big-object-size 64M --small-objects 50 --skip-functional-tests -q
 mkdir store2
-block fsbench objbench --storage file ./store2/ --workload mixed --duration 5s -p 4 --objects 200 --obj-size-dist 4KiB:50,1MiB:50
-block fsbench train data --model resnet50 --accelerators 4 --files 12 --epochs 2
-block fsbench checkpoint data --model llama3-8b --ranks 4 --size 1G
+block fsbench objbench --storage file ./store2/ --workload mixed --duration 5s -p 4 --objects 200 --obj-size-dist 4KiB:50,1MiB:50 -q
+block fsbench train data --model resnet50 --accelerators 4 --files 12 --epochs 1 -q
+block fsbench checkpoint data --model llama3-8b --ranks 4 --size 1G -q
 fsbench bench data -p 2 --big-file-size 1G --small-file-count 0 -q >/dev/null &
 sleep 1
-block fsbench stats data --count 3
+block fsbench stats data --count 2
 wait
-block fsbench bench data -p 2 --big-file-size 0 --small-file-count 500 --access-log ops.log -q -o csv
+fsbench bench data -p 2 --big-file-size 0 --small-file-count 500 --access-log ops.log -q >/dev/null
 block fsbench profile ops.log --interval 0
 fsbench bench data -p 2 --big-file-size 256M --small-file-count 200 --result-file run2.json -q >/dev/null
-block fsbench compare run1.json run2.json --metrics throughput,p99
-block fsbench report run1.json run2.json -o report.html
+block fsbench compare run1.json run2.json --metrics throughput
+fsbench report run1.json run2.json -o report.html >/dev/null
 
 # Many hosts: two agents on this machine stand in for two client hosts.
 head -c 32 /dev/urandom | base64 > token
 fsbench agent --listen 127.0.0.1:17791 --token-file token --allow-root "$work" -q &
 fsbench agent --listen 127.0.0.1:17792 --token-file token --allow-root "$work" -q &
 sleep 1
-block fsbench bench data -p 2 --big-file-size 128M --small-file-count 100 --hosts 127.0.0.1:17791,127.0.0.1:17792 --token-file token
+block fsbench bench data -p 2 --big-file-size 128M --small-file-count 100 --hosts 127.0.0.1:17791,127.0.0.1:17792 --token-file token -q
 kill %1 %2 2>/dev/null || true
 wait

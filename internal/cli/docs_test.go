@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -69,4 +70,32 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 		files[e.Name()] = b
 	}
 	return files
+}
+
+// TestDocsLinks: the README stays a front page (under 250 lines), and
+// every relative link in it and in docs/ names a file that exists.
+func TestDocsLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(readme, []byte("\n")); n >= 250 {
+		t.Errorf("README.md has %d lines; the front page stays under 250 (details go to docs/)", n)
+	}
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	pages = append(pages, filepath.Join(root, "README.md"))
+	link := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
+	for _, page := range pages {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllSubmatch(text, -1) {
+			target := filepath.Join(filepath.Dir(page), string(m[1]))
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links to %s, which does not exist", page, m[1])
+			}
+		}
+	}
 }
