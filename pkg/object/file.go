@@ -69,15 +69,25 @@ func (s *fileStore) Close() error   { return nil }
 
 // path maps a key to a file path, refusing keys that would leave root.
 func (s *fileStore) path(op, key string) (string, error) {
+	if err := checkKey(op, key); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+}
+
+// checkKey refuses the keys a file-system driver must not map to a path:
+// absolute ones, ones with a NUL byte, and ones with a . or .. component,
+// which could leave the store's base directory.
+func checkKey(op, key string) error {
 	if strings.HasPrefix(key, "/") || strings.Contains(key, "\x00") {
-		return "", opErr(op, key, errors.New("invalid key"))
+		return opErr(op, key, errors.New("invalid key"))
 	}
 	for _, part := range strings.Split(key, "/") {
 		if part == ".." || part == "." {
-			return "", opErr(op, key, errors.New("invalid key: . or .. component"))
+			return opErr(op, key, errors.New("invalid key: . or .. component"))
 		}
 	}
-	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+	return nil
 }
 
 func (s *fileStore) Create(ctx context.Context) error {

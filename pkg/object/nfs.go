@@ -281,14 +281,11 @@ const nfsMaxIO = 1 << 20
 // base, "" for the base) and its last name; dir is set for keys ending in
 // "/". The key "" names the base itself (name "").
 func splitKey(op, key string) (dir, name string, isDir bool, err error) {
-	if strings.HasPrefix(key, "/") || strings.Contains(key, "\x00") {
-		return "", "", false, opErr(op, key, errors.New("invalid key"))
+	if err := checkKey(op, key); err != nil {
+		return "", "", false, err
 	}
 	var parts []string
 	for _, part := range strings.Split(key, "/") {
-		if part == ".." || part == "." {
-			return "", "", false, opErr(op, key, errors.New("invalid key: . or .. component"))
-		}
 		if part != "" {
 			parts = append(parts, part)
 		}
