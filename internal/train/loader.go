@@ -16,22 +16,25 @@ type loader struct {
 	batch, window int
 	total         int64 // slots of the epoch: steps x batch
 
-	next atomic.Int64 // the next slot to read
+	next     atomic.Int64 // the next slot to read
+	consumed atomic.Int64 // batches the accelerator is done with
+	stopped  atomic.Bool
+	filled   []atomic.Int64 // samples read, per batch of the window
+	bytes    []atomic.Int64 // and their bytes
 
-	mu       sync.Mutex
-	cond     sync.Cond
-	filled   []int   // samples read, per batch of the window
-	bytes    []int64 // and their bytes
-	consumed int     // batches the accelerator is done with
-	stopped  bool
-	err      error
+	// mu and cond are for waiting only: a reader whose batch is not yet in
+	// the window, the accelerator whose batch is not yet full. A sample
+	// read takes no lock unless it completes a batch.
+	mu   sync.Mutex
+	cond sync.Cond
+	err  error
 }
 
 func newLoader(batch, prefetch int) *loader {
 	l := &loader{batch: batch, window: prefetch + 1}
 	l.cond.L = &l.mu
-	l.filled = make([]int, l.window)
-	l.bytes = make([]int64, l.window)
+	l.filled = make([]atomic.Int64, l.window)
+	l.bytes = make([]atomic.Int64, l.window)
 	return l
 }
 
@@ -39,10 +42,17 @@ func newLoader(batch, prefetch int) *loader {
 func (l *loader) reset(steps int) {
 	l.total = int64(steps) * int64(l.batch)
 	l.next.Store(0)
-	clear(l.filled)
-	clear(l.bytes)
-	l.consumed, l.stopped, l.err = 0, false, nil
+	for i := range l.filled {
+		l.filled[i].Store(0)
+		l.bytes[i].Store(0)
+	}
+	l.consumed.Store(0)
+	l.stopped.Store(false)
+	l.err = nil
 }
+
+// inWindow reports whether batch b may be filled now.
+func (l *loader) inWindow(b int64) bool { return b < l.consumed.Load()+int64(l.window) }
 
 // take claims the next slot for a reader and waits until its batch is in
 // the window; false when the epoch has no slot left or was stopped.
@@ -51,25 +61,28 @@ func (l *loader) take() (slot int64, ok bool) {
 	if slot >= l.total {
 		return 0, false
 	}
-	b := int(slot / int64(l.batch))
+	b := slot / int64(l.batch)
+	if l.inWindow(b) {
+		return slot, !l.stopped.Load()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for b >= l.consumed+l.window && !l.stopped {
+	for !l.inWindow(b) && !l.stopped.Load() {
 		l.cond.Wait()
 	}
-	return slot, !l.stopped
+	return slot, !l.stopped.Load()
 }
 
 // done records a sample of n bytes read into slot's batch.
 func (l *loader) done(slot, n int64) {
 	i := int(slot/int64(l.batch)) % l.window
-	l.mu.Lock()
-	l.filled[i]++
-	l.bytes[i] += n
-	full := l.filled[i] == l.batch
-	l.mu.Unlock()
-	if full {
+	l.bytes[i].Add(n)
+	if l.filled[i].Add(1) == int64(l.batch) {
+		// Under the lock, so that the accelerator cannot miss the wake-up
+		// between its check and its wait.
+		l.mu.Lock()
 		l.cond.Broadcast()
+		l.mu.Unlock()
 	}
 }
 
@@ -78,24 +91,26 @@ func (l *loader) wait(ctx context.Context, step int) (int64, error) {
 	i := step % l.window
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.filled[i] < l.batch && !l.stopped {
+	for l.filled[i].Load() < int64(l.batch) && !l.stopped.Load() {
 		l.cond.Wait()
 	}
-	if l.stopped {
+	if l.stopped.Load() {
 		if l.err != nil {
 			return 0, l.err
 		}
 		return 0, ctx.Err()
 	}
-	return l.bytes[i], nil
+	return l.bytes[i].Load(), nil
 }
 
-// release frees batch step's place in the window.
+// release frees batch step's place in the window: its counters are reset
+// before the batch that takes its place can be claimed.
 func (l *loader) release(step int) {
 	i := step % l.window
 	l.mu.Lock()
-	l.filled[i], l.bytes[i] = 0, 0
-	l.consumed = step + 1
+	l.filled[i].Store(0)
+	l.bytes[i].Store(0)
+	l.consumed.Store(int64(step) + 1)
 	l.mu.Unlock()
 	l.cond.Broadcast()
 }
@@ -104,8 +119,9 @@ func (l *loader) release(step int) {
 // if not nil, is why (a failed read).
 func (l *loader) stop(err error) {
 	l.mu.Lock()
-	if !l.stopped {
-		l.stopped, l.err = true, err
+	if !l.stopped.Load() {
+		l.err = err
+		l.stopped.Store(true)
 	}
 	l.mu.Unlock()
 	l.cond.Broadcast()
