@@ -40,6 +40,9 @@ func (d *RunDir) Path() string { return d.own.path }
 // about what it could not remove, and tells o.Hooks.Removed.
 func (d *RunDir) Remove(warn func(string, ...any)) { d.o.removeOwn(d.own, warn) }
 
+// Close keeps the directory and releases its handle, instead of Remove.
+func (d *RunDir) Close() { d.own.parent.Close() }
+
 // Dropper drops the kernel's caches before read phases, as bench does: all
 // caches as root, else the given files' pages.
 type Dropper struct{ d *dropper }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/engine"
-	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 )
@@ -19,7 +18,7 @@ type run struct {
 	o     *Options
 	res   *report.Result
 	ds    *Dataset
-	own   *bench.OwnDir // the run's directory on one host; nil when reusing a dataset
+	own   *bench.RunDir // the run's directory on one host; nil when reusing a dataset
 	gen   bool          // the run makes the dataset
 	align sysio.Alignment
 }
@@ -129,14 +128,11 @@ func (r *run) makeDir(abs string) (string, error) {
 		}
 		return r.o.RunDir, nil
 	}
-	own, err := bench.CreateOwnDir(abs)
+	own, err := bench.MakeRunDir(bench.Options{Hooks: bench.Hooks{Created: r.o.Hooks.Created, Removed: r.o.Hooks.Removed}}, abs)
 	if err != nil {
-		return "", fmt.Errorf("prepare: %w", err)
+		return "", err
 	}
 	r.own = own
-	if r.o.Hooks.Created != nil {
-		r.o.Hooks.Created(leftover.Dir(own.Path()))
-	}
 	return own.Path(), nil
 }
 
@@ -146,11 +142,7 @@ func (r *run) removeDir(dir string) {
 		_ = os.Remove(dir) // shared by hosts: the last one's removal succeeds
 		return
 	}
-	if err := r.own.Remove(); err != nil {
-		r.warn("clean up %s: %v; left behind: %s", dir, unwrapPath(err), leftover.Dir(dir))
-	} else if r.o.Hooks.Removed != nil {
-		r.o.Hooks.Removed()
-	}
+	r.own.Remove(r.warn)
 }
 
 // finishDataset marks the dataset complete (for --keep and --dataset)
