@@ -10,13 +10,14 @@ import (
 )
 
 // runData is 4 MiB written as bench writes it: the first half one big file
-// in 128 KiB blocks, the second half 512 small files of 4 KiB each, every
-// file named as bench names it and so seeded by its name.
+// (a stream, as bench's 1 GiB file) in 128 KiB blocks, the second half 512
+// small files of 4 KiB each, every file named as bench names it and so
+// seeded by its name.
 func runData(p *Pattern) []byte {
 	const half, block, small = 2 << 20, 128 << 10, 4 << 10
 	data := make([]byte, 0, 2*half)
 	buf := make([]byte, block)
-	id := p.ID("big.0")
+	id := Sized(p.ID("big.0"), 1<<30)
 	for off := int64(0); off < half; off += block {
 		p.Fill(buf, id, off)
 		data = append(data, buf...)
@@ -109,4 +110,23 @@ func BenchmarkFillGiB(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/GiB")
+}
+
+// TestStreamStretchIncompressible: 4 MiB of one big file, taken where it
+// crosses the end of the stream base, does not compress either: zstd and
+// LZ4 save under 1% and no 4 KiB block repeats in it.
+func TestStreamStretchIncompressible(t *testing.T) {
+	p := New(17)
+	id := Sized(p.ID("big.3"), 1<<30)
+	off := int64(streamBase - streamStart(id) - 1<<20) // 1 MiB before the base wraps
+	data := make([]byte, 4<<20)
+	p.Fill(data, id, off)
+	for _, c := range []struct {
+		name string
+		size func(*testing.T, []byte) int
+	}{{"zstd", zstdSize}, {"lz4", lz4Size}} {
+		if n := c.size(t, data); 1-float64(n)/float64(len(data)) >= 0.01 {
+			t.Errorf("%s compresses 4 MiB of a big file to %d bytes", c.name, n)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
+	"sync"
 	"unsafe"
 )
 
@@ -18,7 +19,9 @@ import (
 const segment = 64 << 10
 
 // Pattern produces the content of every byte fsbench writes and checks.
-// The byte at offset o of file id is base[o mod 64 KiB] XOR one byte of a
+// A file has one of two kinds of content, told by its identity: big files
+// (see StreamMin and Sized) are streams, described there; for the others
+// the byte at offset o of file id is base[o mod 64 KiB] XOR one byte of a
 // 64-bit key derived from (id, o / 64 KiB): a pure function of the run's
 // seed, the file and the offset, so data written with one transfer size
 // verifies when read with another, at any offsets, and a reader recomputes
@@ -29,11 +32,14 @@ const segment = 64 << 10
 // chunks, are equal (what deduplicating storage looks for), and a
 // compressor finds no repeated byte strings between segments however large
 // its window. Making a block is one pass over a base that stays in the
-// CPU's cache, about as cheap as copying it. A Pattern is read-only after
-// New and shared by all workers.
+// CPU's cache, about as cheap as copying it. A Pattern is shared by all
+// workers; besides making the stream base once, on first use, it is
+// read-only after New.
 type Pattern struct {
-	seed uint64
-	base []byte // segment bytes, 8-byte aligned
+	seed       uint64
+	base       []byte // segment bytes, 8-byte aligned
+	streamOnce sync.Once
+	stream     []byte // the stream base, see StreamMin
 }
 
 // RandomSeed is a new seed from the system's random source, for a run
@@ -56,18 +62,22 @@ func New(seed uint64) *Pattern {
 }
 
 // ID derives the identity of a file or object from its name and the run's
-// seed.
+// seed: a keyed identity, which Sized turns into a stream one for big files.
 func (p *Pattern) ID(name string) uint64 {
 	h := fnv.New64a()
 	var s [8]byte
 	binary.LittleEndian.PutUint64(s[:], p.seed)
 	h.Write(s[:])
 	h.Write([]byte(name))
-	return h.Sum64()
+	return h.Sum64() &^ streamFlag
 }
 
 // Fill writes into buf the content of file id from byte offset off on.
 func (p *Pattern) Fill(buf []byte, id uint64, off int64) {
+	if IsStream(id) {
+		p.fillStream(buf, id, off)
+		return
+	}
 	for len(buf) > 0 {
 		seg := uint64(off) / segment
 		in := int(uint64(off) % segment)

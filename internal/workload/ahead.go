@@ -1,5 +1,7 @@
 package workload
 
+import "github.com/fsbench/fsbench/internal/pattern"
+
 // ahead makes the next block of a file on a helper goroutine while the
 // worker writes the current one, so that making data overlaps the I/O when
 // a CPU is spare. Only one block is ever in the making; the helper touches
@@ -18,10 +20,11 @@ type aheadJob struct {
 }
 
 // makeAhead starts a helper for a file of phase p, when the worker has a
-// spare buffer and the file has more than one block.
+// spare buffer, the file has more than one block and its blocks do not
+// come from the worker's stream.
 func (e *Engine) makeAhead(f *files, p *Phase, id uint64) *ahead {
 	a := &ahead{}
-	if f.spare == nil || p.FileSize <= p.BlockSize {
+	if f.spare == nil || p.FileSize <= p.BlockSize || f.stream != nil && pattern.IsStream(id) {
 		return a
 	}
 	a.on = true

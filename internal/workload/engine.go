@@ -148,9 +148,10 @@ type Engine struct {
 
 // files is a worker's state for file operations.
 type files struct {
-	buf     []byte // I/O buffer
-	spare   []byte // second write buffer, when blocks are made ahead
-	dirents []byte // readdir buffer
+	buf     []byte          // I/O buffer
+	spare   []byte          // second write buffer, when blocks are made ahead
+	stream  *pattern.Stream // big files' blocks, when a CPU is spare
+	dirents []byte          // readdir buffer
 	perm    engine.Perm
 	ts      [2]unix.Timespec
 }
@@ -237,7 +238,15 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	if (p.Kind.IsData() || p.Kind == Create) && f.buf == nil {
 		f.buf = sysio.AlignedBuffer(int(e.maxBlock), e.align)
 	}
-	if writes && e.ahead && p.FileSize > p.BlockSize && f.spare == nil {
+	// Every block a stream hands out starts on a 4 KiB boundary of its
+	// buffer: aligned for O_DIRECT up to that.
+	stream := p.FileSize >= pattern.StreamMin && e.align <= 4096
+	switch {
+	case !writes || !e.ahead:
+	case stream && f.stream == nil:
+		n := int(e.maxBlock)
+		f.stream = e.pattern.NewStream(sysio.AlignedBuffer(pattern.StreamLen(n), e.align), n)
+	case !stream && p.FileSize > p.BlockSize && f.spare == nil:
 		f.spare = sysio.AlignedBuffer(int(e.maxBlock), e.align)
 	}
 	if p.Kind == Readdir && f.dirents == nil {
@@ -264,6 +273,13 @@ func (e *Engine) NewTargets(root string, names []string) *Targets {
 		t.IDs[i] = e.pattern.ID(n)
 	}
 	return t
+}
+
+// target is the path of target i of p and the identity its content is
+// written and checked under, which depends on the phase's file size (see
+// pattern.Sized).
+func (p *Phase) target(i int) (string, uint64) {
+	return p.Targets.Paths[i], pattern.Sized(p.Targets.IDs[i], p.FileSize)
 }
 
 // Len is the number of targets.

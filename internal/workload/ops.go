@@ -174,6 +174,17 @@ func (e *Engine) directAlign() int {
 	return 1
 }
 
+// content is the data of file id at off, len(buf) bytes long: a block of
+// the worker's stream when the file is written as one and the worker has
+// a stream (nothing to make), else made in buf.
+func (e *Engine) content(f *files, buf []byte, id uint64, off int64) []byte {
+	if b, ok := f.stream.Block(id, off, len(buf)); ok {
+		return b
+	}
+	e.pattern.Fill(buf, id, off)
+	return buf
+}
+
 // verify checks a block read from file id at off.
 func (e *Engine) verify(buf []byte, id uint64, path string, off int64) error {
 	if !e.cfg.Verify {
@@ -188,7 +199,7 @@ func (e *Engine) verify(buf []byte, id uint64, path string, off int64) error {
 // visitFile does the block operations of one visit to file i.
 func (e *Engine) visitFile(w *engine.Worker, p *Phase, i int) error {
 	f := w.State.(*files)
-	path, id := p.Targets.Paths[i], p.Targets.IDs[i]
+	path, id := p.target(i)
 	flags := unix.O_RDONLY
 	switch p.Kind {
 	case Write:
@@ -218,7 +229,7 @@ func (e *Engine) visitFile(w *engine.Worker, p *Phase, i int) error {
 		if !read {
 			// Before the clock starts: making the data is not the
 			// storage's time.
-			e.pattern.Fill(buf, id, off)
+			buf = e.content(f, buf, id, off)
 		}
 		s, ok := w.Begin()
 		if !ok {
@@ -245,7 +256,7 @@ func (e *Engine) visitFile(w *engine.Worker, p *Phase, i int) error {
 // readWhole reads file i from open to close as one timed operation.
 func (e *Engine) readWhole(w *engine.Worker, p *Phase, i int) error {
 	f := w.State.(*files)
-	path, id := p.Targets.Paths[i], p.Targets.IDs[i]
+	path, id := p.target(i)
 	s, ok := w.Begin()
 	if !ok {
 		return nil
@@ -276,11 +287,12 @@ func (e *Engine) readWhole(w *engine.Worker, p *Phase, i int) error {
 }
 
 // create creates file i (it must not exist), writes FileSize bytes and
-// closes it: one timed operation with PerFile, else one per write. While
-// a block is written, a helper makes the next one when a CPU is spare.
+// closes it: one timed operation with PerFile, else one per write. When a
+// CPU is spare, a big file's blocks come from the worker's stream, and a
+// smaller file's next block is made by a helper while one is written.
 func (e *Engine) create(w *engine.Worker, p *Phase, i int) error {
 	f := w.State.(*files)
-	path, id := p.Targets.Paths[i], p.Targets.IDs[i]
+	path, id := p.target(i)
 	var whole engine.Start
 	if p.PerFile {
 		var ok bool
@@ -297,20 +309,22 @@ func (e *Engine) create(w *engine.Worker, p *Phase, i int) error {
 	buf, next := f.buf, f.spare
 	for off := int64(0); off < p.FileSize; {
 		n := min(p.BlockSize, p.FileSize-off)
+		var data []byte
 		if ahead.pending {
 			ahead.wait() // next holds this block
 			buf, next = next, buf
+			data = buf[:n]
 		} else {
-			e.pattern.Fill(buf[:n], id, off)
+			data = e.content(f, buf[:n], id, off)
 		}
 		if ahead.on && off+n < p.FileSize {
 			ahead.start(next, off+n) // made while buf is written
 		}
 		var err error
 		if p.PerFile {
-			err = e.untimedIO(w, fd, path, buf[:n], off, true)
+			err = e.untimedIO(w, fd, path, data, off, true)
 		} else if s, ok := w.Begin(); ok {
-			err = e.timedIO(w, s, fd, path, buf[:n], off, true)
+			err = e.timedIO(w, s, fd, path, data, off, true)
 		} else {
 			unix.Close(fd) // unfinished: not an item
 			return nil
