@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/fsbench/fsbench/internal/tick"
 )
 
 // Coordinator runs a job on many agents.
@@ -328,14 +330,7 @@ func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent)
 // pinger tells every agent, every HeartbeatEvery, that its coordinator is
 // still there.
 func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
-	t := time.NewTicker(HeartbeatEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(HeartbeatEvery, ctx.Done(), func() bool {
 		for _, h := range hosts {
 			go func() {
 				pctx, cancel := context.WithTimeout(ctx, HeartbeatEvery)
@@ -347,7 +342,8 @@ func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 				}
 			}()
 		}
-	}
+		return true
+	})
 }
 
 // cancel asks every host still running to stop.
