@@ -249,18 +249,12 @@ func (b *benchJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, 
 		PhaseStart: func(_ *workload.Engine, p *workload.Phase, _ int64) { _ = gate(ctx, p.Name) },
 		Finished:   func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
 	}
-	res := newResult("bench")
-	meter := startUsage()
-	if o.Job.Job != nil {
-		err = bench.RunJob(ctx, o.Options, o.Job.Job, res)
-	} else {
-		err = bench.Run(ctx, o.Options, res)
-	}
-	res.Usage = meter.stop()
-	if err != nil && !res.Interrupted {
-		res.Error = err.Error()
-	}
-	return res, err
+	return agentRun("bench", func(res *report.Result) error {
+		if o.Job.Job != nil {
+			return bench.RunJob(ctx, o.Options, o.Job.Job, res)
+		}
+		return bench.Run(ctx, o.Options, res)
+	})
 }
 
 // objbenchJob is objbench's performance items on an agent; the functional
@@ -285,12 +279,5 @@ func (j *objbenchJob) Run(ctx context.Context, gate cluster.Gate) (*report.Resul
 		o.Interval = stonewallInterval
 	}
 	o.Hooks = objbench.Hooks{ItemStart: func(title string, _ int64, _ func() int64) { _ = gate(ctx, title) }}
-	res := newResult("objbench")
-	meter := startUsage()
-	err := objbench.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
-	if err != nil && !res.Interrupted {
-		res.Error = err.Error()
-	}
-	return res, err
+	return agentRun("objbench", func(res *report.Result) error { return objbench.Run(ctx, o.Options, res) })
 }

@@ -31,12 +31,5 @@ func (j *trainJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, 
 		PhaseStart: func(name string, _ *engine.Engine, _ int64, _ string) { _ = gate(ctx, name) },
 		Finished:   func() { _ = gate(ctx, cluster.FinishPhase) },
 	}
-	res := newResult("train")
-	meter := startUsage()
-	err = train.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
-	if err != nil && !res.Interrupted {
-		res.Error = err.Error()
-	}
-	return res, err
+	return agentRun("train", func(res *report.Result) error { return train.Run(ctx, o.Options, res) })
 }
