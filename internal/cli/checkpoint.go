@@ -205,28 +205,16 @@ func (o *CheckpointOptions) ranks() int {
 	return o.Model.Ranks
 }
 
-// checkpointJob is checkpoint on an agent: host i of n, in its own
+// checkpointOnAgent is checkpoint on an agent: host i of n, in its own
 // directory of the run, reading back the shards of host i+1.
-type checkpointJob struct {
-	o   *CheckpointOptions
-	job *cluster.Job
-}
-
-func (j *checkpointJob) Target() string { return j.o.Path }
-
-func (j *checkpointJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
-	o, job := j.o, j.job
-	abs, err := filepath.Abs(o.Path)
+func checkpointOnAgent(ctx context.Context, gate cluster.Gate, o *CheckpointOptions, job *cluster.Job) (*report.Result, error) {
+	base, err := runBase(o.Path, job)
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.Join(abs, job.RunName)
 	o.Host, o.Hosts, o.Seed = job.Index, job.Hosts, job.Seed
 	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
-	o.ReadDir = filepath.Join(base, cluster.HostDir((job.Index+1)%job.Hosts))
-	o.Hooks = bench.Hooks{
-		PhaseStart: func(_ *workload.Engine, p *workload.Phase, _ int64) { _ = gate(ctx, p.Name) },
-		Finished:   func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
-	}
+	o.ReadDir = nextHostDir(base, job)
+	o.Hooks = gateHooks(ctx, gate)
 	return agentRun("checkpoint", func(res *report.Result) error { return checkpoint.Run(ctx, o.Options, res) })
 }
