@@ -348,43 +348,42 @@ func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 
 // cancel asks every host still running to stop.
 func (c *Coordinator) cancel(hosts []*host) {
-	var wg sync.WaitGroup
-	for _, h := range hosts {
+	eachHost(hosts, 3*time.Second, func(ctx context.Context, h *host) {
 		if h.done || h.id == "" {
-			continue
+			return
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel()
-			_ = c.call(ctx, h, "POST", "/v1/jobs/"+h.id+"/cancel", nil, nil)
-		}()
-	}
-	wg.Wait()
+		_ = c.call(ctx, h, "POST", "/v1/jobs/"+h.id+"/cancel", nil, nil)
+	})
 }
 
 // cleanup tells every host to remove what the job left; a host that was
 // lost is not waited for: it removes its files by itself when it stops
 // hearing pings.
 func (c *Coordinator) cleanup(hosts []*host) {
-	var wg sync.WaitGroup
-	for _, h := range hosts {
-		if h.id == "" {
-			continue
-		}
-		if h.lost {
+	eachHost(hosts, 30*time.Second, func(ctx context.Context, h *host) {
+		switch {
+		case h.id == "":
+		case h.lost:
 			c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
+		default:
 			if err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil); err != nil && !strings.Contains(err.Error(), "no such job") {
 				c.Logf("host %s: clean up: %v (an agent still running removes the job's files itself within %v)", h.addr, err, OrphanAfter)
 			}
+		}
+	})
+}
+
+// eachHost calls f for every host at once, each call with its own
+// timeout, and waits for them all.
+func eachHost(hosts []*host, timeout time.Duration, f func(ctx context.Context, h *host)) {
+	var wg sync.WaitGroup
+	for _, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			f(ctx, h)
 		}()
 	}
 	wg.Wait()
