@@ -173,7 +173,7 @@ func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepar
 			if job.ReadOthers && o.Job.Job != nil {
 				return Usagef("--read-others applies to the default benchmark, not to workloads")
 			}
-			prepared = &benchJob{o: o, job: job}
+			prepared = newAgentJob(o, job, o.Path, benchOnAgent)
 			return nil
 		})
 	case "objbench":
@@ -181,17 +181,17 @@ func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepar
 			if job.ReadOthers {
 				return Usagef("--read-others applies to bench")
 			}
-			prepared = &objbenchJob{o: o, job: job}
+			prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
 			return nil
 		})
 	case "checkpoint":
 		cmd = newCheckpointCmdWith(sub, func(_ context.Context, o *CheckpointOptions) error {
-			prepared = &checkpointJob{o: o, job: job}
+			prepared = newAgentJob(o, job, o.Path, checkpointOnAgent)
 			return nil
 		})
 	case "train":
 		cmd = newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
-			prepared = &trainJob{o: o, job: job}
+			prepared = newAgentJob(o, job, o.Path, trainOnAgent)
 			return nil
 		})
 	default:
@@ -221,76 +221,94 @@ func localFiles(args []string, dir string) []string {
 	return out
 }
 
-// benchJob is bench (or a workload) on an agent.
-type benchJob struct {
-	o   *BenchOptions
-	job *cluster.Job
+// agentJob is a command prepared on an agent: its options as parsed from
+// the job's arguments, and how it runs there.
+type agentJob[O any] struct {
+	o      O
+	job    *cluster.Job
+	target string
+	run    func(ctx context.Context, gate cluster.Gate, o O, job *cluster.Job) (*report.Result, error)
 }
 
-func (b *benchJob) Target() string { return b.o.Path }
+// newAgentJob prepares the run of o on an agent; target is the local
+// directory it writes under, "" for an object store.
+func newAgentJob[O any](o O, job *cluster.Job, target string,
+	run func(context.Context, cluster.Gate, O, *cluster.Job) (*report.Result, error)) *agentJob[O] {
+	return &agentJob[O]{o: o, job: job, target: target, run: run}
+}
+
+func (j *agentJob[O]) Target() string { return j.target }
+
+func (j *agentJob[O]) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
+	return j.run(ctx, gate, j.o, j.job)
+}
 
 // stonewallInterval cuts each phase of a host into intervals, from which
 // the coordinator computes the stonewall rate.
 const stonewallInterval = 200 * time.Millisecond
 
-func (b *benchJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
-	o, job := b.o, b.job
-	abs, err := filepath.Abs(o.Path)
+// benchOnAgent is bench (or a workload) on an agent.
+func benchOnAgent(ctx context.Context, gate cluster.Gate, o *BenchOptions, job *cluster.Job) (*report.Result, error) {
+	base, err := runBase(o.Path, job)
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.Join(abs, job.RunName)
 	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
 	if job.ReadOthers {
-		o.ReadDir = filepath.Join(base, cluster.HostDir((job.Index+1)%job.Hosts))
+		o.ReadDir = nextHostDir(base, job)
 	}
 	o.Seed, o.Interval = job.Seed, stonewallInterval
-	o.Hooks = bench.Hooks{
+	o.Hooks = gateHooks(ctx, gate)
+	return agentRun("bench", func(res *report.Result) error {
+		if o.Job.Job != nil {
+			return bench.RunJob(ctx, o.Options, o.Job.Job, res)
+		}
+		return bench.Run(ctx, o.Options, res)
+	})
+}
+
+// runBase is the directory of the run on an agent: the run's name under
+// the absolute PATH, the same on every host.
+func runBase(path string, job *cluster.Job) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(abs, job.RunName), nil
+}
+
+// nextHostDir is the directory in base of the host after this one, whose
+// files this host reads back.
+func nextHostDir(base string, job *cluster.Job) string {
+	return filepath.Join(base, cluster.HostDir((job.Index+1)%job.Hosts))
+}
+
+// gateHooks hold bench's and checkpoint's phases at the coordinator's
+// barriers, so that every host starts each phase together.
+func gateHooks(ctx context.Context, gate cluster.Gate) bench.Hooks {
+	return bench.Hooks{
 		PhaseStart: func(_ *workload.Engine, p *workload.Phase, _ int64) { _ = gate(ctx, p.Name) },
 		Finished:   func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
 	}
-	res := newResult("bench")
-	meter := startUsage()
-	if o.Job.Job != nil {
-		err = bench.RunJob(ctx, o.Options, o.Job.Job, res)
-	} else {
-		err = bench.Run(ctx, o.Options, res)
-	}
-	res.Usage = meter.stop()
-	if err != nil && !res.Interrupted {
-		res.Error = err.Error()
-	}
-	return res, err
 }
 
-// objbenchJob is objbench's performance items on an agent; the functional
-// checks run on the first host only.
-type objbenchJob struct {
-	o   *ObjbenchOptions
-	job *cluster.Job
-}
-
-func (j *objbenchJob) Target() string {
-	if j.o.Storage == "file" {
-		return strings.TrimPrefix(j.o.URL, "file://")
+// objbenchTarget is the directory objbench writes under: its directory
+// for --storage file, none for an object store.
+func objbenchTarget(o *ObjbenchOptions) string {
+	if o.Storage == "file" {
+		return strings.TrimPrefix(o.URL, "file://")
 	}
 	return ""
 }
 
-func (j *objbenchJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
-	o, job := j.o, j.job
+// objbenchOnAgent is objbench's performance items on an agent; the
+// functional checks run on the first host only.
+func objbenchOnAgent(ctx context.Context, gate cluster.Gate, o *ObjbenchOptions, job *cluster.Job) (*report.Result, error) {
 	o.Prefix = job.RunName + "/" + cluster.HostDir(job.Index) + "/"
 	o.SkipFunctional = o.SkipFunctional || job.Index > 0
 	if o.Interval == 0 {
 		o.Interval = stonewallInterval
 	}
 	o.Hooks = objbench.Hooks{ItemStart: func(title string, _ int64, _ func() int64) { _ = gate(ctx, title) }}
-	res := newResult("objbench")
-	meter := startUsage()
-	err := objbench.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
-	if err != nil && !res.Interrupted {
-		res.Error = err.Error()
-	}
-	return res, err
+	return agentRun("objbench", func(res *report.Result) error { return objbench.Run(ctx, o.Options, res) })
 }

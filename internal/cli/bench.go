@@ -20,15 +20,12 @@ import (
 // BenchOptions are the flags of `fsbench bench`.
 type BenchOptions struct {
 	bench.Options
-	Output OutputOptions
-	CI     CIOptions
+	RunFlags
 	// Job holds the workload flags (-f, --rw, --duration, ...); any of
 	// them switches bench from the default benchmark to a workload.
 	Job JobFlags
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
-	// Cluster runs the benchmark on many hosts (--hosts).
-	Cluster HostsOptions
 
 	blockSize, bigFileSize, smallFileSize string
 }
@@ -53,23 +50,11 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
   fsbench bench /data --depth 2 --width 3 --files 4 --rw stat --file-select random --duration 10s
   fsbench bench /mnt/jfs -f examples/fio-jobs.yaml --interval 2s`,
 		Args: exactArgs(1, "one PATH, the directory to benchmark"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Path = args[0]
-			if err := o.prepare(cmd, app); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			if o.Cluster.active() {
-				c, err := benchCluster(cmd, args, o)
-				if err != nil {
-					return err
-				}
-				return runCluster(cmd.Context(), app, c)
-			}
-			return runBench(cmd.Context(), app, o)
-		},
+		RunE: hostsCommand[*BenchOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: benchCluster, run: runBench,
+			resolve: func(cmd *cobra.Command, args []string) error {
+				o.Path = args[0]
+				return o.prepare(cmd, app)
+			}}.runE(app),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call (K, M, G, KiB, MiB, ...)")
@@ -83,10 +68,8 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
-	addOutputFlags(cmd, &o.Output)
-	addCIFlags(cmd, &o.CI, benchQuick)
+	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
-	addHostsFlags(cmd, &o.Cluster)
 	return cmd
 }
 

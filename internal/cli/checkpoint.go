@@ -24,9 +24,7 @@ import (
 // CheckpointOptions are the flags of `fsbench checkpoint`.
 type CheckpointOptions struct {
 	checkpoint.Options
-	Output  OutputOptions
-	CI      CIOptions
-	Cluster HostsOptions
+	RunFlags
 
 	model, size, blockSize string
 }
@@ -66,19 +64,11 @@ These are fsbench's figures, not an MLPerf Storage result.`,
   fsbench checkpoint /mnt/jfs --model llama3-8b --size full --direct -o json > ckpt.json
   fsbench checkpoint /mnt/jfs --model llama3-405b --size 64G --hosts n1:7781,n2:7781`,
 		Args: exactArgs(1, "one PATH, the directory to checkpoint in"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Path = args[0]
-			if err := o.resolve(cmd, app); err != nil {
-				return err
-			}
-			switch {
-			case runF != nil:
-				return runF(cmd.Context(), o)
-			case o.Cluster.active():
-				return runCluster(cmd.Context(), app, checkpointCluster(cmd, args, o))
-			}
-			return runCheckpoint(cmd.Context(), app, o)
-		},
+		RunE: hostsCommand[*CheckpointOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: checkpointCluster, run: runCheckpoint,
+			resolve: func(cmd *cobra.Command, args []string) error {
+				o.Path = args[0]
+				return o.resolve(cmd, app)
+			}}.runE(app),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.model, "model", checkpoint.DefaultModel, "the checkpoint to emulate: "+strings.Join(checkpoint.ModelNames(), ", "))
@@ -88,9 +78,7 @@ These are fsbench's figures, not an MLPerf Storage result.`,
 	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache")
 	f.BoolVar(&o.Keep, "keep", false, "keep the checkpoint's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before the read-back: auto, always, never; SKIP_DROP_CACHES=true disables")
-	addOutputFlags(cmd, &o.Output)
-	addCIFlags(cmd, &o.CI, []Preset{{"size", "64M"}})
-	addHostsFlags(cmd, &o.Cluster)
+	addRunFlags(cmd, &o.RunFlags, []Preset{{"size", "64M"}})
 	_ = f.MarkHidden("read-others") // always so: a host reads the next host's shards
 	return cmd
 }
@@ -203,10 +191,11 @@ func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
 
 // checkpointCluster makes the run of checkpoint on the agents. The whole
 // checkpoint must fit: on a shared file system, every host sees it all.
-func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) *clusterRun {
+func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) (*clusterRun, error) {
 	plan, _ := checkpoint.NewPlan(o.Size, o.ranks())
-	return &clusterRun{command: "checkpoint", hosts: &o.Cluster, output: &o.Output, ci: &o.CI,
-		job: cluster.Job{Command: "checkpoint", Args: agentArgs(cmd, args), Need: plan.Total}}
+	c := o.clusterRun("checkpoint", cmd, args)
+	c.job.Need = plan.Total
+	return c, nil
 }
 
 func (o *CheckpointOptions) ranks() int {
@@ -216,35 +205,16 @@ func (o *CheckpointOptions) ranks() int {
 	return o.Model.Ranks
 }
 
-// checkpointJob is checkpoint on an agent: host i of n, in its own
+// checkpointOnAgent is checkpoint on an agent: host i of n, in its own
 // directory of the run, reading back the shards of host i+1.
-type checkpointJob struct {
-	o   *CheckpointOptions
-	job *cluster.Job
-}
-
-func (j *checkpointJob) Target() string { return j.o.Path }
-
-func (j *checkpointJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
-	o, job := j.o, j.job
-	abs, err := filepath.Abs(o.Path)
+func checkpointOnAgent(ctx context.Context, gate cluster.Gate, o *CheckpointOptions, job *cluster.Job) (*report.Result, error) {
+	base, err := runBase(o.Path, job)
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.Join(abs, job.RunName)
 	o.Host, o.Hosts, o.Seed = job.Index, job.Hosts, job.Seed
 	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
-	o.ReadDir = filepath.Join(base, cluster.HostDir((job.Index+1)%job.Hosts))
-	o.Hooks = bench.Hooks{
-		PhaseStart: func(_ *workload.Engine, p *workload.Phase, _ int64) { _ = gate(ctx, p.Name) },
-		Finished:   func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
-	}
-	res := newResult("checkpoint")
-	meter := startUsage()
-	err = checkpoint.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
-	if err != nil && !res.Interrupted {
-		res.Error = err.Error()
-	}
-	return res, err
+	o.ReadDir = nextHostDir(base, job)
+	o.Hooks = gateHooks(ctx, gate)
+	return agentRun("checkpoint", func(res *report.Result) error { return checkpoint.Run(ctx, o.Options, res) })
 }

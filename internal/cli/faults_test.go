@@ -237,41 +237,34 @@ func TestBenchInterruptEachPhase(t *testing.T) {
 	}
 }
 
-// TestBenchInterruptTwice: a second Ctrl-C during the clean-up that the
-// first started ends the binary at once, with one line naming the
-// directory left behind and the command that removes it.
+// TestBenchInterruptTwice: a second Ctrl-C (or SIGTERM) during the
+// clean-up that the first started ends the binary at once, with one line
+// naming the directory left behind and the command that removes it.
 func TestBenchInterruptTwice(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := benchDir(t, true)
+			check := plant(t, dir)
+			b := startBench(t, dir, smallFiles...)
+			b.freezeIn("read-small", 1)
+			stopTwice(t, b, sig)
+			check()
+		})
+	}
+}
+
+// TestBenchSIGTERM: SIGTERM is Ctrl-C: it stops the run, which cleans up
+// and exits 130 (twice: TestBenchInterruptTwice).
+func TestBenchSIGTERM(t *testing.T) {
 	dir := benchDir(t, true)
 	check := plant(t, dir)
 	b := startBench(t, dir, smallFiles...)
-	b.freezeIn("read-small", 1)
-	stopTwice(t, b, syscall.SIGINT)
+	b.freezeIn("write-small", 1)
+	b.stopWith(syscall.SIGTERM)
+	if code, _ := b.Wait(time.Minute); code != ExitInterrupted || !b.result().Interrupted {
+		t.Errorf("exit %d; want 130 and the interrupted result\n%s", code, b.Stderr())
+	}
 	check()
-}
-
-// TestBenchSIGTERM: SIGTERM is Ctrl-C: the first stops the run, which
-// cleans up and exits 130; a second one during that clean-up ends it at
-// once, naming the directory left behind.
-func TestBenchSIGTERM(t *testing.T) {
-	t.Run("once", func(t *testing.T) {
-		dir := benchDir(t, true)
-		check := plant(t, dir)
-		b := startBench(t, dir, smallFiles...)
-		b.freezeIn("write-small", 1)
-		b.stopWith(syscall.SIGTERM)
-		if code, _ := b.Wait(time.Minute); code != ExitInterrupted || !b.result().Interrupted {
-			t.Errorf("exit %d; want 130 and the interrupted result\n%s", code, b.Stderr())
-		}
-		check()
-	})
-	t.Run("twice", func(t *testing.T) {
-		dir := benchDir(t, true)
-		check := plant(t, dir)
-		b := startBench(t, dir, smallFiles...)
-		b.freezeIn("read-small", 1)
-		stopTwice(t, b, syscall.SIGTERM)
-		check()
-	})
 }
 
 // stopTwice sends the frozen run sig twice, the second during the

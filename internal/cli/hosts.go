@@ -243,8 +243,7 @@ func runName() string {
 
 // benchCluster makes the run of bench (or a workload) on the agents.
 func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterRun, error) {
-	c := &clusterRun{command: "bench", hosts: &o.Cluster, output: &o.Output, ci: &o.CI,
-		job: cluster.Job{Command: "bench", Args: agentArgs(cmd, args)}}
+	c := o.clusterRun("bench", cmd, args)
 	if o.Job.Job == nil {
 		c.job.Need = int64(o.Threads) * (o.BigFileSize + int64(o.SmallFileCount)*o.SmallFileSize)
 	} else if o.Job.File != "" {
@@ -258,9 +257,9 @@ func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterR
 }
 
 // objbenchCluster makes the run of objbench on the agents.
-func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) *clusterRun {
+func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) (*clusterRun, error) {
 	f := cmd.Flags()
-	secrets := f.Changed("secret-key") || f.Changed("session-token") || object.RedactURL(o.URL) != o.URL
-	return &clusterRun{command: "objbench", hosts: &o.Cluster, output: &o.Output, ci: &o.CI, secrets: secrets,
-		job: cluster.Job{Command: "objbench", Args: agentArgs(cmd, args)}}
+	c := o.clusterRun("objbench", cmd, args)
+	c.secrets = f.Changed("secret-key") || f.Changed("session-token") || object.RedactURL(o.URL) != o.URL
+	return c, nil
 }

@@ -21,10 +21,8 @@ import (
 // ObjbenchOptions are the flags of `fsbench objbench`.
 type ObjbenchOptions struct {
 	objbench.Options
-	Output OutputOptions
-	CI     CIOptions
-	// Cluster runs the performance items on many hosts (--hosts).
-	Cluster HostsOptions
+	// RunFlags' Cluster runs the performance items on many hosts.
+	RunFlags
 
 	secretKey, sessionToken                            string
 	blockSize, bigObjectSize, smallObjectSize, timeout string
@@ -69,19 +67,11 @@ COS_SECRETID/COS_SECRETKEY); for s3, the AWS shared configuration and default
 credential chain. Secrets never appear in output, errors or result files.`,
 		Example: objbenchExample,
 		Args:    exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.URL = args[0]
-			if err := o.resolveAll(app, cmd); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			if o.Cluster.active() {
-				return runCluster(cmd.Context(), app, objbenchCluster(cmd, args, o))
-			}
-			return runObjbench(cmd.Context(), app, o)
-		},
+		RunE: hostsCommand[*ObjbenchOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: objbenchCluster, run: runObjbench,
+			resolve: func(cmd *cobra.Command, args []string) error {
+				o.URL = args[0]
+				return o.resolveAll(app, cmd)
+			}}.runE(app),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Storage, "storage", o.Storage, "storage type: "+strings.Join(object.Names(), ", "))
@@ -113,9 +103,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
-	addOutputFlags(cmd, &o.Output)
-	addCIFlags(cmd, &o.CI, objbenchQuick)
-	addHostsFlags(cmd, &o.Cluster)
+	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
 	return cmd
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/fsbench/fsbench/internal/tick"
 )
 
 // Progress shows how far one phase has got: a bar on a terminal, one plain
@@ -47,16 +49,10 @@ func (a *App) StartProgress(title string, total int64, unit string, poll func() 
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			t := time.NewTicker(200 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-p.stop:
-					return
-				case <-t.C:
-					_ = p.bar.Set64(p.poll())
-				}
-			}
+			tick.Every(200*time.Millisecond, p.stop, func() bool {
+				_ = p.bar.Set64(p.poll())
+				return true
+			})
 		}()
 	}
 	return p

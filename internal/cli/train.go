@@ -20,9 +20,7 @@ import (
 // TrainOptions are the flags of `fsbench train`.
 type TrainOptions struct {
 	train.Options
-	Output  OutputOptions
-	CI      CIOptions
-	Cluster HostsOptions
+	RunFlags
 	// JobFile is -f: a model's job file instead of a preset.
 	JobFile string
 	// job is the model's job file as read, sent to agents.
@@ -71,27 +69,20 @@ of one's own (see "fsbench train --print-job"). Flags override both.`,
   fsbench train /mnt/jfs --model resnet50 --dataset /mnt/jfs/fsbench-host-123-abcd --find-max
   fsbench train /mnt/jfs -f my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781`,
 		Args: trainArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if print, _ := cmd.Flags().GetBool("print-job"); print {
-				return printJob(app, o)
-			}
+	}
+	run := hostsCommand[*TrainOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: trainCluster, run: runTrain,
+		resolve: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
-			if err := o.resolve(cmd, app); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			if o.Cluster.active() {
-				return runCluster(cmd.Context(), app, trainCluster(cmd, args, o))
-			}
-			return runTrain(cmd.Context(), app, o)
-		},
+			return o.resolve(cmd, app)
+		}}.runE(app)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if print, _ := cmd.Flags().GetBool("print-job"); print {
+			return printJob(app, o)
+		}
+		return run(cmd, args)
 	}
 	addTrainFlags(cmd, o)
-	addOutputFlags(cmd, &o.Output)
-	addCIFlags(cmd, &o.CI, trainQuick)
-	addHostsFlags(cmd, &o.Cluster)
+	addRunFlags(cmd, &o.RunFlags, trainQuick)
 	return cmd
 }
 
@@ -291,9 +282,8 @@ func addAUExpectation(res *report.Result) {
 // trainCluster makes the run of train on the agents: each runs
 // --accelerators ranks; the hosts generate the dataset together, and each
 // rank reads samples any host wrote.
-func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) *clusterRun {
-	c := &clusterRun{command: "train", hosts: &o.Cluster, output: &o.Output, ci: &o.CI,
-		job: cluster.Job{Command: "train", Args: agentArgs(cmd, args)}}
+func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterRun, error) {
+	c := o.clusterRun("train", cmd, args)
 	if o.JobFile != "" {
 		c.job.Files = map[string][]byte{o.JobFile: o.job}
 	}
@@ -304,7 +294,7 @@ func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) *clusterRu
 		mergeTraining(res, parts)
 		addAUExpectation(res)
 	}
-	return c
+	return c, nil
 }
 
 // mergeTraining puts the hosts' ranks together in the merged result.

@@ -10,33 +10,18 @@ import (
 	"github.com/fsbench/fsbench/internal/train"
 )
 
-// trainJob is train on an agent: this host's ranks, and its share of the
-// dataset, made in the run's directory that all hosts share.
-type trainJob struct {
-	o   *TrainOptions
-	job *cluster.Job
-}
-
-func (j *trainJob) Target() string { return j.o.Path }
-
-func (j *trainJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
-	o, job := j.o, j.job
-	abs, err := filepath.Abs(o.Path)
+// trainOnAgent is train on an agent: this host's ranks, and its share of
+// the dataset, made in the run's directory that all hosts share.
+func trainOnAgent(ctx context.Context, gate cluster.Gate, o *TrainOptions, job *cluster.Job) (*report.Result, error) {
+	base, err := runBase(o.Path, job)
 	if err != nil {
 		return nil, err
 	}
-	o.RunDir = filepath.Join(abs, job.RunName, "dataset")
+	o.RunDir = filepath.Join(base, "dataset")
 	o.Host, o.Hosts = job.Index, job.Hosts
 	o.Hooks = train.Hooks{
 		PhaseStart: func(name string, _ *engine.Engine, _ int64, _ string) { _ = gate(ctx, name) },
 		Finished:   func() { _ = gate(ctx, cluster.FinishPhase) },
 	}
-	res := newResult("train")
-	meter := startUsage()
-	err = train.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
-	if err != nil && !res.Interrupted {
-		res.Error = err.Error()
-	}
-	return res, err
+	return agentRun("train", func(res *report.Result) error { return train.Run(ctx, o.Options, res) })
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/jobfile"
@@ -27,17 +28,24 @@ type JobFlags struct {
 	files, readPct, depth, width                                   int
 	ops                                                            int64
 	rate                                                           float64
-}
 
-// jobFlagNames are the flags that switch bench to a workload.
-var jobFlagNames = []string{"workload", "rw", "file-select", "xfer-size", "file-size", "files", "read-pct", "ops",
-	"duration", "warmup", "interval", "rate", "depth", "width", "tree-dir", "tree-format"}
+	// names are the flags declared by addJobFlags: any of them switches
+	// bench to a workload.
+	names []string
+}
 
 // defaultOnlyFlags are the default benchmark's own flags.
 var defaultOnlyFlags = []string{"block-size", "big-file-size", "small-file-size", "small-file-count"}
 
+// addJobFlags declares the workload flags on cmd and keeps their names.
 func addJobFlags(cmd *cobra.Command, o *JobFlags) {
-	f := cmd.Flags()
+	f := o.flagSet()
+	f.VisitAll(func(fl *pflag.Flag) { o.names = append(o.names, fl.Name) })
+	cmd.Flags().AddFlagSet(f)
+}
+
+func (o *JobFlags) flagSet() *pflag.FlagSet {
+	f := pflag.NewFlagSet("workload", pflag.ContinueOnError)
 	f.StringVarP(&o.File, "workload", "f", "", "run the phases of the workload `FILE` (YAML) instead of the default benchmark")
 	f.StringVar(&o.rw, "rw", "", "run one phase of this `OP`: read, write, rw (mixed), randread, randwrite, randrw (as fio), or "+
 		"create, stat, open, rename, chmod, utime, readdir, unlink, mkdir, rmdir, format (default read)")
@@ -55,11 +63,12 @@ func addJobFlags(cmd *cobra.Command, o *JobFlags) {
 	f.IntVar(&o.width, "width", 0, "file tree: `N` directories in each directory (vdbench's width); width^depth leaf directories")
 	f.StringVar(&o.treeDir, "tree-dir", "", "keep the tree in `DIR` under PATH and reuse it when its shape matches (vdbench's format=restart)")
 	f.StringVar(&o.treeFormat, "tree-format", "", "`MODE`: restart (reuse a matching tree; default), yes (always rebuild) or no (it must exist)")
+	return f
 }
 
 // active reports whether the command line asks for a workload.
 func (o *JobFlags) active(cmd *cobra.Command) bool {
-	for _, n := range jobFlagNames {
+	for _, n := range o.names {
 		if cmd.Flags().Changed(n) {
 			return true
 		}

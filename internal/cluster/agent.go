@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/tick"
 )
 
 // Runner runs jobs for an agent; the command-line layer provides it, so
@@ -316,20 +317,14 @@ func (a *Agent) run(j *agentJob) {
 }
 
 func (a *Agent) watch(j *agentJob) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-j.removed:
-			return
-		case <-t.C:
+	tick.Every(time.Second, j.removed, func() bool {
+		if time.Since(time.Unix(0, j.lastPing.Load())) <= a.o.OrphanAfter {
+			return true
 		}
-		if time.Since(time.Unix(0, j.lastPing.Load())) > a.o.OrphanAfter {
-			a.o.Logf("job %s: no word from the coordinator for %v; cancelling it and removing its files", j.id, a.o.OrphanAfter)
-			a.end(j)
-			return
-		}
-	}
+		a.o.Logf("job %s: no word from the coordinator for %v; cancelling it and removing its files", j.id, a.o.OrphanAfter)
+		a.end(j)
+		return false
+	})
 }
 
 // end cancels a job, waits for it to stop (its run removes its own files

@@ -2,10 +2,7 @@ package cluster_test
 
 import (
 	"context"
-	"strings"
 	"testing"
-
-	"github.com/fsbench/fsbench/internal/report"
 )
 
 // TestNetnsCheckpoint: a checkpoint over three test hosts. The hosts share
@@ -16,13 +13,7 @@ func TestNetnsCheckpoint(t *testing.T) {
 	_, agents, root := nsAgents(t, 3)
 	out := coordinator(t, context.Background(), "checkpoint", root, "--model", "llama3-8b", "--ranks", "6", "--size", "96M",
 		"--block-size", "256K", "--hosts", hostsFlag(agents...), "-o", "json")
-	if out.Code != 0 {
-		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
-	}
-	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultOf(t, out)
 	if len(r.Phases) != 3 || len(r.Hosts) != 3 {
 		t.Fatalf("%d phases, %d hosts", len(r.Phases), len(r.Hosts))
 	}

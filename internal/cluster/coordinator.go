@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/fsbench/fsbench/internal/tick"
 )
 
 // Coordinator runs a job on many agents.
@@ -328,14 +330,7 @@ func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent)
 // pinger tells every agent, every HeartbeatEvery, that its coordinator is
 // still there.
 func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
-	t := time.NewTicker(HeartbeatEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(HeartbeatEvery, ctx.Done(), func() bool {
 		for _, h := range hosts {
 			go func() {
 				pctx, cancel := context.WithTimeout(ctx, HeartbeatEvery)
@@ -347,48 +342,48 @@ func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 				}
 			}()
 		}
-	}
+		return true
+	})
 }
 
 // cancel asks every host still running to stop.
 func (c *Coordinator) cancel(hosts []*host) {
-	var wg sync.WaitGroup
-	for _, h := range hosts {
+	eachHost(hosts, 3*time.Second, func(ctx context.Context, h *host) {
 		if h.done || h.id == "" {
-			continue
+			return
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel()
-			_ = c.call(ctx, h, "POST", "/v1/jobs/"+h.id+"/cancel", nil, nil)
-		}()
-	}
-	wg.Wait()
+		_ = c.call(ctx, h, "POST", "/v1/jobs/"+h.id+"/cancel", nil, nil)
+	})
 }
 
 // cleanup tells every host to remove what the job left; a host that was
 // lost is not waited for: it removes its files by itself when it stops
 // hearing pings.
 func (c *Coordinator) cleanup(hosts []*host) {
-	var wg sync.WaitGroup
-	for _, h := range hosts {
-		if h.id == "" {
-			continue
-		}
-		if h.lost {
+	eachHost(hosts, 30*time.Second, func(ctx context.Context, h *host) {
+		switch {
+		case h.id == "":
+		case h.lost:
 			c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
+		default:
 			if err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil); err != nil && !strings.Contains(err.Error(), "no such job") {
 				c.Logf("host %s: clean up: %v (an agent still running removes the job's files itself within %v)", h.addr, err, OrphanAfter)
 			}
+		}
+	})
+}
+
+// eachHost calls f for every host at once, each call with its own
+// timeout, and waits for them all.
+func eachHost(hosts []*host, timeout time.Duration, f func(ctx context.Context, h *host)) {
+	var wg sync.WaitGroup
+	for _, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			f(ctx, h)
 		}()
 	}
 	wg.Wait()

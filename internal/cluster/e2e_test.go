@@ -82,6 +82,20 @@ func coordinator(t *testing.T, ctx context.Context, args ...string) testenv.Outp
 	return testenv.Run(t, ctx, []string{"FSBENCH_TOKEN=" + testToken}, args...)
 }
 
+// resultOf is the result the coordinator wrote (with -o json), failing
+// the test unless it exited 0.
+func resultOf(t *testing.T, out testenv.Output) *report.Result {
+	t.Helper()
+	if out.Code != 0 {
+		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
+	}
+	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func hostsFlag(agents ...*agent) string {
 	var s []string
 	for _, a := range agents {
@@ -111,13 +125,7 @@ func TestThreeHostsExactCounts(t *testing.T) {
 	a, b, c := startAgent(t, root), startAgent(t, root), startAgent(t, root)
 	out := coordinator(t, context.Background(), "bench", root, "-p", "2", "--big-file-size", "8M", "--small-file-count", "10",
 		"--small-file-size", "16K", "--hosts", hostsFlag(a, b, c), "-o", "json")
-	if out.Code != 0 {
-		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
-	}
-	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultOf(t, out)
 	want := map[string]int64{"write-big": 3 * 2 * 8, "read-big": 3 * 2 * 8, "write-small": 3 * 2 * 10, "read-small": 3 * 2 * 10, "stat": 3 * 2 * 10}
 	if len(r.Hosts) != 3 || len(r.Phases) != len(want) {
 		t.Fatalf("%d hosts, %d phases", len(r.Hosts), len(r.Phases))
@@ -326,13 +334,7 @@ func TestObjbenchHostsOverTLS(t *testing.T) {
 		t.Fatalf("secrets over plain HTTP: exit %d: %s", out.Code, out.Stderr)
 	}
 	out = coordinator(t, context.Background(), append(args, "--hosts", a.addr+","+b.addr, "--tls-ca", ca, "-o", "json")...)
-	if out.Code != 0 {
-		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
-	}
-	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultOf(t, out)
 	up := r.FindPhase("upload")
 	if up == nil || len(up.Hosts) != 2 || up.Ops != 2*8 || len(r.Hosts) != 2 {
 		t.Fatalf("upload on two hosts: %+v", up)

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -73,13 +72,7 @@ func TestNetnsThreeHosts(t *testing.T) {
 	_, agents, root := nsAgents(t, 3)
 	out := coordinator(t, context.Background(), "bench", root, "-p", "2", "--big-file-size", "16M", "--small-file-count", "20",
 		"--small-file-size", "16K", "--hosts", hostsFlag(agents...), "--read-others", "--verify", "-o", "json")
-	if out.Code != 0 {
-		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
-	}
-	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultOf(t, out)
 	for _, p := range r.Phases {
 		var sum int64
 		for _, h := range p.Hosts {

@@ -2,10 +2,8 @@ package cluster_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/train"
 )
 
@@ -19,13 +17,7 @@ func TestNetnsTrain(t *testing.T) {
 	out := coordinator(t, context.Background(), "train", root, "--files", "9", "--samples-per-file", "20",
 		"--sample-size", "8K", "--sample-size-stdev", "1K", "--batch-size", "5", "--accelerators", "2", "--read-threads", "2",
 		"--compute-time", "5ms", "--epochs", "2", "--au-threshold", "1", "--seed", "3", "--hosts", hostsFlag(agents...), "-o", "json")
-	if out.Code != 0 {
-		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
-	}
-	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultOf(t, out)
 	samples, bytes, foreign := trainPlan(t)
 	gen, tr := r.FindPhase("generate"), r.FindPhase("train")
 	ds := train.NewDataset("", 9, 20, 8192, 1024, 3, 1)

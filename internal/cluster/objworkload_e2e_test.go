@@ -2,10 +2,8 @@ package cluster_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -18,13 +16,7 @@ func TestObjWorkloadOnTwoHosts(t *testing.T) {
 	out := coordinator(t, context.Background(), "objbench", "--storage", "minio", m.URL("hosts-workload"),
 		"--access-key", m.AccessKey, "--secret-key", m.SecretKey, "--workload", "mixed", "--objects", "30", "--obj-size", "16K",
 		"--ops", "200", "-p", "2", "--hosts", hostsFlag(a, b), "--tls-ca", ca, "-o", "json")
-	if out.Code != 0 {
-		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
-	}
-	r, err := report.ReadJSON(strings.NewReader(out.Stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultOf(t, out)
 	total := r.FindPhase("mixed")
 	if total == nil || total.Ops != 400 || len(total.Hosts) != 2 || len(r.Hosts) != 2 {
 		t.Fatalf("mixed on two hosts of 200 operations each: %+v", total)

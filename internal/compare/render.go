@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/fsbench/fsbench/internal/report"
@@ -44,20 +42,8 @@ func WriteTable(w io.Writer, r *Report, color bool) error {
 	}{{"OLD", r.Old}, {"NEW", r.New}} {
 		fmt.Fprintf(ew, "%s: %s\n", s.label, describe(s.side))
 	}
-	t := tablewriter.NewTable(ew,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: tw.CellConfig{
-				Alignment:  tw.CellAlignment{Global: tw.AlignCenter},
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-			},
-			Row: tw.CellConfig{
-				Alignment:  tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}},
-				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
-			},
-		}),
-	)
-	t.Header("ITEM", "OLD", "NEW", "CHANGE", "RESULT")
+	t := report.NewTable(ew, []string{"ITEM", "OLD", "NEW", "CHANGE", "RESULT"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft})
 	for _, it := range r.Items {
 		old, new := "-", "-"
 		if it.Old != nil {

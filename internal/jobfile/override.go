@@ -43,8 +43,7 @@ func (o *Overrides) Apply(j *Job) {
 			continue
 		}
 		if j.Tree == nil {
-			set(&p.FileSize, o.FileSize)
-			set(&p.Files, o.Files)
+			o.applyFiles(&p.FileSize, &p.Files)
 		}
 		set(&p.Select, o.Select)
 		set(&p.Ops, o.Ops)
@@ -56,12 +55,18 @@ func (o *Overrides) Apply(j *Job) {
 }
 
 func (o *Overrides) applyTree(t *Tree) {
-	set(&t.FileSize, o.FileSize)
-	set(&t.Files, o.Files)
+	o.applyFiles(&t.FileSize, &t.Files)
 	set(&t.Depth, o.Depth)
 	set(&t.Width, o.Width)
 	set(&t.Dir, o.TreeDir)
 	set(&t.Format, o.TreeFormat)
+}
+
+// applyFiles sets the file size and count where they apply: in the tree,
+// or in each phase of a job without one.
+func (o *Overrides) applyFiles(size *int64, files *int) {
+	set(size, o.FileSize)
+	set(files, o.Files)
 }
 
 // eachFileOnce reports whether the phase's operation does each file once.

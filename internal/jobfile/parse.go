@@ -97,6 +97,37 @@ var (
 		"duration", "warmup", "interval", "rate"}
 )
 
+// reader reads the value of one key at key (the key's full name, for
+// messages) into its place.
+type reader func(v *yaml.Node, key string) error
+
+// to is the reader that stores what read returns in dst.
+func to[T any](dst *T, read func(*yaml.Node, string) (T, error)) reader {
+	return func(v *yaml.Node, key string) (err error) {
+		*dst, err = read(v, key)
+		return err
+	}
+}
+
+// node is the reader that keeps the value's node in dst, to read later.
+func node(dst **yaml.Node) reader {
+	return func(v *yaml.Node, _ string) error {
+		*dst = v
+		return nil
+	}
+}
+
+// read reads each pair of kv with the reader of its key; prefix and the
+// key name the value in messages.
+func read(kv [][2]*yaml.Node, prefix string, readers map[string]reader) error {
+	for _, x := range kv {
+		if err := readers[x[0].Value](x[1], prefix+x[0].Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (p *parser) job(n *yaml.Node) (*Job, error) {
 	kv, err := p.pairs(n, "workload", jobKeys)
 	if err != nil {
@@ -104,42 +135,23 @@ func (p *parser) job(n *yaml.Node) (*Job, error) {
 	}
 	j := &Job{File: p.file}
 	var defaults, phases *yaml.Node
-	for _, x := range kv {
-		k, v := x[0], x[1]
-		switch k.Value {
-		case "name":
-			j.Name, err = p.str(v, "name")
-		case "description":
-			j.Description, err = p.str(v, "description")
-		case "threads":
-			j.Threads, err = p.int(v, "threads", 1, 4096)
-		case "direct":
-			j.Direct, err = p.bool(v, "direct")
-		case "fsync":
-			j.Fsync, err = p.bool(v, "fsync")
-		case "verify":
-			j.Verify, err = p.bool(v, "verify")
-		case "tree":
-			j.Tree, err = p.tree(v)
-		case "defaults":
-			defaults = v
-		case "phases":
-			phases = v
-		}
-		if err != nil {
-			return nil, err
-		}
+	err = read(kv, "", map[string]reader{
+		"name":        to(&j.Name, p.str),
+		"description": to(&j.Description, p.str),
+		"threads":     to(&j.Threads, p.ints(1, 4096)),
+		"direct":      to(&j.Direct, p.bool),
+		"fsync":       to(&j.Fsync, p.bool),
+		"verify":      to(&j.Verify, p.bool),
+		"tree":        to(&j.Tree, p.tree),
+		"defaults":    node(&defaults),
+		"phases":      node(&phases),
+	})
+	if err != nil {
+		return nil, err
 	}
-	var defs [][2]*yaml.Node
-	if defaults != nil {
-		if defs, err = p.pairs(defaults, "defaults", phaseKeys); err != nil {
-			return nil, err
-		}
-		for _, d := range defs {
-			if d[0].Value == "name" || d[0].Value == "op" {
-				return nil, p.errf(d[0], "defaults: %s is per phase", d[0].Value)
-			}
-		}
+	defs, err := p.defaults(defaults)
+	if err != nil {
+		return nil, err
 	}
 	if phases == nil {
 		return nil, p.errf(n, "no phases: add a list under phases:")
@@ -157,35 +169,42 @@ func (p *parser) job(n *yaml.Node) (*Job, error) {
 	return j, nil
 }
 
-func (p *parser) tree(n *yaml.Node) (*Tree, error) {
+// defaults reads the defaults: mapping, when there is one, into the pairs
+// that stand before every phase's own.
+func (p *parser) defaults(n *yaml.Node) ([][2]*yaml.Node, error) {
+	if n == nil {
+		return nil, nil
+	}
+	defs, err := p.pairs(n, "defaults", phaseKeys)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
+		if d[0].Value == "name" || d[0].Value == "op" {
+			return nil, p.errf(d[0], "defaults: %s is per phase", d[0].Value)
+		}
+	}
+	return defs, nil
+}
+
+// tree reads the tree: mapping (key is always "tree").
+func (p *parser) tree(n *yaml.Node, _ string) (*Tree, error) {
 	kv, err := p.pairs(n, "tree", treeKeys)
 	if err != nil {
 		return nil, err
 	}
 	t := &Tree{Format: "restart", Line: n.Line}
 	t.Width, t.Files, t.Depth = -1, -1, -1
-	for _, x := range kv {
-		k, v := x[0], x[1]
-		switch k.Value {
-		case "dir":
-			t.Dir, err = p.str(v, "tree.dir")
-		case "depth":
-			t.Depth, err = p.int(v, "tree.depth", 0, 64)
-		case "width":
-			t.Width, err = p.int(v, "tree.width", 1, 1<<30)
-		case "files":
-			t.Files, err = p.int(v, "tree.files", 1, 1<<30)
-		case "file_size":
-			t.FileSize, err = p.size(v, "tree.file_size")
-		case "format":
-			t.Format, err = p.str(v, "tree.format")
-			if err == nil && t.Format != "restart" && t.Format != "yes" && t.Format != "no" {
-				err = p.errf(v, "tree.format must be restart, yes or no (got %q)", t.Format)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
+	err = read(kv, "tree.", map[string]reader{
+		"dir":       to(&t.Dir, p.str),
+		"depth":     to(&t.Depth, p.ints(0, 64)),
+		"width":     to(&t.Width, p.ints(1, 1<<30)),
+		"files":     to(&t.Files, p.ints(1, 1<<30)),
+		"file_size": to(&t.FileSize, p.size),
+		"format":    to(&t.Format, p.format),
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range []struct {
 		v    int
@@ -198,6 +217,15 @@ func (p *parser) tree(n *yaml.Node) (*Tree, error) {
 	return t, nil
 }
 
+// format reads tree.format: restart, yes or no.
+func (p *parser) format(n *yaml.Node, key string) (string, error) {
+	f, err := p.str(n, key)
+	if err == nil && f != "restart" && f != "yes" && f != "no" {
+		err = p.errf(n, "%s must be restart, yes or no (got %q)", key, f)
+	}
+	return f, err
+}
+
 func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (Phase, error) {
 	what := fmt.Sprintf("phases[%d]", i)
 	kv, err := p.pairs(n, what, phaseKeys)
@@ -205,58 +233,46 @@ func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (Phase, error)
 		return Phase{}, err
 	}
 	ph := Phase{Line: n.Line, Files: 1, ReadPct: -1}
-	for _, x := range append(append([][2]*yaml.Node{}, defs...), kv...) {
-		k, v := x[0], x[1]
-		key := what + "." + k.Value
-		switch k.Value {
-		case "name":
-			ph.Name, err = p.str(v, key)
-		case "op":
-			var op string
-			if op, err = p.str(v, key); err != nil {
-				break
-			}
-			if o, a, ok := ResolveOp(op); !ok {
-				err = p.errf(v, "%s: unknown operation %q (want one of %s)", key, op, strings.Join(Ops(), ", "))
-			} else {
-				ph.Op = o
-				if a == workload.Random {
-					ph.Access = a
-				}
-			}
-		case "access":
-			ph.Access, err = p.access(v, key)
-		case "select":
-			ph.Select, err = p.access(v, key)
-		case "xfer_size":
-			ph.XferSize, err = p.size(v, key)
-		case "file_size":
-			ph.FileSize, err = p.size(v, key)
-		case "files":
-			ph.Files, err = p.int(v, key, 1, 1<<24)
-		case "read_pct":
-			ph.ReadPct, err = p.int(v, key, 0, 100)
-		case "ops":
-			var o int
-			o, err = p.int(v, key, 1, 1<<62)
-			ph.Ops = int64(o)
-		case "duration":
-			ph.Duration, err = p.duration(v, key)
-		case "warmup":
-			ph.Warmup, err = p.duration(v, key)
-		case "interval":
-			ph.Interval, err = p.duration(v, key)
-		case "rate":
-			ph.Rate, err = p.float(v, key)
-		}
-		if err != nil {
-			return ph, err
-		}
+	err = read(append(append([][2]*yaml.Node{}, defs...), kv...), what+".", map[string]reader{
+		"name":      to(&ph.Name, p.str),
+		"op":        func(v *yaml.Node, key string) error { return p.op(v, key, &ph) },
+		"access":    to(&ph.Access, p.access),
+		"select":    to(&ph.Select, p.access),
+		"xfer_size": to(&ph.XferSize, p.size),
+		"file_size": to(&ph.FileSize, p.size),
+		"files":     to(&ph.Files, p.ints(1, 1<<24)),
+		"read_pct":  to(&ph.ReadPct, p.ints(0, 100)),
+		"ops":       to(&ph.Ops, p.int64s(1, 1<<62)),
+		"duration":  to(&ph.Duration, p.duration),
+		"warmup":    to(&ph.Warmup, p.duration),
+		"interval":  to(&ph.Interval, p.duration),
+		"rate":      to(&ph.Rate, p.float),
+	})
+	if err != nil {
+		return ph, err
 	}
 	if ph.Op == "" {
 		return ph, p.errf(n, "%s: op is required (one of %s)", what, strings.Join(Ops(), ", "))
 	}
 	return ph, nil
+}
+
+// op reads a phase's operation; a random one (randread, ...) sets the
+// phase's access too.
+func (p *parser) op(v *yaml.Node, key string, ph *Phase) error {
+	op, err := p.str(v, key)
+	if err != nil {
+		return err
+	}
+	o, a, ok := ResolveOp(op)
+	if !ok {
+		return p.errf(v, "%s: unknown operation %q (want one of %s)", key, op, strings.Join(Ops(), ", "))
+	}
+	ph.Op = o
+	if a == workload.Random {
+		ph.Access = a
+	}
+	return nil
 }
 
 func (p *parser) scalar(n *yaml.Node, key string) (string, error) {
@@ -268,19 +284,30 @@ func (p *parser) scalar(n *yaml.Node, key string) (string, error) {
 
 func (p *parser) str(n *yaml.Node, key string) (string, error) { return p.scalar(n, key) }
 
-func (p *parser) int(n *yaml.Node, key string, lo, hi int) (int, error) {
-	s, err := p.scalar(n, key)
-	if err != nil {
-		return 0, err
+// ints is the reader of a whole number in lo..hi.
+func (p *parser) ints(lo, hi int) func(*yaml.Node, string) (int, error) {
+	return func(n *yaml.Node, key string) (int, error) {
+		s, err := p.scalar(n, key)
+		if err != nil {
+			return 0, err
+		}
+		v, err := strconv.Atoi(strings.ReplaceAll(s, "_", ""))
+		if err != nil {
+			return 0, p.errf(n, "%s: want a whole number, got %q", key, s)
+		}
+		if v < lo || v > hi {
+			return 0, p.errf(n, "%s: %d is not in %d..%d", key, v, lo, hi)
+		}
+		return v, nil
 	}
-	v, err := strconv.Atoi(strings.ReplaceAll(s, "_", ""))
-	if err != nil {
-		return 0, p.errf(n, "%s: want a whole number, got %q", key, s)
+}
+
+// int64s is ints for an int64.
+func (p *parser) int64s(lo, hi int) func(*yaml.Node, string) (int64, error) {
+	return func(n *yaml.Node, key string) (int64, error) {
+		v, err := p.ints(lo, hi)(n, key)
+		return int64(v), err
 	}
-	if v < lo || v > hi {
-		return 0, p.errf(n, "%s: %d is not in %d..%d", key, v, lo, hi)
-	}
-	return v, nil
 }
 
 func (p *parser) float(n *yaml.Node, key string) (float64, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/tick"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -135,16 +136,10 @@ func prepareDir(d string) error {
 
 func (p *Publisher) loop() {
 	defer close(p.done)
-	t := time.NewTicker(p.opts.Period)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			_ = p.publish()
-		}
-	}
+	tick.Every(p.opts.Period, p.stop, func() bool {
+		_ = p.publish()
+		return true
+	})
 }
 
 // Snapshot returns what the publisher would publish now.

@@ -7,7 +7,6 @@ package objbench
 // untouched.
 
 import (
-	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -60,9 +59,7 @@ func lastLine(text string) string {
 // to name it; mend then brings the store back.
 func storeFault(t *testing.T, brk, mend func(*testenv.MinIO) error) (*testenv.Process, time.Duration, *testenv.MinIO, object.Storage) {
 	m := testenv.NewMinIO(t)
-	bucket := fmt.Sprintf("objbench-fault-%d", time.Now().UnixNano()%1e6)
-	s := openMinIO(t, m, bucket)
-	putPrecious(t, s)
+	bucket, s := userBucket(t, m, "objbench-fault")
 	p := startObjbench(t, m, bucket, "--skip-functional-tests", "--big-object-size", "4G", "-p", "2", "--timeout", "5s")
 	p.Await("uploads under way", time.Minute, func() bool { return len(ours(t, s)) >= 4 })
 	if err := brk(m); err != nil {
@@ -203,9 +200,7 @@ func (h *holdingProxy) let() {
 // proxy holds the clean-up's listing.
 func interruptAt(t *testing.T, stage string) (*testenv.Process, *holdingProxy, object.Storage) {
 	m, _ := minioEnv(t, false)
-	bucket := fmt.Sprintf("objbench-sigint-%d", time.Now().UnixNano()%1e6)
-	s := openMinIO(t, m, bucket)
-	putPrecious(t, s)
+	bucket, s := userBucket(t, m, "objbench-sigint")
 	h := newHoldingProxy(t, m)
 	pm := *m
 	pm.Endpoint = h.srv.URL

@@ -83,6 +83,16 @@ func listAll(t *testing.T, s object.Storage) []string {
 }
 
 // putPrecious stores an object of the user's that the run must not touch.
+// userBucket is a new bucket named prefix-N holding one object of the
+// user's, which a run must leave alone (checkPrecious).
+func userBucket(t *testing.T, m *testenv.MinIO, prefix string) (string, object.Storage) {
+	t.Helper()
+	bucket := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9)
+	s := openMinIO(t, m, bucket)
+	putPrecious(t, s)
+	return bucket, s
+}
+
 func putPrecious(t *testing.T, s object.Storage) {
 	t.Helper()
 	if err := s.Put(context.Background(), "precious/data.bin", strings.NewReader("user data, keep")); err != nil {
@@ -145,9 +155,7 @@ func TestBinaryMinIO(t *testing.T) {
 	for _, tls := range []bool{false, true} {
 		t.Run(map[bool]string{false: "http", true: "https"}[tls], func(t *testing.T) {
 			m, env := minioEnv(t, tls)
-			bucket := fmt.Sprintf("objbench-%t-%d", tls, time.Now().UnixNano()%1e6)
-			s := openMinIO(t, m, bucket)
-			putPrecious(t, s)
+			bucket, s := userBucket(t, m, fmt.Sprintf("objbench-%t", tls))
 			resFile := filepath.Join(t.TempDir(), "result.json")
 			args := append([]string{"objbench", "--storage", "minio", m.URL(bucket), "--json", "--result-file", resFile}, quickArgs...)
 			if tls {
@@ -273,9 +281,7 @@ func closedPort(t *testing.T) string {
 // what it wrote, prints what it measured and exits 130.
 func TestBinaryInterrupt(t *testing.T) {
 	m, env := minioEnv(t, false)
-	bucket := fmt.Sprintf("objbench-int-%d", time.Now().UnixNano()%1e6)
-	s := openMinIO(t, m, bucket)
-	putPrecious(t, s)
+	bucket, s := userBucket(t, m, "objbench-int")
 	resFile := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(testenv.Binary(t), "objbench", "--storage", "minio", m.URL(bucket), "--skip-functional-tests",
 		"--big-object-size", "4G", "-p", "2", "--result-file", resFile)
@@ -514,9 +520,7 @@ func corruptRun(t *testing.T, blockSize, bigSize string, at int64) *report.Resul
 // are not touched.
 func TestRunUnderURLPrefix(t *testing.T) {
 	m, _ := minioEnv(t, false)
-	bucket := fmt.Sprintf("objbench-pre-%d", time.Now().UnixNano()%1e6)
-	s := openMinIO(t, m, bucket)
-	putPrecious(t, s)
+	bucket, s := userBucket(t, m, "objbench-pre")
 	o := small("minio", m.URL(bucket)+"/team/bench")
 	o.Object = object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
 	res := &report.Result{}

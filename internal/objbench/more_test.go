@@ -83,9 +83,7 @@ func readAll(t *testing.T, s object.Storage, key string) []byte {
 // the parts and the completions each have their row.
 func TestMultipartWorkloadMinIO(t *testing.T) {
 	m, env := minioEnv(t, false)
-	bucket := fmt.Sprintf("multipart-%d", time.Now().UnixNano()%1e9)
-	s := openMinIO(t, m, bucket)
-	putPrecious(t, s)
+	bucket, s := userBucket(t, m, "multipart")
 	res := runJSON(t, env, "objbench", "--storage", "minio", m.URL(bucket), "--workload", "multipart", "--objects", "5",
 		"--obj-size", "12M", "--part-size", "5M", "--parts-in-flight", "2", "-p", "2", "--seed", "7", "--keep")
 	checkRow(t, row(t, res, "multipart"), 5)
@@ -196,8 +194,7 @@ func purge(t *testing.T, s object.Storage) {
 // fails with one line that says why.
 func TestVersionedLeavesUserBucketAlone(t *testing.T) {
 	m, env := minioEnv(t, false)
-	s := openMinIO(t, m, fmt.Sprintf("plain-%d", time.Now().UnixNano()%1e9))
-	putPrecious(t, s)
+	_, s := userBucket(t, m, "plain")
 	r := fsbench(t, env, "objbench", "--storage", "minio", s.String(), "--workload", "versioned", "--objects", "4")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "changes no setting of a bucket it did not create") {
 		t.Errorf("exit %d, stderr %q; want a failure saying the bucket is left alone", r.Code, r.Stderr)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
@@ -20,9 +19,7 @@ import (
 // workloadBucket is a new bucket holding one object of the user's.
 func workloadBucket(t *testing.T) (*testenv.MinIO, []string, string, object.Storage) {
 	m, env := minioEnv(t, false)
-	bucket := fmt.Sprintf("objwl-%d", time.Now().UnixNano()%1e9)
-	s := openMinIO(t, m, bucket)
-	putPrecious(t, s)
+	bucket, s := userBucket(t, m, "objwl")
 	return m, env, bucket, s
 }
 

@@ -188,18 +188,18 @@ func translateNodeDisks(fams Families, sm *Sample) {
 // usage, object and go sections, only where JuiceFS's own names are
 // absent.
 func translateMinIO(fams Families, sm *Sample) {
-	renameAbsent(fams, sm, map[string]string{
+	names := map[string]string{
 		"minio_s3_traffic_sent_bytes":              "juicefs_object_request_data_bytes_GET",
 		"minio_s3_traffic_received_bytes":          "juicefs_object_request_data_bytes_PUT",
 		"minio_node_process_cpu_total_seconds":     "juicefs_cpu_usage",
 		"minio_node_process_resident_memory_bytes": "juicefs_memory",
-	})
-	if _, ok := fams["minio_s3_traffic_sent_bytes"]; ok {
-		renameAbsent(fams, sm, map[string]string{
-			"go_memstats_alloc_bytes": "juicefs_go_memstats_alloc_bytes",
-			"go_memstats_sys_bytes":   "juicefs_go_memstats_sys_bytes",
-		})
 	}
+	if _, ok := fams["minio_s3_traffic_sent_bytes"]; ok {
+		// The Go runtime's families are MinIO's only on MinIO's endpoint.
+		names["go_memstats_alloc_bytes"] = "juicefs_go_memstats_alloc_bytes"
+		names["go_memstats_sys_bytes"] = "juicefs_go_memstats_sys_bytes"
+	}
+	renameAll(fams, sm, absent(sm, names))
 }
 
 // renameAll sums each family of names into its new name.
@@ -209,13 +209,15 @@ func renameAll(fams Families, sm *Sample, names map[string]string) {
 	}
 }
 
-// renameAbsent is renameAll for the new names the sample does not hold.
-func renameAbsent(fams Families, sm *Sample, names map[string]string) {
+// absent is the part of names whose new names the sample does not hold.
+func absent(sm *Sample, names map[string]string) map[string]string {
+	out := map[string]string{}
 	for from, to := range names {
 		if _, ok := sm.Values[to]; !ok {
-			sumBy(fams, from, sm, func(*dto.Metric) string { return to })
+			out[from] = to
 		}
 	}
+	return out
 }
 
 // MetricSpec is one --metric: [NICK=]NAME[{label="value",...}].

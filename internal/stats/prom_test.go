@@ -38,6 +38,17 @@ func parseFixture(t *testing.T, name string) Families {
 	return fams
 }
 
+// translatedFixture is the sample that the /metrics fixture name gives,
+// flattened and translated as a source does.
+func translatedFixture(t *testing.T, name string) *Sample {
+	t.Helper()
+	fams := parseFixture(t, name)
+	sm := NewSample(t0)
+	Flatten(fams, sm)
+	Translate(fams, sm)
+	return sm
+}
+
 // The JuiceFS client's /metrics, flattened, gives the same names and values
 // as its .stats file, so the same sections read either.
 func TestFlattenMatchesJuiceFSStats(t *testing.T) {
@@ -76,10 +87,7 @@ func TestFlattenMatchesJuiceFSStats(t *testing.T) {
 }
 
 func TestTranslateNodeExporter(t *testing.T) {
-	sm := NewSample(t0)
-	fams := parseFixture(t, "stats/prom/node_exporter.txt")
-	Flatten(fams, sm)
-	Translate(fams, sm)
+	sm := translatedFixture(t, "stats/prom/node_exporter.txt")
 	checkValues(t, sm, map[string]float64{
 		"sys.cpu.user":      518.15 + 0.06 + 506.58 + 0.06,
 		"sys.cpu.system":    83.77 + 1.01 + 81.23 + 3.76,
@@ -100,10 +108,7 @@ func TestTranslateNodeExporter(t *testing.T) {
 }
 
 func TestTranslateMinIO(t *testing.T) {
-	sm := NewSample(t0)
-	fams := parseFixture(t, "stats/prom/minio.txt")
-	Flatten(fams, sm)
-	Translate(fams, sm)
+	sm := translatedFixture(t, "stats/prom/minio.txt")
 	checkValues(t, sm, map[string]float64{
 		"juicefs_object_request_data_bytes_GET": 6.375342e+09,
 		"juicefs_object_request_data_bytes_PUT": 3.061842e+09,

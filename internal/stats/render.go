@@ -142,19 +142,10 @@ func (j *jsonRenderer) Row(r *Row) error {
 	b := bufio.NewWriter(j.w)
 	fmt.Fprintf(b, `{"time":%q,"interval_s":%s,"sections":{`, r.End.UTC().Format(time.RFC3339Nano), num(r.Seconds()))
 	for i, rs := range r.Sections {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name, _ := json.Marshal(rs.Section.Name)
-		b.Write(name)
-		b.WriteString(":{")
+		writeKey(b, i, rs.Section.Name)
+		b.WriteByte('{')
 		for k, v := range rs.Values {
-			if k > 0 {
-				b.WriteByte(',')
-			}
-			field, _ := json.Marshal(v.Col.Field)
-			b.Write(field)
-			b.WriteByte(':')
+			writeKey(b, k, v.Col.Field)
 			switch {
 			case !v.OK:
 				b.WriteString("null")
@@ -169,6 +160,17 @@ func (j *jsonRenderer) Row(r *Row) error {
 	}
 	b.WriteString("}}\n")
 	return b.Flush()
+}
+
+// writeKey writes the i-th key of a JSON object: the comma that parts it
+// from the one before, the quoted name and the colon.
+func writeKey(b *bufio.Writer, i int, name string) {
+	if i > 0 {
+		b.WriteByte(',')
+	}
+	k, _ := json.Marshal(name)
+	b.Write(k)
+	b.WriteByte(':')
 }
 
 type csvRenderer struct {

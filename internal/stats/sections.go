@@ -27,6 +27,23 @@ var Letters = []struct {
 	{'x', "metrics", "the --metric values of a Prometheus endpoint"},
 }
 
+// letterColumns are the columns of the section of each schema letter but
+// x (whose columns are the --metric values); v adds the bracketed ones.
+var letterColumns = map[byte]func(v bool) []Column{
+	'u': usageColumns,
+	'f': fuseColumns,
+	'm': metaColumns,
+	'c': blockcacheColumns,
+	'o': objectColumns,
+	'g': goColumns,
+	't': timeColumns,
+	's': systemColumns,
+	'd': diskColumns,
+	'n': nfsColumns,
+	'p': processColumns,
+	'b': fsbenchColumns,
+}
+
 // hist is the pair of columns of a JuiceFS histogram: operations per
 // second and mean latency in milliseconds.
 func hist(nick, field, name string) []Column {
@@ -45,6 +62,17 @@ func class(nick, name string) []Column {
 	}
 }
 
+// byteRate is the column of bytes per second of the counter key, in the
+// field nick_bytes_per_s.
+func byteRate(nick, key string) Column {
+	return Column{Nick: nick, Field: nick + "_bytes_per_s", Kind: Rate, Unit: Bytes, Key: key}
+}
+
+// byteGauge is the column of a size in bytes, in the field nick_bytes.
+func byteGauge(nick, key string) Column {
+	return Column{Nick: nick, Field: nick + "_bytes", Kind: Gauge, Unit: Bytes, Key: key}
+}
+
 func cols(groups ...[]Column) []Column {
 	var out []Column
 	for _, g := range groups {
@@ -58,165 +86,131 @@ func one(c Column) []Column { return []Column{c} }
 // NewSection builds the section of a schema letter; verbosity > 0 adds the
 // bracketed columns. metrics are the columns of the 'x' section.
 func NewSection(letter byte, verbosity int, metrics []Column) (*Section, error) {
-	s := &Section{Letter: letter}
-	if letter == 'x' {
-		s.Name = "metrics"
-		s.Columns = metrics
-		if len(metrics) == 0 {
+	for _, l := range Letters {
+		if l.Letter != letter {
+			continue
+		}
+		s := &Section{Letter: letter, Name: l.Name, Columns: metrics}
+		if columns, ok := letterColumns[letter]; ok {
+			s.Columns = columns(verbosity > 0)
+		} else if len(metrics) == 0 {
 			return nil, fmt.Errorf("schema letter x needs at least one --metric")
 		}
 		return s, nil
 	}
-	build, ok := sectionBuilders[letter]
-	if !ok {
-		return nil, fmt.Errorf("unknown schema letter %q (want one of %s)", letter, letterList())
-	}
-	build(s, verbosity > 0)
-	return s, nil
+	return nil, fmt.Errorf("unknown schema letter %q (want one of %s)", letter, letterList())
 }
 
-// sectionBuilders fill the name and the columns of the section of each
-// schema letter but x; v adds the bracketed columns.
-var sectionBuilders = map[byte]func(s *Section, v bool){
-	'u': usageSection,
-	'f': fuseSection,
-	'm': metaSection,
-	'c': blockcacheSection,
-	'o': objectSection,
-	'g': goSection,
-	't': timeSection,
-	's': systemSection,
-	'd': diskSection,
-	'n': nfsSection,
-	'p': processSection,
-	'b': fsbenchSection,
-}
-
-func usageSection(s *Section, v bool) {
-	s.Name = "usage"
-	s.Columns = []Column{
+func usageColumns(v bool) []Column {
+	c := []Column{
 		{Nick: "cpu", Field: "cpu_pct", Kind: Rate, Unit: Percent, Key: "juicefs_cpu_usage", Scale: 100},
-		{Nick: "mem", Field: "mem_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_memory"},
-		{Nick: "buf", Field: "buf_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_used_buffer_size_bytes"},
+		byteGauge("mem", "juicefs_memory"),
+		byteGauge("buf", "juicefs_used_buffer_size_bytes"),
 	}
 	if v {
-		s.Columns = append(s.Columns, Column{Nick: "cache", Field: "cache_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_store_cache_size_bytes"})
+		c = append(c, byteGauge("cache", "juicefs_store_cache_size_bytes"))
 	}
+	return c
 }
 
-func fuseSection(s *Section, v bool) {
-	s.Name = "fuse"
-	s.Columns = cols(hist("ops", "ops", "juicefs_fuse_ops_durations_histogram_seconds"),
-		one(Column{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_fuse_read_size_bytes_sum"}),
-		one(Column{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_fuse_written_size_bytes_sum"}))
+func fuseColumns(bool) []Column {
+	return cols(hist("ops", "ops", "juicefs_fuse_ops_durations_histogram_seconds"),
+		[]Column{byteRate("read", "juicefs_fuse_read_size_bytes_sum"), byteRate("write", "juicefs_fuse_written_size_bytes_sum")})
 }
 
-func metaSection(s *Section, v bool) {
-	s.Name = "meta"
-	s.Columns = hist("ops", "ops", "juicefs_meta_ops_durations_histogram_seconds")
+func metaColumns(v bool) []Column {
+	c := hist("ops", "ops", "juicefs_meta_ops_durations_histogram_seconds")
 	if v {
-		s.Columns = cols(s.Columns, hist("txn", "txn", "juicefs_transaction_durations_histogram_seconds"),
+		c = cols(c, hist("txn", "txn", "juicefs_transaction_durations_histogram_seconds"),
 			one(Column{Nick: "retry", Field: "retry_per_s", Kind: Rate, Unit: Count, Key: "juicefs_transaction_restart"}))
 	}
+	return c
 }
 
-func blockcacheSection(s *Section, v bool) {
-	s.Name = "blockcache"
-	s.Columns = []Column{
-		{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_blockcache_hit_bytes"},
-		{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_blockcache_write_bytes"},
+func blockcacheColumns(bool) []Column {
+	return []Column{byteRate("read", "juicefs_blockcache_hit_bytes"), byteRate("write", "juicefs_blockcache_write_bytes")}
+}
+
+func objectColumns(v bool) []Column {
+	get := byteRate("get", "juicefs_object_request_data_bytes_GET")
+	put := byteRate("put", "juicefs_object_request_data_bytes_PUT")
+	if !v {
+		return []Column{get, put}
 	}
+	return cols(one(get), hist("get_c", "get", "juicefs_object_request_durations_histogram_seconds_GET"),
+		one(put), hist("put_c", "put", "juicefs_object_request_durations_histogram_seconds_PUT"),
+		hist("del_c", "del", "juicefs_object_request_durations_histogram_seconds_DELETE"))
 }
 
-func objectSection(s *Section, v bool) {
-	s.Name = "object"
-	get := Column{Nick: "get", Field: "get_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_object_request_data_bytes_GET"}
-	put := Column{Nick: "put", Field: "put_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "juicefs_object_request_data_bytes_PUT"}
-	if v {
-		s.Columns = cols(one(get), hist("get_c", "get", "juicefs_object_request_durations_histogram_seconds_GET"),
-			one(put), hist("put_c", "put", "juicefs_object_request_durations_histogram_seconds_PUT"),
-			hist("del_c", "del", "juicefs_object_request_durations_histogram_seconds_DELETE"))
-	} else {
-		s.Columns = []Column{get, put}
-	}
+func goColumns(bool) []Column {
+	return []Column{byteGauge("alloc", "juicefs_go_memstats_alloc_bytes"), byteGauge("sys", "juicefs_go_memstats_sys_bytes")}
 }
 
-func goSection(s *Section, v bool) {
-	s.Name = "go"
-	s.Columns = []Column{
-		{Nick: "alloc", Field: "alloc_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_go_memstats_alloc_bytes"},
-		{Nick: "sys", Field: "sys_bytes", Kind: Gauge, Unit: Bytes, Key: "juicefs_go_memstats_sys_bytes"},
-	}
+func timeColumns(bool) []Column {
+	return one(Column{Nick: "time", Field: "time", Kind: WallTime, Unit: Time, Width: 8})
 }
 
-func timeSection(s *Section, v bool) {
-	s.Name = "time"
-	s.Columns = []Column{{Nick: "time", Field: "time", Kind: WallTime, Unit: Time, Width: 8}}
-}
-
-func systemSection(s *Section, v bool) {
-	s.Name = "system"
-	s.Columns = []Column{
+func systemColumns(v bool) []Column {
+	c := []Column{
 		{Nick: "usr", Field: "usr_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.user", Count: "sys.cpu.total"},
 		{Nick: "sys", Field: "sys_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.system", Count: "sys.cpu.total"},
 		{Nick: "wait", Field: "wait_pct", Kind: Share, Unit: Percent, Key: "sys.cpu.iowait", Count: "sys.cpu.total"},
-		{Nick: "used", Field: "used_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.used"},
-		{Nick: "dirty", Field: "dirty_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.dirty"},
+		byteGauge("used", "sys.mem.used"),
+		byteGauge("dirty", "sys.mem.dirty"),
 		{Nick: "wback", Field: "writeback_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.writeback"},
 	}
 	if v {
-		s.Columns = append(s.Columns,
-			Column{Nick: "cache", Field: "cache_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.cached"},
-			Column{Nick: "free", Field: "free_bytes", Kind: Gauge, Unit: Bytes, Key: "sys.mem.free"})
+		c = append(c, byteGauge("cache", "sys.mem.cached"), byteGauge("free", "sys.mem.free"))
 	}
+	return c
 }
 
-func diskSection(s *Section, v bool) {
-	s.Name = "disk"
-	s.Columns = []Column{
+func diskColumns(bool) []Column {
+	return []Column{
 		{Nick: "r/s", Field: "reads_per_s", Kind: Rate, Unit: Count, Key: "disk.reads"},
 		{Nick: "w/s", Field: "writes_per_s", Kind: Rate, Unit: Count, Key: "disk.writes"},
-		{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "disk.read_bytes"},
-		{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "disk.write_bytes"},
+		byteRate("read", "disk.read_bytes"),
+		byteRate("write", "disk.write_bytes"),
 		{Nick: "await", Field: "await_ms", Kind: Mean, Unit: Millis, Key: "disk.wait_ms", Count: "disk.ios"},
 		{Nick: "util", Field: "util_pct", Kind: Rate, Unit: Percent, Key: "disk.busy_ms", Scale: 0.1},
 	}
 }
 
-func nfsSection(s *Section, v bool) {
-	s.Name = "nfs"
-	s.Columns = cols(
-		one(Column{Nick: "ops", Field: "ops_per_s", Kind: Rate, Unit: Count, Key: "nfs.ops"}),
-		one(Column{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "nfs.read_bytes"}),
-		one(Column{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "nfs.write_bytes"}),
+func nfsColumns(bool) []Column {
+	return cols(
+		[]Column{
+			{Nick: "ops", Field: "ops_per_s", Kind: Rate, Unit: Count, Key: "nfs.ops"},
+			byteRate("read", "nfs.read_bytes"),
+			byteRate("write", "nfs.write_bytes"),
+		},
 		class("rd", "read"), class("wr", "write"), class("meta", "meta"))
 }
 
-func processSection(s *Section, v bool) {
-	s.Name = "process"
-	s.Columns = []Column{
+func processColumns(v bool) []Column {
+	c := []Column{
 		{Nick: "cpu", Field: "cpu_pct", Kind: Rate, Unit: Percent, Key: "proc.cpu", Scale: 100},
-		{Nick: "mem", Field: "mem_bytes", Kind: Gauge, Unit: Bytes, Key: "proc.rss"},
+		byteGauge("mem", "proc.rss"),
 	}
 	if v {
-		s.Columns = append(s.Columns, Column{Nick: "thr", Field: "threads", Kind: Gauge, Unit: Count, Key: "proc.threads"})
+		c = append(c, Column{Nick: "thr", Field: "threads", Kind: Gauge, Unit: Count, Key: "proc.threads"})
 	}
+	return c
 }
 
-func fsbenchSection(s *Section, v bool) {
-	s.Name = "fsbench"
-	s.Columns = []Column{
+func fsbenchColumns(v bool) []Column {
+	c := []Column{
 		{Nick: "ops", Field: "ops_per_s", Kind: Rate, Unit: Count, Key: "fsbench.ops"},
 		{Nick: "lat", Field: "lat_ms", Kind: Mean, Unit: Millis, Key: "fsbench.latency_ns", Count: "fsbench.ops", Scale: 1e-6},
-		{Nick: "read", Field: "read_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "fsbench.read_bytes"},
-		{Nick: "write", Field: "write_bytes_per_s", Kind: Rate, Unit: Bytes, Key: "fsbench.write_bytes"},
+		byteRate("read", "fsbench.read_bytes"),
+		byteRate("write", "fsbench.write_bytes"),
 		{Nick: "err", Field: "errors_per_s", Kind: Rate, Unit: Count, Key: "fsbench.errors"},
 	}
 	if v {
-		s.Columns = append(s.Columns,
+		c = append(c,
 			Column{Nick: "runs", Field: "runs", Kind: Gauge, Unit: Count, Key: "fsbench.runs"},
 			Column{Nick: "phase", Field: "phase", Kind: Text, Unit: String, Key: "fsbench.phase", Width: 10})
 	}
+	return c
 }
 
 func letterList() string {
