@@ -59,12 +59,20 @@ printf '%-28s %12s %12s %7s %14s %7s\n' "job (1 MiB blocks, $SIZE/job)" "fio MiB
 for direct in 0 1; do
 	for jobs in $JOBS; do
 		fw=(); fr=(); sw=(); sr=(); ff=()
-		for _ in $(seq "$RUNS"); do
+		for run in $(seq "$RUNS"); do
+			# Alternate which tool goes first: whatever the previous run
+			# leaves behind (writeback, reclaim) falls on each in turn.
+			if [ $((run % 2)) = 0 ]; then
+				read -r w r _ < <(fsbench_mibs "$jobs" "$direct"); sw+=("$w"); sr+=("$r")
+			fi
 			drop; fw+=("$(fio_mibs write "$jobs" "$direct")")
 			drop; ff+=("$(fio_mibs write "$jobs" "$direct" --refill_buffers)")
 			fr+=("$(fio_mibs read "$jobs" "$direct")")
-			read -r w r _ < <(fsbench_mibs "$jobs" "$direct"); sw+=("$w"); sr+=("$r")
+			if [ $((run % 2)) = 1 ]; then
+				read -r w r _ < <(fsbench_mibs "$jobs" "$direct"); sw+=("$w"); sr+=("$r")
+			fi
 		done
+		echo "  runs, -p $jobs direct=$direct: fio write ${fw[*]} | fsbench write ${sw[*]} | fio read ${fr[*]} | fsbench read ${sr[*]}" >&2
 		mode=buffered; [ "$direct" = 1 ] && mode=direct
 		for rw in write read; do
 			if [ $rw = write ]; then f=$(median "${fw[@]}"); s=$(median "${sw[@]}"); else f=$(median "${fr[@]}"); s=$(median "${sr[@]}"); fi
