@@ -304,42 +304,53 @@ const (
 	readdirMaxCount = 1 << 20
 )
 
+// readdirArgs are the arguments of READDIRPLUS.
+type readdirArgs struct {
+	FH         []byte
+	Cookie     uint64
+	CookieVerf uint64
+	DirCount   uint32
+	MaxCount   uint32
+}
+
 // readdirplus lists a directory with each entry's attributes and handle.
 func (c *nfsClient) readdirplus(ctx context.Context, dir []byte, each func(e *nfs.EntryPlus)) error {
-	type args struct {
-		FH         []byte
-		Cookie     uint64
-		CookieVerf uint64
-		DirCount   uint32
-		MaxCount   uint32
-	}
-	a := args{FH: dir, DirCount: readdirDirCount, MaxCount: readdirMaxCount}
+	a := readdirArgs{FH: dir, DirCount: readdirDirCount, MaxCount: readdirMaxCount}
 	for eof := false; !eof; {
-		err := c.call(ctx, nfsReadDir, a, func(d *xdrDec) error {
-			var dirAttr nfs.PostOpAttr
-			d.postOpAttr(&dirAttr)
-			a.CookieVerf = d.u64()
-			var e nfs.EntryPlus
-			for d.bool() && d.err == nil {
-				e.FileId = d.u64()
-				e.FileName = string(d.opaque())
-				e.Cookie = d.u64()
-				d.postOpAttr(&e.Attr)
-				d.postOpFH(&e.Handle)
-				if d.err != nil {
-					return d.err
-				}
-				a.Cookie = e.Cookie
-				each(&e)
-			}
-			eof = d.bool()
-			return d.err
-		})
+		err := c.call(ctx, nfsReadDir, a, func(d *xdrDec) error { return c.decodeDirPage(d, &a, each, &eof) })
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// decodeDirPage decodes one READDIRPLUS reply: each entry goes to each,
+// and a's cookies move on to the next page.
+func (c *nfsClient) decodeDirPage(d *xdrDec, a *readdirArgs, each func(e *nfs.EntryPlus), eof *bool) error {
+	var dirAttr nfs.PostOpAttr
+	d.postOpAttr(&dirAttr)
+	a.CookieVerf = d.u64()
+	var e nfs.EntryPlus
+	entries := 0
+	for d.bool() && d.err == nil {
+		e.FileId = d.u64()
+		e.FileName = string(d.opaque())
+		e.Cookie = d.u64()
+		d.postOpAttr(&e.Attr)
+		d.postOpFH(&e.Handle)
+		if d.err != nil {
+			return d.err
+		}
+		a.Cookie = e.Cookie
+		entries++
+		each(&e)
+	}
+	*eof = d.bool()
+	if d.err == nil && !*eof && entries == 0 {
+		return errors.New("READDIRPLUS reply with no entries and no end of the directory")
+	}
+	return d.err
 }
 
 func (c *nfsClient) fsinfo(ctx context.Context, root []byte) (*nfs.FSInfo, error) {

@@ -1,6 +1,8 @@
 package object
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -8,6 +10,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/willscott/go-nfs-client/nfs"
 )
 
 // A call to a server that never answers returns as soon as its context is
@@ -118,4 +122,41 @@ func TestRPCFragmentedReplies(t *testing.T) {
 			t.Fatalf("call %d: the connection did not go back to the pool", i)
 		}
 	}
+}
+
+// decodeRecord decodes body as the results of a reply with decode.
+func decodeRecord(body []byte, decode func(d *xdrDec) error) error {
+	rec := binary.BigEndian.AppendUint32(nil, uint32(len(body))|1<<31)
+	rr := recordReader{br: bufio.NewReader(bytes.NewReader(append(rec, body...)))}
+	if err := rr.start(); err != nil {
+		return err
+	}
+	d := &xdrDec{rr: &rr}
+	err := decode(d)
+	if ferr := rr.finish(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// A server's reply is input from the network: no bytes may make a
+// decoder panic or loop, whatever they say.
+func FuzzNFSReplyDecode(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0})
+	f.Add(bytes.Repeat([]byte{0, 0, 0, 1}, 40))
+	f.Add(bytes.Repeat([]byte{0xff}, 64))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c := &nfsClient{}
+		var a nfs.Fattr
+		decoders := []func(d *xdrDec) error{
+			statusThen(func(d *xdrDec) error { d.fattr(&a); return nil }),
+			statusThen(new(createRes).decode),
+			statusThen(func(d *xdrDec) error { d.skipWcc(); d.u32(); d.u64(); return nil }),
+			parseReplyHeader,
+			func(d *xdrDec) error { return c.decodeDirPage(d, &readdirArgs{}, func(*nfs.EntryPlus) {}, new(bool)) },
+		}
+		for _, dec := range decoders {
+			_ = decodeRecord(body, dec)
+		}
+	})
 }
