@@ -78,6 +78,13 @@ bench-compare: build
 bench-peers: build
 	bash internal/testenv/bench-peers.sh
 
+# fsbench objbench's JuiceFS-style items against a local MinIO and a local
+# nfs-ganesha (root), medians of RUNS runs beside juicefs objbench's figures
+# on the same machine class. TARGETS, PROFILE_DIR; see docs/speed.md.
+.PHONY: bench-items
+bench-items: build
+	bash internal/testenv/bench-items.sh
+
 # fio and fsbench workloads on the same jobs (seq/random, 4 KiB/1 MiB,
 # buffered/O_DIRECT): IOPS, MiB/s, mean latency and ratios. SIZE, JOBS, RUNS.
 bench-fio: build

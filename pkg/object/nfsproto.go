@@ -1,12 +1,11 @@
 package object
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"sync/atomic"
 
 	"github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
@@ -76,18 +75,32 @@ func stale(err error) bool {
 type nfsClient struct {
 	pool *rpcPool
 	auth rpc.Auth
+	// calls counts the calls made, by procedure number, so that tests
+	// can see how many round trips an operation costs.
+	calls [nfsProcs]atomic.Int64
 }
+
+// nfsProcs is the number of NFSv3 procedures (NULL to COMMIT).
+const nfsProcs = 22
 
 // call runs an NFS procedure; decode reads the results after an NFS3_OK.
-func (c *nfsClient) call(ctx context.Context, proc uint32, args any, decode func(r *bytes.Reader) error) error {
-	return c.pool.call(ctx, rpcCall{prog: progNFS, vers: 3, proc: proc, auth: c.auth, args: args}, statusThen(decode))
+func (c *nfsClient) call(ctx context.Context, proc uint32, args any, decode func(d *xdrDec) error) error {
+	return c.do(ctx, rpcCall{prog: progNFS, vers: 3, proc: proc, auth: c.auth, args: args}, statusThen(decode))
 }
 
-func statusThen(decode func(r *bytes.Reader) error) func(r *bytes.Reader) error {
-	return func(r *bytes.Reader) error {
-		st, err := xdr.ReadUint32(r)
-		if err != nil {
-			return err
+// do counts and makes a call.
+func (c *nfsClient) do(ctx context.Context, call rpcCall, decode func(d *xdrDec) error) error {
+	if call.proc < nfsProcs {
+		c.calls[call.proc].Add(1)
+	}
+	return c.pool.call(ctx, call, decode)
+}
+
+func statusThen(decode func(d *xdrDec) error) func(d *xdrDec) error {
+	return func(d *xdrDec) error {
+		st := d.u32()
+		if d.err != nil {
+			return d.err
 		}
 		if st != 0 {
 			return nfsStatus(st)
@@ -95,12 +108,16 @@ func statusThen(decode func(r *bytes.Reader) error) func(r *bytes.Reader) error 
 		if decode == nil {
 			return nil
 		}
-		return decode(r)
+		if err := decode(d); err != nil {
+			return err
+		}
+		return d.err
 	}
 }
 
-func read(v any) func(r *bytes.Reader) error {
-	return func(r *bytes.Reader) error { return xdr.Read(r, v) }
+// read decodes the results into v with the reflection codec.
+func read(v any) func(d *xdrDec) error {
+	return func(d *xdrDec) error { return xdr.Read(d, v) }
 }
 
 // attrOf returns the attributes of a reply, or an error when the server
@@ -113,24 +130,26 @@ func attrOf(a nfs.PostOpAttr) (*nfs.Fattr, error) {
 }
 
 func (c *nfsClient) lookup(ctx context.Context, dir []byte, name string) ([]byte, *nfs.Fattr, error) {
-	var res struct {
-		FH      []byte
-		Attr    nfs.PostOpAttr
-		DirAttr nfs.PostOpAttr
-	}
-	if err := c.call(ctx, nfs.NFSProc3Lookup, nfs.Diropargs3{FH: dir, Filename: name}, read(&res)); err != nil {
-		return nil, nil, err
-	}
-	a, err := attrOf(res.Attr)
+	var fh []byte
+	var attr nfs.PostOpAttr
+	err := c.call(ctx, nfs.NFSProc3Lookup, nfs.Diropargs3{FH: dir, Filename: name}, func(d *xdrDec) error {
+		fh = d.opaque()
+		d.postOpAttr(&attr) // the directory's attributes follow: left unread
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return res.FH, a, nil
+	a, err := attrOf(attr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fh, a, nil
 }
 
 func (c *nfsClient) getattr(ctx context.Context, fh []byte) (*nfs.Fattr, error) {
 	var a nfs.Fattr
-	return &a, c.call(ctx, nfs.NFSProc3GetAttr, struct{ FH []byte }{fh}, read(&a))
+	return &a, c.call(ctx, nfs.NFSProc3GetAttr, struct{ FH []byte }{fh}, func(d *xdrDec) error { d.fattr(&a); return nil })
 }
 
 type sattrGuard struct {
@@ -147,11 +166,17 @@ func (c *nfsClient) setattr(ctx context.Context, fh []byte, sa nfs.Sattr3) error
 	return c.call(ctx, nfs.NFSProc3SetAttr, args, nil)
 }
 
-// createRes is the reply of CREATE and MKDIR.
+// createRes is the reply of CREATE and MKDIR (its directory's wcc_data
+// is left unread).
 type createRes struct {
-	FH     nfs.PostOpFH3
-	Attr   nfs.PostOpAttr
-	DirWcc nfs.WccData
+	FH   nfs.PostOpFH3
+	Attr nfs.PostOpAttr
+}
+
+func (res *createRes) decode(d *xdrDec) error {
+	d.postOpFH(&res.FH)
+	d.postOpAttr(&res.Attr)
+	return nil
 }
 
 // handle returns the new object's handle, looking it up when the reply
@@ -172,7 +197,7 @@ func (c *nfsClient) create(ctx context.Context, dir []byte, name string, mode ui
 		Attr  nfs.Sattr3
 	}{nfs.Diropargs3{FH: dir, Filename: name}, createGuarded, nfs.Sattr3{Mode: nfs.SetMode{SetIt: true, Mode: mode}}}
 	var res createRes
-	if err := c.call(ctx, nfs.NFSProc3Create, args, read(&res)); err != nil {
+	if err := c.call(ctx, nfs.NFSProc3Create, args, res.decode); err != nil {
 		return nil, err
 	}
 	return c.handle(ctx, &res, dir, name)
@@ -184,7 +209,7 @@ func (c *nfsClient) mkdir(ctx context.Context, dir []byte, name string, mode uin
 		Attr  nfs.Sattr3
 	}{nfs.Diropargs3{FH: dir, Filename: name}, nfs.Sattr3{Mode: nfs.SetMode{SetIt: true, Mode: mode}}}
 	var res createRes
-	if err := c.call(ctx, nfs.NFSProc3Mkdir, args, read(&res)); err != nil {
+	if err := c.call(ctx, nfs.NFSProc3Mkdir, args, res.decode); err != nil {
 		return nil, err
 	}
 	return c.handle(ctx, &res, dir, name)
@@ -211,30 +236,26 @@ func (c *nfsClient) read(ctx context.Context, fh []byte, off uint64, p []byte) (
 		Offset uint64
 		Count  uint32
 	}{fh, off, uint32(len(p))}
-	err = c.call(ctx, nfs.NFSProc3Read, args, func(r *bytes.Reader) error {
-		var res struct {
-			Attr  nfs.PostOpAttr
-			Count uint32
-			EOF   bool
-			Len   uint32
+	err = c.call(ctx, nfs.NFSProc3Read, args, func(d *xdrDec) error {
+		var attr nfs.PostOpAttr
+		d.postOpAttr(&attr)
+		count, isEOF, size := d.u32(), d.bool(), d.u32()
+		if d.err != nil {
+			return d.err
 		}
-		if err := xdr.Read(r, &res); err != nil {
-			return err
+		if int(size) > len(p) || size != count {
+			return fmt.Errorf("READ reply of %d bytes for %d asked", size, len(p))
 		}
-		if int(res.Len) > len(p) || res.Len != res.Count {
-			return fmt.Errorf("READ reply of %d bytes for %d asked", res.Len, len(p))
-		}
-		eof = res.EOF
-		var rerr error
-		n, rerr = io.ReadFull(r, p[:res.Len])
-		return rerr
+		eof = isEOF
+		d.readFull(p[:size]) // straight from the socket
+		n = int(size)
+		return d.err
 	})
 	return n, eof, err
 }
 
-// writeRes is the reply of WRITE.
+// writeRes is the reply of WRITE (after its wcc_data).
 type writeRes struct {
-	Wcc       nfs.WccData
 	Count     uint32
 	Committed uint32
 	Verf      uint64
@@ -250,7 +271,11 @@ func (c *nfsClient) write(ctx context.Context, fh []byte, off uint64, p []byte, 
 	}{fh, off, uint32(len(p)), stable}
 	var res writeRes
 	call := rpcCall{prog: progNFS, vers: 3, proc: nfs.NFSProc3Write, auth: c.auth, args: args, payload: p, hasPayload: true}
-	err := c.pool.call(ctx, call, statusThen(read(&res)))
+	err := c.do(ctx, call, statusThen(func(d *xdrDec) error {
+		d.skipWcc()
+		res = writeRes{Count: d.u32(), Committed: d.u32(), Verf: d.u64()}
+		return nil
+	}))
 	return res, err
 }
 
@@ -262,12 +287,13 @@ func (c *nfsClient) commit(ctx context.Context, fh []byte) (uint64, error) {
 		Offset uint64
 		Count  uint32
 	}{fh, 0, 0}
-	var res struct {
-		Wcc  nfs.WccData
-		Verf uint64
-	}
-	err := c.call(ctx, nfs.NFSProc3Commit, args, read(&res))
-	return res.Verf, err
+	var verf uint64
+	err := c.call(ctx, nfs.NFSProc3Commit, args, func(d *xdrDec) error {
+		d.skipWcc()
+		verf = d.u64()
+		return nil
+	})
+	return verf, err
 }
 
 // Sizes of a READDIRPLUS call: how much of the directory's names and
@@ -278,47 +304,53 @@ const (
 	readdirMaxCount = 1 << 20
 )
 
+// readdirArgs are the arguments of READDIRPLUS.
+type readdirArgs struct {
+	FH         []byte
+	Cookie     uint64
+	CookieVerf uint64
+	DirCount   uint32
+	MaxCount   uint32
+}
+
 // readdirplus lists a directory with each entry's attributes and handle.
 func (c *nfsClient) readdirplus(ctx context.Context, dir []byte, each func(e *nfs.EntryPlus)) error {
-	type args struct {
-		FH         []byte
-		Cookie     uint64
-		CookieVerf uint64
-		DirCount   uint32
-		MaxCount   uint32
-	}
-	a := args{FH: dir, DirCount: readdirDirCount, MaxCount: readdirMaxCount}
+	a := readdirArgs{FH: dir, DirCount: readdirDirCount, MaxCount: readdirMaxCount}
 	for eof := false; !eof; {
-		err := c.call(ctx, nfsReadDir, a, func(r *bytes.Reader) error {
-			var head struct {
-				DirAttr    nfs.PostOpAttr
-				CookieVerf uint64
-			}
-			if err := xdr.Read(r, &head); err != nil {
-				return err
-			}
-			a.CookieVerf = head.CookieVerf
-			for {
-				var item struct {
-					IsSet bool          `xdr:"union"`
-					Entry nfs.EntryPlus `xdr:"unioncase=1"`
-				}
-				if err := xdr.Read(r, &item); err != nil {
-					return err
-				}
-				if !item.IsSet {
-					break
-				}
-				a.Cookie = item.Entry.Cookie
-				each(&item.Entry)
-			}
-			return xdr.Read(r, &eof)
-		})
+		err := c.call(ctx, nfsReadDir, a, func(d *xdrDec) error { return c.decodeDirPage(d, &a, each, &eof) })
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// decodeDirPage decodes one READDIRPLUS reply: each entry goes to each,
+// and a's cookies move on to the next page.
+func (c *nfsClient) decodeDirPage(d *xdrDec, a *readdirArgs, each func(e *nfs.EntryPlus), eof *bool) error {
+	var dirAttr nfs.PostOpAttr
+	d.postOpAttr(&dirAttr)
+	a.CookieVerf = d.u64()
+	var e nfs.EntryPlus
+	entries := 0
+	for d.bool() && d.err == nil {
+		e.FileId = d.u64()
+		e.FileName = string(d.opaque())
+		e.Cookie = d.u64()
+		d.postOpAttr(&e.Attr)
+		d.postOpFH(&e.Handle)
+		if d.err != nil {
+			return d.err
+		}
+		a.Cookie = e.Cookie
+		entries++
+		each(&e)
+	}
+	*eof = d.bool()
+	if d.err == nil && !*eof && entries == 0 {
+		return errors.New("READDIRPLUS reply with no entries and no end of the directory")
+	}
+	return d.err
 }
 
 func (c *nfsClient) fsinfo(ctx context.Context, root []byte) (*nfs.FSInfo, error) {
@@ -330,17 +362,16 @@ func (c *nfsClient) fsinfo(ctx context.Context, root []byte) (*nfs.FSInfo, error
 func mount(ctx context.Context, p *rpcPool, auth rpc.Auth, dirpath string) ([]byte, error) {
 	var fh []byte
 	err := p.call(ctx, rpcCall{prog: progMount, vers: 3, proc: nfs.MountProc3MNT, auth: auth, args: dirpath},
-		statusThen(func(r *bytes.Reader) error {
-			var err error
-			fh, err = xdr.ReadOpaque(r)
-			return err
+		statusThen(func(d *xdrDec) error {
+			fh = d.opaque()
+			return d.err
 		}))
 	return fh, err
 }
 
 func unmount(ctx context.Context, p *rpcPool, auth rpc.Auth, dirpath string) error {
 	return p.call(ctx, rpcCall{prog: progMount, vers: 3, proc: nfs.MountProc3UMNT, auth: auth, args: dirpath},
-		func(*bytes.Reader) error { return nil })
+		func(*xdrDec) error { return nil })
 }
 
 // getport asks the portmapper at host:111 for the TCP port of a program.

@@ -1,12 +1,11 @@
 package object
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -42,11 +41,24 @@ type rpcPool struct {
 
 // rpcConn is one connection. Its calls are sequential.
 type rpcConn struct {
-	nc  net.Conn
-	buf []byte // the last reply, reused
+	nc   net.Conn
+	rr   recordReader // replies, through a buffer
+	dec  xdrDec
+	wbuf []byte // the last request, reused
 
 	mu          sync.Mutex
 	interrupted bool
+}
+
+// rpcReadBuffer is the size of a connection's read buffer: room for
+// every reply but READ's data, which bypasses it.
+const rpcReadBuffer = 64 << 10
+
+func newRPCConn(nc net.Conn) *rpcConn {
+	cn := &rpcConn{nc: nc}
+	cn.rr.br = bufio.NewReaderSize(nc, rpcReadBuffer)
+	cn.dec.rr = &cn.rr
+	return cn
 }
 
 var rpcXID atomic.Uint32
@@ -67,10 +79,9 @@ type rpcCall struct {
 	hasPayload       bool
 }
 
-// call sends c on a pooled connection and returns the reply's results.
-// The reader is valid until the next call on the pool by this goroutine
-// returns the connection's buffer to use: decode it before calling again.
-func (p *rpcPool) call(ctx context.Context, c rpcCall, decode func(r *bytes.Reader) error) error {
+// call sends c on a pooled connection and decodes the reply's results
+// with decode, which reads them off the connection.
+func (p *rpcPool) call(ctx context.Context, c rpcCall, decode func(d *xdrDec) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -79,9 +90,15 @@ func (p *rpcPool) call(ctx context.Context, c rpcCall, decode func(r *bytes.Read
 		return err
 	}
 	stop := context.AfterFunc(ctx, cn.interrupt)
-	res, err := cn.roundTrip(c, p.callWait)
+	d, err := cn.roundTrip(c, p.callWait)
 	if err == nil {
-		err = decode(res)
+		err = decode(d)
+	}
+	if err == nil || isReplyErr(err) {
+		// Skip what the decoder left, so the next reply starts clean.
+		if ferr := cn.rr.finish(); ferr != nil {
+			err = ferr
+		}
 	}
 	if !stop() {
 		// Cancelled: the connection may be mid-reply. Drop it.
@@ -113,7 +130,7 @@ func (p *rpcPool) get(ctx context.Context) (*rpcConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rpcConn{nc: nc}, nil
+	return newRPCConn(nc), nil
 }
 
 func (p *rpcPool) put(cn *rpcConn) {
@@ -181,80 +198,80 @@ func (cn *rpcConn) setDeadline(wait time.Duration) error {
 	return cn.nc.SetDeadline(time.Now().Add(wait))
 }
 
-type callHeader struct {
-	XID     uint32
-	MsgType uint32 // 0: call
-	rpc.Header
-}
-
-// roundTrip sends one call and reads its reply.
-func (cn *rpcConn) roundTrip(c rpcCall, wait time.Duration) (*bytes.Reader, error) {
+// roundTrip sends one call and reads its reply up to the results, which
+// the returned decoder reads.
+func (cn *rpcConn) roundTrip(c rpcCall, wait time.Duration) (*xdrDec, error) {
 	if err := cn.setDeadline(wait); err != nil {
 		return nil, err
 	}
 	xid := rpcXID.Add(1)
-	var b bytes.Buffer
-	b.Write([]byte{0, 0, 0, 0}) // record mark, set below
-	hdr := callHeader{XID: xid, Header: rpc.Header{Rpcvers: 2, Prog: c.prog, Vers: c.vers, Proc: c.proc, Cred: c.auth, Verf: rpc.AuthNull}}
-	if err := xdr.Write(&b, hdr); err != nil {
+	req, err := cn.encode(xid, c)
+	if err != nil {
 		return nil, err
 	}
-	if err := xdr.Write(&b, c.args); err != nil {
-		return nil, err
-	}
-	bufs := net.Buffers{b.Bytes()}
-	size := b.Len() - 4
+	bufs := net.Buffers{req}
 	if c.hasPayload {
-		n := len(c.payload)
-		bufs[0] = binary.BigEndian.AppendUint32(bufs[0], uint32(n))
-		pad := (4 - n%4) % 4
-		bufs = append(bufs, c.payload, make([]byte, pad))
-		size += 4 + n + pad
+		bufs = append(bufs, c.payload, xdrPad[:(4-len(c.payload)%4)%4])
 	}
-	binary.BigEndian.PutUint32(bufs[0], uint32(size)|1<<31)
 	if _, err := bufs.WriteTo(cn.nc); err != nil {
 		return nil, err
 	}
+	d := &cn.dec
 	for {
-		if err := cn.readRecord(); err != nil {
+		if err := cn.rr.start(); err != nil {
 			return nil, err
 		}
-		r := bytes.NewReader(cn.buf)
-		got, _ := xdr.ReadUint32(r)
-		if got == xid {
-			return r, parseReplyHeader(r)
+		d.err = nil
+		if got := d.u32(); d.err != nil {
+			return nil, d.err
+		} else if got == xid {
+			return d, parseReplyHeader(d)
 		}
 		// A late reply to a call given up on: skip it.
+		if err := cn.rr.finish(); err != nil {
+			return nil, err
+		}
 	}
+}
+
+var xdrPad [4]byte
+
+// encode makes the request of c in the connection's buffer: record mark,
+// call header, arguments, and the length of the payload that follows.
+func (cn *rpcConn) encode(xid uint32, c rpcCall) ([]byte, error) {
+	b := append(cn.wbuf[:0], 0, 0, 0, 0) // record mark, set below
+	for _, v := range []uint32{xid, 0, 2, c.prog, c.vers, c.proc, c.auth.Flavor, uint32(len(c.auth.Body))} {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	b = append(b, c.auth.Body...)
+	b = append(b, xdrPad[:(4-len(c.auth.Body)%4)%4]...)
+	b = binary.BigEndian.AppendUint64(b, 0) // verifier: AUTH_NULL
+	w := appendWriter{&b}
+	if err := xdr.Write(w, c.args); err != nil {
+		return nil, err
+	}
+	size := len(b) - 4
+	if c.hasPayload {
+		n := len(c.payload)
+		b = binary.BigEndian.AppendUint32(b, uint32(n))
+		size += 4 + n + (4-n%4)%4
+	}
+	binary.BigEndian.PutUint32(b, uint32(size)|1<<31)
+	cn.wbuf = b
+	return b, nil
+}
+
+// appendWriter appends what is written to a slice.
+type appendWriter struct{ b *[]byte }
+
+func (w appendWriter) Write(p []byte) (int, error) {
+	*w.b = append(*w.b, p...)
+	return len(p), nil
 }
 
 // maxRecord bounds a reply: a READ of the largest payload we ask for, or
 // a READDIRPLUS of the largest count, with room for headers.
 const maxRecord = 4 << 20
-
-// readRecord reads one record, of one or more fragments, into cn.buf.
-func (cn *rpcConn) readRecord() error {
-	cn.buf = cn.buf[:0]
-	var mark [4]byte
-	for {
-		if _, err := io.ReadFull(cn.nc, mark[:]); err != nil {
-			return err
-		}
-		m := binary.BigEndian.Uint32(mark[:])
-		n := int(m &^ (1 << 31))
-		if len(cn.buf)+n > maxRecord {
-			return fmt.Errorf("rpc reply of more than %d bytes", maxRecord)
-		}
-		start := len(cn.buf)
-		cn.buf = append(cn.buf, make([]byte, n)...)
-		if _, err := io.ReadFull(cn.nc, cn.buf[start:]); err != nil {
-			return err
-		}
-		if m&(1<<31) != 0 {
-			return nil
-		}
-	}
-}
 
 // isReplyErr tells whether err came in a whole reply, which leaves the
 // connection usable.
@@ -269,31 +286,31 @@ type rpcReplyError struct{ msg string }
 
 func (e *rpcReplyError) Error() string { return "rpc: " + e.msg }
 
-// parseReplyHeader reads a reply's header after the XID, leaving r at the
+// parseReplyHeader reads a reply's header after the XID, leaving d at the
 // results of an accepted, successful call.
-func parseReplyHeader(r *bytes.Reader) error {
-	var h struct{ MsgType, Stat uint32 }
-	if err := xdr.Read(r, &h); err != nil {
-		return err
+func parseReplyHeader(d *xdrDec) error {
+	msgType, stat := d.u32(), d.u32()
+	if d.err != nil {
+		return d.err
 	}
-	if h.MsgType != 1 {
-		return fmt.Errorf("rpc: message type %d, want a reply", h.MsgType)
+	if msgType != 1 {
+		return fmt.Errorf("rpc: message type %d, want a reply", msgType)
 	}
-	if h.Stat != 0 { // MSG_DENIED
-		var d struct{ Stat, A, B uint32 }
-		_ = xdr.Read(r, &d)
-		if d.Stat == 1 {
-			return &rpcReplyError{"authentication refused (auth_stat " + strconv.Itoa(int(d.A)) + ")"}
+	if stat != 0 { // MSG_DENIED
+		if d.u32() == 1 {
+			return &rpcReplyError{"authentication refused (auth_stat " + strconv.Itoa(int(d.u32())) + ")"}
 		}
 		return &rpcReplyError{"RPC version mismatch"}
 	}
-	var verf rpc.Auth
-	if err := xdr.Read(r, &verf); err != nil {
-		return err
+	d.u32() // verifier flavor
+	if n := d.u32(); n > 400 {
+		return fmt.Errorf("rpc: verifier of %d bytes", n)
+	} else {
+		d.skip(int(n+3) &^ 3)
 	}
-	acc, err := xdr.ReadUint32(r)
-	if err != nil {
-		return err
+	acc := d.u32()
+	if d.err != nil {
+		return d.err
 	}
 	switch acc {
 	case 0:
