@@ -70,3 +70,39 @@ func BenchmarkPutGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSmallOps measures the client's cost of the requests a small-
+// object benchmark repeats: allocations and CPU per put, get, head and
+// delete of 4 KiB.
+func BenchmarkSmallOps(b *testing.B) {
+	buf := bytes.Repeat([]byte("fsbench!"), 512)
+	rbuf := make([]byte, len(buf))
+	ops := map[string]func(s object.Storage, ctx context.Context) error{
+		"put": func(s object.Storage, ctx context.Context) error { return s.Put(ctx, "small", bytes.NewReader(buf)) },
+		"get": func(s object.Storage, ctx context.Context) error {
+			rc, err := s.Get(ctx, "small", 0, -1)
+			if err == nil {
+				_, err = io.ReadFull(rc, rbuf)
+				rc.Close()
+			}
+			return err
+		},
+		"head":   func(s object.Storage, ctx context.Context) error { _, err := s.Head(ctx, "small"); return err },
+		"delete": func(s object.Storage, ctx context.Context) error { return s.Delete(ctx, "gone") },
+	}
+	for _, name := range []string{"put", "get", "head", "delete"} {
+		b.Run(name, func(b *testing.B) {
+			s := benchStore(b, false)
+			ctx := context.Background()
+			if err := s.Put(ctx, "small", bytes.NewReader(buf)); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := ops[name](s, ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,16 @@
+package object
+
+// DirectPath reports whether s (an S3 store, perhaps behind a prefix)
+// sends its object requests past the SDK's middleware.
+func DirectPath(s Storage) bool {
+	for {
+		switch v := s.(type) {
+		case *s3Store:
+			return v.direct != nil
+		case Wrapper:
+			s = v.Unwrap()
+		default:
+			return false
+		}
+	}
+}
