@@ -331,7 +331,13 @@ func (s *s3Store) List(ctx context.Context, opt ListOptions) (*ListPage, error) 
 	if opt.Delimiter != "" {
 		in.Delimiter = aws.String(opt.Delimiter)
 	}
-	out, err := s.client.ListObjectsV2(ctx, in)
+	var out *s3.ListObjectsV2Output
+	var err error
+	if s.direct != nil {
+		out, err = s.direct.list(ctx, in)
+	} else {
+		out, err = s.client.ListObjectsV2(ctx, in)
+	}
 	if err != nil {
 		return nil, s.err("list", opt.Prefix, err)
 	}

@@ -112,6 +112,7 @@ type request struct {
 	method  string
 	key     string
 	rng     string // Range header, or ""
+	query   string // encoded query, or ""
 	body    io.ReadSeeker
 	n       int64
 	payload string // payload hash, signed
@@ -176,7 +177,10 @@ func (d *s3Direct) once(ctx context.Context, r *request) (*http.Response, error)
 // build makes and signs the request of one attempt.
 func (d *s3Direct) build(ctx context.Context, r *request) (*http.Request, *guardedBody, error) {
 	u := d.base
-	u.Path += "/" + r.key
+	u.RawQuery = r.query
+	if r.key != "" || u.Path == "" {
+		u.Path += "/" + r.key
+	}
 	if !plainKey(r.key) {
 		u.RawPath = d.base.Path + "/" + httpbinding.EscapePath(r.key, false)
 	}

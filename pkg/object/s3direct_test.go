@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,44 @@ func TestDirectCancelMidGet(t *testing.T) {
 	// The store still works for other requests.
 	if _, err := s.Head(context.Background(), "big"); err != nil {
 		t.Errorf("head after a cancelled get: %v", err)
+	}
+}
+
+// A listing through the direct path gives back keys as they were put
+// (control characters and escapes included), with sizes and times, page
+// by page.
+func TestDirectList(t *testing.T) {
+	s, _, _ := directStore(t, false, nil)
+	ctx := context.Background()
+	keys := []string{"l/a b", "l/c%2Fd", "l/e\x01f", "l/sub/g", "l/ü+&=?"}
+	for i, k := range keys {
+		if err := s.Put(ctx, k, bytes.NewReader(make([]byte, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	opt := object.ListOptions{Prefix: "l/", Limit: 2}
+	for {
+		page, err := s.List(ctx, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page.Objects {
+			got = append(got, o.Key)
+			if o.Mtime.IsZero() || o.Size != int64(slices.Index(keys, o.Key)) {
+				t.Errorf("%q: %+v", o.Key, o)
+			}
+		}
+		if !page.Truncated {
+			break
+		}
+		opt.StartAfter = page.Next
+	}
+	if !slices.Equal(got, keys) {
+		t.Errorf("listed %q, want %q", got, keys)
+	}
+	page, err := s.List(ctx, object.ListOptions{Prefix: "l/", Delimiter: "/"})
+	if err != nil || len(page.Objects) != 4 || !slices.Equal(page.Prefixes, []string{"l/sub/"}) {
+		t.Errorf("with a delimiter: %+v, %v", page, err)
 	}
 }
