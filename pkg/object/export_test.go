@@ -14,3 +14,19 @@ func DirectPath(s Storage) bool {
 		}
 	}
 }
+
+// SDKPath makes s (an S3 store, perhaps behind a prefix) send every
+// request through the SDK, as before the direct path, for comparisons.
+func SDKPath(s Storage) {
+	for {
+		switch v := s.(type) {
+		case *s3Store:
+			v.direct = nil
+			return
+		case Wrapper:
+			s = v.Unwrap()
+		default:
+			return
+		}
+	}
+}

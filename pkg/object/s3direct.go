@@ -1,6 +1,7 @@
 package object
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -186,15 +187,9 @@ func (d *s3Direct) build(ctx context.Context, r *request) (*http.Request, *guard
 	}
 	req := (&http.Request{Method: r.method, URL: &u, Host: u.Host, Header: make(http.Header, 8),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}).WithContext(ctx)
-	var body *guardedBody
-	if r.body != nil && r.n > 0 {
-		if _, err := r.body.Seek(0, io.SeekStart); err != nil {
-			return nil, nil, err
-		}
-		body = &guardedBody{r: r.body}
-		req.Body, req.ContentLength = body, r.n
-	} else if r.body != nil {
-		req.Body = http.NoBody
+	body, err := setBody(req, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	req.Header["X-Amz-Content-Sha256"] = []string{r.payload}
 	if r.rng != "" {
@@ -217,6 +212,40 @@ func plainKey(key string) bool {
 		}
 	}
 	return true
+}
+
+// smallBody is the size up to which a request body is copied into memory
+// first: net/http then writes headers and body at once, in one system
+// call and one segment, where a body it cannot see into makes it flush
+// the headers alone first, which costs a write here and a read and a
+// wake-up at the store for every small put.
+const smallBody = 64 << 10
+
+// setBody gives req the body of r, from its start: a copy when it is
+// small, else r's reader behind a guard, which is returned.
+func setBody(req *http.Request, r *request) (*guardedBody, error) {
+	if r.body == nil {
+		return nil, nil
+	}
+	if r.n == 0 {
+		req.Body = http.NoBody
+		return nil, nil
+	}
+	if _, err := r.body.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	req.ContentLength = r.n
+	if r.n <= smallBody {
+		buf := make([]byte, r.n)
+		if _, err := io.ReadFull(r.body, buf); err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(buf))
+		return nil, nil
+	}
+	body := &guardedBody{r: r.body}
+	req.Body = body
+	return body, nil
 }
 
 // sign signs req, unless the store is used anonymously.
