@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -69,4 +71,55 @@ func BenchmarkPutGet(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSmallOps measures the client's cost of the requests a small-
+// object benchmark repeats (put, get, head and delete of 4 KiB), through
+// the direct path and through the SDK: allocations, and the CPU time of
+// the whole process (the client alone: MinIO runs apart) per request.
+func BenchmarkSmallOps(b *testing.B) {
+	buf := bytes.Repeat([]byte("fsbench!"), 512)
+	rbuf := make([]byte, len(buf))
+	ops := map[string]func(s object.Storage, ctx context.Context) error{
+		"put": func(s object.Storage, ctx context.Context) error { return s.Put(ctx, "small", bytes.NewReader(buf)) },
+		"get": func(s object.Storage, ctx context.Context) error {
+			rc, err := s.Get(ctx, "small", 0, -1)
+			if err == nil {
+				_, err = io.ReadFull(rc, rbuf)
+				rc.Close()
+			}
+			return err
+		},
+		"head":   func(s object.Storage, ctx context.Context) error { _, err := s.Head(ctx, "small"); return err },
+		"delete": func(s object.Storage, ctx context.Context) error { return s.Delete(ctx, "gone") },
+	}
+	for _, name := range []string{"put", "get", "head", "delete"} {
+		for _, path := range []string{"direct", "sdk"} {
+			b.Run(name+"/"+path, func(b *testing.B) {
+				s := benchStore(b, false)
+				if path == "sdk" {
+					object.SDKPath(s)
+				}
+				ctx := context.Background()
+				if err := s.Put(ctx, "small", bytes.NewReader(buf)); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				cpu0 := processCPU()
+				for b.Loop() {
+					if err := ops[name](s, ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// processCPU is the user and system time of this process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -25,3 +25,34 @@ func NFSSizes(s Storage) (rsize, wsize int) {
 var nfsProcNames = [nfsProcs]string{"NULL", "GETATTR", "SETATTR", "LOOKUP", "ACCESS", "READLINK", "READ",
 	"WRITE", "CREATE", "MKDIR", "SYMLINK", "MKNOD", "REMOVE", "RMDIR", "RENAME", "LINK", "READDIR",
 	"READDIRPLUS", "FSSTAT", "FSINFO", "PATHCONF", "COMMIT"}
+
+// DirectPath reports whether s (an S3 store, perhaps behind a prefix)
+// sends its object requests past the SDK's middleware.
+func DirectPath(s Storage) bool {
+	for {
+		switch v := s.(type) {
+		case *s3Store:
+			return v.direct != nil
+		case Wrapper:
+			s = v.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// SDKPath makes s (an S3 store, perhaps behind a prefix) send every
+// request through the SDK, as before the direct path, for comparisons.
+func SDKPath(s Storage) {
+	for {
+		switch v := s.(type) {
+		case *s3Store:
+			v.direct = nil
+			return
+		case Wrapper:
+			s = v.Unwrap()
+		default:
+			return
+		}
+	}
+}

@@ -47,6 +47,9 @@ type s3Store struct {
 	// signPayload signs the SHA-256 of every body (Config.SignPayload);
 	// otherwise bodies go as UNSIGNED-PAYLOAD, sparing a pass over the data.
 	signPayload bool
+	// direct sends puts, gets, heads and deletes of objects past the
+	// SDK's middleware (nil: the SDK sends everything).
+	direct *s3Direct
 }
 
 func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage, error) {
@@ -89,6 +92,7 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 		region:       awsCfg.Region,
 		signPayload:  cfg.SignPayload,
 		storageClass: types.StorageClass(cfg.StorageClass),
+		direct:       newS3Direct(ctx, client, hc, t.bucket, cfg),
 	}
 	if t.prefix != "" {
 		return WithPrefix(st, t.prefix), nil
@@ -220,6 +224,9 @@ func (s *s3Store) Put(ctx context.Context, key string, data io.ReadSeeker) error
 	if err != nil {
 		return opErr("put", key, err)
 	}
+	if s.direct != nil {
+		return s.err("put", key, s.direct.put(ctx, key, data, n))
+	}
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(key),
@@ -232,7 +239,7 @@ func (s *s3Store) Put(ctx context.Context, key string, data io.ReadSeeker) error
 }
 
 func (s *s3Store) Get(ctx context.Context, key string, off, limit int64) (io.ReadCloser, error) {
-	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
+	var rng string
 	if off > 0 || limit >= 0 {
 		if limit == 0 {
 			// An empty range cannot be expressed; nothing to fetch.
@@ -241,17 +248,26 @@ func (s *s3Store) Get(ctx context.Context, key string, off, limit int64) (io.Rea
 			}
 			return io.NopCloser(strings.NewReader("")), nil
 		}
-		r := "bytes=" + strconv.FormatInt(off, 10) + "-"
-		if limit > 0 {
-			r += strconv.FormatInt(off+limit-1, 10)
+		rng = rangeHeader(off, limit)
+	}
+	var body io.ReadCloser
+	if s.direct != nil {
+		var err error
+		if body, err = s.direct.get(ctx, key, rng); err != nil {
+			return nil, s.err("get", key, err)
 		}
-		in.Range = aws.String(r)
+	} else {
+		in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
+		if rng != "" {
+			in.Range = aws.String(rng)
+		}
+		out, err := s.client.GetObject(ctx, in)
+		if err != nil {
+			return nil, s.err("get", key, err)
+		}
+		body = out.Body
 	}
-	out, err := s.client.GetObject(ctx, in)
-	if err != nil {
-		return nil, s.err("get", key, err)
-	}
-	return &s3Body{ReadCloser: out.Body, s: s, key: key}, nil
+	return &s3Body{ReadCloser: body, s: s, key: key}, nil
 }
 
 // s3Body gives errors met while reading a body the key and a short form.
@@ -270,6 +286,10 @@ func (b *s3Body) Read(p []byte) (int, error) {
 }
 
 func (s *s3Store) Head(ctx context.Context, key string) (Object, error) {
+	if s.direct != nil {
+		o, err := s.direct.head(ctx, key)
+		return o, s.err("head", key, err)
+	}
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	if err != nil {
 		return Object{}, s.err("head", key, err)
@@ -280,7 +300,12 @@ func (s *s3Store) Head(ctx context.Context, key string) (Object, error) {
 }
 
 func (s *s3Store) Delete(ctx context.Context, key string) error {
-	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	var err error
+	if s.direct != nil {
+		err = s.direct.delete(ctx, key)
+	} else {
+		_, err = s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	}
 	if err != nil && isAPICode(err, "NoSuchKey") {
 		return nil
 	}
@@ -306,7 +331,13 @@ func (s *s3Store) List(ctx context.Context, opt ListOptions) (*ListPage, error) 
 	if opt.Delimiter != "" {
 		in.Delimiter = aws.String(opt.Delimiter)
 	}
-	out, err := s.client.ListObjectsV2(ctx, in)
+	var out *s3.ListObjectsV2Output
+	var err error
+	if s.direct != nil {
+		out, err = s.direct.list(ctx, in)
+	} else {
+		out, err = s.client.ListObjectsV2(ctx, in)
+	}
 	if err != nil {
 		return nil, s.err("list", opt.Prefix, err)
 	}

@@ -42,7 +42,9 @@ func (t *stallTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	wd := &watchdog{d: t.d, ctx: ctx, stalled: &StallError{After: t.d}}
 	wd.timer = time.AfterFunc(t.d, func() { cancel(wd.stalled) })
 	r2 := req.WithContext(ctx)
-	if req.Body != nil && req.Body != http.NoBody {
+	// A small body goes out with the headers at once; wrapping it would
+	// hide from net/http that it is in memory (see smallBody).
+	if req.Body != nil && req.Body != http.NoBody && (req.ContentLength <= 0 || req.ContentLength > smallBody) {
 		r2.Body = &sentBody{ReadCloser: req.Body, wd: wd}
 		if req.GetBody != nil {
 			r2.GetBody = func() (io.ReadCloser, error) {
