@@ -17,6 +17,7 @@
 # /work/meas/lock; "" for none). Needs root for nfs-ganesha and rpcbind.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. internal/testenv/minio-lib.sh
 FSBENCH=${FSBENCH:-bin/fsbench}
 RUNS=${RUNS:-5}
 TARGETS=${TARGETS:-minio nfs}
@@ -56,25 +57,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-# start_minio: a fresh server with a random password and its data under
-# $work, as the tests start it (internal/testenv/minio.go).
-start_minio() {
-	local port cport
-	port=$(free_port) cport=$(free_port)
-	MINIO_ADDR=127.0.0.1:$port AK=itemsadmin SK=items-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
-	MINIO_ROOT_USER=$AK MINIO_ROOT_PASSWORD=$SK MINIO_BROWSER=off MINIO_UPDATE=off CI= \
-		"$MINIO" server --quiet --address "$MINIO_ADDR" --console-address "127.0.0.1:$cport" "$work/minio" >"$work/minio.log" 2>&1 &
-	minio_pid=$!
-	for _ in $(seq 300); do
-		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$MINIO_ADDR/minio/health/ready")" = 200 ] && return 0
-		kill -0 "$minio_pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	die "MinIO did not start: $(tail -3 "$work/minio.log")"
-}
 
 # start_nfs: rpcbind (unless a portmapper answers) and nfs-ganesha with the
 # tests' configuration (internal/testenv/nfs.go): NFSv3 on free ports,
@@ -179,7 +161,7 @@ for target in $TARGETS; do
 		flock "$meas_fd"
 	fi
 	case $target in
-	minio) start_minio ;;
+	minio) start_minio bench-items ;;
 	nfs) start_nfs ;;
 	*) die "unknown target $target (want minio, nfs)" ;;
 	esac

@@ -14,6 +14,7 @@
 # only the rows it matches, e.g. ONLY='^(put|get) ').
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. internal/testenv/minio-lib.sh
 FSBENCH=${FSBENCH:-bin/fsbench}
 RUNS=${RUNS:-5}
 DURATION=${DURATION:-10s}
@@ -47,26 +48,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-# start_minio: a fresh server on 127.0.0.1 with its data under $work, as the
-# tests start it (internal/testenv/minio.go).
-start_minio() {
-	local port cport
-	port=$(free_port) cport=$(free_port)
-	ADDR=127.0.0.1:$port AK=peersadmin SK=peers-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
-	MINIO_ROOT_USER=$AK MINIO_ROOT_PASSWORD=$SK MINIO_BROWSER=off MINIO_UPDATE=off CI= \
-		"$MINIO" server --quiet --address "$ADDR" --console-address "127.0.0.1:$cport" "$work/data" >"$work/minio.log" 2>&1 &
-	minio_pid=$!
-	for _ in $(seq 300); do
-		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR/minio/health/ready")" = 200 ] && return 0
-		kill -0 "$minio_pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	echo "bench-peers: MinIO did not start: $(tail -3 "$work/minio.log")" >&2
-	exit 1
-}
 
 # timed OUT CMD...: runs CMD with stdout to OUT and prints its max RSS in KiB.
 timed() {
@@ -105,7 +86,7 @@ record() { [ -z "$3" ] || echo "$1|$2|$3|$4" >>"$work/results"; } # ROW TOOL VAL
 fsbench_row() {
 	local op=${1%% *} size=${1#* } rss extra=()
 	[ "$op" != mixed ] || extra=(--mix get=45,stat=30,put=15,delete=10) # warp's mix
-	rss=$(ACCESS_KEY=$AK SECRET_KEY=$SK timed "$work/f.json" "$FSBENCH" objbench --storage minio "http://$ADDR/fsbench-peers" \
+	rss=$(ACCESS_KEY=$AK SECRET_KEY=$SK timed "$work/f.json" "$FSBENCH" objbench --storage minio "http://$MINIO_ADDR/fsbench-peers" \
 		-p "$THREADS" --duration "$DURATION" --verify=false --json --workload "$op" --obj-size "$size" \
 		--objects "$(objects_for "$op" "$size")" "${extra[@]}") || return 0
 	record "$1" fsbench "$(phase_value "$work/f.json" "$op" "$(unit "$1")")" "$rss"
@@ -132,7 +113,7 @@ warp_row() {
 	*) extra=(--objects "$(objects_for "$op" "$size")") ;;
 	esac
 	rss=$(cd "$work" && WARP_ACCESS_KEY=$AK WARP_SECRET_KEY=$SK timed "$work/w.json" "$WARP" "$op" \
-		--host "$ADDR" --bucket warp-peers --obj.size "$size" --concurrent "$THREADS" --duration "$DURATION" \
+		--host "$MINIO_ADDR" --bucket warp-peers --obj.size "$size" --concurrent "$THREADS" --duration "$DURATION" \
 		--disable-multipart --disable-sha256-payload --json --no-color --benchdata "$work/warp" "${extra[@]}") || return 0
 	record "$1" warp "$(warp_value "$work/w.json" "$op" "$(unit "$1")")" "$rss"
 }
@@ -188,9 +169,9 @@ for row in sys.argv[2:]:
 PY
 }
 
-start_minio
+start_minio bench-peers
 minio_version=$(go version -m "$MINIO" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/minio/minio" { print $3 }')
-echo "bench-peers: MinIO ${minio_version:-$("$MINIO" --version | awk 'NR == 1 { print $3 }')} on $ADDR; ${WARP:+warp $("$WARP" --version | awk '{print $3}'), }$RUNS pairs of $DURATION at $THREADS threads; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "bench-peers: MinIO ${minio_version:-$("$MINIO" --version | awk 'NR == 1 { print $3 }')} on $MINIO_ADDR; ${WARP:+warp $("$WARP" --version | awk '{print $3}'), }$RUNS pairs of $DURATION at $THREADS threads; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 : >"$work/results"
 for i in $(seq "$RUNS"); do
 	first=fsbench
