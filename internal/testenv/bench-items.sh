@@ -5,7 +5,7 @@
 # objbench` measured with the same options on the same machine class
 # (2 vCPU; see docs/speed.md), with the ratios to both ends of their range.
 # nfs-ganesha replaces the portmapper's NFS registrations: run it where no
-# other NFS server is registered. Every run holds /work/meas/lock
+# other NFS server is registered. Every run holds a lock file
 # (MEASURE_LOCK) so that no two timed runs on the machine overlap. Servers
 # and data go away on exit.
 #
@@ -14,14 +14,14 @@
 # "minio nfs"), PROFILE_DIR (a directory: each run writes its CPU profile
 # there, TARGET-RUN.pprof), RESULTS_FILE (also append every run's values
 # there, TARGET|ITEM|VALUE|UNIT a line), MEASURE_LOCK (default
-# /work/meas/lock; "" for none). Needs root for nfs-ganesha and rpcbind.
+# $TMPDIR/fsbench-measure.lock; "" for none). Needs root for nfs-ganesha and rpcbind.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . internal/testenv/minio-lib.sh
 FSBENCH=${FSBENCH:-bin/fsbench}
 RUNS=${RUNS:-5}
 TARGETS=${TARGETS:-minio nfs}
-MEASURE_LOCK=${MEASURE_LOCK-/work/meas/lock}
+MEASURE_LOCK=${MEASURE_LOCK-${TMPDIR:-/tmp}/fsbench-measure.lock}
 CACHE_BIN=${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}
 MINIO=${MINIO:-$(command -v minio 2>/dev/null || echo "$CACHE_BIN/minio")}
 
