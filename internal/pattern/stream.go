@@ -88,38 +88,38 @@ func stamp(buf []byte, id uint64, off int64) {
 }
 
 // Stream hands a writer the content of stream files without making it: it
-// keeps its own copy of the base (and of its first max bytes again after
-// it, so that no block wraps) and returns a slice of that copy with the
+// keeps its own copy of the base (and of its first maxBlock bytes again
+// after it, so that no block wraps) and returns a slice of that copy with the
 // block's stamps written in. One Stream serves one writer at a time.
 type Stream struct {
-	buf []byte
-	max int
+	buf      []byte
+	maxBlock int
 }
 
-// NewStream makes a Stream for blocks of at most max bytes in buf, which
-// must hold StreamLen(max) bytes (the caller chooses its alignment, e.g.
+// NewStream makes a Stream for blocks of at most maxBlock bytes in buf,
+// which must hold StreamLen(maxBlock) bytes (the caller chooses its alignment, e.g.
 // for O_DIRECT: every block a Stream returns starts at a 4 KiB boundary of
 // buf).
-func (p *Pattern) NewStream(buf []byte, max int) *Stream {
+func (p *Pattern) NewStream(buf []byte, maxBlock int) *Stream {
 	base := p.base4M()
-	buf = buf[:StreamLen(max)]
+	buf = buf[:StreamLen(maxBlock)]
 	copy(buf, base)
 	for done := streamBase; done < len(buf); {
 		done += copy(buf[done:], base)
 	}
-	return &Stream{buf: buf, max: max}
+	return &Stream{buf: buf, maxBlock: maxBlock}
 }
 
-// StreamLen is the buffer size a Stream for blocks of at most max bytes
-// needs.
-func StreamLen(max int) int { return streamBase + max }
+// StreamLen is the buffer size a Stream for blocks of at most maxBlock
+// bytes needs.
+func StreamLen(maxBlock int) int { return streamBase + maxBlock }
 
 // Block returns the content of n bytes of id from off on, as a slice of
 // the stream's buffer that is valid until the next call. ok is false when
 // id is not a stream identity, off is not on a 4 KiB boundary or n is
-// larger than the stream's max: make the block with Fill then.
+// larger than the stream's maxBlock: make the block with Fill then.
 func (s *Stream) Block(id uint64, off int64, n int) (b []byte, ok bool) {
-	if s == nil || !IsStream(id) || off%block != 0 || n > s.max || n < 0 {
+	if s == nil || !IsStream(id) || off%block != 0 || n > s.maxBlock || n < 0 {
 		return nil, false
 	}
 	pos := (streamStart(id) + uint64(off)) % streamBase

@@ -29,12 +29,12 @@ func TestSized(t *testing.T) {
 // that reuses the same part of the stream's buffer for different files.
 func TestStreamBlockIsFill(t *testing.T) {
 	p := New(5)
-	const max = 1 << 20
-	s := p.NewStream(make([]byte, StreamLen(max)), max)
-	want := make([]byte, max)
+	const maxBlock = 1 << 20
+	s := p.NewStream(make([]byte, StreamLen(maxBlock)), maxBlock)
+	want := make([]byte, maxBlock)
 	r := rand.New(rand.NewPCG(1, 2))
 	ids := []uint64{Sized(p.ID("f0"), StreamMin), Sized(p.ID("f1"), 1<<30), Sized(p.ID("f2"), 10<<30)}
-	sizes := []int{max, 4096, 4096 + 7, 12288 + 16, 1, 0, 100 << 10, max - 4096 + 3}
+	sizes := []int{maxBlock, 4096, 4096 + 7, 12288 + 16, 1, 0, 100 << 10, maxBlock - 4096 + 3}
 	for i := range 400 {
 		id := ids[r.IntN(len(ids))]
 		off := int64(r.IntN(1<<20)) * block // up to 4 GiB
