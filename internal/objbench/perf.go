@@ -59,6 +59,14 @@ type thread struct {
 // grow with --block-size.
 const maxBuffer = 1 << 20
 
+// readChunk bounds a download's reads: a socket seldom holds more at
+// once, and the pages of the buffer past it are then never touched by a
+// run that only reads (a thread's buffer is 1 MiB for puts from memory).
+const readChunk = 256 << 10
+
+// readBuf is the part of the thread's buffer downloads read into.
+func (t *thread) readBuf() []byte { return t.buf[:min(len(t.buf), readChunk)] }
+
 const maxSamples = 5
 
 // newEngine makes the run's workers, one per thread. Workers, their

@@ -163,7 +163,7 @@ func (r *run) getVersion(ctx context.Context, w *engine.Worker, task int, v ver)
 		return 0, err
 	}
 	defer rc.Close()
-	buf, id := w.State.(*thread).buf, r.pat.ID(contentName(key, v.n))
+	buf, id := w.State.(*thread).readBuf(), r.pat.ID(contentName(key, v.n))
 	var n int64
 	for {
 		m, err := rc.Read(buf)

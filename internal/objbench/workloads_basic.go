@@ -172,7 +172,7 @@ func rangeOffset(w *engine.Worker, size, n int64) int64 {
 // readChecked reads rc to its end, checking it against the content of key
 // from off on, and records the time to the first byte.
 func (r *run) readChecked(w *engine.Worker, s engine.Start, rc io.Reader, key string, off int64) (int64, error) {
-	buf := w.State.(*thread).buf
+	buf := w.State.(*thread).readBuf()
 	id := r.pat.ID(key)
 	var n int64
 	for {
