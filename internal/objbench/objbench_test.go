@@ -103,3 +103,28 @@ func bigObjectSize(res *report.Result) int64 {
 	}
 	return -1
 }
+
+// The items run in the order juicefs objbench runs them (small objects
+// first, delete last) and are shown in the order of its table.
+func TestItemOrder(t *testing.T) {
+	o := small("file", t.TempDir())
+	o.SkipFunctional = true
+	var ran []string
+	o.Hooks.ItemStart = func(title string, _ int64, _ func() int64) { ran = append(ran, title) }
+	res := &report.Result{}
+	if err := Run(context.Background(), o, res); err != nil {
+		t.Fatal(err)
+	}
+	want := "put small objects,get small objects,upload objects,download objects,list objects,head objects," +
+		"update mtime,change permissions,change owner/group,delete objects"
+	if got := strings.Join(ran, ","); got != want {
+		t.Errorf("items ran as\n%s\nwant\n%s", got, want)
+	}
+	var shown []string
+	for _, p := range res.Phases {
+		shown = append(shown, p.Name)
+	}
+	if got := strings.Join(shown, ","); got != strings.Join(displayOrder, ",") {
+		t.Errorf("items shown as %s, want %s", got, strings.Join(displayOrder, ","))
+	}
+}
