@@ -70,6 +70,13 @@ bench:
 bench-compare: build
 	bash internal/testenv/bench-compare.sh $(DIR)
 
+# The peers of the speed scripts: warp and juicefs built from their released
+# sources (the module proxy's) into ~/.cache/fsbench-test/bin. Not needed by
+# the tests; juicefs takes minutes to build.
+.PHONY: peers
+peers:
+	bash internal/testenv/install-peers.sh
+
 # fsbench objbench beside MinIO's warp (from PATH or WARP=path) on the same S3
 # operations against a local MinIO: medians of RUNS alternating pairs,
 # throughput and peak memory with ratios. DURATION, THREADS, SMALL, MEDIUM,
@@ -79,8 +86,9 @@ bench-peers: build
 	bash internal/testenv/bench-peers.sh
 
 # fsbench objbench's JuiceFS-style items against a local MinIO and a local
-# nfs-ganesha (root), medians of RUNS runs beside juicefs objbench's figures
-# on the same machine class. TARGETS, PROFILE_DIR; see docs/speed.md.
+# nfs-ganesha (root), medians of RUNS runs beside juicefs objbench on the same
+# job (JUICEFS=path, or `make peers`), else beside its figures on the same
+# machine class. TARGETS, PROFILE_DIR; see docs/speed.md.
 .PHONY: bench-items
 bench-items: build
 	bash internal/testenv/bench-items.sh

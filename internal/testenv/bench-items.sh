@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # Runs `fsbench objbench` (its JuiceFS-style items) RUNS times against a local
 # MinIO and a local nfs-ganesha, both on 127.0.0.1, with -p 4 and 256 MiB big
-# objects, and prints the median of every item beside the figures `juicefs
-# objbench` measured with the same options on the same machine class
-# (2 vCPU; see docs/speed.md), with the ratios to both ends of their range.
+# objects, and prints the median of every item. With a juicefs binary
+# (JUICEFS), `juicefs objbench` runs the same job in turn with it (which
+# goes first alternates) and its medians and the ratios are printed beside
+# fsbench's; without one, the figures juicefs objbench measured with the same
+# options on the same machine class (2 vCPU; see docs/speed.md) stand in,
+# with the ratios to both ends of their range.
 # nfs-ganesha replaces the portmapper's NFS registrations: run it where no
 # other NFS server is registered. Every run holds a lock file
 # (MEASURE_LOCK) so that no two timed runs on the machine overlap. Servers
 # and data go away on exit.
 #
 # Environment: FSBENCH (default bin/fsbench), MINIO (default: minio on PATH,
-# then ~/.cache/fsbench-test/bin/minio), RUNS (default 5), TARGETS (default
-# "minio nfs"), PROFILE_DIR (a directory: each run writes its CPU profile
-# there, TARGET-RUN.pprof), RESULTS_FILE (also append every run's values
-# there, TARGET|ITEM|VALUE|UNIT a line), MEASURE_LOCK (default
-# $TMPDIR/fsbench-measure.lock; "" for none). Needs root for nfs-ganesha and rpcbind.
+# then ~/.cache/fsbench-test/bin/minio), JUICEFS (default: juicefs on PATH,
+# then ~/.cache/fsbench-test/bin/juicefs; "none" for none), RUNS (default 5),
+# TARGETS (default "minio nfs"), PROFILE_DIR (a directory: each fsbench run
+# writes its CPU profile there, TARGET-RUN.pprof), RESULTS_FILE (also append
+# every run's values there, TOOL|TARGET|ITEM|VALUE|UNIT a line),
+# MEASURE_LOCK (default $TMPDIR/fsbench-measure.lock; "" for none). Needs
+# root for nfs-ganesha and rpcbind.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . internal/testenv/minio-lib.sh
@@ -24,6 +29,11 @@ TARGETS=${TARGETS:-minio nfs}
 MEASURE_LOCK=${MEASURE_LOCK-${TMPDIR:-/tmp}/fsbench-measure.lock}
 CACHE_BIN=${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}
 MINIO=${MINIO:-$(command -v minio 2>/dev/null || echo "$CACHE_BIN/minio")}
+JUICEFS=${JUICEFS:-$(command -v juicefs 2>/dev/null || echo "$CACHE_BIN/juicefs")}
+[ "$JUICEFS" != none ] && [ -x "$JUICEFS" ] || {
+	[ "$JUICEFS" = none ] || echo "bench-items: juicefs not found (make peers, or JUICEFS=path): its fixed figures stand in" >&2
+	JUICEFS=""
+}
 
 die() { echo "bench-items: $*" >&2; exit 1; }
 [ -x "$FSBENCH" ] || die "build fsbench first (make build)"
@@ -122,11 +132,39 @@ r = json.load(open(sys.argv[1]))
 for p in r["phases"]:
     v = p.get("value") or {}
     if v.get("unit") in ("MiB/s", "objects/s"):
-        print("%s|%s|%s|%s" % (sys.argv[2], p["name"], v["value"], v["unit"]))
+        print("fsbench|%s|%s|%s|%s" % (sys.argv[2], p["name"], v["value"], v["unit"]))
 PY
 }
 
-# summary: medians per target and item beside the juicefs objbench figures.
+# juicefs_once TARGET N: the same job by juicefs objbench (sizes in its
+# units: MiB, KiB); its table's values go to results under fsbench's item
+# names.
+juicefs_once() {
+	local target=$1 n=$2 args=(--skip-functional-tests -p 4 --big-object-size 256)
+	case $target in
+	minio) args=(--storage minio "http://$MINIO_ADDR/items-juicefs" "${args[@]}") ;;
+	nfs) args=(--storage nfs "127.0.0.1:$NFS_EXPORT" "${args[@]}") ;;
+	esac
+	ACCESS_KEY=${AK:-} SECRET_KEY=${SK:-} "$JUICEFS" objbench "${args[@]}" \
+		>"$work/jout" 2>"$work/err" </dev/null || die "juicefs $target run $n failed: $(tail -3 "$work/err")"
+	python3 - "$work/jout" "$target" >>"$work/results" <<'PY'
+import sys
+names = {"upload objects": "upload", "download objects": "download", "put small objects": "put-small",
+         "get small objects": "get-small", "list objects": "list", "head objects": "head",
+         "delete objects": "delete", "change permissions": "chmod", "change owner/group": "chown",
+         "update mtime": "chtimes"}
+for line in open(sys.argv[1]):
+    cells = [c.strip() for c in line.split("|")]
+    if len(cells) < 4 or cells[1].lower() not in names:
+        continue
+    v = cells[2].split()
+    if len(v) == 2 and v[1] in ("MiB/s", "objects/s"):
+        print("juicefs|%s|%s|%s|%s" % (sys.argv[2], names[cells[1].lower()], v[0], v[1]))
+PY
+}
+
+# summary: medians per target and item, beside juicefs objbench's medians
+# of the same runs (when it ran) and its fixed figures.
 summary() {
 	python3 - "$work/results" <<'PY'
 import statistics, sys
@@ -137,20 +175,22 @@ ref = {  # juicefs objbench, -p 4, 256 MiB big object, same machine class
 }
 vals, units, order = {}, {}, []
 for line in open(sys.argv[1]):
-    t, item, v, unit = line.rstrip("\n").split("|")
-    if (t, item) not in vals:
+    tool, t, item, v, unit = line.rstrip("\n").split("|")
+    if tool == "fsbench" and (t, item) not in units:
         order.append((t, item))
-    vals.setdefault((t, item), []).append(float(v))
-    units[(t, item)] = unit
-fmt = "%-6s %-10s %-10s %5s %10s %10s %-17s %s"
-print(fmt % ("target", "item", "unit", "runs", "median", "min", "juicefs", "ratio"))
+        units[(t, item)] = unit
+    vals.setdefault((tool, t, item), []).append(float(v))
+med = lambda tool, k: statistics.median(vals[(tool,) + k]) if (tool,) + k in vals else None
+fmt = "%-6s %-10s %-10s %5s %10s %10s %10s %7s %-17s %s"
+print(fmt % ("target", "item", "unit", "runs", "median", "min", "juicefs", "ratio", "juicefs figures", "ratio"))
 for k in order:
-    xs = vals[k]
-    m = statistics.median(xs)
+    xs = vals[("fsbench",) + k]
+    m, j = med("fsbench", k), med("juicefs", k)
     lo_hi = ref.get(k)
     r = "-" if not lo_hi else "%.2f-%.2f" % (m / lo_hi[1], m / lo_hi[0])
-    j = "-" if not lo_hi else "%g-%g" % lo_hi
-    print(fmt % (k[0], k[1], units[k], len(xs), "%.1f" % m, "%.1f" % min(xs), j, r))
+    f = "-" if not lo_hi else "%g-%g" % lo_hi
+    jm, jr = ("-", "-") if not j else ("%.1f" % j, "%.2f" % (m / j))
+    print(fmt % (k[0], k[1], units[k], len(xs), "%.1f" % m, "%.1f" % min(xs), jm, jr, f, r))
 PY
 }
 
@@ -166,7 +206,15 @@ for target in $TARGETS; do
 	*) die "unknown target $target (want minio, nfs)" ;;
 	esac
 	echo "bench-items: $target: $RUNS runs; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-	for i in $(seq "$RUNS"); do run_once "$target" "$i"; done
+	for i in $(seq "$RUNS"); do
+		if [ -z "$JUICEFS" ]; then
+			run_once "$target" "$i"
+		elif [ $((i % 2)) = 1 ]; then
+			run_once "$target" "$i" && juicefs_once "$target" "$i"
+		else
+			juicefs_once "$target" "$i" && run_once "$target" "$i"
+		fi
+	done
 	case $target in
 	minio) stop "$minio_pid"; minio_pid="" ;;
 	nfs) stop "$ganesha_pid"; ganesha_pid="" ;;

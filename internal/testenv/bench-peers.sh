@@ -37,7 +37,7 @@ WARP=$(find_tool warp "${WARP:-}")
 [ -x /usr/bin/time ] || { echo "bench-peers: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 command -v curl >/dev/null && command -v python3 >/dev/null || { echo "bench-peers: needs curl and python3" >&2; exit 1; }
 if [ -z "$WARP" ]; then
-	echo "bench-peers: warp not found (put it on PATH or set WARP=path): its rows are skipped" >&2
+	echo "bench-peers: warp not found (make peers, put it on PATH or set WARP=path): its rows are skipped" >&2
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fsbench-peers.XXXXXX")
