@@ -15,6 +15,8 @@
 # Environment: FSBENCH (default bin/fsbench), MINIO (default: minio on PATH,
 # then ~/.cache/fsbench-test/bin/minio), JUICEFS (default: juicefs on PATH,
 # then ~/.cache/fsbench-test/bin/juicefs; "none" for none), RUNS (default 5),
+# WARMUP (runs of each tool first whose values are dropped, default 1: a
+# fresh server answers its first requests slowly),
 # TARGETS (default "minio nfs"), PROFILE_DIR (a directory: each fsbench run
 # writes its CPU profile there, TARGET-RUN.pprof), RESULTS_FILE (also append
 # every run's values there, TOOL|TARGET|ITEM|VALUE|UNIT a line),
@@ -25,6 +27,7 @@ cd "$(dirname "$0")/../.."
 . internal/testenv/minio-lib.sh
 FSBENCH=${FSBENCH:-bin/fsbench}
 RUNS=${RUNS:-5}
+WARMUP=${WARMUP:-1}
 TARGETS=${TARGETS:-minio nfs}
 MEASURE_LOCK=${MEASURE_LOCK-${TMPDIR:-/tmp}/fsbench-measure.lock}
 CACHE_BIN=${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}
@@ -126,7 +129,7 @@ run_once() {
 	esac
 	ACCESS_KEY=${AK:-} SECRET_KEY=${SK:-} env "${env[@]}" "$FSBENCH" objbench "${args[@]}" \
 		>"$work/out.json" 2>"$work/err" || die "$target run $n failed: $(tail -3 "$work/err")"
-	python3 - "$work/out.json" "$target" >>"$work/results" <<'PY'
+	python3 - "$work/out.json" "$target" >>"$work/results.$target" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for p in r["phases"]:
@@ -147,7 +150,7 @@ juicefs_once() {
 	esac
 	ACCESS_KEY=${AK:-} SECRET_KEY=${SK:-} "$JUICEFS" objbench "${args[@]}" \
 		>"$work/jout" 2>"$work/err" </dev/null || die "juicefs $target run $n failed: $(tail -3 "$work/err")"
-	python3 - "$work/jout" "$target" >>"$work/results" <<'PY'
+	python3 - "$work/jout" "$target" >>"$work/results.$target" <<'PY'
 import sys
 names = {"upload objects": "upload", "download objects": "download", "put small objects": "put-small",
          "get small objects": "get-small", "list objects": "list", "head objects": "head",
@@ -205,16 +208,18 @@ for target in $TARGETS; do
 	nfs) start_nfs ;;
 	*) die "unknown target $target (want minio, nfs)" ;;
 	esac
-	echo "bench-items: $target: $RUNS runs; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-	for i in $(seq "$RUNS"); do
+	echo "bench-items: $target: $WARMUP warm-up and $RUNS measured runs; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+	for i in $(seq $((1 - WARMUP)) "$RUNS"); do
 		if [ -z "$JUICEFS" ]; then
 			run_once "$target" "$i"
-		elif [ $((i % 2)) = 1 ]; then
+		elif [ $((i % 2)) != 0 ]; then
 			run_once "$target" "$i" && juicefs_once "$target" "$i"
 		else
 			juicefs_once "$target" "$i" && run_once "$target" "$i"
 		fi
+		[ "$i" -gt 0 ] || : >"$work/results.$target" # a warm-up's values are dropped
 	done
+	cat "$work/results.$target" >>"$work/results"
 	case $target in
 	minio) stop "$minio_pid"; minio_pid="" ;;
 	nfs) stop "$ganesha_pid"; ganesha_pid="" ;;
