@@ -118,7 +118,8 @@ EOF
 	die "nfs-ganesha did not start: $(tail -3 "$work/nfs/ganesha.log")"
 }
 
-# run_once TARGET N: one objbench run; its items' values go to results.
+# run_once TARGET N: one objbench run; its items' values go to the
+# target's results.
 run_once() {
 	local target=$1 n=$2 args=(-p 4 --big-object-size 256M --skip-functional-tests --json -q)
 	local env=()
@@ -140,8 +141,8 @@ PY
 }
 
 # juicefs_once TARGET N: the same job by juicefs objbench (sizes in its
-# units: MiB, KiB); its table's values go to results under fsbench's item
-# names.
+# units: MiB, KiB); its table's values go to the target's results under
+# fsbench's item names.
 juicefs_once() {
 	local target=$1 n=$2 args=(--skip-functional-tests -p 4 --big-object-size 256)
 	case $target in

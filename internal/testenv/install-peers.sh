@@ -29,10 +29,13 @@ build() {
 		python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("Dir") or ""); sys.exit("install-peers: " + d["Error"] if d.get("Error") else 0)') ||
 		die "cannot download $module@$version"
 	src=$(mktemp -d "${TMPDIR:-/tmp}/fsbench-peer.XXXXXX")
-	trap 'rm -rf "$src"' RETURN
 	cp -r "$dir/." "$src" && chmod -R u+w "$src"
 	echo "install-peers: building $name $version (this can take minutes)" >&2
-	(cd "$src" && GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" -o "$BIN_DIR/$name.new" .) || die "building $name failed"
+	(cd "$src" && GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" -o "$BIN_DIR/$name.new" .) || {
+		rm -rf "$src"
+		die "building $name failed"
+	}
+	rm -rf "$src"
 	mv "$BIN_DIR/$name.new" "$BIN_DIR/$name"
 }
 
