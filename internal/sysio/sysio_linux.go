@@ -14,6 +14,23 @@ import (
 
 func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
+// AdviseHuge asks the kernel to back the whole huge pages (HugePage bytes,
+// aligned) that lie inside buf with transparent huge pages; the rest of buf
+// keeps small pages, so the process uses no more memory than before. It
+// is advice: a kernel with huge pages off ignores it. A buffer the kernel
+// copies from on every write (a stream of file data) then costs one TLB
+// entry per 2 MiB instead of 512, which made 1 MiB buffered writes about
+// 10% faster on the machine docs/speed-fio.md describes.
+func AdviseHuge(buf []byte) {
+	lo := (addrOf(buf) + HugePage - 1) &^ (HugePage - 1)
+	hi := (addrOf(buf) + uintptr(len(buf))) &^ (HugePage - 1)
+	if hi <= lo {
+		return
+	}
+	start := int(lo - addrOf(buf))
+	_ = unix.Madvise(buf[start:start+int(hi-lo)], unix.MADV_HUGEPAGE)
+}
+
 // DirectFlag is the open flag for direct I/O on this system.
 const DirectFlag = unix.O_DIRECT
 

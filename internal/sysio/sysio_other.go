@@ -10,6 +10,9 @@ import (
 
 func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
+// AdviseHuge does nothing on this platform.
+func AdviseHuge(buf []byte) {}
+
 // DirectFlag is zero where the platform has no O_DIRECT open flag.
 const DirectFlag = 0
 

@@ -244,8 +244,12 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	switch {
 	case !writes || !e.ahead:
 	case stream && f.stream == nil:
+		// The kernel copies every block from the stream's 4 MiB base:
+		// huge pages for it (the alignment also meets e.align).
 		n := int(e.maxBlock)
-		f.stream = e.pattern.NewStream(sysio.AlignedBuffer(pattern.StreamLen(n), e.align), n)
+		buf := sysio.AlignedBuffer(pattern.StreamLen(n), sysio.HugePage)
+		sysio.AdviseHuge(buf)
+		f.stream = e.pattern.NewStream(buf, n)
 	case !stream && p.FileSize > p.BlockSize && f.spare == nil:
 		f.spare = sysio.AlignedBuffer(int(e.maxBlock), e.align)
 	}
