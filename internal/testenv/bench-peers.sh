@@ -62,11 +62,11 @@ timed() {
 bytes() { python3 -c 'import sys; v=sys.argv[1]; u={"KiB":1<<10,"MiB":1<<20,"GiB":1<<30}; print(int(v[:-3])*u[v[-3:]] if v[-3:] in u else int(v))' "$1"; }
 
 # objects_for OP SIZE: the objects prepared before the timed phase: 1000
-# (fewer for big objects, 512 MiB at most), 2000 for delete, which uses
-# each once, 5000 for list, five pages of 1000.
+# (fewer for big objects, 512 MiB at most), 10000 for delete, which uses
+# each once (several seconds of deletes), 5000 for list, five pages of 1000.
 objects_for() {
 	local b
-	case $1 in delete) echo 2000; return ;; list) echo 5000; return ;; esac
+	case $1 in delete) echo 10000; return ;; list) echo 5000; return ;; esac
 	b=$(bytes "$2")
 	echo $((b >= 512 << 10 ? (512 << 20) / b : 1000))
 }
@@ -115,20 +115,25 @@ warp_row() {
 	rss=$(cd "$work" && WARP_ACCESS_KEY=$AK WARP_SECRET_KEY=$SK timed "$work/w.json" "$WARP" "$op" \
 		--host "$MINIO_ADDR" --bucket warp-peers --obj.size "$size" --concurrent "$THREADS" --duration "$DURATION" \
 		--disable-multipart --disable-sha256-payload --json --no-color --benchdata "$work/warp" "${extra[@]}") || return 0
-	record "$1" warp "$(warp_value "$work/w.json" "$op" "$(unit "$1")")" "$rss"
+	read -r whole steady < <(warp_value "$work/w.json" "$op" "$(unit "$1")")
+	record "$1" warp "$whole" "$rss"
+	record "$1" warp-steady "$steady" "$rss"
 }
 
-# warp_value JSON OP UNIT: warp's own throughput of OP (its steady part,
-# which it leaves out on runs too short to have one: then the whole run).
+# warp_value JSON OP UNIT: warp's throughput of OP over its whole run
+# (operations from the first start to the last end, the span fsbench's
+# figure covers), then over the steady part warp reports itself, which
+# leaves out each thread's first and last operations and is cut to whole
+# seconds (the whole run again when too short to have one).
 warp_value() {
 	python3 -c 'import json,sys,datetime as d
 r=json.load(open(sys.argv[1])); op=sys.argv[2].upper()
 a=r["total"] if op=="MIXED" else r["by_op_type"][op]; t=a["throughput"]
-s, b, o = t["measure_duration_millis"]/1000, t["bytes"], t["objects"]
-if not s:
-    p=lambda x: d.datetime.fromisoformat(x[:26].rstrip("Z"))
-    s, b, o = (p(a["end_time"])-p(a["start_time"])).total_seconds(), a["total_bytes"], a["total_objects"]
-print("%.1f" % (b/s/1048576 if sys.argv[3]=="MiB/s" else o/s))' "$@"
+p=lambda x: d.datetime.fromisoformat(x[:26].rstrip("Z"))
+rate=lambda s, b, o: b/s/1048576 if sys.argv[3]=="MiB/s" else o/s
+whole=rate((p(a["end_time"])-p(a["start_time"])).total_seconds(), a["total_bytes"], a["total_objects"])
+s=t["measure_duration_millis"]/1000
+print("%.1f %.1f" % (whole, rate(s, t["bytes"], t["objects"]) if s else whole))' "$@"
 }
 
 ROWS=("put $SMALL" "get $SMALL" "put $MEDIUM" "get $MEDIUM" "put $BIG" "get $BIG"
@@ -156,16 +161,16 @@ for line in open(sys.argv[1]):
 def med(row, tool, i):
     xs = [x[i] for x in rows.get((row, tool), [])]
     return statistics.median(xs) if xs else None
-fmt = "%-14s %6s %10s %10s %7s %9s %9s %7s"
-print(fmt % ("operation", "unit", "fsbench", "warp", "ratio", "fs MiB", "warp MiB", "ratio"))
+fmt = "%-14s %6s %10s %10s %6s %11s %6s %7s %8s %6s"
+print(fmt % ("operation", "unit", "fsbench", "warp", "ratio", "warp steady", "ratio", "fs MiB", "warp MiB", "ratio"))
 for row in sys.argv[2:]:
     op, size = row.split(" ", 1)
     unit = "MiB/s" if op in ("put", "get") and size.endswith(("MiB", "GiB")) else "obj/s"
-    f, w = med(row, "fsbench", 0), med(row, "warp", 0)
+    f, w, ws = med(row, "fsbench", 0), med(row, "warp", 0), med(row, "warp-steady", 0)
     fm, wm = med(row, "fsbench", 1), med(row, "warp", 1)
     s = lambda x, d=1: "-" if x is None else "%.*f" % (d, x)
     r = lambda a, b: "-" if a is None or not b else "%.2f" % (a / b)
-    print(fmt % (row, unit, s(f), s(w), r(f, w), s(fm and fm / 1024, 0), s(wm and wm / 1024, 0), r(fm, wm)))
+    print(fmt % (row, unit, s(f), s(w), r(f, w), s(ws), r(f, ws), s(fm and fm / 1024, 0), s(wm and wm / 1024, 0), r(fm, wm)))
 PY
 }
 
