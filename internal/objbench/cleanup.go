@@ -1,8 +1,12 @@
 package objbench
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsbench/fsbench/pkg/object"
@@ -90,13 +94,26 @@ func (c *cleaner) run() (int, error) {
 	}
 }
 
-// deleteAll deletes keys, deepest first, and returns how many it could not
-// delete with the first error.
+// deleteAll deletes keys and returns how many it could not delete with
+// the first error. Objects go first, as many at a time as the run has
+// threads (one request each, as the run made them); then directories
+// (keys ending in "/", which file stores list), deepest first, one at a
+// time, since a directory goes only once it is empty.
 func (c *cleaner) deleteAll(keys []string) (int, error) {
-	left := 0
-	var first error
-	for i := len(keys) - 1; i >= 0; i-- {
-		if err := c.r.own.Delete(c.ctx, keys[i]); err != nil {
+	var objs, dirs []string
+	for _, k := range keys {
+		if strings.HasSuffix(k, "/") {
+			dirs = append(dirs, k)
+		} else {
+			objs = append(objs, k)
+		}
+	}
+	left, first := c.deleteObjects(objs)
+	if first != nil {
+		return left + len(dirs), first
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := c.r.own.Delete(c.ctx, dirs[i]); err != nil {
 			left++
 			if first == nil {
 				first = err
@@ -104,6 +121,41 @@ func (c *cleaner) deleteAll(keys []string) (int, error) {
 		}
 	}
 	return left, first
+}
+
+// deleteObjects deletes keys on the run's threads. Once the store is
+// found away (or the clean-up's time is up) no more keys are tried: the
+// caller waits for the store and lists again.
+func (c *cleaner) deleteObjects(keys []string) (int, error) {
+	var next, failed atomic.Int64
+	var mu sync.Mutex
+	var first error
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range min(max(c.r.o.Threads, 1), len(keys)) {
+		wg.Go(func() {
+			for !stop.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) {
+					return
+				}
+				err := c.r.own.Delete(c.ctx, keys[i])
+				if err == nil {
+					continue
+				}
+				failed.Add(1)
+				mu.Lock()
+				first = cmp.Or(first, err)
+				mu.Unlock()
+				if away, _ := unreachable(err); away || c.ctx.Err() != nil {
+					stop.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	untried := len(keys) - min(int(next.Load()), len(keys))
+	return int(failed.Load()) + untried, first
 }
 
 // wait reports whether err says the store is away and, if so, waits a
