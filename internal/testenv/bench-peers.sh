@@ -11,7 +11,9 @@
 # ~/.cache/fsbench-test/bin/minio), RUNS (pairs, default 5), DURATION (of
 # each measurement, default 10s), THREADS (default 4), SMALL (default 4KiB),
 # MEDIUM (default 1MiB), BIG (default 16MiB), ONLY (a regular expression:
-# only the rows it matches, e.g. ONLY='^(put|get) ').
+# only the rows it matches, e.g. ONLY='^(put|get) '), RESULTS_FILE (also
+# append every run's figures there, a line each: ROW|TOOL|VALUE|RSS_KIB, in
+# the order they ran).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . internal/testenv/minio-lib.sh
@@ -184,4 +186,5 @@ for i in $(seq "$RUNS"); do
 	for row in "${ROWS[@]}"; do pair "$row" "$first"; done
 	echo "bench-peers: pair $i of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
+[ -z "${RESULTS_FILE:-}" ] || cat "$work/results" >>"$RESULTS_FILE"
 summary
