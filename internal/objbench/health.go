@@ -123,6 +123,14 @@ func (w *watched) Delete(ctx context.Context, key string) error {
 	return w.note(w.s.Delete(ctx, key))
 }
 
+func (w *watched) DeleteKeys(ctx context.Context, keys []string) error {
+	b, ok := w.s.(object.BatchDeleter)
+	if !ok {
+		return &object.Error{Op: "delete objects", Err: object.ErrNotSupported}
+	}
+	return w.note(b.DeleteKeys(ctx, keys))
+}
+
 func (w *watched) List(ctx context.Context, opt object.ListOptions) (*object.ListPage, error) {
 	page, err := w.s.List(ctx, opt)
 	return page, w.note(err)

@@ -69,6 +69,9 @@ type Options struct {
 	Sizes SizeDist
 	// Range, if set, makes gets read this many bytes at a random offset.
 	Range int64
+	// Batch, if set, makes the delete workload delete this many objects a
+	// request (S3's multi-object delete) instead of one.
+	Batch int
 	// Mix weighs the operations of the mixed workload.
 	Mix Mix
 	// AutoTerm ends a workload's timed phase once its throughput is stable.

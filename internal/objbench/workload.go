@@ -215,6 +215,9 @@ func (o *Options) workloadParams() report.Params {
 	if o.Range > 0 {
 		ps = append(ps, report.Param{Key: "range", Label: "Range", Value: o.Range, Display: units.FormatBytes(o.Range)})
 	}
+	if o.Batch > 0 {
+		ps = append(ps, report.Param{Key: "batch", Label: "Batch", Value: o.Batch, Display: strconv.Itoa(o.Batch)})
+	}
 	if o.Workload == "mixed" {
 		ps = append(ps, report.Param{Key: "mix", Label: "Mix", Value: o.Mix.String()})
 	}

@@ -6,6 +6,7 @@ package objbench
 import (
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,6 +184,32 @@ func TestWorkloadAutoterm(t *testing.T) {
 	checkPrecious(t, s)
 }
 
+// --batch deletes the prepared objects N a request: the operations are
+// the requests, the row counts objects, and every object goes.
+func TestWorkloadDeleteBatch(t *testing.T) {
+	m, env, bucket, s := workloadBucket(t)
+	res := runWorkload(t, env, m.URL(bucket), s, "--workload", "delete", "--objects", "30", "--obj-size", "1K", "--batch", "7")
+	p := phase(t, res, "delete")
+	if p.Ops != 5 || p.Items != 30 || p.Value.Unit != "objects/s" || p.Value.Value != p.ItemsPerSec {
+		t.Errorf("30 objects 7 a request: %d requests, %d objects, value %v; want 5, 30, objects/s", p.Ops, p.Items, p.Value)
+	}
+	// runWorkload found only the user's object left.
+}
+
+// A store without multi-object deletes gets a "not support" row, as a
+// capability it lacks does everywhere in objbench, and a warning naming
+// --batch, before anything is prepared.
+func TestWorkloadDeleteBatchUnsupported(t *testing.T) {
+	dir := t.TempDir()
+	r := fsbench(t, nil, "objbench", "--storage", "file", dir, "--workload", "delete", "--objects", "5", "--batch", "2")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "--batch: multi-object delete: not supported") || !strings.Contains(r.Stdout, "not support") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s\nwant exit 0, a not-support row and a warning naming --batch", r.Code, r.Stdout, r.Stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the directory holds %d entries after the refused run", len(ents))
+	}
+}
+
 // Bad input is one line and exit code 2.
 func TestWorkloadBadInput(t *testing.T) {
 	m, env, bucket, _ := workloadBucket(t)
@@ -199,6 +226,10 @@ func TestWorkloadBadInput(t *testing.T) {
 		{[]string{"--workload", "gett"}, "unknown workload"},
 		{[]string{"--workload", "get", "--autoterm"}, "needs --duration"},
 		{[]string{"--objects", "5"}, "goes with --workload"},
+		{[]string{"--workload", "delete", "--batch", "1001"}, "--batch must be between 1 and 1000"},
+		{[]string{"--workload", "delete", "--batch", "-1"}, "--batch must be between 1 and 1000"},
+		{[]string{"--workload", "get", "--batch", "10"}, "--batch applies to the delete workload"},
+		{[]string{"--batch", "10"}, "goes with --workload"},
 	} {
 		r := fsbench(t, env, append([]string{"objbench", "--storage", "minio", url}, c.args...)...)
 		msg := strings.TrimSpace(r.Stderr)

@@ -41,8 +41,8 @@ var (
 		Check: checkObjects(false), Phase: (*run).putPhase, Rows: (*run).classRows}
 	statWorkload = &Workload{Name: "stat", Help: "head (stat) the prepared objects",
 		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).statPhase, Rows: (*run).classRows}
-	deleteWorkload = &Workload{Name: "delete", Help: "delete the prepared objects, each once: the phase ends when none is left",
-		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).deletePhase, Rows: (*run).classRows}
+	deleteWorkload = &Workload{Name: "delete", Help: "delete the prepared objects, each once (--batch N: N a request): the phase ends when none is left",
+		Check: checkObjects(false), Prepare: (*run).prepareDelete, Phase: (*run).deletePhase, Rows: (*run).deleteRows}
 	listWorkload = &Workload{Name: "list", Help: "list the prepared objects, a page of up to 1000 per operation",
 		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).listPhase, Rows: (*run).listRows}
 )
@@ -62,6 +62,10 @@ func checkObjects(reads bool) func(o *Options) error {
 			return fmt.Errorf("--range applies to the get and mixed workloads, not %s", o.Workload)
 		case o.Range > o.Sizes.Min:
 			return fmt.Errorf("--range %s is larger than the smallest object (%s)", units.FormatBytes(o.Range), units.FormatBytes(o.Sizes.Min))
+		case o.Batch < 0 || o.Batch > object.MaxBatchDelete:
+			return fmt.Errorf("--batch must be between 1 and %d (got %d)", object.MaxBatchDelete, o.Batch)
+		case o.Batch > 0 && o.Workload != "delete":
+			return fmt.Errorf("--batch applies to the delete workload, not %s", o.Workload)
 		}
 		return nil
 	}
@@ -228,9 +232,21 @@ func (r *run) statObj(ctx context.Context, obj objRef) (int64, int, error) {
 	return 0, r.o.Sizes.Class(obj.size), err
 }
 
+// prepareDelete checks that the store deletes in batches when --batch
+// asks for it, before preparing anything, then prepares the objects.
+func (r *run) prepareDelete(ctx context.Context) error {
+	if r.o.Batch > 0 && object.AsBatchDeleter(r.store) == nil {
+		return fmt.Errorf("%s: --batch: multi-object delete: %w", r.base.String(), object.ErrNotSupported)
+	}
+	return r.prepareObjects(ctx)
+}
+
 // deletePhase deletes each prepared object once: its operations are at
 // most the prepared objects, whatever --ops and --duration say.
 func (r *run) deletePhase(ctx context.Context) engine.Phase {
+	if r.o.Batch > 0 {
+		return r.batchDeletePhase(ctx)
+	}
 	n := int64(len(r.objs))
 	p := engine.Phase{Name: "delete", Title: "delete objects", Tasks: len(r.objs), Shared: true, Classes: len(r.o.Sizes.Classes()),
 		Ops: min(r.o.Ops, n), Duration: r.o.Duration,
@@ -242,6 +258,38 @@ func (r *run) deletePhase(ctx context.Context) engine.Phase {
 		p.Ops = n
 	}
 	return p
+}
+
+// batchDeletePhase deletes the prepared objects --batch at a time, one
+// request each: task i is the i-th run of --batch keys.
+func (r *run) batchDeletePhase(ctx context.Context) engine.Phase {
+	b, del := r.o.Batch, object.AsBatchDeleter(r.store)
+	tasks := (len(r.objs) + b - 1) / b
+	return engine.Phase{Name: "delete", Title: "delete objects", Tasks: tasks, Shared: true,
+		Ops: int64(tasks), Duration: r.o.Duration,
+		Do: r.timed(ctx, func(ctx context.Context, _ *engine.Worker, _ engine.Start, task int) (int64, int, error) {
+			objs := r.objs[task*b : min((task+1)*b, len(r.objs))]
+			keys := make([]string, len(objs))
+			for i, o := range objs {
+				keys[i] = o.key
+			}
+			return 0, -1, del.DeleteKeys(ctx, keys)
+		})}
+}
+
+// deleteRows is the row of the delete workload: per size class, or with
+// --batch one row of objects deleted per second, each operation a
+// request of --batch objects (the last may hold fewer).
+func (r *run) deleteRows(res *engine.Result) []report.Phase {
+	if r.o.Batch == 0 {
+		return r.classRows(res)
+	}
+	p := r.phaseRow("delete", "delete objects", res)
+	p.Items = min(res.Ops*int64(r.o.Batch), int64(len(r.objs)))
+	p.SetRates()
+	p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "objects/s"}
+	p.LatencyOf = fmt.Sprintf("delete of %d objects in one request", r.o.Batch)
+	return []report.Phase{p}
 }
 
 // listPage is how many objects one list operation asks for.

@@ -413,6 +413,9 @@ func TestCapabilitiesThroughPrefixes(t *testing.T) {
 	if AsMultipart(nested(s3)) == nil || AsFileSystem(nested(s3)) != nil {
 		t.Error("s3: multipart, no file attributes expected")
 	}
+	if AsBatchDeleter(nested(s3)) == nil || AsBatchDeleter(nested(f)) != nil {
+		t.Error("multi-object delete expected on s3 only")
+	}
 	if got := nested(f).String(); !strings.HasSuffix(got, "/a/b/") {
 		t.Errorf("String = %s", got)
 	}

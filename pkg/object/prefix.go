@@ -82,6 +82,20 @@ func (w *prefixed) Delete(ctx context.Context, key string) error {
 	return w.s.Delete(ctx, w.p+key)
 }
 
+// DeleteKeys deletes the keys under the prefix in one request, where the
+// store below can (see AsBatchDeleter).
+func (w *prefixed) DeleteKeys(ctx context.Context, keys []string) error {
+	b, ok := w.s.(BatchDeleter)
+	if !ok {
+		return opErr("delete objects", w.p, ErrNotSupported)
+	}
+	full := make([]string, len(keys))
+	for i, k := range keys {
+		full[i] = w.p + k
+	}
+	return b.DeleteKeys(ctx, full)
+}
+
 func (w *prefixed) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
 	opt.Prefix = w.p + opt.Prefix
 	if opt.StartAfter != "" {

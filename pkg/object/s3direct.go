@@ -117,6 +117,7 @@ type request struct {
 	body    io.ReadSeeker
 	n       int64
 	payload string // payload hash, signed
+	md5     string // Content-MD5 header, or ""
 }
 
 // do sends r, retrying as the SDK's retryer says, and returns a response
@@ -194,6 +195,9 @@ func (d *s3Direct) build(ctx context.Context, r *request) (*http.Request, *guard
 	req.Header["X-Amz-Content-Sha256"] = []string{r.payload}
 	if r.rng != "" {
 		req.Header["Range"] = []string{r.rng}
+	}
+	if r.md5 != "" {
+		req.Header["Content-Md5"] = []string{r.md5}
 	}
 	if r.method == http.MethodPut && d.class != "" {
 		req.Header["X-Amz-Storage-Class"] = []string{d.class}
