@@ -114,7 +114,7 @@ func (r *run) runWorkload(ctx context.Context) error {
 	p := wl.Phase(r, ctx)
 	r.limits(&p)
 	before := r.endpointStats()
-	res, err := r.runPhase(ctx, p, 1)
+	res, err := r.runPhase(ctx, p, r.perOp())
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", p.Title, err)
 	}
@@ -164,9 +164,22 @@ func (r *run) ended(p *engine.Phase, res *engine.Result) {
 		r.res.Parameters = append(r.res.Parameters, report.Param{Key: "autoterm_ended_s", Label: "Ended by autoterm after",
 			Value: res.Elapsed.Seconds(), Display: res.Elapsed.Round(100 * time.Millisecond).String()})
 	case p.Duration > 0 && p.Ops > 0 && p.Ops != r.o.Ops && res.Ops+res.Errors >= p.Ops && !res.Incomplete:
+		objs := p.Ops
+		if r.perOp() > 1 {
+			objs = int64(len(r.objs)) // every batch of them done
+		}
 		r.info(fmt.Sprintf("%s: ended after %.1f s, before --duration, when its %d objects were done (more --objects make it longer)",
-			p.Title, res.Elapsed.Seconds(), p.Ops))
+			p.Title, res.Elapsed.Seconds(), objs))
 	}
+}
+
+// perOp is how many objects one operation of the workload covers: --batch
+// for batched deletes, else one.
+func (r *run) perOp() int {
+	if r.o.Workload == "delete" && r.o.Batch > 0 {
+		return r.o.Batch
+	}
+	return 1
 }
 
 // phaseRow is the result row of a workload's measurement: operations/s,
