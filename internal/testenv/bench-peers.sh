@@ -87,7 +87,10 @@ record() { [ -z "$3" ] || echo "$1|$2|$3|$4" >>"$work/results"; } # ROW TOOL VAL
 # fsbench_row ROW: objbench's workload of the row's operation and size.
 fsbench_row() {
 	local op=${1%% *} size=${1#* } rss extra=()
-	[ "$op" != mixed ] || extra=(--mix get=45,stat=30,put=15,delete=10) # warp's mix
+	case $op in
+	mixed) extra=(--mix get=45,stat=30,put=15,delete=10) ;; # warp's mix
+	delete) extra=(--batch 1) ;; # the request warp's --batch 1 sends
+	esac
 	rss=$(ACCESS_KEY=$AK SECRET_KEY=$SK timed "$work/f.json" "$FSBENCH" objbench --storage minio "http://$MINIO_ADDR/fsbench-peers" \
 		-p "$THREADS" --duration "$DURATION" --verify=false --json --workload "$op" --obj-size "$size" \
 		--objects "$(objects_for "$op" "$size")" "${extra[@]}") || return 0
