@@ -20,7 +20,7 @@ func addObjWorkloadFlags(cmd *cobra.Command, o *ObjbenchOptions) {
 	f.StringVar(&w.objSize, "obj-size", "", "workloads: size of every object written (default: --small-object-size)")
 	f.StringVar(&w.objSizeDist, "obj-size-dist", "", "workloads: object sizes `DIST`: log2:MIN-MAX (log2-uniform) or SIZE:WEIGHT,... (weighted buckets), e.g. 4KiB:50,1MiB:40,64MiB:10")
 	f.StringVar(&w.rng, "range", "", "get and mixed: read `SIZE` bytes at a random offset (4 KiB aligned) instead of whole objects")
-	f.IntVar(&o.Batch, "batch", 0, "delete: delete `N` objects a request (S3's multi-object delete, as warp's --batch) instead of one DELETE each")
+	f.IntVar(&o.Batch, "batch", 0, "delete: delete `N` objects a request (S3's multi-object delete, as warp's --batch) instead of one DELETE each; --ops then counts requests")
 	f.StringVar(&w.mix, "mix", o.Mix.String(), "mixed: weights of the operations, `OP=WEIGHT,...` of get, stat, put, delete")
 	f.BoolVar(&o.AutoTerm.On, "autoterm", false, "workloads: end the timed phase before --duration once throughput is stable: the 6 intervals before the last within --autoterm-pct of it, after --autoterm-dur (warp's rule)")
 	f.StringVar(&w.autotermDur, "autoterm-dur", "15s", "with --autoterm: measure at least this long")

@@ -194,6 +194,12 @@ func TestWorkloadDeleteBatch(t *testing.T) {
 		t.Errorf("30 objects 7 a request: %d requests, %d objects, value %v; want 5, 30, objects/s", p.Ops, p.Items, p.Value)
 	}
 	// runWorkload found only the user's object left.
+
+	// --ops counts requests.
+	res = runWorkload(t, env, m.URL(bucket), s, "--workload", "delete", "--objects", "30", "--obj-size", "1K", "--batch", "7", "--ops", "2")
+	if p := phase(t, res, "delete"); p.Ops != 2 || p.Items != 14 {
+		t.Errorf("--batch 7 --ops 2: %d requests, %d objects; want 2 and 14", p.Ops, p.Items)
+	}
 }
 
 // A store without multi-object deletes gets a "not support" row, as a

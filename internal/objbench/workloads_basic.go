@@ -261,12 +261,17 @@ func (r *run) deletePhase(ctx context.Context) engine.Phase {
 }
 
 // batchDeletePhase deletes the prepared objects --batch at a time, one
-// request each: task i is the i-th run of --batch keys.
+// request each: task i is the i-th run of --batch keys, and --ops counts
+// requests.
 func (r *run) batchDeletePhase(ctx context.Context) engine.Phase {
 	b, del := r.o.Batch, object.AsBatchDeleter(r.store)
 	tasks := (len(r.objs) + b - 1) / b
+	ops := int64(tasks)
+	if r.o.Ops > 0 {
+		ops = min(r.o.Ops, ops)
+	}
 	return engine.Phase{Name: "delete", Title: "delete objects", Tasks: tasks, Shared: true,
-		Ops: int64(tasks), Duration: r.o.Duration,
+		Ops: ops, Duration: r.o.Duration,
 		Do: r.timed(ctx, func(ctx context.Context, _ *engine.Worker, _ engine.Start, task int) (int64, int, error) {
 			objs := r.objs[task*b : min((task+1)*b, len(r.objs))]
 			keys := make([]string, len(objs))
