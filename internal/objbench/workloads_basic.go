@@ -265,7 +265,11 @@ func (r *run) deletePhase(ctx context.Context) engine.Phase {
 // requests.
 func (r *run) batchDeletePhase(ctx context.Context) engine.Phase {
 	b, del := r.o.Batch, object.AsBatchDeleter(r.store)
-	tasks := (len(r.objs) + b - 1) / b
+	keys := make([]string, len(r.objs)) // once, not per request
+	for i, o := range r.objs {
+		keys[i] = o.key
+	}
+	tasks := (len(keys) + b - 1) / b
 	ops := int64(tasks)
 	if r.o.Ops > 0 {
 		ops = min(r.o.Ops, ops)
@@ -273,12 +277,7 @@ func (r *run) batchDeletePhase(ctx context.Context) engine.Phase {
 	return engine.Phase{Name: "delete", Title: "delete objects", Tasks: tasks, Shared: true,
 		Ops: ops, Duration: r.o.Duration,
 		Do: r.timed(ctx, func(ctx context.Context, _ *engine.Worker, _ engine.Start, task int) (int64, int, error) {
-			objs := r.objs[task*b : min((task+1)*b, len(r.objs))]
-			keys := make([]string, len(objs))
-			for i, o := range objs {
-				keys[i] = o.key
-			}
-			return 0, -1, del.DeleteKeys(ctx, keys)
+			return 0, -1, del.DeleteKeys(ctx, keys[task*b:min((task+1)*b, len(keys))])
 		})}
 }
 
