@@ -85,6 +85,21 @@ func TestParseSizeDist(t *testing.T) {
 
 // Draws stay in bounds and fall in the class of their size; a log2
 // distribution reaches every class, and buckets come in their weights.
+// A bound that is no whole number of KiB is written in bytes, so that the
+// distribution a header or a job names parses back to the same one.
+func TestSizeDistStringExact(t *testing.T) {
+	for in, want := range map[string]string{
+		"log2:1K-7000":      "log2:1KiB-7000B",
+		"1536:1,4MiB:2":     "1.50KiB:1,4MiB:2",
+		"log2:1.5K-1048577": "log2:1.50KiB-1048577B",
+	} {
+		d, err := ParseSizeDist(in)
+		if err != nil || d.String() != want {
+			t.Errorf("%q: String %q, %v; want %q", in, d.String(), err, want)
+		}
+	}
+}
+
 func TestSizeDraws(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	d, _ := ParseSizeDist("log2:1000-1MiB")

@@ -199,5 +199,13 @@ func (d SizeDist) String() string {
 	return compactSize(d.Min)
 }
 
-// compactSize renders a size without spaces ("64MiB").
-func compactSize(n int64) string { return strings.ReplaceAll(units.FormatBytes(n), " ", "") }
+// compactSize renders a size without spaces ("64MiB") and exactly, so that
+// it parses back to the same count: a size that is no whole number of KiB,
+// MiB, ... is given in bytes ("7000B", not "6.84KiB").
+func compactSize(n int64) string {
+	s := strings.ReplaceAll(units.FormatBytes(n), " ", "")
+	if back, err := units.ParseSize(s); err != nil || back != n {
+		return strconv.FormatInt(n, 10) + "B"
+	}
+	return s
+}
