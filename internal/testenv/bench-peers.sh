@@ -4,7 +4,8 @@
 # unsigned payloads, single-part uploads, no content check on either side.
 # Runs alternate (fsbench first, then warp first) and the medians of RUNS
 # pairs are shown with the fsbench/warp ratio of throughput and of peak
-# client memory (max RSS from /usr/bin/time -v). See docs/speed.md.
+# client memory (max RSS from /usr/bin/time -v). Each run starts with the
+# disk synced and MinIO's trash empty (settle). See docs/speed.md.
 #
 # Environment: FSBENCH (default bin/fsbench), WARP (default: warp on PATH,
 # then ~/.cache/fsbench-test/bin/warp), MINIO (default: minio on PATH, then
@@ -82,6 +83,17 @@ unit() {
 
 record() { [ -z "$3" ] || echo "$1|$2|$3|$4" >>"$work/results"; } # ROW TOOL VALUE RSS_KIB
 
+# settle: before each run, the last run's writes reach the disk (sync) and
+# MinIO's trash of deleted objects, which it empties in the background, is
+# empty (30 s at most), so that no run pays for the one before it.
+settle() {
+	sync
+	for _ in $(seq 150); do
+		[ -n "$(ls -A "$work/minio/.minio.sys/tmp/.trash" 2>/dev/null)" ] || return 0
+		sleep 0.2
+	done
+}
+
 # --- fsbench ---------------------------------------------------------------
 
 # fsbench_row ROW: objbench's workload of the row's operation and size.
@@ -151,8 +163,12 @@ fi
 
 # pair ROW FIRST: the row once on each side, FIRST (fsbench or warp) first.
 pair() {
-	if [ -z "$WARP" ]; then fsbench_row "$1"; return; fi
-	if [ "$2" = fsbench ]; then fsbench_row "$1"; warp_row "$1"; else warp_row "$1"; fsbench_row "$1"; fi
+	if [ -z "$WARP" ]; then settle; fsbench_row "$1"; return; fi
+	if [ "$2" = fsbench ]; then
+		settle; fsbench_row "$1"; settle; warp_row "$1"
+	else
+		settle; warp_row "$1"; settle; fsbench_row "$1"
+	fi
 }
 
 # summary: per row, the medians and the fsbench/warp ratios.

@@ -3,9 +3,9 @@
 # FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
 # rpcbind), iproute2 (test hosts in network namespaces), headless Chromium
 # with a font (the HTML report's browser test), podman and runc (the
-# container image's build and tests), a MinIO server built from the Go module
-# proxy, and kubernetes-validate (the manifests' schema check) in a
-# virtualenv. Everything is idempotent: a second run finds it all in place and
+# container image's build and tests), time and curl (bench-peers.sh), a
+# MinIO server built from the Go module proxy, and kubernetes-validate (the
+# manifests' schema check) in a virtualenv. Everything is idempotent: a second run finds it all in place and
 # does nothing.
 set -euo pipefail
 
@@ -27,6 +27,8 @@ command -v ganesha.nfsd >/dev/null || need_apt+=(nfs-ganesha)
 [ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || [ -n "$(ls /usr/lib/*/ganesha/libfsalvfs.so 2>/dev/null)" ] || need_apt+=(nfs-ganesha-vfs)
 command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
 command -v openssl >/dev/null || need_apt+=(openssl)
+[ -x /usr/bin/time ] || need_apt+=(time) # bench-peers.sh: peak memory of each run
+command -v curl >/dev/null || need_apt+=(curl)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need_apt+=(iproute2)
 command -v chromium >/dev/null || need_apt+=(chromium)
 dpkg -s fonts-liberation >/dev/null 2>&1 || need_apt+=(fonts-liberation)
