@@ -5,8 +5,8 @@
 # with a font (the HTML report's browser test), podman and runc (the
 # container image's build and tests), time and curl (bench-peers.sh), a
 # MinIO server built from the Go module proxy, and kubernetes-validate (the
-# manifests' schema check) in a virtualenv. Everything is idempotent: a second run finds it all in place and
-# does nothing.
+# manifests' schema check) in a virtualenv. Everything is idempotent: a
+# second run finds it all in place and does nothing.
 set -euo pipefail
 
 BIN_DIR="${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}"
