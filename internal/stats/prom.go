@@ -18,10 +18,18 @@ import (
 // Families are parsed Prometheus metric families by name.
 type Families map[string]*dto.MetricFamily
 
-// ParseProm parses the Prometheus text exposition format.
-func ParseProm(r io.Reader) (Families, error) {
+// ParseProm parses the Prometheus text exposition format. Malformed text
+// is an error: expfmt's parser panics on some (a line "{}" with no metric
+// name, in v0.63.0), and that panic comes back as an error too, so a bad
+// metrics endpoint cannot stop fsbench.
+func ParseProm(r io.Reader) (fams Families, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			fams, err = nil, fmt.Errorf("parse Prometheus text: malformed input (%v)", v)
+		}
+	}()
 	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(r)
+	fams, err = p.TextToMetricFamilies(r)
 	if err != nil {
 		return nil, fmt.Errorf("parse Prometheus text: %w", err)
 	}

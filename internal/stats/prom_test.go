@@ -126,6 +126,8 @@ func TestParsePromErrors(t *testing.T) {
 		"metric{label=\"unterminated} 1\n",
 		"# TYPE x counter\nx abc\n",
 		"x 1 2 3 4\n",
+		"{}",     // expfmt v0.63.0 panics on these: a label set
+		"{} 1\n", // with no metric name
 	} {
 		if _, err := ParseProm(strings.NewReader(in)); err == nil {
 			t.Errorf("no error for %q", in)
