@@ -140,6 +140,7 @@ type Engine struct {
 	maxBlock int64
 	align    int
 	ahead    bool // blocks are made ahead on a spare CPU
+	streams  bool // big files are written from each worker's stream
 	current  atomic.Pointer[Phase]
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
@@ -150,7 +151,7 @@ type Engine struct {
 type files struct {
 	buf     []byte          // I/O buffer
 	spare   []byte          // second write buffer, when blocks are made ahead
-	stream  *pattern.Stream // big files' blocks, when a CPU is spare
+	stream  *pattern.Stream // big files' blocks (Engine.streams)
 	dirents []byte          // readdir buffer
 	perm    engine.Perm
 	ts      [2]unix.Timespec
@@ -171,6 +172,10 @@ func New(cfg Config, maxBlock int64) *Engine {
 	// With fewer workers than CPUs, a CPU would idle while a worker waits
 	// for its write: a helper makes the next block then (see create).
 	e.ahead = cfg.Workers < runtime.GOMAXPROCS(0)
+	// A stream takes a pass over the data out of every write, which counts
+	// most when the CPUs are all busy, but it holds about 5 MiB a worker:
+	// up to two workers a CPU have one, more make blocks in their buffer.
+	e.streams = cfg.Workers <= 2*runtime.GOMAXPROCS(0)
 	for range cfg.Workers {
 		e.files = append(e.files, &files{})
 	}
@@ -242,15 +247,17 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	// buffer: aligned for O_DIRECT up to that.
 	stream := p.FileSize >= pattern.StreamMin && e.align <= 4096
 	switch {
-	case !writes || !e.ahead:
-	case stream && f.stream == nil:
-		// The kernel copies every block from the stream's 4 MiB base:
-		// huge pages for it (the alignment also meets e.align).
-		n := int(e.maxBlock)
-		buf := sysio.AlignedBuffer(pattern.StreamLen(n), sysio.HugePage)
-		sysio.AdviseHuge(buf)
-		f.stream = e.pattern.NewStream(buf, n)
-	case !stream && p.FileSize > p.BlockSize && f.spare == nil:
+	case !writes:
+	case stream && e.streams:
+		if f.stream == nil {
+			// The kernel copies every block from the stream's 4 MiB
+			// base: huge pages for it (the alignment also meets e.align).
+			n := int(e.maxBlock)
+			buf := sysio.AlignedBuffer(pattern.StreamLen(n), sysio.HugePage)
+			sysio.AdviseHuge(buf)
+			f.stream = e.pattern.NewStream(buf, n)
+		}
+	case !stream && e.ahead && p.FileSize > p.BlockSize && f.spare == nil:
 		f.spare = sysio.AlignedBuffer(int(e.maxBlock), e.align)
 	}
 	if p.Kind == Readdir && f.dirents == nil {

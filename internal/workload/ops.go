@@ -287,9 +287,10 @@ func (e *Engine) readWhole(w *engine.Worker, p *Phase, i int) error {
 }
 
 // create creates file i (it must not exist), writes FileSize bytes and
-// closes it: one timed operation with PerFile, else one per write. When a
-// CPU is spare, a big file's blocks come from the worker's stream, and a
-// smaller file's next block is made by a helper while one is written.
+// closes it: one timed operation with PerFile, else one per write. A big
+// file's blocks come from the worker's stream (Engine.streams); when a CPU
+// is spare, a smaller file's next block is made by a helper while one is
+// written.
 func (e *Engine) create(w *engine.Worker, p *Phase, i int) error {
 	f := w.State.(*files)
 	path, id := p.target(i)

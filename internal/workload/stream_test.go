@@ -70,3 +70,36 @@ func TestStreamWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamsUpToTwoPerCPU: with every CPU busy a worker still writes big
+// files from its stream, up to two workers a CPU (the data the same as
+// Fill's); with more, no worker holds a stream and blocks are made in its
+// buffer, the same bytes again.
+func TestStreamsUpToTwoPerCPU(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	size := int64(pattern.StreamMin + 70000)
+	for _, c := range []struct {
+		workers int
+		streams bool
+	}{{2, true}, {4, true}, {5, false}} {
+		dir := t.TempDir()
+		e := New(Config{Dir: dir, Workers: c.workers, Verify: true, Seed: 5}, 64<<10)
+		p := Phase{Title: "Write", Kind: Create, FileSize: size, BlockSize: 64 << 10, Targets: filesOf(e, 1, names)}
+		if r, err := e.Run(context.Background(), p); err != nil || r.Errors != 0 {
+			t.Fatalf("%d workers: write = %+v, %v", c.workers, r, err)
+		}
+		for w, f := range e.files {
+			if (f.stream != nil) != c.streams || f.spare != nil {
+				t.Fatalf("%d workers on 2 CPUs, worker %d: stream %v (want %v), second buffer %v",
+					c.workers, w, f.stream != nil, c.streams, f.spare != nil)
+			}
+		}
+		name := names(c.workers-1, 0)
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		want := make([]byte, size)
+		e.pattern.Fill(want, pattern.Sized(e.pattern.ID(name), size), 0)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%d workers: %s holds %d bytes, not its content (%v)", c.workers, name, len(got), err)
+		}
+	}
+}
