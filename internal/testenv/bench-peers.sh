@@ -4,8 +4,8 @@
 # unsigned payloads, single-part uploads, no content check on either side.
 # Runs alternate (fsbench first, then warp first) and the medians of RUNS
 # pairs are shown with the fsbench/warp ratio of throughput and of peak
-# client memory (max RSS from /usr/bin/time -v). Each run starts with the
-# disk synced and MinIO's trash empty (settle). See docs/speed.md.
+# client memory (max RSS from /usr/bin/time -v). Each run starts with
+# MinIO's trash empty and the disk synced (settle). See docs/speed.md.
 #
 # Environment: FSBENCH (default bin/fsbench), WARP (default: warp on PATH,
 # then ~/.cache/fsbench-test/bin/warp), MINIO (default: minio on PATH, then
@@ -83,15 +83,15 @@ unit() {
 
 record() { [ -z "$3" ] || echo "$1|$2|$3|$4" >>"$work/results"; } # ROW TOOL VALUE RSS_KIB
 
-# settle: before each run, the last run's writes reach the disk (sync) and
-# MinIO's trash of deleted objects, which it empties in the background, is
-# empty (30 s at most), so that no run pays for the one before it.
+# settle: before each run, MinIO's trash is emptied and the last run's
+# writes reach the disk (sync), so that no run pays for the one before it.
+# MinIO moves each deleted object into .minio.sys/tmp/.trash of its data
+# directory and removes it later in the background (minutes later here:
+# 6000 entries from one clean-up were still there a minute on); the server
+# and its data are this script's own.
 settle() {
+	find "$work/minio/.minio.sys/tmp/.trash" -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null || true
 	sync
-	for _ in $(seq 150); do
-		[ -n "$(ls -A "$work/minio/.minio.sys/tmp/.trash" 2>/dev/null)" ] || return 0
-		sleep 0.2
-	done
 }
 
 # --- fsbench ---------------------------------------------------------------
