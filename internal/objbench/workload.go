@@ -174,13 +174,8 @@ func (r *run) ended(p *engine.Phase, res *engine.Result) {
 }
 
 // perOp is how many objects one operation of the workload covers: --batch
-// for batched deletes, else one.
-func (r *run) perOp() int {
-	if r.o.Workload == "delete" && r.o.Batch > 0 {
-		return r.o.Batch
-	}
-	return 1
-}
+// (which only the delete workload takes) or one.
+func (r *run) perOp() int { return max(r.o.Batch, 1) }
 
 // phaseRow is the result row of a workload's measurement: operations/s,
 // or MiB/s when bytes moved, the mean time one thread spent per

@@ -27,6 +27,14 @@ type none struct{}
 
 func errOnly(err error) (none, error) { return none{}, err }
 
+// DeleteKeys deletes keys in one request through the next endpoint.
+func (e *Endpoints) DeleteKeys(ctx context.Context, keys []string) error {
+	_, err := call(e, AsBatchDeleter, "delete objects", "", 0, func(b BatchDeleter) (none, error) {
+		return errOnly(b.DeleteKeys(ctx, keys))
+	})
+	return err
+}
+
 // CreateMultipartUpload starts an upload through the next endpoint.
 func (e *Endpoints) CreateMultipartUpload(ctx context.Context, key string) (*MultipartUpload, error) {
 	return call(e, AsMultipart, "create multipart upload", key, 0, func(m MultipartUploader) (*MultipartUpload, error) {

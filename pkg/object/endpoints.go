@@ -227,18 +227,6 @@ func (e *Endpoints) Delete(ctx context.Context, key string) error {
 	return err
 }
 
-// DeleteKeys deletes keys in one request through the next endpoint.
-func (e *Endpoints) DeleteKeys(ctx context.Context, keys []string) error {
-	ep, t := e.pick(), time.Now()
-	b, ok := ep.s.(BatchDeleter)
-	if !ok {
-		return opErr("delete objects", "", ErrNotSupported)
-	}
-	err := b.DeleteKeys(ctx, keys)
-	ep.done(t, 0, err)
-	return err
-}
-
 // List lists through the next endpoint.
 func (e *Endpoints) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
 	ep, t := e.pick(), time.Now()

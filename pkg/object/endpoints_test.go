@@ -91,6 +91,43 @@ func TestEndpointsConformanceMinIO(t *testing.T) {
 	}
 }
 
+// A multi-object delete through two endpoints goes to each in turn and is
+// counted as one request there; the keys are gone afterwards.
+func TestEndpointsDeleteKeysMinIO(t *testing.T) {
+	e := minioEndpoints(t, "batch")
+	ctx := context.Background()
+	if err := e.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := object.WithPrefix(e, uniquePrefix(t))
+	b := object.AsBatchDeleter(s)
+	if b == nil {
+		t.Fatal("an Endpoints store of MinIO must have multi-object delete")
+	}
+	keys := []string{"a", "b", "c", "d"}
+	for _, k := range keys {
+		if err := s.Put(ctx, k, strings.NewReader(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := e.Stats()
+	for i := 0; i < len(keys); i += 2 {
+		if err := b.DeleteKeys(ctx, keys[i:i+2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, st := range e.Stats() {
+		if d := st.Ops - before[i].Ops; d != 1 {
+			t.Errorf("endpoint %s: %d requests for two deletes of two keys, want 1", st.Endpoint, d)
+		}
+	}
+	for _, k := range keys {
+		if _, err := s.Head(ctx, k); !errors.Is(err, object.ErrNotExist) {
+			t.Errorf("%s after the delete: %v, want not found", k, err)
+		}
+	}
+}
+
 // versionedBucket makes a new bucket with versioning on.
 func versionedBucket(t *testing.T) object.Storage {
 	m := testenv.SharedMinIO(t, false)
