@@ -217,16 +217,11 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 	return o.CI.resolve(cmd, cat)
 }
 
-// objbenchGCPercent is the GOGC objbench runs with.
-const objbenchGCPercent = 25
-
 func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
-	// Objbench keeps a few big buffers alive and makes little garbage; a
-	// lower GC target keeps its footprint small (about 30 MiB of heap at
-	// -p 4 with 4 MiB blocks) at a negligible CPU cost. GOGC or
-	// GOMEMLIMIT in the environment win.
+	// The GC target that suits the run (objbench.Options.GCPercent);
+	// GOGC or GOMEMLIMIT in the environment win.
 	if app.IO.Getenv("GOGC") == "" && app.IO.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(objbenchGCPercent))
+		defer debug.SetGCPercent(debug.SetGCPercent(o.GCPercent()))
 	}
 	res := newResult("objbench")
 	meter := startUsage()

@@ -136,6 +136,44 @@ func TestSizeDraws(t *testing.T) {
 	}
 }
 
+// Largest is the biggest size a distribution can draw, and a workload of
+// objects under 1 MiB runs with GOGC 100, any other run with 25.
+func TestLargestAndGCPercent(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		dist string
+		want int64
+		gc   int
+	}{{"4KiB:1", 4 * units.KiB, 100}, {"log2:1KiB-1MiB", units.MiB - 1, 100}, {"log2:1KiB-1049000", 1048999, 25},
+		{"1MiB:1,4KiB:9", units.MiB, 25}, {"64KiB:1,4KiB:9,512KiB:3", 512 * units.KiB, 100}} {
+		d, err := ParseSizeDist(c.dist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Largest(); got != c.want {
+			t.Errorf("%s: Largest %d, want %d", c.dist, got, c.want)
+		}
+		for range 2000 {
+			if n := d.Draw(r); n > d.Largest() {
+				t.Fatalf("%s: drew %d above Largest %d", c.dist, n, d.Largest())
+			}
+		}
+		o := Options{Workload: "get", Sizes: d}
+		if got := o.GCPercent(); got != c.gc {
+			t.Errorf("%s: GCPercent %d, want %d", c.dist, got, c.gc)
+		}
+	}
+	if got := (&Options{Workload: "stat", Sizes: FixedSize(4 * units.KiB)}).GCPercent(); got != 100 {
+		t.Errorf("stat of 4KiB: GCPercent %d, want 100", got)
+	}
+	if got := (&Options{Workload: "put", Sizes: FixedSize(16 * units.MiB)}).GCPercent(); got != 25 {
+		t.Errorf("put of 16MiB: GCPercent %d, want 25", got)
+	}
+	if got := (&Options{Sizes: FixedSize(4 * units.KiB)}).GCPercent(); got != 25 {
+		t.Errorf("JuiceFS's items (no workload): GCPercent %d, want 25", got)
+	}
+}
+
 func FuzzParseMix(f *testing.F) {
 	for _, s := range []string{"get=45,stat=30,put=15,delete=10", "get=1", "=", ",,", "get=99999999999"} {
 		f.Add(s)

@@ -175,6 +175,17 @@ func (d *SizeDist) Class(n int64) int {
 	return 0
 }
 
+// Largest is the size of the largest object d can draw.
+func (d *SizeDist) Largest() int64 {
+	switch {
+	case d.Log2:
+		return d.Max - 1
+	case len(d.Buckets) > 0:
+		return slices.MaxFunc(d.Buckets, func(a, b SizeBucket) int { return cmp.Compare(a.Size, b.Size) }).Size
+	}
+	return d.Min
+}
+
 // sorted returns the buckets by increasing size.
 func (d *SizeDist) sorted() []SizeBucket {
 	out := slices.Clone(d.Buckets)
