@@ -4,8 +4,9 @@
 # unsigned payloads, single-part uploads, no content check on either side.
 # Runs alternate (fsbench first, then warp first) and the medians of RUNS
 # pairs are shown with the fsbench/warp ratio of throughput and of peak
-# client memory (max RSS from /usr/bin/time -v). Each run starts with
-# MinIO's trash empty and the disk synced (settle). See docs/speed.md.
+# client memory (max RSS from /usr/bin/time -v), and each side's client
+# CPU time. Each run starts with MinIO's trash empty, the disk synced and,
+# as root, the page cache dropped (settle). See docs/speed.md.
 #
 # Environment: FSBENCH (default bin/fsbench), WARP (default: warp on PATH,
 # then ~/.cache/fsbench-test/bin/warp), MINIO (default: minio on PATH, then
@@ -13,8 +14,8 @@
 # each measurement, default 10s), THREADS (default 4), SMALL (default 4KiB),
 # MEDIUM (default 1MiB), BIG (default 16MiB), ONLY (a regular expression:
 # only the rows it matches, e.g. ONLY='^(put|get) '), RESULTS_FILE (also
-# append every run's figures there, a line each: ROW|TOOL|VALUE|RSS_KIB, in
-# the order they ran).
+# append every run's figures there, a line each: ROW|TOOL|VALUE|RSS_KIB|CPU_S,
+# in the order they ran).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . internal/testenv/minio-lib.sh
@@ -52,14 +53,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# timed OUT CMD...: runs CMD with stdout to OUT and prints its max RSS in KiB.
+# timed OUT CMD...: runs CMD with stdout to OUT and prints its max RSS in
+# KiB and the CPU seconds it used (user and system, the whole run).
 timed() {
 	local out=$1; shift
 	/usr/bin/time -v -o "$work/time" "$@" >"$out" 2>"$work/stderr" || {
 		echo "bench-peers: $(basename "$1") failed: $(tail -3 "$work/stderr")" >&2
 		return 1
 	}
-	awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time"
+	awk -F': ' '/Maximum resident set size/ { rss = $2 } /(User|System) time \(seconds\)/ { cpu += $2 }
+		END { printf "%s|%.2f\n", rss, cpu }' "$work/time"
 }
 
 bytes() { python3 -c 'import sys; v=sys.argv[1]; u={"KiB":1<<10,"MiB":1<<20,"GiB":1<<30}; print(int(v[:-3])*u[v[-3:]] if v[-3:] in u else int(v))' "$1"; }
@@ -81,32 +84,35 @@ unit() {
 	echo obj/s
 }
 
-record() { [ -z "$3" ] || echo "$1|$2|$3|$4" >>"$work/results"; } # ROW TOOL VALUE RSS_KIB
+record() { [ -z "$3" ] || echo "$1|$2|$3|$4" >>"$work/results"; } # ROW TOOL VALUE RSS_KIB|CPU_S (from timed)
 
-# settle: before each run, MinIO's trash is emptied and the last run's
-# writes reach the disk (sync), so that no run pays for the one before it.
-# MinIO moves each deleted object into .minio.sys/tmp/.trash of its data
-# directory and removes it later in the background (minutes later here:
-# 6000 entries from one clean-up were still there a minute on); the server
-# and its data are this script's own.
+# settle: before each run, MinIO's trash is emptied, the last run's writes
+# reach the disk (sync) and, as root, the page cache is dropped, so that no
+# run pays or profits from the one before it. MinIO moves each deleted
+# object into .minio.sys/tmp/.trash of its data directory and removes it
+# later in the background (minutes later here: 6000 entries from one
+# clean-up were still there a minute on); and without the drop, a run
+# finds what the run before it left in memory: the put rows favoured the
+# tool that ran second. The server and its data are this script's own.
 settle() {
 	find "$work/minio/.minio.sys/tmp/.trash" -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null || true
 	sync
+	[ "$(id -u)" != 0 ] || echo 3 >/proc/sys/vm/drop_caches
 }
 
 # --- fsbench ---------------------------------------------------------------
 
 # fsbench_row ROW: objbench's workload of the row's operation and size.
 fsbench_row() {
-	local op=${1%% *} size=${1#* } rss extra=()
+	local op=${1%% *} size=${1#* } use extra=()
 	case $op in
 	mixed) extra=(--mix get=45,stat=30,put=15,delete=10) ;; # warp's mix
 	delete) extra=(--batch 1) ;; # the request warp's --batch 1 sends
 	esac
-	rss=$(ACCESS_KEY=$AK SECRET_KEY=$SK timed "$work/f.json" "$FSBENCH" objbench --storage minio "http://$MINIO_ADDR/fsbench-peers" \
+	use=$(ACCESS_KEY=$AK SECRET_KEY=$SK timed "$work/f.json" "$FSBENCH" objbench --storage minio "http://$MINIO_ADDR/fsbench-peers" \
 		-p "$THREADS" --duration "$DURATION" --verify=false --json --workload "$op" --obj-size "$size" \
 		--objects "$(objects_for "$op" "$size")" "${extra[@]}") || return 0
-	record "$1" fsbench "$(phase_value "$work/f.json" "$op" "$(unit "$1")")" "$rss"
+	record "$1" fsbench "$(phase_value "$work/f.json" "$op" "$(unit "$1")")" "$use"
 }
 
 # phase_value JSON PHASE UNIT: a phase's MiB/s or objects/s (listed
@@ -122,19 +128,19 @@ print("%.1f" % (p["bytes_per_sec"]/1048576 if sys.argv[3]=="MiB/s" else p[k]))' 
 
 # warp_row ROW: warp's operation on objects of the row's size.
 warp_row() {
-	local op=${1%% *} size=${1#* } rss extra=()
+	local op=${1%% *} size=${1#* } use extra=()
 	case $op in
 	put) ;;
 	delete) extra=(--objects "$(objects_for "$op" "$size")" --batch 1) ;;
 	list) extra=(--objects "$(objects_for "$op" "$size")" --max-keys 1000) ;;
 	*) extra=(--objects "$(objects_for "$op" "$size")") ;;
 	esac
-	rss=$(cd "$work" && WARP_ACCESS_KEY=$AK WARP_SECRET_KEY=$SK timed "$work/w.json" "$WARP" "$op" \
+	use=$(cd "$work" && WARP_ACCESS_KEY=$AK WARP_SECRET_KEY=$SK timed "$work/w.json" "$WARP" "$op" \
 		--host "$MINIO_ADDR" --bucket warp-peers --obj.size "$size" --concurrent "$THREADS" --duration "$DURATION" \
 		--disable-multipart --disable-sha256-payload --json --no-color --benchdata "$work/warp" "${extra[@]}") || return 0
 	read -r whole steady < <(warp_value "$work/w.json" "$op" "$(unit "$1")")
-	record "$1" warp "$whole" "$rss"
-	record "$1" warp-steady "$steady" "$rss"
+	record "$1" warp "$whole" "$use"
+	record "$1" warp-steady "$steady" "$use"
 }
 
 # warp_value JSON OP UNIT: warp's throughput of OP over its whole run
@@ -177,21 +183,24 @@ summary() {
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    row, tool, v, rss = line.rstrip("\n").split("|")
-    rows.setdefault((row, tool), []).append((float(v), int(rss)))
+    row, tool, v, rss, cpu = line.rstrip("\n").split("|")
+    rows.setdefault((row, tool), []).append((float(v), int(rss), float(cpu)))
 def med(row, tool, i):
     xs = [x[i] for x in rows.get((row, tool), [])]
     return statistics.median(xs) if xs else None
-fmt = "%-14s %6s %10s %10s %6s %11s %6s %7s %8s %6s"
-print(fmt % ("operation", "unit", "fsbench", "warp", "ratio", "warp steady", "ratio", "fs MiB", "warp MiB", "ratio"))
+fmt = "%-14s %6s %10s %10s %6s %11s %6s %7s %8s %6s %6s %8s %6s"
+print(fmt % ("operation", "unit", "fsbench", "warp", "ratio", "warp steady", "ratio", "fs MiB", "warp MiB", "ratio",
+             "fs CPU", "warp CPU", "ratio"))
 for row in sys.argv[2:]:
     op, size = row.split(" ", 1)
     unit = "MiB/s" if op in ("put", "get") and size.endswith(("MiB", "GiB")) else "obj/s"
     f, w, ws = med(row, "fsbench", 0), med(row, "warp", 0), med(row, "warp-steady", 0)
     fm, wm = med(row, "fsbench", 1), med(row, "warp", 1)
+    fc, wc = med(row, "fsbench", 2), med(row, "warp", 2)
     s = lambda x, d=1: "-" if x is None else "%.*f" % (d, x)
     r = lambda a, b: "-" if a is None or not b else "%.2f" % (a / b)
-    print(fmt % (row, unit, s(f), s(w), r(f, w), s(ws), r(f, ws), s(fm and fm / 1024, 0), s(wm and wm / 1024, 0), r(fm, wm)))
+    print(fmt % (row, unit, s(f), s(w), r(f, w), s(ws), r(f, ws), s(fm and fm / 1024, 0), s(wm and wm / 1024, 0), r(fm, wm),
+                 s(fc), s(wc), r(fc, wc)))
 PY
 }
 

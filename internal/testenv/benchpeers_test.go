@@ -17,7 +17,8 @@ func TestMain(m *testing.M) { Main(m) }
 // TestBenchPeersWithoutWarp runs bench-peers.sh on two rows, one pair of
 // one second each, against its own MinIO, with no warp: the script must
 // name warp as missing, run fsbench's rows alone and print a table with a
-// figure and a peak memory for each, and remove its MinIO and data.
+// figure, a peak memory and a CPU time for each, and remove its MinIO and
+// data.
 func TestBenchPeersWithoutWarp(t *testing.T) {
 	NeedsServer(t, "a MinIO server")
 	minio, err := LookPath("minio")
@@ -42,15 +43,17 @@ func TestBenchPeersWithoutWarp(t *testing.T) {
 		t.Errorf("stderr does not name warp as missing:\n%s", stderr.String())
 	}
 	for _, row := range []string{"put 4KiB", "stat 4KiB"} {
-		// operation, unit, fsbench's figure, no warp figure, ..., fsbench's MiB.
-		re := regexp.MustCompile(`(?m)^` + row + `\s+obj/s\s+[0-9]+\.[0-9]\s+-\s+-\s+-\s+-\s+[0-9]+\s+-\s+-$`)
+		// operation, unit, fsbench's figure, no warp figure, ..., fsbench's
+		// MiB, ..., fsbench's CPU seconds, ...
+		re := regexp.MustCompile(`(?m)^` + row + `\s+obj/s\s+[0-9]+\.[0-9]\s+-\s+-\s+-\s+-\s+[0-9]+\s+-\s+-\s+[0-9]+\.[0-9]\s+-\s+-$`)
 		if !re.MatchString(stdout.String()) {
 			t.Errorf("no %q row with fsbench's figure alone:\n%s", row, stdout.String())
 		}
 	}
 	results, err := os.ReadFile(filepath.Join(tmp, "results"))
-	if err != nil || strings.Count(string(results), "|fsbench|") != 2 || strings.Contains(string(results), "|warp") {
-		t.Errorf("RESULTS_FILE: %q, %v; want two fsbench lines", results, err)
+	line := regexp.MustCompile(`(?m)^(put|stat) 4KiB\|fsbench\|[0-9.]+\|[0-9]+\|[0-9]+\.[0-9]{2}$`)
+	if err != nil || len(line.FindAll(results, -1)) != 2 || strings.Contains(string(results), "|warp") {
+		t.Errorf("RESULTS_FILE: %q, %v; want two fsbench lines ROW|fsbench|VALUE|RSS_KIB|CPU_S", results, err)
 	}
 	left, _ := filepath.Glob(filepath.Join(tmp, "fsbench-peers.*"))
 	if len(left) != 0 {
