@@ -179,10 +179,10 @@ func (o *Options) Validate() error {
 // the default GOGC of 100 would let its heap grow to twice the blocks.
 // 25 keeps the footprint small (about 30 MiB of heap at -p 4 with 4 MiB
 // blocks) where the blocks are most of the heap. A workload of objects
-// under smallWorkloadObject holds little, and makes its garbage in many
-// small requests: there 25 would mean a collection every few hundred
-// requests and a tenth of the client's CPU (a stat workload at -p 4), so
-// it gets 100, which costs it a few MiB.
+// under smallWorkloadObject (256 KiB) holds little and makes its garbage
+// in many small requests: there 25 would mean a collection every few
+// hundred requests and a tenth of the client's CPU (a stat workload at
+// -p 4), so it gets 100, which costs it a few MiB.
 func (o *Options) GCPercent() int {
 	if o.Workload != "" && o.Sizes.Largest() < smallWorkloadObject {
 		return 100
@@ -192,7 +192,7 @@ func (o *Options) GCPercent() int {
 
 // smallWorkloadObject is the object size below which a workload runs with
 // the default GOGC (see GCPercent).
-const smallWorkloadObject = 1 << 20
+const smallWorkloadObject = 256 << 10
 
 func (o *Options) bigCount() int64 { return (o.BigObjectSize + o.BlockSize - 1) / o.BlockSize }
 

@@ -137,15 +137,15 @@ func TestSizeDraws(t *testing.T) {
 }
 
 // Largest is the biggest size a distribution can draw, and a workload of
-// objects under 1 MiB runs with GOGC 100, any other run with 25.
+// objects under 256 KiB runs with GOGC 100, any other run with 25.
 func TestLargestAndGCPercent(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
 		dist string
 		want int64
 		gc   int
-	}{{"4KiB:1", 4 * units.KiB, 100}, {"log2:1KiB-1MiB", units.MiB - 1, 100}, {"log2:1KiB-1049000", 1048999, 25},
-		{"1MiB:1,4KiB:9", units.MiB, 25}, {"64KiB:1,4KiB:9,512KiB:3", 512 * units.KiB, 100}} {
+	}{{"4KiB:1", 4 * units.KiB, 100}, {"log2:1KiB-256KiB", 256*units.KiB - 1, 100}, {"log2:1KiB-262145", 262144, 25},
+		{"log2:4KiB-1MiB", units.MiB - 1, 25}, {"256KiB:1,4KiB:9", 256 * units.KiB, 25}, {"64KiB:1,4KiB:9,128KiB:3", 128 * units.KiB, 100}} {
 		d, err := ParseSizeDist(c.dist)
 		if err != nil {
 			t.Fatal(err)

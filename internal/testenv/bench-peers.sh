@@ -77,10 +77,14 @@ objects_for() {
 	echo $((b >= 512 << 10 ? (512 << 20) / b : 1000))
 }
 
-# unit ROW: MiB/s for moving objects of 1 MiB and more, else objects/s.
+# unit ROW: MiB/s for moving objects of 1 MiB and more (ranges of MEDIUM,
+# sizes up to MEDIUM), else objects/s.
 unit() {
 	local op=${1%% *} size=${1#* }
-	case $op in put | get) [ "$(bytes "$size")" -ge $((1 << 20)) ] && { echo MiB/s; return; } ;; esac
+	case $op in
+	get-range | put-log2) echo MiB/s; return ;;
+	put | get) [ "$(bytes "$size")" -ge $((1 << 20)) ] && { echo MiB/s; return; } ;;
+	esac
 	echo obj/s
 }
 
@@ -103,15 +107,20 @@ settle() {
 # --- fsbench ---------------------------------------------------------------
 
 # fsbench_row ROW: objbench's workload of the row's operation and size.
+# get-range SIZE reads ranges of MEDIUM at random offsets in objects of
+# SIZE; put-log2 SIZE puts objects of sizes log2-uniform from SMALL to SIZE.
 fsbench_row() {
-	local op=${1%% *} size=${1#* } use extra=()
+	local op=${1%% *} size=${1#* } use extra=() sizes
+	sizes=(--obj-size "$size")
 	case $op in
 	mixed) extra=(--mix get=45,stat=30,put=15,delete=10) ;; # warp's mix
 	delete) extra=(--batch 1) ;; # the request warp's --batch 1 sends
+	get-range) op=get extra=(--range "$MEDIUM") ;;
+	put-log2) op=put sizes=(--obj-size-dist "log2:$SMALL-$size") ;;
 	esac
 	use=$(ACCESS_KEY=$AK SECRET_KEY=$SK timed "$work/f.json" "$FSBENCH" objbench --storage minio "http://$MINIO_ADDR/fsbench-peers" \
-		-p "$THREADS" --duration "$DURATION" --verify=false --json --workload "$op" --obj-size "$size" \
-		--objects "$(objects_for "$op" "$size")" "${extra[@]}") || return 0
+		-p "$THREADS" --duration "$DURATION" --verify=false --json --workload "$op" \
+		--objects "$(objects_for "$op" "$size")" "${sizes[@]}" "${extra[@]}") || return 0
 	record "$1" fsbench "$(phase_value "$work/f.json" "$op" "$(unit "$1")")" "$use"
 }
 
@@ -128,15 +137,17 @@ print("%.1f" % (p["bytes_per_sec"]/1048576 if sys.argv[3]=="MiB/s" else p[k]))' 
 
 # warp_row ROW: warp's operation on objects of the row's size.
 warp_row() {
-	local op=${1%% *} size=${1#* } use extra=()
+	local op=${1%% *} size=${1#* } obj=${1#* } use extra=()
 	case $op in
 	put) ;;
 	delete) extra=(--objects "$(objects_for "$op" "$size")" --batch 1) ;;
 	list) extra=(--objects "$(objects_for "$op" "$size")" --max-keys 1000) ;;
+	get-range) op=get extra=(--objects "$(objects_for get "$size")" --range-size "$MEDIUM") ;;
+	put-log2) op=put obj=$SMALL,$size extra=(--obj.randsize) ;; # log2-uniform from SMALL to size
 	*) extra=(--objects "$(objects_for "$op" "$size")") ;;
 	esac
 	use=$(cd "$work" && WARP_ACCESS_KEY=$AK WARP_SECRET_KEY=$SK timed "$work/w.json" "$WARP" "$op" \
-		--host "$MINIO_ADDR" --bucket warp-peers --obj.size "$size" --concurrent "$THREADS" --duration "$DURATION" \
+		--host "$MINIO_ADDR" --bucket warp-peers --obj.size "$obj" --concurrent "$THREADS" --duration "$DURATION" \
 		--disable-multipart --disable-sha256-payload --json --no-color --benchdata "$work/warp" "${extra[@]}") || return 0
 	read -r whole steady < <(warp_value "$work/w.json" "$op" "$(unit "$1")")
 	record "$1" warp "$whole" "$use"
@@ -160,7 +171,7 @@ print("%.1f %.1f" % (whole, rate(s, t["bytes"], t["objects"]) if s else whole))'
 }
 
 ROWS=("put $SMALL" "get $SMALL" "put $MEDIUM" "get $MEDIUM" "put $BIG" "get $BIG"
-	"stat $SMALL" "delete $SMALL" "list $SMALL" "mixed $SMALL")
+	"stat $SMALL" "delete $SMALL" "list $SMALL" "mixed $SMALL" "get-range $BIG" "put-log2 $MEDIUM")
 
 if [ -n "${ONLY:-}" ]; then
 	mapfile -t ROWS < <(printf '%s\n' "${ROWS[@]}" | grep -E -- "$ONLY" || true)
@@ -188,12 +199,12 @@ for line in open(sys.argv[1]):
 def med(row, tool, i):
     xs = [x[i] for x in rows.get((row, tool), [])]
     return statistics.median(xs) if xs else None
-fmt = "%-14s %6s %10s %10s %6s %11s %6s %7s %8s %6s %6s %8s %6s"
+fmt = "%-16s %6s %10s %10s %6s %11s %6s %7s %8s %6s %6s %8s %6s"
 print(fmt % ("operation", "unit", "fsbench", "warp", "ratio", "warp steady", "ratio", "fs MiB", "warp MiB", "ratio",
              "fs CPU", "warp CPU", "ratio"))
 for row in sys.argv[2:]:
     op, size = row.split(" ", 1)
-    unit = "MiB/s" if op in ("put", "get") and size.endswith(("MiB", "GiB")) else "obj/s"
+    unit = "MiB/s" if op in ("get-range", "put-log2") or op in ("put", "get") and size.endswith(("MiB", "GiB")) else "obj/s"
     f, w, ws = med(row, "fsbench", 0), med(row, "warp", 0), med(row, "warp-steady", 0)
     fm, wm = med(row, "fsbench", 1), med(row, "warp", 1)
     fc, wc = med(row, "fsbench", 2), med(row, "warp", 2)
