@@ -181,7 +181,7 @@ func (d *SizeDist) Largest() int64 {
 	case d.Log2:
 		return d.Max - 1
 	case len(d.Buckets) > 0:
-		return slices.MaxFunc(d.Buckets, func(a, b SizeBucket) int { return cmp.Compare(a.Size, b.Size) }).Size
+		return slices.MaxFunc(d.Buckets, bySize).Size
 	}
 	return d.Min
 }
@@ -189,9 +189,11 @@ func (d *SizeDist) Largest() int64 {
 // sorted returns the buckets by increasing size.
 func (d *SizeDist) sorted() []SizeBucket {
 	out := slices.Clone(d.Buckets)
-	slices.SortFunc(out, func(a, b SizeBucket) int { return cmp.Compare(a.Size, b.Size) })
+	slices.SortFunc(out, bySize)
 	return out
 }
+
+func bySize(a, b SizeBucket) int { return cmp.Compare(a.Size, b.Size) }
 
 func log2Floor(n int64) int { return bits.Len64(uint64(n)) - 1 }
 

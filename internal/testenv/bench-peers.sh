@@ -188,9 +188,11 @@ pair() {
 	fi
 }
 
-# summary: per row, the medians and the fsbench/warp ratios.
+# summary: per row, its unit, the medians and the fsbench/warp ratios.
 summary() {
-	python3 - "$work/results" "${ROWS[@]}" <<'PY'
+	local row units=()
+	for row in "${ROWS[@]}"; do units+=("$row|$(unit "$row")"); done
+	python3 - "$work/results" "${units[@]}" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -202,9 +204,8 @@ def med(row, tool, i):
 fmt = "%-16s %6s %10s %10s %6s %11s %6s %7s %8s %6s %6s %8s %6s"
 print(fmt % ("operation", "unit", "fsbench", "warp", "ratio", "warp steady", "ratio", "fs MiB", "warp MiB", "ratio",
              "fs CPU", "warp CPU", "ratio"))
-for row in sys.argv[2:]:
-    op, size = row.split(" ", 1)
-    unit = "MiB/s" if op in ("get-range", "put-log2") or op in ("put", "get") and size.endswith(("MiB", "GiB")) else "obj/s"
+for arg in sys.argv[2:]:
+    row, unit = arg.split("|")
     f, w, ws = med(row, "fsbench", 0), med(row, "warp", 0), med(row, "warp-steady", 0)
     fm, wm = med(row, "fsbench", 1), med(row, "warp", 1)
     fc, wc = med(row, "fsbench", 2), med(row, "warp", 2)
