@@ -5,10 +5,12 @@ package pattern
 import (
 	"bytes"
 	crand "crypto/rand"
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"hash/fnv"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"unsafe"
@@ -37,7 +39,7 @@ const segment = 64 << 10
 // read-only after New.
 type Pattern struct {
 	seed       uint64
-	base       []byte // segment bytes, 8-byte aligned
+	base       []byte // segment bytes
 	streamOnce sync.Once
 	stream     []byte // the stream base, see StreamMin
 }
@@ -88,40 +90,27 @@ func (p *Pattern) Fill(buf []byte, id uint64, off int64) {
 	}
 }
 
+// keyRun is how many bytes of repeated key xorKey hands to one XORBytes
+// call: short enough to lay out cheaply for a 4 KiB object, long enough
+// that the calls cost nothing beside the pass.
+const keyRun = 512
+
 // xorKey sets dst[i] = src[i] XOR byte (pos+i) mod 8 of key (little-endian),
-// where pos is src's offset in the base. The bulk goes 8 bytes at a time.
+// where pos is src's offset in the base. It lays the key out once, rotated
+// to pos, over keyRun bytes and XORs with that run in crypto/subtle's
+// XORBytes, which is vectorised; a run is a multiple of 8 bytes long, so
+// every run starts at the same phase of the key.
 func xorKey(dst, src []byte, key uint64, pos int) {
-	src = src[:len(dst)]
-	i := 0
-	for ; i < len(dst) && (pos+i)%8 != 0; i++ {
-		dst[i] = src[i] ^ byte(key>>(8*((pos+i)%8)))
+	var run [keyRun]byte
+	k := bits.RotateLeft64(key, -8*(pos%8))
+	for i := 0; i < keyRun; i += 8 {
+		binary.LittleEndian.PutUint64(run[i:], k)
 	}
-	n := (len(dst) - i) / 8
-	if n > 0 {
-		d, s := dst[i:i+8*n], src[i:i+8*n]
-		if aligned(d) && aligned(s) {
-			dw := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(d))), n)
-			sw := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), n)
-			sw = sw[:len(dw)] // lets the compiler drop the bounds checks
-			for j := range dw {
-				dw[j] = sw[j] ^ key
-			}
-		} else {
-			for j := 0; j < len(d); j += 8 {
-				binary.LittleEndian.PutUint64(d[j:], binary.LittleEndian.Uint64(s[j:])^key)
-			}
-		}
-		i += 8 * n
-	}
-	for ; i < len(dst); i++ {
-		dst[i] = src[i] ^ byte(key>>(8*((pos+i)%8)))
+	for len(dst) > 0 {
+		n := subtle.XORBytes(dst, src[:min(len(dst), keyRun)], run[:])
+		dst, src = dst[n:], src[n:]
 	}
 }
-
-// aligned reports whether b starts on an 8-byte boundary, where it may be
-// read as words. The word loop assumes a little-endian machine (amd64,
-// arm64), as the byte loops' key order does.
-func aligned(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }
 
 // mix is SplitMix64's finaliser: a cheap, well-spread hash of x.
 func mix(x uint64) uint64 {

@@ -93,6 +93,29 @@ func TestFillAnySplit(t *testing.T) {
 	}
 }
 
+// Fill's keyed content is what Pattern's comment defines, byte by byte:
+// the base XOR one byte of the segment's key, for pieces of any offset and
+// length, across segment boundaries.
+func TestFillIsItsDefinition(t *testing.T) {
+	p := New(11)
+	id := p.ID("def")
+	want := func(o int64) byte {
+		key := mix(id ^ (uint64(o)/segment+1)*0x9e3779b97f4a7c15)
+		return p.base[o%segment] ^ byte(key>>(8*(o%8)))
+	}
+	r := rand.New(rand.NewPCG(2, 2))
+	for trial := 0; trial < 200; trial++ {
+		off := r.Int64N(4 * segment)
+		buf := make([]byte, r.IntN(3*segment))
+		p.Fill(buf, id, off)
+		for i, b := range buf {
+			if w := want(off + int64(i)); b != w {
+				t.Fatalf("offset %d (piece at %d, %d bytes): %#x, want %#x", off+int64(i), off, len(buf), b, w)
+			}
+		}
+	}
+}
+
 func TestCheckFindsTheFlippedByte(t *testing.T) {
 	p := New(42)
 	id := p.ID("some/key")
@@ -151,6 +174,17 @@ func BenchmarkFill1MiB(b *testing.B) {
 	b.SetBytes(1 << 20)
 	for i := 0; b.Loop(); i++ {
 		p.Fill(buf, 99, int64(i)<<20)
+	}
+}
+
+// BenchmarkFill4KiB fills small objects, one call each: what a put of 4
+// KiB objects costs in data.
+func BenchmarkFill4KiB(b *testing.B) {
+	p := New(1)
+	buf := make([]byte, 4<<10)
+	b.SetBytes(4 << 10)
+	for i := uint64(0); b.Loop(); i++ {
+		p.Fill(buf, i, 0)
 	}
 }
 
