@@ -34,6 +34,46 @@ func AlignedBuffer(size, align int) []byte {
 	return raw[off : off+size : off+size]
 }
 
+// HugeBuffer returns a zeroed buffer of size bytes that starts on a huge
+// page boundary and is advised for huge pages to the end of its last huge
+// page (AdviseHuge), so that no part of it is left on small pages.
+func HugeBuffer(size int) []byte {
+	buf := AlignedBuffer((size+HugePage-1)&^(HugePage-1), HugePage)
+	AdviseHuge(buf)
+	return buf[:size]
+}
+
+// HugeArena hands out I/O buffers that all sit in transparent huge pages:
+// it carves them from HugeBuffer chunks, so buffers smaller than a huge
+// page share one instead of each rounding up to its own. O_DIRECT moves
+// data straight between the device and these pages; on the virtual disk
+// docs/speed-fio.md describes, 1 MiB direct reads into huge pages ran 1.5
+// times as fast as into small ones, and direct writes 5% faster. The cost
+// is at most one partly used huge page per chunk. Not safe for concurrent
+// use.
+type HugeArena struct{ free []byte }
+
+// Buffer returns a zeroed buffer of size bytes whose first byte sits on an
+// align boundary, and at least on a 4 KiB one.
+func (a *HugeArena) Buffer(size, align int) []byte {
+	align = max(align, 4096)
+	if align > HugePage {
+		return AlignedBuffer(size, align)
+	}
+	skip := int(-addrOf(a.free) & uintptr(align-1))
+	if len(a.free) < skip+size {
+		chunk := HugeBuffer((size + HugePage - 1) &^ (HugePage - 1))
+		if len(chunk)-size < len(a.free) {
+			// The old chunk has more left for later buffers.
+			return chunk[:size:size]
+		}
+		a.free, skip = chunk, 0
+	}
+	buf := a.free[skip : skip+size : skip+size]
+	a.free = a.free[skip+size:]
+	return buf
+}
+
 // Alignment is what O_DIRECT requires of buffers and offsets.
 type Alignment struct {
 	Mem    int    // buffer address alignment

@@ -132,6 +132,7 @@ type Config struct {
 // Engine runs phases of file operations on the one engine. Each worker
 // keeps its buffers across phases; a buffer is made the first time a phase
 // needs it, so workers that only stat or read hold no write-ahead buffer.
+// Every data buffer sits in huge pages (sysio.HugeArena).
 type Engine struct {
 	cfg      Config
 	pattern  *pattern.Pattern
@@ -139,8 +140,9 @@ type Engine struct {
 	files    []*files
 	maxBlock int64
 	align    int
-	ahead    bool // blocks are made ahead on a spare CPU
-	streams  bool // big files are written from each worker's stream
+	bufs     sysio.HugeArena // every worker's data buffers
+	ahead    bool            // blocks are made ahead on a spare CPU
+	streams  bool            // big files are written from each worker's stream
 	current  atomic.Pointer[Phase]
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
@@ -235,13 +237,14 @@ func (e *Engine) check(p *Phase) error {
 	return nil
 }
 
-// setup gives worker w the buffers phase p needs, once.
+// setup gives worker w the buffers phase p needs, once. The core calls it
+// for one worker after another, so the arena needs no lock.
 func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	f := e.files[w.ID]
 	w.State = f
 	writes := p.Kind == Write || p.Kind == Mixed || p.Kind == Create
 	if (p.Kind.IsData() || p.Kind == Create) && f.buf == nil {
-		f.buf = sysio.AlignedBuffer(int(e.maxBlock), e.align)
+		f.buf = e.bufs.Buffer(int(e.maxBlock), e.align)
 	}
 	// Every block a stream hands out starts on a 4 KiB boundary of its
 	// buffer: aligned for O_DIRECT up to that.
@@ -250,15 +253,11 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	case !writes:
 	case stream && e.streams:
 		if f.stream == nil {
-			// The kernel copies every block from the stream's 4 MiB
-			// base: huge pages for it (the alignment also meets e.align).
 			n := int(e.maxBlock)
-			buf := sysio.AlignedBuffer(pattern.StreamLen(n), sysio.HugePage)
-			sysio.AdviseHuge(buf)
-			f.stream = e.pattern.NewStream(buf, n)
+			f.stream = e.pattern.NewStream(e.bufs.Buffer(pattern.StreamLen(n), e.align), n)
 		}
 	case !stream && e.ahead && p.FileSize > p.BlockSize && f.spare == nil:
-		f.spare = sysio.AlignedBuffer(int(e.maxBlock), e.align)
+		f.spare = e.bufs.Buffer(int(e.maxBlock), e.align)
 	}
 	if p.Kind == Readdir && f.dirents == nil {
 		f.dirents = make([]byte, 64<<10)
