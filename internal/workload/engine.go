@@ -131,8 +131,9 @@ type Config struct {
 
 // Engine runs phases of file operations on the one engine. Each worker
 // keeps its buffers across phases; a buffer is made the first time a phase
-// needs it, so workers that only stat or read hold no write-ahead buffer.
-// Every data buffer sits in huge pages (sysio.HugeArena).
+// needs it, so workers that only stat or read hold no write-ahead buffer,
+// and made again when a later phase moves more bytes an operation.
+// Streams, and buffers for O_DIRECT, sit in huge pages (sysio.HugeArena).
 type Engine struct {
 	cfg      Config
 	pattern  *pattern.Pattern
@@ -140,7 +141,7 @@ type Engine struct {
 	files    []*files
 	maxBlock int64
 	align    int
-	bufs     sysio.HugeArena // every worker's data buffers
+	bufs     sysio.HugeArena // streams and O_DIRECT buffers
 	ahead    bool            // blocks are made ahead on a spare CPU
 	streams  bool            // big files are written from each worker's stream
 	current  atomic.Pointer[Phase]
@@ -243,8 +244,14 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	f := e.files[w.ID]
 	w.State = f
 	writes := p.Kind == Write || p.Kind == Mixed || p.Kind == Create
-	if (p.Kind.IsData() || p.Kind == Create) && f.buf == nil {
-		f.buf = e.bufs.Buffer(int(e.maxBlock), e.align)
+	// The most bytes one operation moves: a buffer holds that much, so
+	// a worker writing 4 KiB files holds 4 KiB, whatever the block size.
+	need := p.BlockSize
+	if p.FileSize > 0 {
+		need = min(need, p.FileSize)
+	}
+	if p.Kind.IsData() || p.Kind == Create {
+		f.buf = e.buffer(f.buf, need)
 	}
 	// Every block a stream hands out starts on a 4 KiB boundary of its
 	// buffer: aligned for O_DIRECT up to that.
@@ -253,15 +260,31 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	case !writes:
 	case stream && e.streams:
 		if f.stream == nil {
+			// The kernel copies every block from the stream: huge pages
+			// for all of it (aligned for e.align too).
 			n := int(e.maxBlock)
 			f.stream = e.pattern.NewStream(e.bufs.Buffer(pattern.StreamLen(n), e.align), n)
 		}
-	case !stream && e.ahead && p.FileSize > p.BlockSize && f.spare == nil:
-		f.spare = e.bufs.Buffer(int(e.maxBlock), e.align)
+	case !stream && e.ahead && p.FileSize > p.BlockSize:
+		f.spare = e.buffer(f.spare, need)
 	}
 	if p.Kind == Readdir && f.dirents == nil {
 		f.dirents = make([]byte, 64<<10)
 	}
+}
+
+// buffer returns b if it holds n bytes, else a new buffer of n bytes: in
+// huge pages for O_DIRECT, which moves data straight between them and the
+// device (see sysio.HugeArena), in small pages otherwise, where the kernel
+// copies and huge pages made no difference.
+func (e *Engine) buffer(b []byte, n int64) []byte {
+	switch {
+	case int64(len(b)) >= n:
+		return b
+	case e.align > 1:
+		return e.bufs.Buffer(int(n), e.align)
+	}
+	return sysio.AlignedBuffer(int(n), e.align)
 }
 
 // Targets is the set of files or directories a phase works on. Worker w

@@ -11,8 +11,12 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 func names(w, i int) string { return "f." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
@@ -245,3 +249,51 @@ func TestWriteAhead(t *testing.T) {
 		t.Fatalf("cancelled write: %v", err)
 	}
 }
+
+// TestBuffersFitThePhase: a worker's buffers hold what one operation of the
+// phase moves (4 KiB for 4 KiB files, whatever the largest block), grow
+// when a later phase moves more, and the data stays right. Under O_DIRECT
+// they come from the engine's huge-page arena, packed one after another.
+func TestBuffersFitThePhase(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, direct := range []bool{false, true} {
+		cfg := Config{Dir: t.TempDir(), Workers: 2, Verify: true, Seed: 4}
+		if direct {
+			cfg.Dir = testenv.Ext4(t, "64M")
+			a, err := sysio.ProbeDirect(cfg.Dir, "ext4")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Direct, cfg.Align = true, a
+		}
+		e := New(cfg, 1<<20)
+		for _, c := range []struct {
+			prefix      string
+			size, block int64
+			buf, spare  int
+		}{{"small", 4096, 1 << 20, 4096, 0}, {"big", 1<<20 + 4096, 256 << 10, 256 << 10, 256 << 10}, {"again", 4096, 1 << 20, 256 << 10, 256 << 10}} {
+			name := func(w, i int) string { return c.prefix + "." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
+			p := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, name), FileSize: c.size, BlockSize: c.block}
+			if _, err := e.Run(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			p.Kind = Read
+			if r, err := e.Run(context.Background(), p); err != nil || r.Errors != 0 || r.Bytes != 6*c.size {
+				t.Fatalf("direct %v, %s files: read back = %+v, %v", direct, c.prefix, r, err)
+			}
+			for w, f := range e.files {
+				if len(f.buf) != c.buf || len(f.spare) != c.spare {
+					t.Fatalf("direct %v, %s files of %d bytes in %d blocks, worker %d: buffers of %d and %d bytes, want %d and %d",
+						direct, c.prefix, c.size, c.block, w, len(f.buf), len(f.spare), c.buf, c.spare)
+				}
+			}
+			if c.prefix == "small" && direct {
+				if a, b := addrOf(e.files[0].buf), addrOf(e.files[1].buf); b != a+4096 {
+					t.Errorf("two workers' 4 KiB direct buffers at %#x and %#x, not packed in the arena", a, b)
+				}
+			}
+		}
+	}
+}
+
+func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
