@@ -238,8 +238,9 @@ func (e *Engine) check(p *Phase) error {
 	return nil
 }
 
-// setup gives worker w the buffers phase p needs, once. The core calls it
-// for one worker after another, so the arena needs no lock.
+// setup gives worker w the buffers phase p needs, keeping those it holds
+// that are large enough. The core calls it for one worker after another,
+// so the arena needs no lock.
 func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	f := e.files[w.ID]
 	w.State = f
