@@ -40,7 +40,7 @@ func AlignedBuffer(size, align int) []byte {
 func HugeBuffer(size int) []byte {
 	buf := AlignedBuffer((size+HugePage-1)&^(HugePage-1), HugePage)
 	AdviseHuge(buf)
-	return buf[:size]
+	return buf[:size] // its capacity reaches the end of the last huge page
 }
 
 // HugeArena hands out I/O buffers that all sit in transparent huge pages:
@@ -62,7 +62,8 @@ func (a *HugeArena) Buffer(size, align int) []byte {
 	}
 	skip := int(-addrOf(a.free) & uintptr(align-1))
 	if len(a.free) < skip+size {
-		chunk := HugeBuffer((size + HugePage - 1) &^ (HugePage - 1))
+		chunk := HugeBuffer(size)
+		chunk = chunk[:cap(chunk)]
 		if len(chunk)-size < len(a.free) {
 			// The old chunk has more left for later buffers.
 			return chunk[:size:size]
