@@ -6,13 +6,17 @@
 # under the repository, which is on the machine's disk).
 #
 # Environment: SIZE (per job, default 1G), JOBS (default "1 4"), RUNS
-# (repetitions, the median is shown; default 3).
+# (repetitions, the median is shown; default 3), WARMUP (runs of each tool
+# before each row's measured ones, not counted; default 1: the first
+# writes after the caches are dropped land on memory the machine has not
+# touched for a while, and are slower whichever tool makes them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FSBENCH=${FSBENCH:-bin/fsbench}
 SIZE=${SIZE:-1G}
 JOBS=${JOBS:-"1 4"}
 RUNS=${RUNS:-3}
+WARMUP=${WARMUP:-1}
 command -v fio >/dev/null || { echo "bench-compare: fio is not installed (make test-deps)" >&2; exit 1; }
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "bench-compare: need python3" >&2; exit 1; }
 [ -x "$FSBENCH" ] || { echo "bench-compare: build fsbench first (make build)" >&2; exit 1; }
@@ -59,6 +63,10 @@ printf '%-28s %12s %12s %7s %14s %7s\n' "job (1 MiB blocks, $SIZE/job)" "fio MiB
 for direct in 0 1; do
 	for jobs in $JOBS; do
 		fw=(); fr=(); sw=(); sr=(); ff=()
+		for _ in $(seq "$WARMUP"); do
+			fsbench_mibs "$jobs" "$direct" >/dev/null
+			drop; fio_mibs write "$jobs" "$direct" >/dev/null
+		done
 		for run in $(seq "$RUNS"); do
 			# Alternate which tool goes first: whatever the previous run
 			# leaves behind (writeback, reclaim) falls on each in turn.

@@ -1,0 +1,65 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBenchCompare runs bench-compare.sh with one measured run and one
+// warm-up per row, small files, on ext4 (O_DIRECT): it must print the four
+// rows of -p 1 with fio's figure, fsbench's and their ratios, count only
+// the measured runs (the warm-up is not among them), report fsbench's
+// peak memory and leave nothing in the directory it was given.
+func TestBenchCompare(t *testing.T) {
+	fio, err := LookPath("fio")
+	if err != nil {
+		Unavailable(t, "fio not installed: %v", err)
+	}
+	if _, err := LookPath("python3"); err != nil {
+		Unavailable(t, "python3: %v", err)
+	}
+	dir := Ext4(t, "2G")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "internal", "testenv", "bench-compare.sh"), dir)
+	cmd.Env = append(os.Environ(), "FSBENCH="+Binary(t), "PATH="+filepath.Dir(fio)+":"+os.Getenv("PATH"),
+		"SIZE=16M", "JOBS=1", "RUNS=1", "WARMUP=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench-compare: %v\n%s", err, stderr.String())
+	}
+	num, ratio := `[0-9]+\.[0-9]`, `[0-9]+\.[0-9]{2}`
+	for _, mode := range []string{"buffered", "direct"} {
+		write := regexp.MustCompile(`(?m)^write ` + mode + ` -p 1\s+` + num + `\s+` + num + `\s+` + ratio + `\s+` + num + `\s+` + ratio + `$`)
+		read := regexp.MustCompile(`(?m)^read ` + mode + ` -p 1\s+` + num + `\s+` + num + `\s+` + ratio + `\s+-\s+-$`)
+		if !write.MatchString(stdout.String()) || !read.MatchString(stdout.String()) {
+			t.Errorf("no write and read rows for %s -p 1 with figures and ratios:\n%s", mode, stdout.String())
+		}
+	}
+	// One figure per tool and kind: the warm-up runs are not counted.
+	runs := regexp.MustCompile(`(?m)^  runs, -p 1 direct=[01]: fio write (\S+) \| fsbench write (\S+) \| fio read (\S+) \| fsbench read (\S+)$`)
+	if got := runs.FindAllString(stderr.String(), -1); len(got) != 2 {
+		t.Errorf("want one measured run of each tool per row, got %d rows:\n%s", len(got), stderr.String())
+	}
+	if !regexp.MustCompile(`(?m)^fsbench peak memory at -p 16 .*: [1-9][0-9]* MiB$`).MatchString(stdout.String()) {
+		t.Errorf("no peak memory line:\n%s", stdout.String())
+	}
+	ents, err := os.ReadDir(dir)
+	var left []string
+	for _, e := range ents {
+		if e.Name() != "lost+found" { // a new ext4's own
+			left = append(left, e.Name())
+		}
+	}
+	if err != nil || len(left) != 0 {
+		t.Errorf("bench-compare left %s in its directory (%v)", strings.Join(left, ", "), err)
+	}
+}
