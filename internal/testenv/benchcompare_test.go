@@ -14,7 +14,8 @@ import (
 
 // TestBenchCompare runs bench-compare.sh with one measured run and one
 // warm-up per row, small files, on ext4 (O_DIRECT): it must print the four
-// rows of -p 1 with fio's figure, fsbench's and their ratios, count only
+// rows of -p 1 with fio's figure, fsbench's, their ratios and the count of
+// pairs fsbench was ahead in (one pair: 0/1 or 1/1), count only
 // the measured runs (the warm-up is not among them), report fsbench's
 // peak memory and leave nothing in the directory it was given.
 func TestBenchCompare(t *testing.T) {
@@ -36,10 +37,10 @@ func TestBenchCompare(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bench-compare: %v\n%s", err, stderr.String())
 	}
-	num, ratio := `[0-9]+\.[0-9]`, `[0-9]+\.[0-9]{2}`
+	num, ratio, ahead := `[0-9]+\.[0-9]`, `[0-9]+\.[0-9]{2}`, `[01]/1`
 	for _, mode := range []string{"buffered", "direct"} {
-		write := regexp.MustCompile(`(?m)^write ` + mode + ` -p 1\s+` + num + `\s+` + num + `\s+` + ratio + `\s+` + num + `\s+` + ratio + `$`)
-		read := regexp.MustCompile(`(?m)^read ` + mode + ` -p 1\s+` + num + `\s+` + num + `\s+` + ratio + `\s+-\s+-$`)
+		write := regexp.MustCompile(`(?m)^write ` + mode + ` -p 1\s+` + num + `\s+` + num + `\s+` + ratio + `\s+` + num + `\s+` + ratio + `\s+` + ratio + `\s+` + ahead + `$`)
+		read := regexp.MustCompile(`(?m)^read ` + mode + ` -p 1\s+` + num + `\s+` + num + `\s+` + ratio + `\s+-\s+-\s+` + ratio + `\s+` + ahead + `$`)
 		if !write.MatchString(stdout.String()) || !read.MatchString(stdout.String()) {
 			t.Errorf("no write and read rows for %s -p 1 with figures and ratios:\n%s", mode, stdout.String())
 		}
