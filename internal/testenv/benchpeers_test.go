@@ -16,9 +16,9 @@ func TestMain(m *testing.M) { Main(m) }
 
 // TestBenchPeersWithoutWarp runs bench-peers.sh on two rows, one pair of
 // one second each, against its own MinIO, with no warp: the script must
-// name warp as missing, run fsbench's rows alone and print a table with a
-// figure, a peak memory and a CPU time for each, and remove its MinIO and
-// data.
+// name warp as missing, warn that an odd RUNS favours one side, run
+// fsbench's rows alone and print a table with a figure, a peak memory and
+// a CPU time for each, and remove its MinIO and data.
 func TestBenchPeersWithoutWarp(t *testing.T) {
 	NeedsServer(t, "a MinIO server")
 	minio, err := LookPath("minio")
@@ -41,6 +41,9 @@ func TestBenchPeersWithoutWarp(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "warp not found") {
 		t.Errorf("stderr does not name warp as missing:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "RUNS=1 is odd") {
+		t.Errorf("stderr does not warn that an odd RUNS gives one tool the first run more often:\n%s", stderr.String())
 	}
 	for _, row := range []string{"put 4KiB", "stat 4KiB"} {
 		// operation, unit, fsbench's figure, no warp figure, ..., fsbench's
