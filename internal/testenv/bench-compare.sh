@@ -59,17 +59,19 @@ fsbench_mibs() {
 
 median() { python3 -c 'import sys,statistics; print("%.1f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 
-# best_ahead "FIO_RUNS" "FSBENCH_RUNS" -> the ratio of the two tools' best
-# runs, and in how many pairs (run k of each) fsbench was ahead, as "1.02 4/7".
-# On a shared or virtual machine interference only slows a run down (this
-# machine class backs memory again on first touch after the host took it
-# back, and a run that lands there goes several times slower, whichever tool
-# makes it), so the best run is each tool's own ceiling; the medians stay
-# the headline figures.
-best_ahead() {
-	python3 -c 'import sys
+# compare "FIO_RUNS" "FSBENCH_RUNS" -> both medians, their ratio, the ratio
+# of the two tools' best runs, and in how many pairs (run k of each)
+# fsbench was ahead: "1000.0 1020.0 1.02 1.05 4/7". On a shared or virtual
+# machine interference only slows a run down (this machine class backs
+# memory again on first touch after the host took it back, and a run that
+# lands there goes several times slower, whichever tool makes it), so the
+# best run is each tool's own ceiling; the medians stay the headline figures.
+compare() {
+	python3 -c 'import sys, statistics
 f=[float(x) for x in sys.argv[1].split()]; s=[float(x) for x in sys.argv[2].split()]
-print("%.2f %d/%d" % (max(s)/max(f) if max(f) else 0, sum(b > a for a, b in zip(f, s)), len(f)))' "$1" "$2"
+mf, ms = statistics.median(f), statistics.median(s)
+print("%.1f %.1f %.2f %.2f %d/%d" % (mf, ms, ms/mf if mf else 0, max(s)/max(f) if max(f) else 0,
+      sum(b > a for a, b in zip(f, s)), len(f)))' "$1" "$2"
 }
 
 # fio's default reuses one buffer for every write (changing a few bytes of
@@ -100,9 +102,7 @@ for direct in 0 1; do
 		mode=buffered; [ "$direct" = 1 ] && mode=direct
 		for rw in write read; do
 			if [ $rw = write ]; then fa=("${fw[@]}") sa=("${sw[@]}"); else fa=("${fr[@]}") sa=("${sr[@]}"); fi
-			f=$(median "${fa[@]}"); s=$(median "${sa[@]}")
-			read -r best ahead < <(best_ahead "${fa[*]}" "${sa[*]}")
-			ratio=$(python3 -c "print('%.2f' % ($s/$f if $f else 0))")
+			read -r f s ratio best ahead < <(compare "${fa[*]}" "${sa[*]}")
 			fresh=- fratio=-
 			if [ $rw = write ]; then
 				fresh=$(median "${ff[@]}")
