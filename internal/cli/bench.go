@@ -160,8 +160,6 @@ func (o *BenchOptions) resolve(app *App) error {
 // reports it: progress bars (or interval lines) on stderr while it runs,
 // the result on stdout.
 func runBench(ctx context.Context, app *App, o *BenchOptions) error {
-	res := newResult("bench")
-	meter := startUsage()
 	pub := o.setHooks(app)
 	defer func() { pub.p.Stop() }()
 	j := o.Job.Job
@@ -177,13 +175,13 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if alog != nil {
 		o.Tracer = alog
 	}
-	if j != nil {
-		err = bench.RunJob(ctx, o.Options, j, res)
-	} else {
-		err = bench.Run(ctx, o.Options, res)
-	}
+	res, err := app.measure(ctx, "bench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		if j != nil {
+			return bench.RunJob(ctx, o.Options, j, res)
+		}
+		return bench.Run(ctx, o.Options, res)
+	})
 	closeAccessLog(app, alog, res)
-	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
 		var je *jobfile.Error
 		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {

@@ -223,8 +223,6 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 	if app.IO.Getenv("GOGC") == "" && app.IO.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(o.GCPercent()))
 	}
-	res := newResult("objbench")
-	meter := startUsage()
 	var prog *Progress
 	o.Hooks = objbench.Hooks{
 		Info: func(msg string) { app.Infof("%s", msg) },
@@ -252,8 +250,15 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,
 	}
-	err := objbench.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
+	runs := 0
+	res, err := app.measure(ctx, "objbench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		opts := o.Options
+		// The functional checks are about the store, not its speed: the
+		// first run makes them, the others only measure.
+		opts.SkipFunctional = opts.SkipFunctional || runs > 0
+		runs++
+		return objbench.Run(ctx, opts, res)
+	})
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, objbench.ErrBadInput) {
 			return &UsageError{Err: err}

@@ -137,6 +137,9 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	if o.Cluster.active() && o.FindMax {
 		return Usagef("--find-max runs on one host")
 	}
+	if o.Repeat > 1 && o.FindMax {
+		return Usagef("--repeat and --find-max: the search already runs training several times; give one of them")
+	}
 	if err := o.Options.Check(len(o.Cluster.Hosts)); err != nil {
 		return &UsageError{Err: err}
 	}
@@ -223,8 +226,6 @@ func (o *TrainOptions) override(cmd *cobra.Command) error {
 }
 
 func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
-	res := newResult("train")
-	meter := startUsage()
 	var prog *Progress
 	pub := startTrainLive(app, o.Path)
 	defer pub.stop()
@@ -245,8 +246,9 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Training %s on %d emulated %s accelerators from %s\n", o.Model, o.Accelerators, o.Accelerator, o.Path)
 	}
-	err := train.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
+	res, err := app.measure(ctx, "train", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		return train.Run(ctx, o.Options, res)
+	})
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, train.ErrBadInput) {
 			return &UsageError{Err: err}

@@ -362,3 +362,34 @@ func TestHeaderAsOnOneHost(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatOnHosts: --repeat stays with the coordinator, which runs the
+// job on every host once per run; each run is a merged many-host result,
+// and the summary adds up every run's operations.
+func TestRepeatOnHosts(t *testing.T) {
+	root := t.TempDir()
+	a, b := startAgent(t, root), startAgent(t, root)
+	out := coordinator(t, context.Background(), "bench", root, "-p", "2", "--big-file-size", "4M", "--small-file-count", "5",
+		"--small-file-size", "16K", "--hosts", hostsFlag(a, b), "--repeat", "2", "-o", "json")
+	r := resultOf(t, out)
+	if len(r.Runs) != 2 || len(r.Phases) != 5 {
+		t.Fatalf("%d runs, %d phases", len(r.Runs), len(r.Phases))
+	}
+	// 2 hosts x 2 threads: 4 blocks of the big file, 5 small files each.
+	want := map[string]int64{"write-big": 16, "read-big": 16, "write-small": 20, "read-small": 20, "stat": 20}
+	for _, run := range r.Runs {
+		for _, p := range run.Phases {
+			if len(p.Hosts) != 2 || p.Ops != want[p.Name] {
+				t.Errorf("run %d %s: %d hosts, %d ops, want 2 hosts, %d ops", run.Index, p.Name, len(p.Hosts), p.Ops, want[p.Name])
+			}
+		}
+	}
+	for _, p := range r.Phases {
+		if p.Spread == nil || p.Spread.Runs != 2 || p.Ops != 2*want[p.Name] {
+			t.Errorf("%s: spread %+v, ops %d, want 2 runs, %d ops", p.Name, p.Spread, p.Ops, 2*want[p.Name])
+		}
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}
