@@ -175,6 +175,7 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	e.Live.Bytes.Store(0)
 	e.Live.Errors.Store(0)
 	e.Live.LatencyNs.Store(0)
+	e.Live.ReadBytes.Store(0)
 	e.current.Store(&p)
 	defer e.current.Store(nil)
 
