@@ -31,6 +31,7 @@ type Worker struct {
 	iv   *liveHist          // intervals, when the phase has them
 
 	ops, items, bytes, errs, throttled int64
+	missed                             int64 // open loop: operations scheduled before the deadline, never begun
 	samples                            []string
 	measured                           bool          // the last operation counted (not warm-up)
 	over                               bool          // Begin said the phase is over for this worker
@@ -65,7 +66,7 @@ func (w *Worker) prepare(r *run) {
 	if w.ttfb != nil {
 		w.ttfb.Reset()
 	}
-	w.ops, w.items, w.bytes, w.errs, w.throttled = 0, 0, 0, 0, 0
+	w.ops, w.items, w.bytes, w.errs, w.throttled, w.missed = 0, 0, 0, 0, 0, 0
 	w.samples = w.samples[:0]
 	w.measured, w.over, w.end = false, false, 0
 	w.prepareClasses(p.Classes)
@@ -167,6 +168,13 @@ func (w *Worker) Begin() (Start, bool) {
 		// An open loop lasts its duration, even when its next operation
 		// would start after it: the rate it reports is what it ran at.
 		w.sleepUntil(c.deadline)
+		return w.quit()
+	}
+	if c.deadline > 0 && c.now() >= c.deadline {
+		// Behind its schedule at the end: a rate the target cannot keep
+		// up with must not stretch the phase past its duration. What was
+		// scheduled and not begun is counted.
+		w.missed = int64((c.deadline-sched-1)/c.period) + 1
 		return w.quit()
 	}
 	if !w.sleepUntil(sched - spinWindow) {
