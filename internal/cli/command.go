@@ -50,6 +50,9 @@ type hostsCommand[O any] struct {
 // runE is the command's RunE.
 func (h hostsCommand[O]) runE(app *App) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		if err := checkFileFlags(cmd); err != nil {
+			return err
+		}
 		if err := h.resolve(cmd, args); err != nil {
 			return err
 		}
