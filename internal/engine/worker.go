@@ -174,7 +174,7 @@ func (w *Worker) Begin() (Start, bool) {
 		// Behind its schedule at the end: a rate the target cannot keep
 		// up with must not stretch the phase past its duration. What was
 		// scheduled and not begun is counted.
-		w.missed = int64((c.deadline-sched-1)/c.period) + 1
+		w.missed = w.unbegun(sched)
 		return w.quit()
 	}
 	if !w.sleepUntil(sched - spinWindow) {
@@ -193,6 +193,19 @@ func (w *Worker) Begin() (Start, bool) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// unbegun counts the operations of the worker's schedule, from sched on,
+// that fall in the measured time: after the warm-up, before the deadline.
+func (w *Worker) unbegun(sched time.Duration) int64 {
+	c := w.clk
+	if sched < c.measure {
+		sched += (c.measure - sched + c.period - 1) / c.period * c.period
+	}
+	if sched >= c.deadline {
+		return 0
+	}
+	return int64((c.deadline-sched-1)/c.period) + 1
 }
 
 func (w *Worker) quit() (Start, bool) {
