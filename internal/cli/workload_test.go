@@ -145,8 +145,8 @@ func TestRateBeyondReachEndsAtDuration(t *testing.T) {
 		dir := t.TempDir()
 		args[slices.Index(args, "DIR")] = dir
 		args = append(args, "--duration", "1s", "--rate", "1e9", "--json")
-		// A guard against a hang only: ten times the duration.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// A guard against a hang only: thirty times the duration.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		app, out, errb := testApp(map[string]string{"SKIP_DROP_CACHES": "true"})
 		code := Run(ctx, app, args)
 		cancel()

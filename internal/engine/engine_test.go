@@ -121,17 +121,17 @@ func TestOpenLoopBehindEndsAtDeadline(t *testing.T) {
 		warmup  time.Duration
 	}{{1, 0}, {2, 0}, {2, d / 2}} {
 		workers := c.workers
-		// A guard against a hang only: ten times the duration.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*(d+c.warmup))
+		// A guard against a hang only: a hundred times the duration.
+		ctx, cancel := context.WithTimeout(context.Background(), 100*d)
 		r, err := New(workers).Run(ctx, Phase{Name: "fast", Tasks: 4, Rate: MaxRate, Duration: d, Warmup: c.warmup, Do: op(0)})
 		cancel()
 		if err != nil || r.Incomplete {
 			t.Fatalf("%d workers: the phase did not end by itself: %v (incomplete %v)", workers, err, r.Incomplete)
 		}
-		// Behind by more than the warm-up, a worker still does operations
-		// scheduled in it when the phase ends: none may count.
-		if r.Ops == 0 && c.warmup == 0 || r.Missed == 0 {
-			t.Errorf("%d workers: %d ops done, %d missed; want both above 0", workers, r.Ops, r.Missed)
+		// (Behind by more than the warm-up, a worker still does operations
+		// scheduled in it when the phase ends, and none counts.)
+		if r.Missed == 0 {
+			t.Errorf("%d workers: %d ops done, none missed", workers, r.Ops)
 		}
 		if want := int64(MaxRate * d.Seconds()); r.Ops+r.Missed != want {
 			t.Errorf("%d workers: %d done + %d missed = %d; want the %d scheduled", workers, r.Ops, r.Missed, r.Ops+r.Missed, want)
