@@ -279,9 +279,17 @@ func TestAgentTerminatedMidPhase(t *testing.T) {
 				agents = append(agents, startAgent(t, root))
 			}
 			stopped := agents[c.hosts-1]
+			ended := make(chan struct{})
+			defer close(ended)
 			go func() {
 				// Once the host writes, as its files show.
-				waitFor(t, 30*time.Second, func() bool { return writing(root, c.hosts-1) })
+				for !writing(root, c.hosts-1) {
+					select {
+					case <-ended:
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
 				_ = stopped.cmd.Process.Signal(syscall.SIGTERM)
 			}()
 			// A guard against a hang only: the phases last 60 s each.
