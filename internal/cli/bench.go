@@ -68,6 +68,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
+	markFiles(f, fileOut, "access-log")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
 	return cmd

@@ -67,6 +67,9 @@ func (h hostsCommand[O]) runE(app *App) func(*cobra.Command, []string) error {
 		if err := h.flags.checkRepeat(); err != nil {
 			return err
 		}
+		if err := checkFileFlags(cmd); err != nil {
+			return err
+		}
 		if err := h.resolve(cmd, args); err != nil {
 			return err
 		}

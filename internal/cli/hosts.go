@@ -50,6 +50,7 @@ func addHostsFlags(cmd *cobra.Command, o *HostsOptions) {
 	f.StringVar(&o.TokenFile, "token-file", "", "with --hosts: the agents' token, from `FILE` (else FSBENCH_TOKEN)")
 	f.StringVar(&o.TLSCA, "tls-ca", "", "with --hosts: talk HTTPS to the agents, trusting the CA certificates in this PEM `FILE`")
 	f.BoolVar(&o.ReadOthers, "read-others", false, "with --hosts: host i reads what host i+1 wrote, so no client's own cache serves its reads")
+	markFiles(f, fileIn, "hosts-file", "token-file", "tls-ca")
 }
 
 // active reports whether the command runs on many hosts.

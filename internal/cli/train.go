@@ -91,6 +91,7 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.StringVar(&o.model, "model", "resnet50", "the model's preset: resnet50, unet3d or cosmoflow")
 	f.StringVar(&o.accel, "accelerator-type", "h100", "the accelerator of the preset: h100 or a100")
 	f.StringVarP(&o.JobFile, "workload", "f", "", "read the model from this job `FILE` (YAML) instead of a preset")
+	markFiles(f, fileIn, "workload")
 	f.IntVarP(&o.Accelerators, "accelerators", "n", 1, "emulated accelerators (ranks); with --hosts, on each host")
 	f.IntVar(&o.epochs, "epochs", 0, "epochs of training (preset: 2)")
 	f.IntVar(&o.files, "files", 0, "files of the dataset (the dataset's size scales with it)")

@@ -299,6 +299,7 @@ func (r *run) result(s *seriesCollector) *Result {
 		res.Bytes += w.bytes
 		res.Errors += w.errs
 		res.Throttled += w.throttled
+		res.Missed += w.missed
 		res.Hist.Merge(w.hist)
 		if w.ttfb != nil && w.ttfb.Count() > 0 {
 			if res.TTFB == nil {
