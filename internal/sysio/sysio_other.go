@@ -39,3 +39,6 @@ func GetUsage() Usage { return Usage{} }
 
 // Kernel is not available on this platform.
 func Kernel() string { return "" }
+
+// LoadAverage is unknown (0) on this system.
+func LoadAverage() float64 { return 0 }
