@@ -86,6 +86,9 @@ const (
 	Regression = "regression" // worse beyond the threshold
 	Missing    = "missing"    // only in the old result
 	Added      = "added"      // only in the new result
+	// TooFew: a latency percentile that the histograms of one side hold
+	// too few samples to judge.
+	TooFew = "too few samples"
 )
 
 // Item is one compared figure of one phase.
@@ -104,6 +107,14 @@ type Item struct {
 	// ChangePct is (new-old)/old in percent; nil when old is 0 or missing.
 	ChangePct *float64 `json:"change_pct"`
 	Status    string   `json:"status"`
+	// OldRuns and NewRuns are how many runs each side holds (--repeat).
+	OldRuns int `json:"old_runs,omitempty"`
+	NewRuns int `json:"new_runs,omitempty"`
+	// P is the p-value of the test of the two sides' runs; nil when no
+	// test was possible.
+	P *float64 `json:"p_value,omitempty"`
+	// Note says why a change is not called better or worse.
+	Note string `json:"note,omitempty"`
 }
 
 // Report is the outcome of a comparison.
