@@ -2,7 +2,9 @@ package htmlreport
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
@@ -13,7 +15,9 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/fsbench/fsbench/internal/compare"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures and golden files under testdata/report")
@@ -72,6 +76,60 @@ func render(t *testing.T, files []string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// renderJudged renders files with their comparisons judged as compare
+// judges repeated runs (see judgeLikeCompare).
+func renderJudged(t *testing.T, files []string) []byte {
+	t.Helper()
+	rs, names := loadFixtures(t, files)
+	in := newInput(rs, names, Options{Threshold: DefaultThreshold, Version: "test"})
+	judgeLikeCompare(in)
+	var b bytes.Buffer
+	if err := in.write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// judgeLikeCompare marks the items of in's comparisons as fsbench compare
+// marks those of repeated runs, through the verdict package: a throughput
+// change that the runs cannot tell from noise is "same" with a note (the
+// page's "~"), and a percentile that the histograms of a side hold too few
+// samples for is "too few samples". The page must show both whatever
+// compare's own rules for calling them.
+func judgeLikeCompare(in *input) {
+	for j := 1; j < len(in.results); j++ {
+		c := in.cmps[j]
+		if c == nil {
+			continue
+		}
+		c.Regressions = 0
+		for i := range c.Items {
+			it := &c.Items[i]
+			op, np := in.results[0].FindPhase(it.Phase), in.results[j].FindPhase(it.Phase)
+			if op == nil || np == nil {
+				continue
+			}
+			it.OldRuns, it.NewRuns = max(len(in.results[0].Runs), 1), max(len(in.results[j].Runs), 1)
+			n := min(op.Latency.Count, np.Latency.Count)
+			switch {
+			case it.Kind == "throughput" && op.Spread != nil && np.Spread != nil:
+				test := verdict.Compare(op.Spread.Values, np.Spread.Values)
+				it.P = &test.P
+				if !test.Significant {
+					it.Status, it.Note = compare.Same, fmt.Sprintf("p = %.2f over %d and %d runs: not significant at 5%%", test.P, it.OldRuns, it.NewRuns)
+				}
+			case it.Kind == "max":
+				it.Status, it.Note = compare.TooFew, "the maximum is one sample, never an estimate"
+			case it.Kind != "throughput" && it.Kind != "errors" && !verdict.Judgeable(it.Kind, n):
+				it.Status, it.Note = compare.TooFew, fmt.Sprintf("%d samples; %s needs %d", n, it.Kind, verdict.MinSamples(it.Kind))
+			}
+			if it.Status == compare.Regression {
+				c.Regressions++
+			}
+		}
+	}
 }
 
 // TestPages renders each case, checks its structure and compares its
@@ -250,8 +308,8 @@ func outline(doc *html.Node) string {
 				for c := n.FirstChild; c != nil; c = c.NextSibling {
 					if c.Type == html.ElementNode {
 						cell := nodeText(c)
-						if cl := attr(c, "class"); strings.Contains(cl, "bad") || strings.Contains(cl, "good") || strings.Contains(cl, "warn") {
-							cell += " {" + strings.TrimSpace(strings.ReplaceAll(cl, "num", "")) + "}"
+						if cl := strings.TrimSpace(strings.ReplaceAll(attr(c, "class"), "num", "")); markedClass[cl] {
+							cell += " {" + cl + "}"
 						}
 						cells = append(cells, cell)
 					}
@@ -267,6 +325,9 @@ func outline(doc *html.Node) string {
 	visit(doc)
 	return b.String()
 }
+
+// markedClass are the classes that colour a cell, shown in an outline.
+var markedClass = map[string]bool{"bad": true, "good": true, "warn": true, "worse": true, "better": true, "nochange": true, "toofew": true}
 
 // nodeText is the whitespace-normalised text of n.
 func nodeText(n *html.Node) string {
@@ -386,5 +447,86 @@ func TestTicks(t *testing.T) {
 	}
 	if got := strings.Join(labels, " "); got != "0% 90% 99% 99.9% 99.99%" {
 		t.Errorf("percentile ticks: %s", got)
+	}
+}
+
+// TestRepeatPage renders two repeated results compared with statistics:
+// the verdict is the first thing on the page, each median carries its
+// runs and interval, and the comparison marks changes that cannot be told
+// from noise ("~") and percentiles with too few samples apart from
+// regressions.
+func TestRepeatPage(t *testing.T) {
+	page := renderJudged(t, []string{"repeat.json", "repeat-b.json"})
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSelfContained(t, doc)
+	out := outline(doc)
+	verdictAt := strings.Index(out, "repeat-b against repeat: 3 regressions beyond 10%: write-big -21.0%, write-big.p50 +27.2%, write-big.p90 +24.4%.")
+	if verdictAt < 0 || verdictAt > strings.Index(out, "## Runs") {
+		t.Errorf("the verdict is not before the runs (at %d)", verdictAt)
+	}
+	if strings.Index(out, "## Comparison") > strings.Index(out, "## Throughput") {
+		t.Error("the comparison comes after the throughput")
+	}
+	for _, w := range []string{
+		"6 runs, CI 909.06–935.27", // a median's interval, under the median
+		"| write-small | 413.3 files/s | 411.5 files/s | ~ -0.4% {nochange} | no significant change p = 0.59 over 6 and 6 runs: not significant at 5% {nochange}",
+		"| write-big | 915.35 MiB/s | 723.12 MiB/s | -21.0% {bad} | regression {bad}",
+		"| read-big | 1295.21 MiB/s | 1240.15 MiB/s | -4.2% {worse} | worse, within threshold {worse}",
+		"| write-small.p99 | 31.3ms | 36.4ms | +16.3% {toofew} | too few samples 600 samples; p99 needs 1000 {toofew}",
+		"1 change that cannot be told from noise (~).",
+		"percentiles with too few samples to judge.",
+		"Runs: 6 (--repeat)",
+		"[chart: Throughput in MiB/s]",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	checkGolden(t, filepath.Join(fixtureDir(), "golden", "repeat.txt"), out)
+}
+
+// TestJudge: each status has its own label and class, and "~" only where a
+// figure moved but compare found no change beyond noise.
+func TestJudge(t *testing.T) {
+	in := &input{names: []string{"a", "b"}, opts: Options{Threshold: 10}}
+	pct := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		it           compare.Item
+		change       string
+		label, class string
+	}{
+		{compare.Item{Status: compare.Regression, ChangePct: pct(-20)}, "-20.0%", "regression", "bad"},
+		{compare.Item{Status: compare.Worse, ChangePct: pct(-5)}, "-5.0%", "worse, within threshold", "worse"},
+		{compare.Item{Status: compare.Better, ChangePct: pct(25)}, "+25.0%", "improvement", "good"},
+		{compare.Item{Status: compare.Better, ChangePct: pct(5)}, "+5.0%", "better, within threshold", "better"},
+		{compare.Item{Status: compare.Same, ChangePct: pct(-3.5)}, "~ -3.5%", "no significant change", "nochange"},
+		{compare.Item{Status: compare.Same, ChangePct: pct(0)}, "+0.0%", "same", "muted"},
+		{compare.Item{Status: compare.TooFew, ChangePct: pct(40)}, "+40.0%", "too few samples", "toofew"},
+		{compare.Item{Status: compare.Missing}, "-", "only in a", "muted"},
+	} {
+		label, class := in.judge(c.it)
+		if got := changeText(c.it); got != c.change || label != c.label || class != c.class {
+			t.Errorf("%s %v: %q %q %q, want %q %q %q", c.it.Status, *pctOr(c.it.ChangePct), got, label, class, c.change, c.label, c.class)
+		}
+	}
+}
+
+func pctOr(p *float64) *float64 {
+	if p == nil {
+		return new(float64)
+	}
+	return p
+}
+
+// TestParamText: a parameter without a value is left out, not shown as
+// "storage_class: ".
+func TestParamText(t *testing.T) {
+	ps := report.Params{{Key: "storage", Value: "minio"}, {Key: "storage_class", Value: ""}, {Key: "checksum", Value: nil},
+		{Key: "block_size", Label: "BlockSize", Value: json.Number("4194304")}}
+	if got := paramText(ps); got != "storage: minio, BlockSize: 4 MiB" {
+		t.Errorf("paramText = %q", got)
 	}
 }

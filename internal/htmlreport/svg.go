@@ -60,9 +60,9 @@ var dashes = [][]vg.Length{
 
 // Chart geometry, in SVG user units (the page scales the SVG to its box).
 const (
-	chartWidth  = 480
-	chartHeight = 280
-	fontSize    = 11
+	chartWidth  = 600
+	chartHeight = 320
+	fontSize    = 13
 )
 
 // chart is a plot in the report's style with a legend of its own, drawn
