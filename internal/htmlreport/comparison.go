@@ -33,8 +33,13 @@ func (in *input) changeCell(j int, phase, kind string) cell {
 	if it == nil {
 		return cell{Text: "-", Num: true}
 	}
-	label, class := in.judge(*it)
-	return cell{Text: changeText(*it) + " " + label, Class: class, Num: true}
+	return in.changeOf(*it)
+}
+
+// changeOf shows an item's change, its status and why it was not called.
+func (in *input) changeOf(it compare.Item) cell {
+	label, class := in.judge(it)
+	return cell{Text: changeText(it) + " " + label, Sub: it.Note, Class: class, Num: true}
 }
 
 // noChange reports whether compare found no change that can be told from
@@ -151,15 +156,13 @@ func (in *input) comparisonSection() (section, error) {
 		v := in.verdict(j)
 		// The verdict, then what differs between the runs, then the rows.
 		b := block{Title: in.names[0] + " → " + in.names[j], Notes: append([]string{v.Text}, c.Warnings...)}
-		t := table{Head: []string{"Item", in.names[0], in.names[j], "Change", "Result"}}
+		t := table{Head: []string{"Item", in.names[0], in.names[j], "Change"}}
 		for _, it := range c.Items {
-			label, class := in.judge(it)
 			t.Rows = append(t.Rows, []cell{
 				{Text: it.Metric},
 				numCell(optValue(it.Old, it.Unit), it.Old == nil),
 				numCell(optValue(it.New, it.Unit), it.New == nil),
-				{Text: changeText(it), Num: true, Class: class},
-				{Text: label, Sub: it.Note, Class: class},
+				in.changeOf(it),
 			})
 		}
 		b.Tables = append(b.Tables, t)

@@ -472,10 +472,10 @@ func TestRepeatPage(t *testing.T) {
 	}
 	for _, w := range []string{
 		"6 runs, CI 909.06–935.27", // a median's interval, under the median
-		"| write-small | 413.3 files/s | 411.5 files/s | ~ -0.4% {nochange} | no significant change p = 0.59 over 6 and 6 runs: not significant at 5% {nochange}",
-		"| write-big | 915.35 MiB/s | 723.12 MiB/s | -21.0% {bad} | regression {bad}",
-		"| read-big | 1295.21 MiB/s | 1240.15 MiB/s | -4.2% {worse} | worse, within threshold {worse}",
-		"| write-small.p99 | 31.3ms | 36.4ms | +16.3% {toofew} | too few samples 600 samples; p99 needs 1000 {toofew}",
+		"| write-small | 413.3 files/s | 411.5 files/s | ~ -0.4% no significant change p = 0.59 over 6 and 6 runs: not significant at 5% {nochange}",
+		"| write-big | 915.35 MiB/s | 723.12 MiB/s | -21.0% regression {bad}",
+		"| read-big | 1295.21 MiB/s | 1240.15 MiB/s | -4.2% worse, within threshold {worse}",
+		"| write-small.p99 | 31.3ms | 36.4ms | +16.3% too few samples 600 samples; p99 needs 1000 {toofew}",
 		"1 change that cannot be told from noise (~).",
 		"percentiles with too few samples to judge.",
 		"Runs: 6 (--repeat)",

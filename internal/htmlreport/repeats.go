@@ -53,7 +53,7 @@ type runMarks struct {
 
 // Marks geometry, in points.
 const (
-	runDot    = 2.4
+	runDot    = 2.8
 	ciCap     = 4.5
 	ciWidth   = 1.6
 	dotJitter = 2.5
@@ -79,7 +79,6 @@ func (m *runMarks) y(trY func(float64) vg.Length, j, i int) vg.Length {
 func (m *runMarks) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
 	line := draw.LineStyle{Color: inkFG, Width: vg.Points(ciWidth)}
-	dot := draw.GlyphStyle{Color: inkFG, Radius: vg.Points(runDot), Shape: draw.CircleGlyph{}}
 	for j, row := range m.spread {
 		for i, s := range row {
 			if s == nil || s.Runs < 2 {
@@ -96,7 +95,7 @@ func (m *runMarks) Plot(c draw.Canvas, plt *plot.Plot) {
 				// Alternate above and below the centre so that equal
 				// values stay countable.
 				dy := vg.Points(dotJitter * float64(k%3-1))
-				c.DrawGlyph(dot, vg.Point{X: trX(v), Y: y + dy})
+				drawRun(&c, vg.Point{X: trX(v), Y: y + dy})
 			}
 		}
 	}
@@ -120,14 +119,21 @@ func (m *runMarks) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return 0, xmax, -0.5, float64(m.rows) - 0.5
 }
 
+// drawRun marks one run: a ring in the foreground colour around a disc of
+// the card's, so that the dot shows on a bar of any colour and dots that
+// overlap stay countable.
+func drawRun(c *draw.Canvas, at vg.Point) {
+	c.DrawGlyph(draw.GlyphStyle{Color: inkCard, Radius: vg.Points(runDot), Shape: draw.CircleGlyph{}}, at)
+	c.DrawGlyph(draw.GlyphStyle{Color: inkFG, Radius: vg.Points(runDot), Shape: draw.RingGlyph{}}, at)
+}
+
 // runDots and ciThumb are the legend's pictures of the marks.
 type runDots struct{}
 
 func (runDots) Thumbnail(c *draw.Canvas) {
-	dot := draw.GlyphStyle{Color: inkFG, Radius: vg.Points(runDot), Shape: draw.CircleGlyph{}}
 	mid := (c.Min.Y + c.Max.Y) / 2
 	for _, f := range []float64{0.2, 0.5, 0.8} {
-		c.DrawGlyph(dot, vg.Point{X: c.Min.X + vg.Length(f)*(c.Max.X-c.Min.X), Y: mid})
+		drawRun(c, vg.Point{X: c.Min.X + vg.Length(f)*(c.Max.X-c.Min.X), Y: mid})
 	}
 }
 

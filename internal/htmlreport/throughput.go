@@ -167,7 +167,7 @@ func numCell(text string, missing bool) cell {
 
 // Bar geometry, in SVG user units.
 const (
-	barThick = 13
+	barThick = 15
 	barGap   = 12
 )
 
