@@ -133,6 +133,11 @@ func (in *input) verdict(j int) verdictView {
 	if few > 0 {
 		v.Details = append(v.Details, fmt.Sprintf("%s with too few samples to judge.", plural(few, "percentile", "percentiles")))
 	}
+	// What makes the two runs unlike (parameters, missing phases) is read
+	// with the verdict, not after it.
+	for _, w := range c.Warnings {
+		v.Details = append(v.Details, "Warning: "+w+".")
+	}
 	return v
 }
 

@@ -38,7 +38,7 @@ var pageCases = []pageCase{
 	// supported), checks, problems.
 	{"objbench", []string{"objbench.json"}, 6, 8, []string{"list objects", "listed 3 objects, want 4", "time to first byte", "connection reset by peer"}},
 	// job: ops/s and MiB/s bars, 2 latency charts, 2 phases x 2 series charts.
-	{"job", []string{"job.json"}, 8, 6, []string{"service time", "Over time"}},
+	{"job", []string{"job.json"}, 8, 6, []string{"service time", "Over time", "Phases: seqread (1 MiB read, 6.0 s); randread-paced (4 KiB read, 6.0 s)"}},
 	// hosts: bars, latency, per-host bars.
 	{"hosts", []string{"hosts.json"}, 3, 3, []string{"node-b", "Start skew", "Stonewall"}},
 	{"v1", []string{"v1.json"}, 7, 7, []string{"version-1 result", "summary"}},
@@ -485,6 +485,9 @@ func TestRepeatPage(t *testing.T) {
 			t.Errorf("page lacks %q", w)
 		}
 	}
+	if !strings.Contains(string(page), "latency (ms, log scale)") {
+		t.Error("the latency axis is not logarithmic")
+	}
 	checkGolden(t, filepath.Join(fixtureDir(), "golden", "repeat.txt"), out)
 }
 
@@ -528,5 +531,47 @@ func TestParamText(t *testing.T) {
 		{Key: "block_size", Label: "BlockSize", Value: json.Number("4194304")}}
 	if got := paramText(ps); got != "storage: minio, BlockSize: 4 MiB" {
 		t.Errorf("paramText = %q", got)
+	}
+}
+
+// TestRunProblems: a run of a repeated benchmark that failed or was
+// interrupted is named among the problems.
+func TestRunProblems(t *testing.T) {
+	rs, names := loadFixtures(t, []string{"repeat.json"})
+	rs[0].Runs[2].Error = "write-big: no space left on device"
+	rs[0].Runs[5].Interrupted = true
+	var b bytes.Buffer
+	if err := Write(&b, rs, names); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outline(doc)
+	for _, w := range []string{"| error {bad} | run 3 of 6 | write-big: no space left on device", "| interrupted {warn} | run 6 of 6 |"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+}
+
+// TestVerdictWarnings: a parameter that differs between the results is
+// said with the verdict at the top of the page, before any figure.
+func TestVerdictWarnings(t *testing.T) {
+	rs, names := loadFixtures(t, []string{"bench.json", "bench-b.json"})
+	rs[1].Parameters = append(rs[1].Parameters[:2:2], report.Param{Key: "threads", Value: json.Number("8")})
+	var b bytes.Buffer
+	if err := Write(&b, rs, names); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outline(doc)
+	at := strings.Index(out, "Warning: parameter threads differs: 4 (OLD) vs 8 (NEW).")
+	if at < 0 || at > strings.Index(out, "## Runs") {
+		t.Errorf("the differing parameter is not said before the runs (at %d):\n%s", at, out[:min(len(out), 800)])
 	}
 }

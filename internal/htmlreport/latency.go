@@ -141,7 +141,13 @@ func decodeHist(enc string) (*metrics.Histogram, error) {
 
 func (in *input) latencySection() (section, error) {
 	s := section{ID: "latency", Title: "Latency percentiles",
-		Intro: "Latency at each percentile, from each phase's stored histogram: the x axis is logarithmic in 1/(1−percentile), so 90%, 99%, 99.9% are equally spaced and the tail is visible. Dashed lines are the time to first byte, dotted ones the service time of a fixed-rate phase."}
+		Intro: "Latency at each percentile, from each phase's stored histogram: the x axis is logarithmic in 1/(1−percentile), so 90%, 99%, 99.9% are equally spaced and the tail is visible; the latency axis is logarithmic too, so that a change at p50 shows as well as one in the tail. Dashed lines are the time to first byte, dotted ones the service time of a fixed-rate phase."}
+	for _, r := range in.results {
+		if len(r.Runs) > 1 {
+			s.Intro += " A repeated benchmark's curve is drawn from the samples of all its runs together."
+			break
+		}
+	}
 	phases := in.allPhases(func(p *report.Phase) bool { return p.Latency.Count > 0 || p.Histogram != "" })
 	for _, ph := range phases {
 		b, err := in.latencyBlock(ph)
