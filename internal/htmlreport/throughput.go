@@ -80,7 +80,7 @@ func (in *input) throughputSection() (section, error) {
 	}
 	for _, r := range in.results {
 		if len(r.Runs) > 1 {
-			s.Intro += " For a repeated benchmark (--repeat) the bar is the median of the runs, each dot one run, and the capped line the median's confidence interval; under each median the table gives the number of runs and that interval, or their range when they are too few for one."
+			s.Intro += " For a repeated benchmark (--repeat) the bar is the median of the runs, each ring one run, and the capped line the median's confidence interval; under each median the table gives the number of runs and that interval, or their range when they are too few for one."
 			break
 		}
 	}
