@@ -239,8 +239,19 @@ func TestBrowserWidths(t *testing.T) {
 	if err := os.WriteFile(path, renderJudged(t, []string{"repeat.json", "repeat-b.json"}), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	three := filepath.Join(t.TempDir(), "three.html")
+	if err := os.WriteFile(three, render(t, []string{"bench.json", "bench-b.json", "v1.json"}), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(400, 900), chromedp.Navigate("file://"+three)); err != nil {
+		t.Fatal(err)
+	}
+	if hidden := eval[[]string](t, tctx, changeColumnsOutOfView); len(hidden) > 0 {
+		t.Errorf("three results at 400 px: a Change column is out of view in %q", hidden)
+	}
+	saveShot(t, tctx, "three-400.png")
 	for _, w := range []int64{1400, 400} {
 		if err := chromedp.Do(tctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate("file://"+path)); err != nil {
 			t.Fatal(err)

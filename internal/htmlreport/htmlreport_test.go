@@ -471,7 +471,7 @@ func TestRepeatPage(t *testing.T) {
 		t.Error("the comparison comes after the throughput")
 	}
 	for _, w := range []string{
-		"6 runs, CI 909.06–935.27", // a median's interval, under the median
+		"6 runs, CI 909.06–\u2060935.27", // a median's interval, under the median
 		"| write-small | 413.3 files/s | 411.5 files/s | ~ -0.4% no significant change p = 0.59 over 6 and 6 runs: not significant at 5% {nochange}",
 		"| write-big | 915.35 MiB/s | 723.12 MiB/s | -21.0% regression {bad}",
 		"| read-big | 1295.21 MiB/s | 1240.15 MiB/s | -4.2% worse, within threshold {worse}",

@@ -24,11 +24,12 @@ func spreadText(s *report.Spread, unit string) string {
 	if s == nil || s.Runs < 2 {
 		return ""
 	}
-	f := func(v float64) string { return fmtValue(v, unit) }
+	// A word joiner after the dash keeps a range on one line.
+	rng := func(lo, hi float64) string { return fmtValue(lo, unit) + "–\u2060" + fmtValue(hi, unit) }
 	if s.Low != nil && s.High != nil {
-		return fmt.Sprintf("%d runs, CI %s–%s", s.Runs, f(*s.Low), f(*s.High))
+		return fmt.Sprintf("%d runs, CI %s", s.Runs, rng(*s.Low, *s.High))
 	}
-	return fmt.Sprintf("%d runs, range %s–%s", s.Runs, f(s.Min), f(s.Max))
+	return fmt.Sprintf("%d runs, range %s", s.Runs, rng(s.Min, s.Max))
 }
 
 // fmtValue prints a VALUE without its unit, with the decimals the table

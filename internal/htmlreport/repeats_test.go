@@ -68,8 +68,8 @@ func TestSpreadText(t *testing.T) {
 	}{
 		{nil, ""},
 		{&report.Spread{Runs: 1, Values: []float64{1}}, ""},
-		{&report.Spread{Runs: 3, Min: 401.25, Max: 425.7}, "3 runs, range 401.25–425.70"},
-		{&report.Spread{Runs: 6, Min: 900, Max: 940, Low: &lo, High: &hi, Confidence: 0.95}, "6 runs, CI 909.06–935.27"},
+		{&report.Spread{Runs: 3, Min: 401.25, Max: 425.7}, "3 runs, range 401.25–\u2060425.70"},
+		{&report.Spread{Runs: 6, Min: 900, Max: 940, Low: &lo, High: &hi, Confidence: 0.95}, "6 runs, CI 909.06–\u2060935.27"},
 	} {
 		if got := spreadText(c.s, "MiB/s"); got != c.want {
 			t.Errorf("spreadText = %q, want %q", got, c.want)

@@ -133,28 +133,41 @@ func (in *input) throughputBlock(g unitGroup) (block, error) {
 		return b, err
 	}
 	b.Charts = append(b.Charts, svg)
-	t := table{Head: []string{"Item"}}
-	for j, n := range in.names {
-		t.Head = append(t.Head, n)
-		if j > 0 {
-			t.Head = append(t.Head, "Change")
-		}
-	}
-	for _, ph := range g.phases {
-		row := []cell{{Text: ph.title + " (" + ph.name + ")"}}
-		for j := range in.results {
-			v := in.value(j, ph.name, g.unit)
-			c := numCell(report.FormatMeasure(report.Measure{Value: v, Unit: g.unit}), math.IsNaN(v))
-			c.Sub = spreadText(in.spread(j, ph.name, g.unit), g.unit)
-			row = append(row, c)
-			if j > 0 {
-				row = append(row, in.changeCell(j, ph.name, "throughput"))
-			}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	b.Tables = append(b.Tables, t)
+	b.Tables = append(b.Tables, in.throughputTable(g))
 	return b, nil
+}
+
+// throughputTable lists the VALUE of each phase of g. With several results
+// each gets a row of its own under the phase, with its change against the
+// first: the table keeps four columns however many results there are, so
+// that the change stays in view on a narrow screen.
+func (in *input) throughputTable(g unitGroup) table {
+	valueCell := func(j int, name string) cell {
+		v := in.value(j, name, g.unit)
+		c := numCell(report.FormatMeasure(report.Measure{Value: v, Unit: g.unit}), math.IsNaN(v))
+		c.Sub = spreadText(in.spread(j, name, g.unit), g.unit)
+		return c
+	}
+	if len(in.results) == 1 {
+		t := table{Head: []string{"Item", in.names[0]}}
+		for _, ph := range g.phases {
+			t.Rows = append(t.Rows, []cell{{Text: ph.title + " (" + ph.name + ")"}, valueCell(0, ph.name)})
+		}
+		return t
+	}
+	t := table{Head: []string{"Item", "Result", "Value", "Change"}}
+	for _, ph := range g.phases {
+		for j := range in.results {
+			row := []cell{{}, {Text: in.names[j], Class: "name"}, valueCell(j, ph.name), {Text: "baseline", Class: "muted", Num: true}}
+			if j == 0 {
+				row[0].Text = ph.title + " (" + ph.name + ")"
+			} else {
+				row[3] = in.changeCell(j, ph.name, "throughput")
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
 }
 
 // numCell is a right-aligned number, "-" when missing.
