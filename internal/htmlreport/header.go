@@ -37,6 +37,31 @@ func (in *input) runs() []runView {
 	return out
 }
 
+// sharedParams is what the page's header says of the parameters: those of
+// every result when they are the same (with the phases of a workload),
+// nothing when they differ, which each comparison's warnings then name.
+func (in *input) sharedParams() string {
+	text := func(r *report.Result) string {
+		t := paramText(r.Parameters)
+		if r.Parameters.Get("workload") != nil {
+			if ph := phaseText(r.Phases); ph != "" {
+				t += "; phases: " + ph
+			}
+		}
+		return t
+	}
+	first := text(in.results[0])
+	for _, r := range in.results[1:] {
+		if text(r) != first {
+			return ""
+		}
+	}
+	if first == "" {
+		return ""
+	}
+	return "Parameters: " + first
+}
+
 func runStatus(r *report.Result) cell {
 	switch {
 	case r.Error != "":

@@ -131,6 +131,7 @@ type page struct {
 	CSS      template.CSS
 	Title    string
 	Version  string
+	Params   string
 	Notes    []string
 	Verdicts []verdictView
 	Runs     []runView
@@ -176,6 +177,7 @@ func (in *input) page() (*page, error) {
 		pg.Title = "fsbench report"
 	}
 	pg.Runs = in.runs()
+	pg.Params = in.sharedParams()
 	for j := 1; j < len(in.results); j++ {
 		if in.cmps[j] != nil {
 			pg.Verdicts = append(pg.Verdicts, in.verdict(j))

@@ -467,6 +467,9 @@ func TestRepeatPage(t *testing.T) {
 	if verdictAt < 0 || verdictAt > strings.Index(out, "## Runs") {
 		t.Errorf("the verdict is not before the runs (at %d)", verdictAt)
 	}
+	if p := strings.Index(out, "Parameters: block_size: 1 MiB, big_file_size: 512 MiB, threads: 4\n"); p < 0 || p > verdictAt {
+		t.Errorf("the shared parameters are not in the page's header (at %d)", p)
+	}
 	if strings.Index(out, "## Comparison") > strings.Index(out, "## Throughput") {
 		t.Error("the comparison comes after the throughput")
 	}
@@ -570,6 +573,9 @@ func TestVerdictWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := outline(doc)
+	if strings.Contains(out[:strings.Index(out, "## Runs")], "Parameters:") {
+		t.Error("the page's header gives parameters that differ between the results as shared")
+	}
 	at := strings.Index(out, "Warning: parameter threads differs: 4 (OLD) vs 8 (NEW).")
 	if at < 0 || at > strings.Index(out, "## Runs") {
 		t.Errorf("the differing parameter is not said before the runs (at %d):\n%s", at, out[:min(len(out), 800)])
