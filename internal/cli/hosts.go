@@ -40,6 +40,7 @@ var coordinatorFlags = map[string]bool{
 	"hosts": true, "hosts-file": true, "token-file": true, "tls-ca": true, "read-others": true,
 	"output": true, "json": true, "result-file": true, "html": true, "access-log": true,
 	"expect": true, "expect-file": true, "baseline": true, "threshold": true, "baseline-metrics": true,
+	"repeat": true,
 }
 
 func addHostsFlags(cmd *cobra.Command, o *HostsOptions) {
@@ -49,6 +50,7 @@ func addHostsFlags(cmd *cobra.Command, o *HostsOptions) {
 	f.StringVar(&o.TokenFile, "token-file", "", "with --hosts: the agents' token, from `FILE` (else FSBENCH_TOKEN)")
 	f.StringVar(&o.TLSCA, "tls-ca", "", "with --hosts: talk HTTPS to the agents, trusting the CA certificates in this PEM `FILE`")
 	f.BoolVar(&o.ReadOthers, "read-others", false, "with --hosts: host i reads what host i+1 wrote, so no client's own cache serves its reads")
+	markFiles(f, fileIn, "hosts-file", "token-file", "tls-ca")
 }
 
 // active reports whether the command runs on many hosts.
@@ -154,6 +156,7 @@ type clusterRun struct {
 	output  *OutputOptions
 	ci      *CIOptions
 	job     cluster.Job
+	repeat  int  // --repeat: the job runs this many times, one after another
 	secrets bool // the arguments carry credentials
 	// finish, if set, completes the merged result before it is judged.
 	finish func(res *report.Result, parts []cluster.HostResult)
@@ -173,7 +176,6 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if c.secrets && scheme != "https" {
 		return Usagef("credentials reach agents only over TLS: give --tls-ca (and --tls-cert/--tls-key to the agents), or set ACCESS_KEY/SECRET_KEY in each agent's environment")
 	}
-	c.job.RunName = runName()
 	c.job.ReadOthers = c.hosts.ReadOthers
 	c.job.Seed = pattern.RandomSeed()
 	coord := &cluster.Coordinator{Hosts: c.hosts.Hosts, Token: token, Client: client, Scheme: scheme, Version: Version,
@@ -181,21 +183,27 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Running %s on %d hosts (%s)\n", c.command, len(c.hosts.Hosts), strings.Join(c.hosts.Hosts, ", "))
 	}
-	res := newResult(c.command)
-	meter := startUsage()
-	parts, runErr := coord.Run(ctx, c.job)
-	res.Usage = meter.stop()
-	if parts == nil {
+	ran := false
+	res, runErr := app.measure(ctx, c.command, c.repeat, func(ctx context.Context, res *report.Result) error {
+		c.job.RunName = runName() // each run its own directory or prefix on every host
+		parts, err := coord.Run(ctx, c.job)
+		if parts == nil {
+			return err
+		}
+		ran = true
+		if merr := cluster.Merge(res, parts); merr != nil && err == nil {
+			err = merr
+		}
+		if ctx.Err() != nil {
+			res.Interrupted = true
+		}
+		if c.finish != nil {
+			c.finish(res, parts)
+		}
+		return err
+	})
+	if !ran {
 		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
-	}
-	if merr := cluster.Merge(res, parts); merr != nil && runErr == nil {
-		runErr = merr
-	}
-	if ctx.Err() != nil {
-		res.Interrupted = true
-	}
-	if c.finish != nil {
-		c.finish(res, parts)
 	}
 	if runErr != nil && !res.Interrupted {
 		return app.writeFailed(res, c.output, runErr)

@@ -94,6 +94,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.BoolVar(&o.Object.SignPayload, "sign-payload", false, "sign the SHA-256 of every request body, for S3 stores that refuse UNSIGNED-PAYLOAD (costs a pass over the data)")
 	f.BoolVar(&o.Object.Insecure, "insecure", false, "do not verify the server's TLS certificate")
 	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM file")
+	markFiles(f, fileIn, "ca-cert")
 	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on every wait for the store: a request during which nothing moves for this long fails")
 	f.StringVar(&o.duration, "duration", "", "run each performance item for `DURATION`, repeating its objects (uploads make new ones), e.g. 30s; delete still does each object once")
 	f.StringVar(&o.warmup, "warmup", "", "run each item `DURATION` before measuring (with --duration)")
@@ -223,8 +224,6 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 	if app.IO.Getenv("GOGC") == "" && app.IO.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(o.GCPercent()))
 	}
-	res := newResult("objbench")
-	meter := startUsage()
 	var prog *Progress
 	o.Hooks = objbench.Hooks{
 		Info: func(msg string) { app.Infof("%s", msg) },
@@ -252,8 +251,15 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,
 	}
-	err := objbench.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
+	runs := 0
+	res, err := app.measure(ctx, "objbench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		opts := o.Options
+		// The functional checks are about the store, not its speed: the
+		// first run makes them, the others only measure.
+		opts.SkipFunctional = opts.SkipFunctional || runs > 0
+		runs++
+		return objbench.Run(ctx, opts, res)
+	})
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, objbench.ErrBadInput) {
 			return &UsageError{Err: err}

@@ -236,7 +236,7 @@ func checkColourSchemes(t *testing.T, ctx context.Context) {
 func TestBrowserWidths(t *testing.T) {
 	ctx := browser(t)
 	path := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(path, renderJudged(t, []string{"repeat.json", "repeat-b.json"}), 0o644); err != nil {
+	if err := os.WriteFile(path, render(t, []string{"repeat.json", "repeat-b.json"}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	three := filepath.Join(t.TempDir(), "three.html")

@@ -45,7 +45,7 @@ func (in *input) changeOf(it compare.Item) cell {
 // noChange reports whether compare found no change that can be told from
 // noise in a figure that did move: shown as "~", as benchstat does.
 func noChange(it compare.Item) bool {
-	return it.Status == compare.Same && it.ChangePct != nil && *it.ChangePct != 0
+	return it.Status == compare.Same && it.Old != nil && it.New != nil && *it.Old != *it.New
 }
 
 // changeText is an item's change, "~" before it when the change cannot be
@@ -133,12 +133,22 @@ func (in *input) verdict(j int) verdictView {
 	if few > 0 {
 		v.Details = append(v.Details, fmt.Sprintf("%s with too few samples to judge.", plural(few, "percentile", "percentiles")))
 	}
+	v.Details = append(v.Details, evidence(c, thr))
 	// What makes the two runs unlike (parameters, missing phases) is read
 	// with the verdict, not after it.
 	for _, w := range c.Warnings {
 		v.Details = append(v.Details, "Warning: "+w+".")
 	}
 	return v
+}
+
+// evidence says what a comparison could tell apart: with one run on a
+// side, only changes beyond the threshold are called.
+func evidence(c *compare.Report, thr string) string {
+	if c.OldRuns < 2 || c.NewRuns < 2 {
+		return fmt.Sprintf("One run a side: a change within %s%% cannot be told from noise; run both with --repeat 5 to test changes.", thr)
+	}
+	return fmt.Sprintf("%d against %d runs: a change is called when significant at %s%%.", c.OldRuns, c.NewRuns, fmtPct(c.Alpha*100))
 }
 
 // plural is "1 regression" or "n regressions".
@@ -158,9 +168,9 @@ func (in *input) comparisonSection() (section, error) {
 		if c == nil {
 			continue
 		}
-		v := in.verdict(j)
-		// The verdict, then what differs between the runs, then the rows.
-		b := block{Title: in.names[0] + " → " + in.names[j], Notes: append([]string{v.Text}, c.Warnings...)}
+		// compare's verdict, then what differs between the runs, then the
+		// rows.
+		b := block{Title: in.names[0] + " → " + in.names[j], Notes: append([]string{c.Verdict}, c.Warnings...)}
 		t := table{Head: []string{"Item", in.names[0], in.names[j], "Change"}}
 		for _, it := range c.Items {
 			t.Rows = append(t.Rows, []cell{

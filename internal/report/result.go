@@ -146,12 +146,16 @@ type Phase struct {
 	Title string `json:"title"`
 	// Ops counts timed operations (the latency samples); Items counts the
 	// files or objects completed. For a big-file write, an op is one block.
-	Ops       int64   `json:"ops"`
-	Items     int64   `json:"items"`
-	Bytes     int64   `json:"bytes"`
-	Errors    int64   `json:"errors"`
-	Throttled int64   `json:"throttled,omitempty"`
-	Seconds   float64 `json:"seconds"`
+	Ops       int64 `json:"ops"`
+	Items     int64 `json:"items"`
+	Bytes     int64 `json:"bytes"`
+	Errors    int64 `json:"errors"`
+	Throttled int64 `json:"throttled,omitempty"`
+	// Missed counts the operations an open-loop phase (a fixed rate)
+	// scheduled before the end of its duration and never began, because
+	// the target did not keep up with the rate.
+	Missed  int64   `json:"missed,omitempty"`
+	Seconds float64 `json:"seconds"`
 	// Throughput, derived from the counters above and Seconds.
 	BytesPerSec float64 `json:"bytes_per_sec"`
 	OpsPerSec   float64 `json:"ops_per_sec"`

@@ -28,7 +28,7 @@ func SummarizeRuns(res *report.Result) error {
 			byName[p.Name] = append(byName[p.Name], p)
 		}
 	}
-	res.Phases = res.Phases[:0]
+	res.Phases = make([]report.Phase, 0, len(names)) // a run may share the old slice
 	for _, n := range names {
 		p, err := summarizePhase(byName[n])
 		if err != nil {

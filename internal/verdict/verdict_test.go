@@ -97,3 +97,22 @@ func TestSummarizeRuns(t *testing.T) {
 		t.Errorf("read, in two of three runs: %+v %v", r.Spread, r.Value.Value)
 	}
 }
+
+// TestSummarizeRunsKeepsRuns: the result of the first run is usually the
+// result the runs are summarised into, so its phases share a slice with
+// Runs[0]; the summary must not write over that run's figures.
+func TestSummarizeRunsKeepsRuns(t *testing.T) {
+	first := []report.Phase{phase("write", 100, time.Millisecond)}
+	res := &report.Result{Phases: first, Runs: []report.Run{
+		{Index: 1, Phases: first}, {Index: 2, Phases: []report.Phase{phase("write", 200, time.Millisecond)}},
+	}}
+	if err := SummarizeRuns(res); err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Runs[0].Phases[0].Value.Value; got != 100 || res.Runs[0].Phases[0].Spread != nil {
+		t.Errorf("run 1's value became %v (spread %v) after the summary", got, res.Runs[0].Phases[0].Spread)
+	}
+	if res.Phases[0].Value.Value != 150 {
+		t.Errorf("summary %v, want the median 150", res.Phases[0].Value.Value)
+	}
+}
