@@ -155,14 +155,25 @@ func (in *input) throughputTable(g unitGroup) table {
 		}
 		return t
 	}
+	base := cell{Num: true}
+	for _, c := range in.cmps {
+		if c != nil {
+			base = cell{Text: "baseline", Class: "muted", Num: true}
+		}
+	}
 	t := table{Head: []string{"Item", "Result", "Value", "Change"}}
 	for _, ph := range g.phases {
+		first := true
 		for j := range in.results {
-			row := []cell{{}, {Text: in.names[j], Class: "name"}, valueCell(j, ph.name), {Text: "baseline", Class: "muted", Num: true}}
-			if j == 0 {
-				row[0].Text = ph.title + " (" + ph.name + ")"
-			} else {
+			if math.IsNaN(in.value(j, ph.name, g.unit)) {
+				continue // not in this result: nothing to show
+			}
+			row := []cell{{}, {Text: in.names[j], Class: "name"}, valueCell(j, ph.name), base}
+			if j > 0 {
 				row[3] = in.changeCell(j, ph.name, "throughput")
+			}
+			if first {
+				row[0].Text, first = ph.title+" ("+ph.name+")", false
 			}
 			t.Rows = append(t.Rows, row)
 		}
