@@ -59,6 +59,12 @@ func (o *HostsOptions) active() bool { return len(o.Hosts) > 0 || o.HostsFile !=
 // resolve reads the host list and checks it.
 func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 	f := cmd.Flags()
+	if f.Changed("hosts") && len(o.Hosts) == 0 {
+		return Usagef("--hosts names no agent: give HOST:PORT,... or leave --hosts out to run on this machine")
+	}
+	if f.Changed("hosts-file") && o.HostsFile == "" {
+		return Usagef("--hosts-file names no file")
+	}
 	if !o.active() {
 		for _, n := range []string{"token-file", "tls-ca", "read-others"} {
 			if f.Changed(n) {
@@ -90,6 +96,9 @@ func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 	}
 	if len(o.Hosts) == 0 {
 		return Usagef("--hosts-file %s names no host", o.HostsFile)
+	}
+	if f.Lookup("access-log") != nil && f.Changed("access-log") {
+		return Usagef("--access-log does not go with --hosts: the operations happen on the agents; run fsbench bench --access-log on one host to record them")
 	}
 	if o.ReadOthers && len(o.Hosts) < 2 {
 		return Usagef("--read-others needs at least two hosts")
