@@ -179,3 +179,32 @@ func TestFormatMeasure(t *testing.T) {
 		}
 	}
 }
+
+// A result with a negative schema_version or a negative figure is refused
+// with a message naming the field, instead of being compared or charted.
+func TestReadJSONRejectsNegative(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	good := b.String()
+	if _, err := ReadJSON(strings.NewReader(good)); err != nil {
+		t.Fatalf("the sample itself: %v", err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{`"schema_version": 2`, `"schema_version": -2`, "schema_version -2 is not a version (1 to 2)"},
+		{`"ops": 4096`, `"ops": -4096`, `phase "write-big": ops is -4096; a result holds no negative figure`},
+		{`"bytes_per_sec": `, `"bytes_per_sec": -`, `phase "write-big": bytes_per_sec is -`},
+		{`"p99_us": `, `"p99_us": -`, `phase "write-big": latency.p99_us is -`},
+		{`"seconds": `, `"seconds": -`, `phase "write-big": seconds is -`},
+	} {
+		in := strings.Replace(good, c.old, c.new, 1)
+		if in == good {
+			t.Fatalf("%s is not in the sample", c.old)
+		}
+		_, err := ReadJSON(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.new, err, c.want)
+		}
+	}
+}
