@@ -32,6 +32,9 @@ type Coordinator struct {
 	LostAfter time.Duration
 	// Logf tells the user what happens (stderr); optional.
 	Logf func(format string, args ...any)
+	// Leftover names what host i leaves behind when its agent is gone
+	// before the clean-up (a phrase of package leftover); optional.
+	Leftover func(i int) string
 }
 
 // HostError is a failure of one host, named.
@@ -54,6 +57,7 @@ var ErrStopped = errors.New("stopped before the end")
 // host is the coordinator's view of one agent during a run.
 type host struct {
 	addr   string
+	index  int // in Hosts
 	info   Info
 	rtt    atomic.Int64  // round trip of a small request, ns: pings keep it current
 	offset time.Duration // agent clock - coordinator clock
@@ -82,7 +86,7 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	}
 	hosts := make([]*host, len(c.Hosts))
 	for i, a := range c.Hosts {
-		hosts[i] = &host{addr: a, res: HostResult{Address: a, Starts: map[string]time.Time{}}}
+		hosts[i] = &host{addr: a, index: i, res: HostResult{Address: a, Starts: map[string]time.Time{}}}
 	}
 	if err := c.preflight(ctx, hosts, job); err != nil {
 		return nil, err
@@ -140,12 +144,7 @@ func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) err
 }
 
 func (c *Coordinator) jobFor(job Job, h *host, hosts []*host) Job {
-	for i, x := range hosts {
-		if x == h {
-			job.Index = i
-		}
-	}
-	job.Hosts = len(hosts)
+	job.Index, job.Hosts = h.index, len(hosts)
 	return job
 }
 
@@ -386,13 +385,13 @@ func (c *Coordinator) cancel(hosts []*host) {
 
 // cleanup tells every host to remove what the job left; a host that was
 // lost is not waited for: it removes its files by itself when it stops
-// hearing pings.
+// hearing pings, if its agent still runs.
 func (c *Coordinator) cleanup(hosts []*host) {
 	eachHost(hosts, 30*time.Second, func(ctx context.Context, h *host) {
 		switch {
 		case h.id == "":
 		case h.lost:
-			c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
+			c.leftBehind(ctx, h)
 		default:
 			err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil)
 			switch {
@@ -404,6 +403,22 @@ func (c *Coordinator) cleanup(hosts []*host) {
 			}
 		}
 	})
+}
+
+// leftBehind asks a lost host's agent whether it is still there: if it
+// is, it removes the job's files itself; if not (killed, its machine
+// down or hung), what the host wrote stays there and is named in
+// HostResult.Left.
+func (c *Coordinator) leftBehind(ctx context.Context, h *host) {
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var in Info
+	err := c.call(pctx, h, "GET", "/v1/info", nil, &in)
+	if err == nil || c.Leftover == nil {
+		c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
+		return
+	}
+	h.res.Left = c.Leftover(h.index)
 }
 
 // eachHost calls f for every host at once, each call with its own

@@ -17,6 +17,9 @@ type HostResult struct {
 	// on the coordinator's clock.
 	Starts map[string]time.Time
 	Err    string // why the host failed, if it did
+	// Left names what the host left behind: its agent was gone before it
+	// could remove the job's files (see Coordinator.Leftover).
+	Left string
 }
 
 // Merge combines the hosts' results of one run into base: the first host's
