@@ -395,14 +395,10 @@ func (r *run) prepare(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 3*timeoutOf(r.o.Object))
 	defer cancel()
 	var page *object.ListPage
-	var err error
-	for attempt := 0; ; attempt++ {
+	err := retryThrottled(pctx, func() (err error) {
 		page, err = r.base.List(pctx, object.ListOptions{Prefix: r.prefix, Limit: 1})
-		if !errors.Is(err, object.ErrThrottled) || attempt == maxThrottleRetries || pctx.Err() != nil {
-			break
-		}
-		time.Sleep(throttleBase << min(attempt, 5))
-	}
+		return err
+	})
 	// Name the store rather than our prefix, which means nothing to the
 	// user yet.
 	var oe *object.Error
