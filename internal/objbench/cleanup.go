@@ -30,7 +30,7 @@ func (r *run) cleanup(parent context.Context, runErr error) {
 	if wait <= 0 {
 		wait = 2 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), wait)
+	ctx, cancel := withLimit(context.WithoutCancel(parent), wait, "the clean-up's time limit")
 	defer cancel()
 	var down *DownError
 	c := cleaner{r: r, ctx: ctx, parent: parent, again: parent.Err() != nil || errors.As(runErr, &down)}
@@ -48,6 +48,7 @@ func (r *run) cleanup(parent context.Context, runErr error) {
 	if err == nil && r.x.versioned {
 		err = r.purgeVersions(ctx)
 	}
+	err = named(ctx, err)
 	switch {
 	case err != nil && left > 0:
 		r.warn("clean up: %d objects could not be deleted (%v); left behind: %s", left, err, r.leftover())
