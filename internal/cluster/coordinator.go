@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -429,7 +430,7 @@ func eachHost(hosts []*host, timeout time.Duration, f func(ctx context.Context, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within %v", timeout))
 			defer cancel()
 			f(ctx, h)
 		}()
@@ -465,7 +466,7 @@ func (c *Coordinator) call(ctx context.Context, h *host, method, path string, bo
 	}
 	resp, err := c.Client.Do(req)
 	if err != nil {
-		return unreachable(err)
+		return c.unreachable(ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -481,10 +482,19 @@ func (c *Coordinator) call(ctx context.Context, h *host, method, path string, bo
 	return nil
 }
 
-// unreachable shortens a transport error to what the user needs.
-func unreachable(err error) error {
+// unreachable shortens a transport error to what the user needs, and
+// names the time limit that ended a request that got no answer: the
+// client's limit on one request, or the limit of ctx (see eachHost).
+func (c *Coordinator) unreachable(ctx context.Context, err error) error {
 	if strings.Contains(err.Error(), "http: server gave HTTP response to HTTPS client") {
 		return errors.New("the agent speaks plain HTTP, not TLS: drop --tls-ca, or start the agent with --tls-cert/--tls-key")
+	}
+	var ne net.Error
+	switch cause := context.Cause(ctx); {
+	case ctx.Err() != nil && cause != ctx.Err():
+		return fmt.Errorf("%v: %w", cause, err)
+	case ctx.Err() == nil && c.Client.Timeout > 0 && errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("no answer within %v, the limit on one request to an agent: %w", c.Client.Timeout, err)
 	}
 	return fmt.Errorf("unreachable: %w", err)
 }
