@@ -80,12 +80,13 @@ type cleaner struct {
 // choose picks what the clean-up deletes through: with several endpoints,
 // those that answer a listing; a dead or hung one would otherwise fail
 // its share of every pass. When none answers, the store is away: all are
-// kept, and the clean-up waits for them as for one endpoint.
-func (c *cleaner) choose() {
+// kept, and the clean-up waits for them as for one endpoint. It reports
+// whether it left out an endpoint it had not left out before.
+func (c *cleaner) choose() bool {
 	c.own = c.r.own
 	eps := c.r.x.eps
 	if eps == nil {
-		return
+		return false
 	}
 	errs := eps.Probe(c.ctx, object.ListOptions{Prefix: c.r.prefix, Limit: 1}, timeoutOf(c.r.o.Object))
 	keep := make([]bool, len(errs))
@@ -99,13 +100,16 @@ func (c *cleaner) choose() {
 	}
 	live := eps.Only(keep)
 	if live == nil {
-		return
+		return false
 	}
 	c.own = object.WithPrefix(live, c.r.prefix)
-	if msg := strings.Join(down, "; "); msg != "" && msg != c.down {
-		c.r.warn("clean up: deleting through the endpoints that answer, without %s", msg)
-		c.down = msg
+	msg := strings.Join(down, "; ")
+	if msg == "" || msg == c.down {
+		return false
 	}
+	c.r.warn("clean up: deleting through the endpoints that answer, without %s", msg)
+	c.down = msg
+	return true
 }
 
 // retry runs op again while the store asks to slow down (see
@@ -237,6 +241,9 @@ func (c *cleaner) deleteObjects(keys []string) (int, error) {
 func (c *cleaner) wait(err error) bool {
 	if away, _ := unreachable(err); !away || c.ctx.Err() != nil {
 		return false
+	}
+	if c.choose() {
+		return true // the others answer: go on through them at once
 	}
 	if !c.announced {
 		deadline, _ := c.ctx.Deadline()

@@ -98,6 +98,7 @@ func TestCleanupRetriesThrottledDeletes(t *testing.T) {
 	if throttled.Load() == 0 || !strings.Contains(p.Stderr(), want) {
 		t.Errorf("%d deletes throttled; stderr lacks %q:\n%s", throttled.Load(), want, p.Stderr())
 	}
+	t.Logf("%d of %d deletes throttled:\n%s", throttled.Load(), n.Load(), p.Stderr())
 	checkPrecious(t, s)
 }
 
@@ -131,6 +132,7 @@ func TestCleanupSkipsDeadEndpoint(t *testing.T) {
 	if want := "Warning: clean up: deleting through the endpoints that answer, without endpoint " + dead + ": "; !strings.Contains(p.Stderr(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, p.Stderr())
 	}
+	t.Log(p.Stderr())
 	checkPrecious(t, s)
 }
 
