@@ -251,7 +251,7 @@ func hostWarnings(app *App, res *report.Result, parts []cluster.HostResult) {
 			}
 		}
 		if p.Left != "" {
-			msg := fmt.Sprintf("host %s: its agent does not answer: left behind there: %s", p.Address, p.Left)
+			msg := fmt.Sprintf("host %s: %s", p.Address, p.Left)
 			app.Warnf("%s", msg)
 			res.Warnings = append(res.Warnings, msg)
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -407,19 +408,25 @@ func (c *Coordinator) cleanup(hosts []*host) {
 }
 
 // leftBehind asks a lost host's agent whether it is still there: if it
-// is, it removes the job's files itself; if not (killed, its machine
-// down or hung), what the host wrote stays there and is named in
-// HostResult.Left.
+// answers, it removes the job's files itself. If nothing listens at its
+// address any more (killed), what the host wrote stays there; if it does
+// not answer (its machine down, hung, or cut off), it stays unless the
+// agent still runs and removes it on losing this coordinator. Either is
+// said in HostResult.Left.
 func (c *Coordinator) leftBehind(ctx context.Context, h *host) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	var in Info
 	err := c.call(pctx, h, "GET", "/v1/info", nil, &in)
-	if err == nil || c.Leftover == nil {
+	switch {
+	case err == nil || c.Leftover == nil:
 		c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
-		return
+	case errors.Is(err, syscall.ECONNREFUSED):
+		h.res.Left = "its agent is gone (connection refused): left behind there: " + c.Leftover(h.index)
+	default:
+		h.res.Left = fmt.Sprintf("its agent does not answer (%v): unless it still runs and removes them within %v of losing this coordinator, left behind there: %s",
+			err, OrphanAfter, c.Leftover(h.index))
 	}
-	h.res.Left = c.Leftover(h.index)
 }
 
 // eachHost calls f for every host at once, each call with its own

@@ -17,8 +17,9 @@ type HostResult struct {
 	// on the coordinator's clock.
 	Starts map[string]time.Time
 	Err    string // why the host failed, if it did
-	// Left names what the host left behind: its agent was gone before it
-	// could remove the job's files (see Coordinator.Leftover).
+	// Left says, in a sentence, what the host left behind when its agent
+	// was gone or silent at the clean-up (see Coordinator.Leftover); ""
+	// otherwise.
 	Left string
 }
 
