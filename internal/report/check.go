@@ -14,12 +14,31 @@ type figure struct {
 }
 
 // checkFigures rejects a result whose counts, times, rates or latencies
-// are negative: no run measures those, so the file was edited or made by
-// something else, and figures compared or charted from it would mislead.
+// are negative, in its summary or in any of its runs: no run measures
+// those, so the file was edited or made by something else, and figures
+// compared or charted from it would mislead.
 func (r *Result) checkFigures() error {
-	for i := range r.Phases {
-		p := &r.Phases[i]
-		where := fmt.Sprintf("phase %q", p.Name)
+	if err := checkPhases("", r.Phases, r.Training); err != nil {
+		return err
+	}
+	for _, run := range r.Runs {
+		where := fmt.Sprintf("run %d: ", run.Index)
+		if err := noNegative(where[:len(where)-2], figure{"seconds", run.Seconds}); err != nil {
+			return err
+		}
+		if err := checkPhases(where, run.Phases, run.Training); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPhases checks the figures of phases and training; prefix starts
+// the place an error names.
+func checkPhases(prefix string, phases []Phase, t *Training) error {
+	for i := range phases {
+		p := &phases[i]
+		where := fmt.Sprintf("%sphase %q", prefix, p.Name)
 		if err := noNegative(where, phaseFigures(p)...); err != nil {
 			return err
 		}
@@ -29,8 +48,8 @@ func (r *Result) checkFigures() error {
 			}
 		}
 	}
-	if t := r.Training; t != nil {
-		return noNegative("training", figure{"samples", float64(t.Samples)}, figure{"au_pct", t.AU},
+	if t != nil {
+		return noNegative(prefix+"training", figure{"samples", float64(t.Samples)}, figure{"au_pct", t.AU},
 			figure{"samples_per_sec", t.SamplesPerSec}, figure{"bytes_per_sec", t.BytesPerSec})
 	}
 	return nil
