@@ -102,38 +102,55 @@ func TestCleanupRetriesThrottledDeletes(t *testing.T) {
 	checkPrecious(t, s)
 }
 
-// One of two endpoints dies as the clean-up begins (its port closed, so
-// connections are refused): the clean-up goes on through the endpoint
-// that answers, says so, and leaves nothing of the run.
+// One of two endpoints dies as the clean-up begins: its port closes (new
+// connections are refused), or it hangs (it takes requests and never
+// answers, as a stopped process does). The clean-up goes on through the
+// endpoint that answers, says so, and leaves nothing of the run.
 func TestCleanupSkipsDeadEndpoint(t *testing.T) {
-	m, _ := minioEnv(t, false)
-	bucket, s := userBucket(t, m, "objdeadep")
-	target, _ := url.Parse(m.Endpoint)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var srv *httptest.Server
-	var once sync.Once
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodDelete {
-			once.Do(func() { go srv.Close() }) // the port closes: later connections are refused
-			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-				conn.Close() // and this request gets no answer
+	for _, how := range []string{"closed", "hung"} {
+		t.Run(how, func(t *testing.T) {
+			m, _ := minioEnv(t, false)
+			bucket, s := userBucket(t, m, "objdeadep")
+			target, _ := url.Parse(m.Endpoint)
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			var srv *httptest.Server
+			var once sync.Once
+			var broken atomic.Bool
+			release := make(chan struct{})
+			srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodDelete && how == "closed" {
+					once.Do(func() { go srv.Close() }) // the port closes: later connections are refused
+					if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+						conn.Close() // and this request gets no answer
+					}
+					return
+				}
+				if r.Method == http.MethodDelete || broken.Load() {
+					broken.Store(true)
+					select { // no answer to this request or any after it
+					case <-release:
+					case <-r.Context().Done():
+					}
+					return
+				}
+				proxy.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			defer close(release)
+			dead := srv.URL
+			p := startObjbench(t, m, bucket, "--endpoints", dead+","+m.Endpoint, "--timeout", "2s",
+				"--workload", "put", "--ops", "100", "--obj-size", "1K", "-p", "4")
+			code, _ := p.Wait(4 * time.Minute)
+			if code != 0 || strings.Contains(p.Stderr(), "left behind") || strings.Contains(p.Stderr(), "kept appearing") {
+				t.Fatalf("exit %d\n%s", code, p.Stderr())
 			}
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	dead := srv.URL
-	p := startObjbench(t, m, bucket, "--endpoints", dead+","+m.Endpoint, "--workload", "put", "--ops", "100", "--obj-size", "1K", "-p", "4")
-	code, _ := p.Wait(4 * time.Minute)
-	if code != 0 || strings.Contains(p.Stderr(), "left behind") || strings.Contains(p.Stderr(), "kept appearing") {
-		t.Fatalf("exit %d\n%s", code, p.Stderr())
+			if want := "Warning: clean up: deleting through the endpoints that answer, without endpoint " + dead + ": "; !strings.Contains(p.Stderr(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, p.Stderr())
+			}
+			t.Log(p.Stderr())
+			checkPrecious(t, s)
+		})
 	}
-	if want := "Warning: clean up: deleting through the endpoints that answer, without endpoint " + dead + ": "; !strings.Contains(p.Stderr(), want) {
-		t.Errorf("stderr lacks %q:\n%s", want, p.Stderr())
-	}
-	t.Log(p.Stderr())
-	checkPrecious(t, s)
 }
 
 // A store that deletes an object and then answers 500 (a reply lost or
