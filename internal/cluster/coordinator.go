@@ -422,9 +422,9 @@ func (c *Coordinator) leftBehind(ctx context.Context, h *host) {
 	case err == nil || c.Leftover == nil:
 		c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
 	case errors.Is(err, syscall.ECONNREFUSED):
-		h.res.Left = "its agent is gone (connection refused): left behind there: " + c.Leftover(h.index)
+		h.res.Left = "its agent is gone (connection refused): left behind: " + c.Leftover(h.index)
 	default:
-		h.res.Left = fmt.Sprintf("its agent does not answer (%v): unless it still runs and removes them within %v of losing this coordinator, left behind there: %s",
+		h.res.Left = fmt.Sprintf("its agent does not answer (%v): unless it still runs and removes them within %v of losing this coordinator, left behind: %s",
 			err, OrphanAfter, c.Leftover(h.index))
 	}
 }

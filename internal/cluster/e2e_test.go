@@ -244,7 +244,7 @@ func TestAgentKilledMidPhase(t *testing.T) {
 	if len(runs) != 1 || filepath.Base(runs[0]) != "host-1" {
 		t.Fatalf("left after the run: %v, want only the killed host's host-1", runs)
 	}
-	want := "Warning: host " + b.addr + ": its agent is gone (connection refused): left behind there: directory " + filepath.Dir(runs[0]) + " (remove it with: rm -rf "
+	want := "Warning: host " + b.addr + ": its agent is gone (connection refused): left behind: directory " + filepath.Dir(runs[0]) + " (remove it with: rm -rf "
 	if !strings.Contains(out.Stderr, want) {
 		t.Errorf("stderr does not name what the killed host left (%q):\n%s", want, out.Stderr)
 	}
