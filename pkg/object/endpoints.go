@@ -249,7 +249,11 @@ func (e *Endpoints) Probe(ctx context.Context, opt ListOptions, timeout time.Dur
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			if _, err := ep.s.List(pctx, opt); err != nil {
+			_, err := ep.s.List(pctx, opt)
+			switch {
+			case err != nil && ctx.Err() == nil && pctx.Err() != nil:
+				errs[i] = fmt.Errorf("endpoint %s: no answer within %v: %w", ep.name, timeout, err)
+			case err != nil:
 				errs[i] = fmt.Errorf("endpoint %s: %w", ep.name, err)
 			}
 		})
