@@ -193,6 +193,7 @@ func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
 func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) (*clusterRun, error) {
 	plan, _ := checkpoint.NewPlan(o.Size, o.ranks())
 	c := o.clusterRun("checkpoint", cmd, args)
+	c.left = runDirLeft(o.Path)
 	c.job.Need = plan.Total
 	return c, nil
 }

@@ -287,6 +287,7 @@ func addAUExpectation(res *report.Result) {
 // rank reads samples any host wrote.
 func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterRun, error) {
 	c := o.clusterRun("train", cmd, args)
+	c.left = runDirLeft(o.Path)
 	if o.JobFile != "" {
 		c.job.Files = map[string][]byte{o.JobFile: o.job}
 	}
