@@ -26,6 +26,10 @@ import (
 
 // Probe is the counter of the storage under one directory.
 type Probe struct {
+	// Direct is set when the phases read with O_DIRECT (--direct): a
+	// warning then says that it did not bypass the cache.
+	Direct bool
+
 	src      stats.Source // nil when no counter applies
 	name     string       // report.Origin.Source
 	storage  string       // the sample value of bytes read from the storage
@@ -179,7 +183,7 @@ func (r *Reading) End(ctx context.Context, ph *report.Phase) string {
 		return ""
 	}
 	ph.Origin = r.origin(ctx, ph.Bytes)
-	return Warning(ph.Name, ph.Origin)
+	return Warning(ph.Name, ph.Origin, r.p.Direct)
 }
 
 func (r *Reading) origin(ctx context.Context, read int64) *report.Origin {
@@ -226,12 +230,22 @@ func delta(before, after *stats.Sample, key string) (*int64, string) {
 // storage did not serve it mostly, and above which a cache did.
 const Mostly = 50
 
-// Remedy is what a warning of a cache-served read phase proposes.
-const Remedy = "to measure the storage, drop the caches before reading (as root; not with --drop-caches never), read a dataset larger than memory, or use --direct"
+// Remedy is what a warning of a cache-served read phase proposes;
+// DirectRemedy what it proposes when the phase read with --direct already
+// (a FUSE file system may read through a page cache below it).
+const (
+	Remedy       = "to measure the storage, drop the caches before reading (as root; not with --drop-caches never), read a dataset larger than memory, or use --direct"
+	DirectRemedy = "--direct did not bypass it (a FUSE file system may read through the page cache of what is below it); to measure the storage, drop the caches before reading (as root; not with --drop-caches never) or read a dataset larger than memory"
+)
 
 // Warning is the warning for a read phase served mostly from a cache, or
-// "" when the storage served most of it or nothing says otherwise.
-func Warning(phase string, o *report.Origin) string {
+// "" when the storage served most of it or nothing says otherwise. direct
+// says the phase read with O_DIRECT.
+func Warning(phase string, o *report.Origin, direct bool) string {
+	remedy := Remedy
+	if direct {
+		remedy = DirectRemedy
+	}
 	if o == nil || o.ReadBytes <= 0 {
 		return ""
 	}
@@ -240,7 +254,7 @@ func Warning(phase string, o *report.Origin) string {
 			return ""
 		}
 		return fmt.Sprintf("%s: only %.1f%% of the %s it read came from the storage (%s): %s served the rest; %s",
-			phase, *o.FromStorage, units.FormatBytes(o.ReadBytes), o.Source, cacheName(o), Remedy)
+			phase, *o.FromStorage, units.FormatBytes(o.ReadBytes), o.Source, cacheName(o), remedy)
 	}
 	if o.PageCacheBytes == nil {
 		return ""
@@ -250,7 +264,7 @@ func Warning(phase string, o *report.Origin) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: %.1f%% of the %s it read was in the page cache before it began (from storage unknown: %s); %s",
-		phase, pct, units.FormatBytes(o.ReadBytes), o.Unknown, Remedy)
+		phase, pct, units.FormatBytes(o.ReadBytes), o.Unknown, remedy)
 }
 
 // cacheName names the cache that served a phase the storage did not.

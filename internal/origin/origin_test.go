@@ -177,6 +177,15 @@ func TestJuiceFSFromItsStats(t *testing.T) {
 	}
 }
 
+func TestWarningAfterDirect(t *testing.T) {
+	st := int64(0)
+	o := report.Origin{Source: "block device loop0 (7:0)", ReadBytes: 100, StorageBytes: &st}
+	o.SetFromStorage()
+	if w := Warning("read-big", &o, true); !strings.Contains(w, DirectRemedy) || strings.Contains(w, "or use --direct") {
+		t.Errorf("warning after --direct %q: want it to say --direct did not bypass the cache", w)
+	}
+}
+
 func TestWarningNamesTheCache(t *testing.T) {
 	i := func(v int64) *int64 { return &v }
 	cases := []struct {
@@ -195,7 +204,7 @@ func TestWarningNamesTheCache(t *testing.T) {
 	for _, tc := range cases {
 		o := tc.o
 		o.SetFromStorage()
-		w := Warning("read-big", &o)
+		w := Warning("read-big", &o, false)
 		switch {
 		case tc.want == "" && w != "":
 			t.Errorf("%s: warning %q, want none", tc.name, w)
