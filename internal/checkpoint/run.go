@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -114,6 +115,8 @@ type run struct {
 	align sysio.Alignment
 	drop  *bench.Dropper
 	clock *rankClock
+	// origin measures where the read-back's bytes come from.
+	origin *origin.Probe
 }
 
 // Run runs the checkpoint on o.Path: a sequential write of this host's
@@ -143,6 +146,8 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	defer dir.Remove(r.warn)
 	r.dir = dir.Path()
 	r.drop = bench.NewDropper(bo, os.Geteuid() == 0, r.warn)
+	r.origin = origin.New(abs)
+	r.origin.Direct = o.Direct
 	defer func() { res.CacheDrop = r.drop.Method() }()
 	err = r.phases(ctx)
 	if ctx.Err() != nil {
@@ -210,7 +215,11 @@ func (r *run) phases(ctx context.Context) error {
 		return err
 	}
 	r.drop.Drop(read.Name, write.Targets.Paths)
+	reading := r.origin.Begin(ctx, read.Targets.Paths)
 	res, err := r.measure(ctx, ranks, read)
+	if w := reading.End(ctx, &r.res.Phases[len(r.res.Phases)-1]); w != "" {
+		r.warn("%s", w)
+	}
 	if err == nil && res.Errors > 0 {
 		err = &bench.Error{Phase: read.Title, Err: fmt.Errorf("%d of %d shards differ from what was written: %s",
 			res.Errors, r.part.Ranks, res.Samples[0])}

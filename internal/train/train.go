@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 )
@@ -21,6 +22,8 @@ type run struct {
 	own   *bench.RunDir // the run's directory on one host; nil when reusing a dataset
 	gen   bool          // the run makes the dataset
 	align sysio.Alignment
+	// probe measures where the training reads' bytes come from.
+	probe *origin.Probe
 }
 
 // Run generates the dataset (or opens o.Dataset) under o.Path and trains
@@ -57,6 +60,8 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	defer r.cleanup()
+	r.probe = origin.New(r.ds.Dir())
+	r.probe.Direct = r.o.Direct
 	r.res.Parameters = r.params()
 	r.checkMemory()
 	if r.gen {
