@@ -32,6 +32,10 @@ func runOrigin(t *testing.T, dir, drop string, direct bool) (*report.Origin, []s
 	return p.Origin, warnings
 }
 
+// cachedAttempts is how often a read meant to come from the page cache is
+// run before its result counts.
+const cachedAttempts = 3
+
 // cacheWarning is the warning that names the page cache and the remedy.
 func cacheWarning(warnings []string) string {
 	for _, w := range warnings {
@@ -48,9 +52,19 @@ func cacheWarning(warnings []string) string {
 // 95% comes from the device.
 func checkOrigin(t *testing.T, dir string, direct bool) {
 	t.Helper()
-	o, warnings := runOrigin(t, dir, DropNever, false)
-	if !strings.HasPrefix(o.Source, "block device loop") {
-		t.Fatalf("source %q (unknown: %s): want the loop device", o.Source, o.Unknown)
+	var o *report.Origin
+	var warnings []string
+	// Another process may drop every cache between the write and the
+	// read (fsbench bench does so as root): that run is taken again.
+	for attempt := 1; attempt <= cachedAttempts; attempt++ {
+		o, warnings = runOrigin(t, dir, DropNever, false)
+		if !strings.HasPrefix(o.Source, "block device loop") {
+			t.Fatalf("source %q (unknown: %s): want the loop device", o.Source, o.Unknown)
+		}
+		if o.FromStorage != nil && *o.FromStorage < 5 {
+			break
+		}
+		t.Logf("caches not dropped, attempt %d: %+v: the caches were dropped from outside?", attempt, o)
 	}
 	if o.FromStorage == nil || *o.FromStorage >= 5 {
 		t.Errorf("caches not dropped: %v%% from storage (%+v), want under 5%%", o.FromStorage, o)

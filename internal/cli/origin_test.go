@@ -18,7 +18,15 @@ func TestExpectFromStorage(t *testing.T) {
 		return []string{"bench", dir, "--big-file-size", "16M", "--small-file-count", "0", "--drop-caches", drop,
 			"--expect", "read-big.from_storage>=95%", "--no-color"}
 	}
-	out, errOut, code := runFsbench(t, args(dir, "never")...)
+	var out, errOut string
+	var code int
+	// Another process may drop every cache between the write and the read
+	// (fsbench bench does so as root): that run is taken again.
+	for attempt := 1; attempt <= 3; attempt++ {
+		if out, errOut, code = runFsbench(t, args(dir, "never")...); code == ExitExpectation {
+			break
+		}
+	}
 	if code != ExitExpectation || !strings.Contains(out, "is not >= 95 %") {
 		t.Errorf("cached read: exit %d, want %d and a failed expectation:\n%s\n%s", code, ExitExpectation, out, errOut)
 	}
@@ -45,8 +53,15 @@ func TestExpectFromStorage(t *testing.T) {
 // where its bytes came from.
 func TestWorkloadReadOrigin(t *testing.T) {
 	dir := testenv.LoopExt4(t, "128M")
-	out, errOut, code := runFsbench(t, "bench", dir, "--rw", "read", "--file-size", "16M", "--drop-caches", "never",
-		"--expect", "read.from_storage<5%", "--no-color")
+	var out, errOut string
+	var code int
+	for attempt := 1; attempt <= 3; attempt++ { // as in TestExpectFromStorage
+		out, errOut, code = runFsbench(t, "bench", dir, "--rw", "read", "--file-size", "16M", "--drop-caches", "never",
+			"--expect", "read.from_storage<5%", "--no-color")
+		if code == 0 {
+			break
+		}
+	}
 	if code != 0 || !strings.Contains(out, "Origin of read: ") || !strings.Contains(errOut, "Warning: read: only ") {
 		t.Errorf("exit %d, want 0, an origin line and a warning:\n%s\n%s", code, out, errOut)
 	}
