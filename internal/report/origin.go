@@ -76,7 +76,10 @@ func MergeOrigins(parts []Phase) *Origin {
 			out = &Origin{Source: o.Source, Cache: o.Cache, StorageBytes: &zero,
 				CacheBytes: cloneInt(&zero), PageCacheBytes: cloneInt(&zero)}
 		}
-		if !slices.Contains(strings.Split(out.Source, ", "), o.Source) {
+		switch {
+		case out.Source == "":
+			out.Source = o.Source
+		case o.Source != "" && !slices.Contains(strings.Split(out.Source, ", "), o.Source):
 			out.Source += ", " + o.Source
 		}
 		out.ReadBytes += o.ReadBytes

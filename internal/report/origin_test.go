@@ -53,6 +53,13 @@ func TestMergeOrigins(t *testing.T) {
 	if m.FromStorage != nil || m.StorageBytes != nil || !strings.Contains(m.Unknown, "not measured in every") {
 		t.Errorf("merged with a part without origin: %+v: want unknown", m)
 	}
+	other := part(100, 100)
+	other.Origin.Source = "block device vdb (254:16)"
+	unknown := Phase{Name: "read-big", Origin: &Origin{ReadBytes: 100, Unknown: "tmpfs"}}
+	m = MergeOrigins([]Phase{unknown, part(100, 100), other, part(100, 100)})
+	if m.Source != "block device vda (254:0), block device vdb (254:16)" || m.FromStorage != nil || m.Unknown != "tmpfs" {
+		t.Errorf("merged hosts of two devices and one unknown: %+v", m)
+	}
 	if MergeOrigins([]Phase{{Name: "write-big"}, {Name: "write-big"}}) != nil {
 		t.Error("phases without origins merge into one")
 	}
