@@ -292,7 +292,7 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *dropper) error {
 		}
 		var reading *origin.Reading
 		if p.Kind == workload.Read {
-			reading = r.origin.Begin(ctx, p.Targets.Paths)
+			reading = r.origin.Begin(ctx, p.Targets.Paths, dropper.method == "drop_caches")
 		}
 		total := int64(p.Targets.Len())
 		if !p.PerFile && p.Kind != workload.Stat {

@@ -310,7 +310,7 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 		}
 	}
 	if measured && wp.Kind == workload.Read {
-		reading = r.origin.Begin(ctx, wp.Targets.Paths)
+		reading = r.origin.Begin(ctx, wp.Targets.Paths, r.drop.method == "drop_caches")
 	}
 	if h := r.o.Hooks.Interval; h != nil && wp.Interval > 0 {
 		wp.OnInterval = func(s workload.Sample) { h(wp, s.Report()) }

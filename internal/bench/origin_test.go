@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/units"
@@ -76,8 +77,8 @@ func checkOrigin(t *testing.T, dir string, direct bool) {
 	if o.FromStorage == nil || *o.FromStorage < 95 {
 		t.Errorf("caches dropped: %v%% from storage (%+v), want at least 95%%", o.FromStorage, o)
 	}
-	if o.PageCacheBytes == nil || *o.PageCacheBytes > o.ReadBytes/20 {
-		t.Errorf("caches dropped: page cache before %v of %d bytes, want under 5%%", o.PageCacheBytes, o.ReadBytes)
+	if o.PageCacheBytes != nil || o.PageCacheUnknown != origin.NotLooked {
+		t.Errorf("caches dropped: page cache before %v (%q), want it not looked at", o.PageCacheBytes, o.PageCacheUnknown)
 	}
 	if w := cacheWarning(warnings); w != "" {
 		t.Errorf("caches dropped: warned %q", w)
@@ -88,6 +89,9 @@ func checkOrigin(t *testing.T, dir string, direct bool) {
 	o, _ = runOrigin(t, dir, DropNever, true)
 	if o.FromStorage == nil || *o.FromStorage < 95 {
 		t.Errorf("--direct: %v%% from storage (%+v), want at least 95%%", o.FromStorage, o)
+	}
+	if o.PageCacheBytes == nil || *o.PageCacheBytes > o.ReadBytes/20 {
+		t.Errorf("--direct: page cache before %v of %d bytes, want under 5%%", o.PageCacheBytes, o.ReadBytes)
 	}
 }
 

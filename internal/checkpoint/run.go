@@ -215,7 +215,7 @@ func (r *run) phases(ctx context.Context) error {
 		return err
 	}
 	r.drop.Drop(read.Name, write.Targets.Paths)
-	reading := r.origin.Begin(ctx, read.Targets.Paths)
+	reading := r.origin.Begin(ctx, read.Targets.Paths, r.drop.Method() == "drop_caches")
 	res, err := r.measure(ctx, ranks, read)
 	if w := reading.End(ctx, &r.res.Phases[len(r.res.Phases)-1]); w != "" {
 		r.warn("%s", w)

@@ -160,14 +160,25 @@ type Reading struct {
 	pageWhy string
 }
 
-// Begin reads the counters before a phase that reads files. A nil probe
-// gives a nil reading, whose End does nothing.
-func (p *Probe) Begin(ctx context.Context, files []string) *Reading {
+// NotLooked is why the page cache of a phase's files is unknown after all
+// caches were dropped just before it.
+const NotLooked = "not looked at after all caches were dropped: opening the files would bring back the metadata the phase's opens are timed on"
+
+// Begin reads the counters before a phase that reads files. dropped says
+// that all caches (data and metadata) were dropped just before: the files'
+// page cache is then not looked at, since opening them to look would read
+// their metadata back and flatter the phase. A nil probe gives a nil
+// reading, whose End does nothing.
+func (p *Probe) Begin(ctx context.Context, files []string, dropped bool) *Reading {
 	if p == nil {
 		return nil
 	}
 	r := &Reading{p: p}
-	r.page, r.pageWhy = PageCache(files)
+	if dropped {
+		r.pageWhy = NotLooked
+	} else {
+		r.page, r.pageWhy = PageCache(files)
+	}
 	if p.src != nil {
 		r.before = stats.NewSample(time.Now())
 		r.err = p.src.Collect(ctx, r.before)

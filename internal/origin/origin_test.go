@@ -45,7 +45,7 @@ func rewrite(t *testing.T, file, old, new string) {
 // readings, with move changing the counters in between.
 func measure(t *testing.T, p *Probe, read int64, move func()) (*report.Origin, string) {
 	t.Helper()
-	r := p.Begin(context.Background(), nil)
+	r := p.Begin(context.Background(), nil, false)
 	move()
 	ph := report.Phase{Name: "read-big", Bytes: read}
 	w := r.End(context.Background(), &ph)

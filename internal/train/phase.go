@@ -78,7 +78,7 @@ func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Train
 	p := engine.Phase{Name: "train", Title: "Train " + r.o.Model, Tasks: accel,
 		Do: func(w *engine.Worker, task, _ int) error { return t.ranks[task].runIn(ctx, w) }}
 	total := int64(t.plan.Steps) * int64(r.o.Epochs) * int64(accel)
-	reading := r.probe.Begin(ctx, r.ds.Paths())
+	reading := r.probe.Begin(ctx, r.ds.Paths(), r.res.CacheDrop == "drop_caches")
 	res, err := r.runPhase(ctx, engine.New(accel), &p, total, "steps")
 	tr := r.figures(t, res)
 	out := res.Report()
