@@ -306,7 +306,7 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *dropper) error {
 			o.Hooks.PhaseEnd(eng, &p)
 		}
 		ph := toPhase(res, &p, *o)
-		if w := reading.End(ctx, &ph); w != "" {
+		if w := reading.End(ctx, &ph, ph.Bytes); w != "" {
 			r.warn("%s", w)
 		}
 		r.res.Phases = append(r.res.Phases, ph)

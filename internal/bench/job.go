@@ -278,7 +278,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	res, reading, err := r.runPhase(ctx, &wp, true)
 	if res != nil {
 		ph := jobPhase(res, &wp, p, fileSize)
-		if w := reading.End(ctx, &ph); w != "" {
+		if w := reading.End(ctx, &ph, r.readBytes(&wp)); w != "" {
 			r.warn("%s", w)
 		}
 		if s := ph.Shortfall(); s != "" {
@@ -309,7 +309,7 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 			r.drop.drop(wp.Name, files)
 		}
 	}
-	if measured && wp.Kind == workload.Read {
+	if measured && (wp.Kind == workload.Read || wp.Kind == workload.Mixed) {
 		reading = r.origin.Begin(ctx, wp.Targets.Paths, r.drop.method == "drop_caches")
 	}
 	if h := r.o.Hooks.Interval; h != nil && wp.Interval > 0 {
@@ -326,6 +326,16 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 		err = &Error{wp.Name, err}
 	}
 	return res, reading, err
+}
+
+// readBytes is what the phase just run read, its warm-up included as in
+// the counters read around it: the reads of a mixed phase, all bytes of a
+// read phase.
+func (r *jobRun) readBytes(wp *workload.Phase) int64 {
+	if wp.Kind == workload.Mixed {
+		return r.eng.Live.ReadBytes.Load()
+	}
+	return r.eng.Live.Bytes.Load()
 }
 
 // progressTotal is the operations a phase will do, or -1 when it runs for

@@ -217,7 +217,8 @@ func (r *run) phases(ctx context.Context) error {
 	r.drop.Drop(read.Name, write.Targets.Paths)
 	reading := r.origin.Begin(ctx, read.Targets.Paths, r.drop.Method() == "drop_caches")
 	res, err := r.measure(ctx, ranks, read)
-	if w := reading.End(ctx, &r.res.Phases[len(r.res.Phases)-1]); w != "" {
+	ph := &r.res.Phases[len(r.res.Phases)-1]
+	if w := reading.End(ctx, ph, ph.Bytes); w != "" {
 		r.warn("%s", w)
 	}
 	if err == nil && res.Errors > 0 {

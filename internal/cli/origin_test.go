@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -49,8 +51,8 @@ func TestExpectFromStorage(t *testing.T) {
 	}
 }
 
-// TestWorkloadReadOrigin checks that a workload's read phase records
-// where its bytes came from.
+// TestWorkloadReadOrigin checks that a workload's read phase, and the
+// reads of a mixed phase, record where their bytes came from.
 func TestWorkloadReadOrigin(t *testing.T) {
 	dir := testenv.LoopExt4(t, "128M")
 	var out, errOut string
@@ -64,5 +66,22 @@ func TestWorkloadReadOrigin(t *testing.T) {
 	}
 	if code != 0 || !strings.Contains(out, "Origin of read: ") || !strings.Contains(errOut, "Warning: read: only ") {
 		t.Errorf("exit %d, want 0, an origin line and a warning:\n%s\n%s", code, out, errOut)
+	}
+	var res report.Result
+	for attempt := 1; attempt <= 3; attempt++ { // as in TestExpectFromStorage
+		out, errOut, code = runFsbench(t, "bench", dir, "--rw", "randrw", "--file-size", "16M", "--drop-caches", "never", "--json")
+		if code != 0 {
+			t.Fatalf("randrw: exit %d:\n%s", code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Phases) != 1 {
+			t.Fatalf("randrw: %v: %s", err, out)
+		}
+		if o := res.Phases[0].Origin; o == nil || o.FromStorage == nil || *o.FromStorage < 5 {
+			break
+		}
+	}
+	p := res.Phases[0]
+	if o := p.Origin; o == nil || o.ReadBytes <= 0 || o.ReadBytes >= p.Bytes || o.FromStorage == nil || *o.FromStorage >= 5 {
+		t.Errorf("randrw phase of %d bytes: origin %+v: want its reads only, under 5%% from storage", p.Bytes, o)
 	}
 }

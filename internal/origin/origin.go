@@ -187,13 +187,14 @@ func (p *Probe) Begin(ctx context.Context, files []string, dropped bool) *Readin
 }
 
 // End reads the counters again after the phase, sets ph.Origin from what
-// they moved by and ph.Bytes (what the phase read), and returns the
-// warning of a phase served mostly from a cache, or "".
-func (r *Reading) End(ctx context.Context, ph *report.Phase) string {
+// they moved by and read (the bytes the phase read between Begin and End,
+// a warm-up included), and returns the warning of a phase served mostly
+// from a cache, or "".
+func (r *Reading) End(ctx context.Context, ph *report.Phase, read int64) string {
 	if r == nil {
 		return ""
 	}
-	ph.Origin = r.origin(ctx, ph.Bytes)
+	ph.Origin = r.origin(ctx, read)
 	return Warning(ph.Name, ph.Origin, r.p.Direct)
 }
 

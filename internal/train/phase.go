@@ -82,7 +82,7 @@ func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Train
 	res, err := r.runPhase(ctx, engine.New(accel), &p, total, "steps")
 	tr := r.figures(t, res)
 	out := res.Report()
-	if w := reading.End(ctx, &out); w != "" {
+	if w := reading.End(ctx, &out, out.Bytes); w != "" {
 		r.warn("%s", w)
 	}
 	out.Items = tr.Samples
