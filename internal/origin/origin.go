@@ -35,7 +35,10 @@ type Probe struct {
 	storage  string       // the sample value of bytes read from the storage
 	cache    string       // the client's own cache, if it counts its hits
 	cacheKey string
-	why      string // why no counter applies
+	// used is a counter the client always exports: with it present, a
+	// labelled series still missing (made on first use) is zero.
+	used string
+	why  string // why no counter applies
 }
 
 // New finds the counter of the storage that holds dir, from the mount
@@ -59,7 +62,8 @@ func ForMount(procRoot string, m sysio.Mount, mounts []sysio.Mount) *Probe {
 	switch {
 	case juicefs.IsJuiceFS(m.FSType):
 		return &Probe{src: &stats.JuiceFSSource{MountPoint: m.MountPoint}, name: "JuiceFS object storage",
-			storage: "juicefs_object_request_data_bytes_GET", cache: "JuiceFS block cache", cacheKey: "juicefs_blockcache_hit_bytes"}
+			storage: "juicefs_object_request_data_bytes_GET", cache: "JuiceFS block cache", cacheKey: "juicefs_blockcache_hit_bytes",
+			used: "juicefs_object_request_errors"}
 	case m.FSType == "nfs" || m.FSType == "nfs4":
 		n, err := stats.NewNFSSource(procRoot, m.MountPoint)
 		if err != nil {
@@ -210,9 +214,9 @@ func (r *Reading) origin(ctx context.Context, read int64) *report.Origin {
 		if err != nil {
 			o.Unknown = err.Error()
 		} else {
-			o.StorageBytes, o.Unknown = delta(r.before, after, p.storage)
+			o.StorageBytes, o.Unknown = delta(r.before, after, p.storage, p.used)
 			if p.cacheKey != "" {
-				o.CacheBytes, _ = delta(r.before, after, p.cacheKey)
+				o.CacheBytes, _ = delta(r.before, after, p.cacheKey, p.used)
 				o.Cache = p.cache
 			}
 		}
@@ -223,10 +227,14 @@ func (r *Reading) origin(ctx context.Context, read int64) *report.Origin {
 
 // delta is how much a counter grew between two samples. A counter missing
 // from the first was zero then (JuiceFS makes labelled series on first
-// use); one missing from the second, or that went backwards (the client
-// restarted), is unknown.
-func delta(before, after *stats.Sample, key string) (*int64, string) {
+// use), and so is one missing from both while the counter used is there
+// (no such request yet); one missing otherwise, or that went backwards
+// (the client restarted), is unknown.
+func delta(before, after *stats.Sample, key, used string) (*int64, string) {
 	v1, ok := after.Values[key]
+	if _, client := after.Values[used]; !ok && used != "" && client {
+		v1, ok = 0, true
+	}
 	if !ok {
 		return nil, "counter " + key + " is missing"
 	}

@@ -177,6 +177,42 @@ func TestJuiceFSFromItsStats(t *testing.T) {
 	}
 }
 
+// TestJuiceFSBlockCacheOnly reads on a client that has made no GET yet:
+// its labelled GET series does not exist, which is zero bytes from the
+// object store, not unknown; the block cache served the phase.
+func TestJuiceFSBlockCacheOnly(t *testing.T) {
+	mnt := t.TempDir()
+	before, err := os.ReadFile("../../testdata/juicefs/jfs-stats-before.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(before), "data_bytes_GET") {
+		t.Fatal("the fixture has GET bytes: it no longer shows a client before its first GET")
+	}
+	write := func(data string) {
+		if err := os.WriteFile(filepath.Join(mnt, ".stats"), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(string(before))
+	p := ForMount(fixtureProc, sysio.Mount{FSType: "fuse.juicefs", MountPoint: mnt}, nil)
+	o, w := measure(t, p, 64*units.MiB, func() {
+		write(strings.Replace(string(before), "juicefs_blockcache_hit_bytes 0", "juicefs_blockcache_hit_bytes 67108864", 1))
+	})
+	if o.StorageBytes == nil || *o.StorageBytes != 0 || o.FromStorage == nil || *o.FromStorage != 0 || *o.CacheBytes != 64*units.MiB {
+		t.Fatalf("origin %+v: want 0 bytes from the object store, 64 MiB from the block cache", o)
+	}
+	if !strings.Contains(w, "JuiceFS block cache served the rest") {
+		t.Errorf("warning %q does not name the JuiceFS block cache", w)
+	}
+	// Without the client's own counters the missing series stays unknown.
+	write("juicefs_uptime 10\n")
+	o, _ = measure(t, p, units.MiB, func() {})
+	if o.FromStorage != nil || !strings.Contains(o.Unknown, "data_bytes_GET is missing") {
+		t.Errorf("origin %+v: want unknown, the GET counter missing", o)
+	}
+}
+
 func TestWarningAfterDirect(t *testing.T) {
 	st := int64(0)
 	o := report.Origin{Source: "block device loop0 (7:0)", ReadBytes: 100, StorageBytes: &st}
