@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/juicefs"
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -169,6 +170,8 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return err
 	}
 	res.Parameters = o.params()
+	r.origin = origin.New(abs)
+	r.origin.Direct = o.Direct
 	if err := r.prepare(abs); err != nil {
 		return err
 	}
@@ -205,6 +208,8 @@ type benchRun struct {
 	res *report.Result
 	own *ownDir
 	eng *workload.Engine
+	// origin measures where read phases' bytes come from.
+	origin *origin.Probe
 }
 
 // warn records a warning in the result and shows it.
@@ -285,6 +290,10 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *dropper) error {
 		if h := o.Hooks.Interval; h != nil && p.Interval > 0 {
 			p.OnInterval = func(s workload.Sample) { h(&p, s.Report()) }
 		}
+		var reading *origin.Reading
+		if p.Kind == workload.Read {
+			reading = r.origin.Begin(ctx, p.Targets.Paths, dropper.method == "drop_caches")
+		}
 		total := int64(p.Targets.Len())
 		if !p.PerFile && p.Kind != workload.Stat {
 			total *= ceilDiv(p.FileSize, p.BlockSize)
@@ -296,7 +305,11 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *dropper) error {
 		if o.Hooks.PhaseEnd != nil {
 			o.Hooks.PhaseEnd(eng, &p)
 		}
-		r.res.Phases = append(r.res.Phases, toPhase(res, &p, *o))
+		ph := toPhase(res, &p, *o)
+		if w := reading.End(ctx, &ph, ph.Bytes); w != "" {
+			r.warn("%s", w)
+		}
+		r.res.Phases = append(r.res.Phases, ph)
 		if err != nil {
 			if ctx.Err() != nil {
 				r.res.Interrupted = true

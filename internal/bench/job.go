@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -79,6 +80,7 @@ type jobRun struct {
 	own      *ownDir // and a handle to remove it by
 	eng      *workload.Engine
 	drop     *dropper
+	origin   *origin.Probe    // where read phases' bytes come from
 	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
 	tree     *workload.TreeInfo
 	treeRoot string
@@ -92,6 +94,8 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	r.origin = origin.New(abs)
+	r.origin.Direct = o.Direct
 	if r.own, err = o.makeOwn(abs); err != nil {
 		return &Error{"prepare", err}
 	}
@@ -271,12 +275,16 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	if !kind.IsData() {
 		wp.BlockSize = min(wp.BlockSize, r.eng.MaxBlock())
 	}
-	res, err := r.runPhase(ctx, &wp, true)
+	res, reading, err := r.runPhase(ctx, &wp, true)
 	if res != nil {
-		r.res.Phases = append(r.res.Phases, jobPhase(res, &wp, p, fileSize))
-		if s := r.res.Phases[len(r.res.Phases)-1].Shortfall(); s != "" {
+		ph := jobPhase(res, &wp, p, fileSize)
+		if w := reading.End(ctx, &ph, r.readBytes(&wp)); w != "" {
+			r.warn("%s", w)
+		}
+		if s := ph.Shortfall(); s != "" {
 			r.warn("%s: %s", p.Name, s)
 		}
+		r.res.Phases = append(r.res.Phases, ph)
 	}
 	if after != nil && (err == nil || res != nil) {
 		if aerr := after(err == nil && !res.Incomplete); aerr != nil && err == nil {
@@ -287,8 +295,10 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 }
 
 // runPhase runs an engine phase with the hooks; measured phases drop the
-// caches first when they read.
-func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool) (*workload.Result, error) {
+// caches first when they read, and a measured read phase's reading of the
+// counters of the storage is begun (origin), for its caller to end.
+func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool) (*workload.Result, *origin.Reading, error) {
+	var reading *origin.Reading
 	switch wp.Kind {
 	case workload.Read, workload.Mixed, workload.Stat, workload.Open, workload.Readdir:
 		if measured {
@@ -298,6 +308,9 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 			}
 			r.drop.drop(wp.Name, files)
 		}
+	}
+	if measured && (wp.Kind == workload.Read || wp.Kind == workload.Mixed) {
+		reading = r.origin.Begin(ctx, wp.Targets.Paths, r.drop.method == "drop_caches")
 	}
 	if h := r.o.Hooks.Interval; h != nil && wp.Interval > 0 {
 		wp.OnInterval = func(s workload.Sample) { h(wp, s.Report()) }
@@ -312,7 +325,17 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 	if err != nil && ctx.Err() == nil {
 		err = &Error{wp.Name, err}
 	}
-	return res, err
+	return res, reading, err
+}
+
+// readBytes is what the phase just run read, its warm-up included as in
+// the counters read around it: the reads of a mixed phase, all bytes of a
+// read phase.
+func (r *jobRun) readBytes(wp *workload.Phase) int64 {
+	if wp.Kind == workload.Mixed {
+		return r.eng.Live.ReadBytes.Load()
+	}
+	return r.eng.Live.Bytes.Load()
 }
 
 // progressTotal is the operations a phase will do, or -1 when it runs for
@@ -392,7 +415,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 	if size == 0 {
 		wp.BlockSize = 4096
 	}
-	if _, err := r.runPhase(ctx, &wp, false); err != nil {
+	if _, _, err := r.runPhase(ctx, &wp, false); err != nil {
 		return err
 	}
 	for _, n := range need {

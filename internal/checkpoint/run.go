@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -112,6 +113,8 @@ type run struct {
 	align sysio.Alignment
 	drop  *bench.Dropper
 	clock *rankClock
+	// origin measures where the read-back's bytes come from.
+	origin *origin.Probe
 }
 
 // Run runs the checkpoint on o.Path: a sequential write of this host's
@@ -141,6 +144,8 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	defer dir.Remove(r.warn)
 	r.dir = dir.Path()
 	r.drop = bench.NewDropper(bo, os.Geteuid() == 0, r.warn)
+	r.origin = origin.New(abs)
+	r.origin.Direct = o.Direct
 	defer func() { res.CacheDrop = r.drop.Method() }()
 	err = r.phases(ctx)
 	if ctx.Err() != nil {
@@ -207,7 +212,12 @@ func (r *run) phases(ctx context.Context) error {
 		return err
 	}
 	r.drop.Drop(read.Name, write.Targets.Paths)
+	reading := r.origin.Begin(ctx, read.Targets.Paths, r.drop.Method() == "drop_caches")
 	res, err := r.measure(ctx, ranks, read)
+	ph := &r.res.Phases[len(r.res.Phases)-1]
+	if w := reading.End(ctx, ph, ph.Bytes); w != "" {
+		r.warn("%s", w)
+	}
 	if err == nil && res.Errors > 0 {
 		err = &bench.Error{Phase: read.Title, Err: fmt.Errorf("%d of %d shards differ from what was written: %s",
 			res.Errors, r.part.Ranks, res.Samples[0])}

@@ -91,7 +91,7 @@ func (c Catalog) Check(e Expr) error {
 	m, ok := c.find(e.Name)
 	if i := strings.LastIndexByte(e.Name, '.'); !ok && i > 0 {
 		if _, known := c.find(e.Name[:i]); known {
-			return fail("unknown suffix .%s (want .p50, .p90, .p99, .p999, .max or .errors)", e.Name[i+1:])
+			return fail("unknown suffix .%s (want .p50, .p90, .p99, .p999, .max, .errors or .from_storage)", e.Name[i+1:])
 		}
 	}
 	if !ok {
@@ -104,8 +104,17 @@ func (c Catalog) Check(e Expr) error {
 		if d != Count {
 			return fail("%s is a count and takes no unit (e.g. %s==0)", e.Metric, e.Metric)
 		}
+	case FromStorage:
+		switch {
+		case d != Percent:
+			return fail("%s is a percentage (e.g. %s>=95%%)", e.Metric, e.Metric)
+		case !m.Bytes:
+			return fail("%s reads no data: from_storage applies to phases that read", e.Name)
+		}
 	case "":
 		switch {
+		case d == Percent:
+			return fail("a percentage needs a suffix: %s.from_storage%s%g%%", e.Name, e.Op, e.Value)
 		case d == Count:
 			return fail("a throughput needs a unit, e.g. %s>=%s", e.Name, example(m))
 		case d == Latency:
@@ -167,6 +176,8 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 	case Errors:
 		x.Unit = "errors"
 		return judge(x, e.Op, float64(p.Errors), p.Incomplete)
+	case FromStorage:
+		return judgeOrigin(x, e, p)
 	case "":
 		switch e.Unit.Dim {
 		case ByteRate:
@@ -187,6 +198,21 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 		v /= e.Unit.Factor
 	}
 	return judge(x, e.Op, v, p.Incomplete)
+}
+
+// judgeOrigin judges NAME.from_storage. A phase whose origin is unknown
+// fails it, saying why: a CI check must not pass on what was not measured.
+func judgeOrigin(x report.Expectation, e Expr, p *report.Phase) report.Expectation {
+	o := p.Origin
+	switch {
+	case o == nil:
+		x.Reason = e.Name + ": where its bytes came from was not measured (from_storage applies to phases that read files)"
+		return x
+	case o.FromStorage == nil:
+		x.Reason = e.Name + ": from storage unknown: " + o.Unknown
+		return x
+	}
+	return judge(x, e.Op, *o.FromStorage, p.Incomplete)
 }
 
 // judge fills the outcome of x from the measured value.

@@ -61,6 +61,7 @@ const (
 	OpRate              // timed operations per second
 	Latency             // a duration: us, ms, s
 	Bool                // pass or fail (functional)
+	Percent             // a share in percent (from_storage)
 )
 
 func (d Dim) String() string {
@@ -77,6 +78,8 @@ func (d Dim) String() string {
 		return "a latency (us, ms, s)"
 	case Bool:
 		return "pass"
+	case Percent:
+		return "a percentage (%)"
 	}
 	return "unknown"
 }
@@ -110,11 +113,12 @@ var units = map[string]Unit{
 	"µs":        {"us", Latency, 1},
 	"ms":        {"ms", Latency, 1e3},
 	"s":         {"s", Latency, 1e6},
+	"%":         {"%", Percent, 1},
 }
 
 // UnitNames lists the canonical unit spellings, for help texts.
 func UnitNames() []string {
-	return []string{"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s", "files/s", "objects/s", "ops/s", "us", "ms", "s"}
+	return []string{"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s", "files/s", "objects/s", "ops/s", "us", "ms", "s", "%"}
 }
 
 // Stats are the suffixes that select a latency of a phase, and "errors",
@@ -157,6 +161,9 @@ func (e Expr) String() string {
 
 // Names with a meaning of their own.
 const (
+	// FromStorage is NAME.from_storage: the share of a read phase's bytes
+	// that reached the storage under test, in percent (report.Origin).
+	FromStorage = "from_storage"
 	// Errors is the total error count of a run; NAME.errors is one phase's.
 	Errors = "errors"
 	// Functional is "every functional check passed" (objbench).
@@ -165,7 +172,7 @@ const (
 
 // Parse reads one expectation: NAME OP VALUE[UNIT], blanks allowed between
 // the parts. NAME is a metric name with an optional suffix (.p50, .p90,
-// .p99, .p999, .max, .errors); OP is >=, >, <=, < or ==; VALUE is a
+// .p99, .p999, .max, .errors, .from_storage); OP is >=, >, <=, < or ==; VALUE is a
 // non-negative decimal number. The bare name "functional" (or
 // "functional==pass") asks that all functional checks passed.
 func Parse(s string) (Expr, error) {
@@ -309,7 +316,7 @@ func splitName(name string) (metric, base, stat string, err error) {
 }
 
 func knownStat(s string) bool {
-	if s == Errors {
+	if s == Errors || s == FromStorage {
 		return true
 	}
 	for _, x := range Stats {

@@ -111,6 +111,7 @@ func MergePhases(parts []Phase) (Phase, error) {
 		}
 	}
 	out.SetRates()
+	out.Origin = MergeOrigins(parts)
 	if err := SetLatency(&out, lat); err != nil {
 		return Phase{}, err
 	}

@@ -330,6 +330,7 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 	if line := repeatLine(r); line != "" {
 		fmt.Fprintln(bw, line)
 	}
+	writeOrigins(bw, r)
 	if len(r.Hosts) > 0 {
 		fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
 		if !o.Verbose {

@@ -209,6 +209,10 @@ type Phase struct {
 	// Errors are then totals over the runs, Seconds, the rates, Value and
 	// Cost medians, and Latency the percentiles of every run's samples.
 	Spread *Spread `json:"spread,omitempty"`
+
+	// Origin is set on read phases: how much of what they read reached
+	// the storage under test, and what the caches held.
+	Origin *Origin `json:"origin,omitempty"`
 }
 
 // RankPhase is one rank's part of a checkpoint phase: the shard it wrote

@@ -34,9 +34,7 @@ func MountFS(t testing.TB, fsType, data string) string {
 
 // Ext4 returns a directory on an ext4 file system: a new temporary
 // directory when the temporary directory is on ext4 already, else a
-// loop-mounted ext4 image of the given size (e.g. "128M") made in it,
-// unmounted when the test ends (it needs root, mkfs.ext4 and a loop
-// device).
+// loop-mounted ext4 image of the given size (LoopExt4).
 func Ext4(t testing.TB, size string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -44,12 +42,21 @@ func Ext4(t testing.TB, size string) string {
 	if err := unix.Statfs(dir, &st); err == nil && st.Type == unix.EXT4_SUPER_MAGIC {
 		return dir
 	}
+	return LoopExt4(t, size)
+}
+
+// LoopExt4 makes an ext4 image of the given size (e.g. "128M"), mounts it
+// through a loop device on a new directory, and unmounts it when the test
+// ends; the loop device is then the only block device under the
+// directory. It needs root, mkfs.ext4 and a loop device.
+func LoopExt4(t testing.TB, size string) string {
+	t.Helper()
 	RequireRoot(t)
 	mkfs, err := LookPath("mkfs.ext4")
 	if err != nil {
 		Unavailable(t, "mkfs.ext4 not installed (e2fsprogs)")
 	}
-	img := dir + "/ext4.img"
+	img := t.TempDir() + "/ext4.img"
 	if out, err := exec.Command(mkfs, "-q", "-F", img, size).CombinedOutput(); err != nil {
 		t.Fatalf("mkfs.ext4: %v: %s", err, out)
 	}

@@ -108,6 +108,15 @@ func (d *Dataset) Path(f int) string {
 	return filepath.Join(d.dir, "sample-"+pad(f)+".rec")
 }
 
+// Paths are the paths of the dataset's files.
+func (d *Dataset) Paths() []string {
+	out := make([]string, d.Files)
+	for f := range out {
+		out[f] = d.Path(f)
+	}
+	return out
+}
+
 func pad(n int) string {
 	s := strconv.Itoa(n)
 	for len(s) < 7 {

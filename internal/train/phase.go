@@ -78,9 +78,13 @@ func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Train
 	p := engine.Phase{Name: "train", Title: "Train " + r.o.Model, Tasks: accel,
 		Do: func(w *engine.Worker, task, _ int) error { return t.ranks[task].runIn(ctx, w) }}
 	total := int64(t.plan.Steps) * int64(r.o.Epochs) * int64(accel)
+	reading := r.probe.Begin(ctx, r.ds.Paths(), r.res.CacheDrop == "drop_caches")
 	res, err := r.runPhase(ctx, engine.New(accel), &p, total, "steps")
 	tr := r.figures(t, res)
 	out := res.Report()
+	if w := reading.End(ctx, &out, out.Bytes); w != "" {
+		r.warn("%s", w)
+	}
 	out.Items = tr.Samples
 	out.SetRates()
 	out.Value = report.Measure{Value: out.ItemsPerSec, Unit: "samples/s"}

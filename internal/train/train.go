@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -25,6 +26,8 @@ type run struct {
 	// then does Keep keep it.
 	complete bool
 	align    sysio.Alignment
+	// probe measures where the training reads' bytes come from.
+	probe *origin.Probe
 }
 
 // Run generates the dataset (or opens o.Dataset) under o.Path and trains
@@ -61,6 +64,8 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	defer r.cleanup()
+	r.probe = origin.New(r.ds.Dir())
+	r.probe.Direct = r.o.Direct
 	r.res.Parameters = r.params()
 	r.checkMemory()
 	if r.gen {

@@ -1,0 +1,59 @@
+package checkpoint
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// TestReadBackOrigin reads a checkpoint back on a loop device: from the
+// page cache when the caches stay, from the device when they are dropped.
+func TestReadBackOrigin(t *testing.T) {
+	dir := testenv.LoopExt4(t, "64M")
+	for _, tc := range []struct {
+		drop string
+		ok   func(pct float64) bool
+		want string
+	}{
+		{bench.DropNever, func(p float64) bool { return p < 5 }, "under 5%"},
+		{bench.DropAlways, func(p float64) bool { return p >= 95 }, "at least 95%"},
+	} {
+		var res *report.Result
+		var warnings []string
+		// Another process may drop every cache between the write and the
+		// read-back (fsbench does so as root): that run is taken again.
+		for attempt := 1; attempt <= 3; attempt++ {
+			o := testOptions(dir)
+			o.DropCaches = tc.drop
+			warnings = nil
+			o.Hooks.Warn = func(msg string) { warnings = append(warnings, msg) }
+			res = &report.Result{}
+			if err := Run(context.Background(), o, res); err != nil {
+				t.Fatal(err)
+			}
+			if p := res.FindPhase("read"); p == nil || p.Origin == nil || p.Origin.FromStorage == nil || tc.ok(*p.Origin.FromStorage) {
+				break
+			}
+		}
+		p := res.FindPhase("read")
+		if p == nil || p.Origin == nil || !strings.HasPrefix(p.Origin.Source, "block device loop") {
+			t.Fatalf("--drop-caches %s: read-back %+v: want an origin on the loop device", tc.drop, p)
+		}
+		if o := p.Origin; o.FromStorage == nil || !tc.ok(*o.FromStorage) {
+			t.Errorf("--drop-caches %s: %v%% from storage (%+v), want %s", tc.drop, o.FromStorage, o, tc.want)
+		}
+		warned := strings.Contains(strings.Join(warnings, "\n"), "read: only ")
+		if warned != (tc.drop == bench.DropNever) {
+			t.Errorf("--drop-caches %s: warnings %q", tc.drop, warnings)
+		}
+		for _, name := range []string{"seq-write", "write"} {
+			if res.FindPhase(name).Origin != nil {
+				t.Errorf("%s has an origin", name)
+			}
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// TestExpectFromStorage runs the built binary on ext4 over a loop device:
+// a file read back from the page cache fails read-big.from_storage>=95%
+// and warns on stderr, naming the cache and the remedy; with the caches
+// dropped it passes; on tmpfs, where no counter applies, it fails saying
+// the origin is unknown.
+func TestExpectFromStorage(t *testing.T) {
+	dir := testenv.LoopExt4(t, "128M")
+	args := func(dir, drop string) []string {
+		return []string{"bench", dir, "--big-file-size", "16M", "--small-file-count", "0", "--drop-caches", drop,
+			"--expect", "read-big.from_storage>=95%", "--no-color"}
+	}
+	var out, errOut string
+	var code int
+	// Another process may drop every cache between the write and the read
+	// (fsbench bench does so as root): that run is taken again.
+	for attempt := 1; attempt <= 3; attempt++ {
+		if out, errOut, code = runFsbench(t, args(dir, "never")...); code == ExitExpectation {
+			break
+		}
+	}
+	if code != ExitExpectation || !strings.Contains(out, "is not >= 95 %") {
+		t.Errorf("cached read: exit %d, want %d and a failed expectation:\n%s\n%s", code, ExitExpectation, out, errOut)
+	}
+	if !strings.Contains(errOut, "Warning: read-big: only ") || !strings.Contains(errOut, "the page cache served the rest") || !strings.Contains(errOut, "--direct") {
+		t.Errorf("cached read: no warning naming the page cache and the remedy:\n%s", errOut)
+	}
+	if !strings.Contains(out, "Origin of Read big file: ") || !strings.Contains(out, "block device loop") {
+		t.Errorf("cached read: the table shows no origin:\n%s", out)
+	}
+	out, errOut, code = runFsbench(t, args(dir, "always")...)
+	if code != 0 || !strings.Contains(out, "PASS") || strings.Contains(errOut, "read-big: only") {
+		t.Errorf("dropped caches: exit %d, want 0, a pass and no warning:\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = runFsbench(t, args(testenv.Tmpfs(t, "64m"), "never")...)
+	if code != ExitExpectation || !strings.Contains(out, "from storage unknown: tmpfs on ") {
+		t.Errorf("tmpfs: exit %d, want %d and an expectation failed as unknown:\n%s\n%s", code, ExitExpectation, out, errOut)
+	}
+	if !strings.Contains(errOut, "was in the page cache before it began") {
+		t.Errorf("tmpfs: no warning that the page cache held the file:\n%s", errOut)
+	}
+}
+
+// TestWorkloadReadOrigin checks that a workload's read phase, and the
+// reads of a mixed phase, record where their bytes came from.
+func TestWorkloadReadOrigin(t *testing.T) {
+	dir := testenv.LoopExt4(t, "128M")
+	var out, errOut string
+	var code int
+	for attempt := 1; attempt <= 3; attempt++ { // as in TestExpectFromStorage
+		out, errOut, code = runFsbench(t, "bench", dir, "--rw", "read", "--file-size", "16M", "--drop-caches", "never",
+			"--expect", "read.from_storage<5%", "--no-color")
+		if code == 0 {
+			break
+		}
+	}
+	if code != 0 || !strings.Contains(out, "Origin of read: ") || !strings.Contains(errOut, "Warning: read: only ") {
+		t.Errorf("exit %d, want 0, an origin line and a warning:\n%s\n%s", code, out, errOut)
+	}
+	var res report.Result
+	for attempt := 1; attempt <= 3; attempt++ { // as in TestExpectFromStorage
+		out, errOut, code = runFsbench(t, "bench", dir, "--rw", "randrw", "--file-size", "16M", "--drop-caches", "never", "--json")
+		if code != 0 {
+			t.Fatalf("randrw: exit %d:\n%s", code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Phases) != 1 {
+			t.Fatalf("randrw: %v: %s", err, out)
+		}
+		if o := res.Phases[0].Origin; o == nil || o.FromStorage == nil || *o.FromStorage < 5 {
+			break
+		}
+	}
+	p := res.Phases[0]
+	if o := p.Origin; o == nil || o.ReadBytes <= 0 || o.ReadBytes >= p.Bytes || o.FromStorage == nil || *o.FromStorage >= 5 {
+		t.Errorf("randrw phase of %d bytes: origin %+v: want its reads only, under 5%% from storage", p.Bytes, o)
+	}
+}

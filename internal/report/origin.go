@@ -1,0 +1,151 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// Origin is where a read phase's bytes came from, measured by the counters
+// of what sits under the target, read just before and just after the
+// phase. FromStorage is nil when no counter of the storage applies, and
+// Unknown then says why: it is never inferred.
+type Origin struct {
+	// Source names the counter of the storage under test, e.g.
+	// "block device loop0 (7:0)", "NFS client", "JuiceFS object storage";
+	// empty when none applies.
+	Source string `json:"source,omitempty"`
+	// ReadBytes is what the phase read.
+	ReadBytes int64 `json:"read_bytes"`
+	// StorageBytes is what the counter of Source grew by during the
+	// phase: bytes read from the storage. A device counts every reader of
+	// the device, and read-ahead may read more than was asked for.
+	StorageBytes *int64 `json:"storage_bytes,omitempty"`
+	// CacheBytes is what a client's own cache served (JuiceFS's block
+	// cache hits), named by Cache.
+	CacheBytes *int64 `json:"cache_bytes,omitempty"`
+	Cache      string `json:"cache,omitempty"`
+	// PageCacheBytes is how much of the phase's files sat in the page
+	// cache just before it began; PageCacheUnknown says why it is absent.
+	PageCacheBytes   *int64 `json:"page_cache_bytes,omitempty"`
+	PageCacheUnknown string `json:"page_cache_unknown,omitempty"`
+	// FromStorage is StorageBytes as a percentage of ReadBytes, at most
+	// 100; nil when unknown.
+	FromStorage *float64 `json:"from_storage_pct,omitempty"`
+	// Unknown says why FromStorage is unknown.
+	Unknown string `json:"unknown,omitempty"`
+}
+
+// SetFromStorage fills FromStorage from StorageBytes and ReadBytes, or
+// says why it is unknown.
+func (o *Origin) SetFromStorage() {
+	o.FromStorage = nil
+	switch {
+	case o.StorageBytes == nil:
+		if o.Unknown == "" {
+			o.Unknown = "no counter of the storage"
+		}
+	case o.ReadBytes <= 0:
+		o.Unknown = "the phase read nothing"
+	default:
+		v := min(100, float64(*o.StorageBytes)*100/float64(o.ReadBytes))
+		o.FromStorage = &v
+		o.Unknown = ""
+	}
+}
+
+// MergeOrigins adds up the origins of the same phase over runs or hosts:
+// each kind of bytes when every part has it, else it is unknown. It
+// returns nil when no part has an origin.
+func MergeOrigins(parts []Phase) *Origin {
+	var out *Origin
+	missing := false
+	for _, p := range parts {
+		o := p.Origin
+		if o == nil {
+			missing = true
+			continue
+		}
+		if out == nil {
+			zero := int64(0)
+			out = &Origin{Source: o.Source, Cache: o.Cache, StorageBytes: &zero,
+				CacheBytes: cloneInt(&zero), PageCacheBytes: cloneInt(&zero)}
+		}
+		switch {
+		case out.Source == "":
+			out.Source = o.Source
+		case o.Source != "" && !slices.Contains(strings.Split(out.Source, ", "), o.Source):
+			out.Source += ", " + o.Source
+		}
+		out.ReadBytes += o.ReadBytes
+		out.StorageBytes = addInt(out.StorageBytes, o.StorageBytes)
+		out.CacheBytes = addInt(out.CacheBytes, o.CacheBytes)
+		out.PageCacheBytes = addInt(out.PageCacheBytes, o.PageCacheBytes)
+		out.Unknown = cmp.Or(out.Unknown, o.Unknown)
+		out.PageCacheUnknown = cmp.Or(out.PageCacheUnknown, o.PageCacheUnknown)
+	}
+	if out == nil {
+		return nil
+	}
+	if missing {
+		out.StorageBytes, out.Unknown = nil, "not measured in every run or host"
+	}
+	out.SetFromStorage()
+	return out
+}
+
+func cloneInt(p *int64) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// addInt is a+b, or nil when either is unknown.
+func addInt(a, b *int64) *int64 {
+	if a == nil || b == nil {
+		return nil
+	}
+	v := *a + *b
+	return &v
+}
+
+// OriginLine is the table's line for a phase's origin, e.g.
+// "Read big file: 100.0% from storage (block device loop0 (7:0): 256.0
+// MiB of 256.0 MiB); page cache before: 0 B".
+func OriginLine(p *Phase) string {
+	o := p.Origin
+	if o == nil {
+		return ""
+	}
+	s := p.Title + ": "
+	if o.FromStorage != nil {
+		s += fmt.Sprintf("%s%% from storage (%s: %s of %s)", strconv.FormatFloat(*o.FromStorage, 'f', 1, 64),
+			o.Source, units.FormatBytes(*o.StorageBytes), units.FormatBytes(o.ReadBytes))
+	} else {
+		s += "from storage unknown (" + o.Unknown + ")"
+	}
+	if o.CacheBytes != nil {
+		s += "; " + o.Cache + ": " + units.FormatBytes(*o.CacheBytes)
+	}
+	if o.PageCacheBytes != nil {
+		s += "; page cache before: " + units.FormatBytes(*o.PageCacheBytes)
+	}
+	return s
+}
+
+// writeOrigins writes, under the table, where each read phase's bytes
+// came from; nothing when no phase measured it.
+func writeOrigins(w io.Writer, r *Result) {
+	for i := range r.Phases {
+		if line := OriginLine(&r.Phases[i]); line != "" {
+			fmt.Fprintln(w, "Origin of "+line)
+		}
+	}
+}
