@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/cluster"
@@ -157,46 +158,29 @@ func (r *agentRunner) quietApp() *App {
 	return &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: r.app.IO.Getenv}, Globals: Globals{Quiet: true}}
 }
 
-// Prepare parses the job's arguments with the command's own flags.
-func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepared, error) {
-	args := job.Args
-	if job.Command == "bench" {
-		// bench's --workload is a file; objbench's names a workload.
-		args = localFiles(job.Args, filesDir)
-	}
-	sub := r.quietApp()
+// Prepare parses the job's arguments with the command's own flags. Only
+// the flags a host's part of the run takes are accepted: a coordinator's
+// flag is refused, a flag naming a file reads the copy the job carries
+// (files: the job's file names to the agent's copies), and one naming a
+// path of the host is refused by confine unless the agent allows it.
+func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine func(string) error) (cluster.Prepared, error) {
 	var prepared cluster.Prepared
-	var cmd *cobra.Command
-	switch job.Command {
-	case "bench":
-		cmd = newBenchCmdWith(sub, func(_ context.Context, o *BenchOptions) error {
-			if job.ReadOthers && o.Job.Job != nil {
-				return Usagef("--read-others applies to the default benchmark, not to workloads")
-			}
-			prepared = newAgentJob(o, job, o.Path, benchOnAgent)
-			return nil
-		})
-	case "objbench":
-		cmd = newObjbenchCmdWith(sub, func(_ context.Context, o *ObjbenchOptions) error {
-			if job.ReadOthers {
-				return Usagef("--read-others applies to bench")
-			}
-			prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
-			return nil
-		})
-	case "checkpoint":
-		cmd = newCheckpointCmdWith(sub, func(_ context.Context, o *CheckpointOptions) error {
-			prepared = newAgentJob(o, job, o.Path, checkpointOnAgent)
-			return nil
-		})
-	case "train":
-		cmd = newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
-			prepared = newAgentJob(o, job, o.Path, trainOnAgent)
-			return nil
-		})
-	default:
-		return nil, fmt.Errorf("unknown command %q", job.Command)
+	check, err := r.command(job, &prepared)
+	if err != nil {
+		return nil, err
 	}
+	check.SilenceErrors, check.SilenceUsage = true, true
+	if err := check.ParseFlags(job.Args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, errors.New("--help is the coordinator's: an agent does not take it")
+		}
+		return nil, err
+	}
+	args, err := localArgs(check, files, confine)
+	if err != nil {
+		return nil, err
+	}
+	cmd, _ := r.command(job, &prepared)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -204,21 +188,53 @@ func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepar
 	if err := cmd.Execute(); err != nil {
 		return nil, err
 	}
+	if prepared == nil {
+		return nil, fmt.Errorf("%s: the arguments make no run", job.Command)
+	}
 	return prepared, nil
 }
 
-// localFiles points -f at the agent's copies of the workload files.
-func localFiles(args []string, dir string) []string {
-	out := append([]string(nil), args...)
-	for i := 0; i < len(out); i++ {
-		switch {
-		case (out[i] == "-f" || out[i] == "--workload") && i+1 < len(out):
-			out[i+1] = filepath.Join(dir, filepath.Base(out[i+1]))
-		case strings.HasPrefix(out[i], "--workload="):
-			out[i] = "--workload=" + filepath.Join(dir, filepath.Base(strings.TrimPrefix(out[i], "--workload=")))
-		}
+// command is the command a job runs, whose run on an agent sets prepared.
+func (r *agentRunner) command(job *cluster.Job, prepared *cluster.Prepared) (*cobra.Command, error) {
+	sub := r.quietApp()
+	switch job.Command {
+	case "bench":
+		return newBenchCmdWith(sub, func(_ context.Context, o *BenchOptions) error {
+			if job.ReadOthers && o.Job.Job != nil {
+				return Usagef("--read-others applies to the default benchmark, not to workloads")
+			}
+			*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o))
+			return nil
+		}), nil
+	case "objbench":
+		return newObjbenchCmdWith(sub, func(_ context.Context, o *ObjbenchOptions) error {
+			if job.ReadOthers {
+				return Usagef("--read-others applies to bench")
+			}
+			*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
+			return nil
+		}), nil
+	case "checkpoint":
+		return newCheckpointCmdWith(sub, func(_ context.Context, o *CheckpointOptions) error {
+			*prepared = newAgentJob(o, job, o.Path, checkpointOnAgent)
+			return nil
+		}), nil
+	case "train":
+		return newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
+			*prepared = newAgentJob(o, job, o.Path, trainOnAgent)
+			return nil
+		}), nil
 	}
-	return out
+	return nil, fmt.Errorf("unknown command %q", job.Command)
+}
+
+// benchTreeDir is the directory of a workload's kept tree (tree.dir,
+// --tree-dir), or "".
+func benchTreeDir(o *BenchOptions) string {
+	if j := o.Job.Job; j != nil && j.Tree != nil && j.Tree.Dir != "" {
+		return filepath.Join(o.Path, j.Tree.Dir)
+	}
+	return ""
 }
 
 // agentJob is a command prepared on an agent: its options as parsed from
@@ -227,17 +243,26 @@ type agentJob[O any] struct {
 	o      O
 	job    *cluster.Job
 	target string
+	paths  []string
 	run    func(ctx context.Context, gate cluster.Gate, o O, job *cluster.Job) (*report.Result, error)
 }
 
 // newAgentJob prepares the run of o on an agent; target is the local
-// directory it writes under, "" for an object store.
+// directory it writes under, "" for an object store; paths are the other
+// local paths it uses ("" for none).
 func newAgentJob[O any](o O, job *cluster.Job, target string,
-	run func(context.Context, cluster.Gate, O, *cluster.Job) (*report.Result, error)) *agentJob[O] {
-	return &agentJob[O]{o: o, job: job, target: target, run: run}
+	run func(context.Context, cluster.Gate, O, *cluster.Job) (*report.Result, error), paths ...string) *agentJob[O] {
+	j := &agentJob[O]{o: o, job: job, target: target, run: run}
+	for _, p := range paths {
+		if p != "" {
+			j.paths = append(j.paths, p)
+		}
+	}
+	return j
 }
 
-func (j *agentJob[O]) Target() string { return j.target }
+func (j *agentJob[O]) Target() string  { return j.target }
+func (j *agentJob[O]) Paths() []string { return j.paths }
 
 func (j *agentJob[O]) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
 	return j.run(ctx, gate, j.o, j.job)

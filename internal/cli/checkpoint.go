@@ -193,9 +193,11 @@ func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
 // checkpoint must fit: on a shared file system, every host sees it all.
 func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) (*clusterRun, error) {
 	plan, _ := checkpoint.NewPlan(o.Size, o.ranks())
-	c := o.clusterRun("checkpoint", cmd, args)
-	c.job.Need = plan.Total
-	return c, nil
+	c, err := o.clusterRun("checkpoint", cmd, args)
+	if err == nil {
+		c.job.Need = plan.Total
+	}
+	return c, err
 }
 
 func (o *CheckpointOptions) ranks() int {

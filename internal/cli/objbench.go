@@ -93,7 +93,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.StringVar(&o.Object.Checksum, "checksum", "when-required", "request checksums: when-required, or when-supported (aws-chunked trailers, which some S3-compatible stores reject)")
 	f.BoolVar(&o.Object.SignPayload, "sign-payload", false, "sign the SHA-256 of every request body, for S3 stores that refuse UNSIGNED-PAYLOAD (costs a pass over the data)")
 	f.BoolVar(&o.Object.Insecure, "insecure", false, "do not verify the server's TLS certificate")
-	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM file")
+	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM `FILE`")
 	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on every wait for the store: a request during which nothing moves for this long fails")
 	f.StringVar(&o.duration, "duration", "", "run each performance item for `DURATION`, repeating its objects (uploads make new ones), e.g. 30s; delete still does each object once")
 	f.StringVar(&o.warmup, "warmup", "", "run each item `DURATION` before measuring (with --duration)")
@@ -104,6 +104,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
+	markAgentFile(cmd, "ca-cert")
 	return cmd
 }
 

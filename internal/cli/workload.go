@@ -42,6 +42,7 @@ func addJobFlags(cmd *cobra.Command, o *JobFlags) {
 	f := o.flagSet()
 	f.VisitAll(func(fl *pflag.Flag) { o.names = append(o.names, fl.Name) })
 	cmd.Flags().AddFlagSet(f)
+	markAgentFile(cmd, "workload")
 }
 
 func (o *JobFlags) flagSet() *pflag.FlagSet {

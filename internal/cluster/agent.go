@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,8 +28,10 @@ import (
 // that a job's arguments mean on an agent what they mean on one host.
 type Runner interface {
 	// Prepare parses and checks a job without touching the storage. The
-	// job's workload files are in filesDir.
-	Prepare(job *Job, filesDir string) (Prepared, error)
+	// files the job carries are on the agent's host at files[name]; any
+	// other local path the job names is given to confine, which refuses
+	// it unless it lies under an allowed root, before it is read.
+	Prepare(job *Job, files map[string]string, confine func(path string) error) (Prepared, error)
 }
 
 // Prepared is a job ready to run.
@@ -36,6 +39,9 @@ type Prepared interface {
 	// Target is the local directory the job writes under (its PATH), or ""
 	// for an object store.
 	Target() string
+	// Paths are the other local paths the job reads or writes (a kept
+	// tree, a dataset): each must lie under an allowed root as well.
+	Paths() []string
 	// Run runs the job, calling gate before each phase and before it
 	// removes its files (FinishPhase), and returns its result.
 	Run(ctx context.Context, gate Gate) (*report.Result, error)
@@ -225,23 +231,58 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	j := &agentJob{job: job, gos: make(chan Go, 64), events: make(chan Event, 4096), done: make(chan struct{})}
 	j.ctx, j.stop = context.WithCancel(context.Background())
 	j.id = newID()
-	if err := j.writeFiles(); err != nil {
+	files, err := j.writeFiles()
+	if err != nil {
 		return nil, err
 	}
-	prep, err := a.o.Runner.Prepare(job, j.filesDir)
+	if j.prep, err = a.o.Runner.Prepare(job, files, a.allowedBelow); err == nil {
+		err = a.confine(j.prep, job.Need)
+	}
 	if err != nil {
 		j.removeFiles()
 		return nil, err
 	}
-	j.prep = prep
-	if t := prep.Target(); t != "" {
-		if err := a.allowed(t, job.Need); err != nil {
-			j.removeFiles()
-			return nil, err
-		}
+	if t := j.prep.Target(); t != "" {
 		j.base = filepath.Join(t, job.RunName)
 	}
 	return j, nil
+}
+
+// confine checks that every local path of a job lies under an allowed
+// root, and that its target has the room the job needs.
+func (a *Agent) confine(p Prepared, need int64) error {
+	if t := p.Target(); t != "" {
+		if err := a.allowed(t, need); err != nil {
+			return err
+		}
+	}
+	for _, path := range p.Paths() {
+		if err := a.allowedBelow(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allowedBelow checks a path that may not exist yet: what exists of it,
+// every symbolic link resolved, lies under an allowed root, so that what
+// a job makes there (as real directories) does too.
+func (a *Agent) allowedBelow(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("path %s: %w", path, err)
+	}
+	exists := abs
+	for {
+		if _, err := os.Lstat(exists); err == nil || filepath.Dir(exists) == exists {
+			break
+		}
+		exists = filepath.Dir(exists)
+	}
+	if err := a.allowed(exists, 0); err != nil {
+		return fmt.Errorf("path %s leads outside the allowed roots: %w", path, err)
+	}
+	return nil
 }
 
 // allowed checks that path lies under one of the agent's roots and has the
@@ -454,23 +495,37 @@ func (j *agentJob) gate(ctx context.Context, phase string) error {
 	}
 }
 
-func (j *agentJob) writeFiles() error {
+// writeFiles keeps the files the job carries in a directory of the
+// agent's own, each under a name of the agent's choosing, and returns
+// where each is. A name that is no file name is refused, and nothing is
+// left behind on any failure.
+func (j *agentJob) writeFiles() (map[string]string, error) {
 	j.removed = make(chan struct{})
 	if len(j.job.Files) == 0 {
-		return nil
+		return nil, nil
+	}
+	for name := range j.job.Files {
+		if b := filepath.Base(name); name == "" || b == "." || b == ".." || b == string(filepath.Separator) {
+			return nil, fmt.Errorf("bad file name %q", name)
+		}
 	}
 	dir, err := os.MkdirTemp("", "fsbench-agent-")
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("keep the job's files: %w", err)
 	}
 	j.filesDir = dir
+	local := make(map[string]string, len(j.job.Files))
+	n := 0
 	for name, data := range j.job.Files {
-		p := filepath.Join(dir, filepath.Base(name))
+		n++
+		p := filepath.Join(dir, strconv.Itoa(n)+"-"+filepath.Base(name))
 		if err := os.WriteFile(p, data, 0o600); err != nil {
-			return err
+			j.removeFiles()
+			return nil, fmt.Errorf("keep the job's file %s: %w", filepath.Base(name), unwrap(err))
 		}
+		local[name] = p
 	}
-	return nil
+	return local, nil
 }
 
 func (j *agentJob) removeFiles() {

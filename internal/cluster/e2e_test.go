@@ -37,13 +37,19 @@ var serving = regexp.MustCompile(`serving https?://(\S+) `)
 // returns once it serves.
 func startAgent(t *testing.T, root string, extra ...string) *agent {
 	t.Helper()
+	return startAgentEnv(t, nil, root, extra...)
+}
+
+// startAgentEnv is startAgent with env added to the agent's environment.
+func startAgentEnv(t *testing.T, env []string, root string, extra ...string) *agent {
+	t.Helper()
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"agent", "--listen", "127.0.0.1:0", "--token-file", tok, "--allow-root", root}, extra...)
 	cmd := exec.Command(testenv.Binary(t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
