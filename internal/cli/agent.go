@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -32,8 +31,10 @@ type AgentOptions struct {
 	Roots     []string
 	TLSCert   string
 	TLSKey    string
+	MaxConns  int
 	protocol  int
 	orphan    time.Duration
+	idle      time.Duration
 }
 
 func newAgentCmd(app *App) *cobra.Command {
@@ -69,10 +70,13 @@ without it the agent measures with the caches as they are, and says so.`,
 	f.StringArrayVar(&o.Roots, "allow-root", nil, "serve jobs only for paths under `DIR`; repeatable")
 	f.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
 	f.StringVar(&o.TLSKey, "tls-key", "", "the certificate's private key `FILE` (PEM)")
+	f.IntVar(&o.MaxConns, "max-connections", cluster.MaxConns, "serve at most `N` connections at once; more are answered 503 (busy)")
 	f.IntVar(&o.protocol, "protocol", 0, "speak this agent protocol version (tests)")
 	f.DurationVar(&o.orphan, "orphan-after", 0, "cancel a job not pinged for this long (tests)")
+	f.DurationVar(&o.idle, "idle-timeout", 0, "close a connection idle this long (tests)")
 	_ = f.MarkHidden("protocol")
 	_ = f.MarkHidden("orphan-after")
+	_ = f.MarkHidden("idle-timeout")
 	return cmd
 }
 
@@ -113,25 +117,38 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	host, _ := os.Hostname()
 	a, err := cluster.NewAgent(cluster.AgentOptions{
 		Token: token, Roots: o.Roots, Runner: &agentRunner{app: app}, Version: Version, Protocol: o.protocol,
-		OrphanAfter: o.orphan, Logf: func(f string, args ...any) { app.Infof(f, args...) },
+		OrphanAfter: o.orphan, IdleTimeout: o.idle, Logf: func(f string, args ...any) { app.Infof(f, args...) },
 		Host: report.Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: sysio.Kernel(), CPUs: runtime.NumCPU()},
 	})
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	ln, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.Listen, err)
+	if o.MaxConns < 1 {
+		return Usagef("--max-connections must be at least 1")
 	}
-	srv := &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
-	scheme := "http"
+	if n := sysio.OpenFileLimit() / 2; n > 0 && o.MaxConns > n {
+		// Half of the file descriptors stay for the jobs' own files.
+		app.Warnf("serving at most %d connections at once: the process may open %d files (ulimit -n)", n, 2*n)
+		o.MaxConns = n
+	}
+	var tlsConf *tls.Config
 	if o.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
 		if err != nil {
 			return Usagef("--tls-cert/--tls-key: %v", err)
 		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		ln = tls.NewListener(ln, srv.TLSConfig)
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Listen, err)
+	}
+	ln = a.Listen(ln, o.MaxConns, tlsConf)
+	srv := a.Server()
+	scheme := "http"
+	if tlsConf != nil {
+		srv.TLSConfig = tlsConf
+		ln = tls.NewListener(ln, tlsConf)
 		scheme = "https"
 	}
 	app.Infof("fsbench agent %s serving %s://%s for %s", Version, scheme, ln.Addr(), strings.Join(o.Roots, ", "))

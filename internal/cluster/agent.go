@@ -62,6 +62,8 @@ type AgentOptions struct {
 	// OrphanAfter: a job without a ping this long is cancelled and its
 	// files removed; 0 means OrphanAfter.
 	OrphanAfter time.Duration
+	// IdleTimeout closes a connection idle this long; 0 means IdleTimeout.
+	IdleTimeout time.Duration
 	Logf        func(format string, args ...any)
 }
 
@@ -97,6 +99,9 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 	}
 	if o.OrphanAfter == 0 {
 		o.OrphanAfter = OrphanAfter
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = IdleTimeout
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -414,6 +419,10 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 		httpError(w, http.StatusInternalServerError, "streaming not supported")
 		return
 	}
+	// The stream lasts as long as the job: no deadline on the request,
+	// one per event on the answer, so a client that stops reading goes.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
 	t := time.NewTicker(HeartbeatEvery)
@@ -427,6 +436,7 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 		case now := <-t.C:
 			ev = Event{Type: EventHeartbeat, Time: now}
 		}
+		_ = rc.SetWriteDeadline(time.Now().Add(RequestTimeout))
 		if err := enc.Encode(ev); err != nil {
 			return
 		}

@@ -39,3 +39,6 @@ func GetUsage() Usage { return Usage{} }
 
 // Kernel is not available on this platform.
 func Kernel() string { return "" }
+
+// OpenFileLimit is not known on this platform.
+func OpenFileLimit() int { return 0 }

@@ -1,0 +1,108 @@
+package cluster_test
+
+// What an agent holds against clients that hold its connections: real
+// agents over HTTP, real sockets.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// idleConn opens a connection, sends a request without the token, reads
+// the answer and leaves the connection idle, as a client that holds it.
+func idleConn(t *testing.T, addr, token string) (net.Conn, *http.Response) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := "GET /v1/info HTTP/1.1\r\nHost: x\r\n"
+	if token != "" {
+		req += "Authorization: Bearer " + token + "\r\n"
+	}
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("answer on a new connection: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return &bufConn{c, br}, resp
+}
+
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// An agent closes connections left idle, so that no client holds its file
+// descriptors, and still runs a job.
+func TestAgentClosesIdleConnections(t *testing.T) {
+	root := t.TempDir()
+	a := startAgent(t, root, "--idle-timeout", "300ms")
+	var conns []net.Conn
+	for range 5 {
+		c, resp := idleConn(t, a.addr, "")
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("without the token: %s", resp.Status)
+		}
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if n, err := c.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+			t.Errorf("idle connection %d: read %d bytes, %v; want it closed by the agent", i, n, err)
+		}
+	}
+	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "2", "--hosts", a.addr)
+	if out.Code != 0 {
+		t.Fatalf("a job after idle connections: exit %d: %s", out.Code, out.Stderr)
+	}
+}
+
+// An agent serves at most --max-connections at once: one more is told so
+// (503) at once, and once connections go, it serves again.
+func TestAgentConnectionCap(t *testing.T) {
+	root := t.TempDir()
+	a := startAgent(t, root, "--max-connections", "4")
+	var held []net.Conn
+	for range 4 {
+		c, resp := idleConn(t, a.addr, testToken)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("a connection under the cap: %s", resp.Status)
+		}
+		held = append(held, c)
+	}
+	c, resp := idleConn(t, a.addr, testToken)
+	c.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a connection over the cap: %s, want 503", resp.Status)
+	}
+	waitFor(t, 20*time.Second, func() bool { return strings.Contains(a.log.String(), "connections are served already") })
+	for _, c := range held {
+		c.Close()
+	}
+	waitFor(t, 20*time.Second, func() bool {
+		c, resp := idleConn(t, a.addr, testToken)
+		c.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "2", "--hosts", a.addr)
+	if out.Code != 0 {
+		t.Fatalf("a job after the cap was reached: exit %d: %s", out.Code, out.Stderr)
+	}
+}
