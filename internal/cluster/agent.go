@@ -70,6 +70,7 @@ type AgentOptions struct {
 // Agent serves one job at a time over HTTP.
 type Agent struct {
 	o     AgentOptions
+	id    string // names this agent in its info
 	token [32]byte
 	mux   *http.ServeMux
 	mu    sync.Mutex
@@ -106,7 +107,7 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	a := &Agent{o: o, token: sha256.Sum256([]byte(strings.TrimSpace(o.Token))), mux: http.NewServeMux()}
+	a := &Agent{o: o, id: newID(), token: sha256.Sum256([]byte(strings.TrimSpace(o.Token))), mux: http.NewServeMux()}
 	a.mux.HandleFunc("GET /v1/info", a.info)
 	a.mux.HandleFunc("POST /v1/jobs", a.prepare)
 	a.mux.HandleFunc("GET /v1/jobs/{id}/events", a.withJob(a.events))
@@ -161,7 +162,7 @@ func (a *Agent) info(w http.ResponseWriter, _ *http.Request) {
 	a.mu.Lock()
 	busy := a.job != nil
 	a.mu.Unlock()
-	in := Info{Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now()}
+	in := Info{ID: a.id, Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now()}
 	for _, r := range a.o.Roots {
 		in.Roots = append(in.Roots, Root{Path: r, FreeBytes: freeBytes(r)})
 	}

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -218,6 +219,25 @@ func TestRefusals(t *testing.T) {
 	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "2", "--hosts", a.addr)
 	if out.Code != 0 {
 		t.Fatalf("after refusals: exit %d: %s", out.Code, out.Stderr)
+	}
+}
+
+// One agent given under two names is named as one, before any job.
+func TestSameAgentTwoNames(t *testing.T) {
+	root := t.TempDir()
+	a := startAgent(t, root)
+	_, port, _ := net.SplitHostPort(a.addr)
+	other := "localhost:" + port
+	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "1",
+		"--hosts", a.addr+","+other)
+	if out.Code == 0 || !strings.Contains(out.Stderr, a.addr+" and "+other+" are one agent") {
+		t.Fatalf("exit %d, want the two names said to be one agent:\n%s", out.Code, out.Stderr)
+	}
+	if strings.Contains(out.Stderr, "busy") {
+		t.Errorf("the error speaks of a busy agent:\n%s", out.Stderr)
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
 	}
 }
 
