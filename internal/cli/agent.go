@@ -83,19 +83,25 @@ without it the agent measures with the caches as they are, and says so.`,
 // readToken reads the shared token from a file or FSBENCH_TOKEN.
 func readToken(app *App, file string) (string, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", Usagef("--token-file: %v", unwrapPathErr(err))
-		}
-		if t := strings.TrimSpace(string(b)); t != "" {
-			return t, nil
-		}
-		return "", Usagef("--token-file %s is empty", file)
+		return readSecretFile("--token-file", file)
 	}
 	if t := strings.TrimSpace(app.IO.Getenv("FSBENCH_TOKEN")); t != "" {
 		return t, nil
 	}
 	return "", Usagef("a token is required: --token-file FILE or FSBENCH_TOKEN")
+}
+
+// readSecretFile reads a secret from the file a flag names, without the
+// white space around it; the errors never show the file's content.
+func readSecretFile(flag, file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", Usagef("%s %s: %v", flag, file, unwrapPathErr(err))
+	}
+	if t := strings.TrimSpace(string(b)); t != "" {
+		return t, nil
+	}
+	return "", Usagef("%s %s is empty", flag, file)
 }
 
 func unwrapPathErr(err error) error {

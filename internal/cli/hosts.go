@@ -343,7 +343,7 @@ func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) (*cl
 		return nil, err
 	}
 	c.secrets = object.RedactURL(o.URL) != o.URL
-	for _, n := range []string{"secret-key", "session-token"} {
+	for _, n := range []string{"secret-key", "session-token", "secret-key-file", "session-token-file"} {
 		c.secrets = c.secrets || f.Changed(n)
 	}
 	return c, nil

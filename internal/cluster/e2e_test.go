@@ -372,6 +372,37 @@ func TestObjbenchHostsOverTLS(t *testing.T) {
 	}
 }
 
+// The secret key read from a file (--secret-key-file), which ps does not
+// show, serves a run on one host and on agents over TLS, reaches them only
+// over TLS, and appears nowhere.
+func TestObjbenchSecretKeyFile(t *testing.T) {
+	m := testenv.SharedMinIO(t, false)
+	root := t.TempDir()
+	a, b, ca := tlsAgents(t, root)
+	plain := startAgent(t, root)
+	sk := filepath.Join(t.TempDir(), "secret-key")
+	if err := os.WriteFile(sk, []byte(m.SecretKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"objbench", "--storage", "minio", m.URL("secret-file"), "--access-key", m.AccessKey, "--secret-key-file", sk,
+		"--skip-functional-tests", "--big-object-size", "4M", "--block-size", "1M", "--small-objects", "4", "--small-object-size", "16K", "-o", "json"}
+	out := coordinator(t, context.Background(), append(args, "--hosts", plain.addr)...)
+	if out.Code != 2 || !strings.Contains(out.Stderr, "only over TLS") {
+		t.Fatalf("a secret file over plain HTTP: exit %d: %s", out.Code, out.Stderr)
+	}
+	for _, extra := range [][]string{nil, {"--hosts", a.addr + "," + b.addr, "--tls-ca", ca}} {
+		out := coordinator(t, context.Background(), append(args, extra...)...)
+		if r := resultOf(t, out); r.FindPhase("upload") == nil {
+			t.Fatalf("%v: no upload in the result", extra)
+		}
+		for name, text := range map[string]string{"stdout": out.Stdout, "stderr": out.Stderr, "agent log": a.log.String() + b.log.String()} {
+			if strings.Contains(text, m.SecretKey) {
+				t.Errorf("%v: the secret key appears in the %s", extra, name)
+			}
+		}
+	}
+}
+
 // TestHeaderAsOnOneHost: the table's header names the parameters as a run
 // on one host does (labels and sizes travel beside the agents' JSON).
 func TestHeaderAsOnOneHost(t *testing.T) {
