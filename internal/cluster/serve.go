@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,8 @@ const (
 	RequestTimeout = 30 * time.Second
 	// refuseTimeout bounds the answer to a connection over the limit.
 	refuseTimeout = 2 * time.Second
+	// refuseLogEvery is how often refusals are logged at most.
+	refuseLogEvery = 10 * time.Second
 )
 
 // Server is the agent's HTTP server: a connection that sends nothing, an
@@ -61,6 +64,8 @@ type limitListener struct {
 	answer   []byte
 	tls      *tls.Config
 	logf     func(format string, args ...any)
+	refused  atomic.Int64 // since the last line logged
+	logged   atomic.Int64 // when that line was, ns
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -91,7 +96,7 @@ func (l *limitListener) refuse(c net.Conn) {
 		c = tls.Server(c, l.tls)
 	}
 	defer c.Close()
-	l.logf("refused a connection from %s: %d connections are served already", c.RemoteAddr(), cap(l.conns))
+	l.log(c.RemoteAddr())
 	_ = c.SetDeadline(time.Now().Add(refuseTimeout))
 	if _, err := c.Write(l.answer); err != nil {
 		return
@@ -100,6 +105,23 @@ func (l *limitListener) refuse(c net.Conn) {
 		_ = cw.CloseWrite()
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+}
+
+// log says that connections are refused: the first at once, then at most
+// one line per refuseLogEvery with their count, so that a flood of
+// connections does not flood the log too.
+func (l *limitListener) log(from net.Addr) {
+	n := l.refused.Add(1)
+	last, now := l.logged.Load(), time.Now().UnixNano()
+	if (last != 0 && now-last < int64(refuseLogEvery)) || !l.logged.CompareAndSwap(last, now) {
+		return
+	}
+	l.refused.Add(-n)
+	if n == 1 {
+		l.logf("refused a connection from %s: %d connections are served already (--max-connections)", from, cap(l.conns))
+		return
+	}
+	l.logf("refused %d connections, the last from %s: %d connections are served already (--max-connections)", n, from, cap(l.conns))
 }
 
 // limitConn gives its place back when it closes.
