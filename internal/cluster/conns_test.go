@@ -15,31 +15,43 @@ import (
 	"time"
 )
 
-// idleConn opens a connection, sends a request without the token, reads
-// the answer and leaves the connection idle, as a client that holds it.
+// idleConn opens a connection, sends a request (without the token if
+// token is ""), reads the answer and leaves the connection idle, as a
+// client that holds it.
 func idleConn(t *testing.T, addr, token string) (net.Conn, *http.Response) {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	c, resp, err := tryConn(addr, token)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("answer on a new connection: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
+	return c, resp
+}
+
+func tryConn(addr, token string) (net.Conn, *http.Response, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, nil, err
+	}
 	req := "GET /v1/info HTTP/1.1\r\nHost: x\r\n"
 	if token != "" {
 		req += "Authorization: Bearer " + token + "\r\n"
 	}
-	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, nil)
+	resp, err := func() (*http.Response, error) {
+		if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+			return nil, err
+		}
+		return http.ReadResponse(br, nil)
+	}()
 	if err != nil {
-		t.Fatalf("answer on a new connection: %v", err)
+		c.Close()
+		return nil, nil, err
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return &bufConn{c, br}, resp
+	return &bufConn{c, br}, resp, nil
 }
 
 type bufConn struct {
@@ -97,7 +109,10 @@ func TestAgentConnectionCap(t *testing.T) {
 		c.Close()
 	}
 	waitFor(t, 20*time.Second, func() bool {
-		c, resp := idleConn(t, a.addr, testToken)
+		c, resp, err := tryConn(a.addr, testToken)
+		if err != nil {
+			return false
+		}
 		c.Close()
 		return resp.StatusCode == http.StatusOK
 	})

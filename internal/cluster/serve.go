@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bufio"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -23,8 +24,10 @@ const (
 	// RequestTimeout bounds reading a request, its body included, and
 	// writing an answer; an event stream sets a deadline per event.
 	RequestTimeout = 30 * time.Second
-	// refuseTimeout bounds the answer to a connection over the limit.
+	// refuseTimeout bounds the answer to a connection over the limit, and
+	// refuseDrain the reading of its request.
 	refuseTimeout = 2 * time.Second
+	refuseDrain   = 500 * time.Millisecond
 	// refuseLogEvery is how often refusals are logged at most.
 	refuseLogEvery = 10 * time.Second
 )
@@ -37,21 +40,23 @@ func (a *Agent) Server() *http.Server {
 		WriteTimeout: RequestTimeout, IdleTimeout: a.o.IdleTimeout}
 }
 
-// Listen wraps ln so that at most max connections are served at once
-// (MaxConns if max is 0). A connection beyond them is answered "503
+// Listen wraps ln so that at most limit connections are served at once
+// (MaxConns if limit is 0). A connection beyond them is answered "503
 // Service Unavailable" with the reason, and closed: its client hears why
 // at once instead of waiting in the listen backlog, and the agent never
 // runs out of file descriptors. ln is the plain listener: with tlsConf
 // (nil for HTTP) the refusal is spoken over TLS, and the caller puts TLS
 // over the listener returned.
-func (a *Agent) Listen(ln net.Listener, max int, tlsConf *tls.Config) net.Listener {
-	if max <= 0 {
-		max = MaxConns
+func (a *Agent) Listen(ln net.Listener, limit int, tlsConf *tls.Config) net.Listener {
+	if limit <= 0 {
+		limit = MaxConns
 	}
-	body, _ := json.Marshal(ErrorBody{Error: "the agent serves " + strconv.Itoa(max) + " connections at once and has no room for more (--max-connections)"})
+	body, _ := json.Marshal(ErrorBody{Error: "the agent serves " + strconv.Itoa(limit) + " connections at once and has no room for more (--max-connections)"})
 	answer := "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
 		strconv.Itoa(len(body)+1) + "\r\n\r\n" + string(body) + "\n"
-	return &limitListener{Listener: ln, conns: make(chan struct{}, max), refusing: make(chan struct{}, max),
+	// A refusal holds a descriptor until it has read the request
+	// (refuseDrain at most): a few at once, the rest closed unanswered.
+	return &limitListener{Listener: ln, conns: make(chan struct{}, limit), refusing: make(chan struct{}, max(4, limit/8)),
 		answer: []byte(answer), tls: tlsConf, logf: a.o.Logf}
 }
 
@@ -88,8 +93,10 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// refuse answers a connection over the limit and closes it, reading what
-// the client sent meanwhile so that it gets the answer rather than a reset.
+// refuse answers a connection over the limit and closes it. It reads the
+// client's request first (for refuseDrain at most), so that closing with
+// the request unread does not reset the connection, which can make the
+// client lose the answer.
 func (l *limitListener) refuse(c net.Conn) {
 	defer func() { <-l.refusing }()
 	if l.tls != nil {
@@ -101,10 +108,10 @@ func (l *limitListener) refuse(c net.Conn) {
 	if _, err := c.Write(l.answer); err != nil {
 		return
 	}
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
+	_ = c.SetReadDeadline(time.Now().Add(refuseDrain))
+	if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(req.Body, 64<<10))
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(c, 1<<20))
 }
 
 // log says that connections are refused: the first at once, then at most
