@@ -274,6 +274,9 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	res, err := r.runPhase(ctx, &wp, true)
 	if res != nil {
 		r.res.Phases = append(r.res.Phases, jobPhase(res, &wp, p, fileSize))
+		if s := r.res.Phases[len(r.res.Phases)-1].Shortfall(); s != "" {
+			r.warn("%s: %s", p.Name, s)
+		}
 	}
 	if after != nil && (err == nil || res != nil) {
 		if aerr := after(err == nil && !res.Incomplete); aerr != nil && err == nil {

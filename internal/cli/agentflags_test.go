@@ -40,7 +40,8 @@ func TestAgentFlagsClassified(t *testing.T) {
 			arg := "--" + f.Name + "=" + f.DefValue
 			sent := sentArgs(t, build(app), arg)
 			placeholder, _ := pflag.UnquoteUsage(f)
-			path := placeholder == "FILE" || placeholder == "DIR" || strings.HasSuffix(f.Name, "-file") && f.Value.Type() == "string"
+			marked := f.Annotations[fileAnnotation]
+			path := len(marked) > 0 || placeholder == "FILE" || placeholder == "DIR" || strings.HasSuffix(f.Name, "-file") && f.Value.Type() == "string"
 			switch {
 			case coordinatorFlags[f.Name]:
 				if strings.Contains(sent, "--"+f.Name+"=") {
@@ -50,8 +51,10 @@ func TestAgentFlagsClassified(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "--"+f.Name) {
 					t.Errorf("%s --%s: an agent takes the coordinator's flag: %v", name, f.Name, err)
 				}
+			case slices.Contains(marked, fileOut):
+				t.Errorf("%s --%s writes a file but is sent: an agent must not write where a job says", name, f.Name)
 			case path && !isAgentFile(f) && !isAgentPath(f) && f.Name != treeDirFlag:
-				t.Errorf("%s --%s names a %s but is sent as given: make it the coordinator's, an agent file or an agent path", name, f.Name, placeholder)
+				t.Errorf("%s --%s names a %s but is sent as given: mark it fileIn (its content travels), make it the coordinator's or an agent path", name, f.Name, placeholder)
 			case !strings.Contains(sent, "--"+f.Name+"="):
 				t.Errorf("%s --%s is not sent to the agents: %s", name, f.Name, sent)
 			}

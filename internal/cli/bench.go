@@ -68,6 +68,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
+	markFiles(f, fileOut, "access-log")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
 	return cmd
@@ -160,8 +161,6 @@ func (o *BenchOptions) resolve(app *App) error {
 // reports it: progress bars (or interval lines) on stderr while it runs,
 // the result on stdout.
 func runBench(ctx context.Context, app *App, o *BenchOptions) error {
-	res := newResult("bench")
-	meter := startUsage()
 	pub := o.setHooks(app)
 	defer func() { pub.p.Stop() }()
 	j := o.Job.Job
@@ -177,13 +176,13 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if alog != nil {
 		o.Tracer = alog
 	}
-	if j != nil {
-		err = bench.RunJob(ctx, o.Options, j, res)
-	} else {
-		err = bench.Run(ctx, o.Options, res)
-	}
+	res, err := app.measure(ctx, "bench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		if j != nil {
+			return bench.RunJob(ctx, o.Options, j, res)
+		}
+		return bench.Run(ctx, o.Options, res)
+	})
 	closeAccessLog(app, alog, res)
-	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
 		var je *jobfile.Error
 		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {

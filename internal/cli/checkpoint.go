@@ -140,8 +140,6 @@ func (o *CheckpointOptions) parseSizes(cmd *cobra.Command) error {
 }
 
 func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
-	res := newResult("checkpoint")
-	meter := startUsage()
 	var stop func()
 	o.Hooks, stop = checkpointHooks(app, o.Path)
 	defer stop()
@@ -149,9 +147,10 @@ func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 		fmt.Fprintf(app.IO.Err, "Checkpointing %s (%s) in %s with %d ranks\n",
 			o.Model.Name, units.FormatBytes(o.Size), o.Path, o.ranks())
 	}
-	err := checkpoint.Run(ctx, o.Options, res)
+	res, err := app.measure(ctx, "checkpoint", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		return checkpoint.Run(ctx, o.Options, res)
+	})
 	stop()
-	res.Usage = meter.stop()
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, checkpoint.ErrBadInput) {
 			return &UsageError{Err: err}

@@ -53,6 +53,7 @@ func addCIFlags(cmd *cobra.Command, o *CIOptions, quick []Preset) {
 	f.StringVar(&o.Baseline, "baseline", "", "compare with an earlier JSON result `FILE`; with --threshold, regressions fail (exit 3)")
 	f.StringVar(&o.threshold, "threshold", "", "with --baseline: a throughput drop or latency rise beyond this `PERCENT` (e.g. 10%) is a regression")
 	f.StringVar(&o.metrics, "baseline-metrics", "", "with --baseline: compare only these figures, a `LIST` of throughput,p50,p90,p99,p999,max (default all)")
+	markFiles(f, fileIn, "expect-file", "baseline")
 	var parts []string
 	for _, p := range quick {
 		parts = append(parts, "--"+p.Flag+" "+p.Value)

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // RunFlags are the flags every benchmark command (bench, objbench, train,
@@ -17,6 +20,8 @@ type RunFlags struct {
 	CI     CIOptions
 	// Cluster runs the command on many hosts (--hosts).
 	Cluster HostsOptions
+	// Repeat is --repeat: how many times the whole benchmark runs.
+	Repeat int
 }
 
 // addRunFlags declares the shared flags on cmd; quick is the command's
@@ -25,6 +30,15 @@ func addRunFlags(cmd *cobra.Command, r *RunFlags, quick []Preset) {
 	addOutputFlags(cmd, &r.Output)
 	addCIFlags(cmd, &r.CI, quick)
 	addHostsFlags(cmd, &r.Cluster)
+	cmd.Flags().IntVar(&r.Repeat, "repeat", 1, "run the whole benchmark `N` times (caches dropped before reads as in one run); the result keeps every run, the table shows each figure's median and range, and compare can then tell a change from noise (4 or more runs a side)")
+}
+
+// checkRepeat checks --repeat.
+func (r *RunFlags) checkRepeat() error {
+	if r.Repeat < 1 {
+		return Usagef("--repeat %d: want 1 or more runs", r.Repeat)
+	}
+	return nil
 }
 
 // clusterRun is the run of command on the agents given by --hosts, with
@@ -35,7 +49,7 @@ func (r *RunFlags) clusterRun(command string, cmd *cobra.Command, args []string)
 	if err != nil {
 		return nil, err
 	}
-	return &clusterRun{command: command, hosts: &r.Cluster, output: &r.Output, ci: &r.CI,
+	return &clusterRun{command: command, hosts: &r.Cluster, output: &r.Output, ci: &r.CI, repeat: r.Repeat,
 		job: cluster.Job{Command: command, Args: agentArgs, Files: files}}, nil
 }
 
@@ -55,6 +69,12 @@ type hostsCommand[O any] struct {
 // runE is the command's RunE.
 func (h hostsCommand[O]) runE(app *App) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		if err := h.flags.checkRepeat(); err != nil {
+			return err
+		}
+		if err := checkFileFlags(cmd); err != nil {
+			return err
+		}
 		if err := h.resolve(cmd, args); err != nil {
 			return err
 		}
@@ -83,4 +103,53 @@ func agentRun(command string, run func(*report.Result) error) (*report.Result, e
 		res.Error = err.Error()
 	}
 	return res, err
+}
+
+// measureOnce measures one run of a benchmark into res.
+type measureOnce func(ctx context.Context, res *report.Result) error
+
+// measure runs a benchmark once, or n times (--repeat n) into one result:
+// each run keeps its own figures in res.Runs and res.Phases summarise
+// them (verdict.SummarizeRuns). Repeating stops at the first run that
+// fails or is interrupted; the result then holds the runs until then, and
+// the error is that run's.
+func (a *App) measure(ctx context.Context, command string, n int, once measureOnce) (*report.Result, error) {
+	meter := startUsage()
+	if n <= 1 {
+		res := newResult(command)
+		err := once(ctx, res)
+		res.Usage = meter.stop()
+		return res, err
+	}
+	var out *report.Result
+	var err error
+	for i := 1; i <= n; i++ {
+		if !a.Globals.Quiet {
+			fmt.Fprintf(a.IO.Err, "Run %d of %d\n", i, n)
+		}
+		res := newResult(command)
+		t0 := time.Now()
+		err = once(ctx, res)
+		run := report.Run{Index: i, StartedAt: res.StartedAt, Seconds: time.Since(t0).Seconds(),
+			Phases: res.Phases, Training: res.Training, Interrupted: res.Interrupted}
+		if err != nil && !res.Interrupted {
+			run.Error = err.Error()
+		}
+		if out == nil {
+			out = res
+		} else {
+			out.Warnings = append(out.Warnings, res.Warnings...)
+			out.Internal = res.Internal
+			out.Interrupted = res.Interrupted
+		}
+		out.Runs = append(out.Runs, run)
+		if err != nil || res.Interrupted {
+			break
+		}
+	}
+	if serr := verdict.SummarizeRuns(out); serr != nil && err == nil {
+		err = serr
+	}
+	out.Usage = meter.stop()
+	return out, err
 }

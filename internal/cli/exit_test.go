@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,31 @@ func TestUsageErrorsOneLine(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(file); string(b) != "mine" {
 		t.Errorf("the file given as PATH changed: %q", b)
+	}
+}
+
+// TestAdHocWorkloadErrorsExact: a workload built from flags has no file,
+// so its mistakes read without a file name in front (no "fsbench: : ").
+func TestAdHocWorkloadErrorsExact(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", dir, "--rw", "write", "--rate", "1e-10"},
+			"fsbench: phase write: rate 1e-10 per second is not between 1e-06 and 1e+09 (see 'fsbench bench --help')\n"},
+		{[]string{"bench", dir, "--depth", "100", "--width", "2"},
+			"fsbench: tree: tree of depth 100, width 2 and 1 files per directory has more than 50000000 files (see 'fsbench bench --help')\n"},
+	} {
+		app, _, errb := testApp(nil)
+		if code := Run(context.Background(), app, c.args); code != ExitUsage {
+			t.Errorf("%q: exit %d, want 2", c.args, code)
+		}
+		if errb.String() != c.want {
+			t.Errorf("%q: stderr\n%q\nwant\n%q", c.args, errb.String(), c.want)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }

@@ -36,9 +36,17 @@ type benchRun struct {
 
 func startBench(t *testing.T, dir string, args ...string) *benchRun {
 	t.Helper()
+	return startBenchAttr(t, dir, nil, args...)
+}
+
+// startBenchAttr is startBench with the process attributes attr (its own
+// process group, say).
+func startBenchAttr(t *testing.T, dir string, attr *syscall.SysProcAttr, args ...string) *benchRun {
+	t.Helper()
 	b := &benchRun{t: t, dir: dir, liveDir: t.TempDir()}
 	cmd := exec.Command(testenv.Binary(t), append([]string{"bench", dir, "--json"}, args...)...)
 	cmd.Env = append(os.Environ(), live.DirEnv+"="+b.liveDir, "NO_COLOR=1")
+	cmd.SysProcAttr = attr
 	b.Process = testenv.StartProcess(t, cmd)
 	return b
 }
@@ -124,6 +132,9 @@ func (b *benchRun) stopAgainWith(sig syscall.Signal) (int, time.Duration) {
 	if b.runDir() == "" {
 		b.t.Fatalf("the clean-up ended before the second Ctrl-C")
 	}
+	// A signal within sameSignal of the first is another delivery of it;
+	// the run is frozen, so after this wait the second is a later one.
+	time.Sleep(sameSignal)
 	b.Signal(sig)
 	t0 := time.Now()
 	b.Signal(syscall.SIGCONT)
@@ -237,19 +248,71 @@ func TestBenchInterruptEachPhase(t *testing.T) {
 	}
 }
 
-// TestBenchInterruptTwice: a second Ctrl-C (or SIGTERM) during the
-// clean-up that the first started ends the binary at once, with one line
-// naming the directory left behind and the command that removes it.
+// TestBenchInterruptTwice: a second Ctrl-C during the clean-up that the
+// first (a Ctrl-C or a SIGTERM) started ends the binary at once, with one
+// line naming the directory left behind and the command that removes it.
 func TestBenchInterruptTwice(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
+	for _, first := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(first.String(), func(t *testing.T) {
 			dir := benchDir(t, true)
 			check := plant(t, dir)
 			b := startBench(t, dir, smallFiles...)
 			b.freezeIn("read-small", 1)
-			stopTwice(t, b, sig)
+			b.stopWith(first)
+			code, took := b.stopAgainWith(syscall.SIGINT)
+			checkLeftDir(t, b, code, took)
 			check()
 		})
+	}
+}
+
+// TestBenchSIGTERMTwice: a second SIGTERM during the clean-up does not cut
+// it short (what sends SIGTERM escalates with SIGKILL, not with another
+// SIGTERM): the run cleans up, says once that Ctrl-C quits at once, and
+// exits 130 with its result and nothing left.
+func TestBenchSIGTERMTwice(t *testing.T) {
+	dir := benchDir(t, true)
+	check := plant(t, dir)
+	b := startBench(t, dir, smallFiles...)
+	b.freezeIn("read-small", 1)
+	b.stopWith(syscall.SIGTERM)
+	code, _ := b.stopAgainWith(syscall.SIGTERM)
+	if code != ExitInterrupted || !b.result().Interrupted {
+		t.Errorf("exit %d; want 130 and the interrupted result\n%s", code, b.Stderr())
+	}
+	if !strings.Contains(b.Stderr(), "fsbench: still stopping and cleaning up; Ctrl-C (SIGINT) quits at once") || strings.Contains(b.Stderr(), "interrupted again") {
+		t.Errorf("stderr:\n%s", b.Stderr())
+	}
+	check()
+}
+
+// TestBenchSIGTERMToProcessAndGroup: one SIGTERM sent to the process and
+// then to its process group, as coreutils' timeout sends it, is one
+// interrupt: the run cleans up and exits 130, leaving nothing. The kernel
+// merges the two when the first is still pending, so it is tried a few
+// times. (A Ctrl-C delivered twice is told apart by time:
+// TestInterruptRules.)
+func TestBenchSIGTERMToProcessAndGroup(t *testing.T) {
+	for range 4 {
+		dir := benchDir(t, true)
+		check := plant(t, dir)
+		b := startBenchAttr(t, dir, &syscall.SysProcAttr{Setpgid: true}, smallFiles...)
+		b.Await("write-small under way", 2*time.Minute, func() bool {
+			p, n, _ := b.snapshot()
+			return p == "write-small" && n >= 1
+		})
+		pid := b.Cmd.Process.Pid
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		code, _ := b.Wait(2 * time.Minute)
+		if code != ExitInterrupted || strings.Contains(b.Stderr(), "interrupted again") || !b.result().Interrupted {
+			t.Fatalf("exit %d; want 130 after one interrupt, cleaned up\n%s", code, b.Stderr())
+		}
+		check()
 	}
 }
 

@@ -38,7 +38,8 @@ type HostsOptions struct {
 // command that runs on many hosts: they are not sent to the agents, and an
 // agent refuses a job that carries one. Most name files or outputs of the
 // coordinator's host, which an agent must never read or write. Every other
-// flag is sent as given, except those marked as agent files (markAgentFile).
+// flag is sent as given, except that a file it names travels with the
+// job (isAgentFile).
 var coordinatorFlags = map[string]bool{
 	"hosts": true, "hosts-file": true, "token-file": true, "tls-ca": true, "read-others": true,
 	"output": true, "json": true, "result-file": true, "html": true, "access-log": true,
@@ -46,18 +47,14 @@ var coordinatorFlags = map[string]bool{
 	"repeat": true, "print-job": true, "find-max": true, "help": true,
 }
 
-// agentFileAnnotation marks a flag that names a file the run reads: the
-// coordinator reads it and sends its content with the job, and an agent
-// reads only that copy, never a path of its own host.
-const agentFileAnnotation = "fsbench-agent-file"
-
-// markAgentFile marks cmd's flag name as naming a file sent to the agents.
-func markAgentFile(cmd *cobra.Command, name string) {
-	_ = cmd.Flags().SetAnnotation(name, agentFileAnnotation, []string{"true"})
+// isAgentFile reports whether f names a file the run reads on every host
+// (marked fileIn, and not the coordinator's): the coordinator reads it and
+// sends its content with the job, and an agent reads only that copy, never
+// a path of its own host.
+func isAgentFile(f *pflag.Flag) bool {
+	dir := f.Annotations[fileAnnotation]
+	return len(dir) == 1 && dir[0] == fileIn && !coordinatorFlags[f.Name]
 }
-
-// isAgentFile reports whether f names a file sent to the agents.
-func isAgentFile(f *pflag.Flag) bool { return len(f.Annotations[agentFileAnnotation]) > 0 }
 
 // agentPathAnnotation marks a flag that names a path of each host's own
 // (a kept dataset): an agent refuses it unless it lies under an allowed
@@ -79,6 +76,7 @@ func addHostsFlags(cmd *cobra.Command, o *HostsOptions) {
 	f.StringVar(&o.TokenFile, "token-file", "", "with --hosts: the agents' token, from `FILE` (else FSBENCH_TOKEN)")
 	f.StringVar(&o.TLSCA, "tls-ca", "", "with --hosts: talk HTTPS to the agents, trusting the CA certificates in this PEM `FILE`")
 	f.BoolVar(&o.ReadOthers, "read-others", false, "with --hosts: host i reads what host i+1 wrote, so no client's own cache serves its reads")
+	markFiles(f, fileIn, "hosts-file", "token-file", "tls-ca")
 }
 
 // active reports whether the command runs on many hosts.
@@ -239,6 +237,7 @@ type clusterRun struct {
 	output  *OutputOptions
 	ci      *CIOptions
 	job     cluster.Job
+	repeat  int  // --repeat: the job runs this many times, one after another
 	secrets bool // the arguments carry credentials
 	// finish, if set, completes the merged result before it is judged.
 	finish func(res *report.Result, parts []cluster.HostResult)
@@ -258,7 +257,6 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if c.secrets && scheme != "https" {
 		return Usagef("credentials reach agents only over TLS: give --tls-ca (and --tls-cert/--tls-key to the agents), or set ACCESS_KEY/SECRET_KEY in each agent's environment")
 	}
-	c.job.RunName = runName()
 	c.job.ReadOthers = c.hosts.ReadOthers
 	c.job.Seed = pattern.RandomSeed()
 	coord := &cluster.Coordinator{Hosts: c.hosts.Hosts, Token: token, Client: client, Scheme: scheme, Version: Version,
@@ -266,21 +264,27 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Running %s on %d hosts (%s)\n", c.command, len(c.hosts.Hosts), strings.Join(c.hosts.Hosts, ", "))
 	}
-	res := newResult(c.command)
-	meter := startUsage()
-	parts, runErr := coord.Run(ctx, c.job)
-	res.Usage = meter.stop()
-	if parts == nil {
+	ran := false
+	res, runErr := app.measure(ctx, c.command, c.repeat, func(ctx context.Context, res *report.Result) error {
+		c.job.RunName = runName() // each run its own directory or prefix on every host
+		parts, err := coord.Run(ctx, c.job)
+		if parts == nil {
+			return err
+		}
+		ran = true
+		if merr := cluster.Merge(res, parts); merr != nil && err == nil {
+			err = merr
+		}
+		if ctx.Err() != nil {
+			res.Interrupted = true
+		}
+		if c.finish != nil {
+			c.finish(res, parts)
+		}
+		return err
+	})
+	if !ran {
 		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
-	}
-	if merr := cluster.Merge(res, parts); merr != nil && runErr == nil {
-		runErr = merr
-	}
-	if ctx.Err() != nil {
-		res.Interrupted = true
-	}
-	if c.finish != nil {
-		c.finish(res, parts)
 	}
 	if runErr != nil && !res.Interrupted {
 		return app.writeFailed(res, c.output, runErr)

@@ -84,6 +84,7 @@ host in ps: prefer the variables or the -file flags.`,
 	f.StringVar(&o.secretKeyFile, "secret-key-file", "", "read the secret key from `FILE`")
 	f.StringVar(&o.sessionToken, "session-token", "", "session token of temporary credentials (env SESSION_TOKEN, or --session-token-file; prefer those, a flag is visible in ps)")
 	f.StringVar(&o.sessionTokenFile, "session-token-file", "", "read the session token from `FILE`")
+	markFiles(f, fileIn, "secret-key-file", "session-token-file")
 	f.BoolVar(&o.Object.Anonymous, "anonymous", false, "send unsigned requests, for public buckets")
 	f.StringVar(&o.Object.Region, "region", "", "region (default: from the URL, then AWS_REGION, then us-east-1)")
 	f.StringVar(&o.Object.Addressing, "addressing", "auto", "bucket addressing: auto (from the URL form), path or virtual")
@@ -100,6 +101,7 @@ host in ps: prefer the variables or the -file flags.`,
 	f.BoolVar(&o.Object.SignPayload, "sign-payload", false, "sign the SHA-256 of every request body, for S3 stores that refuse UNSIGNED-PAYLOAD (costs a pass over the data)")
 	f.BoolVar(&o.Object.Insecure, "insecure", false, "do not verify the server's TLS certificate")
 	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM `FILE`")
+	markFiles(f, fileIn, "ca-cert")
 	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on every wait for the store: a request during which nothing moves for this long fails")
 	f.StringVar(&o.duration, "duration", "", "run each performance item for `DURATION`, repeating its objects (uploads make new ones), e.g. 30s; delete still does each object once")
 	f.StringVar(&o.warmup, "warmup", "", "run each item `DURATION` before measuring (with --duration)")
@@ -110,9 +112,6 @@ host in ps: prefer the variables or the -file flags.`,
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
-	for _, n := range []string{"ca-cert", "secret-key-file", "session-token-file"} {
-		markAgentFile(cmd, n)
-	}
 	return cmd
 }
 
@@ -256,8 +255,6 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 	if app.IO.Getenv("GOGC") == "" && app.IO.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(o.GCPercent()))
 	}
-	res := newResult("objbench")
-	meter := startUsage()
 	var prog *Progress
 	o.Hooks = objbench.Hooks{
 		Info: func(msg string) { app.Infof("%s", msg) },
@@ -285,8 +282,15 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,
 	}
-	err := objbench.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
+	runs := 0
+	res, err := app.measure(ctx, "objbench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		opts := o.Options
+		// The functional checks are about the store, not its speed: the
+		// first run makes them, the others only measure.
+		opts.SkipFunctional = opts.SkipFunctional || runs > 0
+		runs++
+		return objbench.Run(ctx, opts, res)
+	})
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, objbench.ErrBadInput) {
 			return &UsageError{Err: err}

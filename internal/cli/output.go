@@ -34,6 +34,7 @@ func addOutputFlags(cmd *cobra.Command, o *OutputOptions) {
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
 	f.StringVar(&o.ResultFile, "result-file", "", "also save the full result as JSON to this file")
 	f.StringVar(&o.HTML, "html", "", "also write the result as a self-contained HTML report to `FILE` (see fsbench report)")
+	markFiles(f, fileOut, "result-file", "html")
 }
 
 func joinFormats() string {

@@ -87,12 +87,17 @@ func (o *ReportOptions) resolve() error {
 	if o.Output == "" {
 		return Usagef("--output: want a file name, or - for stdout")
 	}
-	if o.Output != "-" {
-		if err := checkDir("--output", o.Output); err != nil {
-			return err
-		}
+	if o.Output == "-" {
+		return nil
 	}
-	return nil
+	if err := checkDir("--output", o.Output); err != nil {
+		return err
+	}
+	ins := make([]fileArg, len(o.Files))
+	for i, f := range o.Files {
+		ins[i] = fileArg{path: f}
+	}
+	return checkOutputs([]fileArg{{"output", o.Output}}, ins)
 }
 
 // checkDir checks that the directory of an output file exists.

@@ -115,3 +115,59 @@ func TestHTMLFlag(t *testing.T) {
 		t.Errorf("--html into a missing directory: exit %d, %q", code, stderr)
 	}
 }
+
+// TestOutputOverwritingInputRefused: an output that is one of the inputs
+// (the result a page is made from, a baseline) or another output is a
+// usage error, found before anything is read or run; the same file is
+// recognised by another spelling of its name and through a symlink, and
+// what was there is unchanged.
+func TestOutputOverwritingInputRefused(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "r.json")
+	orig := mustRead(t, reportFixture("bench.json"))
+	if err := os.WriteFile(res, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink("r.json", link); err != nil {
+		t.Fatal(err)
+	}
+	bdir := filepath.Join(dir, "b")
+	if err := os.Mkdir(bdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "F")
+	again := filepath.Join(bdir, "..", "F")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", res, "-o", res}, "--output " + res + " would overwrite the input " + res},
+		{[]string{"report", reportFixture("bench-b.json"), res, "-o", filepath.Join(bdir, "..", "r.json")}, "would overwrite the input " + res},
+		{[]string{"report", res, "-o", link}, "--output " + link + " would overwrite the input " + res},
+		{[]string{"bench", bdir, "--quick", "--result-file", fresh, "--html", fresh}, "--result-file " + fresh + " would overwrite --html " + fresh},
+		{[]string{"bench", bdir, "--quick", "--result-file", fresh, "--html", again}, "would overwrite --html " + again},
+		{[]string{"bench", bdir, "--rw", "stat", "--access-log", fresh, "--html", fresh}, "--html " + fresh + " would overwrite --access-log " + fresh},
+		{[]string{"bench", bdir, "--quick", "--result-file", res, "--baseline", res}, "--result-file " + res + " would overwrite the input --baseline " + res},
+		{[]string{"objbench", "--storage", "file", bdir, "--quick", "--html", link, "--baseline", res}, "--html " + link + " would overwrite the input --baseline " + res},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != ExitUsage || !strings.HasPrefix(stderr, "fsbench: ") || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if got := mustRead(t, res); got != orig {
+		t.Errorf("the result was overwritten: %.60q", got)
+	}
+	if _, err := os.Lstat(fresh); err == nil {
+		t.Error("an output was written despite the refusal")
+	}
+	if left, _ := os.ReadDir(bdir); len(left) != 0 {
+		t.Errorf("a refused run wrote in %s: %v", bdir, left)
+	}
+	// Different files are no clash: the page beside its result.
+	page := filepath.Join(dir, "r.html")
+	if code, _, stderr := runCLI(t, "report", res, "-o", page); code != ExitOK {
+		t.Errorf("report to another file: exit %d, %s", code, stderr)
+	}
+}

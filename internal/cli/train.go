@@ -91,6 +91,7 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.StringVar(&o.model, "model", "resnet50", "the model's preset: resnet50, unet3d or cosmoflow")
 	f.StringVar(&o.accel, "accelerator-type", "h100", "the accelerator of the preset: h100 or a100")
 	f.StringVarP(&o.JobFile, "workload", "f", "", "read the model from this job `FILE` (YAML) instead of a preset")
+	markFiles(f, fileIn, "workload")
 	f.IntVarP(&o.Accelerators, "accelerators", "n", 1, "emulated accelerators (ranks); with --hosts, on each host")
 	f.IntVar(&o.epochs, "epochs", 0, "epochs of training (preset: 2)")
 	f.IntVar(&o.files, "files", 0, "files of the dataset (the dataset's size scales with it)")
@@ -110,7 +111,6 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.BoolVar(&o.FindMax, "find-max", false, "search for the largest accelerator count that meets the AU threshold, from --accelerators up")
 	f.StringVar(&o.dropCaches, "drop-caches", "auto", "drop the dataset from the kernel's caches before training: auto or never; SKIP_DROP_CACHES=true disables")
 	f.Bool("print-job", false, "print the job file of the preset (a start for one's own) and exit")
-	markAgentFile(cmd, "workload")
 	markAgentPath(cmd, "dataset")
 }
 
@@ -138,6 +138,9 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	}
 	if o.Cluster.active() && o.FindMax {
 		return Usagef("--find-max runs on one host")
+	}
+	if o.Repeat > 1 && o.FindMax {
+		return Usagef("--repeat and --find-max: the search already runs training several times; give one of them")
 	}
 	if err := o.Options.Check(len(o.Cluster.Hosts)); err != nil {
 		return &UsageError{Err: err}
@@ -225,8 +228,6 @@ func (o *TrainOptions) override(cmd *cobra.Command) error {
 }
 
 func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
-	res := newResult("train")
-	meter := startUsage()
 	var prog *Progress
 	pub := startTrainLive(app, o.Path)
 	defer pub.stop()
@@ -247,8 +248,9 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Training %s on %d emulated %s accelerators from %s\n", o.Model, o.Accelerators, o.Accelerator, o.Path)
 	}
-	err := train.Run(ctx, o.Options, res)
-	res.Usage = meter.stop()
+	res, err := app.measure(ctx, "train", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		return train.Run(ctx, o.Options, res)
+	})
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, train.ErrBadInput) {
 			return &UsageError{Err: err}

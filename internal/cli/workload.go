@@ -42,12 +42,12 @@ func addJobFlags(cmd *cobra.Command, o *JobFlags) {
 	f := o.flagSet()
 	f.VisitAll(func(fl *pflag.Flag) { o.names = append(o.names, fl.Name) })
 	cmd.Flags().AddFlagSet(f)
-	markAgentFile(cmd, "workload")
 }
 
 func (o *JobFlags) flagSet() *pflag.FlagSet {
 	f := pflag.NewFlagSet("workload", pflag.ContinueOnError)
 	f.StringVarP(&o.File, "workload", "f", "", "run the phases of the workload `FILE` (YAML) instead of the default benchmark")
+	markFiles(f, fileIn, "workload")
 	f.StringVar(&o.rw, "rw", "", "run one phase of this `OP`: read, write, rw (mixed), randread, randwrite, randrw (as fio), or "+
 		"create, stat, open, rename, chmod, utime, readdir, unlink, mkdir, rmdir, format (default read)")
 	f.StringVar(&o.fileSelect, "file-select", "seq", "`ORDER` in which each thread takes its files: seq or random (vdbench's fileselect)")

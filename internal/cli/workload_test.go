@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,43 @@ func TestBenchJobRun(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestRateBeyondReachEndsAtDuration: --rate far above what the machine
+// does (10⁹ stats per second) still ends at --duration, for bench and for
+// objbench's stat workload, and the result says how many scheduled
+// operations were not begun: with those done, 10⁹ per second of duration.
+func TestRateBeyondReachEndsAtDuration(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "DIR", "--rw", "stat", "--files", "4"},
+		{"objbench", "--storage", "file", "DIR", "--workload", "stat", "--objects", "4"},
+	} {
+		dir := t.TempDir()
+		args[slices.Index(args, "DIR")] = dir
+		args = append(args, "--duration", "1s", "--rate", "1e9", "--json")
+		// A guard against a hang only: thirty times the duration.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		app, out, errb := testApp(map[string]string{"SKIP_DROP_CACHES": "true"})
+		code := Run(ctx, app, args)
+		cancel()
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errb)
+		}
+		res, err := report.ReadJSON(out)
+		if err != nil || len(res.Phases) == 0 {
+			t.Fatalf("%s: %v", args[0], err)
+		}
+		p := res.Phases[len(res.Phases)-1]
+		if p.Incomplete || p.Ops == 0 || p.Ops+p.Missed != 1e9 {
+			t.Errorf("%s: %d done + %d not begun (incomplete %v); want 10⁹ scheduled in 1s", args[0], p.Ops, p.Missed, p.Incomplete)
+		}
+		if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "the rate was not kept") {
+			t.Errorf("%s: warnings %q", args[0], res.Warnings)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("%s: left behind: %v", args[0], left)
+		}
 	}
 }
 

@@ -117,12 +117,23 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	a.mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.withJob(func(w http.ResponseWriter, _ *http.Request, j *agentJob) {
-		j.cancel()
+		j.stop(errCancelled)
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	a.mux.HandleFunc("DELETE /v1/jobs/{id}", a.withJob(a.remove))
 	return a, nil
 }
+
+// Why a job ends before its coordinator says it is over; the cause of
+// its context's cancellation.
+var (
+	// ErrAgentStopped ends the job of an agent that is itself stopping
+	// (SIGTERM or Ctrl-C on its host): its coordinator takes the host for
+	// failed, not finished.
+	ErrAgentStopped = errors.New("its agent was stopped (SIGTERM or Ctrl-C on its host)")
+	errCancelled    = errors.New("cancelled by the coordinator")
+	errRemoved      = errors.New("removed by the coordinator")
+)
 
 // Close cancels the job in progress, if any, and removes its files.
 func (a *Agent) Close() {
@@ -130,7 +141,7 @@ func (a *Agent) Close() {
 	j := a.job
 	a.mu.Unlock()
 	if j != nil {
-		a.end(j)
+		a.end(j, ErrAgentStopped)
 	}
 }
 
@@ -235,7 +246,7 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 		return nil, fmt.Errorf("host %d of %d", job.Index, job.Hosts)
 	}
 	j := &agentJob{job: job, gos: make(chan Go, 64), events: make(chan Event, 4096), done: make(chan struct{})}
-	j.ctx, j.stop = context.WithCancel(context.Background())
+	j.ctx, j.stop = context.WithCancelCause(context.Background())
 	j.id = newID()
 	files, err := j.writeFiles()
 	if err != nil {
@@ -359,6 +370,11 @@ func (a *Agent) run(j *agentJob) {
 	if err != nil {
 		ev.Error = err.Error()
 	}
+	if cause := context.Cause(j.ctx); cause != nil && !errors.Is(cause, errCancelled) && !errors.Is(cause, errRemoved) {
+		// Stopped on this host, not by the coordinator: the job did not
+		// fail on its own, but it did not finish either.
+		ev.Error = cause.Error()
+	}
 	j.send(ev)
 	close(j.done)
 }
@@ -369,16 +385,17 @@ func (a *Agent) watch(j *agentJob) {
 			return true
 		}
 		a.o.Logf("job %s: no word from the coordinator for %v; cancelling it and removing its files", j.id, a.o.OrphanAfter)
-		a.end(j)
+		a.end(j, fmt.Errorf("no word from the coordinator for %v", a.o.OrphanAfter))
 		return false
 	})
 }
 
-// end cancels a job, waits for it to stop (its run removes its own files
-// as on Ctrl-C), removes what the agent made for it, and frees the agent.
-func (a *Agent) end(j *agentJob) {
+// end cancels a job for cause, waits for it to stop (its run removes its
+// own files as on Ctrl-C), removes what the agent made for it, and frees
+// the agent.
+func (a *Agent) end(j *agentJob, cause error) {
 	j.once.Do(func() {
-		j.stop()
+		j.stop(cause)
 		<-j.done
 		j.removeFiles()
 		if j.base != "" {
@@ -394,7 +411,7 @@ func (a *Agent) end(j *agentJob) {
 }
 
 func (a *Agent) remove(w http.ResponseWriter, _ *http.Request, j *agentJob) {
-	a.end(j)
+	a.end(j, errRemoved)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -456,7 +473,7 @@ type agentJob struct {
 	filesDir string
 	base     string // PATH/RunName, made by the first host to prepare
 	ctx      context.Context
-	stop     context.CancelFunc
+	stop     context.CancelCauseFunc
 	gos      chan Go
 	events   chan Event
 	done     chan struct{} // the run returned
@@ -466,8 +483,7 @@ type agentJob struct {
 	lastPing atomic.Int64
 }
 
-func (j *agentJob) ping()   { j.lastPing.Store(time.Now().UnixNano()) }
-func (j *agentJob) cancel() { j.stop() }
+func (j *agentJob) ping() { j.lastPing.Store(time.Now().UnixNano()) }
 
 // send queues an event for the stream. The queue holds thousands of
 // phases' events; should it ever be full (no coordinator reading for that

@@ -46,6 +46,11 @@ func (e *HostError) Unwrap() error { return e.Err }
 // ErrLost is the cause of a host's failure when it stopped answering.
 var ErrLost = errors.New("lost: no answer")
 
+// ErrStopped is the cause of a host's failure when its job was stopped on
+// the host itself (its agent terminated, or orphaned) while this
+// coordinator had asked no one to stop.
+var ErrStopped = errors.New("stopped before the end")
+
 // host is the coordinator's view of one agent during a run.
 type host struct {
 	addr   string
@@ -58,7 +63,10 @@ type host struct {
 	phase  string
 	done   bool
 	lost   bool // it stopped answering: it cleans up by itself
-	heard  time.Time
+	// stopped: its job was stopped on the host (its agent terminated),
+	// which removed the job's files as it stopped.
+	stopped bool
+	heard   time.Time
 }
 
 // Run runs job on every host: preflight (every agent reachable, same
@@ -268,15 +276,35 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	case EventWarning:
 		c.Logf("host %s: %s", h.addr, ev.Message)
 	case EventDone:
-		h.done = true
-		h.res.Result = ev.Result
-		if ev.Result != nil {
-			ev.Result.Parameters.SetTexts(ev.ParamTexts)
+		return c.done(h, ev, cancelled)
+	}
+	return nil
+}
+
+// done takes a host's last event: its result, and its failure if it
+// failed or was stopped without being asked to.
+func (c *Coordinator) done(h *host, ev Event, cancelled bool) error {
+	h.done = true
+	h.res.Result = ev.Result
+	if ev.Result != nil {
+		ev.Result.Parameters.SetTexts(ev.ParamTexts)
+	}
+	switch {
+	case ev.Interrupted && !cancelled:
+		// Interrupted on its own host: a host that did not finish, whose
+		// absence the others must not wait for at the next barrier.
+		h.stopped = true
+		why := ev.Error
+		if why == "" || why == context.Canceled.Error() {
+			why = "interrupted on its host" // an agent that does not say why
 		}
-		if ev.Error != "" && !ev.Interrupted {
-			h.res.Err = ev.Error
-			return &HostError{h.addr, errors.New(ev.Error)}
-		}
+		err := fmt.Errorf("%w: %s", ErrStopped, why)
+		h.res.Err = err.Error()
+		c.Logf("host %s %v; stopping the others", h.addr, err)
+		return &HostError{h.addr, err}
+	case ev.Error != "" && !ev.Interrupted:
+		h.res.Err = ev.Error
+		return &HostError{h.addr, errors.New(ev.Error)}
 	}
 	return nil
 }
@@ -385,7 +413,12 @@ func (c *Coordinator) cleanup(hosts []*host) {
 		case h.lost:
 			c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
 		default:
-			if err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil); err != nil && !strings.Contains(err.Error(), "no such job") {
+			err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil)
+			switch {
+			case err == nil, strings.Contains(err.Error(), "no such job"):
+			case h.stopped:
+				// Gone with its agent, which removed the job's files first.
+			default:
 				c.Logf("host %s: clean up: %v (an agent still running removes the job's files itself within %v)", h.addr, err, OrphanAfter)
 			}
 		}

@@ -7,12 +7,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -268,6 +271,100 @@ func TestAgentKilledMidPhase(t *testing.T) {
 	}
 }
 
+// threeWrites is a workload of three phases, each long enough that a
+// host stopped in the first must not be waited for.
+const threeWrites = `threads: 1
+phases:
+  - {name: w1, op: write, file_size: 4M, xfer_size: 64K, duration: 60s}
+  - {name: w2, op: write, file_size: 4M, xfer_size: 64K, duration: 60s}
+  - {name: w3, op: write, file_size: 4M, xfer_size: 64K, duration: 60s}
+`
+
+// An agent stopped with SIGTERM (systemctl stop, a pod evicted) once it is
+// writing is a failed host, not a finished one: the coordinator names it,
+// stops the others at once (no waiting at the next barrier), marks what
+// was measured as partial and exits 1, even with --expect errors==0; every
+// host's files are removed.
+func TestAgentTerminatedMidPhase(t *testing.T) {
+	job := filepath.Join(t.TempDir(), "three.yaml")
+	if err := os.WriteFile(job, []byte(threeWrites), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		hosts int
+		args  []string
+	}{
+		{"one host, one phase", 1, []string{"--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s"}},
+		{"two hosts, three phases", 2, []string{"-f", job}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			var agents []*agent
+			for range c.hosts {
+				agents = append(agents, startAgent(t, root))
+			}
+			stopped := agents[c.hosts-1]
+			ended := make(chan struct{})
+			defer close(ended)
+			go func() {
+				// Once the host writes, as its files show.
+				for !writing(root, c.hosts-1) {
+					select {
+					case <-ended:
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+				_ = stopped.cmd.Process.Signal(syscall.SIGTERM)
+			}()
+			// A guard against a hang only: the phases last 60 s each.
+			ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+			defer cancel()
+			args := append([]string{"bench", root, "--hosts", hostsFlag(agents...), "--expect", "errors==0", "-o", "json"}, c.args...)
+			out := coordinator(t, ctx, args...)
+			want := "host " + stopped.addr + ": stopped before the end: its agent was stopped (SIGTERM or Ctrl-C on its host)"
+			if out.Code != 1 || !strings.Contains(out.Stderr, want) || strings.Contains(out.Stdout+out.Stderr, "Benchmark finished!") {
+				t.Fatalf("exit %d after %v; want 1 and %q:\n%s", out.Code, out.Took.Round(time.Millisecond), want, out.Stderr)
+			}
+			r, err := report.ReadJSON(strings.NewReader(out.Stdout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := r.FindPhase("write")
+			if c.hosts > 1 {
+				p = r.FindPhase("w1")
+			}
+			if !strings.Contains(r.Error, stopped.addr) || p == nil || !p.Incomplete || r.FindPhase("w2") != nil {
+				t.Fatalf("result error %q, phases %d; want the host named and the first phase partial", r.Error, len(r.Phases))
+			}
+			for _, h := range p.Hosts {
+				if h.Address == stopped.addr && (!h.Incomplete || !strings.Contains(h.Error, "its agent was stopped")) {
+					t.Errorf("the stopped host's row: incomplete %v, error %q", h.Incomplete, h.Error)
+				}
+			}
+			waitFor(t, 15*time.Second, func() bool { return len(left(t, root)) == 0 })
+		})
+	}
+}
+
+// writing reports whether host i of the run under root has written data.
+func writing(root string, i int) bool {
+	dirs, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", fmt.Sprintf("host-%d", i)))
+	found := false
+	for _, d := range dirs {
+		_ = filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
+			if err == nil && e.Type().IsRegular() {
+				if info, ierr := e.Info(); ierr == nil && info.Size() > 0 {
+					found = true
+				}
+			}
+			return nil
+		})
+	}
+	return found
+}
+
 // Ctrl-C on the coordinator stops and cleans up every host.
 func TestCoordinatorInterrupted(t *testing.T) {
 	root := t.TempDir()
@@ -417,5 +514,36 @@ func TestHeaderAsOnOneHost(t *testing.T) {
 		if !strings.Contains(out.Stdout, want) {
 			t.Errorf("header lacks %q:\n%s", want, out.Stdout)
 		}
+	}
+}
+
+// TestRepeatOnHosts: --repeat stays with the coordinator, which runs the
+// job on every host once per run; each run is a merged many-host result,
+// and the summary adds up every run's operations.
+func TestRepeatOnHosts(t *testing.T) {
+	root := t.TempDir()
+	a, b := startAgent(t, root), startAgent(t, root)
+	out := coordinator(t, context.Background(), "bench", root, "-p", "2", "--big-file-size", "4M", "--small-file-count", "5",
+		"--small-file-size", "16K", "--hosts", hostsFlag(a, b), "--repeat", "2", "-o", "json")
+	r := resultOf(t, out)
+	if len(r.Runs) != 2 || len(r.Phases) != 5 {
+		t.Fatalf("%d runs, %d phases", len(r.Runs), len(r.Phases))
+	}
+	// 2 hosts x 2 threads: 4 blocks of the big file, 5 small files each.
+	want := map[string]int64{"write-big": 16, "read-big": 16, "write-small": 20, "read-small": 20, "stat": 20}
+	for _, run := range r.Runs {
+		for _, p := range run.Phases {
+			if len(p.Hosts) != 2 || p.Ops != want[p.Name] {
+				t.Errorf("run %d %s: %d hosts, %d ops, want 2 hosts, %d ops", run.Index, p.Name, len(p.Hosts), p.Ops, want[p.Name])
+			}
+		}
+	}
+	for _, p := range r.Phases {
+		if p.Spread == nil || p.Spread.Runs != 2 || p.Ops != 2*want[p.Name] {
+			t.Errorf("%s: spread %+v, ops %d, want 2 runs, %d ops", p.Name, p.Spread, p.Ops, 2*want[p.Name])
+		}
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
 	}
 }

@@ -84,6 +84,7 @@ type hostPart struct {
 	p          *report.Phase
 	start, end time.Time
 	threads    float64
+	err        string // why the host failed, on the last phase it ran
 }
 
 func mergePhase(name string, hosts []HostResult) (report.Phase, error) {
@@ -99,8 +100,12 @@ func mergePhase(name string, hosts []HostResult) (report.Phase, error) {
 			continue
 		}
 		start := h.Starts[name]
-		parts = append(parts, hostPart{addr: h.Address, p: p, start: start,
-			end: start.Add(time.Duration(p.Seconds * float64(time.Second))), threads: threadsOf(h.Result)})
+		hp := hostPart{addr: h.Address, p: p, start: start,
+			end: start.Add(time.Duration(p.Seconds * float64(time.Second))), threads: threadsOf(h.Result)}
+		if ps := h.Result.Phases; &ps[len(ps)-1] == p {
+			hp.err = h.Err
+		}
+		parts = append(parts, hp)
 		phases = append(phases, *p)
 	}
 	if phases[0].Value.Unit == report.CheckNotSupport {
@@ -158,7 +163,7 @@ func hostRow(hp hostPart, first time.Time) report.HostPhase {
 	p := hp.p
 	row := report.HostPhase{Address: hp.addr, Ops: p.Ops, Items: p.Items, Bytes: p.Bytes, Errors: p.Errors,
 		Seconds: p.Seconds, BytesPerSec: p.BytesPerSec, OpsPerSec: p.OpsPerSec,
-		Latency: p.Latency, Histogram: p.Histogram, Incomplete: p.Incomplete}
+		Latency: p.Latency, Histogram: p.Histogram, Incomplete: p.Incomplete, Error: hp.err}
 	if !first.IsZero() {
 		row.StartOffset = hp.start.Sub(first).Seconds()
 	}

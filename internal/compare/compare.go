@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // SchemaVersion is the version of the JSON layout of a Report.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrMismatch is wrapped when two results cannot be compared (different
 // commands).
@@ -78,14 +79,19 @@ type Side struct {
 	Target    string    `json:"target"`
 }
 
-// Statuses of an Item.
+// Statuses of an Item. A change is called better, worse or a regression
+// only when it can be told from noise (see Compare); otherwise it is Same,
+// shown as "~", with Note saying why.
 const (
 	Same       = "same"
 	Better     = "better"
-	Worse      = "worse"      // worse, but within the threshold (or no threshold)
-	Regression = "regression" // worse beyond the threshold
+	Worse      = "worse"      // significantly worse, but within the threshold (or no threshold)
+	Regression = "regression" // significantly worse, beyond the threshold
 	Missing    = "missing"    // only in the old result
 	Added      = "added"      // only in the new result
+	// TooFew marks a latency percentile with too few samples behind it to
+	// judge (verdict.MinSamples), and the maximum, which is one sample.
+	TooFew = "too few samples"
 )
 
 // Item is one compared figure of one phase.
@@ -104,6 +110,15 @@ type Item struct {
 	// ChangePct is (new-old)/old in percent; nil when old is 0 or missing.
 	ChangePct *float64 `json:"change_pct"`
 	Status    string   `json:"status"`
+	// OldRuns and NewRuns are how many runs (--repeat) each side holds.
+	OldRuns int `json:"old_runs,omitempty"`
+	NewRuns int `json:"new_runs,omitempty"`
+	// P is the Mann-Whitney U test's p-value over the runs of both sides;
+	// nil when either side has fewer than two runs.
+	P *float64 `json:"p_value,omitempty"`
+	// Note says why a change is Same or TooFew, or how a single-run
+	// change beyond the threshold was judged.
+	Note string `json:"note,omitempty"`
 }
 
 // Report is the outcome of a comparison.
@@ -117,6 +132,13 @@ type Report struct {
 	Items        []Item   `json:"items"`
 	Regressions  int      `json:"regressions"`
 	Warnings     []string `json:"warnings,omitempty"`
+	// OldRuns and NewRuns are the runs each result holds (1 without
+	// --repeat); Alpha the significance level of the comparison.
+	OldRuns int     `json:"old_runs"`
+	NewRuns int     `json:"new_runs"`
+	Alpha   float64 `json:"alpha"`
+	// Verdict is the comparison in one sentence, as the table opens with.
+	Verdict string `json:"verdict"`
 }
 
 // Compare sets old and new side by side. oldName and newName (file names)
@@ -132,6 +154,9 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 		Old:           side(old, oldName),
 		New:           side(new, newName),
 		ThresholdPct:  o.Threshold,
+		OldRuns:       runs(old),
+		NewRuns:       runs(new),
+		Alpha:         verdict.Alpha,
 	}
 	kinds := o.Kinds
 	if kinds == nil {
@@ -147,7 +172,7 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 	for _, op := range old.Phases {
 		np := new.FindPhase(op.Name)
 		if np == nil {
-			r.Items = append(r.Items, r.onlyOne(op, kinds, true)...)
+			r.Items = append(r.Items, r.onlyOne(old, op, kinds, true)...)
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is in OLD but not in NEW", op.Name))
 			continue
 		}
@@ -159,11 +184,11 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 				r.Warnings = append(r.Warnings, fmt.Sprintf("%s did not complete in %s; its figures are partial", op.Name, x.label))
 			}
 		}
-		r.Items = append(r.Items, r.both(op, *np, kinds)...)
+		r.Items = append(r.Items, r.both(figures(old, op, kinds), figures(new, *np, kinds), op, *np)...)
 	}
 	for _, np := range new.Phases {
 		if old.FindPhase(np.Name) == nil {
-			r.Items = append(r.Items, r.onlyOne(np, kinds, false)...)
+			r.Items = append(r.Items, r.onlyOne(new, np, kinds, false)...)
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is in NEW but not in OLD", np.Name))
 		}
 	}
@@ -172,7 +197,13 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 			r.Regressions++
 		}
 	}
+	r.Verdict = r.verdict()
 	return r, nil
+}
+
+// runs is how many runs a result holds: 1 without --repeat.
+func runs(r *report.Result) int {
+	return max(len(r.Runs), 1)
 }
 
 func name(file, fallback string) string {
@@ -214,26 +245,57 @@ func paramDiffs(old, new report.Params) []string {
 	return out
 }
 
-// figure is one comparable number of a phase.
+// figure is one comparable number of a phase: its summary value and, for a
+// repeated benchmark, each run's value.
 type figure struct {
 	kind, unit, better string
 	ok                 bool
 	v                  float64
+	runs               []float64
+	count              int64 // latency samples behind v
 }
 
-func figures(p report.Phase, kinds []string) []figure {
+// figures are the compared numbers of phase p of result r, in kinds' order.
+func figures(r *report.Result, p report.Phase, kinds []string) []figure {
 	var out []figure
 	if p.Value.Unit == report.CheckNotSupport {
 		return nil // an optional capability the store lacks: nothing measured
 	}
-	l := p.Latency
+	runs := runPhases(r, p.Name)
 	for _, k := range kinds {
-		switch k {
-		case "throughput":
-			out = append(out, figure{k, p.Value.Unit, "higher", true, p.Value.Value})
-		default:
-			v := map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max}[k]
-			out = append(out, figure{k, "us", "lower", l.Count > 0, v})
+		f := figure{kind: k, unit: "us", better: "lower", ok: p.Latency.Count > 0, v: latency(p, k), count: p.Latency.Count}
+		if k == "throughput" {
+			f = figure{kind: k, unit: p.Value.Unit, better: "higher", ok: true, v: p.Value.Value}
+		}
+		for _, rp := range runs {
+			if k == "throughput" {
+				f.runs = append(f.runs, rp.Value.Value)
+			} else if rp.Latency.Count > 0 {
+				f.runs = append(f.runs, latency(rp, k))
+			}
+		}
+		if len(f.runs) == 0 {
+			f.runs = []float64{f.v}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func latency(p report.Phase, kind string) float64 {
+	l := p.Latency
+	return map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max}[kind]
+}
+
+// runPhases is phase name in each run of a repeated result; nil for a
+// result of one run.
+func runPhases(r *report.Result, name string) []report.Phase {
+	var out []report.Phase
+	for _, run := range r.Runs {
+		for _, p := range run.Phases {
+			if p.Name == name {
+				out = append(out, p)
+			}
 		}
 	}
 	return out
@@ -248,9 +310,9 @@ func metricName(phase, kind string) string {
 
 func ptr(v float64) *float64 { return &v }
 
-func (r *Report) onlyOne(p report.Phase, kinds []string, inOld bool) []Item {
+func (r *Report) onlyOne(res *report.Result, p report.Phase, kinds []string, inOld bool) []Item {
 	var out []Item
-	for _, f := range figures(p, kinds) {
+	for _, f := range figures(res, p, kinds) {
 		if !f.ok {
 			continue
 		}
@@ -265,9 +327,8 @@ func (r *Report) onlyOne(p report.Phase, kinds []string, inOld bool) []Item {
 	return out
 }
 
-func (r *Report) both(op, np report.Phase, kinds []string) []Item {
+func (r *Report) both(of, nf []figure, op, np report.Phase) []Item {
 	var out []Item
-	of, nf := figures(op, kinds), figures(np, kinds)
 	if len(of) != len(nf) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s is supported in only one of the results, not compared", op.Name))
 		return nil
@@ -281,38 +342,91 @@ func (r *Report) both(op, np report.Phase, kinds []string) []Item {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: unit %s (OLD) vs %s (NEW), not compared", op.Name, a.unit, b.unit))
 			continue
 		}
-		out = append(out, r.item(metricName(op.Name, a.kind), op.Name, a.kind, a.unit, a.better, a.v, b.v))
+		out = append(out, r.judge(metricName(op.Name, a.kind), op.Name, a, b))
 	}
 	if op.Errors > 0 || np.Errors > 0 {
-		out = append(out, r.item(op.Name+".errors", op.Name, "errors", "errors", "lower", float64(op.Errors), float64(np.Errors)))
+		out = append(out, r.errorsItem(op, np))
 	}
 	return out
 }
 
-// item judges one pair of figures.
-func (r *Report) item(metric, phase, kind, unit, better string, old, new float64) Item {
-	it := Item{Metric: metric, Phase: phase, Kind: kind, Unit: unit, Better: better, Old: ptr(old), New: ptr(new), Status: Same}
+// judge compares one figure of a phase. A change is called only when it
+// can be told from noise: with runs on both sides (--repeat), when a
+// Mann-Whitney U test over them is significant at verdict.Alpha (and,
+// with a threshold, it is a regression when also beyond it); with one run
+// on a side nothing separates a change from noise, so only a change beyond
+// the threshold is called. A latency percentile with too few samples, and
+// the maximum, are never judged.
+func (r *Report) judge(metric, phase string, a, b figure) Item {
+	it := Item{Metric: metric, Phase: phase, Kind: a.kind, Unit: a.unit, Better: a.better, Old: ptr(a.v), New: ptr(b.v),
+		Status: Same, OldRuns: len(a.runs), NewRuns: len(b.runs)}
+	if a.v != 0 {
+		it.ChangePct = ptr(round((b.v - a.v) / a.v * 100))
+	}
+	if a.kind != "throughput" && !verdict.Judgeable(a.kind, min(a.count, b.count)) {
+		it.Status, it.Note = TooFew, tooFewNote(a.kind, min(a.count, b.count))
+		return it
+	}
+	t := verdict.Compare(a.runs, b.runs)
+	if !math.IsNaN(t.P) {
+		it.P = ptr(round3(t.P))
+	}
+	if a.v == b.v {
+		return it
+	}
+	worse := (b.v < a.v) == (a.better == "higher")
+	beyond := r.ThresholdPct != nil && (it.ChangePct == nil || math.Abs(*it.ChangePct) > *r.ThresholdPct)
+	switch {
+	case len(a.runs) < 2 || len(b.runs) < 2:
+		if !beyond {
+			it.Note = "one run a side: cannot be told from noise (--repeat)"
+			return it
+		}
+		it.Note = "one run a side: beyond the threshold, noise unknown (--repeat)"
+	case !t.Significant && !t.Enough:
+		it.Note = fmt.Sprintf("p=%.2f: %d runs a side are needed to tell a change at %g%%", t.P, t.MinRuns, verdict.Alpha*100)
+		return it
+	case !t.Significant:
+		it.Note = fmt.Sprintf("p=%.2f", t.P)
+		return it
+	}
+	switch {
+	case !worse:
+		it.Status = Better
+	case beyond:
+		it.Status = Regression
+	default:
+		it.Status = Worse
+	}
+	return it
+}
+
+// tooFewNote says why a latency figure is not judged.
+func tooFewNote(kind string, count int64) string {
+	if kind == "max" {
+		return "the maximum is one operation"
+	}
+	return fmt.Sprintf("%s needs %d samples, has %d", kind, verdict.MinSamples(kind), count)
+}
+
+// errorsItem compares the error counts: errors are counted, not
+// estimated, so any rise is worse, and with a threshold a regression when
+// beyond it (a rise from none always is).
+func (r *Report) errorsItem(op, np report.Phase) Item {
+	old, new := float64(op.Errors), float64(np.Errors)
+	it := Item{Metric: op.Name + ".errors", Phase: op.Name, Kind: "errors", Unit: "errors", Better: "lower",
+		Old: ptr(old), New: ptr(new), Status: Same}
 	if old != 0 {
 		it.ChangePct = ptr(round((new - old) / old * 100))
 	}
-	worse := new < old
-	if better == "lower" {
-		worse = new > old
-	}
 	switch {
-	case old == new:
-		return it
-	case !worse:
+	case new < old:
 		it.Status = Better
-		return it
-	}
-	it.Status = Worse
-	if t := r.ThresholdPct; t != nil {
-		// A change from zero (no errors before, some now) has no percentage
-		// and is beyond any threshold.
+	case new > old:
+		it.Status = Worse
 		// The change is judged as shown (to 0.01%), so that float noise
 		// cannot make exactly 10% worse a regression at 10%.
-		if it.ChangePct == nil || math.Abs(*it.ChangePct) > *t {
+		if t := r.ThresholdPct; t != nil && (it.ChangePct == nil || math.Abs(*it.ChangePct) > *t) {
 			it.Status = Regression
 		}
 	}
@@ -320,6 +434,8 @@ func (r *Report) item(metric, phase, kind, unit, better string, old, new float64
 }
 
 func round(v float64) float64 { return math.Round(v*100) / 100 }
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // RegressionList names the regressions, e.g. "write-big -23.1%".
 func (r *Report) RegressionList() []string {
@@ -384,3 +500,42 @@ func sig(v float64) float64 {
 	}
 	return out
 }
+
+// verdict is the comparison in one sentence: what was called, and on what
+// evidence.
+func (r *Report) verdict() string {
+	n := map[string]int{}
+	for _, it := range r.Items {
+		n[it.Status]++
+	}
+	var s string
+	switch {
+	case r.ThresholdPct != nil && r.Regressions > 0:
+		s = fmt.Sprintf("%s beyond %s%%: %s.", plural(r.Regressions, "regression"), fmtPct(*r.ThresholdPct),
+			strings.Join(r.RegressionList(), ", "))
+	case r.ThresholdPct != nil:
+		s = fmt.Sprintf("No regression beyond %s%%.", fmtPct(*r.ThresholdPct))
+	case n[Better]+n[Worse] == 0:
+		s = "No change told from noise."
+	default:
+		s = fmt.Sprintf("%d better, %d worse.", n[Better], n[Worse]+n[Regression])
+	}
+	if r.ThresholdPct != nil && n[Better]+n[Worse] > 0 {
+		s += fmt.Sprintf(" %d better, %d worse within the threshold.", n[Better], n[Worse])
+	}
+	if r.OldRuns < 2 || r.NewRuns < 2 {
+		return s + " One run a side: no change can be told from noise, and only a change beyond --threshold is called;" +
+			" run both sides with --repeat 5 to test changes."
+	}
+	return s + fmt.Sprintf(" %d against %d runs; a change is called when significant at %g%% (Mann-Whitney U).",
+		r.OldRuns, r.NewRuns, r.Alpha*100)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -13,9 +13,25 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 )
 
+// phase is a phase whose latency has enough samples for every percentile.
 func phase(name string, value float64, unit string, p99 float64, errs int64) report.Phase {
+	return phaseN(name, value, unit, p99, errs, 20000)
+}
+
+func phaseN(name string, value float64, unit string, p99 float64, errs, samples int64) report.Phase {
 	return report.Phase{Name: name, Value: report.Measure{Value: value, Unit: unit}, Errors: errs,
-		Latency: metrics.Summary{Count: 10, P50: p99 / 2, P90: p99 / 1.5, P99: p99, P999: p99, Max: p99}}
+		Latency: metrics.Summary{Count: samples, P50: p99 / 2, P90: p99 / 1.5, P99: p99, P999: p99, Max: p99}}
+}
+
+// repeated is a result of one run per value: phase "write" at each value
+// (MiB/s), p99 of 1 ms.
+func repeated(values ...float64) *report.Result {
+	r := res()
+	for i, v := range values {
+		r.Runs = append(r.Runs, report.Run{Index: i + 1, Phases: []report.Phase{phase("write", v, "MiB/s", 1000, 0)}})
+	}
+	r.Phases = []report.Phase{phase("write", values[len(values)/2], "MiB/s", 1000, 0)}
+	return r
 }
 
 func res(phases ...report.Phase) *report.Result {
@@ -34,6 +50,9 @@ func find(t *testing.T, r *Report, metric string) Item {
 	return Item{}
 }
 
+// TestCompareStatuses: with one run a side, nothing tells a change from
+// noise, so only changes beyond the threshold are called; errors are
+// counted, not estimated, and the maximum is never judged.
 func TestCompareStatuses(t *testing.T) {
 	old := res(phase("write-big", 200, "MiB/s", 1000, 0), phase("stat", 1000, "files/s", 100, 0))
 	new := res(phase("write-big", 150, "MiB/s", 1050, 2), phase("stat", 1100, "files/s", 200, 0))
@@ -47,8 +66,9 @@ func TestCompareStatuses(t *testing.T) {
 		change         float64
 	}{
 		{"write-big", Regression, -25},
-		{"write-big.p99", Worse, 5},
-		{"stat", Better, 10},
+		{"write-big.p99", Same, 5},
+		{"write-big.max", TooFew, 5},
+		{"stat", Same, 10}, // exactly the threshold
 		{"stat.p50", Regression, 100},
 		{"stat.p99", Regression, 100},
 	}
@@ -58,18 +78,25 @@ func TestCompareStatuses(t *testing.T) {
 			t.Errorf("%s: status %s change %v, want %s %v", tt.metric, it.Status, it.ChangePct, tt.status, tt.change)
 		}
 	}
+	if it := find(t, r, "write-big"); !strings.Contains(it.Note, "one run a side") || it.P != nil {
+		t.Errorf("a single-run regression says how it was judged: %+v", it)
+	}
 	if it := find(t, r, "write-big.errors"); it.Status != Regression || it.ChangePct != nil {
 		t.Errorf("errors 0 -> 2: %+v", it)
 	}
-	// write-big, write-big.errors and the five latencies of stat.
-	if r.Regressions != 7 {
-		t.Errorf("Regressions = %d, want 7", r.Regressions)
+	// write-big, write-big.errors and stat's p50, p90, p99 and p99.9.
+	if r.Regressions != 6 {
+		t.Errorf("Regressions = %d, want 6", r.Regressions)
+	}
+	if !strings.HasPrefix(r.Verdict, "6 regressions beyond 10%: write-big -25.0%") || !strings.Contains(r.Verdict, "--repeat") {
+		t.Errorf("verdict %q", r.Verdict)
 	}
 
-	// Without a threshold nothing is a regression.
+	// Without a threshold nothing is a regression, and with one run a side
+	// no change is called but errors.
 	r, _ = Compare(old, new, "", "", Options{})
-	if r.Regressions != 0 || find(t, r, "write-big").Status != Worse {
-		t.Errorf("no threshold: %d regressions", r.Regressions)
+	if r.Regressions != 0 || find(t, r, "write-big").Status != Same || find(t, r, "write-big.errors").Status != Worse {
+		t.Errorf("no threshold: %+v", r.Items)
 	}
 	if r.Expectations() != nil {
 		t.Errorf("no threshold: expectations %+v", r.Expectations())
@@ -79,6 +106,63 @@ func TestCompareStatuses(t *testing.T) {
 	r, _ = Compare(old, new, "", "", Options{Threshold: &ten, Kinds: []string{"throughput"}})
 	if len(r.Items) != 3 || r.Regressions != 2 { // write-big, write-big.errors, stat
 		t.Errorf("throughput only: %+v", r.Items)
+	}
+}
+
+// TestCompareRepeats: with runs on both sides a change is called only when
+// a U test over them is significant, and a regression only when beyond
+// the threshold too.
+func TestCompareRepeats(t *testing.T) {
+	base := repeated(100, 102, 98, 101, 99)
+	ten := 10.0
+	for _, c := range []struct {
+		name   string
+		new    *report.Result
+		thr    *float64
+		status string
+	}{
+		{"noise", repeated(99, 103, 100, 97, 101), &ten, Same},
+		{"slower, beyond", repeated(80, 82, 79, 81, 83), &ten, Regression},
+		{"slower, within", repeated(95, 94, 96, 95, 94), &ten, Worse},
+		{"slower, no threshold", repeated(80, 82, 79, 81, 83), nil, Worse},
+		{"faster", repeated(120, 121, 119, 122, 118), &ten, Better},
+		{"five against three can show it", repeated(50, 51, 52), &ten, Regression},
+		// a big change in one outlying run is not a change of the runs
+		{"one outlier", repeated(100, 101, 99, 40, 100), &ten, Same},
+	} {
+		r, err := Compare(base, c.new, "", "", Options{Threshold: c.thr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := find(t, r, "write")
+		if it.Status != c.status {
+			t.Errorf("%s: %s (%s, p %v), want %s", c.name, it.Status, it.Note, it.P, c.status)
+		}
+		if it.OldRuns != 5 || it.NewRuns != len(c.new.Runs) || it.P == nil {
+			t.Errorf("%s: runs %d/%d p %v", c.name, it.OldRuns, it.NewRuns, it.P)
+		}
+	}
+	// Three runs a side cannot reach 5% however far apart they are.
+	r, _ := Compare(repeated(100, 102, 98), repeated(50, 51, 52), "", "", Options{Threshold: &ten})
+	if it := find(t, r, "write"); it.Status != Same || !strings.Contains(it.Note, "4 runs a side are needed") {
+		t.Errorf("three runs a side: %s, %q", it.Status, it.Note)
+	}
+}
+
+// TestCompareTooFewSamples: p99.9 of a thousand operations, and any
+// maximum, are not judged however much they changed.
+func TestCompareTooFewSamples(t *testing.T) {
+	old := res(phaseN("stat", 1000, "files/s", 100, 0, 1024))
+	new := res(phaseN("stat", 1000, "files/s", 900, 0, 1024))
+	zero := 0.0
+	r, _ := Compare(old, new, "", "", Options{Threshold: &zero})
+	for metric, want := range map[string]string{"stat.p50": Regression, "stat.p99": Regression, "stat.p999": TooFew, "stat.max": TooFew} {
+		if it := find(t, r, metric); it.Status != want {
+			t.Errorf("%s: %s (%s), want %s", metric, it.Status, it.Note, want)
+		}
+	}
+	if it := find(t, r, "stat.p999"); it.Note != "p999 needs 10000 samples, has 1024" {
+		t.Errorf("note %q", it.Note)
 	}
 }
 
@@ -212,7 +296,8 @@ func TestGoldenPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(r.RegressionList(), ", "); got != "write-big -25.0%, write-small.errors +3, stat.p99 +50.0%" {
+	// stat.p99 rose 50%, but from 400 operations: too few to judge.
+	if got := strings.Join(r.RegressionList(), ", "); got != "write-big -25.0%, write-small.errors +3" {
 		t.Errorf("regressions: %s", got)
 	}
 	r, _ = Compare(read("old.json"), read("new-within.json"), "", "", Options{Threshold: &ten})

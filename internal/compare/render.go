@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // WriteJSON writes r as indented JSON.
@@ -27,8 +28,10 @@ const (
 	ansiReset = "\x1b[0m"
 )
 
-// WriteTable writes r for people: a header naming both runs, one row per
-// item (ITEM | OLD | NEW | CHANGE | RESULT), the warnings and a verdict.
+// WriteTable writes r for people: the verdict first, the two runs and
+// what differs between their parameters, then one row per item (ITEM |
+// OLD | NEW | CHANGE | RESULT). A change that cannot be told from noise is
+// "~", with its p-value when the runs allow a test.
 func WriteTable(w io.Writer, r *Report, color bool) error {
 	ew := &report.ErrWriter{W: w}
 	thr := "no threshold"
@@ -36,11 +39,20 @@ func WriteTable(w io.Writer, r *Report, color bool) error {
 		thr = "threshold " + strconv.FormatFloat(*r.ThresholdPct, 'f', -1, 64) + "%"
 	}
 	fmt.Fprintf(ew, "Comparing %s results (%s)\n", r.Command, thr)
+	line := "Verdict: " + r.Verdict
+	if color && r.Regressions > 0 {
+		line = ansiRed + line + ansiReset
+	}
+	fmt.Fprintln(ew, line)
 	for _, s := range []struct {
 		label string
 		side  Side
-	}{{"OLD", r.Old}, {"NEW", r.New}} {
-		fmt.Fprintf(ew, "%s: %s\n", s.label, describe(s.side))
+		runs  int
+	}{{"OLD", r.Old, r.OldRuns}, {"NEW", r.New, r.NewRuns}} {
+		fmt.Fprintf(ew, "%s: %s\n", s.label, describe(s.side, s.runs))
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(ew, "Warning: %s\n", warn)
 	}
 	t := report.NewTable(ew, []string{"ITEM", "OLD", "NEW", "CHANGE", "RESULT"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft})
@@ -52,46 +64,56 @@ func WriteTable(w io.Writer, r *Report, color bool) error {
 		if it.New != nil {
 			new = FormatValue(*it.New, it.Unit)
 		}
-		status := it.Status
-		switch it.Status {
-		case Regression:
-			status = "REGRESSION"
-			if color {
-				status = ansiRed + status + ansiReset
-			}
-		case Better:
-			if color {
-				status = ansiGreen + status + ansiReset
-			}
-		case Missing:
-			status = "missing in NEW"
-		case Added:
-			status = "new in NEW"
-		}
-		_ = t.Append([]string{it.Metric, old, new, FormatChange(it), status})
+		_ = t.Append([]string{it.Metric, old, new, FormatChange(it), statusText(it, color)})
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(ew, "Warning: %s\n", warn)
-	}
-	switch {
-	case r.ThresholdPct == nil:
-	case r.Regressions == 0:
-		fmt.Fprintf(ew, "No regression beyond %s%%.\n", strconv.FormatFloat(*r.ThresholdPct, 'f', -1, 64))
-	default:
-		noun := "regressions"
-		if r.Regressions == 1 {
-			noun = "regression"
+	for _, it := range r.Items {
+		if it.Status == TooFew {
+			fmt.Fprintf(ew, "Too few samples: a percentile is judged with ten samples beyond it (p50 %d, p90 %d, p99 %d, p99.9 %d); the maximum is one operation and never judged.\n",
+				verdict.MinSamples("p50"), verdict.MinSamples("p90"), verdict.MinSamples("p99"), verdict.MinSamples("p999"))
+			break
 		}
-		fmt.Fprintf(ew, "%d %s beyond %s%%: %s\n", r.Regressions, noun,
-			strconv.FormatFloat(*r.ThresholdPct, 'f', -1, 64), strings.Join(r.RegressionList(), ", "))
 	}
 	return ew.Err()
 }
 
-func describe(s Side) string {
+// statusText is an item's RESULT cell.
+func statusText(it Item, color bool) string {
+	p := ""
+	if it.P != nil {
+		p = fmt.Sprintf(" (p=%.3f)", *it.P)
+	}
+	switch it.Status {
+	case Same:
+		if it.Old != nil && it.New != nil && *it.Old == *it.New {
+			return "same"
+		}
+		return "~" + p
+	case Regression:
+		if color {
+			return ansiRed + "REGRESSION" + ansiReset + p
+		}
+		return "REGRESSION" + p
+	case Better:
+		if color {
+			return ansiGreen + "better" + ansiReset + p
+		}
+		return "better" + p
+	case Worse:
+		return "worse" + p
+	case TooFew:
+		return "too few samples"
+	case Missing:
+		return "missing in NEW"
+	case Added:
+		return "new in NEW"
+	}
+	return it.Status
+}
+
+func describe(s Side, runs int) string {
 	parts := []string{}
 	if s.File != "" {
 		parts = append(parts, s.File)
@@ -104,6 +126,11 @@ func describe(s Side) string {
 	}
 	if s.Version != "" {
 		parts = append(parts, "fsbench "+s.Version)
+	}
+	if runs > 1 {
+		parts = append(parts, strconv.Itoa(runs)+" runs")
+	} else {
+		parts = append(parts, "1 run")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -175,6 +175,7 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	e.Live.Bytes.Store(0)
 	e.Live.Errors.Store(0)
 	e.Live.LatencyNs.Store(0)
+	e.Live.ReadBytes.Store(0)
 	e.current.Store(&p)
 	defer e.current.Store(nil)
 
@@ -298,6 +299,7 @@ func (r *run) result(s *seriesCollector) *Result {
 		res.Bytes += w.bytes
 		res.Errors += w.errs
 		res.Throttled += w.throttled
+		res.Missed += w.missed
 		res.Hist.Merge(w.hist)
 		if w.ttfb != nil && w.ttfb.Count() > 0 {
 			if res.TTFB == nil {

@@ -105,6 +105,41 @@ func TestOpenLoopLastsItsDuration(t *testing.T) {
 	if rate := float64(r.Ops) / r.Elapsed.Seconds(); rate > 1.01 {
 		t.Errorf("reported %.1f ops/s at a rate of 0.5/s", rate)
 	}
+	if p := r.Report(); r.Missed != 0 || p.Shortfall() != "" {
+		t.Errorf("a rate kept: %d missed, %q", r.Missed, p.Shortfall())
+	}
+}
+
+// An open loop asked for more than it can do ends at its deadline, not
+// when its schedule reaches it, and counts what it scheduled and never
+// began: with 10⁹ per second for 100 ms (after a warm-up or not), done and
+// not begun add up to 10⁸.
+func TestOpenLoopBehindEndsAtDeadline(t *testing.T) {
+	const d = 100 * time.Millisecond
+	for _, c := range []struct {
+		workers int
+		warmup  time.Duration
+	}{{1, 0}, {2, 0}, {2, d / 2}} {
+		workers := c.workers
+		// A guard against a hang only: a hundred times the duration.
+		ctx, cancel := context.WithTimeout(context.Background(), 100*d)
+		r, err := New(workers).Run(ctx, Phase{Name: "fast", Tasks: 4, Rate: MaxRate, Duration: d, Warmup: c.warmup, Do: op(0)})
+		cancel()
+		if err != nil || r.Incomplete {
+			t.Fatalf("%d workers: the phase did not end by itself: %v (incomplete %v)", workers, err, r.Incomplete)
+		}
+		// (Behind by more than the warm-up, a worker still does operations
+		// scheduled in it when the phase ends, and none counts.)
+		if r.Missed == 0 {
+			t.Errorf("%d workers: %d ops done, none missed", workers, r.Ops)
+		}
+		if want := int64(MaxRate * d.Seconds()); r.Ops+r.Missed != want {
+			t.Errorf("%d workers: %d done + %d missed = %d; want the %d scheduled", workers, r.Ops, r.Missed, r.Ops+r.Missed, want)
+		}
+		if p := r.Report(); p.Missed != r.Missed || !strings.Contains(p.Shortfall(), "not begun") {
+			t.Errorf("%d workers: report missed %d, shortfall %q", workers, p.Missed, p.Shortfall())
+		}
+	}
 }
 
 func TestAbsurdRatesAreErrors(t *testing.T) {

@@ -16,6 +16,10 @@ type Result struct {
 	Bytes       int64
 	Errors      int64
 	Throttled   int64
+	// Missed counts the operations an open loop scheduled before its
+	// deadline and never began: the rate was more than the target kept
+	// up with.
+	Missed int64
 	// Elapsed runs from the end of the warm-up (the start barrier without
 	// one) to the last worker's end.
 	Elapsed    time.Duration
@@ -41,7 +45,7 @@ type Result struct {
 func (r *Result) Report() report.Phase {
 	p := report.Phase{
 		Name: r.Name, Title: r.Title,
-		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors, Throttled: r.Throttled,
+		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors, Throttled: r.Throttled, Missed: r.Missed,
 		Seconds:    r.Elapsed.Seconds(),
 		Incomplete: r.Incomplete,
 	}

@@ -31,6 +31,7 @@ type Worker struct {
 	iv   *liveHist          // intervals, when the phase has them
 
 	ops, items, bytes, errs, throttled int64
+	missed                             int64 // open loop: operations scheduled before the deadline, never begun
 	samples                            []string
 	measured                           bool          // the last operation counted (not warm-up)
 	over                               bool          // Begin said the phase is over for this worker
@@ -65,7 +66,7 @@ func (w *Worker) prepare(r *run) {
 	if w.ttfb != nil {
 		w.ttfb.Reset()
 	}
-	w.ops, w.items, w.bytes, w.errs, w.throttled = 0, 0, 0, 0, 0
+	w.ops, w.items, w.bytes, w.errs, w.throttled, w.missed = 0, 0, 0, 0, 0, 0
 	w.samples = w.samples[:0]
 	w.measured, w.over, w.end = false, false, 0
 	w.prepareClasses(p.Classes)
@@ -169,6 +170,13 @@ func (w *Worker) Begin() (Start, bool) {
 		w.sleepUntil(c.deadline)
 		return w.quit()
 	}
+	if c.deadline > 0 && c.now() >= c.deadline {
+		// Behind its schedule at the end: a rate the target cannot keep
+		// up with must not stretch the phase past its duration. What was
+		// scheduled and not begun is counted.
+		w.missed = w.unbegun(sched)
+		return w.quit()
+	}
 	if !w.sleepUntil(sched - spinWindow) {
 		return w.quit()
 	}
@@ -185,6 +193,19 @@ func (w *Worker) Begin() (Start, bool) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// unbegun counts the operations of the worker's schedule, from sched on,
+// that fall in the measured time: after the warm-up, before the deadline.
+func (w *Worker) unbegun(sched time.Duration) int64 {
+	c := w.clk
+	if sched < c.measure {
+		sched += (c.measure - sched + c.period - 1) / c.period * c.period
+	}
+	if sched >= c.deadline {
+		return 0
+	}
+	return int64((c.deadline-sched-1)/c.period) + 1
 }
 
 func (w *Worker) quit() (Start, bool) {

@@ -43,16 +43,21 @@ func (in *input) judge(it compare.Item) (label, class string) {
 	case compare.Regression:
 		return "regression", "bad"
 	case compare.Worse:
-		return "worse, within noise", "muted"
+		return "worse, within the threshold", "muted"
 	case compare.Better:
 		if it.ChangePct == nil || math.Abs(*it.ChangePct) > in.opts.Threshold {
 			return "improvement", "good"
 		}
-		return "better, within noise", "muted"
+		return "better, within the threshold", "muted"
+	case compare.TooFew:
+		return "too few samples", "muted"
 	case compare.Missing:
 		return "only in " + in.names[0], "muted"
 	case compare.Added:
 		return "not in " + in.names[0], "muted"
+	}
+	if it.Old != nil && it.New != nil && *it.Old != *it.New {
+		return "~ (not told from noise)", "muted"
 	}
 	return "same", "muted"
 }

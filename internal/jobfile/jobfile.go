@@ -139,7 +139,8 @@ const (
 	DefaultReadPct  = 50
 )
 
-// Error is a mistake in a workload file, at a line.
+// Error is a mistake in a workload file, at a line, or in a workload
+// built from flags (no File).
 type Error struct {
 	File string
 	Line int
@@ -147,7 +148,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Line > 0 {
+	switch {
+	case e.File == "":
+		// A job built from command-line flags has no file and no lines.
+		return e.Msg
+	case e.Line > 0:
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}
 	return e.File + ": " + e.Msg

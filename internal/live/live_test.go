@@ -349,3 +349,22 @@ func TestPublisherRemovesStale(t *testing.T) {
 		}
 	}
 }
+
+// TestAccumulatorMixed: the bytes of a phase of mixed reads and writes are
+// split as the engine counted them, and carried over into later phases.
+func TestAccumulatorMixed(t *testing.T) {
+	var a Accumulator
+	rw := &workload.Phase{Name: "randrw", Kind: workload.Mixed}
+	a.Update(rw, metrics.Snapshot{Ops: 10, Bytes: 1000, ReadBytes: 300})
+	var s Snapshot
+	a.Fill(&s)
+	if s.ReadBytes != 300 || s.WriteBytes != 700 {
+		t.Errorf("during the phase: read %d, write %d, want 300 and 700", s.ReadBytes, s.WriteBytes)
+	}
+	a.End(rw, metrics.Snapshot{Ops: 20, Bytes: 2000, ReadBytes: 1200})
+	a.Update(&workload.Phase{Name: "write", Kind: workload.Write}, metrics.Snapshot{Ops: 1, Bytes: 50})
+	a.Fill(&s)
+	if s.ReadBytes != 1200 || s.WriteBytes != 850 {
+		t.Errorf("after it: read %d, write %d, want 1200 and 850", s.ReadBytes, s.WriteBytes)
+	}
+}

@@ -304,25 +304,30 @@ func (a *Accumulator) fold() {
 	a.base.Errors += a.last.Errors
 	a.base.LatencyNs += a.last.LatencyNs
 	a.base.Bytes += a.last.Bytes
-	r, w := split(a.lastKind, a.last.Bytes)
+	r, w := split(a.lastKind, a.last)
 	a.baseRead += r
 	a.baseWrite += w
 	a.last = metrics.Snapshot{}
 }
 
-func split(k workload.Kind, bytes int64) (read, write int64) {
+// split divides a phase's bytes into read and written: by its kind, or
+// for a phase of mixed reads and writes by the engine's count of reads.
+func split(k workload.Kind, s metrics.Snapshot) (read, write int64) {
 	switch k {
 	case workload.Write, workload.Create:
-		return 0, bytes
+		return 0, s.Bytes
 	case workload.Read:
-		return bytes, 0
+		return s.Bytes, 0
+	case workload.Mixed:
+		r := min(s.ReadBytes, s.Bytes)
+		return r, s.Bytes - r
 	}
 	return 0, 0
 }
 
 // Fill writes the cumulative counters and the phase into s.
 func (a *Accumulator) Fill(s *Snapshot) {
-	r, w := split(a.lastKind, a.last.Bytes)
+	r, w := split(a.lastKind, a.last)
 	s.Ops = a.base.Ops + a.last.Ops
 	s.Errors = a.base.Errors + a.last.Errors
 	s.LatencyNs = a.base.LatencyNs + a.last.LatencyNs

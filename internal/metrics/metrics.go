@@ -142,16 +142,21 @@ type Live struct {
 	Bytes     atomic.Int64
 	Errors    atomic.Int64
 	LatencyNs atomic.Int64 // sum of latencies of Ops, for a mean over an interval
+	// ReadBytes is the part of Bytes that was read, counted after Bytes,
+	// so that a phase mixing reads and writes can be split.
+	ReadBytes atomic.Int64
 }
 
 // Snapshot is a copy of Live's counters at one instant.
 type Snapshot struct {
-	Ops, Bytes, Errors, LatencyNs int64
+	Ops, Bytes, Errors, LatencyNs, ReadBytes int64
 }
 
-// Snapshot reads all counters.
+// Snapshot reads all counters (ReadBytes before Bytes, so that it never
+// exceeds it in the copy).
 func (l *Live) Snapshot() Snapshot {
-	return Snapshot{Ops: l.Ops.Load(), Bytes: l.Bytes.Load(), Errors: l.Errors.Load(), LatencyNs: l.LatencyNs.Load()}
+	r := l.ReadBytes.Load()
+	return Snapshot{Ops: l.Ops.Load(), Bytes: l.Bytes.Load(), Errors: l.Errors.Load(), LatencyNs: l.LatencyNs.Load(), ReadBytes: r}
 }
 
 // Add records one completed operation.

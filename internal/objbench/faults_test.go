@@ -294,6 +294,9 @@ func TestInterruptTwice(t *testing.T) {
 			p, h, s := interruptAt(t, stage)
 			h.hold.Store(true)
 			waitReached(t, h)
+			// fsbench takes one Ctrl-C delivered twice within 50 ms (by a
+			// terminal and by timeout, say) for one; this is a second.
+			time.Sleep(100 * time.Millisecond)
 			p.Signal(syscall.SIGINT)
 			t0 := time.Now()
 			code, ended := p.Wait(30 * time.Second)

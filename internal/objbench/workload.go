@@ -198,13 +198,17 @@ func (r *run) phaseRow(name, title string, res *engine.Result) report.Phase {
 	return p
 }
 
-// warnErrors warns of a row's failed and throttled operations.
+// warnErrors warns of a row's failed and throttled operations, and of a
+// rate it did not keep.
 func (r *run) warnErrors(p *report.Phase) {
 	if p.Errors > 0 && len(p.ErrorSamples) > 0 {
 		r.warn("%s: %d of %d operations failed, e.g.: %s", p.Title, p.Errors, p.Errors+p.Ops, p.ErrorSamples[0])
 	}
 	if p.Throttled > 0 {
 		r.warn("%s: the store throttled %d requests (503 SlowDown / 429); they were retried after a pause", p.Title, p.Throttled)
+	}
+	if s := p.Shortfall(); s != "" {
+		r.warn("%s: %s", p.Title, s)
 	}
 }
 

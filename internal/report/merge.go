@@ -86,6 +86,7 @@ func MergePhases(parts []Phase) (Phase, error) {
 		out.Bytes += p.Bytes
 		out.Errors += p.Errors
 		out.Throttled += p.Throttled
+		out.Missed += p.Missed
 		out.Seconds = max(out.Seconds, p.Seconds)
 		out.Incomplete = out.Incomplete || p.Incomplete
 		for _, s := range p.ErrorSamples {
@@ -149,4 +150,14 @@ func (p *Phase) SetRates() {
 		p.OpsPerSec = float64(p.Ops) / s
 		p.ItemsPerSec = float64(p.Items) / s
 	}
+}
+
+// Shortfall says how far an open-loop phase fell behind its rate: the
+// operations it scheduled and never began before its end; "" when it kept
+// up.
+func (p *Phase) Shortfall() string {
+	if p.Missed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the rate was not kept: %d operations done, %d more scheduled before the end were not begun", p.Ops, p.Missed)
 }

@@ -281,7 +281,11 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 	header, align := phaseHeader(r, o)
 	t := NewTable(bw, header, align)
 	for _, p := range r.Phases {
-		_ = t.Append(phaseCells(&p, o, showTTFB(r)))
+		cells := phaseCells(&p, o, showTTFB(r))
+		if len(r.Runs) > 0 {
+			cells = append(cells, spreadCell(&p, o))
+		}
+		_ = t.Append(cells)
 		if o.Verbose {
 			for _, row := range hostRows(&p) {
 				_ = t.Append(row)
@@ -308,11 +312,17 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 			if showTTFB(r) {
 				cells = append(cells, "", "")
 			}
+			if len(r.Runs) > 0 {
+				cells = append(cells, "")
+			}
 			_ = t.Append(cells)
 		}
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if line := repeatLine(r); line != "" {
+		fmt.Fprintln(bw, line)
 	}
 	if len(r.Hosts) > 0 {
 		fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
@@ -380,7 +390,27 @@ func phaseHeader(r *Result, o Options) ([]string, []tw.Align) {
 		header = append(header, "TTFB P50", "TTFB P99")
 		align = append(align, r2, r2)
 	}
+	if len(r.Runs) > 0 {
+		header = append(header, "RUNS: MIN-MAX")
+		align = append(align, r2)
+	}
 	return header, align
+}
+
+// spreadCell is a repeated phase's range of VALUE over its runs, with the
+// median's interval where the runs are enough for one (-v).
+func spreadCell(p *Phase, o Options) string {
+	s := p.Spread
+	if s == nil {
+		return ""
+	}
+	f := func(v float64) string { return FormatMeasure(Measure{Value: v, Unit: p.Value.Unit}) }
+	num := func(v float64) string { return strings.Fields(f(v))[0] }
+	out := fmt.Sprintf("%d: %s-%s", s.Runs, num(s.Min), f(s.Max))
+	if o.Verbose && s.Low != nil && s.High != nil {
+		out += fmt.Sprintf(" (%.0f%% CI %s-%s)", s.Confidence*100, num(*s.Low), num(*s.High))
+	}
+	return out
 }
 
 // phaseCells is the table's row of a phase.
@@ -414,6 +444,14 @@ func phaseCells(p *Phase, o Options, ttfb bool) []string {
 		cells = append(cells, lat(f, f.P50), lat(f, f.P99))
 	}
 	return cells
+}
+
+// repeatLine explains the table of a repeated benchmark.
+func repeatLine(r *Result) string {
+	if len(r.Runs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("VALUE and COST are medians of %d runs; latency percentiles are over every run's operations", len(r.Runs))
 }
 
 func paramLine(p Params) string {

@@ -15,8 +15,10 @@ import (
 // SchemaVersion is the version of the JSON result layout. It changes only
 // when a field is removed or changes meaning; adding fields keeps it.
 // Version 2 keeps each phase's latency histogram and the hosts of a run
-// on many hosts; version-1 results are still read (without histograms).
-const SchemaVersion = 2
+// on many hosts; version 3 keeps every run of a repeated benchmark
+// (--repeat) and each phase's spread over them. Results of versions 1 and
+// 2 are still read (version 1 without histograms).
+const SchemaVersion = 3
 
 // Result describes one run of a benchmark command.
 type Result struct {
@@ -50,6 +52,39 @@ type Result struct {
 
 	// Training is set by fsbench train: the accelerators' utilisation.
 	Training *Training `json:"training,omitempty"`
+
+	// Runs are the runs of a benchmark repeated with --repeat N (N > 1),
+	// each with its own figures and histograms, in the order they ran.
+	// Phases and Training are then the summary of the runs (see Spread),
+	// computed from them and never stored instead of them.
+	Runs []Run `json:"runs,omitempty"`
+}
+
+// Run is one run of a repeated benchmark: the whole benchmark, with the
+// figures it measured as a result of one run holds them.
+type Run struct {
+	Index       int       `json:"index"` // 1 for the first run
+	StartedAt   time.Time `json:"started_at"`
+	Seconds     float64   `json:"seconds"`
+	Phases      []Phase   `json:"phases"`
+	Training    *Training `json:"training,omitempty"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Error       string    `json:"error,omitempty"`
+}
+
+// Spread is how a phase's VALUE varied over the runs of a repeated
+// benchmark. The phase's Value is their median.
+type Spread struct {
+	Runs   int       `json:"runs"`
+	Values []float64 `json:"values"` // each run's VALUE, in run order
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	// Low and High bound the median with the stated Confidence, without
+	// assuming a distribution; nil when the runs are too few for that
+	// (six at 95%).
+	Low        *float64 `json:"low,omitempty"`
+	High       *float64 `json:"high,omitempty"`
+	Confidence float64  `json:"confidence"`
 }
 
 // Host is the machine that ran fsbench.
@@ -111,12 +146,16 @@ type Phase struct {
 	Title string `json:"title"`
 	// Ops counts timed operations (the latency samples); Items counts the
 	// files or objects completed. For a big-file write, an op is one block.
-	Ops       int64   `json:"ops"`
-	Items     int64   `json:"items"`
-	Bytes     int64   `json:"bytes"`
-	Errors    int64   `json:"errors"`
-	Throttled int64   `json:"throttled,omitempty"`
-	Seconds   float64 `json:"seconds"`
+	Ops       int64 `json:"ops"`
+	Items     int64 `json:"items"`
+	Bytes     int64 `json:"bytes"`
+	Errors    int64 `json:"errors"`
+	Throttled int64 `json:"throttled,omitempty"`
+	// Missed counts the operations an open-loop phase (a fixed rate)
+	// scheduled before the end of its duration and never began, because
+	// the target did not keep up with the rate.
+	Missed  int64   `json:"missed,omitempty"`
+	Seconds float64 `json:"seconds"`
 	// Throughput, derived from the counters above and Seconds.
 	BytesPerSec float64 `json:"bytes_per_sec"`
 	OpsPerSec   float64 `json:"ops_per_sec"`
@@ -159,6 +198,12 @@ type Phase struct {
 	// Endpoints is each endpoint's share of a phase run against several
 	// endpoints of one object store (objbench --endpoints).
 	Endpoints []EndpointRow `json:"endpoints,omitempty"`
+
+	// Spread is set on the summary of a repeated benchmark (--repeat):
+	// how the phase's VALUE varied over the runs. Ops, Items, Bytes and
+	// Errors are then totals over the runs, Seconds, the rates, Value and
+	// Cost medians, and Latency the percentiles of every run's samples.
+	Spread *Spread `json:"spread,omitempty"`
 }
 
 // RankPhase is one rank's part of a checkpoint phase: the shard it wrote

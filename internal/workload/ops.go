@@ -129,6 +129,9 @@ func (e *Engine) timedIO(w *engine.Worker, s engine.Start, fd int, path string, 
 	t1 := time.Now()
 	if err == nil {
 		t1 = w.End(s, int64(len(buf)))
+		if !write {
+			e.Live.ReadBytes.Add(int64(len(buf)))
+		}
 	}
 	return e.ioDone(w, path, buf, off, write, n, err, t0, t1)
 }

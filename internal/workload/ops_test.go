@@ -65,6 +65,13 @@ func TestRandomWriteThenVerifyOtherSize(t *testing.T) {
 	if err != nil || r.Ops != 100 {
 		t.Fatalf("mixed = ops %d, %v", r.Ops, err)
 	}
+	// The live counters say how much of a mixed phase was read, for
+	// fsbench stats: every op here moves one block, so the reads are a
+	// whole number of blocks, neither none nor all of 100.
+	live := e.Live.Snapshot()
+	if live.Bytes != 100*4<<10 || live.ReadBytes <= 0 || live.ReadBytes >= live.Bytes || live.ReadBytes%(4<<10) != 0 {
+		t.Errorf("mixed: live bytes %d, of them read %d", live.Bytes, live.ReadBytes)
+	}
 }
 
 func TestTimeLimitStops(t *testing.T) {

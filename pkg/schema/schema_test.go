@@ -95,6 +95,9 @@ func TestEveryFieldDocumented(t *testing.T) {
 	r.Phases[0].Name = "put-small"
 	r.Phases[0].Value.Grade, r.Phases[0].Cost.Grade, r.Internal.Rows[0].Grade = report.Good, report.Fair, report.Poor
 	r.Expectations[0].Op = "<="
+	r.Phases[0].Spread.Confidence = 0.95
+	run := &r.Runs[0].Phases[0]
+	run.Name, run.Value.Grade, run.Cost.Grade, run.Spread = "put-small", report.Good, report.Fair, nil
 	b, err := json.Marshal(&r)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +150,7 @@ func TestSchemaRejects(t *testing.T) {
 	for name, edit := range map[string]func(m map[string]any){
 		"unknown field":      func(m map[string]any) { m["surprise"] = 1 },
 		"no schema_version":  func(m map[string]any) { delete(m, "schema_version") },
-		"future version":     func(m map[string]any) { m["schema_version"] = 3 },
+		"future version":     func(m map[string]any) { m["schema_version"] = 4 },
 		"phase without name": func(m map[string]any) { delete(m["phases"].([]any)[0].(map[string]any), "name") },
 		"negative bytes":     func(m map[string]any) { m["phases"].([]any)[0].(map[string]any)["bytes"] = -1 },
 		"bad grade": func(m map[string]any) {

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# How often `fsbench compare` cries wolf, and how often it misses a real
+# slowdown: the figures of docs/statistics.md.
+#
+#   verdicts.sh false-alarms DIR        PAIRS pairs of the same bench job on DIR
+#   verdicts.sh false-alarms minio      the same with objbench, on a fresh MinIO
+#   verdicts.sh detect                  bench on ext4 over a loop device, the NEW
+#                                       side slowed by a blkio throttle (as root)
+#
+# Each pair is two results of the same job, each of REPEAT runs (--repeat;
+# 1 compares single runs), compared at default settings and with
+# --threshold THRESHOLD. False alarms: every pair should exit 0 with no
+# regression. Detection: the NEW side runs in a blkio cgroup whose read and
+# write limits are SLOW (0.82) of the OLD side's median bytes/s, so its
+# big-file phases are about 18% slower; each should be flagged (worse or a
+# regression). Runs alternate sides so that run order favours neither.
+#
+# Environment: FSBENCH (default bin/fsbench), PAIRS (20), REPEAT (5),
+# THRESHOLD (10%), SLOW (0.82), BIG (256M: detect's file per thread; a blkio
+# limit lets a phase of well under a second through in bursts), MINIO (the
+# server, for minio), JOB (extra flags of the job).
+set -euo pipefail
+
+FSBENCH=${FSBENCH:-bin/fsbench}
+PAIRS=${PAIRS:-20}
+REPEAT=${REPEAT:-5}
+THRESHOLD=${THRESHOLD:-10%}
+SLOW=${SLOW:-0.82}
+MINIO=${MINIO:-$HOME/.cache/fsbench-test/bin/minio}
+mode=${1:-}
+work=$(mktemp -d)
+minio_pid= cg= mnt= loopdev=
+cleanup() {
+	[ -n "$minio_pid" ] && kill "$minio_pid" 2>/dev/null && wait "$minio_pid" 2>/dev/null
+	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
+	[ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null
+	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+# shellcheck source=internal/testenv/minio-lib.sh
+source "$(dirname "$0")/minio-lib.sh"
+
+# statuses FILE: "regressions worse better" of a compare -o json report.
+statuses() {
+	python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+n=lambda s: sum(1 for i in r["items"] if i["status"]==s)
+print(r["regressions"], n("worse"), n("better"))' "$1"
+}
+
+# status FILE METRIC: one item's status.
+status() {
+	python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+print(next(i["status"] for i in r["items"] if i["metric"]==sys.argv[2]))' "$1" "$2"
+}
+
+# median FILE PHASE: a result's bytes/s of a phase.
+median() {
+	python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+print(int(next(p["bytes_per_sec"] for p in r["phases"] if p["name"]==sys.argv[2])))' "$1" "$2"
+}
+
+# compare_pair OLD NEW: prints "CODE REGRESSIONS WORSE BETTER" at default
+# settings, then the same with --threshold.
+compare_pair() {
+	local code
+	code=0
+	"$FSBENCH" compare "$1" "$2" -o json >"$work/cmp.json" || code=$?
+	echo "$code $(statuses "$work/cmp.json")"
+	code=0
+	"$FSBENCH" compare "$1" "$2" -o json --threshold "$THRESHOLD" >"$work/cmp10.json" || code=$?
+	echo "$code $(statuses "$work/cmp10.json")"
+}
+
+false_alarms() {
+	local target=$1 run
+	case $target in
+	minio)
+		start_minio verdicts
+		target=http://$MINIO_ADDR/verdicts
+		export ACCESS_KEY=$AK SECRET_KEY=$SK
+		run=(objbench --storage minio "$target" --skip-functional-tests -p 2 --big-object-size 16M --small-objects 50)
+		;;
+	*)
+		run=(bench "$target" -p 2 --big-file-size 32M --small-file-count 50)
+		;;
+	esac
+	# shellcheck disable=SC2206
+	run+=(${JOB:-} --repeat "$REPEAT" -q)
+	local ok=0 ok10=0 regs=0 regs10=0 called=0 figures=0
+	for i in $(seq "$PAIRS"); do
+		"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+		"$FSBENCH" "${run[@]}" --result-file "$work/b.json" >/dev/null
+		local d t
+		{ read -r -a d; read -r -a t; } < <(compare_pair "$work/a.json" "$work/b.json")
+		echo "pair $i: default exit ${d[0]}, ${d[1]} regressions, ${d[2]} worse, ${d[3]} better; --threshold $THRESHOLD exit ${t[0]}, ${t[1]} regressions"
+		[ "${d[0]}" = 0 ] && ok=$((ok + 1))
+		[ "${t[0]}" = 0 ] && ok10=$((ok10 + 1))
+		regs=$((regs + d[1])) regs10=$((regs10 + t[1]))
+		[ $((d[2] + d[3])) -gt 0 ] && called=$((called + 1))
+		figures=$((figures + d[2] + d[3]))
+	done
+	echo "false alarms, ${run[0]} on $1, --repeat $REPEAT: exit 0 in $ok/$PAIRS at default settings ($regs regressions), in $ok10/$PAIRS with --threshold $THRESHOLD ($regs10 regressions); a change was called in $called/$PAIRS comparisons ($figures figures)"
+}
+
+# slowed ARGS...: runs fsbench in the throttled blkio cgroup.
+slowed() {
+	bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$FSBENCH" "$@"
+}
+
+detect() {
+	[ "$(id -u)" = 0 ] || { echo "detect: needs root (a loop device and a blkio cgroup)" >&2; exit 2; }
+	truncate -s 2G "$work/disk.img"
+	mkfs.ext4 -q "$work/disk.img"
+	loopdev=$(losetup --direct-io=on -f --show "$work/disk.img")
+	mnt=$work/mnt
+	mkdir -p "$mnt"
+	mount "$loopdev" "$mnt"
+	local majmin
+	majmin=$(lsblk -dno MAJ:MIN "$loopdev" | tr -d ' ')
+	cg=/sys/fs/cgroup/blkio/fsbench-verdicts-$$
+	mkdir "$cg"
+	# shellcheck disable=SC2206
+	local run=(bench "$mnt" -p 2 --big-file-size "${BIG:-256M}" --small-file-count 0 --direct ${JOB:-} --repeat "$REPEAT" -q)
+	local wflag=0 rflag=0 both=0
+	for i in $(seq "$PAIRS"); do
+		# The limits follow the device as it is now: SLOW of the median of
+		# a fresh unthrottled result.
+		"$FSBENCH" "${run[@]}" --result-file "$work/probe.json" >/dev/null
+		local wbps rbps
+		wbps=$(python3 -c "print(int($(median "$work/probe.json" write-big) * $SLOW))")
+		rbps=$(python3 -c "print(int($(median "$work/probe.json" read-big) * $SLOW))")
+		echo "$majmin $wbps" >"$cg/blkio.throttle.write_bps_device"
+		echo "$majmin $rbps" >"$cg/blkio.throttle.read_bps_device"
+		if [ $((i % 2)) = 1 ]; then
+			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+			slowed "${run[@]}" --result-file "$work/b.json" >/dev/null
+		else
+			slowed "${run[@]}" --result-file "$work/b.json" >/dev/null
+			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+		fi
+		"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json >"$work/cmp.json" || true
+		local w r
+		w=$(status "$work/cmp.json" write-big) r=$(status "$work/cmp.json" read-big)
+		echo "pair $i: limits write $((wbps >> 20)) MiB/s, read $((rbps >> 20)) MiB/s; write-big $w, read-big $r"
+		case $w in worse | regression) wflag=$((wflag + 1)) ;; esac
+		case $r in worse | regression) rflag=$((rflag + 1)) ;; esac
+		case "$w $r" in *worse*worse* | *worse*regression* | *regression*worse* | *regression*regression*) both=$((both + 1)) ;; esac
+	done
+	echo "detection, bench --direct on a loop device slowed to $SLOW, --repeat $REPEAT: write-big flagged in $wflag/$PAIRS, read-big in $rflag/$PAIRS, both in $both/$PAIRS"
+}
+
+case $mode in
+false-alarms) false_alarms "${2:?false-alarms DIR|minio}" ;;
+detect) detect ;;
+*)
+	echo "usage: verdicts.sh false-alarms DIR|minio | verdicts.sh detect" >&2
+	exit 2
+	;;
+esac
