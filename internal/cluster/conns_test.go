@@ -6,13 +6,19 @@ package cluster_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 // idleConn opens a connection, sends a request (without the token if
@@ -29,7 +35,18 @@ func idleConn(t *testing.T, addr, token string) (net.Conn, *http.Response) {
 }
 
 func tryConn(addr, token string) (net.Conn, *http.Response, error) {
-	c, err := net.Dial("tcp", addr)
+	return tryConnTLS(addr, token, nil)
+}
+
+// tryConnTLS is tryConn over TLS with conf, or plain with nil.
+func tryConnTLS(addr, token string, conf *tls.Config) (net.Conn, *http.Response, error) {
+	var c net.Conn
+	var err error
+	if conf != nil {
+		c, err = tls.Dial("tcp", addr, conf)
+	} else {
+		c, err = net.Dial("tcp", addr)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,5 +136,35 @@ func TestAgentConnectionCap(t *testing.T) {
 	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "2", "--hosts", a.addr)
 	if out.Code != 0 {
 		t.Fatalf("a job after the cap was reached: exit %d: %s", out.Code, out.Stderr)
+	}
+}
+
+// Over TLS, a connection beyond the cap is told so over TLS too.
+func TestAgentConnectionCapTLS(t *testing.T) {
+	root, certs := t.TempDir(), t.TempDir()
+	if err := testenv.WriteSelfSigned(certs); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, root, "--max-connections", "1",
+		"--tls-cert", filepath.Join(certs, "public.crt"), "--tls-key", filepath.Join(certs, "private.key"))
+	pem, err := os.ReadFile(filepath.Join(certs, "public.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	conf := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+	held, resp, err := tryConnTLS(a.addr, testToken, conf)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a connection under the cap: %v %v", resp, err)
+	}
+	defer held.Close()
+	c, resp, err := tryConnTLS(a.addr, testToken, conf)
+	if err != nil {
+		t.Fatalf("a connection over the cap: %v", err)
+	}
+	c.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a connection over the cap: %s, want 503", resp.Status)
 	}
 }
