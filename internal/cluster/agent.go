@@ -39,8 +39,8 @@ type Prepared interface {
 	// Target is the local directory the job writes under (its PATH), or ""
 	// for an object store.
 	Target() string
-	// Paths are the other local paths the job reads or writes (a kept
-	// tree, a dataset): each must lie under an allowed root as well.
+	// Paths are the other local paths the job writes, known once it is
+	// parsed (a kept tree): each must lie under an allowed root as well.
 	Paths() []string
 	// Run runs the job, calling gate before each phase and before it
 	// removes its files (FinishPhase), and returns its result.
