@@ -282,6 +282,9 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *dropper) error {
 		if p.Kind == workload.Read || p.Kind == workload.Stat {
 			dropper.drop(p.Name, p.Targets.Paths)
 		}
+		if h := o.Hooks.Interval; h != nil && p.Interval > 0 {
+			p.OnInterval = func(s workload.Sample) { h(&p, s.Report()) }
+		}
 		total := int64(p.Targets.Len())
 		if !p.PerFile && p.Kind != workload.Stat {
 			total *= ceilDiv(p.FileSize, p.BlockSize)

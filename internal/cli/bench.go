@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/live"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -97,8 +98,11 @@ The table shows throughput (VALUE), time per file per thread (COST) and
 latency percentiles, coloured by JuiceFS's thresholds on a terminal. On a
 JuiceFS mount, the client's own counters from .stats are added.
 
+--interval prints a line per interval of every phase and records the series,
+for the default benchmark and for workloads alike.
+
 With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
---ops, --rate, --interval, --depth, --width, bench runs a workload instead:
+--ops, --rate, --depth, --width, bench runs a workload instead:
 fio- and vdbench-like phases (sequential or random offsets, mixed reads and
 writes, limits by count or time, file trees, metadata operations, an open
 loop at a fixed rate). Flags given with -f override every phase of the file.
@@ -121,6 +125,13 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	}
 	if err := o.resolve(app); err != nil {
 		return err
+	}
+	if cmd.Flags().Changed("interval") {
+		d, err := units.ParseDuration(o.Job.interval)
+		if err != nil || d <= 0 {
+			return Usagef("--interval %q: want a positive duration such as 2s", o.Job.interval)
+		}
+		o.Interval = d
 	}
 	return o.CI.checkMeasured(benchMeasured(o.Options))
 }

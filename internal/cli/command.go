@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
 
@@ -119,6 +120,7 @@ func (a *App) measure(ctx context.Context, command string, n int, once measureOn
 		res := newResult(command)
 		err := once(ctx, res)
 		res.Usage = meter.stop()
+		res.Host.Load = sysio.LoadAverage()
 		return res, err
 	}
 	var out *report.Result
@@ -130,7 +132,7 @@ func (a *App) measure(ctx context.Context, command string, n int, once measureOn
 		res := newResult(command)
 		t0 := time.Now()
 		err = once(ctx, res)
-		run := report.Run{Index: i, StartedAt: res.StartedAt, Seconds: time.Since(t0).Seconds(),
+		run := report.Run{Index: i, StartedAt: res.StartedAt, Seconds: time.Since(t0).Seconds(), Load: sysio.LoadAverage(),
 			Phases: res.Phases, Training: res.Training, Interrupted: res.Interrupted}
 		if err != nil && !res.Interrupted {
 			run.Error = err.Error()
@@ -151,5 +153,6 @@ func (a *App) measure(ctx context.Context, command string, n int, once measureOn
 		err = serr
 	}
 	out.Usage = meter.stop()
+	out.Host.Load = sysio.LoadAverage()
 	return out, err
 }

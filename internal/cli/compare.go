@@ -34,23 +34,30 @@ func newCompareCmdWith(app *App, runF func(context.Context, *CompareOptions) err
 	o := &CompareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare OLD.json NEW.json",
-		Short: "Compare two results: per item old, new and change, regressions beyond a threshold",
+		Short: "Compare two results: what changed beyond the noise of the runs, and regressions beyond a threshold",
 		Long: `Compare two JSON results of the same command (saved with --json or
 --result-file): for each phase, the throughput (VALUE) and the latency
 percentiles p50, p90, p99, p99.9 and max, old and new, and the change in
 percent. Error counts are compared when either run had errors.
 
-With --threshold P%, a throughput that dropped by more than P percent, a
-latency that grew by more than P percent, or errors that grew at all, is a
-regression, and fsbench exits with code 3. Without --threshold, the
-comparison is only shown (exit 0).
+A change is called better or worse only when it can be told from noise:
+with several runs a side (--repeat N when measuring; 4 or more), when a
+Mann-Whitney U test over the runs is significant at 5%. Otherwise it is "~".
+With one run a side nothing tells a change from noise, and only a change
+beyond --threshold is called. A latency percentile is judged only with ten
+samples beyond it (p99 needs 1,000 operations); the maximum never is.
 
-Phases found in only one of the results are listed as missing or new, and
-parameters that differ (threads, sizes) are warned about; neither is a
-regression. Results of different commands (bench and objbench) cannot be
-compared: exit 2.`,
-		Example: `  fsbench compare last-week.json today.json
-  fsbench compare baseline.json result.json --threshold 10%
+With --threshold P%, a change told from noise (or, with one run a side, any
+change) of more than P percent the wrong way, or errors that grew beyond it,
+is a regression, and fsbench exits with code 3. Without --threshold, the
+comparison is only shown (exit 0). The verdict comes first; parameters that
+differ (threads, sizes) and a machine markedly busier during one side are
+warned about before the table. Phases found in only one result are listed as
+missing or new. Results of different commands cannot be compared: exit 2.
+See docs/statistics.md.`,
+		Example: `  fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file before.json
+  fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file after.json
+  fsbench compare before.json after.json --threshold 10%
   fsbench compare baseline.json result.json --threshold 15% --metrics throughput,p99 -o json`,
 		Args: exactArgs(2, "two result files, OLD.json and NEW.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,7 +72,7 @@ compared: exit 2.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.threshold, "threshold", "", "mark regressions beyond this change in `PERCENT` (e.g. 10%) and exit 3 if there are any")
+	f.StringVar(&o.threshold, "threshold", "", "mark changes beyond `PERCENT` (e.g. 10%) the wrong way as regressions, when told from noise, and exit 3 if there are any")
 	f.StringVar(&o.metrics, "metrics", "", "compare only these figures: a `LIST` of throughput,p50,p90,p99,p999,max (default all)")
 	f.StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")

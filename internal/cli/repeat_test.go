@@ -155,3 +155,30 @@ func leftIn(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestBenchIntervalKeepsDefault: --interval records the default
+// benchmark's series instead of turning bench into a one-phase workload,
+// and a default-benchmark flag refused with a workload names the flag
+// that made it one.
+func TestBenchIntervalKeepsDefault(t *testing.T) {
+	stdout, stderr, code := runFsbench(t, benchArgs(t.TempDir(), "--interval", "20ms", "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := parseResult(t, stdout)
+	if len(r.Phases) != 5 || r.Parameters.Get("workload") != nil {
+		t.Fatalf("phases %d, workload %v: want the default benchmark", len(r.Phases), r.Parameters.Get("workload"))
+	}
+	for _, p := range r.Phases {
+		if len(p.Series) == 0 {
+			t.Errorf("%s: no series", p.Name)
+		}
+	}
+	if !strings.Contains(stderr, "write-big          time") {
+		t.Errorf("no interval header on stderr: %s", stderr)
+	}
+	_, stderr, code = runFsbench(t, "bench", t.TempDir(), "--rw", "read", "--big-file-size", "1G")
+	if code != ExitUsage || !strings.Contains(stderr, "--big-file-size is a flag of the default benchmark, and --rw makes this run a workload") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

@@ -58,7 +58,7 @@ func (o *JobFlags) flagSet() *pflag.FlagSet {
 	f.Int64Var(&o.ops, "ops", 0, "stop after `N` operations in all (default: every file, or every block, once)")
 	f.StringVar(&o.duration, "duration", "", "run each phase for `DURATION`, e.g. 60s (default: by count)")
 	f.StringVar(&o.warmup, "warmup", "", "run `DURATION` before measuring (with --duration), e.g. 5s")
-	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` (ops/s, MiB/s, p50, p99) and record the series, e.g. 2s")
+	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` (ops/s, MiB/s, p50, p99) and record the series, e.g. 2s; the default benchmark takes it too")
 	f.Float64Var(&o.rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
 	f.IntVar(&o.depth, "depth", 0, "file tree: `N` levels of directories below the tree's root (vdbench's depth)")
 	f.IntVar(&o.width, "width", 0, "file tree: `N` directories in each directory (vdbench's width); width^depth leaf directories")
@@ -67,14 +67,22 @@ func (o *JobFlags) flagSet() *pflag.FlagSet {
 	return f
 }
 
+// bothFlags are workload flags that the default benchmark takes too:
+// alone they do not turn bench into a workload.
+var bothFlags = map[string]bool{"interval": true}
+
 // active reports whether the command line asks for a workload.
-func (o *JobFlags) active(cmd *cobra.Command) bool {
+func (o *JobFlags) active(cmd *cobra.Command) bool { return len(o.given(cmd)) > 0 }
+
+// given lists the workload flags given that make bench run a workload.
+func (o *JobFlags) given(cmd *cobra.Command) []string {
+	var out []string
 	for _, n := range o.names {
-		if cmd.Flags().Changed(n) {
-			return true
+		if cmd.Flags().Changed(n) && !bothFlags[n] {
+			out = append(out, "--"+n)
 		}
 	}
-	return false
+	return out
 }
 
 // jobQuick is what --quick does to a workload: the same phases, smaller.
@@ -87,7 +95,8 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 	jf := &o.Job
 	for _, n := range defaultOnlyFlags {
 		if f.Changed(n) {
-			return Usagef("--%s is a flag of the default benchmark; with a workload, use --xfer-size, --file-size and --files", n)
+			return Usagef("--%s is a flag of the default benchmark, and %s makes this run a workload; with a workload, use --xfer-size, --file-size and --files",
+				n, strings.Join(jf.given(cmd), " "))
 		}
 	}
 	var j *jobfile.Job

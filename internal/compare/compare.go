@@ -163,6 +163,9 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 		kinds = Kinds
 	}
 	r.Warnings = append(r.Warnings, paramDiffs(old.Parameters, new.Parameters)...)
+	if w := loadDiff(old, new); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	if old.Interrupted {
 		r.Warnings = append(r.Warnings, "the OLD run was interrupted; its figures are partial")
 	}
@@ -539,3 +542,43 @@ func plural(n int, noun string) string {
 }
 
 func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// loads are the machine's load averages at the end of each run of r; nil
+// when any is unknown.
+func loads(r *report.Result) []float64 {
+	if len(r.Runs) == 0 {
+		if r.Host.Load <= 0 {
+			return nil
+		}
+		return []float64{r.Host.Load}
+	}
+	var out []float64
+	for _, run := range r.Runs {
+		if run.Load <= 0 {
+			return nil
+		}
+		out = append(out, run.Load)
+	}
+	return out
+}
+
+// loadDiff warns when one side ran on a markedly busier machine than the
+// other (by half its CPUs and a quarter of the higher load): a change of
+// figures may then come from the machine rather than the storage.
+func loadDiff(old, new *report.Result) string {
+	a, b := loads(old), loads(new)
+	if a == nil || b == nil || len(old.Hosts) > 0 || len(new.Hosts) > 0 {
+		return "" // unknown, or the coordinator's load, not the clients'
+	}
+	la, lb := verdict.Summarize(a).Median, verdict.Summarize(b).Median
+	cpus := float64(max(old.Host.CPUs, new.Host.CPUs, 1))
+	if math.Abs(la-lb) < max(cpus/2, max(la, lb)/4) {
+		return ""
+	}
+	busier := "NEW"
+	if la > lb {
+		busier = "OLD"
+	}
+	return fmt.Sprintf("the machine was busier during %s (load average %.1f in OLD, %.1f in NEW, on %d CPUs): changes may come from that, not from the storage",
+		busier, la, lb, int(cpus))
+}

@@ -343,3 +343,31 @@ func FuzzResultFiles(f *testing.F) {
 		_ = WriteJSON(io.Discard, rep)
 	})
 }
+
+// TestCompareLoadDiff: a side run on a markedly busier machine is named;
+// a small difference, or an unknown load, says nothing.
+func TestCompareLoadDiff(t *testing.T) {
+	at := func(cpus int, loads ...float64) *report.Result {
+		r := repeated(100, 100, 100)
+		r.Host.CPUs = cpus
+		for i := range r.Runs {
+			r.Runs[i].Load = loads[i]
+		}
+		return r
+	}
+	quiet, busy := at(2, 0.5, 0.7, 0.6), at(2, 30, 31, 29)
+	r, _ := Compare(quiet, busy, "", "", Options{})
+	want := "the machine was busier during NEW (load average 0.6 in OLD, 30.0 in NEW, on 2 CPUs): changes may come from that, not from the storage"
+	if len(r.Warnings) != 1 || r.Warnings[0] != want {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	for _, c := range []struct{ old, new *report.Result }{
+		{quiet, at(2, 0.9, 1.2, 0.8)},            // within half the CPUs
+		{at(64, 40, 41, 39), at(64, 48, 50, 47)}, // within a quarter
+		{quiet, at(2, 30, 0, 29)},                // one load unknown
+	} {
+		if r, _ := Compare(c.old, c.new, "", "", Options{}); len(r.Warnings) != 0 {
+			t.Errorf("warnings %q", r.Warnings)
+		}
+	}
+}

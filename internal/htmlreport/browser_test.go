@@ -226,3 +226,83 @@ func checkColourSchemes(t *testing.T, ctx context.Context) {
 		t.Errorf("print: background %s, chart text %s, nav %s", print[0], print[1], print[2])
 	}
 }
+
+// TestBrowserWidths loads a comparison of two repeated results at 1400
+// and at 400 px: the verdict is on the first screen, charts take a good
+// share of a wide page with tick labels a person can read, and on a phone
+// the page does not scroll sideways and every table's Change column is in
+// view without scrolling. FSBENCH_REPORT_SHOTS=DIR keeps a full-page
+// screenshot of each width there, to look at.
+func TestBrowserWidths(t *testing.T) {
+	ctx := browser(t)
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, render(t, []string{"repeat.json", "repeat-b.json"}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	three := filepath.Join(t.TempDir(), "three.html")
+	if err := os.WriteFile(three, render(t, []string{"bench.json", "bench-b.json", "v1.json"}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(400, 900), chromedp.Navigate("file://"+three)); err != nil {
+		t.Fatal(err)
+	}
+	if hidden := eval[[]string](t, tctx, changeColumnsOutOfView); len(hidden) > 0 {
+		t.Errorf("three results at 400 px: a Change column is out of view in %q", hidden)
+	}
+	saveShot(t, tctx, "three-400.png")
+	for _, w := range []int64{1400, 400} {
+		if err := chromedp.Do(tctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate("file://"+path)); err != nil {
+			t.Fatal(err)
+		}
+		if top := eval[float64](t, tctx, `document.querySelector(".verdict").getBoundingClientRect().bottom`); top > 900 {
+			t.Errorf("%d px: the verdict ends at %.0f px, below the first screen", w, top)
+		}
+		if over := eval[float64](t, tctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
+			t.Errorf("%d px: the page is %.0f px wider than the window", w, over)
+		}
+		// The smallest text in the first chart, as drawn on screen.
+		tick := eval[float64](t, tctx, `Math.min(...[...document.querySelector("svg.chart").querySelectorAll("text")].map(e => e.getBoundingClientRect().height).filter(h => h > 0))`)
+		if w == 1400 {
+			share := eval[float64](t, tctx, `document.querySelector("svg.chart").getBoundingClientRect().width / document.querySelector("main").getBoundingClientRect().width`)
+			if share < 0.45 {
+				t.Errorf("%d px: a chart takes %.0f%% of the page's width", w, share*100)
+			}
+			if tick < 12 {
+				t.Errorf("%d px: chart text %.1f px high", w, tick)
+			}
+		}
+		hidden := eval[[]string](t, tctx, changeColumnsOutOfView)
+		if len(hidden) > 0 {
+			t.Errorf("%d px: the Change column is out of view in %q", w, hidden)
+		}
+		saveShot(t, tctx, fmt.Sprintf("report-%d.png", w))
+	}
+}
+
+// changeColumnsOutOfView lists the tables (by their first header) whose
+// Change header cell ends beyond the right edge of the window.
+const changeColumnsOutOfView = `[...document.querySelectorAll("table")].filter(t =>
+	[...t.querySelectorAll("th")].some(th => th.textContent === "Change" && th.getBoundingClientRect().right > window.innerWidth + 0.5)
+).map(t => t.closest(".block").querySelector("h3").textContent)`
+
+// saveShot writes a full-page screenshot to $FSBENCH_REPORT_SHOTS/name
+// when that is set.
+func saveShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("FSBENCH_REPORT_SHOTS")
+	if dir == "" {
+		return
+	}
+	data, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := base64.StdEncoding.DecodeString(string(data)); err == nil && bytes.HasPrefix(raw, []byte("\x89PNG")) {
+		data = raw
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

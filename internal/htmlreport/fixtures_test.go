@@ -12,6 +12,7 @@ import (
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // The result files under testdata/report are made by the code below, so
@@ -37,6 +38,10 @@ func fixtures(t *testing.T) map[string]*report.Result {
 		"job.json":      jobFixture(t),
 		"hosts.json":    hostsFixture(t),
 		"v1.json":       v1Fixture(t),
+		"repeat.json":   repeatFixture(t, 7, [4]float64{1, 1, 1, 1}),
+		// Write big file clearly slower, read big file within the runs'
+		// noise, stat a little faster.
+		"repeat-b.json": repeatFixture(t, 8, [4]float64{0.78, 0.98, 1, 1.03}),
 	}
 }
 
@@ -206,6 +211,39 @@ func hostsFixture(t *testing.T) *report.Result {
 	m.Hosts, m.StartSkew = hosts, 0.004
 	m.Stonewall = &report.Stonewall{Seconds: 4, Ops: 7000, Bytes: 7000 << 20, BytesPerSec: float64(7000<<20) / 4, OpsPerSec: 1750}
 	r.Phases = []report.Phase{m}
+	return r
+}
+
+// repeatFixture is a bench result repeated six times (--repeat 6): each
+// run has its own figures, a few percent apart, and the summary is what
+// verdict.SummarizeRuns makes of them. speed scales write-big, read-big,
+// write-small and stat.
+func repeatFixture(t *testing.T, seed uint64, speed [4]float64) *report.Result {
+	s := newSampler(seed)
+	at := time.Date(2026, 11, 21, 9, 0, int(seed), 0, time.UTC)
+	r := baseResult("bench", "fsbench bench /mnt/jfs -p 4 --big-file-size 512M --repeat 6", at)
+	r.Target = report.Target{Path: "/mnt/jfs", FSType: "fuse.juicefs", MountPoint: "/mnt/jfs", MountSource: "JuiceFS:myjfs"}
+	r.Parameters = report.Params{
+		{Key: "block_size", Label: "block size", Value: 1 << 20, Display: "1 MiB"},
+		{Key: "big_file_size", Label: "big file size", Value: 512 << 20, Display: "512 MiB"},
+		{Key: "threads", Label: "threads", Value: 4, Display: "4"},
+	}
+	r.CacheDrop = "drop_caches"
+	for i := 0; i < 6; i++ {
+		noise := func(k int) float64 { return speed[k] * (1 + 0.05*(s.rng.Float64()-0.5)) }
+		d := func(v, f float64) time.Duration { return time.Duration(v / f) }
+		w, rd, ws, st := noise(0), noise(1), noise(2), noise(3)
+		r.Runs = append(r.Runs, report.Run{Index: i + 1, StartedAt: at.Add(time.Duration(i) * 9 * time.Second), Seconds: 8.5,
+			Phases: []report.Phase{
+				phase(t, "write-big", "Write big file", "1 MiB write", s.hist(512, d(4e6, w)), 4, 2<<30, 2.2/w, "MiB/s"),
+				phase(t, "read-big", "Read big file", "1 MiB read", s.hist(512, d(3e6, rd)), 4, 2<<30, 1.6/rd, "MiB/s"),
+				phase(t, "write-small", "Write small file", "128 KiB file (open to close)", s.hist(100, d(9e6, ws)), 100, 100<<17, 0.24/ws, "files/s"),
+				phase(t, "stat", "Stat file", "stat", s.hist(100, d(2e5, st)), 100, 0, 0.005/st, "files/s"),
+			}})
+	}
+	if err := verdict.SummarizeRuns(r); err != nil {
+		t.Fatal(err)
+	}
 	return r
 }
 

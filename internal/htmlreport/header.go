@@ -37,6 +37,31 @@ func (in *input) runs() []runView {
 	return out
 }
 
+// sharedParams is what the page's header says of the parameters: those of
+// every result when they are the same (with the phases of a workload),
+// nothing when they differ, which each comparison's warnings then name.
+func (in *input) sharedParams() string {
+	text := func(r *report.Result) string {
+		t := paramText(r.Parameters)
+		if r.Parameters.Get("workload") != nil {
+			if ph := phaseText(r.Phases); ph != "" {
+				t += "; phases: " + ph
+			}
+		}
+		return t
+	}
+	first := text(in.results[0])
+	for _, r := range in.results[1:] {
+		if text(r) != first {
+			return ""
+		}
+	}
+	if first == "" {
+		return ""
+	}
+	return "Parameters: " + first
+}
+
 func runStatus(r *report.Result) cell {
 	switch {
 	case r.Error != "":
@@ -77,6 +102,12 @@ func runFields(r *report.Result) []field {
 	add("Mount source", object.RedactURL(t.MountSource), true)
 	add("Mount options", redactOptions(t.MountOptions), true)
 	add("Parameters", paramText(r.Parameters), false)
+	if r.Parameters.Get("workload") != nil {
+		add("Phases", phaseText(r.Phases), false)
+	}
+	if n := len(r.Runs); n > 1 {
+		add("Runs", fmt.Sprintf("%d (--repeat): figures are medians over the runs, latencies from all their samples", n), false)
+	}
 	add("Cache drop", r.CacheDrop, false)
 	if u := r.Usage; u.Seconds > 0 {
 		add("fsbench used", fmt.Sprintf("%.1f s, CPU %.0f%%, peak memory %s", u.Seconds, u.CPUPercent, units.FormatBytes(u.PeakRSSBytes)), false)
@@ -114,12 +145,35 @@ func paramText(ps report.Params) string {
 				d = units.FormatBytes(v)
 			}
 		}
-		if d == "" {
+		if d == "" && p.Value != nil {
 			d = fmt.Sprint(p.Value)
+		}
+		if strings.TrimSpace(d) == "" {
+			continue // unset: nothing to say
 		}
 		parts = append(parts, label+": "+d)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// phaseText lists what each phase of a workload did: what one operation
+// moved (its transfer or file size) and for how long it ran, which a
+// workload file sets per phase and the parameters do not hold.
+func phaseText(ps []report.Phase) string {
+	var parts []string
+	for _, p := range ps {
+		var what []string
+		if p.LatencyOf != "" {
+			what = append(what, p.LatencyOf)
+		}
+		if p.Seconds > 0 {
+			what = append(what, strconv.FormatFloat(p.Seconds, 'f', 1, 64)+" s")
+		}
+		if len(what) > 0 {
+			parts = append(parts, p.Name+" ("+strings.Join(what, ", ")+")")
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // secretFlags are flags whose value is a credential.

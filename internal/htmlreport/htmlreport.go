@@ -53,7 +53,11 @@ func WriteOptions(w io.Writer, results []*report.Result, names []string, o Optio
 			return fmt.Errorf("html report: result %d is missing", i+1)
 		}
 	}
-	in := newInput(results, names, o)
+	return newInput(results, names, o).write(w)
+}
+
+// write renders the page of in.
+func (in *input) write(w io.Writer) error {
 	pg, err := in.page()
 	if err != nil {
 		return err
@@ -127,7 +131,9 @@ type page struct {
 	CSS      template.CSS
 	Title    string
 	Version  string
+	Params   string
 	Notes    []string
+	Verdicts []verdictView
 	Runs     []runView
 	Sections []section
 }
@@ -156,9 +162,11 @@ type table struct {
 	Long bool
 }
 
-// cell is one table cell; Num aligns it right, Class colours it.
+// cell is one table cell; Num aligns it right, Class colours it, Sub is
+// a smaller line beneath the text.
 type cell struct {
 	Text  string
+	Sub   string
 	Class string
 	Num   bool
 }
@@ -169,9 +177,16 @@ func (in *input) page() (*page, error) {
 		pg.Title = "fsbench report"
 	}
 	pg.Runs = in.runs()
+	pg.Params = in.sharedParams()
+	for j := 1; j < len(in.results); j++ {
+		if in.cmps[j] != nil {
+			pg.Verdicts = append(pg.Verdicts, in.verdict(j))
+		}
+	}
+	// The comparison comes first: it holds the verdict.
 	builders := []func() (section, error){
-		in.throughputSection, in.latencySection, in.seriesSection, in.hostsSection,
-		in.comparisonSection, in.checksSection, in.internalSection, in.expectationsSection, in.problemsSection,
+		in.comparisonSection, in.throughputSection, in.latencySection, in.seriesSection, in.hostsSection,
+		in.checksSection, in.internalSection, in.expectationsSection, in.problemsSection,
 	}
 	for _, b := range builders {
 		s, err := b()

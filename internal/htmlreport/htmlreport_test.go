@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"html/template"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/fsbench/fsbench/internal/compare"
 	"github.com/fsbench/fsbench/internal/report"
 )
 
@@ -34,7 +36,7 @@ var pageCases = []pageCase{
 	// supported), checks, problems.
 	{"objbench", []string{"objbench.json"}, 6, 8, []string{"list objects", "listed 3 objects, want 4", "time to first byte", "connection reset by peer"}},
 	// job: ops/s and MiB/s bars, 2 latency charts, 2 phases x 2 series charts.
-	{"job", []string{"job.json"}, 8, 6, []string{"service time", "Over time"}},
+	{"job", []string{"job.json"}, 8, 6, []string{"service time", "Over time", "Phases: seqread (1 MiB read, 6.0 s); randread-paced (4 KiB read, 6.0 s)"}},
 	// hosts: bars, latency, per-host bars.
 	{"hosts", []string{"hosts.json"}, 3, 3, []string{"node-b", "Start skew", "Stonewall"}},
 	{"v1", []string{"v1.json"}, 7, 7, []string{"version-1 result", "summary"}},
@@ -250,8 +252,8 @@ func outline(doc *html.Node) string {
 				for c := n.FirstChild; c != nil; c = c.NextSibling {
 					if c.Type == html.ElementNode {
 						cell := nodeText(c)
-						if cl := attr(c, "class"); strings.Contains(cl, "bad") || strings.Contains(cl, "good") || strings.Contains(cl, "warn") {
-							cell += " {" + strings.TrimSpace(strings.ReplaceAll(cl, "num", "")) + "}"
+						if cl := strings.TrimSpace(strings.ReplaceAll(attr(c, "class"), "num", "")); markedClass[cl] {
+							cell += " {" + cl + "}"
 						}
 						cells = append(cells, cell)
 					}
@@ -267,6 +269,9 @@ func outline(doc *html.Node) string {
 	visit(doc)
 	return b.String()
 }
+
+// markedClass are the classes that colour a cell, shown in an outline.
+var markedClass = map[string]bool{"bad": true, "good": true, "warn": true, "worse": true, "better": true, "nochange": true, "toofew": true}
 
 // nodeText is the whitespace-normalised text of n.
 func nodeText(n *html.Node) string {
@@ -386,5 +391,138 @@ func TestTicks(t *testing.T) {
 	}
 	if got := strings.Join(labels, " "); got != "0% 90% 99% 99.9% 99.99%" {
 		t.Errorf("percentile ticks: %s", got)
+	}
+}
+
+// TestRepeatPage renders two repeated results compared with statistics:
+// the verdict is the first thing on the page, each median carries its
+// runs and interval, and the comparison marks changes that cannot be told
+// from noise ("~") and percentiles with too few samples apart from
+// regressions.
+func TestRepeatPage(t *testing.T) {
+	page := render(t, []string{"repeat.json", "repeat-b.json"})
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSelfContained(t, doc)
+	out := outline(doc)
+	verdictAt := strings.Index(out, "repeat-b against repeat: 3 regressions beyond 10%: write-big -21.0%, write-big.p50 +27.2%, write-big.p90 +24.4%.")
+	if verdictAt < 0 || verdictAt > strings.Index(out, "## Runs") {
+		t.Errorf("the verdict is not before the runs (at %d)", verdictAt)
+	}
+	if p := strings.Index(out, "Parameters: block_size: 1 MiB, big_file_size: 512 MiB, threads: 4\n"); p < 0 || p > verdictAt {
+		t.Errorf("the shared parameters are not in the page's header (at %d)", p)
+	}
+	if strings.Index(out, "## Comparison") > strings.Index(out, "## Throughput") {
+		t.Error("the comparison comes after the throughput")
+	}
+	for _, w := range []string{
+		"6 runs, CI 909.06–\u2060935.27", // a median's interval, under the median
+		"| write-small | 413.3 files/s | 411.5 files/s | ~ -0.4% no significant change p=0.59 {nochange}",
+		"| write-big | 915.35 MiB/s | 723.12 MiB/s | -21.0% regression {bad}",
+		"| read-big | 1295.21 MiB/s | 1240.15 MiB/s | -4.2% worse, within threshold {worse}",
+		"| write-small.p99 | 31.3ms | 36.4ms | +16.3% too few samples p99 needs 1000 samples, has 600 {toofew}",
+		"9 changes that cannot be told from noise (~).",
+		"6 against 6 runs: a change is called when significant at 5%.",
+		"percentiles with too few samples to judge.",
+		"Runs: 6 (--repeat)",
+		"[chart: Throughput in MiB/s]",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	if !strings.Contains(string(page), "latency (ms, log scale)") {
+		t.Error("the latency axis is not logarithmic")
+	}
+	checkGolden(t, filepath.Join(fixtureDir(), "golden", "repeat.txt"), out)
+}
+
+// TestJudge: each status has its own label and class, and "~" only where a
+// figure moved but compare found no change beyond noise.
+func TestJudge(t *testing.T) {
+	in := &input{names: []string{"a", "b"}, opts: Options{Threshold: 10}}
+	pct := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		it           compare.Item
+		change       string
+		label, class string
+	}{
+		{compare.Item{Status: compare.Regression, ChangePct: pct(-20)}, "-20.0%", "regression", "bad"},
+		{compare.Item{Status: compare.Worse, ChangePct: pct(-5)}, "-5.0%", "worse, within threshold", "worse"},
+		{compare.Item{Status: compare.Better, ChangePct: pct(25)}, "+25.0%", "improvement", "good"},
+		{compare.Item{Status: compare.Better, ChangePct: pct(5)}, "+5.0%", "better, within threshold", "better"},
+		{compare.Item{Status: compare.Same, Old: pct(100), New: pct(96.5), ChangePct: pct(-3.5)}, "~ -3.5%", "no significant change", "nochange"},
+		{compare.Item{Status: compare.Same, Old: pct(100), New: pct(100), ChangePct: pct(0)}, "+0.0%", "same", "muted"},
+		{compare.Item{Status: compare.TooFew, ChangePct: pct(40)}, "+40.0%", "too few samples", "toofew"},
+		{compare.Item{Status: compare.Missing}, "-", "only in a", "muted"},
+	} {
+		label, class := in.judge(c.it)
+		if got := changeText(c.it); got != c.change || label != c.label || class != c.class {
+			t.Errorf("%s %v: %q %q %q, want %q %q %q", c.it.Status, *pctOr(c.it.ChangePct), got, label, class, c.change, c.label, c.class)
+		}
+	}
+}
+
+func pctOr(p *float64) *float64 {
+	if p == nil {
+		return new(float64)
+	}
+	return p
+}
+
+// TestParamText: a parameter without a value is left out, not shown as
+// "storage_class: ".
+func TestParamText(t *testing.T) {
+	ps := report.Params{{Key: "storage", Value: "minio"}, {Key: "storage_class", Value: ""}, {Key: "checksum", Value: nil},
+		{Key: "block_size", Label: "BlockSize", Value: json.Number("4194304")}}
+	if got := paramText(ps); got != "storage: minio, BlockSize: 4 MiB" {
+		t.Errorf("paramText = %q", got)
+	}
+}
+
+// TestRunProblems: a run of a repeated benchmark that failed or was
+// interrupted is named among the problems.
+func TestRunProblems(t *testing.T) {
+	rs, names := loadFixtures(t, []string{"repeat.json"})
+	rs[0].Runs[2].Error = "write-big: no space left on device"
+	rs[0].Runs[5].Interrupted = true
+	var b bytes.Buffer
+	if err := Write(&b, rs, names); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outline(doc)
+	for _, w := range []string{"| error {bad} | run 3 of 6 | write-big: no space left on device", "| interrupted {warn} | run 6 of 6 |"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+}
+
+// TestVerdictWarnings: a parameter that differs between the results is
+// said with the verdict at the top of the page, before any figure.
+func TestVerdictWarnings(t *testing.T) {
+	rs, names := loadFixtures(t, []string{"bench.json", "bench-b.json"})
+	rs[1].Parameters = append(rs[1].Parameters[:2:2], report.Param{Key: "threads", Value: json.Number("8")})
+	var b bytes.Buffer
+	if err := Write(&b, rs, names); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outline(doc)
+	if strings.Contains(out[:strings.Index(out, "## Runs")], "Parameters:") {
+		t.Error("the page's header gives parameters that differ between the results as shared")
+	}
+	at := strings.Index(out, "Warning: parameter threads differs: 4 (OLD) vs 8 (NEW).")
+	if at < 0 || at > strings.Index(out, "## Runs") {
+		t.Errorf("the differing parameter is not said before the runs (at %d):\n%s", at, out[:min(len(out), 800)])
 	}
 }

@@ -141,7 +141,13 @@ func decodeHist(enc string) (*metrics.Histogram, error) {
 
 func (in *input) latencySection() (section, error) {
 	s := section{ID: "latency", Title: "Latency percentiles",
-		Intro: "Latency at each percentile, from each phase's stored histogram: the x axis is logarithmic in 1/(1−percentile), so 90%, 99%, 99.9% are equally spaced and the tail is visible. Dashed lines are the time to first byte, dotted ones the service time of a fixed-rate phase."}
+		Intro: "Latency at each percentile, from each phase's stored histogram: the x axis is logarithmic in 1/(1−percentile), so 90%, 99%, 99.9% are equally spaced and the tail is visible; the latency axis is logarithmic too, so that a change at p50 shows as well as one in the tail. Dashed lines are the time to first byte, dotted ones the service time of a fixed-rate phase."}
+	for _, r := range in.results {
+		if len(r.Runs) > 1 {
+			s.Intro += " A repeated benchmark's curve is drawn from the samples of all its runs together."
+			break
+		}
+	}
 	phases := in.allPhases(func(p *report.Phase) bool { return p.Latency.Count > 0 || p.Histogram != "" })
 	for _, ph := range phases {
 		b, err := in.latencyBlock(ph)
@@ -204,16 +210,21 @@ func (in *input) curveChart(title string, curves []curve) (template.HTML, error)
 		}
 	}
 	unit, div := latencyScale(maxUS)
-	ch := newChart(title, "percentile", "latency ("+unit+")")
+	ch := newChart(title, "percentile", "latency ("+unit+", log scale)")
 	p := ch.p
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks{}
-	p.Y.Min = 0
+	// A log latency axis: p50 and p99.9 often lie a decade or more apart,
+	// and on a linear one everything below p90 sits on the floor.
+	lo := positiveMin(curves) / div
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Y.Min, p.Y.Max = lo/1.25, maxUS/div*1.15
 	ch.gridLines(true, true)
 	for _, c := range curves {
 		pts := make(plotter.XYs, len(c.pts))
 		for i, pt := range c.pts {
-			pts[i] = plotter.XY{X: pt.X, Y: pt.Y / div}
+			pts[i] = plotter.XY{X: pt.X, Y: math.Max(pt.Y, lo*div) / div}
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -223,6 +234,23 @@ func (in *input) curveChart(title string, curves []curve) (template.HTML, error)
 		ch.add(in.curveLabel(c), l)
 	}
 	return ch.render(vg.Points(chartHeight))
+}
+
+// positiveMin is the least latency above zero on the curves, in µs (1
+// when there is none): the floor of a log axis.
+func positiveMin(curves []curve) float64 {
+	lo := math.Inf(1)
+	for _, c := range curves {
+		for _, p := range c.pts {
+			if p.Y > 0 {
+				lo = math.Min(lo, p.Y)
+			}
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return 1
+	}
+	return lo
 }
 
 // styleLine gives a line its result's colour and its kind's dashes.

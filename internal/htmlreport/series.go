@@ -170,7 +170,7 @@ func (in *input) hostBlock(j int, p *report.Phase) (block, error) {
 		byAddr[h.Address] = rate(h)
 	}
 	svg, err := barChart(fmt.Sprintf("%s per host (%s)", p.Name, in.names[j]), unit, in.names[j:j+1], j, rows,
-		func(_ int, addr string) float64 { return byAddr[addr] })
+		func(_ int, addr string) float64 { return byAddr[addr] }, nil)
 	if err != nil {
 		return b, err
 	}

@@ -24,6 +24,7 @@ import (
 var (
 	inkFG   = color.RGBA{R: 1, G: 2, B: 3, A: 255} // axes, ticks, text
 	inkGrid = color.RGBA{R: 1, G: 2, B: 4, A: 255} // grid lines
+	inkCard = color.RGBA{R: 1, G: 2, B: 5, A: 255} // the background of a chart's box
 )
 
 // paletteSize is the number of series colours (Okabe-Ito without black,
@@ -37,7 +38,7 @@ func seriesInk(i int) color.Color {
 
 // inkVars maps each stand-in, as vgsvg writes it, to its CSS variable.
 var inkVars = func() map[string]string {
-	m := map[string]string{hexInk(inkFG): "var(--fg)", hexInk(inkGrid): "var(--grid)"}
+	m := map[string]string{hexInk(inkFG): "var(--fg)", hexInk(inkGrid): "var(--grid)", hexInk(inkCard): "var(--card)"}
 	for i := 0; i < paletteSize; i++ {
 		m[hexInk(seriesInk(i))] = fmt.Sprintf("var(--c%d)", i)
 	}
@@ -60,9 +61,9 @@ var dashes = [][]vg.Length{
 
 // Chart geometry, in SVG user units (the page scales the SVG to its box).
 const (
-	chartWidth  = 480
-	chartHeight = 280
-	fontSize    = 11
+	chartWidth  = 520
+	chartHeight = 300
+	fontSize    = 13
 )
 
 // chart is a plot in the report's style with a legend of its own, drawn

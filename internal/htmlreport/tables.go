@@ -173,6 +173,15 @@ func (in *input) problemsSection() (section, error) {
 		for _, p := range r.Phases {
 			t.Rows = append(t.Rows, phaseProblems(p)...)
 		}
+		for _, run := range r.Runs {
+			where := fmt.Sprintf("run %d of %d", run.Index, len(r.Runs))
+			if run.Error != "" {
+				t.Rows = append(t.Rows, []cell{{Text: "error", Class: "bad"}, {Text: where}, {Text: run.Error}})
+			}
+			if run.Interrupted {
+				t.Rows = append(t.Rows, []cell{{Text: "interrupted", Class: "warn"}, {Text: where}, {Text: "the run was interrupted; the medians are over the runs that have each phase"}})
+			}
+		}
 		for _, w := range r.Warnings {
 			t.Rows = append(t.Rows, []cell{{Text: "warning", Class: "warn"}, {Text: "run"}, {Text: w}})
 		}

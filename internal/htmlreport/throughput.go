@@ -78,6 +78,12 @@ func (in *input) throughputSection() (section, error) {
 	if len(in.results) > 1 {
 		s.Intro += fmt.Sprintf(" Changes are against %s; beyond %s%% they count as more than noise.", in.names[0], fmtPct(in.opts.Threshold))
 	}
+	for _, r := range in.results {
+		if len(r.Runs) > 1 {
+			s.Intro += " For a repeated benchmark (--repeat) the bar is the median of the runs, each ring one run, and the capped line the median's confidence interval; under each median the table gives the number of runs and that interval, or their range when they are too few for one."
+			break
+		}
+	}
 	for j, r := range in.results {
 		var none []string
 		for _, p := range r.Phases {
@@ -108,34 +114,71 @@ func (in *input) value(j int, name, unit string) float64 {
 	return p.Value.Value
 }
 
+// spread is how phase name's VALUE in result j varied over its runs; nil
+// for a single run or another unit.
+func (in *input) spread(j int, name, unit string) *report.Spread {
+	p := in.results[j].FindPhase(name)
+	if p == nil || p.Value.Unit != unit {
+		return nil
+	}
+	return p.Spread
+}
+
 func (in *input) throughputBlock(g unitGroup) (block, error) {
 	title := "Throughput in " + g.unit
 	b := block{Title: title}
-	svg, err := barChart(title, g.unit, in.names, 0, g.phases, func(j int, name string) float64 { return in.value(j, name, g.unit) })
+	svg, err := barChart(title, g.unit, in.names, 0, g.phases, func(j int, name string) float64 { return in.value(j, name, g.unit) },
+		func(j int, name string) *report.Spread { return in.spread(j, name, g.unit) })
 	if err != nil {
 		return b, err
 	}
 	b.Charts = append(b.Charts, svg)
-	t := table{Head: []string{"Item"}}
-	for j, n := range in.names {
-		t.Head = append(t.Head, n)
-		if j > 0 {
-			t.Head = append(t.Head, "Change")
-		}
-	}
-	for _, ph := range g.phases {
-		row := []cell{{Text: ph.title + " (" + ph.name + ")"}}
-		for j := range in.results {
-			v := in.value(j, ph.name, g.unit)
-			row = append(row, numCell(report.FormatMeasure(report.Measure{Value: v, Unit: g.unit}), math.IsNaN(v)))
-			if j > 0 {
-				row = append(row, in.changeCell(j, ph.name, "throughput"))
-			}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	b.Tables = append(b.Tables, t)
+	b.Tables = append(b.Tables, in.throughputTable(g))
 	return b, nil
+}
+
+// throughputTable lists the VALUE of each phase of g. With several results
+// each gets a row of its own under the phase, with its change against the
+// first: the table keeps four columns however many results there are, so
+// that the change stays in view on a narrow screen.
+func (in *input) throughputTable(g unitGroup) table {
+	valueCell := func(j int, name string) cell {
+		v := in.value(j, name, g.unit)
+		c := numCell(report.FormatMeasure(report.Measure{Value: v, Unit: g.unit}), math.IsNaN(v))
+		c.Sub = spreadText(in.spread(j, name, g.unit), g.unit)
+		return c
+	}
+	if len(in.results) == 1 {
+		t := table{Head: []string{"Item", in.names[0]}}
+		for _, ph := range g.phases {
+			t.Rows = append(t.Rows, []cell{{Text: ph.title + " (" + ph.name + ")"}, valueCell(0, ph.name)})
+		}
+		return t
+	}
+	base := cell{Num: true}
+	for _, c := range in.cmps {
+		if c != nil {
+			base = cell{Text: "baseline", Class: "muted", Num: true}
+		}
+	}
+	t := table{Head: []string{"Item", "Result", "Value", "Change"}}
+	for _, ph := range g.phases {
+		first := true
+		for j := range in.results {
+			if math.IsNaN(in.value(j, ph.name, g.unit)) {
+				continue // not in this result: nothing to show
+			}
+			row := []cell{{}, {Text: in.names[j], Class: "name"}, valueCell(j, ph.name), base}
+			if j > 0 {
+				row[3] = in.changeCell(j, ph.name, "throughput")
+			}
+			if first {
+				row[0].Text, first = ph.title+" ("+ph.name+")", false
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
 }
 
 // numCell is a right-aligned number, "-" when missing.
@@ -148,14 +191,16 @@ func numCell(text string, missing bool) cell {
 
 // Bar geometry, in SVG user units.
 const (
-	barThick = 13
+	barThick = 15
 	barGap   = 12
 )
 
 // barChart draws one group of horizontal bars per row, one bar per series
 // (the first on top, in colour first+j); value(j, name) is NaN when series
-// j has no such figure.
-func barChart(title, unit string, series []string, first int, rows []phaseRef, value func(j int, name string) float64) (template.HTML, error) {
+// j has no such figure. spread, when not nil, gives the runs behind a bar
+// of a repeated benchmark, drawn over it.
+func barChart(title, unit string, series []string, first int, rows []phaseRef, value func(j int, name string) float64,
+	spread func(j int, name string) *report.Spread) (template.HTML, error) {
 	c := newChart(title, unit, "")
 	c.gridLines(true, false)
 	p := c.p
@@ -186,6 +231,15 @@ func barChart(title, unit string, series []string, first int, rows []phaseRef, v
 			label = series[j]
 		}
 		c.add(label, bc)
+	}
+	if spread != nil {
+		m := &runMarks{rows: len(rows), series: n, spread: make([][]*report.Spread, n)}
+		for j := range m.spread {
+			for _, r := range rows {
+				m.spread[j] = append(m.spread[j], spread(j, r.name))
+			}
+		}
+		c.addRunMarks(m)
 	}
 	p.NominalY(names...)
 	p.X.Min, p.X.Max = 0, p.X.Max*1.04

@@ -48,3 +48,34 @@ func tickLabel(v, step float64) string {
 	}
 	return strconv.FormatFloat(v, 'f', dec, 64)
 }
+
+// logTicks marks a logarithmic axis at 1, 2 and 5 times each power of ten,
+// labelled when the axis spans few decades, and at the powers of ten only
+// (the others unlabelled) when it spans more.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max > min) {
+		return niceTicks{}.Ticks(min, max)
+	}
+	few := math.Log10(max/min) <= 2.5
+	var out []plot.Tick
+	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+		p := math.Pow(10, e)
+		for _, m := range []float64{1, 2, 5} {
+			v := m * p
+			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || few {
+				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			out = append(out, t)
+		}
+	}
+	if len(out) < 2 { // less than a decade without a 1, 2 or 5 in it
+		return niceTicks{}.Ticks(min, max)
+	}
+	return out
+}

@@ -66,6 +66,7 @@ type Run struct {
 	Index       int       `json:"index"` // 1 for the first run
 	StartedAt   time.Time `json:"started_at"`
 	Seconds     float64   `json:"seconds"`
+	Load        float64   `json:"load,omitempty"` // the host's 1-minute load average at the run's end
 	Phases      []Phase   `json:"phases"`
 	Training    *Training `json:"training,omitempty"`
 	Interrupted bool      `json:"interrupted,omitempty"`
@@ -94,6 +95,10 @@ type Host struct {
 	Arch   string `json:"arch"`
 	Kernel string `json:"kernel,omitempty"`
 	CPUs   int    `json:"cpus"`
+	// Load is the machine's 1-minute load average when the run ended (0:
+	// unknown), so that two results can say whether one ran on a busier
+	// machine.
+	Load float64 `json:"load,omitempty"`
 }
 
 // AgentHost is one agent of a run on many hosts.

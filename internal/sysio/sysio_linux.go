@@ -114,6 +114,17 @@ func GetUsage() Usage {
 }
 
 // Kernel returns the kernel release, e.g. "6.1.0-18-amd64".
+// LoadAverage is the system's load average over the last minute: runnable
+// and waiting tasks, for comparing how busy the machine was during two
+// runs; 0 when unknown.
+func LoadAverage() float64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return float64(si.Loads[0]) / (1 << unix.SI_LOAD_SHIFT)
+}
+
 func Kernel() string {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
