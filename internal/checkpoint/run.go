@@ -9,8 +9,6 @@ import (
 	"os"
 	"strconv"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -168,11 +166,10 @@ func (r *run) warn(format string, args ...any) {
 
 // checkSpace refuses a checkpoint larger than the free space of dir.
 func checkSpace(dir string, need int64) error {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
+	free, err := sysio.FreeBytes(dir)
+	if err != nil {
 		return nil // unknown: the writes will say
 	}
-	free := int64(st.Bavail) * int64(st.Bsize)
 	if free < need {
 		return fmt.Errorf("--size: the checkpoint needs %s and %s has %s free; give a smaller --size",
 			units.FormatBytes(need), dir, units.FormatBytes(free))

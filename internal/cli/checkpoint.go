@@ -193,10 +193,12 @@ func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
 func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) (*clusterRun, error) {
 	plan, _ := checkpoint.NewPlan(o.Size, o.ranks())
 	c, err := o.clusterRun("checkpoint", cmd, args)
-	if err == nil {
-		c.job.Need = plan.Total
+	if err != nil {
+		return nil, err
 	}
-	return c, err
+	c.left = runDirLeft(o.Path)
+	c.job.Need = plan.Total
+	return c, nil
 }
 
 func (o *CheckpointOptions) ranks() int {

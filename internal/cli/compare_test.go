@@ -42,6 +42,8 @@ func TestCompareGolden(t *testing.T) {
 		{"mismatch", "old.json objbench.json --threshold 10%"},
 		{"missing-file", "old.json nope.json"},
 		{"not-a-result", "old.json not-a-result.json"},
+		{"negative-figure", "old.json negative-figure.json"},
+		{"negative-schema", "negative-schema.json old.json"},
 		{"bad-threshold", "old.json new-within.json --threshold ten"},
 	}
 	dir := filepath.Join(testenv.RepoRoot(), "testdata", "compare")

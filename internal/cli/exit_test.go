@@ -75,6 +75,11 @@ func TestUsageErrorsOneLine(t *testing.T) {
 		{[]string{"completion", "bash", "extra"}, `unknown command "extra"`},
 		{[]string{"objbench", "--storage", "nosuch", dir}, "nosuch"},
 		{[]string{"compare", file}, "expects two result files"},
+		{[]string{"bench", dir, "--hosts", ""}, "--hosts names no agent"},
+		{[]string{"bench", dir, "--hosts="}, "--hosts names no agent"},
+		{[]string{"objbench", "--storage", "file", dir, "--hosts", ""}, "--hosts names no agent"},
+		{[]string{"bench", dir, "--hosts-file", ""}, "--hosts-file names no file"},
+		{[]string{"bench", dir, "--hosts", "127.0.0.1:1", "--access-log", filepath.Join(dir, "ops.log")}, "--access-log does not go with --hosts"},
 	} {
 		_, stderr, code := runFsbenchEnv(t, nil, c.args...)
 		if code != ExitUsage {
@@ -87,6 +92,9 @@ func TestUsageErrorsOneLine(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(file); string(b) != "mine" {
 		t.Errorf("the file given as PATH changed: %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a refused command wrote in %s: %v", dir, entries)
 	}
 }
 

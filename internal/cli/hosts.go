@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -85,6 +87,12 @@ func (o *HostsOptions) active() bool { return len(o.Hosts) > 0 || o.HostsFile !=
 // resolve reads the host list and checks it.
 func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 	f := cmd.Flags()
+	if f.Changed("hosts") && len(o.Hosts) == 0 {
+		return Usagef("--hosts names no agent: give HOST:PORT,... or leave --hosts out to run on this machine")
+	}
+	if f.Changed("hosts-file") && o.HostsFile == "" {
+		return Usagef("--hosts-file names no file")
+	}
 	if !o.active() {
 		for _, n := range []string{"token-file", "tls-ca", "read-others"} {
 			if f.Changed(n) {
@@ -116,6 +124,9 @@ func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 	}
 	if len(o.Hosts) == 0 {
 		return Usagef("--hosts-file %s names no host", o.HostsFile)
+	}
+	if f.Lookup("access-log") != nil && f.Changed("access-log") {
+		return Usagef("--access-log does not go with --hosts: the operations happen on the agents; run fsbench bench --access-log on one host to record them")
 	}
 	if o.ReadOthers && len(o.Hosts) < 2 {
 		return Usagef("--read-others needs at least two hosts")
@@ -239,6 +250,9 @@ type clusterRun struct {
 	job     cluster.Job
 	repeat  int  // --repeat: the job runs this many times, one after another
 	secrets bool // the arguments carry credentials
+	// left names what host i leaves behind in run when its agent is gone
+	// before the clean-up.
+	left func(run string, i int) string
 	// finish, if set, completes the merged result before it is judged.
 	finish func(res *report.Result, parts []cluster.HostResult)
 }
@@ -261,6 +275,9 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	c.job.Seed = pattern.RandomSeed()
 	coord := &cluster.Coordinator{Hosts: c.hosts.Hosts, Token: token, Client: client, Scheme: scheme, Version: Version,
 		Logf: func(f string, a ...any) { app.Infof(f, a...) }}
+	if c.left != nil {
+		coord.Leftover = func(i int) string { return c.left(c.job.RunName, i) }
+	}
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Running %s on %d hosts (%s)\n", c.command, len(c.hosts.Hosts), strings.Join(c.hosts.Hosts, ", "))
 	}
@@ -275,6 +292,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		if merr := cluster.Merge(res, parts); merr != nil && err == nil {
 			err = merr
 		}
+		hostWarnings(app, res, parts)
 		if ctx.Err() != nil {
 			res.Interrupted = true
 		}
@@ -300,6 +318,25 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		return fmt.Errorf("%d operations failed during the performance tests", n)
 	}
 	return ciErr
+}
+
+// hostWarnings shows on stderr what each host warned of (its clean-up
+// failures, what it keeps), named by the host, as a run on one host shows
+// its own warnings; and what a host whose agent is gone left behind,
+// which goes into the result too.
+func hostWarnings(app *App, res *report.Result, parts []cluster.HostResult) {
+	for _, p := range parts {
+		if p.Result != nil {
+			for _, w := range p.Result.Warnings {
+				app.Warnf("host %s: %s", p.Address, w)
+			}
+		}
+		if p.Left != "" {
+			msg := fmt.Sprintf("host %s: %s", p.Address, p.Left)
+			app.Warnf("%s", msg)
+			res.Warnings = append(res.Warnings, msg)
+		}
+	}
 }
 
 // agentClient is the HTTP client to the agents: HTTPS trusting the given
@@ -333,10 +370,14 @@ func runName() string {
 // benchCluster makes the run of bench (or a workload) on the agents.
 func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterRun, error) {
 	c, err := o.clusterRun("bench", cmd, args)
-	if err == nil && o.Job.Job == nil {
+	if err != nil {
+		return nil, err
+	}
+	c.left = runDirLeft(o.Path)
+	if o.Job.Job == nil {
 		c.job.Need = int64(o.Threads) * (o.BigFileSize + int64(o.SmallFileCount)*o.SmallFileSize)
 	}
-	return c, err
+	return c, nil
 }
 
 // objbenchCluster makes the run of objbench on the agents.
@@ -350,5 +391,20 @@ func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) (*cl
 	for _, n := range []string{"secret-key", "session-token", "secret-key-file", "session-token-file"} {
 		c.secrets = c.secrets || f.Changed(n)
 	}
+	if dir := objbenchTarget(o); dir != "" {
+		c.left = runDirLeft(dir)
+	} else {
+		url := strings.TrimSuffix(object.RedactURL(o.URL), "/")
+		c.left = func(run string, i int) string {
+			return leftover.Objects(url + "/" + run + "/" + cluster.HostDir(i) + "/")
+		}
+	}
 	return c, nil
+}
+
+// runDirLeft names what a host leaves behind under path: the run's
+// directory there, which holds only that host's files once the others
+// have removed theirs.
+func runDirLeft(path string) func(run string, i int) string {
+	return func(run string, _ int) string { return leftover.Dir(filepath.Join(path, run)) }
 }

@@ -19,6 +19,7 @@ func TestReportErrors(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.html")
 	notResult := filepath.Join(testenv.RepoRoot(), "testdata", "compare", "not-a-result.json")
+	negative := filepath.Join(testenv.RepoRoot(), "testdata", "compare", "negative-figure.json")
 	garbage := filepath.Join(dir, "garbage.json")
 	if err := os.WriteFile(garbage, []byte("<html>"), 0o644); err != nil {
 		t.Fatal(err)
@@ -31,6 +32,7 @@ func TestReportErrors(t *testing.T) {
 		{[]string{"report", filepath.Join(dir, "nope.json"), "-o", out}, "nope.json: no such file or directory"},
 		{[]string{"report", notResult, "-o", out}, "not an fsbench result"},
 		{[]string{"report", garbage, "-o", out}, "garbage.json: invalid character"},
+		{[]string{"report", negative, "-o", out}, `negative-figure.json: phase "read-big": bytes_per_sec is -`},
 		{[]string{"report", reportFixture("bench.json"), "-o", filepath.Join(dir, "no", "r.html")}, "directory " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"report", reportFixture("bench.json"), "--threshold", "ten", "-o", out}, "--threshold"},
 	}

@@ -291,6 +291,7 @@ func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterR
 	if err != nil {
 		return nil, err
 	}
+	c.left = runDirLeft(o.Path)
 	if o.Dataset == "" {
 		c.job.Need = int64(float64(o.Files*o.SamplesPerFile)*float64(o.SampleSize)*1.1) / int64(len(o.Cluster.Hosts))
 	}

@@ -160,3 +160,25 @@ func TestAgentOneJobAndBarriers(t *testing.T) {
 		t.Errorf("info after the job: %+v", in)
 	}
 }
+
+// An agent that takes connections and never answers: the coordinator's
+// error names the limit on one request, not just "context deadline
+// exceeded".
+func TestCoordinatorNamesRequestLimit(t *testing.T) {
+	hung := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(hung)
+	c := &Coordinator{Hosts: []string{strings.TrimPrefix(srv.URL, "http://")}, Token: "t", Scheme: "http",
+		Client: &http.Client{Timeout: 300 * time.Millisecond}}
+	_, err := c.Run(context.Background(), Job{Command: "bench", RunName: "r", Hosts: 1})
+	want := "host " + c.Hosts[0] + ": no answer within 300ms, the limit on one request to an agent: "
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err %v\nwant %s...", err, want)
+	}
+}

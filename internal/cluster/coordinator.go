@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -32,6 +34,9 @@ type Coordinator struct {
 	LostAfter time.Duration
 	// Logf tells the user what happens (stderr); optional.
 	Logf func(format string, args ...any)
+	// Leftover names what host i leaves behind when its agent is gone
+	// before the clean-up (a phrase of package leftover); optional.
+	Leftover func(i int) string
 }
 
 // HostError is a failure of one host, named.
@@ -54,6 +59,7 @@ var ErrStopped = errors.New("stopped before the end")
 // host is the coordinator's view of one agent during a run.
 type host struct {
 	addr   string
+	index  int // in Hosts
 	info   Info
 	rtt    atomic.Int64  // round trip of a small request, ns: pings keep it current
 	offset time.Duration // agent clock - coordinator clock
@@ -82,7 +88,7 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	}
 	hosts := make([]*host, len(c.Hosts))
 	for i, a := range c.Hosts {
-		hosts[i] = &host{addr: a, res: HostResult{Address: a, Starts: map[string]time.Time{}}}
+		hosts[i] = &host{addr: a, index: i, res: HostResult{Address: a, Starts: map[string]time.Time{}}}
 	}
 	if err := c.preflight(ctx, hosts, job); err != nil {
 		return nil, err
@@ -159,12 +165,7 @@ func sameAgent(hosts []*host) error {
 }
 
 func (c *Coordinator) jobFor(job Job, h *host, hosts []*host) Job {
-	for i, x := range hosts {
-		if x == h {
-			job.Index = i
-		}
-	}
-	job.Hosts = len(hosts)
+	job.Index, job.Hosts = h.index, len(hosts)
 	return job
 }
 
@@ -405,13 +406,13 @@ func (c *Coordinator) cancel(hosts []*host) {
 
 // cleanup tells every host to remove what the job left; a host that was
 // lost is not waited for: it removes its files by itself when it stops
-// hearing pings.
+// hearing pings, if its agent still runs.
 func (c *Coordinator) cleanup(hosts []*host) {
 	eachHost(hosts, 30*time.Second, func(ctx context.Context, h *host) {
 		switch {
 		case h.id == "":
 		case h.lost:
-			c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
+			c.leftBehind(ctx, h)
 		default:
 			err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil)
 			switch {
@@ -425,6 +426,28 @@ func (c *Coordinator) cleanup(hosts []*host) {
 	})
 }
 
+// leftBehind asks a lost host's agent whether it is still there: if it
+// answers, it removes the job's files itself. If nothing listens at its
+// address any more (killed), what the host wrote stays there; if it does
+// not answer (its machine down, hung, or cut off), it stays unless the
+// agent still runs and removes it on losing this coordinator. Either is
+// said in HostResult.Left.
+func (c *Coordinator) leftBehind(ctx context.Context, h *host) {
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var in Info
+	err := c.call(pctx, h, "GET", "/v1/info", nil, &in)
+	switch {
+	case err == nil || c.Leftover == nil:
+		c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		h.res.Left = "its agent is gone (connection refused): left behind: " + c.Leftover(h.index)
+	default:
+		h.res.Left = fmt.Sprintf("its agent does not answer (%v): unless it still runs and removes them within %v of losing this coordinator, left behind: %s",
+			err, OrphanAfter, c.Leftover(h.index))
+	}
+}
+
 // eachHost calls f for every host at once, each call with its own
 // timeout, and waits for them all.
 func eachHost(hosts []*host, timeout time.Duration, f func(ctx context.Context, h *host)) {
@@ -433,7 +456,7 @@ func eachHost(hosts []*host, timeout time.Duration, f func(ctx context.Context, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within %v", timeout))
 			defer cancel()
 			f(ctx, h)
 		}()
@@ -469,7 +492,7 @@ func (c *Coordinator) call(ctx context.Context, h *host, method, path string, bo
 	}
 	resp, err := c.Client.Do(req)
 	if err != nil {
-		return unreachable(err)
+		return c.unreachable(ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -485,10 +508,19 @@ func (c *Coordinator) call(ctx context.Context, h *host, method, path string, bo
 	return nil
 }
 
-// unreachable shortens a transport error to what the user needs.
-func unreachable(err error) error {
+// unreachable shortens a transport error to what the user needs, and
+// names the time limit that ended a request that got no answer: the
+// client's limit on one request, or the limit of ctx (see eachHost).
+func (c *Coordinator) unreachable(ctx context.Context, err error) error {
 	if strings.Contains(err.Error(), "http: server gave HTTP response to HTTPS client") {
 		return errors.New("the agent speaks plain HTTP, not TLS: drop --tls-ca, or start the agent with --tls-cert/--tls-key")
+	}
+	var ne net.Error
+	switch cause := context.Cause(ctx); {
+	case ctx.Err() != nil && cause != ctx.Err():
+		return fmt.Errorf("%v: %w", cause, err)
+	case ctx.Err() == nil && c.Client.Timeout > 0 && errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("no answer within %v, the limit on one request to an agent: %w", c.Client.Timeout, err)
 	}
 	return fmt.Errorf("unreachable: %w", err)
 }

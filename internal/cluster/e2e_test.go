@@ -264,10 +264,34 @@ func TestAgentKilledMidPhase(t *testing.T) {
 	if out.Took > 40*time.Second {
 		t.Errorf("the coordinator took %v to give up", out.Took)
 	}
-	// The surviving host removed its files; the killed one could not.
+	// The surviving host removed its files; the killed one could not, and
+	// the coordinator names them.
 	runs, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", "host-*"))
 	if len(runs) != 1 || filepath.Base(runs[0]) != "host-1" {
-		t.Errorf("left after the run: %v, want only the killed host's host-1", runs)
+		t.Fatalf("left after the run: %v, want only the killed host's host-1", runs)
+	}
+	want := "Warning: host " + b.addr + ": its agent is gone (connection refused): left behind: directory " + filepath.Dir(runs[0]) + " (remove it with: rm -rf "
+	if !strings.Contains(out.Stderr, want) {
+		t.Errorf("stderr does not name what the killed host left (%q):\n%s", want, out.Stderr)
+	}
+}
+
+// What an agent warns of reaches the coordinator's stderr in table mode,
+// named by the host, as it does on one host.
+func TestHostWarningsShown(t *testing.T) {
+	root := t.TempDir()
+	a := startAgent(t, root)
+	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "2", "--keep", "--hosts", a.addr)
+	if out.Code != 0 {
+		t.Fatalf("exit %d: %s", out.Code, out.Stderr)
+	}
+	kept, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", "host-0"))
+	if len(kept) != 1 {
+		t.Fatalf("kept %v, want one host-0 directory", kept)
+	}
+	want := "Warning: host " + a.addr + ": keeping benchmark files in " + kept[0] + " (--keep)\n"
+	if !strings.Contains(out.Stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, out.Stderr)
 	}
 }
 

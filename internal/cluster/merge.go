@@ -17,6 +17,10 @@ type HostResult struct {
 	// on the coordinator's clock.
 	Starts map[string]time.Time
 	Err    string // why the host failed, if it did
+	// Left says, in a sentence, what the host left behind when its agent
+	// was gone or silent at the clean-up (see Coordinator.Leftover); ""
+	// otherwise.
+	Left string
 }
 
 // Merge combines the hosts' results of one run into base: the first host's

@@ -18,7 +18,9 @@ import (
 // had fully received may still create its object after we listed, so the
 // prefix is listed again, after a pause, until it is empty. A store that
 // stopped answering is waited for (Ctrl-C stops the wait), up to
-// CleanupWait in all; what cannot be deleted is named in a warning.
+// CleanupWait in all; what cannot be deleted is named in a warning. A
+// request the store throttles is tried again after a pause, and with
+// several endpoints only those that answer are used.
 func (r *run) cleanup(parent context.Context, runErr error) {
 	if r.o.Keep {
 		r.warn("keeping the benchmark's objects under %s (--keep)", r.own.String())
@@ -28,17 +30,25 @@ func (r *run) cleanup(parent context.Context, runErr error) {
 	if wait <= 0 {
 		wait = 2 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), wait)
+	ctx, cancel := withLimit(context.WithoutCancel(parent), wait, "the clean-up's time limit")
 	defer cancel()
 	var down *DownError
 	c := cleaner{r: r, ctx: ctx, parent: parent, again: parent.Err() != nil || errors.As(runErr, &down)}
+	c.choose()
 	left, err := c.run()
+	if err != nil {
+		left, err = c.recount(left, err)
+	}
 	if err == nil {
-		err = r.own.Delete(ctx, "")
+		err = c.retry(func() error { return c.own.Delete(ctx, "") })
+	}
+	if n := c.throttled.Load(); n > 0 {
+		r.warn("clean up: the store throttled %d requests (503 SlowDown / 429); they were tried again after a pause", n)
 	}
 	if err == nil && r.x.versioned {
 		err = r.purgeVersions(ctx)
 	}
+	err = named(ctx, err)
 	switch {
 	case err != nil && left > 0:
 		r.warn("clean up: %d objects could not be deleted (%v); left behind: %s", left, err, r.leftover())
@@ -60,6 +70,73 @@ type cleaner struct {
 	// (after an interruption, or while the store was away).
 	again     bool
 	announced bool // the wait for the store
+	// own is the run's prefix in the store, through the endpoints that
+	// answered when there are several.
+	own       object.Storage
+	down      string // the endpoints left out, as last warned of
+	throttled atomic.Int64
+}
+
+// choose picks what the clean-up deletes through: with several endpoints,
+// those that answer a listing; a dead or hung one would otherwise fail
+// its share of every pass. When none answers, the store is away: all are
+// kept, and the clean-up waits for them as for one endpoint. It reports
+// whether it left out an endpoint it had not left out before.
+func (c *cleaner) choose() bool {
+	c.own = c.r.own
+	eps := c.r.x.eps
+	if eps == nil {
+		return false
+	}
+	errs := eps.Probe(c.ctx, object.ListOptions{Prefix: c.r.prefix, Limit: 1}, timeoutOf(c.r.o.Object))
+	keep := make([]bool, len(errs))
+	var down []string
+	for i, err := range errs {
+		away, _ := unreachable(err)
+		keep[i] = !away
+		if away {
+			down = append(down, err.Error())
+		}
+	}
+	live := eps.Only(keep)
+	if live == nil {
+		return false
+	}
+	c.own = object.WithPrefix(live, c.r.prefix)
+	msg := strings.Join(down, "; ")
+	if msg == "" || msg == c.down {
+		return false
+	}
+	c.r.warn("clean up: deleting through the endpoints that answer, without %s", msg)
+	c.down = msg
+	return true
+}
+
+// retry runs op again while the store asks to slow down (see
+// retryThrottled), counting the requests it throttled.
+func (c *cleaner) retry(op func() error) error {
+	return retryThrottled(c.ctx, func() error {
+		err := op()
+		if errors.Is(err, object.ErrThrottled) {
+			c.throttled.Add(1)
+		}
+		return err
+	})
+}
+
+// recount lists what is left after a clean-up that ended in an error: a
+// delete whose answer was lost may have removed its object all the same,
+// so the failures alone would claim objects that are gone. With nothing
+// left, the clean-up succeeded.
+func (c *cleaner) recount(left int, err error) (int, error) {
+	keys, lerr := c.list()
+	switch {
+	case lerr != nil:
+		return left, err
+	case len(keys) == 0:
+		return 0, nil
+	}
+	return len(keys), err
 }
 
 // passes bounds the listings of a clean-up while objects keep appearing.
@@ -69,7 +146,7 @@ const passes = 5
 // left with the first error.
 func (c *cleaner) run() (int, error) {
 	for pass := 0; ; {
-		keys, err := c.r.listOurs(c.ctx)
+		keys, err := c.list()
 		if err != nil {
 			if c.wait(err) {
 				continue
@@ -113,7 +190,7 @@ func (c *cleaner) deleteAll(keys []string) (int, error) {
 		return left + len(dirs), first
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := c.r.own.Delete(c.ctx, dirs[i]); err != nil {
+		if err := c.retry(func() error { return c.own.Delete(c.ctx, dirs[i]) }); err != nil {
 			left++
 			if first == nil {
 				first = err
@@ -139,7 +216,7 @@ func (c *cleaner) deleteObjects(keys []string) (int, error) {
 				if i >= len(keys) {
 					return
 				}
-				err := c.r.own.Delete(c.ctx, keys[i])
+				err := c.retry(func() error { return c.own.Delete(c.ctx, keys[i]) })
 				if err == nil {
 					continue
 				}
@@ -165,6 +242,9 @@ func (c *cleaner) wait(err error) bool {
 	if away, _ := unreachable(err); !away || c.ctx.Err() != nil {
 		return false
 	}
+	if c.choose() {
+		return true // the others answer: go on through them at once
+	}
 	if !c.announced {
 		deadline, _ := c.ctx.Deadline()
 		c.r.warn("%s is not answering (%v); waiting up to %s for it, to delete what the run wrote",
@@ -177,6 +257,7 @@ func (c *cleaner) wait(err error) bool {
 	}
 	select {
 	case <-time.After(time.Second):
+		c.choose() // an endpoint may have gone, or come back
 		return true
 	case <-interrupt:
 	case <-c.ctx.Done():
@@ -184,12 +265,16 @@ func (c *cleaner) wait(err error) bool {
 	return false
 }
 
-// listOurs lists every key under the run's prefix.
-func (r *run) listOurs(ctx context.Context) ([]string, error) {
+// list lists every key under the run's prefix.
+func (c *cleaner) list() ([]string, error) {
 	var keys []string
 	opt := object.ListOptions{}
 	for range maxObjects {
-		page, err := r.store.List(ctx, opt)
+		var page *object.ListPage
+		err := c.retry(func() (err error) {
+			page, err = c.own.List(c.ctx, opt)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -202,4 +287,26 @@ func (r *run) listOurs(ctx context.Context) ([]string, error) {
 		opt.StartAfter = page.Next
 	}
 	return keys, nil
+}
+
+// retryThrottled runs op again while the store asks to slow down (HTTP
+// 503 SlowDown or 429), after a pause that doubles from throttleBase to
+// throttleMax, at most maxThrottleRetries times, and not once ctx is
+// done. It returns op's last error.
+func retryThrottled(ctx context.Context, op func() error) error {
+	backoff := throttleBase
+	for try := 0; ; try++ {
+		err := op()
+		if !errors.Is(err, object.ErrThrottled) || try >= maxThrottleRetries {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, throttleMax)
+	}
 }

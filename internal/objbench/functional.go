@@ -46,8 +46,8 @@ func (r *run) functional(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		cctx, cancel := context.WithTimeout(ctx, c.timeout)
-		err := c.fn(cctx)
+		cctx, cancel := withLimit(ctx, c.timeout, "the check's time limit")
+		err := named(cctx, c.fn(cctx))
 		cancel()
 		if ctx.Err() != nil {
 			return // interrupted: the check did not run to its end

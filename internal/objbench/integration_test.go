@@ -538,3 +538,19 @@ func TestRunUnderURLPrefix(t *testing.T) {
 	}
 	checkPrecious(t, s)
 }
+
+// A store that answers every request with 503 SlowDown: the run gives up
+// when its limit on reaching the store runs out, and the error names
+// both, not just "context deadline exceeded".
+func TestAlwaysThrottledNamesCause(t *testing.T) {
+	env := []string{"ACCESS_KEY=a", "SECRET_KEY=never-shown-0123"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { slowDown(w) }))
+	defer srv.Close()
+	r := fsbench(t, env, "objbench", "--storage", "minio", srv.URL+"/objbench-throttled", "--timeout", "1s")
+	want := "(the limit on reaching the store (3 x --timeout), 3s, ran out); the store throttled "
+	if r.Code != 1 || !strings.Contains(r.Stderr, "SlowDown") || !strings.Contains(r.Stderr, want) ||
+		!strings.HasSuffix(strings.TrimSpace(r.Stderr), "of the attempts (503 SlowDown / 429)") {
+		t.Errorf("exit %d, stderr %q; want 1 naming SlowDown and %q", r.Code, r.Stderr, want)
+	}
+	t.Log(r.Stderr)
+}

@@ -259,8 +259,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	res.Target = report.Target{Storage: o.Storage, URL: object.RedactURL(o.URL)}
 	res.Parameters = o.params()
 
-	octx, cancel := context.WithTimeout(ctx, 3*timeoutOf(o.Object))
+	octx, cancel := withLimit(ctx, 3*timeoutOf(o.Object), "the limit on opening the store (3 x --timeout)")
 	base, err := r.open(octx)
+	err = named(octx, err)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -392,22 +393,26 @@ func newPrefix() string {
 // bounded time, before anything is written: a wrong secret, an unknown
 // bucket or an unreachable endpoint fails here with one clear error.
 func (r *run) prepare(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, 3*timeoutOf(r.o.Object))
+	pctx, cancel := withLimit(ctx, 3*timeoutOf(r.o.Object), "the limit on reaching the store (3 x --timeout)")
 	defer cancel()
 	var page *object.ListPage
-	var err error
-	for attempt := 0; ; attempt++ {
+	throttled := 0
+	err := retryThrottled(pctx, func() (err error) {
 		page, err = r.base.List(pctx, object.ListOptions{Prefix: r.prefix, Limit: 1})
-		if !errors.Is(err, object.ErrThrottled) || attempt == maxThrottleRetries || pctx.Err() != nil {
-			break
+		if errors.Is(err, object.ErrThrottled) {
+			throttled++
 		}
-		time.Sleep(throttleBase << min(attempt, 5))
-	}
+		return err
+	})
 	// Name the store rather than our prefix, which means nothing to the
 	// user yet.
 	var oe *object.Error
 	if errors.As(err, &oe) {
 		err = fmt.Errorf("%s: %w", r.base.String(), oe.Err)
+	}
+	err = named(pctx, err)
+	if err != nil && throttled > 0 {
+		err = fmt.Errorf("%w; the store throttled %d of the attempts (503 SlowDown / 429)", err, throttled)
 	}
 	switch {
 	case err == nil:

@@ -106,8 +106,14 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	if r.SchemaVersion == 0 {
 		return nil, fmt.Errorf("not an fsbench result (no schema_version)")
 	}
+	if r.SchemaVersion < 0 {
+		return nil, fmt.Errorf("schema_version %d is not a version (1 to %d)", r.SchemaVersion, SchemaVersion)
+	}
 	if r.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("result schema version %d is newer than this fsbench understands (%d)", r.SchemaVersion, SchemaVersion)
+	}
+	if err := r.checkFigures(); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,5 +178,46 @@ func TestFormatMeasure(t *testing.T) {
 		if got := FormatMeasure(m); got != want {
 			t.Errorf("FormatMeasure(%v) = %q, want %q", m, got, want)
 		}
+	}
+}
+
+// A result with a negative schema_version or a negative figure is refused
+// with a message naming the field, instead of being compared or charted.
+func TestReadJSONRejectsNegative(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	good := b.String()
+	if _, err := ReadJSON(strings.NewReader(good)); err != nil {
+		t.Fatalf("the sample itself: %v", err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{fmt.Sprintf(`"schema_version": %d`, SchemaVersion), `"schema_version": -2`, fmt.Sprintf("schema_version -2 is not a version (1 to %d)", SchemaVersion)},
+		{`"ops": 4096`, `"ops": -4096`, `phase "write-big": ops is -4096; a result holds no negative figure`},
+		{`"bytes_per_sec": `, `"bytes_per_sec": -`, `phase "write-big": bytes_per_sec is -`},
+		{`"p99_us": `, `"p99_us": -`, `phase "write-big": latency.p99_us is -`},
+		{`"seconds": `, `"seconds": -`, `phase "write-big": seconds is -`},
+	} {
+		in := strings.Replace(good, c.old, c.new, 1)
+		if in == good {
+			t.Fatalf("%s is not in the sample", c.old)
+		}
+		_, err := ReadJSON(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.new, err, c.want)
+		}
+	}
+	// A run of a repeated benchmark is checked as the summary is.
+	r := sample()
+	r.Runs = []Run{{Index: 1, Phases: append([]Phase(nil), r.Phases...)}, {Index: 2, Phases: append([]Phase(nil), r.Phases...)}}
+	r.Runs[1].Phases[0].Errors = -3
+	b.Reset()
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := `run 2: phase "write-big": errors is -3; a result holds no negative figure`
+	if _, err := ReadJSON(&b); err == nil || err.Error() != want {
+		t.Errorf("negative figure in a run: %v, want %q", err, want)
 	}
 }

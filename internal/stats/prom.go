@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -424,8 +425,11 @@ type PromSource struct {
 	URL     string
 	Client  *http.Client
 	Timeout time.Duration // of one scrape, bounded by the interval
-	Specs   []MetricSpec
-	Types   map[string]dto.MetricType // of the specs, from the last scrape
+	// TimeoutIsInterval says that Timeout is --interval, which the
+	// message of a scrape that runs out of time then names.
+	TimeoutIsInterval bool
+	Specs             []MetricSpec
+	Types             map[string]dto.MetricType // of the specs, from the last scrape
 }
 
 // MaxScrapeBytes bounds what is read of one scrape.
@@ -453,7 +457,7 @@ func (p *PromSource) Collect(ctx context.Context, sm *Sample) error {
 func (p *PromSource) Scrape(ctx context.Context) (Families, error) {
 	if p.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, &scrapeTimeout{p.Timeout, p.TimeoutIsInterval})
 		defer cancel()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
@@ -466,6 +470,10 @@ func (p *PromSource) Scrape(ctx context.Context) (Families, error) {
 		c = http.DefaultClient
 	}
 	resp, err := c.Do(req)
+	var st *scrapeTimeout
+	if err != nil && errors.As(context.Cause(ctx), &st) {
+		return nil, fmt.Errorf("metrics %s: %w", p.URL, st) // not just "context deadline exceeded"
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
@@ -480,6 +488,21 @@ func (p *PromSource) Scrape(ctx context.Context) (Families, error) {
 	}
 	return fams, nil
 }
+
+// scrapeTimeout is the end of a scrape that took longer than its timeout.
+type scrapeTimeout struct {
+	d          time.Duration
+	isInterval bool
+}
+
+func (e *scrapeTimeout) Error() string {
+	if e.isInterval {
+		return fmt.Sprintf("no answer within %v, the scrape timeout, which is --interval (a longer --interval gives the endpoint more time)", e.d)
+	}
+	return fmt.Sprintf("no answer within %v, the scrape timeout", e.d)
+}
+
+func (e *scrapeTimeout) Unwrap() error { return context.DeadlineExceeded }
 
 // Names lists the metric families of a scrape, sorted, for error messages.
 func (f Families) Names() []string {

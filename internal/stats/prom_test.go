@@ -278,8 +278,8 @@ func TestPromSourceErrors(t *testing.T) {
 	slow, _ := jfsServer(t, http.StatusOK, time.Minute)
 	p = &PromSource{URL: slow.URL + "/metrics", Timeout: 50 * time.Millisecond}
 	err := p.Collect(context.Background(), NewSample(t0))
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("slow server: %v", err)
+	if want := "metrics " + p.URL + ": no answer within 50ms, the scrape timeout"; !errors.Is(err, context.DeadlineExceeded) || err == nil || err.Error() != want {
+		t.Errorf("slow server: %v, want %q", err, want)
 	}
 	// Cancelling the context ends it too.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -343,6 +343,18 @@ func TestPrepareErrors(t *testing.T) {
 	}
 	if len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0], "usage") {
 		t.Errorf("warnings %q", plan.Warnings)
+	}
+}
+
+// A scrape that runs out of time in Prepare names its timeout and, when
+// that is --interval, says so, instead of "context deadline exceeded".
+func TestPrepareScrapeTimeoutNamed(t *testing.T) {
+	slow, _ := jfsServer(t, http.StatusOK, time.Minute)
+	m := sysio.Mount{MountPoint: "/mnt/nfs", FSType: "nfs4"}
+	_, err := Prepare(context.Background(), Options{Mount: &m, Interval: 100 * time.Millisecond, MetricsURL: slow.URL + "/metrics", ProcRoot: fixtureProc})
+	want := "metrics " + slow.URL + "/metrics: no answer within 100ms, the scrape timeout, which is --interval (a longer --interval gives the endpoint more time)"
+	if err == nil || err.Error() != want {
+		t.Errorf("err %v\nwant %s", err, want)
 	}
 }
 

@@ -152,7 +152,7 @@ func probeMetrics(ctx context.Context, opts Options, have map[byte]Source, plan 
 		return nil, nil
 	}
 	timeout := min(opts.Interval, ScrapeTimeout)
-	prom := &PromSource{URL: opts.MetricsURL, Client: opts.HTTPClient, Timeout: timeout, Specs: opts.Metrics}
+	prom := &PromSource{URL: opts.MetricsURL, Client: opts.HTTPClient, Timeout: timeout, TimeoutIsInterval: timeout == opts.Interval, Specs: opts.Metrics}
 	fams, err := prom.Scrape(ctx)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,9 @@ package sysio
 import (
 	"errors"
 	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultAlign is the direct-I/O alignment assumed when the kernel does not
@@ -97,4 +100,14 @@ func (a Alignment) CheckAligned(names []string, sizes []int64) error {
 type Usage struct {
 	UserSec, SysSec float64
 	MaxRSSBytes     int64
+}
+
+// FreeBytes is the space an unprivileged user may still write in the
+// file system that holds dir.
+func FreeBytes(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
 }

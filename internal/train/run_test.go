@@ -254,3 +254,69 @@ func TestMemoryBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKeepOnlyComplete: --keep interrupted during the generation keeps
+// nothing (a partial dataset that --dataset would refuse), and says so;
+// interrupted during training, the dataset is complete, kept, and opens.
+func TestRunKeepOnlyComplete(t *testing.T) {
+	dir := testenv.Tmpfs(t, "256m")
+	for _, phase := range []string{"generate", "train"} {
+		t.Run(phase, func(t *testing.T) {
+			o := small(dir)
+			o.Keep = true
+			o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev = 2000, 1, 16384, 0
+			o.ComputeTime = 20 * time.Millisecond
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			o.Hooks.PhaseStart = func(name string, e *engine.Engine, _ int64, _ string) {
+				if name == phase {
+					go func() {
+						for e.Live.Ops.Load() < 2 {
+							time.Sleep(time.Millisecond)
+						}
+						cancel()
+					}()
+				}
+			}
+			var res report.Result
+			if err := Run(ctx, o, &res); !errors.Is(err, context.Canceled) {
+				t.Fatalf("err %v, want cancelled", err)
+			}
+			kept, _ := filepath.Glob(filepath.Join(dir, "fsbench-*"))
+			warnings := strings.Join(res.Warnings, "\n")
+			if phase == "generate" {
+				if len(kept) != 0 || !strings.Contains(warnings, "not keeping the dataset in ") {
+					t.Errorf("kept %v, warnings %q; want nothing kept and a warning", kept, warnings)
+				}
+				return
+			}
+			if len(kept) != 1 || !strings.Contains(warnings, "keeping the dataset in "+kept[0]) {
+				t.Fatalf("kept %v, warnings %q", kept, warnings)
+			}
+			if _, err := OpenDataset(kept[0]); err != nil {
+				t.Errorf("the kept dataset does not open: %v", err)
+			}
+			if err := os.RemoveAll(kept[0]); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRunNoRoom: a dataset larger than the free space is refused before
+// anything is written, naming both sizes.
+func TestRunNoRoom(t *testing.T) {
+	dir := testenv.Tmpfs(t, "16m")
+	o := small(dir)
+	o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev = 2000, 1, 16384, 0 // 31.25 MiB
+	var res report.Result
+	err := Run(context.Background(), o, &res)
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "the dataset needs 31.25 MiB and "+dir+" has 16 MiB free") ||
+		!strings.Contains(err.Error(), "free; give fewer --files") {
+		t.Errorf("err %v", err)
+	}
+	if res.FindPhase("generate") != nil {
+		t.Errorf("generated: %+v", res.Phases)
+	}
+	checkEmpty(t, dir)
+}

@@ -11,16 +11,20 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
 )
 
 // run is the state of one Run.
 type run struct {
-	o     *Options
-	res   *report.Result
-	ds    *Dataset
-	own   *bench.RunDir // the run's directory on one host; nil when reusing a dataset
-	gen   bool          // the run makes the dataset
-	align sysio.Alignment
+	o   *Options
+	res *report.Result
+	ds  *Dataset
+	own *bench.RunDir // the run's directory on one host; nil when reusing a dataset
+	gen bool          // the run makes the dataset
+	// complete: the dataset was generated to its end and marked so; only
+	// then does Keep keep it.
+	complete bool
+	align    sysio.Alignment
 }
 
 // Run generates the dataset (or opens o.Dataset) under o.Path and trains
@@ -115,8 +119,29 @@ func (r *run) openDataset(abs string) error {
 		}
 	}
 	r.ds = NewDataset(dir, o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev, o.Seed, int64(r.align.Offset))
+	if err := r.checkSpace(abs); err != nil {
+		r.removeDir(dir)
+		return err
+	}
 	r.gen = true
 	return nil
+}
+
+// checkSpace refuses a dataset whose files (this host's share) do not fit
+// in the free space of the file system at abs, before any is written:
+// a generation that fills the file system fails late and leaves a full
+// disk to others.
+func (r *run) checkSpace(abs string) error {
+	var need int64
+	for _, f := range r.o.ownFiles(r.ds.Files) {
+		need += r.ds.FileSize(f)
+	}
+	free, err := sysio.FreeBytes(abs)
+	if err != nil || free >= need {
+		return nil // unknown: the writes will say
+	}
+	return badf("the dataset needs %s and %s has %s free; give fewer --files or a smaller --sample-size, or train on a dataset kept before (--dataset)",
+		units.FormatBytes(need), abs, units.FormatBytes(free))
 }
 
 // makeDir makes the run's own directory, or on many hosts the run's
@@ -153,6 +178,7 @@ func (r *run) finishDataset() error {
 			return err
 		}
 	}
+	r.complete = true
 	r.dropCaches()
 	return nil
 }
@@ -167,15 +193,20 @@ func (r *run) cleanup() {
 	}
 	switch {
 	case !r.gen:
-	case r.o.Keep:
+	case r.o.Keep && r.complete:
 		r.warn("keeping the dataset in %s (train on it again with --dataset %s)", r.ds.Dir(), r.ds.Dir())
 		if r.own != nil {
 			r.own.Close()
 		}
-	case r.own != nil:
-		r.removeDir(r.own.Path())
 	default:
-		r.removeShare()
+		if r.o.Keep {
+			r.warn("not keeping the dataset in %s: its generation did not finish, and --dataset takes only a complete one", r.ds.Dir())
+		}
+		if r.own != nil {
+			r.removeDir(r.own.Path())
+		} else {
+			r.removeShare()
+		}
 	}
 	r.gen = false
 }

@@ -3,10 +3,12 @@ package object
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -233,4 +235,45 @@ func (e *Endpoints) List(ctx context.Context, opt ListOptions) (*ListPage, error
 	page, err := ep.s.List(ctx, opt)
 	ep.done(t, 0, err)
 	return page, err
+}
+
+// Probe lists (opt) through every endpoint at once, each within timeout,
+// and returns each endpoint's error, in the order given (nil: it
+// answered). A clean-up uses it to find the endpoints it can delete
+// through, so that one dead or hung node does not fail the deletes meant
+// for the whole store.
+func (e *Endpoints) Probe(ctx context.Context, opt ListOptions, timeout time.Duration) []error {
+	errs := make([]error, len(e.eps))
+	var wg sync.WaitGroup
+	for i, ep := range e.eps {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			_, err := ep.s.List(pctx, opt)
+			switch {
+			case err != nil && ctx.Err() == nil && pctx.Err() != nil:
+				errs[i] = fmt.Errorf("endpoint %s: no answer within %v: %w", ep.name, timeout, err)
+			case err != nil:
+				errs[i] = fmt.Errorf("endpoint %s: %w", ep.name, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// Only returns the store reached through the endpoints for which keep is
+// true (keep is in the order given), counting into the same per-endpoint
+// figures; nil when it keeps none.
+func (e *Endpoints) Only(keep []bool) *Endpoints {
+	out := &Endpoints{}
+	for i, ep := range e.eps {
+		if i < len(keep) && keep[i] {
+			out.eps = append(out.eps, ep)
+		}
+	}
+	if len(out.eps) == 0 {
+		return nil
+	}
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -298,4 +300,46 @@ func FuzzParseEndpoint(f *testing.F) {
 			t.Fatalf("ParseEndpoint(%q) = %q, which parses to %q, %v", s, ep, again, err)
 		}
 	})
+}
+
+// Probe tells the endpoints that answer from a hung one (named with the
+// probe's limit) and a closed port; Only keeps those that answered, and
+// what goes through it counts for them.
+func TestEndpointsProbeAndOnly(t *testing.T) {
+	m := testenv.SharedMinIO(t, false)
+	hung := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(hung)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	cfg := object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey), Timeout: time.Minute}
+	e, err := object.OpenEndpoints(context.Background(), "minio", m.URL("probe"), []string{m.Endpoint, srv.URL, closed.URL}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	errs := e.Probe(context.Background(), object.ListOptions{Limit: 1}, 300*time.Millisecond)
+	if len(errs) != 3 || errs[0] != nil && !errors.Is(errs[0], object.ErrNoBucket) ||
+		errs[1] == nil || !strings.HasPrefix(errs[1].Error(), "endpoint "+srv.URL+": no answer within 300ms: ") ||
+		errs[2] == nil || !strings.Contains(errs[2].Error(), "connection refused") {
+		t.Fatalf("probe: %v", errs)
+	}
+	live := e.Only([]bool{true, false, false})
+	if st := live.Stats(); len(st) != 1 || st[0].Endpoint != m.Endpoint {
+		t.Fatalf("kept %+v, want only %s", st, m.Endpoint)
+	}
+	before := e.Stats()[0].Ops
+	_, _ = live.List(context.Background(), object.ListOptions{Limit: 1})
+	if got := e.Stats()[0].Ops; got != before+1 {
+		t.Errorf("a request through the kept endpoint counted %d, want %d", got, before+1)
+	}
+	if e.Only([]bool{false, false, false}) != nil {
+		t.Error("keeping none is not nil")
+	}
 }
