@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/cluster"
@@ -31,8 +31,10 @@ type AgentOptions struct {
 	Roots     []string
 	TLSCert   string
 	TLSKey    string
+	MaxConns  int
 	protocol  int
 	orphan    time.Duration
+	idle      time.Duration
 }
 
 func newAgentCmd(app *App) *cobra.Command {
@@ -68,29 +70,38 @@ without it the agent measures with the caches as they are, and says so.`,
 	f.StringArrayVar(&o.Roots, "allow-root", nil, "serve jobs only for paths under `DIR`; repeatable")
 	f.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
 	f.StringVar(&o.TLSKey, "tls-key", "", "the certificate's private key `FILE` (PEM)")
+	f.IntVar(&o.MaxConns, "max-connections", cluster.MaxConns, "serve at most `N` connections at once; more are answered 503 (busy)")
 	f.IntVar(&o.protocol, "protocol", 0, "speak this agent protocol version (tests)")
 	f.DurationVar(&o.orphan, "orphan-after", 0, "cancel a job not pinged for this long (tests)")
+	f.DurationVar(&o.idle, "idle-timeout", 0, "close a connection idle this long (tests)")
 	_ = f.MarkHidden("protocol")
 	_ = f.MarkHidden("orphan-after")
+	_ = f.MarkHidden("idle-timeout")
 	return cmd
 }
 
 // readToken reads the shared token from a file or FSBENCH_TOKEN.
 func readToken(app *App, file string) (string, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", Usagef("--token-file: %v", unwrapPathErr(err))
-		}
-		if t := strings.TrimSpace(string(b)); t != "" {
-			return t, nil
-		}
-		return "", Usagef("--token-file %s is empty", file)
+		return readSecretFile("--token-file", file)
 	}
 	if t := strings.TrimSpace(app.IO.Getenv("FSBENCH_TOKEN")); t != "" {
 		return t, nil
 	}
 	return "", Usagef("a token is required: --token-file FILE or FSBENCH_TOKEN")
+}
+
+// readSecretFile reads a secret from the file a flag names, without the
+// white space around it; the errors never show the file's content.
+func readSecretFile(flag, file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", Usagef("%s %s: %v", flag, file, unwrapPathErr(err))
+	}
+	if t := strings.TrimSpace(string(b)); t != "" {
+		return t, nil
+	}
+	return "", Usagef("%s %s is empty", flag, file)
 }
 
 func unwrapPathErr(err error) error {
@@ -112,25 +123,38 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	host, _ := os.Hostname()
 	a, err := cluster.NewAgent(cluster.AgentOptions{
 		Token: token, Roots: o.Roots, Runner: &agentRunner{app: app}, Version: Version, Protocol: o.protocol,
-		OrphanAfter: o.orphan, Logf: func(f string, args ...any) { app.Infof(f, args...) },
+		OrphanAfter: o.orphan, IdleTimeout: o.idle, Logf: func(f string, args ...any) { app.Infof(f, args...) },
 		Host: report.Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: sysio.Kernel(), CPUs: runtime.NumCPU()},
 	})
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	ln, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.Listen, err)
+	if o.MaxConns < 1 {
+		return Usagef("--max-connections must be at least 1")
 	}
-	srv := &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
-	scheme := "http"
+	if n := sysio.OpenFileLimit() / 2; n > 0 && o.MaxConns > n {
+		// Half of the file descriptors stay for the jobs' own files.
+		app.Warnf("serving at most %d connections at once: the process may open %d files (ulimit -n)", n, 2*n)
+		o.MaxConns = n
+	}
+	var tlsConf *tls.Config
 	if o.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
 		if err != nil {
 			return Usagef("--tls-cert/--tls-key: %v", err)
 		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		ln = tls.NewListener(ln, srv.TLSConfig)
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Listen, err)
+	}
+	ln = a.Listen(ln, o.MaxConns, tlsConf)
+	srv := a.Server()
+	scheme := "http"
+	if tlsConf != nil {
+		srv.TLSConfig = tlsConf
+		ln = tls.NewListener(ln, tlsConf)
 		scheme = "https"
 	}
 	app.Infof("fsbench agent %s serving %s://%s for %s", Version, scheme, ln.Addr(), strings.Join(o.Roots, ", "))
@@ -157,46 +181,29 @@ func (r *agentRunner) quietApp() *App {
 	return &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: r.app.IO.Getenv}, Globals: Globals{Quiet: true}}
 }
 
-// Prepare parses the job's arguments with the command's own flags.
-func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepared, error) {
-	args := job.Args
-	if job.Command == "bench" {
-		// bench's --workload is a file; objbench's names a workload.
-		args = localFiles(job.Args, filesDir)
-	}
-	sub := r.quietApp()
+// Prepare parses the job's arguments with the command's own flags. Only
+// the flags a host's part of the run takes are accepted: a coordinator's
+// flag is refused, a flag naming a file reads the copy the job carries
+// (files: the job's file names to the agent's copies), and one naming a
+// path of the host is refused by confine unless the agent allows it.
+func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine func(string) error) (cluster.Prepared, error) {
 	var prepared cluster.Prepared
-	var cmd *cobra.Command
-	switch job.Command {
-	case "bench":
-		cmd = newBenchCmdWith(sub, func(_ context.Context, o *BenchOptions) error {
-			if job.ReadOthers && o.Job.Job != nil {
-				return Usagef("--read-others applies to the default benchmark, not to workloads")
-			}
-			prepared = newAgentJob(o, job, o.Path, benchOnAgent)
-			return nil
-		})
-	case "objbench":
-		cmd = newObjbenchCmdWith(sub, func(_ context.Context, o *ObjbenchOptions) error {
-			if job.ReadOthers {
-				return Usagef("--read-others applies to bench")
-			}
-			prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
-			return nil
-		})
-	case "checkpoint":
-		cmd = newCheckpointCmdWith(sub, func(_ context.Context, o *CheckpointOptions) error {
-			prepared = newAgentJob(o, job, o.Path, checkpointOnAgent)
-			return nil
-		})
-	case "train":
-		cmd = newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
-			prepared = newAgentJob(o, job, o.Path, trainOnAgent)
-			return nil
-		})
-	default:
-		return nil, fmt.Errorf("unknown command %q", job.Command)
+	check, err := r.command(job, &prepared)
+	if err != nil {
+		return nil, err
 	}
+	check.SilenceErrors, check.SilenceUsage = true, true
+	if err := check.ParseFlags(job.Args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, errors.New("--help is the coordinator's: an agent does not take it")
+		}
+		return nil, err
+	}
+	args, err := localArgs(check, files, confine)
+	if err != nil {
+		return nil, err
+	}
+	cmd, _ := r.command(job, &prepared)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -204,21 +211,53 @@ func (r *agentRunner) Prepare(job *cluster.Job, filesDir string) (cluster.Prepar
 	if err := cmd.Execute(); err != nil {
 		return nil, err
 	}
+	if prepared == nil {
+		return nil, fmt.Errorf("%s: the arguments make no run", job.Command)
+	}
 	return prepared, nil
 }
 
-// localFiles points -f at the agent's copies of the workload files.
-func localFiles(args []string, dir string) []string {
-	out := append([]string(nil), args...)
-	for i := 0; i < len(out); i++ {
-		switch {
-		case (out[i] == "-f" || out[i] == "--workload") && i+1 < len(out):
-			out[i+1] = filepath.Join(dir, filepath.Base(out[i+1]))
-		case strings.HasPrefix(out[i], "--workload="):
-			out[i] = "--workload=" + filepath.Join(dir, filepath.Base(strings.TrimPrefix(out[i], "--workload=")))
-		}
+// command is the command a job runs, whose run on an agent sets prepared.
+func (r *agentRunner) command(job *cluster.Job, prepared *cluster.Prepared) (*cobra.Command, error) {
+	sub := r.quietApp()
+	switch job.Command {
+	case "bench":
+		return newBenchCmdWith(sub, func(_ context.Context, o *BenchOptions) error {
+			if job.ReadOthers && o.Job.Job != nil {
+				return Usagef("--read-others applies to the default benchmark, not to workloads")
+			}
+			*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o))
+			return nil
+		}), nil
+	case "objbench":
+		return newObjbenchCmdWith(sub, func(_ context.Context, o *ObjbenchOptions) error {
+			if job.ReadOthers {
+				return Usagef("--read-others applies to bench")
+			}
+			*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
+			return nil
+		}), nil
+	case "checkpoint":
+		return newCheckpointCmdWith(sub, func(_ context.Context, o *CheckpointOptions) error {
+			*prepared = newAgentJob(o, job, o.Path, checkpointOnAgent)
+			return nil
+		}), nil
+	case "train":
+		return newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
+			*prepared = newAgentJob(o, job, o.Path, trainOnAgent)
+			return nil
+		}), nil
 	}
-	return out
+	return nil, fmt.Errorf("unknown command %q", job.Command)
+}
+
+// benchTreeDir is the directory of a workload's kept tree (tree.dir,
+// --tree-dir), or "".
+func benchTreeDir(o *BenchOptions) string {
+	if j := o.Job.Job; j != nil && j.Tree != nil && j.Tree.Dir != "" {
+		return filepath.Join(o.Path, j.Tree.Dir)
+	}
+	return ""
 }
 
 // agentJob is a command prepared on an agent: its options as parsed from
@@ -227,17 +266,26 @@ type agentJob[O any] struct {
 	o      O
 	job    *cluster.Job
 	target string
+	paths  []string
 	run    func(ctx context.Context, gate cluster.Gate, o O, job *cluster.Job) (*report.Result, error)
 }
 
 // newAgentJob prepares the run of o on an agent; target is the local
-// directory it writes under, "" for an object store.
+// directory it writes under, "" for an object store; paths are the other
+// local paths it uses ("" for none).
 func newAgentJob[O any](o O, job *cluster.Job, target string,
-	run func(context.Context, cluster.Gate, O, *cluster.Job) (*report.Result, error)) *agentJob[O] {
-	return &agentJob[O]{o: o, job: job, target: target, run: run}
+	run func(context.Context, cluster.Gate, O, *cluster.Job) (*report.Result, error), paths ...string) *agentJob[O] {
+	j := &agentJob[O]{o: o, job: job, target: target, run: run}
+	for _, p := range paths {
+		if p != "" {
+			j.paths = append(j.paths, p)
+		}
+	}
+	return j
 }
 
-func (j *agentJob[O]) Target() string { return j.target }
+func (j *agentJob[O]) Target() string  { return j.target }
+func (j *agentJob[O]) Paths() []string { return j.paths }
 
 func (j *agentJob[O]) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
 	return j.run(ctx, gate, j.o, j.job)

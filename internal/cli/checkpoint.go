@@ -192,7 +192,10 @@ func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
 // checkpoint must fit: on a shared file system, every host sees it all.
 func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) (*clusterRun, error) {
 	plan, _ := checkpoint.NewPlan(o.Size, o.ranks())
-	c := o.clusterRun("checkpoint", cmd, args)
+	c, err := o.clusterRun("checkpoint", cmd, args)
+	if err != nil {
+		return nil, err
+	}
 	c.left = runDirLeft(o.Path)
 	c.job.Need = plan.Total
 	return c, nil

@@ -44,9 +44,14 @@ func (r *RunFlags) checkRepeat() error {
 
 // clusterRun is the run of command on the agents given by --hosts, with
 // the arguments of this command line.
-func (r *RunFlags) clusterRun(command string, cmd *cobra.Command, args []string) *clusterRun {
+// The files its flags name (-f, --ca-cert, ...) travel with the job.
+func (r *RunFlags) clusterRun(command string, cmd *cobra.Command, args []string) (*clusterRun, error) {
+	agentArgs, files, err := agentArgs(cmd, args)
+	if err != nil {
+		return nil, err
+	}
 	return &clusterRun{command: command, hosts: &r.Cluster, output: &r.Output, ci: &r.CI, repeat: r.Repeat,
-		job: cluster.Job{Command: command, Args: agentArgs(cmd, args)}}
+		job: cluster.Job{Command: command, Args: agentArgs, Files: files}}, nil
 }
 
 // hostsCommand is how a benchmark command runs once cobra has parsed its

@@ -36,14 +36,40 @@ type HostsOptions struct {
 	ReadOthers bool
 }
 
-// coordinatorFlags are flags of the coordinator alone: they are not sent
-// to the agents.
+// coordinatorFlags are the flags of the coordinator alone, of every
+// command that runs on many hosts: they are not sent to the agents, and an
+// agent refuses a job that carries one. Most name files or outputs of the
+// coordinator's host, which an agent must never read or write. Every other
+// flag is sent as given, except that a file it names travels with the
+// job (isAgentFile).
 var coordinatorFlags = map[string]bool{
 	"hosts": true, "hosts-file": true, "token-file": true, "tls-ca": true, "read-others": true,
 	"output": true, "json": true, "result-file": true, "html": true, "access-log": true,
 	"expect": true, "expect-file": true, "baseline": true, "threshold": true, "baseline-metrics": true,
-	"repeat": true,
+	"repeat": true, "print-job": true, "find-max": true, "help": true,
 }
+
+// isAgentFile reports whether f names a file the run reads on every host
+// (marked fileIn, and not the coordinator's): the coordinator reads it and
+// sends its content with the job, and an agent reads only that copy, never
+// a path of its own host.
+func isAgentFile(f *pflag.Flag) bool {
+	dir := f.Annotations[fileAnnotation]
+	return len(dir) == 1 && dir[0] == fileIn && !coordinatorFlags[f.Name]
+}
+
+// agentPathAnnotation marks a flag that names a path of each host's own
+// (a kept dataset): an agent refuses it unless it lies under an allowed
+// root, before anything reads it.
+const agentPathAnnotation = "fsbench-agent-path"
+
+// markAgentPath marks cmd's flag name as naming a path on every host.
+func markAgentPath(cmd *cobra.Command, name string) {
+	_ = cmd.Flags().SetAnnotation(name, agentPathAnnotation, []string{"true"})
+}
+
+// isAgentPath reports whether f names a path on every host.
+func isAgentPath(f *pflag.Flag) bool { return len(f.Annotations[agentPathAnnotation]) > 0 }
 
 func addHostsFlags(cmd *cobra.Command, o *HostsOptions) {
 	f := cmd.Flags()
@@ -141,23 +167,78 @@ func checkHostPort(s string) error {
 	return nil
 }
 
-// agentArgs rebuilds the command's arguments for the agents: every flag
-// the user gave, less the coordinator's own, and the positional argument.
-func agentArgs(cmd *cobra.Command, args []string) []string {
-	var out []string
+// givenFlags calls fn with each flag of cmd given on its command line and
+// its values (one, or a slice flag's every element).
+func givenFlags(cmd *cobra.Command, fn func(f *pflag.Flag, values []string)) {
 	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
-		if !f.Changed || coordinatorFlags[f.Name] {
+		if !f.Changed {
 			return
 		}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				out = append(out, "--"+f.Name+"="+v)
-			}
+			fn(f, sv.GetSlice())
 			return
 		}
-		out = append(out, "--"+f.Name+"="+f.Value.String())
+		fn(f, []string{f.Value.String()})
 	})
-	return append(out, args...)
+}
+
+// agentArgs rebuilds the command's arguments for the agents: every flag
+// the user gave, less the coordinator's own, and the positional argument;
+// files holds the content of the files the flags name, by the name given.
+func agentArgs(cmd *cobra.Command, args []string) (out []string, files map[string][]byte, err error) {
+	givenFlags(cmd, func(f *pflag.Flag, values []string) {
+		if coordinatorFlags[f.Name] || err != nil {
+			return
+		}
+		for _, v := range values {
+			out = append(out, "--"+f.Name+"="+v)
+			if isAgentFile(f) && v != "" {
+				if files == nil {
+					files = map[string][]byte{}
+				}
+				if files[v], err = os.ReadFile(v); err != nil {
+					err = Usagef("--%s %s: %v", f.Name, v, unwrapPathErr(err))
+				}
+			}
+		}
+	})
+	return append(out, args...), files, err
+}
+
+// localArgs is the command line an agent runs for a job whose arguments
+// parsed into cmd: a coordinator's flag is refused, a flag naming a file
+// points at the agent's copy of what the coordinator sent (files: the
+// job's file names to the local copies), never at a path of the agent's
+// host, and one naming a path of the host is checked by confine. The
+// positional arguments follow a "--".
+func localArgs(cmd *cobra.Command, files map[string]string, confine func(string) error) ([]string, error) {
+	var out []string
+	var err error
+	givenFlags(cmd, func(f *pflag.Flag, values []string) {
+		switch {
+		case err != nil:
+		case coordinatorFlags[f.Name]:
+			err = fmt.Errorf("--%s is the coordinator's: an agent does not take it", f.Name)
+		case isAgentFile(f):
+			for _, v := range values {
+				local, ok := files[v]
+				if !ok && v != "" {
+					err = fmt.Errorf("--%s names a file the job does not carry", f.Name)
+					return
+				}
+				out = append(out, "--"+f.Name+"="+local)
+			}
+		case isAgentPath(f) && f.Value.String() != "":
+			if err = confine(f.Value.String()); err == nil {
+				out = append(out, "--"+f.Name+"="+f.Value.String())
+			}
+		default:
+			for _, v := range values {
+				out = append(out, "--"+f.Name+"="+v)
+			}
+		}
+	})
+	return append(append(out, "--"), cmd.Flags().Args()...), err
 }
 
 // clusterRun is one command run on many hosts.
@@ -288,16 +369,13 @@ func runName() string {
 
 // benchCluster makes the run of bench (or a workload) on the agents.
 func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterRun, error) {
-	c := o.clusterRun("bench", cmd, args)
+	c, err := o.clusterRun("bench", cmd, args)
+	if err != nil {
+		return nil, err
+	}
 	c.left = runDirLeft(o.Path)
 	if o.Job.Job == nil {
 		c.job.Need = int64(o.Threads) * (o.BigFileSize + int64(o.SmallFileCount)*o.SmallFileSize)
-	} else if o.Job.File != "" {
-		data, err := os.ReadFile(o.Job.File)
-		if err != nil {
-			return nil, Usagef("-f %s: %v", o.Job.File, unwrapPathErr(err))
-		}
-		c.job.Files = map[string][]byte{o.Job.File: data}
 	}
 	return c, nil
 }
@@ -305,8 +383,14 @@ func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterR
 // objbenchCluster makes the run of objbench on the agents.
 func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) (*clusterRun, error) {
 	f := cmd.Flags()
-	c := o.clusterRun("objbench", cmd, args)
-	c.secrets = f.Changed("secret-key") || f.Changed("session-token") || object.RedactURL(o.URL) != o.URL
+	c, err := o.clusterRun("objbench", cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	c.secrets = object.RedactURL(o.URL) != o.URL
+	for _, n := range []string{"secret-key", "session-token", "secret-key-file", "session-token-file"} {
+		c.secrets = c.secrets || f.Changed(n)
+	}
 	if dir := objbenchTarget(o); dir != "" {
 		c.left = runDirLeft(dir)
 	} else {

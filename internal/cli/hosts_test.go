@@ -46,8 +46,9 @@ func TestAgentArgs(t *testing.T) {
 	cmd := newBenchCmdWith(app, func(_ context.Context, o *BenchOptions) error { return nil })
 	cmd.SetArgs([]string{"/data", "-p", "4", "--big-file-size", "64M", "--hosts", "a:1,b:2", "--expect", "write-big>1MiB/s", "--json", "--verify"})
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		got = agentArgs(c, args)
-		return nil
+		var err error
+		got, _, err = agentArgs(c, args)
+		return err
 	}
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestReadOthersReadsTheNextHost(t *testing.T) {
 	r := &agentRunner{app: app}
 	job := &cluster.Job{Command: "bench", Args: []string{root, "--big-file-size", "1M", "--small-file-count", "0"},
 		RunName: "run", Index: 0, Hosts: 2, ReadOthers: true}
-	p, err := r.Prepare(job, "")
+	p, err := r.Prepare(job, nil, allowAll)
 	if err != nil {
 		t.Fatal(err)
 	}

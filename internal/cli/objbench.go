@@ -25,6 +25,7 @@ type ObjbenchOptions struct {
 	RunFlags
 
 	secretKey, sessionToken                            string
+	secretKeyFile, sessionTokenFile                    string
 	blockSize, bigObjectSize, smallObjectSize, timeout string
 	duration, warmup, interval                         string
 	workload                                           objWorkloadFlags
@@ -59,12 +60,15 @@ overwritten or deleted. A bucket that does not exist is created.
 
 Storage types and URLs:
 ` + storageHelp() + `
-Credentials, first found wins: --access-key/--secret-key/--session-token;
-user:password in the URL; ACCESS_KEY, SECRET_KEY, SESSION_TOKEN; the
+Credentials, first found wins: --access-key/--secret-key/--session-token
+(or --secret-key-file/--session-token-file); user:password in the URL;
+ACCESS_KEY, SECRET_KEY, SESSION_TOKEN; the
 provider's variables (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN,
 MINIO_ACCESS_KEY/MINIO_SECRET_KEY or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD,
 COS_SECRETID/COS_SECRETKEY); for s3, the AWS shared configuration and default
-credential chain. Secrets never appear in output, errors or result files.`,
+credential chain. Secrets never appear in output, errors or result files;
+but a secret given in a flag or in the URL is visible to every user of the
+host in ps: prefer the variables or the -file flags.`,
 		Example: objbenchExample,
 		Args:    exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
 		RunE: hostsCommand[*ObjbenchOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: objbenchCluster, run: runObjbench,
@@ -76,8 +80,11 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Storage, "storage", o.Storage, "storage type: "+strings.Join(object.Names(), ", "))
 	f.StringVar(&o.Object.AccessKey, "access-key", "", "access key (env ACCESS_KEY)")
-	f.StringVar(&o.secretKey, "secret-key", "", "secret key (env SECRET_KEY; prefer the variable, a flag is visible in ps)")
-	f.StringVar(&o.sessionToken, "session-token", "", "session token of temporary credentials (env SESSION_TOKEN)")
+	f.StringVar(&o.secretKey, "secret-key", "", "secret key (env SECRET_KEY, or --secret-key-file; prefer those, a flag is visible in ps)")
+	f.StringVar(&o.secretKeyFile, "secret-key-file", "", "read the secret key from `FILE`")
+	f.StringVar(&o.sessionToken, "session-token", "", "session token of temporary credentials (env SESSION_TOKEN, or --session-token-file; prefer those, a flag is visible in ps)")
+	f.StringVar(&o.sessionTokenFile, "session-token-file", "", "read the session token from `FILE`")
+	markFiles(f, fileIn, "secret-key-file", "session-token-file")
 	f.BoolVar(&o.Object.Anonymous, "anonymous", false, "send unsigned requests, for public buckets")
 	f.StringVar(&o.Object.Region, "region", "", "region (default: from the URL, then AWS_REGION, then us-east-1)")
 	f.StringVar(&o.Object.Addressing, "addressing", "auto", "bucket addressing: auto (from the URL form), path or virtual")
@@ -93,7 +100,7 @@ credential chain. Secrets never appear in output, errors or result files.`,
 	f.StringVar(&o.Object.Checksum, "checksum", "when-required", "request checksums: when-required, or when-supported (aws-chunked trailers, which some S3-compatible stores reject)")
 	f.BoolVar(&o.Object.SignPayload, "sign-payload", false, "sign the SHA-256 of every request body, for S3 stores that refuse UNSIGNED-PAYLOAD (costs a pass over the data)")
 	f.BoolVar(&o.Object.Insecure, "insecure", false, "do not verify the server's TLS certificate")
-	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM file")
+	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM `FILE`")
 	markFiles(f, fileIn, "ca-cert")
 	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on every wait for the store: a request during which nothing moves for this long fails")
 	f.StringVar(&o.duration, "duration", "", "run each performance item for `DURATION`, repeating its objects (uploads make new ones), e.g. 30s; delete still does each object once")
@@ -131,6 +138,29 @@ func storageHelp() string {
 	return b.String()
 }
 
+// readSecrets takes the secret key and session token from their flags or
+// from the files their -file flags name.
+func (o *ObjbenchOptions) readSecrets(cmd *cobra.Command) error {
+	for _, s := range []struct {
+		flag        string
+		value, file string
+		dst         *object.Secret
+	}{{"secret-key", o.secretKey, o.secretKeyFile, &o.Object.SecretKey}, {"session-token", o.sessionToken, o.sessionTokenFile, &o.Object.SessionToken}} {
+		v := s.value
+		if cmd.Flags().Changed(s.flag + "-file") {
+			if cmd.Flags().Changed(s.flag) {
+				return Usagef("--%s and --%s-file: give one", s.flag, s.flag)
+			}
+			var err error
+			if v, err = readSecretFile("--"+s.flag+"-file", s.file); err != nil {
+				return err
+			}
+		}
+		*s.dst = object.NewSecret(v)
+	}
+	return nil
+}
+
 func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	if err := parseSizes(
 		sizeArg{"block-size", o.blockSize, &o.BlockSize},
@@ -158,8 +188,9 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 		*a.d = v
 	}
 	o.Storage = strings.ToLower(o.Storage)
-	o.Object.SecretKey = object.NewSecret(o.secretKey)
-	o.Object.SessionToken = object.NewSecret(o.sessionToken)
+	if err := o.readSecrets(cmd); err != nil {
+		return err
+	}
 	o.Object.Getenv = app.IO.Getenv
 	switch o.Object.Addressing {
 	case "auto", "path", "virtual":

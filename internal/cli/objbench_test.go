@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,6 +121,40 @@ func TestObjbenchBadURL(t *testing.T) {
 		}
 		if first, _, _ := strings.Cut(msg, "\n"); !strings.HasPrefix(first, "fsbench: ") {
 			t.Errorf("objbench %v: error is not one line: %q", args, msg)
+		}
+	}
+}
+
+// The secret key and session token can come from files, which ps does not
+// show; a flag and its file together, or an empty file, are usage errors
+// that do not show the secret.
+func TestObjbenchSecretFiles(t *testing.T) {
+	dir := t.TempDir()
+	sk, tok, empty := filepath.Join(dir, "sk"), filepath.Join(dir, "tok"), filepath.Join(dir, "empty")
+	for p, v := range map[string]string{sk: "SK-from-file\n", tok: "  TOK-from-file\n", empty: "\n"} {
+		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := "http://127.0.0.1:9000/b"
+	o, code, msg := parseObjbench(t, nil, "--storage", "minio", url, "--access-key", "AK", "--secret-key-file", sk, "--session-token-file", tok)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	if c := o.Object; c.SecretKey.Reveal() != "SK-from-file" || c.SessionToken.Reveal() != "TOK-from-file" {
+		t.Errorf("secrets from files: %q %q", c.SecretKey.Reveal(), c.SessionToken.Reveal())
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--secret-key", "SK-flag", "--secret-key-file", sk}, "give one"},
+		{[]string{"--secret-key-file", empty}, "is empty"},
+		{[]string{"--session-token-file", filepath.Join(dir, "none")}, "none: no such file"},
+	} {
+		_, code, msg := parseObjbench(t, nil, append([]string{"--storage", "minio", url}, c.args...)...)
+		if code != 2 || !strings.Contains(msg, c.want) || strings.Contains(msg, "SK-") {
+			t.Errorf("%v: exit %d %q, want 2 with %q and no secret", c.args, code, msg, c.want)
 		}
 	}
 }

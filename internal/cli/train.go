@@ -111,6 +111,7 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.BoolVar(&o.FindMax, "find-max", false, "search for the largest accelerator count that meets the AU threshold, from --accelerators up")
 	f.StringVar(&o.dropCaches, "drop-caches", "auto", "drop the dataset from the kernel's caches before training: auto or never; SKIP_DROP_CACHES=true disables")
 	f.Bool("print-job", false, "print the job file of the preset (a start for one's own) and exit")
+	markAgentPath(cmd, "dataset")
 }
 
 // resolve builds the options: the preset or job file, then the flags
@@ -286,11 +287,11 @@ func addAUExpectation(res *report.Result) {
 // --accelerators ranks; the hosts generate the dataset together, and each
 // rank reads samples any host wrote.
 func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterRun, error) {
-	c := o.clusterRun("train", cmd, args)
-	c.left = runDirLeft(o.Path)
-	if o.JobFile != "" {
-		c.job.Files = map[string][]byte{o.JobFile: o.job}
+	c, err := o.clusterRun("train", cmd, args)
+	if err != nil {
+		return nil, err
 	}
+	c.left = runDirLeft(o.Path)
 	if o.Dataset == "" {
 		c.job.Need = int64(float64(o.Files*o.SamplesPerFile)*float64(o.SampleSize)*1.1) / int64(len(o.Cluster.Hosts))
 	}

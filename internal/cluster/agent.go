@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,8 +28,10 @@ import (
 // that a job's arguments mean on an agent what they mean on one host.
 type Runner interface {
 	// Prepare parses and checks a job without touching the storage. The
-	// job's workload files are in filesDir.
-	Prepare(job *Job, filesDir string) (Prepared, error)
+	// files the job carries are on the agent's host at files[name]; any
+	// other local path the job names is given to confine, which refuses
+	// it unless it lies under an allowed root, before it is read.
+	Prepare(job *Job, files map[string]string, confine func(path string) error) (Prepared, error)
 }
 
 // Prepared is a job ready to run.
@@ -36,6 +39,9 @@ type Prepared interface {
 	// Target is the local directory the job writes under (its PATH), or ""
 	// for an object store.
 	Target() string
+	// Paths are the other local paths the job writes, known once it is
+	// parsed (a kept tree): each must lie under an allowed root as well.
+	Paths() []string
 	// Run runs the job, calling gate before each phase and before it
 	// removes its files (FinishPhase), and returns its result.
 	Run(ctx context.Context, gate Gate) (*report.Result, error)
@@ -56,12 +62,15 @@ type AgentOptions struct {
 	// OrphanAfter: a job without a ping this long is cancelled and its
 	// files removed; 0 means OrphanAfter.
 	OrphanAfter time.Duration
+	// IdleTimeout closes a connection idle this long; 0 means IdleTimeout.
+	IdleTimeout time.Duration
 	Logf        func(format string, args ...any)
 }
 
 // Agent serves one job at a time over HTTP.
 type Agent struct {
 	o     AgentOptions
+	id    string // names this agent in its info
 	token [32]byte
 	mux   *http.ServeMux
 	mu    sync.Mutex
@@ -92,10 +101,13 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 	if o.OrphanAfter == 0 {
 		o.OrphanAfter = OrphanAfter
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = IdleTimeout
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	a := &Agent{o: o, token: sha256.Sum256([]byte(strings.TrimSpace(o.Token))), mux: http.NewServeMux()}
+	a := &Agent{o: o, id: newID(), token: sha256.Sum256([]byte(strings.TrimSpace(o.Token))), mux: http.NewServeMux()}
 	a.mux.HandleFunc("GET /v1/info", a.info)
 	a.mux.HandleFunc("POST /v1/jobs", a.prepare)
 	a.mux.HandleFunc("GET /v1/jobs/{id}/events", a.withJob(a.events))
@@ -161,7 +173,7 @@ func (a *Agent) info(w http.ResponseWriter, _ *http.Request) {
 	a.mu.Lock()
 	busy := a.job != nil
 	a.mu.Unlock()
-	in := Info{Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now()}
+	in := Info{ID: a.id, Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now()}
 	for _, r := range a.o.Roots {
 		in.Roots = append(in.Roots, Root{Path: r, FreeBytes: freeBytes(r)})
 	}
@@ -236,23 +248,58 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	j := &agentJob{job: job, gos: make(chan Go, 64), events: make(chan Event, 4096), done: make(chan struct{})}
 	j.ctx, j.stop = context.WithCancelCause(context.Background())
 	j.id = newID()
-	if err := j.writeFiles(); err != nil {
+	files, err := j.writeFiles()
+	if err != nil {
 		return nil, err
 	}
-	prep, err := a.o.Runner.Prepare(job, j.filesDir)
+	if j.prep, err = a.o.Runner.Prepare(job, files, a.allowedBelow); err == nil {
+		err = a.confine(j.prep, job.Need)
+	}
 	if err != nil {
 		j.removeFiles()
 		return nil, err
 	}
-	j.prep = prep
-	if t := prep.Target(); t != "" {
-		if err := a.allowed(t, job.Need); err != nil {
-			j.removeFiles()
-			return nil, err
-		}
+	if t := j.prep.Target(); t != "" {
 		j.base = filepath.Join(t, job.RunName)
 	}
 	return j, nil
+}
+
+// confine checks that every local path of a job lies under an allowed
+// root, and that its target has the room the job needs.
+func (a *Agent) confine(p Prepared, need int64) error {
+	if t := p.Target(); t != "" {
+		if err := a.allowed(t, need); err != nil {
+			return err
+		}
+	}
+	for _, path := range p.Paths() {
+		if err := a.allowedBelow(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allowedBelow checks a path that may not exist yet: what exists of it,
+// every symbolic link resolved, lies under an allowed root, so that what
+// a job makes there (as real directories) does too.
+func (a *Agent) allowedBelow(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("path %s: %w", path, err)
+	}
+	exists := abs
+	for {
+		if _, err := os.Lstat(exists); err == nil || filepath.Dir(exists) == exists {
+			break
+		}
+		exists = filepath.Dir(exists)
+	}
+	if err := a.allowed(exists, 0); err != nil {
+		return fmt.Errorf("path %s leads outside the allowed roots: %w", path, err)
+	}
+	return nil
 }
 
 // allowed checks that path lies under one of the agent's roots and has the
@@ -390,6 +437,10 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 		httpError(w, http.StatusInternalServerError, "streaming not supported")
 		return
 	}
+	// The stream lasts as long as the job: no deadline on the request,
+	// one per event on the answer, so a client that stops reading goes.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
 	t := time.NewTicker(HeartbeatEvery)
@@ -403,6 +454,7 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 		case now := <-t.C:
 			ev = Event{Type: EventHeartbeat, Time: now}
 		}
+		_ = rc.SetWriteDeadline(time.Now().Add(RequestTimeout))
 		if err := enc.Encode(ev); err != nil {
 			return
 		}
@@ -470,23 +522,37 @@ func (j *agentJob) gate(ctx context.Context, phase string) error {
 	}
 }
 
-func (j *agentJob) writeFiles() error {
+// writeFiles keeps the files the job carries in a directory of the
+// agent's own, each under a name of the agent's choosing, and returns
+// where each is. A name that is no file name is refused, and nothing is
+// left behind on any failure.
+func (j *agentJob) writeFiles() (map[string]string, error) {
 	j.removed = make(chan struct{})
 	if len(j.job.Files) == 0 {
-		return nil
+		return nil, nil
+	}
+	for name := range j.job.Files {
+		if b := filepath.Base(name); name == "" || b == "." || b == ".." || b == string(filepath.Separator) {
+			return nil, fmt.Errorf("bad file name %q", name)
+		}
 	}
 	dir, err := os.MkdirTemp("", "fsbench-agent-")
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("keep the job's files: %w", err)
 	}
 	j.filesDir = dir
+	local := make(map[string]string, len(j.job.Files))
+	n := 0
 	for name, data := range j.job.Files {
-		p := filepath.Join(dir, filepath.Base(name))
+		n++
+		p := filepath.Join(dir, strconv.Itoa(n)+"-"+filepath.Base(name))
 		if err := os.WriteFile(p, data, 0o600); err != nil {
-			return err
+			j.removeFiles()
+			return nil, fmt.Errorf("keep the job's file %s: %w", filepath.Base(name), unwrap(err))
 		}
+		local[name] = p
 	}
-	return nil
+	return local, nil
 }
 
 func (j *agentJob) removeFiles() {

@@ -18,7 +18,7 @@ import (
 // result of one phase.
 type fakeRunner struct{ target string }
 
-func (f *fakeRunner) Prepare(job *Job, _ string) (Prepared, error) {
+func (f *fakeRunner) Prepare(job *Job, _ map[string]string, _ func(string) error) (Prepared, error) {
 	if len(job.Args) > 0 && job.Args[0] == "--bad" {
 		return nil, errors.New("unknown flag: --bad")
 	}
@@ -27,7 +27,8 @@ func (f *fakeRunner) Prepare(job *Job, _ string) (Prepared, error) {
 
 type fakePrepared struct{ target string }
 
-func (p *fakePrepared) Target() string { return p.target }
+func (p *fakePrepared) Target() string  { return p.target }
+func (p *fakePrepared) Paths() []string { return nil }
 func (p *fakePrepared) Run(ctx context.Context, gate Gate) (*report.Result, error) {
 	if err := gate(ctx, "p"); err != nil {
 		return nil, err

@@ -140,9 +140,28 @@ func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) err
 	if err != nil {
 		return err
 	}
+	if err := sameAgent(hosts); err != nil {
+		return err
+	}
 	return each(hosts, func(h *host) error {
 		return c.call(ctx, h, "POST", "/v1/jobs?dry=1", c.jobFor(job, h, hosts), nil)
 	})
+}
+
+// sameAgent finds one agent given under two addresses (127.0.0.1:P and
+// localhost:P, a name and its address), which could take only one job.
+func sameAgent(hosts []*host) error {
+	seen := map[string]string{}
+	for _, h := range hosts {
+		if h.info.ID == "" {
+			continue // an agent that does not say
+		}
+		if first, ok := seen[h.info.ID]; ok {
+			return fmt.Errorf("%s and %s are one agent (the same process, %s): give each agent once", first, h.addr, h.info.Host.Name)
+		}
+		seen[h.info.ID] = h.addr
+	}
+	return nil
 }
 
 func (c *Coordinator) jobFor(job Job, h *host, hosts []*host) Job {

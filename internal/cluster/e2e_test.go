@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,13 +41,19 @@ var serving = regexp.MustCompile(`serving https?://(\S+) `)
 // returns once it serves.
 func startAgent(t *testing.T, root string, extra ...string) *agent {
 	t.Helper()
+	return startAgentEnv(t, nil, root, extra...)
+}
+
+// startAgentEnv is startAgent with env added to the agent's environment.
+func startAgentEnv(t *testing.T, env []string, root string, extra ...string) *agent {
+	t.Helper()
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"agent", "--listen", "127.0.0.1:0", "--token-file", tok, "--allow-root", root}, extra...)
 	cmd := exec.Command(testenv.Binary(t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +222,25 @@ func TestRefusals(t *testing.T) {
 	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "2", "--hosts", a.addr)
 	if out.Code != 0 {
 		t.Fatalf("after refusals: exit %d: %s", out.Code, out.Stderr)
+	}
+}
+
+// One agent given under two names is named as one, before any job.
+func TestSameAgentTwoNames(t *testing.T) {
+	root := t.TempDir()
+	a := startAgent(t, root)
+	_, port, _ := net.SplitHostPort(a.addr)
+	other := "localhost:" + port
+	out := coordinator(t, context.Background(), "bench", root, "--big-file-size", "1M", "--small-file-count", "1",
+		"--hosts", a.addr+","+other)
+	if out.Code == 0 || !strings.Contains(out.Stderr, a.addr+" and "+other+" are one agent") {
+		t.Fatalf("exit %d, want the two names said to be one agent:\n%s", out.Code, out.Stderr)
+	}
+	if strings.Contains(out.Stderr, "busy") {
+		t.Errorf("the error speaks of a busy agent:\n%s", out.Stderr)
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
 	}
 }
 
@@ -463,6 +489,37 @@ func TestObjbenchHostsOverTLS(t *testing.T) {
 	for name, text := range map[string]string{"stdout": out.Stdout, "stderr": out.Stderr, "agent log": a.log.String() + b.log.String()} {
 		if strings.Contains(text, m.SecretKey) {
 			t.Errorf("the secret key appears in the %s", name)
+		}
+	}
+}
+
+// The secret key read from a file (--secret-key-file), which ps does not
+// show, serves a run on one host and on agents over TLS, reaches them only
+// over TLS, and appears nowhere.
+func TestObjbenchSecretKeyFile(t *testing.T) {
+	m := testenv.SharedMinIO(t, false)
+	root := t.TempDir()
+	a, b, ca := tlsAgents(t, root)
+	plain := startAgent(t, root)
+	sk := filepath.Join(t.TempDir(), "secret-key")
+	if err := os.WriteFile(sk, []byte(m.SecretKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"objbench", "--storage", "minio", m.URL("secret-file"), "--access-key", m.AccessKey, "--secret-key-file", sk,
+		"--skip-functional-tests", "--big-object-size", "4M", "--block-size", "1M", "--small-objects", "4", "--small-object-size", "16K", "-o", "json"}
+	out := coordinator(t, context.Background(), append(args, "--hosts", plain.addr)...)
+	if out.Code != 2 || !strings.Contains(out.Stderr, "only over TLS") {
+		t.Fatalf("a secret file over plain HTTP: exit %d: %s", out.Code, out.Stderr)
+	}
+	for _, extra := range [][]string{nil, {"--hosts", a.addr + "," + b.addr, "--tls-ca", ca}} {
+		out := coordinator(t, context.Background(), append(args, extra...)...)
+		if r := resultOf(t, out); r.FindPhase("upload") == nil {
+			t.Fatalf("%v: no upload in the result", extra)
+		}
+		for name, text := range map[string]string{"stdout": out.Stdout, "stderr": out.Stderr, "agent log": a.log.String() + b.log.String()} {
+			if strings.Contains(text, m.SecretKey) {
+				t.Errorf("%v: the secret key appears in the %s", extra, name)
+			}
 		}
 	}
 }

@@ -44,6 +44,9 @@ const (
 
 // Info is what an agent says about itself.
 type Info struct {
+	// ID names the agent process: the same agent reached under two
+	// addresses gives the same ID.
+	ID       string      `json:"id,omitempty"`
 	Protocol int         `json:"protocol"`
 	Version  string      `json:"version"`
 	Host     report.Host `json:"host"`

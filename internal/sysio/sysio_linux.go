@@ -132,3 +132,13 @@ func Kernel() string {
 	}
 	return unix.ByteSliceToString(u.Release[:])
 }
+
+// OpenFileLimit returns how many files the process may have open (the
+// soft RLIMIT_NOFILE), or 0 if unknown or unlimited.
+func OpenFileLimit() int {
+	var r unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err != nil || r.Cur == unix.RLIM_INFINITY || r.Cur > 1<<30 {
+		return 0
+	}
+	return int(r.Cur)
+}

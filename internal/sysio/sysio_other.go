@@ -40,5 +40,8 @@ func GetUsage() Usage { return Usage{} }
 // Kernel is not available on this platform.
 func Kernel() string { return "" }
 
+// OpenFileLimit is not known on this platform.
+func OpenFileLimit() int { return 0 }
+
 // LoadAverage is unknown (0) on this system.
 func LoadAverage() float64 { return 0 }
