@@ -172,8 +172,9 @@ type clusterRun struct {
 	// left names what host i leaves behind in run when its agent is gone
 	// before the clean-up.
 	left func(run string, i int) string
-	// finish, if set, completes the merged result before it is judged.
-	finish func(res *report.Result, parts []cluster.HostResult)
+	// finish, if set, completes the merged result before it is judged;
+	// its error fails the run as a merge error does.
+	finish func(res *report.Result, parts []cluster.HostResult) error
 }
 
 // runCluster runs the command on the agents and reports the merged result
@@ -216,7 +217,9 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 			res.Interrupted = true
 		}
 		if c.finish != nil {
-			c.finish(res, parts)
+			if ferr := c.finish(res, parts); ferr != nil && err == nil {
+				err = ferr
+			}
 		}
 		return err
 	})

@@ -143,13 +143,16 @@ func (in *input) expectationsSection() (section, error) {
 		pass := 0
 		for _, e := range r.Expectations {
 			res := cell{Text: "pass", Class: "good"}
-			if e.Pass {
+			switch e.Outcome() {
+			case report.VerdictPass:
 				pass++
-			} else {
+			case report.VerdictTooShort:
+				res = cell{Text: report.VerdictTooShort, Class: "warn"}
+			default:
 				res = cell{Text: "FAIL", Class: "bad"}
-				if e.Reason != "" {
-					res.Text += ": " + e.Reason
-				}
+			}
+			if res.Class != "good" && e.Reason != "" {
+				res.Text += ": " + e.Reason
 			}
 			t.Rows = append(t.Rows, []cell{{Text: e.Expr}, {Text: strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, Num: true}, res})
 		}
