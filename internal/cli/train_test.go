@@ -105,6 +105,7 @@ func TestTrainRun(t *testing.T) {
 	if code := Run(context.Background(), app, args); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
+	checkSchema(t, "train's result", out.Bytes())
 	r, err := report.ReadJSON(strings.NewReader(out.String()))
 	if err != nil {
 		t.Fatal(err)
