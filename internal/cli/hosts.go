@@ -172,9 +172,12 @@ type clusterRun struct {
 	// left names what host i leaves behind in run when its agent is gone
 	// before the clean-up.
 	left func(run string, i int) string
-	// finish, if set, completes the merged result before it is judged;
-	// its error fails the run as a merge error does.
+	// finish, if set, completes each run's merged result; its error fails
+	// the run as a merge error does.
 	finish func(res *report.Result, parts []cluster.HostResult) error
+	// judge, if set, judges the result of all runs before the
+	// expectations are.
+	judge func(res *report.Result) error
 }
 
 // runCluster runs the command on the agents and reports the merged result
@@ -225,6 +228,9 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	})
 	if !ran {
 		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
+	}
+	if runErr == nil && c.judge != nil {
+		runErr = c.judge(res)
 	}
 	if runErr != nil && !res.Interrupted {
 		return app.writeFailed(res, c.output, runErr)

@@ -305,12 +305,8 @@ func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterR
 	if o.Dataset == "" {
 		c.job.Need = int64(float64(o.Files*o.SamplesPerFile)*float64(o.SampleSize)*1.1) / int64(len(o.Cluster.Hosts))
 	}
-	c.finish = func(res *report.Result, parts []cluster.HostResult) error {
-		if err := mergeTraining(res, parts); err != nil {
-			return err
-		}
-		return addAUExpectation(res)
-	}
+	c.finish = mergeTraining
+	c.judge = addAUExpectation
 	return c, nil
 }
 
