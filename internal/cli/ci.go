@@ -48,7 +48,7 @@ type Preset struct{ Flag, Value string }
 func addCIFlags(cmd *cobra.Command, o *CIOptions, quick []Preset) {
 	o.preset = quick
 	f := cmd.Flags()
-	f.StringArrayVar(&o.Expect, "expect", nil, "fail (exit 3) unless `EXPR` (NAME OP VALUE) holds, e.g. 'write-big>=200MiB/s', 'stat.p99<5ms', 'errors==0'; repeatable")
+	f.StringArrayVar(&o.Expect, "expect", nil, "fail (exit 3) unless `EXPR` (NAME OP VALUE) holds, e.g. 'write-big>=200MiB/s', 'stat.p99<5ms', 'errors==0'; one the run is too short to judge warns; repeatable")
 	f.StringArrayVar(&o.ExpectFile, "expect-file", nil, "read expectations from `FILE`, one per line, # starts a comment; repeatable")
 	f.StringVar(&o.Baseline, "baseline", "", "compare with an earlier JSON result `FILE`; with --threshold, regressions fail (exit 3)")
 	f.StringVar(&o.threshold, "threshold", "", "with --baseline: a throughput drop or latency rise beyond this `PERCENT` (e.g. 10%) is a regression")

@@ -57,9 +57,12 @@ epoch the samples are shuffled and split into one shard per rank; per rank,
 for --compute-time (a sleep) and waits when the next is not ready.
 
 The result is the accelerator utilisation (AU: compute time over wall time,
-the first step of each epoch excluded) against the model's threshold, the
-samples and bytes per second, and the accelerators' wait times. A failing
-AU exits with code 3. This is an emulation, not an MLPerf result.
+the first step of each epoch excluded) with its interval, against the
+model's threshold, the samples and bytes per second, and the accelerators'
+wait times. An AU whose interval is below the threshold exits with code 3;
+one the run holds too few steps to judge warns and exits 0 (more --files,
+--epochs or --repeat make it judgeable). This is an emulation, not an
+MLPerf result.
 
 Presets (--model, --accelerator-type) are MLPerf Storage's workloads, with
 a dataset small enough for a test machine; -f FILE loads a model's job file
