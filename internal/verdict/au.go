@@ -89,12 +89,12 @@ func auTimes(t *report.Training) (compute, wall float64) {
 // from the measured compute and wall seconds and the steps' waits.
 func auInterval(au, compute, wall float64, waits *metrics.Histogram) (lo, hi float64) {
 	bars := waits.Distribution()
-	mid := make([]float64, len(bars))
-	var total, rest float64 // total waits, and the count of bars from k on
+	mid := make([]float64, len(bars)) // each bar's wait, seconds
+	var total, steps float64
 	for k, b := range bars {
 		mid[k] = (b.From + b.To).Seconds() / 2
 		total += float64(b.Count) * mid[k]
-		rest += float64(b.Count)
+		steps += float64(b.Count)
 	}
 	other := max(wall-compute-total, 0)
 	pooled := compute / (compute + other + total)
@@ -102,10 +102,11 @@ func auInterval(au, compute, wall float64, waits *metrics.Histogram) (lo, hi flo
 		return au, au
 	}
 	src := rand.NewPCG(auSeed, auSeed)
-	n := rest
 	ratios := make([]float64, auRounds)
 	for i := range ratios {
-		left, mass, drawn := n, rest, 0.0
+		// How many of the drawn steps fall in each bar: a multinomial
+		// draw, bar by bar, of the steps not yet placed.
+		left, mass, drawn := steps, steps, 0.0
 		for k, b := range bars {
 			c := left
 			if k < len(bars)-1 && left > 0 {
