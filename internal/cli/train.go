@@ -272,16 +272,19 @@ func (a *App) finishTrain(res *report.Result, o *TrainOptions) error {
 	return a.finishRun(res, &o.Output, &o.CI)
 }
 
-// addAUExpectation judges the AU with its interval (verdict.JudgeAU) and
-// records it as the run's first expectation: a failing AU fails the run
-// (exit 3), one too short to judge warns, and JUnit shows either.
+// addAUExpectation records the AU's verdict (verdict.JudgeAU; judged
+// here when the run did not) as the run's first expectation: a failing AU
+// fails the run (exit 3), one too short to judge warns, and JUnit shows
+// either.
 func addAUExpectation(res *report.Result) error {
 	t := res.Training
 	if t == nil || res.Interrupted {
 		return nil
 	}
-	if err := verdict.JudgeAU(t); err != nil {
-		return err
+	if t.Verdict == "" {
+		if err := verdict.JudgeAU(t); err != nil {
+			return err
+		}
 	}
 	x := report.Expectation{Expr: fmt.Sprintf("au>=%g%%", t.Threshold), Metric: "au", Op: string(expect.GE),
 		Want: t.Threshold, Unit: "%", Measured: expect.RoundSig(t.AU, 6), Verdict: t.Verdict,

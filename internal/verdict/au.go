@@ -48,7 +48,12 @@ func MinSteps(threshold float64) int64 {
 // over epochs and ranks rather than the pooled ratio). Steps are drawn as
 // if independent, which steps of ranks that stall together are not;
 // waits are taken at their histogram bucket's middle (within 0.8%).
-func JudgeAU(t *report.Training) error {
+func JudgeAU(t *report.Training) error { return judgeAU(t, nil) }
+
+// judgeAU is JudgeAU, the interval widened to hold the AUs of the runs of
+// a repeated benchmark too (runs, one AU each): the median's interval
+// from six runs, their range with fewer, as for a throughput.
+func judgeAU(t *report.Training, runs []float64) error {
 	waits, err := t.Waits()
 	if err != nil {
 		return err
@@ -66,11 +71,30 @@ func JudgeAU(t *report.Training) error {
 			t.MeasuredSteps, t.Threshold, need)
 		return nil
 	}
-	j := within(func(au float64) bool { return au >= t.Threshold }, *t.AULow, *t.AUHigh,
+	meets := func(au float64) bool { return au >= t.Threshold }
+	j := within(meets, *t.AULow, *t.AUHigh,
 		fmt.Sprintf("the AU's %g%% interval (%.2f-%.2f%%) straddles the threshold: a longer run (--files, --epochs) or --repeat narrows it",
 			100*Confidence, *t.AULow, *t.AUHigh))
+	if len(runs) > 1 {
+		lo, hi := runsInterval(runs)
+		if r := within(meets, lo, hi, ""); r.Verdict != j.Verdict {
+			j = Judgement{Verdict: report.VerdictTooShort,
+				Reason: fmt.Sprintf("the %d runs' AUs (%.2f-%.2f%%) do not agree with each other on the threshold: more runs, or a client without other load", len(runs), lo, hi)}
+		}
+		*t.AULow, *t.AUHigh = min(*t.AULow, lo), max(*t.AUHigh, hi)
+	}
 	t.Verdict, t.VerdictReason = j.Verdict, j.Reason
 	return nil
+}
+
+// runsInterval bounds the runs' median: its interval at Confidence from
+// six runs on, the runs' range with fewer.
+func runsInterval(values []float64) (lo, hi float64) {
+	s := Summarize(values)
+	if math.IsNaN(s.Low) || math.IsNaN(s.High) {
+		return s.Min, s.Max
+	}
+	return s.Low, s.High
 }
 
 // auTimes adds up the measured compute and wall time of every rank's

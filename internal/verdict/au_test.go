@@ -98,3 +98,35 @@ func TestJudgeAUNoWaits(t *testing.T) {
 		t.Error("a broken histogram gave no error")
 	}
 }
+
+// TestJudgeAURunsDisagree: runs of --repeat whose own AUs lie on both
+// sides of the threshold (five never wait, five wait 100 ms every step)
+// are too short to judge, although their steps pooled would fail.
+func TestJudgeAURunsDisagree(t *testing.T) {
+	quiet := make([]time.Duration, 10)
+	slow := make([]time.Duration, 10)
+	for i := range slow {
+		slow[i] = 100 * time.Millisecond
+	}
+	res := &report.Result{}
+	for i := range 10 {
+		w := quiet
+		if i%2 == 1 {
+			w = slow
+		}
+		res.Runs = append(res.Runs, report.Run{Index: i + 1, Training: tinyRun(t, w...)})
+	}
+	if err := SummarizeRuns(res); err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Training
+	if tr.Verdict != report.VerdictTooShort || !strings.Contains(tr.VerdictReason, "the 10 runs' AUs (69.") ||
+		*tr.AULow > 69.2 || *tr.AUHigh < 100 {
+		t.Errorf("AU %.2f%% (%.2f-%.2f%%): %s (%s); want too short to judge, the interval holding every run's AU",
+			tr.AU, *tr.AULow, *tr.AUHigh, tr.Verdict, tr.VerdictReason)
+	}
+	pooled := *tr
+	if err := JudgeAU(&pooled); err != nil || pooled.Verdict != report.VerdictFail {
+		t.Errorf("the steps alone: %s (%v); want FAIL", pooled.Verdict, err)
+	}
+}

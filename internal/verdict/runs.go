@@ -94,8 +94,9 @@ func closest(values []float64, v float64) int {
 
 // summarizeTraining is the training figures of the runs together: every
 // run's ranks, epochs and measured steps count alike, so the AU is their
-// mean over all runs and is judged over all runs' steps, and the
-// accelerator count stays that of one run.
+// mean over all runs and is judged over all runs' steps, its interval
+// holding the runs' own AUs too; the accelerator count stays that of one
+// run.
 func summarizeTraining(runs []report.Run) (*report.Training, error) {
 	var parts []*report.Training
 	for _, r := range runs {
@@ -111,13 +112,14 @@ func summarizeTraining(runs []report.Run) (*report.Training, error) {
 		return nil, fmt.Errorf("summary of the runs: %w", err)
 	}
 	out.Accelerators = parts[0].Accelerators
-	var sps, bps []float64
+	var sps, bps, aus []float64
 	for _, t := range parts {
 		sps = append(sps, t.SamplesPerSec)
 		bps = append(bps, t.BytesPerSec)
+		aus = append(aus, t.AU)
 	}
 	out.SamplesPerSec, out.BytesPerSec = Summarize(sps).Median, Summarize(bps).Median
-	if err := JudgeAU(out); err != nil {
+	if err := judgeAU(out, aus); err != nil {
 		return nil, fmt.Errorf("summary of the runs: %w", err)
 	}
 	return out, nil
