@@ -48,7 +48,7 @@ type Preset struct{ Flag, Value string }
 func addCIFlags(cmd *cobra.Command, o *CIOptions, quick []Preset) {
 	o.preset = quick
 	f := cmd.Flags()
-	f.StringArrayVar(&o.Expect, "expect", nil, "fail (exit 3) unless `EXPR` (NAME OP VALUE) holds, e.g. 'write-big>=200MiB/s', 'stat.p99<5ms', 'read-big.from_storage>=95%', 'errors==0'; repeatable")
+	f.StringArrayVar(&o.Expect, "expect", nil, "fail (exit 3) unless `EXPR` (NAME OP VALUE) holds, e.g. 'write-big>=200MiB/s', 'stat.p99<5ms', 'read-big.from_storage>=95%', 'errors==0'; one the run is too short to judge warns; repeatable")
 	f.StringArrayVar(&o.ExpectFile, "expect-file", nil, "read expectations from `FILE`, one per line, # starts a comment; repeatable")
 	f.StringVar(&o.Baseline, "baseline", "", "compare with an earlier JSON result `FILE`; with --threshold, regressions fail (exit 3)")
 	f.StringVar(&o.threshold, "threshold", "", "with --baseline: a throughput drop or latency rise beyond this `PERCENT` (e.g. 10%) is a regression")
@@ -179,7 +179,9 @@ func (a *App) finishRun(res *report.Result, out *OutputOptions, ci *CIOptions) e
 // records them in res.Expectations. Call it before writing the result, and
 // return its error after: an error wrapping ErrExpectation (exit 3) when an
 // expectation or a functional check failed or the baseline comparison found
-// regressions beyond --threshold; nil otherwise.
+// regressions beyond --threshold; nil otherwise. An expectation the run
+// was too short to judge is no failure: it is a warning that says what
+// would make it judgeable.
 func (a *App) finishCI(res *report.Result, o *CIOptions) error {
 	res.Expectations = append(res.Expectations, expect.EvalAll(o.Exprs, res)...)
 	if o.base != nil {
@@ -196,9 +198,16 @@ func (a *App) finishCI(res *report.Result, o *CIOptions) error {
 		res.Expectations = append(res.Expectations, rep.Expectations()...)
 	}
 	var failed []string
-	for _, x := range res.Expectations {
-		if !x.Pass {
+	for i := range res.Expectations {
+		x := &res.Expectations[i]
+		x.Verdict = x.Outcome()
+		switch x.Verdict {
+		case report.VerdictFail:
 			failed = append(failed, x.Expr)
+		case report.VerdictTooShort:
+			msg := fmt.Sprintf("%s: %s: %s", x.Expr, report.VerdictTooShort, x.Reason)
+			a.Warnf("%s", msg)
+			res.Warnings = append(res.Warnings, msg)
 		}
 	}
 	checks := expect.FailedChecks(res)

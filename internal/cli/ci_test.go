@@ -163,7 +163,8 @@ func TestCIExitCodes(t *testing.T) {
 		}
 	}
 
-	stdout, stderr, code = runFsbench(t, benchArgs(dir, "--expect", "errors==0", "--expect", "write-big>=1000000TiB/s", "--json")...)
+	// 32 blocks of 1 MiB: enough operations to judge the rate.
+	stdout, stderr, code = runFsbench(t, benchArgs(dir, "--big-file-size", "16M", "--expect", "errors==0", "--expect", "write-big>=1000000TiB/s", "--json")...)
 	if code != ExitExpectation {
 		t.Fatalf("failing expectation: exit %d\n%s", code, stderr)
 	}
@@ -214,9 +215,11 @@ func TestCIExitCodes(t *testing.T) {
 }
 
 // TestCIJUnit checks -o junit from the real binary, with a failing
-// expectation.
+// expectation (the maximum of the 10 stats, judged however few they are)
+// and one too short to judge (their p99), which is skipped.
 func TestCIJUnit(t *testing.T) {
-	stdout, stderr, code := runFsbench(t, benchArgs(t.TempDir(), "-o", "junit", "--expect", "errors==0", "--expect", "stat.p50<0.000001us")...)
+	stdout, stderr, code := runFsbench(t, benchArgs(t.TempDir(), "-o", "junit", "--expect", "errors==0",
+		"--expect", "stat.max<0.000001us", "--expect", "stat.p99<0.000001us")...)
 	if code != ExitExpectation {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -225,19 +228,43 @@ func TestCIJUnit(t *testing.T) {
 		t.Fatalf("not JUnit XML: %v\n%s", err, stdout)
 	}
 	s := doc.Suites[0]
-	if len(doc.Suites) != 1 || s.Tests != 7 || s.Failures != 1 || s.Errors != 0 {
-		t.Fatalf("suite: %d tests, %d failures, %d errors\n%s", s.Tests, s.Failures, s.Errors, stdout)
+	if len(doc.Suites) != 1 || s.Tests != 8 || s.Failures != 1 || s.Errors != 0 || s.Skipped != 1 {
+		t.Fatalf("suite: %d tests, %d failures, %d errors, %d skipped\n%s", s.Tests, s.Failures, s.Errors, s.Skipped, stdout)
 	}
 	var names []string
 	for _, c := range s.Cases {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "write-big,read-big,write-small,read-small,stat,errors==0,stat.p50<0.000001us" {
+	if strings.Join(names, ",") != "write-big,read-big,write-small,read-small,stat,errors==0,stat.max<0.000001us,stat.p99<0.000001us" {
 		t.Errorf("testcases %q", names)
 	}
 	f := s.Cases[6].Failure
 	if f == nil || !strings.Contains(f.Message, "us is not < 1e-06 us") && !strings.Contains(f.Message, "is not < 0.000001 us") {
 		t.Errorf("failure %+v", f)
+	}
+	if sk := s.Cases[7].Skipped; sk == nil || sk.Message != "too short to judge: 10 latency samples, p99 needs 1000: a longer run or --repeat" {
+		t.Errorf("skipped %+v", sk)
+	}
+}
+
+// TestCITooShort runs the real binary with an expectation the run holds
+// too few samples to judge: it neither passes nor fails; exit 0, a
+// warning saying what would make it judgeable, and the verdict in JSON.
+func TestCITooShort(t *testing.T) {
+	stdout, stderr, code := runFsbench(t, benchArgs(t.TempDir(), "--json", "--expect", "errors==0", "--expect", "stat.p99<0.000001us")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0: %s", code, stderr)
+	}
+	want := "Warning: stat.p99<0.000001us: too short to judge: 10 latency samples, p99 needs 1000: a longer run or --repeat"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	r, err := report.ReadJSON(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := r.Expectations; len(x) != 2 || x[0].Verdict != report.VerdictPass || x[1].Verdict != report.VerdictTooShort || !x[1].Pass {
+		t.Errorf("expectations in JSON: %+v", x)
 	}
 }
 
@@ -343,9 +370,10 @@ func TestCIObjbenchMinIO(t *testing.T) {
 	}
 	checkSchema(t, "objbench result", b)
 	fast := fasterBaseline(t, b)
+	// 32 uploads of 1 MiB: enough to judge the rate.
 	args = append([]string{"objbench", "--storage", "minio", url, "--json", "--skip-functional-tests",
 		"--expect", "upload>=1000000TiB/s", "--expect", "chmod>=1ops/s",
-		"--baseline", fast, "--threshold", "50%", "--baseline-metrics", "throughput"}, small...)
+		"--baseline", fast, "--threshold", "50%", "--baseline-metrics", "throughput"}, append(small, "--big-object-size", "32M", "--block-size", "1M")...)
 	stdout, stderr, code = runFsbenchEnv(t, env, args...)
 	if code != ExitExpectation {
 		t.Fatalf("exit %d, want 3\n%s", code, stderr)

@@ -253,8 +253,12 @@ type clusterRun struct {
 	// left names what host i leaves behind in run when its agent is gone
 	// before the clean-up.
 	left func(run string, i int) string
-	// finish, if set, completes the merged result before it is judged.
-	finish func(res *report.Result, parts []cluster.HostResult)
+	// finish, if set, completes each run's merged result; its error fails
+	// the run as a merge error does.
+	finish func(res *report.Result, parts []cluster.HostResult) error
+	// judge, if set, judges the result of all runs before the
+	// expectations are.
+	judge func(res *report.Result) error
 }
 
 // runCluster runs the command on the agents and reports the merged result
@@ -297,12 +301,17 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 			res.Interrupted = true
 		}
 		if c.finish != nil {
-			c.finish(res, parts)
+			if ferr := c.finish(res, parts); ferr != nil && err == nil {
+				err = ferr
+			}
 		}
 		return err
 	})
 	if !ran {
 		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
+	}
+	if runErr == nil && c.judge != nil {
+		runErr = c.judge(res)
 	}
 	if runErr != nil && !res.Interrupted {
 		return app.writeFailed(res, c.output, runErr)

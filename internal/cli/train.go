@@ -15,6 +15,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/train"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // TrainOptions are the flags of `fsbench train`.
@@ -56,9 +57,12 @@ epoch the samples are shuffled and split into one shard per rank; per rank,
 for --compute-time (a sleep) and waits when the next is not ready.
 
 The result is the accelerator utilisation (AU: compute time over wall time,
-the first step of each epoch excluded) against the model's threshold, the
-samples and bytes per second, and the accelerators' wait times. A failing
-AU exits with code 3. This is an emulation, not an MLPerf result.
+the first step of each epoch excluded) with its interval, against the
+model's threshold, the samples and bytes per second, and the accelerators'
+wait times. An AU whose interval is below the threshold exits with code 3;
+one the run holds too few steps to judge warns and exits 0 (more --files,
+--epochs or --repeat make it judgeable). This is an emulation, not an
+MLPerf result.
 
 Presets (--model, --accelerator-type) are MLPerf Storage's workloads, with
 a dataset small enough for a test machine; -f FILE loads a model's job file
@@ -263,24 +267,37 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 // finishTrain judges the AU, evaluates the expectations and writes the
 // result.
 func (a *App) finishTrain(res *report.Result, o *TrainOptions) error {
-	addAUExpectation(res)
+	if err := addAUExpectation(res); err != nil {
+		return a.writeFailed(res, &o.Output, err)
+	}
 	return a.finishRun(res, &o.Output, &o.CI)
 }
 
-// addAUExpectation records the AU against the threshold as the run's
-// first expectation: a failing AU fails the run (exit 3), and JUnit shows
-// it.
-func addAUExpectation(res *report.Result) {
+// addAUExpectation records the AU's verdict (verdict.JudgeAU; judged
+// here when the run did not) as the run's first expectation: a failing AU
+// fails the run (exit 3), one too short to judge warns, and JUnit shows
+// either.
+func addAUExpectation(res *report.Result) error {
 	t := res.Training
 	if t == nil || res.Interrupted {
-		return
+		return nil
+	}
+	if t.Verdict == "" {
+		if err := verdict.JudgeAU(t); err != nil {
+			return err
+		}
 	}
 	x := report.Expectation{Expr: fmt.Sprintf("au>=%g%%", t.Threshold), Metric: "au", Op: string(expect.GE),
-		Want: t.Threshold, Unit: "%", Measured: expect.RoundSig(t.AU, 6), Pass: t.Pass}
-	if !t.Pass {
+		Want: t.Threshold, Unit: "%", Measured: expect.RoundSig(t.AU, 6), Verdict: t.Verdict,
+		Pass: t.Verdict != report.VerdictFail, Reason: t.VerdictReason}
+	if t.Verdict == report.VerdictFail {
 		x.Reason = fmt.Sprintf("AU %.2f%% is under the threshold %g%%", t.AU, t.Threshold)
+		if t.AUHigh != nil {
+			x.Reason += fmt.Sprintf(" (%g%% interval %.2f-%.2f%%)", 100*t.AUConfidence, *t.AULow, *t.AUHigh)
+		}
 	}
 	res.Expectations = append(res.Expectations, x)
+	return nil
 }
 
 // trainCluster makes the run of train on the agents: each runs
@@ -295,15 +312,14 @@ func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterR
 	if o.Dataset == "" {
 		c.job.Need = int64(float64(o.Files*o.SamplesPerFile)*float64(o.SampleSize)*1.1) / int64(len(o.Cluster.Hosts))
 	}
-	c.finish = func(res *report.Result, parts []cluster.HostResult) {
-		mergeTraining(res, parts)
-		addAUExpectation(res)
-	}
+	c.finish = mergeTraining
+	c.judge = addAUExpectation
 	return c, nil
 }
 
-// mergeTraining puts the hosts' ranks together in the merged result.
-func mergeTraining(res *report.Result, parts []cluster.HostResult) {
+// mergeTraining puts the hosts' ranks and measured waits together in the
+// merged result.
+func mergeTraining(res *report.Result, parts []cluster.HostResult) error {
 	var ts []*report.Training
 	for _, h := range parts {
 		if h.Result != nil && h.Result.Training != nil {
@@ -313,11 +329,19 @@ func mergeTraining(res *report.Result, parts []cluster.HostResult) {
 			ts = append(ts, h.Result.Training)
 		}
 	}
-	res.Training = report.MergeTraining(ts)
-	p := res.FindPhase("train")
-	if res.Training == nil || p == nil {
-		return
+	t, err := report.MergeTraining(ts)
+	if err != nil {
+		return fmt.Errorf("merge the hosts' training figures: %w", err)
 	}
-	p.Cost = train.AUMeasure(res.Training)
-	res.Training.SamplesPerSec, res.Training.BytesPerSec = p.ItemsPerSec, p.BytesPerSec
+	res.Training = t
+	p := res.FindPhase("train")
+	if t == nil || p == nil {
+		return nil
+	}
+	if err := verdict.JudgeAU(t); err != nil {
+		return err
+	}
+	p.Cost = train.AUMeasure(t)
+	t.SamplesPerSec, t.BytesPerSec = p.ItemsPerSec, p.BytesPerSec
+	return nil
 }

@@ -94,8 +94,9 @@ func TestTrainPrintJob(t *testing.T) {
 	}
 }
 
-// TestTrainRun: the command on a tmpfs, with JSON out, an expectation and
-// a failing AU threshold (exit 3, the AU named).
+// TestTrainRun: the command on a tmpfs, with JSON out, an expectation,
+// an AU too short to judge (18 measured steps; exit 0 and a warning) and
+// a failing AU threshold over enough steps (exit 3, the AU named).
 func TestTrainRun(t *testing.T) {
 	dir := testenv.Tmpfs(t, "64m")
 	args := []string{"train", dir, "--files", "4", "--samples-per-file", "25", "--sample-size", "8K", "--batch-size", "5",
@@ -104,6 +105,7 @@ func TestTrainRun(t *testing.T) {
 	if code := Run(context.Background(), app, args); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
+	checkSchema(t, "train's result", out.Bytes())
 	r, err := report.ReadJSON(strings.NewReader(out.String()))
 	if err != nil {
 		t.Fatal(err)
@@ -111,10 +113,16 @@ func TestTrainRun(t *testing.T) {
 	if r.Command != "train" || r.Training == nil || r.Training.Samples != 100 || len(r.Expectations) != 2 || r.FindPhase("train").Items != 100 {
 		t.Errorf("result: %+v", r)
 	}
-	// The accelerators cannot be kept busy when computing takes no time.
+	if x := r.Expectations[0]; x.Expr != "au>=90%" || x.Verdict != report.VerdictTooShort || !x.Pass || r.Training.MeasuredSteps != 18 ||
+		!strings.Contains(errb.String(), "Warning: au>=90%: too short to judge: 18 measured steps, an AU against 90% needs 100") {
+		t.Errorf("AU over 18 steps: %+v, %d steps; stderr %s", x, r.Training.MeasuredSteps, errb)
+	}
+	// The accelerators cannot be kept busy when computing takes no time:
+	// AU 0 over 48 measured steps, more than the 20 a threshold of 50%
+	// needs.
 	app, out, errb = testApp(nil)
-	code := Run(context.Background(), app, append(args[:len(args)-2], "--compute-time", "0", "--au-threshold", "100"))
-	if code != ExitExpectation || !strings.Contains(errb.String(), "au>=100%") {
+	code := Run(context.Background(), app, append(args[:len(args)-2], "--compute-time", "0", "--au-threshold", "50", "--batch-size", "2"))
+	if code != ExitExpectation || !strings.Contains(errb.String(), "au>=50%") {
 		t.Errorf("failing AU: exit %d: %s", code, errb)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

@@ -571,3 +571,39 @@ func TestRepeatOnHosts(t *testing.T) {
 		t.Errorf("left behind: %v", l)
 	}
 }
+
+// TestTrainRepeatOnHosts: train's AU over --repeat on many hosts is one
+// expectation, judged over the measured steps of every host and run
+// together (2 hosts x 9 steps x 2 runs), not over the first run's.
+func TestTrainRepeatOnHosts(t *testing.T) {
+	root := t.TempDir()
+	a, b := startAgent(t, root), startAgent(t, root)
+	out := coordinator(t, context.Background(), "train", root, "--files", "4", "--samples-per-file", "25", "--sample-size", "8K",
+		"--batch-size", "5", "--compute-time", "2ms", "--epochs", "1", "--hosts", hostsFlag(a, b), "--repeat", "2", "-o", "json")
+	r := resultOf(t, out)
+	if len(r.Runs) != 2 || r.Training == nil {
+		t.Fatalf("%d runs, training %v", len(r.Runs), r.Training)
+	}
+	for _, run := range r.Runs {
+		if run.Training == nil || run.Training.MeasuredSteps != 18 {
+			t.Errorf("run %d: training %+v, want 18 measured steps", run.Index, run.Training)
+		}
+	}
+	var au []report.Expectation
+	for _, x := range r.Expectations {
+		if x.Metric == "au" {
+			au = append(au, x)
+		}
+	}
+	tr := r.Training
+	if len(au) != 1 || tr.MeasuredSteps != 36 || au[0].Verdict != report.VerdictTooShort ||
+		!strings.Contains(au[0].Reason, "36 measured steps, an AU against 90% needs 100") {
+		t.Errorf("AU expectations %+v over %d steps; want one, too short to judge over 36", au, tr.MeasuredSteps)
+	}
+	if !strings.Contains(out.Stderr, "Warning: au>=90%: too short to judge: 36 measured steps") {
+		t.Errorf("no warning on stderr:\n%s", out.Stderr)
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // Metric is a stable metric name of a command: the name of one of its
@@ -137,20 +138,24 @@ func example(m Metric) string {
 	return "100ops/s"
 }
 
-// Eval measures e against res.
+// Eval measures e against res. A figure the run holds too few samples,
+// operations or runs to decide is too short to judge, as verdict rules
+// (see verdict.Throughput and verdict.Percentile): that is no failure.
+// Counts (errors, functional checks) and a maximum latency are facts and
+// always judged.
 func Eval(e Expr, res *report.Result) report.Expectation {
 	x := report.Expectation{Expr: e.Text, Metric: e.Metric, Op: string(e.Op), Want: e.Value, Unit: e.Unit.Name}
 	if x.Expr == "" {
 		x.Expr = e.String()
 	}
 	fails := func(reason string) report.Expectation {
-		x.Pass, x.Reason = false, reason
+		x.Pass, x.Verdict, x.Reason = false, report.VerdictFail, reason
 		return x
 	}
 	switch e.Name {
 	case Errors:
 		x.Unit = "errors"
-		return judge(x, e.Op, float64(res.TotalErrors()), false)
+		return judgeFact(x, e.Op, float64(res.TotalErrors()), false)
 	case Functional:
 		x.Op, x.Want, x.Unit = string(EQ), 0, "failed checks"
 		if len(res.Checks) == 0 {
@@ -158,46 +163,31 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 		}
 		failed := failedChecks(res, func(c report.Check) string { return c.Name })
 		x.Measured = float64(len(failed))
-		x.Pass = len(failed) == 0
-		if !x.Pass {
-			x.Reason = "failed: " + strings.Join(failed, ", ")
+		if len(failed) > 0 {
+			return fails("failed: " + strings.Join(failed, ", "))
 		}
+		x.Pass, x.Verdict = true, report.VerdictPass
 		return x
 	}
 	p := res.FindPhase(e.Name)
-	if p == nil {
+	switch {
+	case p == nil:
 		return fails(e.Name + " was not measured in this run")
-	}
-	if p.Value.Unit == report.CheckNotSupport {
+	case p.Value.Unit == report.CheckNotSupport:
 		return fails(e.Name + " is not supported by this storage")
-	}
-	var v float64
-	switch e.Stat {
-	case Errors:
+	case e.Stat == Errors:
 		x.Unit = "errors"
-		return judge(x, e.Op, float64(p.Errors), p.Incomplete)
-	case FromStorage:
+		return judgeFact(x, e.Op, float64(p.Errors), p.Incomplete)
+	case e.Stat == FromStorage:
 		return judgeOrigin(x, e, p)
-	case "":
-		switch e.Unit.Dim {
-		case ByteRate:
-			v = p.BytesPerSec
-		case ItemRate:
-			v = p.ItemsPerSec
-		case OpRate:
-			v = p.OpsPerSec
-		}
-	default:
-		if p.Latency.Count == 0 {
-			return fails(e.Name + " has no latency samples")
-		}
-		l := p.Latency
-		v = map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max}[e.Stat]
+	case e.Stat == "":
+		return evalRate(x, e, p, res.Runs)
+	case p.Latency.Count == 0:
+		return fails(e.Name + " has no latency samples")
 	}
-	if e.Unit.Factor > 0 {
-		v /= e.Unit.Factor
-	}
-	return judge(x, e.Op, v, p.Incomplete)
+	l := p.Latency
+	v := e.scale(map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max}[e.Stat])
+	return judge(x, e.Op, v, p.Incomplete, verdict.Percentile(e.Stat, l.Count, v, e.holds))
 }
 
 // judgeOrigin judges NAME.from_storage. A phase whose origin is unknown
@@ -206,26 +196,75 @@ func judgeOrigin(x report.Expectation, e Expr, p *report.Phase) report.Expectati
 	o := p.Origin
 	switch {
 	case o == nil:
+		x.Pass, x.Verdict = false, report.VerdictFail
 		x.Reason = e.Name + ": where its bytes came from was not measured (from_storage applies to phases that read files)"
 		return x
 	case o.FromStorage == nil:
+		x.Pass, x.Verdict = false, report.VerdictFail
 		x.Reason = e.Name + ": from storage unknown: " + o.Unknown
 		return x
 	}
-	return judge(x, e.Op, *o.FromStorage, p.Incomplete)
+	// A share of bytes counted over the whole phase: a fact, not an
+	// estimate from samples.
+	return judgeFact(x, e.Op, *o.FromStorage, p.Incomplete)
 }
 
-// judge fills the outcome of x from the measured value.
-func judge(x report.Expectation, op Op, v float64, incomplete bool) report.Expectation {
+// holds reports whether the bound of e holds for v, in e's unit.
+func (e Expr) holds(v float64) bool { return e.Op.Holds(v, e.Value) }
+
+// scale converts v from the base unit of its dimension to e's unit.
+func (e Expr) scale(v float64) float64 {
+	if e.Unit.Factor > 0 {
+		return v / e.Unit.Factor
+	}
+	return v
+}
+
+// evalRate judges a throughput of phase p, over the runs of a repeated
+// benchmark when there are several (their median, p's value).
+func evalRate(x report.Expectation, e Expr, p *report.Phase, runs []report.Run) report.Expectation {
+	rate := func(p *report.Phase) float64 {
+		switch e.Unit.Dim {
+		case ByteRate:
+			return e.scale(p.BytesPerSec)
+		case ItemRate:
+			return e.scale(p.ItemsPerSec)
+		}
+		return e.scale(p.OpsPerSec)
+	}
+	var values []float64
+	for i := range runs {
+		if q := runs[i].FindPhase(p.Name); q != nil {
+			values = append(values, rate(q))
+		}
+	}
+	if len(values) < 2 {
+		values = []float64{rate(p)}
+	}
+	return judge(x, e.Op, rate(p), p.Incomplete, verdict.Throughput(values, p.Ops, e.holds))
+}
+
+// judgeFact judges a count, which needs no samples.
+func judgeFact(x report.Expectation, op Op, v float64, incomplete bool) report.Expectation {
+	j := verdict.Judgement{Verdict: report.VerdictFail}
+	if op.Holds(v, x.Want) {
+		j.Verdict = report.VerdictPass
+	}
+	return judge(x, op, v, incomplete, j)
+}
+
+// judge fills the outcome of x from the measured value and its verdict.
+// An incomplete phase fails, whatever its figures.
+func judge(x report.Expectation, op Op, v float64, incomplete bool, j verdict.Judgement) report.Expectation {
 	x.Measured = RoundSig(v, 6)
-	x.Pass = op.Holds(v, x.Want)
+	x.Verdict, x.Reason = j.Verdict, j.Reason
 	switch {
-	case !x.Pass:
+	case j.Verdict == report.VerdictFail:
 		x.Reason = fmt.Sprintf("%s is not %s %s", formatValue(x.Measured, x.Unit), op, formatValue(x.Want, x.Unit))
 	case incomplete:
-		x.Pass = false
-		x.Reason = "the phase did not complete"
+		x.Verdict, x.Reason = report.VerdictFail, "the phase did not complete"
 	}
+	x.Pass = x.Verdict != report.VerdictFail
 	return x
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 func TestParse(t *testing.T) {
@@ -190,41 +191,52 @@ func result() *report.Result {
 				Latency: metrics.Summary{Count: 200, P50: 900, P90: 1500, P99: 4000, P999: 9000, Max: 12000}},
 			{Name: "stat", Items: 200, Ops: 200, Seconds: 0.1, ItemsPerSec: 2000, OpsPerSec: 2000, Errors: 2,
 				Latency: metrics.Summary{Count: 200, P50: 100, P90: 200, P99: 1234.5678, P999: 5000, Max: 5000}},
+			{Name: "write-small", Items: 5, Ops: 5, Bytes: 5 << 10, Seconds: 1, BytesPerSec: 5 << 10, ItemsPerSec: 5, OpsPerSec: 5,
+				Latency: metrics.Summary{Count: 5, P50: 100, P90: 200, P99: 300, P999: 300, Max: 300}},
 			{Name: "read-small", Incomplete: true, Items: 5, Seconds: 1, ItemsPerSec: 5},
 			{Name: "chmod", Value: report.Measure{Unit: report.CheckNotSupport}},
 		},
 	}
 }
 
+// TestEval: each expectation's verdict, measured value and reason. The
+// phases of result() hold 200 latency samples: enough for p50 and p90,
+// too few for p99 and p99.9, which are then too short to judge, never
+// failed; the maximum is judged however few samples there are.
 func TestEval(t *testing.T) {
+	const pass, fail, short = report.VerdictPass, report.VerdictFail, report.VerdictTooShort
 	tests := []struct {
 		in       string
-		pass     bool
+		verdict  string
 		measured float64
 		unit     string
 		reason   string
 	}{
-		{"write-big>=100MiB/s", true, 100, "MiB/s", ""},
-		{"write-big>100MiB/s", false, 100, "MiB/s", "100 MiB/s is not > 100 MiB/s"},
-		{"write-big>=0.1GiB/s", false, 0.0976562, "GiB/s", "is not >= 0.1 GiB/s"},
-		{"write-big>=102400KiB/s", true, 102400, "KiB/s", ""},
-		{"write-big>=1files/s", true, 1, "files/s", ""},
-		{"write-big>=101ops/s", false, 100, "ops/s", ""},
-		{"write-big.p99<5ms", true, 4, "ms", ""},
-		{"write-big.p999<5ms", false, 9, "ms", "9 ms is not < 5 ms"},
-		{"write-big.max<=12000us", true, 12000, "us", ""},
-		{"write-big.p50<0.001s", true, 0.0009, "s", ""},
-		{"stat.p99<1.2345678ms", false, 1.23457, "ms", ""},
-		{"stat.p90<=200us", true, 200, "us", ""},
-		{"stat>=1000files/s", true, 2000, "files/s", ""},
-		{"stat.errors==0", false, 2, "errors", "2 errors is not == 0 errors"},
-		{"errors==0", false, 2, "errors", ""},
-		{"errors<=2", true, 2, "errors", ""},
-		{"write-big.errors==0", true, 0, "errors", ""},
-		{"read-small>=1files/s", false, 5, "files/s", "did not complete"},
-		{"read-big>=1MiB/s", false, 0, "MiB/s", "read-big was not measured in this run"},
-		{"functional", false, 0, "failed checks", "no functional checks were run"},
-		{"chmod>=1ops/s", false, 0, "ops/s", "chmod is not supported by this storage"},
+		{"write-big>=100MiB/s", pass, 100, "MiB/s", ""},
+		{"write-big>100MiB/s", fail, 100, "MiB/s", "100 MiB/s is not > 100 MiB/s"},
+		{"write-big>=0.1GiB/s", fail, 0.0976562, "GiB/s", "is not >= 0.1 GiB/s"},
+		{"write-big>=102400KiB/s", pass, 102400, "KiB/s", ""},
+		{"write-big>=1files/s", pass, 1, "files/s", ""},
+		{"write-big>=101ops/s", fail, 100, "ops/s", ""},
+		{"write-big.p99<5ms", short, 4, "ms", "200 latency samples, p99 needs 1000: a longer run or --repeat"},
+		{"write-big.p999<5ms", short, 9, "ms", "200 latency samples, p999 needs 10000"},
+		{"write-big.max<=12000us", pass, 12000, "us", ""},
+		{"write-big.max<10ms", fail, 12, "ms", "12 ms is not < 10 ms"},
+		{"write-big.p50<0.001s", pass, 0.0009, "s", ""},
+		{"stat.p99<1.2345678ms", short, 1.23457, "ms", "p99 needs 1000"},
+		{"stat.p90<=200us", pass, 200, "us", ""},
+		{"stat.p90<100us", fail, 200, "us", "200 us is not < 100 us"},
+		{"stat>=1000files/s", pass, 2000, "files/s", ""},
+		{"stat.errors==0", fail, 2, "errors", "2 errors is not == 0 errors"},
+		{"errors==0", fail, 2, "errors", ""},
+		{"errors<=2", pass, 2, "errors", ""},
+		{"write-big.errors==0", pass, 0, "errors", ""},
+		{"write-small>=1files/s", short, 5, "files/s", "5 operations, a rate needs 20: a longer run (more or bigger files) or --repeat"},
+		{"write-small>=100files/s", short, 5, "files/s", "5 operations"},
+		{"read-small>=1files/s", fail, 5, "files/s", "did not complete"},
+		{"read-big>=1MiB/s", fail, 0, "MiB/s", "read-big was not measured in this run"},
+		{"functional", fail, 0, "failed checks", "no functional checks were run"},
+		{"chmod>=1ops/s", fail, 0, "ops/s", "chmod is not supported by this storage"},
 	}
 	res := result()
 	for _, tt := range tests {
@@ -233,14 +245,70 @@ func TestEval(t *testing.T) {
 			t.Fatalf("Parse(%q): %v", tt.in, err)
 		}
 		x := Eval(e, res)
-		if x.Pass != tt.pass || x.Measured != tt.measured || x.Unit != tt.unit || !strings.Contains(x.Reason, tt.reason) {
-			t.Errorf("Eval(%q) = %+v, want pass=%v measured=%v %s reason %q", tt.in, x, tt.pass, tt.measured, tt.unit, tt.reason)
+		if x.Verdict != tt.verdict || x.Measured != tt.measured || x.Unit != tt.unit || !strings.Contains(x.Reason, tt.reason) {
+			t.Errorf("Eval(%q) = %+v, want %s measured=%v %s reason %q", tt.in, x, tt.verdict, tt.measured, tt.unit, tt.reason)
+		}
+		if x.Pass != (tt.verdict != fail) {
+			t.Errorf("Eval(%q): pass %v with verdict %s; only a failure is not a pass", tt.in, x.Pass, x.Verdict)
 		}
 		if x.Expr != tt.in || x.Metric != e.Metric {
 			t.Errorf("Eval(%q) names %q / %q", tt.in, x.Expr, x.Metric)
 		}
-		if !x.Pass && x.Reason == "" {
-			t.Errorf("Eval(%q) failed without a reason", tt.in)
+		if x.Verdict != pass && x.Reason == "" {
+			t.Errorf("Eval(%q) is %s without a reason", tt.in, x.Verdict)
+		}
+	}
+}
+
+// repeated is a result of runs of write-big at the given rates (MiB/s),
+// summarised as --repeat summarises them.
+func repeated(t *testing.T, mibs ...float64) *report.Result {
+	t.Helper()
+	res := &report.Result{SchemaVersion: report.SchemaVersion, Command: "bench"}
+	for i, v := range mibs {
+		p := report.Phase{Name: "write-big", Bytes: int64(v * (1 << 20)), Items: 1, Ops: 100, Seconds: 1,
+			BytesPerSec: v * (1 << 20), ItemsPerSec: 1, OpsPerSec: 100, Value: report.Measure{Value: v, Unit: "MiB/s"}}
+		res.Runs = append(res.Runs, report.Run{Index: i + 1, Phases: []report.Phase{p}})
+	}
+	if err := verdict.SummarizeRuns(res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestEvalRepeats: a throughput over repeated runs is judged on their
+// median when the runs agree (the runs' range with fewer than six, the
+// median's interval from six on) and is too short to judge when they
+// straddle the bound, whatever the median says.
+func TestEvalRepeats(t *testing.T) {
+	const pass, fail, short = report.VerdictPass, report.VerdictFail, report.VerdictTooShort
+	three := repeated(t, 190, 210, 205)
+	// Ten runs: one far below and one far above the rest; the median's
+	// interval (205-212) leaves both out.
+	ten := repeated(t, 150, 205, 206, 207, 208, 209, 210, 211, 212, 260)
+	tests := []struct {
+		res      *report.Result
+		in       string
+		verdict  string
+		measured float64
+		reason   string
+	}{
+		{three, "write-big>=150MiB/s", pass, 205, ""},
+		{three, "write-big>=200MiB/s", short, 205, "the runs' range (190 to 210) straddles the bound: more runs (--repeat) or longer ones"},
+		{three, "write-big<200MiB/s", short, 205, "straddles"},
+		{three, "write-big>=250MiB/s", fail, 205, "205 MiB/s is not >= 250 MiB/s"},
+		{ten, "write-big>=200MiB/s", pass, 208.5, ""},
+		{ten, "write-big>=207MiB/s", short, 208.5, "the median's 95% interval"},
+		{ten, "write-big>=213MiB/s", fail, 208.5, "is not >= 213 MiB/s"},
+	}
+	for _, tt := range tests {
+		e, err := Parse(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := Eval(e, tt.res)
+		if x.Verdict != tt.verdict || x.Measured != tt.measured || !strings.Contains(x.Reason, tt.reason) {
+			t.Errorf("%d runs, Eval(%q) = %+v, want %s measured %v reason %q", len(tt.res.Runs), tt.in, x, tt.verdict, tt.measured, tt.reason)
 		}
 	}
 }

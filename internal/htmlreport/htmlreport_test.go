@@ -358,6 +358,27 @@ func TestBrokenHistogram(t *testing.T) {
 	}
 }
 
+// TestExpectationVerdicts: an expectation too short to judge is shown as
+// such with its reason, and not counted as met.
+func TestExpectationVerdicts(t *testing.T) {
+	rs, _ := loadFixtures(t, []string{"bench.json"})
+	rs[0].Expectations = []report.Expectation{
+		{Expr: "write-big>=1MiB/s", Metric: "write-big", Op: ">=", Want: 1, Unit: "MiB/s", Measured: 90, Pass: true, Verdict: report.VerdictPass},
+		{Expr: "stat.p99<5ms", Metric: "stat.p99", Op: "<", Want: 5, Unit: "ms", Measured: 1, Pass: true, Verdict: report.VerdictTooShort,
+			Reason: "80 latency samples, p99 needs 1000: a longer run or --repeat"},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, rs, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"too short to judge: 80 latency samples, p99 needs 1000: a longer run or --repeat",
+		"1 of 2 expectations met, 1 too short to judge."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
 // TestNames: missing names are made from the command and time, and equal
 // names are told apart.
 func TestNames(t *testing.T) {

@@ -140,20 +140,27 @@ func (in *input) expectationsSection() (section, error) {
 			continue
 		}
 		t := table{Head: []string{"Expectation", "Measured", "Result"}}
-		pass := 0
+		pass, short := 0, 0
 		for _, e := range r.Expectations {
 			res := cell{Text: "pass", Class: "good"}
-			if e.Pass {
+			switch e.Outcome() {
+			case report.VerdictPass:
 				pass++
-			} else {
+			case report.VerdictTooShort:
+				short++
+				res = cell{Text: report.VerdictTooShort, Class: "warn"}
+			default:
 				res = cell{Text: "FAIL", Class: "bad"}
-				if e.Reason != "" {
-					res.Text += ": " + e.Reason
-				}
+			}
+			if res.Class != "good" && e.Reason != "" {
+				res.Text += ": " + e.Reason
 			}
 			t.Rows = append(t.Rows, []cell{{Text: e.Expr}, {Text: strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, Num: true}, res})
 		}
 		note := fmt.Sprintf("%d of %d expectations met.", pass, len(r.Expectations))
+		if short > 0 {
+			note = fmt.Sprintf("%d of %d expectations met, %d too short to judge.", pass, len(r.Expectations), short)
+		}
 		s.Blocks = append(s.Blocks, block{Title: in.names[j], Notes: []string{note}, Tables: []table{t}})
 	}
 	return s, nil

@@ -180,13 +180,17 @@ func phaseCases(cmd string, phases []Phase) []JUnitCase {
 }
 
 // expectationCases are the expectations, failed with the measured value
-// and the reason.
+// and the reason, or skipped when the run was too short to judge them,
+// saying what would make it judgeable.
 func expectationCases(cmd string, exps []Expectation) []JUnitCase {
 	var out []JUnitCase
 	for _, e := range exps {
 		tc := JUnitCase{ClassName: cmd + ".expectation", Name: e.Expr, Time: seconds(0),
 			SystemOut: "measured: " + measured(e)}
-		if !e.Pass {
+		switch e.Outcome() {
+		case VerdictTooShort:
+			tc.Skipped = &JUnitProblem{Message: VerdictTooShort + ": " + orDefault(e.Reason, "too few samples")}
+		case VerdictFail:
 			tc.Failure = &JUnitProblem{Message: orDefault(e.Reason, "expectation failed"), Type: "expectation",
 				Text: fmt.Sprintf("expectation: %s\nmeasured: %s\nwant: %s %s\nreason: %s",
 					e.Expr, measured(e), e.Op, value(e.Want, e.Unit), e.Reason)}

@@ -69,6 +69,8 @@ func junitResult() *Result {
 		Expectations: []Expectation{
 			{Expr: "upload>=50MiB/s", Metric: "upload", Op: ">=", Want: 50, Unit: "MiB/s", Measured: 51.2, Pass: true},
 			{Expr: "download.p99<1ms", Metric: "download.p99", Op: "<", Want: 1, Unit: "ms", Measured: 4.5, Reason: "4.5 ms is not < 1 ms"},
+			{Expr: "upload.p99<5ms", Metric: "upload.p99", Op: "<", Want: 5, Unit: "ms", Measured: 3, Pass: true, Verdict: VerdictTooShort,
+				Reason: "16 latency samples, p99 needs 1000: a longer run or --repeat"},
 		},
 		Usage:       Usage{Seconds: 3.5},
 		Interrupted: true,
@@ -95,9 +97,10 @@ func TestJUnitParsesBack(t *testing.T) {
 		t.Fatalf("%d testsuites, want 1", len(doc.Suites))
 	}
 	s := doc.Suites[0]
-	// 4 checks + 3 phases + 2 expectations + the interrupted run.
-	if s.Name != "fsbench objbench http://127.0.0.1:9000/ci" || s.Tests != 10 || doc.Tests != 10 ||
-		s.Failures != 3 || s.Errors != 2 || s.Skipped != 1 || s.Timestamp != "2026-11-21T03:00:00Z" {
+	// 4 checks + 3 phases + 3 expectations + the interrupted run; the
+	// expectation too short to judge is skipped, saying why.
+	if s.Name != "fsbench objbench http://127.0.0.1:9000/ci" || s.Tests != 11 || doc.Tests != 11 ||
+		s.Failures != 3 || s.Errors != 2 || s.Skipped != 2 || s.Timestamp != "2026-11-21T03:00:00Z" {
 		t.Errorf("suite %s: tests %d failures %d errors %d skipped %d at %s", s.Name, s.Tests, s.Failures, s.Errors, s.Skipped, s.Timestamp)
 	}
 	props := map[string]string{}
@@ -118,6 +121,7 @@ func TestJUnitParsesBack(t *testing.T) {
 		{"objbench.phase", "put-small", "", "put-small did not complete", "", ""},
 		{"objbench.expectation", "upload>=50MiB/s", "", "", "", "measured: 51.2 MiB/s"},
 		{"objbench.expectation", "download.p99<1ms", "4.5 ms is not < 1 ms", "", "", "measured: 4.5 ms"},
+		{"objbench.expectation", "upload.p99<5ms", "", "", "too short to judge: 16 latency samples, p99 needs 1000: a longer run or --repeat", "measured: 3 ms"},
 		{"objbench", "run", "", "interrupted", "", ""},
 	}
 	if len(s.Cases) != len(wants) {

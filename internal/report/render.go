@@ -356,11 +356,14 @@ func writeExpectations(bw *ErrWriter, r *Result, o Options) error {
 	t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
 	for _, e := range r.Expectations {
 		res, g := "PASS", Good
-		if !e.Pass {
+		switch e.Outcome() {
+		case VerdictTooShort:
+			res, g = "TOO SHORT TO JUDGE", Fair
+		case VerdictFail:
 			res, g = "FAIL", Poor
-			if e.Reason != "" {
-				res += ": " + e.Reason
-			}
+		}
+		if g != Good && e.Reason != "" {
+			res += ": " + e.Reason
 		}
 		_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
 	}

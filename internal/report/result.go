@@ -328,8 +328,36 @@ type Expectation struct {
 	Want     float64 `json:"want"`
 	Unit     string  `json:"unit"`
 	Measured float64 `json:"measured"`
-	Pass     bool    `json:"pass"`
-	Reason   string  `json:"reason,omitempty"`
+	// Pass is false only when the expectation failed: a run too short to
+	// judge it does not fail, as its exit code does not. Verdict tells
+	// the three outcomes apart.
+	Pass bool `json:"pass"`
+	// Verdict is VerdictPass, VerdictFail or VerdictTooShort; empty in
+	// results of older versions (then Pass decides, see Outcome).
+	Verdict string `json:"verdict,omitempty"`
+	// Reason says why it failed, or what would make it judgeable.
+	Reason string `json:"reason,omitempty"`
+}
+
+// The verdicts of an expectation and of train's AU.
+const (
+	VerdictPass = "pass"
+	VerdictFail = "fail"
+	// VerdictTooShort is given when the run holds too few samples, steps
+	// or runs to tell whether the figure meets its bound.
+	VerdictTooShort = "too short to judge"
+)
+
+// Outcome is the expectation's verdict, also for results written before
+// verdicts existed.
+func (e Expectation) Outcome() string {
+	switch {
+	case e.Verdict != "":
+		return e.Verdict
+	case e.Pass:
+		return VerdictPass
+	}
+	return VerdictFail
 }
 
 // Param is one run parameter. Value is what JSON carries (numbers in bytes,
@@ -442,6 +470,16 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 
 // FindPhase returns the phase with the given name, or nil.
 func (r *Result) FindPhase(name string) *Phase {
+	for i := range r.Phases {
+		if r.Phases[i].Name == name {
+			return &r.Phases[i]
+		}
+	}
+	return nil
+}
+
+// FindPhase returns the run's phase of that name, or nil.
+func (r *Run) FindPhase(name string) *Phase {
 	for i := range r.Phases {
 		if r.Phases[i].Name == name {
 			return &r.Phases[i]

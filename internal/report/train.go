@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/units"
 )
 
@@ -33,12 +34,29 @@ type Training struct {
 	ComputeMeasured float64 `json:"compute_measured_seconds"`
 	Threshold       float64 `json:"au_threshold_pct"`
 	// AU is the mean of the epochs' AU, percent; AUStdev their standard
-	// deviation. Pass is AU >= Threshold.
-	AU      float64     `json:"au_pct"`
-	AUStdev float64     `json:"au_stdev_pct"`
-	Pass    bool        `json:"pass"`
-	EpochAU []EpochAU   `json:"epochs_au,omitempty"`
-	Ranks   []RankTrain `json:"ranks,omitempty"`
+	// deviation. Pass is AU >= Threshold, the figure alone (--find-max
+	// searches on it); Verdict judges it with its interval.
+	AU      float64 `json:"au_pct"`
+	AUStdev float64 `json:"au_stdev_pct"`
+	Pass    bool    `json:"pass"`
+	// MeasuredSteps counts the steps AU is measured over (each epoch's
+	// first excluded) on every rank, host and run; WaitHistogram holds
+	// their waits for a batch, encoded as Phase.Histogram, so that hosts
+	// and runs merge.
+	MeasuredSteps int64  `json:"measured_steps,omitempty"`
+	WaitHistogram string `json:"wait_histogram,omitempty"`
+	// AULow and AUHigh bound the AU at AUConfidence (verdict.JudgeAU);
+	// nil when there are no measured steps to bound it with.
+	AULow        *float64 `json:"au_low_pct,omitempty"`
+	AUHigh       *float64 `json:"au_high_pct,omitempty"`
+	AUConfidence float64  `json:"au_confidence,omitempty"`
+	// Verdict is VerdictPass when the interval is at or above Threshold,
+	// VerdictFail when it is entirely below, else VerdictTooShort, as it
+	// is with too few measured steps; VerdictReason says why.
+	Verdict       string      `json:"verdict,omitempty"`
+	VerdictReason string      `json:"verdict_reason,omitempty"`
+	EpochAU       []EpochAU   `json:"epochs_au,omitempty"`
+	Ranks         []RankTrain `json:"ranks,omitempty"`
 	// SamplesPerSec and BytesPerSec are over the training phase's time.
 	SamplesPerSec float64 `json:"samples_per_sec"`
 	BytesPerSec   float64 `json:"bytes_per_sec"`
@@ -154,28 +172,75 @@ func MeanStdev(xs []float64) (mean, stdev float64) {
 	return mean, math.Sqrt(stdev / float64(len(xs)))
 }
 
-// MergeTraining combines the training figures of the hosts of one run:
-// their ranks side by side, the AU recomputed over all of them.
-func MergeTraining(parts []*Training) *Training {
+// MergeTraining combines the training figures of the hosts or runs of
+// a benchmark: their ranks side by side, their measured waits merged, the
+// AU recomputed over all of them. The verdict is left to be judged again
+// (verdict.JudgeAU).
+func MergeTraining(parts []*Training) (*Training, error) {
 	var out *Training
+	waits := metrics.NewHistogram()
 	for _, t := range parts {
 		if t == nil {
 			continue
 		}
 		if out == nil {
 			c := *t
-			c.Ranks, c.Accelerators, c.Samples, c.MemoryBytes, c.EpochAU = nil, 0, 0, 0, nil
+			c.Ranks, c.Accelerators, c.Samples, c.MemoryBytes, c.EpochAU, c.MeasuredSteps = nil, 0, 0, 0, nil, 0
+			c.AULow, c.AUHigh, c.AUConfidence, c.Verdict, c.VerdictReason = nil, nil, 0, "", ""
 			out = &c
+		}
+		if err := mergeEncoded(waits, t.WaitHistogram, t.MeasuredSteps, "train"); err != nil {
+			return nil, fmt.Errorf("waits of the measured steps: %w", err)
 		}
 		out.Ranks = append(out.Ranks, t.Ranks...)
 		out.Accelerators += len(t.Ranks)
 		out.Samples += t.Samples
 		out.MemoryBytes += t.MemoryBytes
+		out.MeasuredSteps += t.MeasuredSteps
 	}
-	if out != nil {
-		out.Summarize()
+	if out == nil {
+		return nil, nil
 	}
-	return out
+	enc, err := encodeIfAny(waits)
+	if err != nil {
+		return nil, fmt.Errorf("waits of the measured steps: %w", err)
+	}
+	out.WaitHistogram = enc
+	out.Summarize()
+	return out, nil
+}
+
+// SetWaits records the measured steps' waits for a batch, h.
+func (t *Training) SetWaits(h *metrics.Histogram) error {
+	enc, err := encodeIfAny(h)
+	if err != nil {
+		return fmt.Errorf("waits of the measured steps: %w", err)
+	}
+	t.MeasuredSteps, t.WaitHistogram = h.Count(), enc
+	return nil
+}
+
+// Waits decodes the measured steps' waits; nil when none were kept.
+func (t *Training) Waits() (*metrics.Histogram, error) {
+	if t.WaitHistogram == "" {
+		return nil, nil
+	}
+	h, err := metrics.Decode(t.WaitHistogram)
+	if err != nil {
+		return nil, fmt.Errorf("waits of the measured steps: %w", err)
+	}
+	return h, nil
+}
+
+// outcome is the AU's verdict as the table shows it, and its colour.
+func (t *Training) outcome() (string, Grade) {
+	switch {
+	case t.Verdict == VerdictTooShort:
+		return "TOO SHORT TO JUDGE", Fair
+	case t.Verdict == VerdictPass, t.Verdict == "" && t.Pass:
+		return "PASS", Good
+	}
+	return "FAIL", Poor
 }
 
 // writeTraining writes the training block of the table.
@@ -185,11 +250,15 @@ func writeTraining(w io.Writer, t *Training, o Options) {
 	}
 	fmt.Fprintf(w, "Training: %s on %d emulated %s, %d epochs of %d steps x %d samples per accelerator (%d read, %d dropped per epoch)\n",
 		t.Model, t.Accelerators, t.Accelerator, t.Epochs, t.Steps, t.BatchSize, t.Samples, t.Dropped)
-	verdict, g := "PASS", Good
-	if !t.Pass {
-		verdict, g = "FAIL", Poor
+	interval := ""
+	if t.AULow != nil && t.AUHigh != nil {
+		interval = fmt.Sprintf("%g%% interval %.2f-%.2f%% over %d measured steps, ", 100*t.AUConfidence, *t.AULow, *t.AUHigh, t.MeasuredSteps)
 	}
-	fmt.Fprintf(w, "AU: %.2f%% (stdev %.2f%% over epochs), threshold %g%%: %s\n", t.AU, t.AUStdev, t.Threshold, paint(o, g, verdict))
+	verdict, g := t.outcome()
+	if t.VerdictReason != "" && verdict != "PASS" {
+		verdict += ": " + t.VerdictReason
+	}
+	fmt.Fprintf(w, "AU: %.2f%% (%sstdev %.2f%% over epochs), threshold %g%%: %s\n", t.AU, interval, t.AUStdev, t.Threshold, paint(o, g, verdict))
 	for _, e := range t.EpochAU {
 		fmt.Fprintf(w, "  epoch %d: AU %.2f%% (stdev %.2f%% over accelerators), %.2f s\n", e.Epoch, e.Mean, e.Stdev, e.Seconds)
 	}

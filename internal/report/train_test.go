@@ -25,3 +25,33 @@ func TestTrainingTable(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainingTableVerdict: an AU too short to judge is shown with its
+// interval and what would make it judgeable, in the AU line and the
+// expectations, never as PASS or FAIL.
+func TestTrainingTableVerdict(t *testing.T) {
+	lo, hi := 74.21, 100.0
+	tr := &Training{Model: "resnet50", Accelerator: "h100", Epochs: 1, Steps: 6, BatchSize: 400, Threshold: 90,
+		Ranks:         []RankTrain{{Epochs: []RankEpoch{{Compute: 1.12, Wall: 1.12}}}},
+		MeasuredSteps: 10, AULow: &lo, AUHigh: &hi, AUConfidence: 0.95, Verdict: VerdictTooShort,
+		VerdictReason: "10 measured steps, an AU against 90% needs 100: more steps per epoch (--files), more --epochs, or --repeat"}
+	tr.Summarize()
+	r := &Result{Command: "train", Phases: []Phase{{Name: "train", Title: "Train resnet50"}}, Training: tr,
+		Expectations: []Expectation{{Expr: "au>=90%", Metric: "au", Op: ">=", Want: 90, Unit: "%", Measured: 100, Pass: true,
+			Verdict: VerdictTooShort, Reason: tr.VerdictReason}}}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"AU: 100.00% (95% interval 74.21-100.00% over 10 measured steps, stdev 0.00% over epochs), threshold 90%: TOO SHORT TO JUDGE: 10 measured steps, an AU against 90% needs 100",
+		"| TOO SHORT TO JUDGE: 10 measured steps, an AU against 90% needs 100: more steps per epoch (--files), more --epochs, or --repeat |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "PASS") || strings.Contains(b.String(), "FAIL") {
+		t.Errorf("a verdict too short to judge shown as PASS or FAIL:\n%s", b.String())
+	}
+}

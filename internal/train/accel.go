@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
 )
 
@@ -67,8 +68,9 @@ type accelerator struct {
 	steps   int
 	meter   stepMeter
 	epochs  []report.RankEpoch
-	waits   []time.Duration // per measured step (the first of each epoch is not), when kept
-	keep    bool            // keep waits (tests)
+	// waits holds the wait for a batch of each measured step (the first
+	// of each epoch is not), for the AU's interval.
+	waits *metrics.Histogram
 }
 
 // epoch runs one epoch: for each step, wait for the batch, then compute
@@ -99,9 +101,7 @@ func (a *accelerator) epoch(ctx context.Context, src batches) error {
 			continue
 		}
 		ep.Compute += (t2 - t1).Seconds()
-		if a.keep {
-			a.waits = append(a.waits, t1-t0)
-		}
+		a.waits.Record(t1 - t0)
 	}
 	end := a.clk.Now()
 	ep.Wall, ep.Seconds = (end - from).Seconds(), (end - start).Seconds()

@@ -3,9 +3,11 @@ package train
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
 )
 
@@ -56,7 +58,7 @@ func TestAcceleratorAU(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			clk := &fakeClock{now: ms(1000)}
 			src := &scripted{clk: clk, waits: c.waits, bytes: 7}
-			a := accelerator{clk: clk, compute: c.compute, steps: len(c.waits), meter: nopMeter{}, keep: true}
+			a := accelerator{clk: clk, compute: c.compute, steps: len(c.waits), meter: nopMeter{}, waits: metrics.NewHistogram()}
 			if err := a.epoch(context.Background(), src); err != nil {
 				t.Fatal(err)
 			}
@@ -74,13 +76,12 @@ func TestAcceleratorAU(t *testing.T) {
 			if ep.Seconds != whole.Seconds() {
 				t.Errorf("epoch %v s, want %v (first step included)", ep.Seconds, whole.Seconds())
 			}
-			if len(a.waits) != len(c.waits)-1 {
-				t.Fatalf("%d waits kept, want %d", len(a.waits), len(c.waits)-1)
+			if n := a.waits.Count(); n != int64(len(c.waits)-1) {
+				t.Fatalf("%d waits kept, want %d", n, len(c.waits)-1)
 			}
-			for i, w := range a.waits {
-				if w != c.waits[i+1] {
-					t.Errorf("wait %d: %v, want %v", i+1, w, c.waits[i+1])
-				}
+			longest := slices.Max(c.waits[1:])
+			if got := a.waits.Summary().Max; math.Abs(got-float64(longest.Microseconds())) > 0.01*float64(longest.Microseconds())+0.001 {
+				t.Errorf("longest measured wait %v us, want %v", got, longest)
 			}
 			if len(src.released) != len(c.waits) {
 				t.Errorf("%d batches released, want %d", len(src.released), len(c.waits))
@@ -118,7 +119,10 @@ func TestTrainingSummary(t *testing.T) {
 	if math.Abs(tr.ComputeMeasured-0.8) > 1e-9 || math.Abs(tr.Overrun()-0.6) > 1e-9 {
 		t.Errorf("compute measured %v, overrun %v; want 0.8 s, 0.6", tr.ComputeMeasured, tr.Overrun())
 	}
-	m := report.MergeTraining([]*report.Training{tr, tr})
+	m, err := report.MergeTraining([]*report.Training{tr, tr})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if m.Accelerators != 4 || len(m.Ranks) != 4 || math.Abs(m.AU-80) > 1e-9 {
 		t.Errorf("merged: %d accelerators, %d ranks, AU %v; want 4, 4, 80", m.Accelerators, len(m.Ranks), m.AU)
 	}
@@ -130,7 +134,7 @@ func TestAcceleratorStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	clk := NewRealClock()
-	a := accelerator{clk: clk, compute: time.Hour, steps: 3, meter: nopMeter{}}
+	a := accelerator{clk: clk, compute: time.Hour, steps: 3, meter: nopMeter{}, waits: metrics.NewHistogram()}
 	l := newLoader(1, 0)
 	l.reset(3)
 	l.done(0, 1)

@@ -2,15 +2,18 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // AUUnit is the unit of the train phase's cost: its AU.
@@ -80,7 +83,8 @@ func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Train
 	total := int64(t.plan.Steps) * int64(r.o.Epochs) * int64(accel)
 	reading := r.probe.Begin(ctx, r.ds.Paths(), r.res.CacheDrop == "drop_caches")
 	res, err := r.runPhase(ctx, engine.New(accel), &p, total, "steps")
-	tr := r.figures(t, res)
+	tr, ferr := r.figures(t, res)
+	err = errors.Join(err, ferr)
 	out := res.Report()
 	if w := reading.End(ctx, &out, out.Bytes); w != "" {
 		r.warn("%s", w)
@@ -112,11 +116,15 @@ func reliableSteps(prefetch int) int { return 3 * (prefetch + 1) }
 // filesFor is the files of ds's shape that hold n samples.
 func filesFor(ds *Dataset, n int) int { return (n + ds.PerFile - 1) / ds.PerFile }
 
-// AUMeasure is the cost column of a train phase: its AU, graded against
-// the threshold.
+// AUMeasure is the cost column of a train phase: its AU, graded by its
+// verdict (fair when too short to judge), or against the threshold when
+// it was not judged.
 func AUMeasure(t *report.Training) report.Measure {
 	m := report.Measure{Value: t.AU, Unit: AUUnit, Grade: report.Good}
-	if !t.Pass {
+	switch {
+	case t.Verdict == report.VerdictTooShort:
+		m.Grade = report.Fair
+	case t.Verdict == report.VerdictFail, t.Verdict == "" && !t.Pass:
 		m.Grade = report.Poor
 	}
 	return m
@@ -136,21 +144,33 @@ func (rk *rank) runIn(ctx context.Context, w *engine.Worker) error {
 	return rk.run(ctx, w)
 }
 
-// figures gathers the ranks' measurements into the training figures.
-func (r *run) figures(t *trainer, res *engine.Result) *report.Training {
+// figures gathers the ranks' measurements into the training figures and
+// judges the AU.
+func (r *run) figures(t *trainer, res *engine.Result) (*report.Training, error) {
 	tr := &report.Training{
 		Model: r.o.Model, Accelerator: r.o.Accelerator, Accelerators: len(t.ranks), Epochs: r.o.Epochs,
 		Steps: t.plan.Steps, BatchSize: t.plan.Batch, Dropped: t.plan.Dropped(),
 		ComputeSeconds: r.o.ComputeTime.Seconds(), Threshold: r.o.AUThreshold,
 		DatasetBytes: r.ds.Bytes, MemoryBytes: memoryBytes(),
 	}
-	for _, rk := range t.ranks {
+	return tr, addRanks(tr, t.ranks)
+}
+
+// addRanks adds the ranks' figures and measured waits to tr, then
+// computes its AU and judges it.
+func addRanks(tr *report.Training, ranks []*rank) error {
+	waits := metrics.NewHistogram()
+	for _, rk := range ranks {
 		f := rk.figures()
 		tr.Ranks = append(tr.Ranks, f)
 		tr.Samples += f.Samples
+		waits.Merge(rk.acc.waits)
 	}
 	tr.Summarize()
-	return tr
+	if err := tr.SetWaits(waits); err != nil {
+		return err
+	}
+	return verdict.JudgeAU(tr)
 }
 
 // checkMemory warns when the dataset is under five times the clients'

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 )
@@ -46,7 +47,7 @@ func (t *trainer) newRank(id int) *rank {
 	if clk == nil {
 		clk = NewRealClock
 	}
-	r.acc = accelerator{clk: clk(), compute: t.o.ComputeTime, steps: t.plan.Steps}
+	r.acc = accelerator{clk: clk(), compute: t.o.ComputeTime, steps: t.plan.Steps, waits: metrics.NewHistogram()}
 	for range t.o.ReadThreads {
 		r.bufs = append(r.bufs, sysio.AlignedBuffer(t.bufLen, t.align))
 	}

@@ -36,8 +36,9 @@ func SummarizeRuns(res *report.Result) error {
 		}
 		res.Phases = append(res.Phases, p)
 	}
-	res.Training = summarizeTraining(res.Runs)
-	return nil
+	t, err := summarizeTraining(res.Runs)
+	res.Training = t
+	return err
 }
 
 // summarizePhase is the summary of one phase over the runs that have it.
@@ -92,9 +93,11 @@ func closest(values []float64, v float64) int {
 }
 
 // summarizeTraining is the training figures of the runs together: every
-// run's ranks and epochs count alike, so the AU is their mean over all
-// runs, and the accelerator count stays that of one run.
-func summarizeTraining(runs []report.Run) *report.Training {
+// run's ranks, epochs and measured steps count alike, so the AU is their
+// mean over all runs and is judged over all runs' steps, its interval
+// holding the runs' own AUs too; the accelerator count stays that of one
+// run.
+func summarizeTraining(runs []report.Run) (*report.Training, error) {
 	var parts []*report.Training
 	for _, r := range runs {
 		if r.Training != nil {
@@ -102,15 +105,22 @@ func summarizeTraining(runs []report.Run) *report.Training {
 		}
 	}
 	if len(parts) == 0 {
-		return nil
+		return nil, nil
 	}
-	out := report.MergeTraining(parts)
+	out, err := report.MergeTraining(parts)
+	if err != nil {
+		return nil, fmt.Errorf("summary of the runs: %w", err)
+	}
 	out.Accelerators = parts[0].Accelerators
-	var sps, bps []float64
+	var sps, bps, aus []float64
 	for _, t := range parts {
 		sps = append(sps, t.SamplesPerSec)
 		bps = append(bps, t.BytesPerSec)
+		aus = append(aus, t.AU)
 	}
 	out.SamplesPerSec, out.BytesPerSec = Summarize(sps).Median, Summarize(bps).Median
-	return out
+	if err := judgeAU(out, aus); err != nil {
+		return nil, fmt.Errorf("summary of the runs: %w", err)
+	}
+	return out, nil
 }
