@@ -347,7 +347,7 @@ func TestBinaryInterrupt(t *testing.T) {
 	}
 	res, err := report.ReadJSON(bytes.NewReader(b))
 	if err != nil || !res.Interrupted || len(res.Phases) == 0 || !res.Phases[0].Incomplete || res.Phases[0].Ops == 0 {
-		t.Errorf("result file: interrupted run with an incomplete upload expected; got %v %+v", err, res)
+		t.Errorf("result file: interrupted run with an incomplete upload expected; got %v %+v\nstderr:\n%s", err, res, stderr.String())
 	}
 	checkPrecious(t, s)
 }
