@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,7 @@ type BenchOptions struct {
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
 
-	blockSize, bigFileSize, smallFileSize string
+	blockSize, bigFileSize, smallFileSize, sample string
 }
 
 func newBenchCmd(app *App) *cobra.Command {
@@ -67,6 +68,8 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors")
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
+	f.BoolVar(&o.ReadExisting, "read-existing", false, "read the files already in PATH (every one, or --sample) instead of writing files of its own: nothing is created, changed or removed")
+	f.StringVar(&o.sample, "sample", "", "with --read-existing: read only this many files (500), or this fraction of them (0.1 or 10%), picked at random")
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
 	markFiles(f, fileOut, "access-log")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
@@ -113,6 +116,12 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
 		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
 	}
+	if o.ReadExisting {
+		return o.resolveExisting(cmd, app)
+	}
+	if cmd.Flags().Changed("sample") {
+		return Usagef("--sample chooses the files of --read-existing; give --read-existing too")
+	}
 	if o.Job.active(cmd) {
 		return o.resolveJob(cmd, app)
 	}
@@ -123,6 +132,69 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 		return err
 	}
 	return o.CI.checkMeasured(benchMeasured(o.Options))
+}
+
+// existingRefused are the flags of bench that write, or check what was
+// written: none applies to --read-existing.
+var existingRefused = []string{"big-file-size", "small-file-size", "small-file-count", "fsync", "keep", "verify", "quick"}
+
+// resolveExisting checks the command line of --read-existing: no flag that
+// would write or that checks data of fsbench's own, no workload, one host,
+// and no output file inside the tree it reads.
+func (o *BenchOptions) resolveExisting(cmd *cobra.Command, app *App) error {
+	f := cmd.Flags()
+	for _, n := range existingRefused {
+		if f.Changed(n) {
+			if n == "verify" {
+				return Usagef("--verify checks data fsbench wrote; the files --read-existing reads are not its own, so there is nothing to check them against")
+			}
+			return Usagef("--%s does not apply to --read-existing, which writes nothing", n)
+		}
+	}
+	if o.Job.active(cmd) {
+		return Usagef("--read-existing reads the files in PATH; it does not combine with a workload (-f, --rw, ...)")
+	}
+	if o.Cluster.active() {
+		return Usagef("--read-existing runs on one host; it does not combine with --hosts")
+	}
+	if err := o.insideTree(cmd); err != nil {
+		return err
+	}
+	if o.sample != "" {
+		s, err := bench.ParseSample(o.sample)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		o.Sample = s
+	}
+	if err := o.CI.resolve(cmd, expect.Bench); err != nil {
+		return err
+	}
+	if err := parseSizes(sizeArg{"block-size", o.blockSize, &o.BlockSize}); err != nil {
+		return err
+	}
+	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
+	if err := o.CI.checkMeasured([]string{bench.ExistingSmall, bench.ExistingBig}, nil); err != nil {
+		return err
+	}
+	return o.Output.resolve()
+}
+
+// insideTree refuses an output file inside PATH: it would be a new entry
+// in the tree that --read-existing leaves as it is.
+func (o *BenchOptions) insideTree(cmd *cobra.Command) error {
+	root, err := filepath.Abs(o.Path)
+	if err != nil {
+		return Usagef("PATH %s: %v", o.Path, err)
+	}
+	_, outs := flagFiles(cmd)
+	for _, out := range outs {
+		p, err := filepath.Abs(out.path)
+		if err == nil && strings.HasPrefix(p, root+string(filepath.Separator)) {
+			return Usagef("%s is inside %s, which --read-existing leaves unchanged: write it elsewhere", out, o.Path)
+		}
+	}
+	return nil
 }
 
 // benchQuick is the --quick preset of bench.
@@ -177,6 +249,9 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		o.Tracer = alog
 	}
 	res, err := app.measure(ctx, "bench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		if o.ReadExisting {
+			return bench.RunExisting(ctx, o.Options, res)
+		}
 		if j != nil {
 			return bench.RunJob(ctx, o.Options, j, res)
 		}
@@ -204,6 +279,10 @@ func (o *BenchOptions) announce(app *App, threads int) {
 		return
 	}
 	j := o.Job.Job
+	if o.ReadExisting {
+		fmt.Fprintf(app.IO.Err, "Reading the files in %s with %d threads (read-only)\n", o.Path, o.Threads)
+		return
+	}
 	if j == nil {
 		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
 		return

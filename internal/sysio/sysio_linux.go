@@ -68,6 +68,39 @@ func ProbeDirect(dir, fsType string) (Alignment, error) {
 	return a, nil
 }
 
+// ProbeDirectRead opens an existing file read-only with O_DIRECT, reads
+// the alignment the kernel requires, and reads its first aligned block,
+// writing nothing: the probe for data that is not fsbench's own.
+func ProbeDirectRead(path, fsType string) (Alignment, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|unix.O_NOATIME, 0)
+	if errors.Is(err, unix.EPERM) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, path, fsType)
+		}
+		return Alignment{}, fmt.Errorf("probe O_DIRECT on %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	a := Alignment{Mem: DefaultAlign, Offset: DefaultAlign, Source: "default"}
+	var st unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_DIOALIGN, &st); err == nil && st.Mask&unix.STATX_DIOALIGN != 0 {
+		if st.Dio_offset_align == 0 {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, path, fsType)
+		}
+		a = Alignment{Mem: int(st.Dio_mem_align), Offset: int(st.Dio_offset_align), Source: "statx"}
+	}
+	buf := AlignedBuffer(a.Offset, a.Mem)
+	if _, err := unix.Pread(fd, buf, 0); err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s): %v", ErrDirectUnsupported, path, fsType, err)
+		}
+		return Alignment{}, fmt.Errorf("probe O_DIRECT read of %s: %w", path, err)
+	}
+	return a, nil
+}
+
 // DropCaches flushes dirty data and asks the kernel to drop its page,
 // dentry and inode caches. It needs root.
 func DropCaches() error {

@@ -21,6 +21,11 @@ func ProbeDirect(dir, fsType string) (Alignment, error) {
 	return Alignment{}, ErrDirectUnsupported
 }
 
+// ProbeDirectRead reports that direct I/O is not available on this platform.
+func ProbeDirectRead(path, fsType string) (Alignment, error) {
+	return Alignment{}, ErrDirectUnsupported
+}
+
 // DropCaches is not available on this platform.
 func DropCaches() error { return errors.New("drop caches: not supported on this platform") }
 

@@ -260,6 +260,9 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	if p.FileSize > 0 {
 		need = min(need, p.FileSize)
 	}
+	// The unaligned end of a file read under O_DIRECT is read whole
+	// (readTail).
+	need = (need + int64(e.align) - 1) / int64(e.align) * int64(e.align)
 	if p.Kind.IsData() || p.Kind == Create {
 		f.buf = e.buffer(f.buf, need)
 	}

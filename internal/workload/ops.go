@@ -18,6 +18,7 @@ package workload
 // histograms, and a per-worker PRNG for random offsets and file selection.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -161,10 +162,27 @@ func (e *Engine) untimedIO(w *engine.Worker, fd int, path string, buf []byte, of
 }
 
 func (e *Engine) rw(fd int, buf []byte, off int64, write bool) (int, error) {
-	if write {
+	switch {
+	case write:
 		return pwriteFull(fd, buf, off, e.directAlign())
+	case e.cfg.Direct && len(buf)%e.align != 0:
+		return e.readTail(fd, buf, off)
 	}
 	return preadFull(fd, buf, off, e.directAlign())
+}
+
+// readTail reads the last stretch of a file of its own size (Targets.Sizes)
+// under O_DIRECT, whose length is not aligned: the kernel takes aligned
+// lengths only, so it asks for the aligned length that covers the stretch
+// (the worker's buffers are sized for it) and expects the file to end
+// within it.
+func (e *Engine) readTail(fd int, buf []byte, off int64) (int, error) {
+	n := (len(buf) + e.align - 1) / e.align * e.align
+	done, err := preadFull(fd, buf[:n], off, e.align)
+	if done >= len(buf) && (err == nil || err == io.EOF || errors.Is(err, ErrUnaligned)) {
+		return len(buf), nil
+	}
+	return done, err
 }
 
 // ioDone traces a read or write and turns its outcome into an error.
