@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -99,43 +101,68 @@ type treeListing struct {
 }
 
 // listTree lists the regular files below root, in path order, without
-// following symbolic links.
+// following symbolic links. Directories are opened with O_NOATIME where
+// the kernel allows it, so that listing them leaves their access times
+// alone too.
 func listTree(ctx context.Context, root string) (*treeListing, error) {
 	l := &treeListing{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			if path == root {
-				return err
-			}
-			l.unreadable++
-			return nil
-		}
-		switch t := d.Type(); {
-		case t.IsDir():
-			return nil
-		case t&fs.ModeSymlink != 0:
-			l.symlinks++
-			return nil
-		case !t.IsRegular():
-			l.special++
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			l.unreadable++
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		l.files = append(l.files, existingFile{name: rel, size: info.Size()})
-		return nil
-	})
-	if err != nil {
+	if err := l.walk(ctx, root, ""); err != nil {
 		return nil, fmt.Errorf("list %s: %w", root, err)
 	}
 	return l, nil
+}
+
+// walk lists directory rel of root; only a failure to read root itself,
+// or cancellation, is an error.
+func (l *treeListing) walk(ctx context.Context, root, rel string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := readDirNoAtime(filepath.Join(root, rel))
+	if err != nil {
+		if rel == "" {
+			return err
+		}
+		l.unreadable++
+		return nil
+	}
+	for _, d := range entries {
+		name := filepath.Join(rel, d.Name())
+		switch t := d.Type(); {
+		case t.IsDir():
+			if err := l.walk(ctx, root, name); err != nil {
+				return err
+			}
+		case t&fs.ModeSymlink != 0:
+			l.symlinks++
+		case !t.IsRegular():
+			l.special++
+		default:
+			if info, err := d.Info(); err == nil {
+				l.files = append(l.files, existingFile{name: name, size: info.Size()})
+			} else {
+				l.unreadable++
+			}
+		}
+	}
+	return nil
+}
+
+// readDirNoAtime reads the entries of directory path, sorted by name,
+// opening it with O_NOATIME, or plainly where the kernel refuses that.
+func readDirNoAtime(path string) ([]fs.DirEntry, error) {
+	fd, err := sysio.OpenNoAtime(path, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, nil
 }
 
 // validateExisting checks the options of a read of an existing tree.

@@ -101,10 +101,10 @@ func (e *Engine) open(w *engine.Worker, path string, flags int, op string) (int,
 // file's owner, no CAP_FOWNER).
 func (e *Engine) openFlags(path string, flags int) (int, error) {
 	flags |= unix.O_CLOEXEC
-	if !e.cfg.NoAtime || flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_CREAT) != 0 {
+	if !e.cfg.NoAtime || sysio.NoAtimeFlag == 0 || flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_CREAT) != 0 {
 		return unix.Open(path, flags, 0o644)
 	}
-	fd, err := unix.Open(path, flags|unix.O_NOATIME, 0)
+	fd, err := unix.Open(path, flags|sysio.NoAtimeFlag, 0)
 	if err != unix.EPERM {
 		return fd, err
 	}
