@@ -174,7 +174,11 @@ func (o *BenchOptions) resolveExisting(cmd *cobra.Command, app *App) error {
 		return err
 	}
 	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
-	if err := o.CI.checkMeasured([]string{bench.ExistingSmall, bench.ExistingBig}, nil); err != nil {
+	why := map[string]string{}
+	for _, n := range expect.Bench.Names() {
+		why[n] = "--read-existing reads only"
+	}
+	if err := o.CI.checkMeasured([]string{bench.ExistingSmall, bench.ExistingBig}, why); err != nil {
 		return err
 	}
 	return o.Output.resolve()
