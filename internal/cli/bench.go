@@ -176,7 +176,7 @@ func (o *BenchOptions) resolveExisting(cmd *cobra.Command, app *App) error {
 	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
 	why := map[string]string{}
 	for _, n := range expect.Bench.Names() {
-		why[n] = "--read-existing reads only"
+		why[n] = "--read-existing measures read-existing-small and read-existing-big"
 	}
 	if err := o.CI.checkMeasured([]string{bench.ExistingSmall, bench.ExistingBig}, why); err != nil {
 		return err
