@@ -129,3 +129,29 @@ func TestReadExistingNotOwner(t *testing.T) {
 		t.Errorf("open = %v, stderr %q; want plain opens, with a warning", res.Parameters.Get("open"), errb.String())
 	}
 }
+
+// TestListExistingBinaryRefusals: objbench's flags that write or verify
+// are usage errors with --list-existing, and --prefix needs it.
+func TestListExistingBinaryRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--list-existing", "--verify"}, "not its own"},
+		{[]string{"--list-existing", "--small-objects", "3"}, "writes nothing"},
+		{[]string{"--list-existing", "--workload", "get"}, "writes nothing"},
+		{[]string{"--list-existing", "--hosts", "h1:7781"}, "--hosts"},
+		{[]string{"--prefix", "a/"}, "--list-existing"},
+		{[]string{"--list-existing", "--expect", "download>=1MiB/s"}, "download"},
+	} {
+		args := append([]string{"objbench", dir}, tc.args...)
+		_, stderr, code := runFsbenchEnv(t, nil, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the refused runs left %d entries", len(entries))
+	}
+}
