@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
@@ -66,7 +63,7 @@ func (s Sample) String() string {
 }
 
 // pick returns the files of the sample, in path order.
-func (s Sample) pick(files []existingFile, seed uint64) []existingFile {
+func (s Sample) pick(files []workload.TreeFile, seed uint64) []workload.TreeFile {
 	n := len(files)
 	switch {
 	case s.Count > 0:
@@ -80,89 +77,8 @@ func (s Sample) pick(files []existingFile, seed uint64) []existingFile {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	r.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
 	files = files[:n]
-	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return files
-}
-
-// existingFile is a regular file of the tree: its path relative to the
-// root and its size when the tree was listed.
-type existingFile struct {
-	name string
-	size int64
-}
-
-// treeListing is what listing an existing tree found.
-type treeListing struct {
-	files []existingFile
-	// Entries not read: symbolic links (never followed), other
-	// non-regular files (devices, FIFOs, sockets), and directories or
-	// files that could not be listed or examined.
-	symlinks, special, unreadable int
-}
-
-// listTree lists the regular files below root, in path order, without
-// following symbolic links. Directories are opened with O_NOATIME where
-// the kernel allows it, so that listing them leaves their access times
-// alone too.
-func listTree(ctx context.Context, root string) (*treeListing, error) {
-	l := &treeListing{}
-	if err := l.walk(ctx, root, ""); err != nil {
-		return nil, fmt.Errorf("list %s: %w", root, err)
-	}
-	return l, nil
-}
-
-// walk lists directory rel of root; only a failure to read root itself,
-// or cancellation, is an error.
-func (l *treeListing) walk(ctx context.Context, root, rel string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	entries, err := readDirNoAtime(filepath.Join(root, rel))
-	if err != nil {
-		if rel == "" {
-			return err
-		}
-		l.unreadable++
-		return nil
-	}
-	for _, d := range entries {
-		name := filepath.Join(rel, d.Name())
-		switch t := d.Type(); {
-		case t.IsDir():
-			if err := l.walk(ctx, root, name); err != nil {
-				return err
-			}
-		case t&fs.ModeSymlink != 0:
-			l.symlinks++
-		case !t.IsRegular():
-			l.special++
-		default:
-			if info, err := d.Info(); err == nil {
-				l.files = append(l.files, existingFile{name: name, size: info.Size()})
-			} else {
-				l.unreadable++
-			}
-		}
-	}
-	return nil
-}
-
-// readDirNoAtime reads the entries of directory path, sorted by name,
-// opening it with O_NOATIME, or plainly where the kernel refuses that.
-func readDirNoAtime(path string) ([]fs.DirEntry, error) {
-	fd, err := sysio.OpenNoAtime(path, unix.O_RDONLY|unix.O_DIRECTORY)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	return entries, nil
 }
 
 // validateExisting checks the options of a read of an existing tree.
@@ -199,7 +115,7 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	if err != nil {
 		return err
 	}
-	l, err := listTree(ctx, abs)
+	l, err := workload.ListTree(ctx, abs)
 	if err != nil {
 		return &Error{"prepare", err}
 	}
@@ -207,16 +123,16 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	if seed == 0 {
 		seed = pattern.RandomSeed()
 	}
-	files := o.Sample.pick(l.files, seed)
+	files := o.Sample.pick(l.Files, seed)
 	if len(files) == 0 {
 		return &Error{"prepare", &badInput{fmt.Errorf("no regular files to read below %s", abs)}}
 	}
 	r := &benchRun{o: &o, res: res}
 	r.noteSkipped(l)
-	res.Parameters = o.existingParams(len(files), len(l.files))
+	res.Parameters = o.existingParams(len(files), len(l.Files))
 	var align sysio.Alignment
 	if o.Direct {
-		if align, err = sysio.ProbeDirectRead(filepath.Join(abs, files[0].name), res.Target.FSType); err == nil {
+		if align, err = sysio.ProbeDirectRead(filepath.Join(abs, files[0].Name), res.Target.FSType); err == nil {
 			err = align.CheckAligned([]string{"--block-size"}, []int64{o.BlockSize})
 		}
 		if err != nil {
@@ -262,10 +178,10 @@ func existingRoot(path string, res *report.Result) (string, error) {
 
 // existingPhases splits files into those of at most a block, read whole as
 // one operation each, and larger ones, read per block.
-func existingPhases(e *workload.Engine, root string, files []existingFile, bs int64) []workload.Phase {
-	var small, big []existingFile
+func existingPhases(e *workload.Engine, root string, files []workload.TreeFile, bs int64) []workload.Phase {
+	var small, big []workload.TreeFile
 	for _, f := range files {
-		if f.size <= bs {
+		if f.Size <= bs {
 			small = append(small, f)
 		} else {
 			big = append(big, f)
@@ -287,13 +203,13 @@ func existingPhases(e *workload.Engine, root string, files []existingFile, bs in
 
 // existingTargets are files as targets of their own sizes, and the
 // largest size.
-func existingTargets(e *workload.Engine, root string, files []existingFile) (*workload.Targets, int64) {
+func existingTargets(e *workload.Engine, root string, files []workload.TreeFile) (*workload.Targets, int64) {
 	names := make([]string, len(files))
 	sizes := make([]int64, len(files))
 	var largest int64
 	for i, f := range files {
-		names[i], sizes[i] = f.name, f.size
-		largest = max(largest, f.size)
+		names[i], sizes[i] = f.Name, f.Size
+		largest = max(largest, f.Size)
 	}
 	t := e.NewTargets(root, names)
 	t.Sizes = sizes
@@ -301,12 +217,9 @@ func existingTargets(e *workload.Engine, root string, files []existingFile) (*wo
 }
 
 // noteSkipped warns of the entries of the tree that are not read.
-func (r *benchRun) noteSkipped(l *treeListing) {
-	if l.symlinks+l.special > 0 {
-		r.warn("not read: %d symbolic links (not followed) and %d special files (devices, FIFOs, sockets)", l.symlinks, l.special)
-	}
-	if l.unreadable > 0 {
-		r.warn("not read: %d entries that could not be listed or examined (permissions?)", l.unreadable)
+func (r *benchRun) noteSkipped(l *workload.Listing) {
+	if msg := l.Skipped(); msg != "" {
+		r.warn("%s", msg)
 	}
 }
 

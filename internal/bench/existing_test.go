@@ -18,6 +18,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/internal/workload"
 )
 
 // userTree makes a tree of someone else's data in dir: files of several
@@ -86,7 +87,7 @@ func snapshot(t *testing.T, dir string, dirAtimes bool) map[string]entry {
 		case unix.S_IFREG:
 			e.Sum = sum(t, p)
 		case unix.S_IFDIR:
-			entries, err := readDirNoAtime(p)
+			entries, err := workload.ReadDirNoAtime(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,22 +282,22 @@ func TestParseSample(t *testing.T) {
 			t.Errorf("ParseSample(%q) = %+v, %v", c.in, got, err)
 		}
 	}
-	files := make([]existingFile, 10)
+	files := make([]workload.TreeFile, 10)
 	for i := range files {
-		files[i] = existingFile{name: fmt.Sprintf("f%02d", i), size: int64(i)}
+		files[i] = workload.TreeFile{Name: fmt.Sprintf("f%02d", i), Size: int64(i)}
 	}
-	if got := (Sample{Fraction: 0.3}).pick(append([]existingFile(nil), files...), 7); len(got) != 3 {
+	if got := (Sample{Fraction: 0.3}).pick(append([]workload.TreeFile(nil), files...), 7); len(got) != 3 {
 		t.Errorf("30%% of 10 files picked %d", len(got))
 	}
-	got := (Sample{Count: 4}).pick(append([]existingFile(nil), files...), 7)
+	got := (Sample{Count: 4}).pick(append([]workload.TreeFile(nil), files...), 7)
 	if len(got) != 4 || !sortedNames(got) {
 		t.Errorf("a sample of 4 = %v, want 4 files in path order", got)
 	}
 }
 
-func sortedNames(fs []existingFile) bool {
+func sortedNames(fs []workload.TreeFile) bool {
 	for i := 1; i < len(fs); i++ {
-		if fs[i-1].name >= fs[i].name {
+		if fs[i-1].Name >= fs[i].Name {
 			return false
 		}
 	}
