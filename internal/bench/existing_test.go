@@ -3,17 +3,12 @@ package bench
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -58,88 +53,6 @@ func userTree(t *testing.T, dir string) (files int, bytes int64) {
 	return files, bytes
 }
 
-// entry is what a snapshot keeps of one entry of a tree.
-type entry struct {
-	Mode         fs.FileMode
-	Size         int64
-	Mtime, Atime int64 // ns
-	Sum          string
-	Link         string
-}
-
-// snapshot records every entry below dir: type, size, times, and the
-// sha256 of each file's content. It reads with O_NOATIME, so that it does
-// not change what it records; with dirAtimes off, it leaves the access
-// times of directories and links out (a FUSE daemon lists and resolves
-// them in its own way).
-func snapshot(t *testing.T, dir string, dirAtimes bool) map[string]entry {
-	t.Helper()
-	out := map[string]entry{}
-	var walk func(rel string)
-	walk = func(rel string) {
-		p := filepath.Join(dir, rel)
-		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			t.Fatal(err)
-		}
-		e := entry{Mode: fs.FileMode(st.Mode), Size: st.Size, Mtime: st.Mtim.Nano(), Atime: st.Atim.Nano()}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-			e.Sum = sum(t, p)
-		case unix.S_IFDIR:
-			entries, err := workload.ReadDirNoAtime(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, d := range entries {
-				walk(filepath.Join(rel, d.Name()))
-			}
-			fallthrough
-		default:
-			if !dirAtimes {
-				e.Atime = 0
-			}
-		}
-		out[rel] = e
-	}
-	walk("")
-	return out
-}
-
-// sum is the sha256 of file p, read with O_NOATIME.
-func sum(t *testing.T, p string) string {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOATIME, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
-	h := sha256.New()
-	if _, err := f.WriteTo(h); err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
-
-// sameTree fails the test where after differs from before.
-func sameTree(t *testing.T, what string, before, after map[string]entry) {
-	t.Helper()
-	for name, b := range before {
-		a, ok := after[name]
-		switch {
-		case !ok:
-			t.Errorf("%s: %s is gone", what, name)
-		case !reflect.DeepEqual(a, b):
-			t.Errorf("%s: %s changed:\n before %+v\n after  %+v", what, name, b, a)
-		}
-	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			t.Errorf("%s: new entry %s", what, name)
-		}
-	}
-}
-
 // atimeUpdates reports whether the mount of dir updates access times
 // at all.
 func atimeUpdates(t *testing.T, dir string) bool {
@@ -162,7 +75,7 @@ func existingOptions(dir string) Options {
 func testReadExisting(t *testing.T, src, view string, direct bool) {
 	files, size := userTree(t, src)
 	local := src == view
-	beforeSrc, beforeView := snapshot(t, src, local), snapshot(t, view, local)
+	beforeSrc, beforeView := testenv.Snapshot(t, src, local), testenv.Snapshot(t, view, local)
 	o := existingOptions(view)
 	o.Direct = direct
 	res := &report.Result{}
@@ -182,8 +95,8 @@ func testReadExisting(t *testing.T, src, view string, direct bool) {
 	if big := res.Phases[len(res.Phases)-1]; big.Name != ExistingBig || big.Ops != 2+48+17+2 {
 		t.Errorf("last phase %s has %d block reads, want %s with 69", big.Name, big.Ops, ExistingBig)
 	}
-	sameTree(t, "source", beforeSrc, snapshot(t, src, local))
-	sameTree(t, "mount", beforeView, snapshot(t, view, local))
+	testenv.SameTree(t, "source", beforeSrc, testenv.Snapshot(t, src, local))
+	testenv.SameTree(t, "mount", beforeView, testenv.Snapshot(t, view, local))
 
 	// The check can fail: a plain read through the same path moves the
 	// access time of the data.
@@ -191,7 +104,7 @@ func testReadExisting(t *testing.T, src, view string, direct bool) {
 		if _, err := os.ReadFile(filepath.Join(view, "a/odd")); err != nil {
 			t.Fatal(err)
 		}
-		if a := snapshot(t, src, local)["a/odd"]; a.Atime == beforeSrc["a/odd"].Atime {
+		if a := testenv.Snapshot(t, src, local)["a/odd"]; a.Atime == beforeSrc["a/odd"].Atime {
 			t.Errorf("a plain read left the atime of a/odd as it was: the atime check proves nothing here")
 		}
 	}

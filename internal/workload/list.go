@@ -109,4 +109,3 @@ func ReadDirNoAtime(path string) ([]fs.DirEntry, error) {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	return entries, nil
 }
-
