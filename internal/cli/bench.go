@@ -105,7 +105,15 @@ With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
 fio- and vdbench-like phases (sequential or random offsets, mixed reads and
 writes, limits by count or time, file trees, metadata operations, an open
 loop at a fixed rate). Flags given with -f override every phase of the file.
-See docs/workloads.md.`
+See docs/workloads.md.
+
+With --read-existing, bench reads the files already in PATH instead (every
+regular file, or --sample of them; symbolic links are not followed) and
+creates, changes and removes nothing: no directory of its own, opens with
+O_NOATIME where the kernel allows it (the files' owner, or CAP_FOWNER; the
+result's "open" parameter says noatime or plain). Files of at most
+--block-size are timed from open to close (read-existing-small), larger ones
+per block (read-existing-big).`
 
 // prepare checks the command line and fills o: for a workload when any of
 // its flags is given, for the default benchmark otherwise.

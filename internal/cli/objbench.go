@@ -57,6 +57,11 @@ Every key lives under a new prefix (fsbench-objbench-HOST-TIME-RANDOM/) that is
 removed at the end; objects already in the bucket are never read-modified,
 overwritten or deleted. A bucket that does not exist is created.
 
+With --list-existing, objbench instead lists the objects already under
+--prefix and downloads each one (get-existing; sizes from the listing), as
+warp's --list-existing does: no bucket is created, nothing is put or
+deleted, and the functional checks do not run.
+
 Storage types and URLs:
 ` + storageHelp() + `
 Credentials, first found wins: --access-key/--secret-key/--session-token;
