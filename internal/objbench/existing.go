@@ -9,6 +9,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -145,7 +146,7 @@ func (o *Options) existingParams(objects int, bytes int64) report.Params {
 		{Key: "list_existing", Label: "ListExisting", Value: true, Display: "on"},
 		{Key: "prefix", Label: "Prefix", Value: o.ExistingPrefix, Display: strconv.Quote(o.ExistingPrefix)},
 		{Key: "objects", Label: "Objects", Value: objects, Display: strconv.Itoa(objects)},
-		{Key: "listed_bytes", Label: "Bytes", Value: bytes, Display: strconv.FormatInt(bytes, 10)},
+		{Key: "listed_bytes", Label: "Bytes", Value: bytes, Display: units.FormatBytes(bytes)},
 		{Key: "threads", Label: "NumThreads", Value: o.Threads, Display: strconv.Itoa(o.Threads)},
 		{Key: "seed", Label: "", Value: o.Seed, Display: strconv.FormatUint(o.Seed, 10)},
 	}
