@@ -117,6 +117,10 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	}
 	l, err := workload.ListTree(ctx, abs)
 	if err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return ctx.Err()
+		}
 		return &Error{"prepare", err}
 	}
 	seed := o.Seed

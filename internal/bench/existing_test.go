@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -215,4 +216,20 @@ func sortedNames(fs []workload.TreeFile) bool {
 		}
 	}
 	return true
+}
+
+// TestReadExistingCancelledListing: a run cancelled while it lists the
+// tree ends as interrupted, with no phase and nothing in the tree changed.
+func TestReadExistingCancelledListing(t *testing.T) {
+	dir := t.TempDir()
+	userTree(t, dir)
+	before := testenv.Snapshot(t, dir, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := &report.Result{}
+	err := RunExisting(ctx, existingOptions(dir), res)
+	if !errors.Is(err, context.Canceled) || !res.Interrupted || len(res.Phases) != 0 {
+		t.Errorf("err = %v, interrupted %v, %d phases", err, res.Interrupted, len(res.Phases))
+	}
+	testenv.SameTree(t, "tree", before, testenv.Snapshot(t, dir, true))
 }

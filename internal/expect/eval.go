@@ -43,7 +43,6 @@ var Objbench = Catalog{
 		{"upload", true}, {"download", true}, {"put-small", true}, {"get-small", true},
 		{"list", false}, {"head", false}, {"delete", false},
 		{"chmod", false}, {"chown", false}, {"chtimes", false},
-		{"get-existing", true},
 	},
 	Functional: true,
 }

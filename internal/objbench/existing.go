@@ -72,6 +72,10 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	res.Target.URL = base.String()
 	r.info("Listing " + base.String() + " under " + strconv.Quote(o.ExistingPrefix) + " ...")
 	if r.objs, err = listObjects(ctx, base, o.ExistingPrefix); err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return ctx.Err()
+		}
 		return &Error{"list", err}
 	}
 	if len(r.objs) == 0 {
