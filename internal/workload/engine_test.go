@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -351,6 +352,27 @@ func TestReadOwnSizes(t *testing.T) {
 		}
 		if got := time.Unix(st.Atim.Unix()); !got.Equal(old) {
 			t.Errorf("%s: atime %v after the reads, want %v", n, got, old)
+		}
+	}
+}
+
+// TestReadOwnSizesShrunk: a file shorter than its listed size (it shrank
+// after the listing) is an error of its own; the other files are read.
+func TestReadOwnSizesShrunk(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(dir, n), make([]byte, 10_000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := New(Config{Dir: dir, Workers: 1, Seed: 1, NoAtime: true}, 4096)
+	tg := e.NewTargets(dir, []string{"a", "b", "c"})
+	tg.Sizes = []int64{10_000, 20_000, 10_000}
+	for _, perFile := range []bool{false, true} {
+		p := Phase{Name: "r", Title: "Read", Kind: Read, Targets: tg, FileSize: 20_000, BlockSize: 4096, PerFile: perFile}
+		r, err := e.Run(context.Background(), p)
+		if err != nil || r.Errors != 1 || r.Items != 2 || len(r.Samples) != 1 || !strings.Contains(r.Samples[0], dir+"/b ends at 10000") {
+			t.Errorf("perFile=%v: %+v, %v; want one error naming b, 2 files read", perFile, r, err)
 		}
 	}
 }
