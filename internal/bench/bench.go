@@ -45,6 +45,10 @@ type Options struct {
 	// SkipDropCaches is SKIP_DROP_CACHES=true: no cache dropping at all.
 	SkipDropCaches bool
 	Tracer         workload.Tracer
+	// ReadExisting reads the files already below Path (RunExisting)
+	// instead of writing its own; Sample chooses which.
+	ReadExisting bool
+	Sample       Sample
 	// Hooks lets the caller show progress and warnings; all are optional.
 	Hooks Hooks
 
@@ -181,7 +185,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	// read-only /proc/sys) falls back to fadvise for this and later phases.
 	defer func() { res.CacheDrop = dropper.method }()
 
-	runErr := r.runPhases(ctx, dropper)
+	runErr := r.runPhases(ctx, dropper, o.phases(r.eng, r.own.path), r.own.path)
 	if jfs != nil && runErr == nil {
 		if after, err := juicefs.ReadStats(mnt.MountPoint); err == nil {
 			res.Internal = jfsInternal(*jfs, after, res.Phases)
@@ -279,11 +283,11 @@ func (r *benchRun) juiceFSBefore(mnt sysio.Mount, mounted bool) *juicefs.Stats {
 	return &before
 }
 
-// runPhases runs the phases in order, dropping caches before those that
-// read, until one fails or the run is cancelled.
-func (r *benchRun) runPhases(ctx context.Context, dropper *dropper) error {
-	o, eng, dir := r.o, r.eng, r.own.path
-	for _, p := range o.phases(eng, dir) {
+// runPhases runs the phases ps in dir in order, dropping caches before
+// those that read, until one fails or the run is cancelled.
+func (r *benchRun) runPhases(ctx context.Context, dropper *dropper, ps []workload.Phase, dir string) error {
+	o, eng := r.o, r.eng
+	for _, p := range ps {
 		if p.Kind == workload.Read || p.Kind == workload.Stat {
 			dropper.drop(p.Name, p.Targets.Paths)
 		}
@@ -294,10 +298,7 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *dropper) error {
 		if p.Kind == workload.Read {
 			reading = r.origin.Begin(ctx, p.Targets.Paths, dropper.method == "drop_caches")
 		}
-		total := int64(p.Targets.Len())
-		if !p.PerFile && p.Kind != workload.Stat {
-			total *= ceilDiv(p.FileSize, p.BlockSize)
-		}
+		total := progressUnits(&p)
 		if o.Hooks.PhaseStart != nil {
 			o.Hooks.PhaseStart(eng, &p, total)
 		}
@@ -354,6 +355,23 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// progressUnits is the number of progress units of phase p: files, or
+// blocks when each block is timed.
+func progressUnits(p *workload.Phase) int64 {
+	n := int64(p.Targets.Len())
+	switch {
+	case p.PerFile || p.Kind == workload.Stat:
+		return n
+	case p.Targets.Sizes != nil:
+		var blocks int64
+		for _, s := range p.Targets.Sizes {
+			blocks += ceilDiv(s, p.BlockSize)
+		}
+		return blocks
+	}
+	return n * ceilDiv(p.FileSize, p.BlockSize)
 }
 
 func ceilDiv(a, b int64) int64 {

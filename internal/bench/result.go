@@ -50,7 +50,7 @@ func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
 	p := r.Report()
 	perFile := p.SecondsPer(r.Items, float64(r.Workers))
 	switch wp.Name {
-	case "write-big", "read-big":
+	case "write-big", "read-big", ExistingBig:
 		p.Value = p.ThroughputValue()
 		p.Cost = report.Measure{Value: perFile, Unit: "s/file"}
 	default:
@@ -60,6 +60,8 @@ func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
 	switch {
 	case wp.Kind == workload.Stat:
 		p.LatencyOf = "stat"
+	case wp.PerFile && wp.Targets.Sizes != nil:
+		p.LatencyOf = fmt.Sprintf("file of up to %s (open to close)", units.FormatBytes(wp.BlockSize))
 	case wp.PerFile:
 		p.LatencyOf = fmt.Sprintf("%s file (open to close)", units.FormatBytes(wp.FileSize))
 	case wp.Kind == workload.Create:

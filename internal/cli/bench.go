@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +29,7 @@ type BenchOptions struct {
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
 
-	blockSize, bigFileSize, smallFileSize string
+	blockSize, bigFileSize, smallFileSize, sample string
 }
 
 func newBenchCmd(app *App) *cobra.Command {
@@ -68,6 +69,8 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors")
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
+	f.BoolVar(&o.ReadExisting, "read-existing", false, "read the files already in PATH (every one, or --sample) instead of writing files of its own: nothing is created, changed or removed")
+	f.StringVar(&o.sample, "sample", "", "with --read-existing: read only this many files (500), or this fraction of them (0.1 or 10%), picked at random")
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
 	markFiles(f, fileOut, "access-log")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
@@ -106,7 +109,15 @@ With -f FILE, or any of --rw, --xfer-size, --file-size, --files, --duration,
 fio- and vdbench-like phases (sequential or random offsets, mixed reads and
 writes, limits by count or time, file trees, metadata operations, an open
 loop at a fixed rate). Flags given with -f override every phase of the file.
-See docs/workloads.md.`
+See docs/workloads.md.
+
+With --read-existing, bench reads the files already in PATH instead (every
+regular file, or --sample of them; symbolic links are not followed) and
+creates, changes and removes nothing: no directory of its own, opens with
+O_NOATIME where the kernel allows it (the files' owner, or CAP_FOWNER; the
+result's "open" parameter says noatime or plain). Files of at most
+--block-size are timed from open to close (read-existing-small), larger ones
+per block (read-existing-big).`
 
 // prepare checks the command line and fills o: for a workload when any of
 // its flags is given, for the default benchmark otherwise.
@@ -116,6 +127,12 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	}
 	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
 		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+	}
+	if o.ReadExisting {
+		return o.resolveExisting(cmd, app)
+	}
+	if cmd.Flags().Changed("sample") {
+		return Usagef("--sample chooses the files of --read-existing; give --read-existing too")
 	}
 	if o.Job.active(cmd) {
 		return o.resolveJob(cmd, app)
@@ -134,6 +151,73 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 		o.Interval = d
 	}
 	return o.CI.checkMeasured(benchMeasured(o.Options))
+}
+
+// existingRefused are the flags of bench that write, or check what was
+// written: none applies to --read-existing.
+var existingRefused = []string{"big-file-size", "small-file-size", "small-file-count", "fsync", "keep", "verify", "quick"}
+
+// resolveExisting checks the command line of --read-existing: no flag that
+// would write or that checks data of fsbench's own, no workload, one host,
+// and no output file inside the tree it reads.
+func (o *BenchOptions) resolveExisting(cmd *cobra.Command, app *App) error {
+	f := cmd.Flags()
+	for _, n := range existingRefused {
+		if f.Changed(n) {
+			if n == "verify" {
+				return Usagef("--verify checks data fsbench wrote; the files --read-existing reads are not its own, so there is nothing to check them against")
+			}
+			return Usagef("--%s does not apply to --read-existing, which writes nothing", n)
+		}
+	}
+	if o.Job.active(cmd) {
+		return Usagef("--read-existing reads the files in PATH; it does not combine with a workload (-f, --rw, ...)")
+	}
+	if o.Cluster.active() {
+		return Usagef("--read-existing runs on one host; it does not combine with --hosts")
+	}
+	if err := o.insideTree(cmd); err != nil {
+		return err
+	}
+	if o.sample != "" {
+		s, err := bench.ParseSample(o.sample)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		o.Sample = s
+	}
+	if err := o.CI.resolve(cmd, expect.Bench); err != nil {
+		return err
+	}
+	if err := parseSizes(sizeArg{"block-size", o.blockSize, &o.BlockSize}); err != nil {
+		return err
+	}
+	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
+	why := map[string]string{}
+	for _, n := range expect.Bench.Names() {
+		why[n] = "--read-existing measures read-existing-small and read-existing-big"
+	}
+	if err := o.CI.checkMeasured([]string{bench.ExistingSmall, bench.ExistingBig}, why); err != nil {
+		return err
+	}
+	return o.Output.resolve()
+}
+
+// insideTree refuses an output file inside PATH: it would be a new entry
+// in the tree that --read-existing leaves as it is.
+func (o *BenchOptions) insideTree(cmd *cobra.Command) error {
+	root, err := filepath.Abs(o.Path)
+	if err != nil {
+		return Usagef("PATH %s: %v", o.Path, err)
+	}
+	_, outs := flagFiles(cmd)
+	for _, out := range outs {
+		p, err := filepath.Abs(out.path)
+		if err == nil && strings.HasPrefix(p, root+string(filepath.Separator)) {
+			return Usagef("%s is inside %s, which --read-existing leaves unchanged: write it elsewhere", out, o.Path)
+		}
+	}
+	return nil
 }
 
 // benchQuick is the --quick preset of bench.
@@ -188,6 +272,9 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		o.Tracer = alog
 	}
 	res, err := app.measure(ctx, "bench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		if o.ReadExisting {
+			return bench.RunExisting(ctx, o.Options, res)
+		}
 		if j != nil {
 			return bench.RunJob(ctx, o.Options, j, res)
 		}
@@ -215,6 +302,10 @@ func (o *BenchOptions) announce(app *App, threads int) {
 		return
 	}
 	j := o.Job.Job
+	if o.ReadExisting {
+		fmt.Fprintf(app.IO.Err, "Reading the files in %s with %d threads (read-only)\n", o.Path, o.Threads)
+		return
+	}
 	if j == nil {
 		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
 		return

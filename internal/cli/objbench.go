@@ -58,6 +58,11 @@ Every key lives under a new prefix (fsbench-objbench-HOST-TIME-RANDOM/) that is
 removed at the end; objects already in the bucket are never read-modified,
 overwritten or deleted. A bucket that does not exist is created.
 
+With --list-existing, objbench instead lists the objects already under
+--prefix and downloads each one (get-existing; sizes from the listing), as
+warp's --list-existing does: no bucket is created, nothing is put or
+deleted, and the functional checks do not run.
+
 Storage types and URLs:
 ` + storageHelp() + `
 Credentials, first found wins: --access-key/--secret-key/--session-token
@@ -108,6 +113,8 @@ host in ps: prefer the variables or the -file flags.`,
 	f.Int64Var(&o.Ops, "ops", 0, "stop each item after `N` operations in all")
 	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` of each item (ops/s, MiB/s, p50, p99) and record the series, e.g. 1s")
 	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
+	f.BoolVar(&o.ListExisting, "list-existing", false, "list the objects already in the store (under --prefix) and download each, writing nothing: no bucket, no put, no delete; the functional checks are off")
+	f.StringVar(&o.ExistingPrefix, "prefix", "", "with --list-existing: only the objects whose keys begin with `PREFIX`")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
@@ -233,6 +240,9 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err
 	}
+	if o.ListExisting || cmd.Flags().Changed("prefix") {
+		return o.resolveExisting(app, cmd)
+	}
 	if o.Workload == "" {
 		if err := o.CI.resolve(cmd, expect.Objbench); err != nil {
 			return err
@@ -247,6 +257,35 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 		cat.Metrics = append(cat.Metrics, expect.Metric{Name: m.Name, Bytes: m.Bytes})
 	}
 	return o.CI.resolve(cmd, cat)
+}
+
+// existingRefused are the flags of objbench that write objects or check
+// objects of its own: none applies to --list-existing.
+var objExistingRefused = []string{"big-object-size", "small-object-size", "small-objects", "block-size", "keep",
+	"skip-functional-tests", "storage-class", "workload", "quick"}
+
+// resolveExisting checks the command line of --list-existing.
+func (o *ObjbenchOptions) resolveExisting(app *App, cmd *cobra.Command) error {
+	f := cmd.Flags()
+	if !o.ListExisting {
+		return Usagef("--prefix chooses the objects of --list-existing; give --list-existing too")
+	}
+	for _, n := range objExistingRefused {
+		if f.Changed(n) {
+			return Usagef("--%s does not apply to --list-existing, which writes nothing", n)
+		}
+	}
+	if f.Changed("verify") && o.Verify {
+		return Usagef("--verify checks objects objbench uploaded; the objects --list-existing reads are not its own, so there is nothing to check them against")
+	}
+	if o.Cluster.active() {
+		return Usagef("--list-existing runs on one host; it does not combine with --hosts")
+	}
+	o.Verify = false
+	if err := o.CI.resolve(cmd, expect.Catalog{Command: "objbench", Metrics: []expect.Metric{{Name: objbench.GetExisting, Bytes: true}}}); err != nil {
+		return err
+	}
+	return o.resolve(app, cmd)
 }
 
 func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {

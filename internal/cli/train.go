@@ -109,7 +109,7 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.Float64Var(&o.threshold, "au-threshold", 0, "AU (percent) the run must reach to pass")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the sample sizes and the shuffles")
 	f.IntVar(&o.GenThreads, "gen-threads", o.GenThreads, "writers generating the dataset")
-	f.StringVar(&o.Dataset, "dataset", "", "train on the dataset an earlier run kept (--keep) in `DIR` instead of generating one")
+	f.StringVar(&o.Dataset, "dataset", "", "train on the dataset in `DIR` instead of generating one: one an earlier run kept (--keep), or any directory of files, each file one sample, read-only")
 	f.BoolVar(&o.Keep, "keep", false, "keep the dataset for later runs (--dataset)")
 	f.BoolVar(&o.Direct, "direct", false, "O_DIRECT writes and reads (sample sizes rounded up to the alignment)")
 	f.BoolVar(&o.FindMax, "find-max", false, "search for the largest accelerator count that meets the AU threshold, from --accelerators up")

@@ -64,7 +64,7 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"--accelerators", "0"}, "--accelerators must be between 1"},
 		{[]string{"--files", "1", "--samples-per-file", "2", "--batch-size", "1", "--accelerators", "3"}, "3 accelerators for 2 samples"},
 		{[]string{"--files", "1", "--accelerators", "4"}, "at least 2 are needed"},
-		{[]string{"--dataset", notDataset}, "not a dataset of fsbench train"},
+		{[]string{"--dataset", notDataset}, "holds no files to read"},
 		{[]string{"--dataset", notDataset, "--files", "3"}, "--files shapes a new dataset"},
 		{[]string{"--model", "bert"}, "no preset bert"},
 		{[]string{"--compute-time", "soon"}, "--compute-time"},

@@ -33,6 +33,7 @@ var Bench = Catalog{
 	Command: "bench",
 	Metrics: []Metric{
 		{"write-big", true}, {"read-big", true}, {"write-small", true}, {"read-small", true}, {"stat", false},
+		{"read-existing-small", true}, {"read-existing-big", true},
 	},
 }
 

@@ -132,7 +132,7 @@ func TestCheck(t *testing.T) {
 		{Bench, "stat.errors==0ms", "takes no unit"},
 		{Bench, "errors==0ms", "takes no unit"},
 		{Bench, "upload>=5MiB/s", `bench measures no metric "upload"`},
-		{Bench, "nope>=5MiB/s", "known: write-big, read-big, write-small, read-small, stat, errors"},
+		{Bench, "nope>=5MiB/s", "known: write-big, read-big, write-small, read-small, stat, read-existing-small, read-existing-big, errors"},
 		{Objbench, "write-big>=5MiB/s", "measures no metric"},
 		{Bench, "functional", "runs no functional checks"},
 		{Bench, "stat.p95<5ms", "unknown suffix .p95"},

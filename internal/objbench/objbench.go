@@ -49,6 +49,11 @@ type Options struct {
 
 	SkipFunctional bool
 	Keep           bool // keep the run's objects
+	// ListExisting downloads the objects already under ExistingPrefix
+	// (RunExisting) instead of checking and measuring with objects of the
+	// run's own.
+	ListExisting   bool
+	ExistingPrefix string
 	// Prefix, if set, is the run's own key prefix (ending in "/") instead
 	// of a new one: a run on many hosts gives each host its own.
 	Prefix string `json:"-"`
@@ -240,6 +245,9 @@ type run struct {
 // a new prefix, removed at the end unless Keep is set; nothing else in the
 // bucket is written or deleted.
 func Run(ctx context.Context, o Options, res *report.Result) error {
+	if o.ListExisting {
+		return RunExisting(ctx, o, res)
+	}
 	if err := o.Validate(); err != nil {
 		return &badInput{err}
 	}

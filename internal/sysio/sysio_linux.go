@@ -34,6 +34,10 @@ func AdviseHuge(buf []byte) {
 // DirectFlag is the open flag for direct I/O on this system.
 const DirectFlag = unix.O_DIRECT
 
+// NoAtimeFlag is the open flag that keeps a read from updating the file's
+// access time (O_NOATIME); 0 where there is none.
+const NoAtimeFlag = unix.O_NOATIME
+
 // ProbeDirect creates a scratch file in dir with O_DIRECT, reads the
 // alignment the kernel requires (statx STATX_DIOALIGN where available), and
 // removes the file. dir must be a directory fsbench created.
@@ -64,6 +68,48 @@ func ProbeDirect(dir, fsType string) (Alignment, error) {
 			return Alignment{}, fmt.Errorf("%w: %s (type %s): %v", ErrDirectUnsupported, dir, fsType, err)
 		}
 		return Alignment{}, fmt.Errorf("probe O_DIRECT write in %s: %w", dir, err)
+	}
+	return a, nil
+}
+
+// OpenNoAtime opens path with flags and O_NOATIME, so that reading it
+// leaves its access time alone, or plainly where the kernel refuses that
+// (EPERM: not the owner, no CAP_FOWNER).
+func OpenNoAtime(path string, flags int) (int, error) {
+	flags |= unix.O_CLOEXEC
+	fd, err := unix.Open(path, flags|NoAtimeFlag, 0)
+	if err == unix.EPERM {
+		fd, err = unix.Open(path, flags, 0)
+	}
+	return fd, err
+}
+
+// ProbeDirectRead opens an existing file read-only with O_DIRECT, reads
+// the alignment the kernel requires, and reads its first aligned block,
+// writing nothing: the probe for data that is not fsbench's own.
+func ProbeDirectRead(path, fsType string) (Alignment, error) {
+	fd, err := OpenNoAtime(path, unix.O_RDONLY|unix.O_DIRECT)
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, path, fsType)
+		}
+		return Alignment{}, fmt.Errorf("probe O_DIRECT on %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	a := Alignment{Mem: DefaultAlign, Offset: DefaultAlign, Source: "default"}
+	var st unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_DIOALIGN, &st); err == nil && st.Mask&unix.STATX_DIOALIGN != 0 {
+		if st.Dio_offset_align == 0 {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, path, fsType)
+		}
+		a = Alignment{Mem: int(st.Dio_mem_align), Offset: int(st.Dio_offset_align), Source: "statx"}
+	}
+	buf := AlignedBuffer(a.Offset, a.Mem)
+	if _, err := unix.Pread(fd, buf, 0); err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+			return Alignment{}, fmt.Errorf("%w: %s (type %s): %v", ErrDirectUnsupported, path, fsType, err)
+		}
+		return Alignment{}, fmt.Errorf("probe O_DIRECT read of %s: %w", path, err)
 	}
 	return a, nil
 }

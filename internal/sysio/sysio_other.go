@@ -5,6 +5,7 @@ package sysio
 import (
 	"errors"
 	"os"
+	"syscall"
 	"unsafe"
 )
 
@@ -16,8 +17,21 @@ func AdviseHuge(buf []byte) {}
 // DirectFlag is zero where the platform has no O_DIRECT open flag.
 const DirectFlag = 0
 
+// NoAtimeFlag is 0: there is no O_NOATIME on this platform.
+const NoAtimeFlag = 0
+
 // ProbeDirect reports that direct I/O is not available on this platform.
 func ProbeDirect(dir, fsType string) (Alignment, error) {
+	return Alignment{}, ErrDirectUnsupported
+}
+
+// OpenNoAtime opens path with flags: there is no O_NOATIME here.
+func OpenNoAtime(path string, flags int) (int, error) {
+	return syscall.Open(path, flags|syscall.O_CLOEXEC, 0)
+}
+
+// ProbeDirectRead reports that direct I/O is not available on this platform.
+func ProbeDirectRead(path, fsType string) (Alignment, error) {
 	return Alignment{}, ErrDirectUnsupported
 }
 

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
 )
 
 // Dataset is the shape of a dataset: its files, the samples in each, and
@@ -31,6 +35,9 @@ type Dataset struct {
 	dir string
 	off []int64 // start of each sample in its file, then the file's end; nil with Stdev 0
 	max int64
+	// paths are the files of a dataset of existing files (openFiles), one
+	// sample each, relative to dir; nil for a dataset fsbench made.
+	paths []string
 }
 
 // markerName is the file that says a directory holds a complete dataset
@@ -105,6 +112,9 @@ func (d *Dataset) FileSize(f int) int64 {
 
 // Path is the path of file f.
 func (d *Dataset) Path(f int) string {
+	if d.paths != nil {
+		return filepath.Join(d.dir, d.paths[f])
+	}
 	return filepath.Join(d.dir, "sample-"+pad(f)+".rec")
 }
 
@@ -115,6 +125,42 @@ func (d *Dataset) Paths() []string {
 		out[f] = d.Path(f)
 	}
 	return out
+}
+
+// Existing reports whether the dataset is a directory of existing files,
+// which fsbench reads and never writes.
+func (d *Dataset) Existing() bool { return d.paths != nil }
+
+// openFiles makes a dataset of the regular files below dir, one sample
+// each, of its size: any directory of data, such as a real training set.
+// Empty files hold no sample and are left out, as are symbolic links and
+// special files.
+func openFiles(dir string) (*Dataset, error) {
+	l, err := workload.ListTree(context.Background(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("--dataset %s: %w", dir, unwrapPath(err))
+	}
+	d := &Dataset{Version: datasetVersion, PerFile: 1, Align: 1, dir: dir}
+	for _, f := range l.Files {
+		if f.Size == 0 {
+			continue
+		}
+		d.paths = append(d.paths, f.Name)
+		d.off = append(d.off, 0, f.Size)
+		d.Bytes += f.Size
+		d.max = max(d.max, f.Size)
+	}
+	d.Files = len(d.paths)
+	switch {
+	case d.Files == 0:
+		return nil, badf("--dataset %s holds no files to read (and no %s of a generated dataset)", dir, markerName)
+	case d.Files > maxSamples:
+		return nil, badf("--dataset %s holds %d files, more than %d samples", dir, d.Files, maxSamples)
+	case d.max > maxSample:
+		return nil, badf("--dataset %s: a file of %s is larger than a sample may be (%s)", dir, units.FormatBytes(d.max), units.FormatBytes(maxSample))
+	}
+	d.Mean = d.Bytes / int64(d.Files)
+	return d, nil
 }
 
 func pad(n int) string {
@@ -139,8 +185,9 @@ func (d *Dataset) writeMarker() error {
 }
 
 // OpenDataset reads the dataset an earlier run kept in dir, and checks
-// that its files are there at their sizes. A directory that is not one
-// is bad input.
+// that its files are there at their sizes. A directory without the
+// description of a kept dataset is a dataset of existing files, one
+// sample each (openFiles).
 func OpenDataset(dir string) (*Dataset, error) {
 	st, err := os.Stat(dir)
 	switch {
@@ -151,7 +198,7 @@ func OpenDataset(dir string) (*Dataset, error) {
 	}
 	data, err := os.ReadFile(filepath.Join(dir, markerName))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, badf("--dataset %s is not a dataset of fsbench train (no %s in it; make one with --keep)", dir, markerName)
+		return openFiles(dir)
 	} else if err != nil {
 		return nil, fmt.Errorf("--dataset %s: %w", dir, unwrapPath(err))
 	}

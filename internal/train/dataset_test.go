@@ -78,7 +78,7 @@ func TestOpenDatasetRefuses(t *testing.T) {
 	for _, c := range []struct{ dir, want string }{
 		{filepath.Join(dir, "missing"), "no such file"},
 		{file, "not a directory"},
-		{empty, "not a dataset of fsbench train"},
+		{empty, "holds no files to read"},
 		{junk, "not a dataset description"},
 		{partial, "incomplete"},
 	} {

@@ -50,7 +50,7 @@ func (r *run) newTrainer(accel int) (*trainer, error) {
 // reader: a record reader keeps its files open and reads by offset.
 func (t *trainer) openFiles() error {
 	for f := 0; f < t.ds.Files; f++ {
-		fd, err := unix.Open(t.ds.Path(f), t.flags, 0)
+		fd, err := t.open(f)
 		if err != nil {
 			t.close()
 			return fmt.Errorf("open %s: %w", t.ds.Path(f), err)
@@ -58,6 +58,16 @@ func (t *trainer) openFiles() error {
 		t.fds = append(t.fds, fd)
 	}
 	return nil
+}
+
+// open opens file f of the dataset to read it: with O_NOATIME where the
+// kernel allows it when the files are not fsbench's own, so that training
+// on them leaves their access times alone.
+func (t *trainer) open(f int) (int, error) {
+	if t.ds.Existing() {
+		return sysio.OpenNoAtime(t.ds.Path(f), t.flags)
+	}
+	return unix.Open(t.ds.Path(f), t.flags, 0)
 }
 
 func (t *trainer) close() {

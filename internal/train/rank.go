@@ -114,7 +114,7 @@ func (t *trainer) readSample(i int, buf []byte) (int64, error) {
 		fd = t.fds[f]
 	} else {
 		var err error
-		if fd, err = unix.Open(t.ds.Path(f), t.flags, 0); err != nil {
+		if fd, err = t.open(f); err != nil {
 			return 0, fmt.Errorf("open %s: %w", t.ds.Path(f), err)
 		}
 		defer unix.Close(fd)

@@ -107,6 +107,9 @@ func (r *run) openDataset(abs string) error {
 			return err
 		}
 		r.ds = ds
+		if ds.Existing() && o.Direct {
+			return badf("--direct needs samples at aligned offsets and sizes; the files of --dataset %s are read through the page cache", o.Dataset)
+		}
 		_, err = NewPlan(ds.Samples(), o.ranks(), o.BatchSize)
 		return err
 	}

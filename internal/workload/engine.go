@@ -125,6 +125,12 @@ type Config struct {
 	Verify  bool // check every byte read against what was written
 	Seed    uint64
 	Tracer  Tracer // optional: told of every file operation
+	// NoAtime opens files for reading with O_NOATIME, so that reading data
+	// that is not ours leaves its access times alone. The kernel allows it
+	// to the file's owner and to a process with CAP_FOWNER; elsewhere the
+	// open fails with EPERM and the file is opened plainly instead
+	// (Engine.PlainOpens counts those).
+	NoAtime bool
 	// MaxErrorSamples bounds the error messages kept per phase.
 	MaxErrorSamples int
 }
@@ -148,6 +154,9 @@ type Engine struct {
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
 	Live *metrics.Live
+	// PlainOpens counts the reads opened without O_NOATIME, which
+	// Config.NoAtime asked for and the kernel refused (EPERM).
+	PlainOpens atomic.Int64
 }
 
 // files is a worker's state for file operations.
@@ -222,7 +231,7 @@ func (e *Engine) check(p *Phase) error {
 		if p.BlockSize <= 0 || p.BlockSize > e.maxBlock {
 			return fmt.Errorf("transfer size %d is not in 1..%d", p.BlockSize, e.maxBlock)
 		}
-		if p.Kind.IsData() && p.FileSize <= 0 {
+		if p.Kind.IsData() && p.FileSize <= 0 && p.Targets.Sizes == nil {
 			return fmt.Errorf("file size must be greater than 0")
 		}
 	}
@@ -251,6 +260,9 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	if p.FileSize > 0 {
 		need = min(need, p.FileSize)
 	}
+	// The unaligned end of a file read under O_DIRECT is read whole
+	// (readTail).
+	need = (need + int64(e.align) - 1) / int64(e.align) * int64(e.align)
 	if p.Kind.IsData() || p.Kind == Create {
 		f.buf = e.buffer(f.buf, need)
 	}
@@ -294,6 +306,10 @@ func (e *Engine) buffer(b []byte, n int64) []byte {
 type Targets struct {
 	Paths []string // absolute paths
 	IDs   []uint64 // data-pattern identities of the files
+	// Sizes, if set, are the files' own sizes, which replace the phase's
+	// FileSize for Read phases: files that exist already, of any size. The
+	// phase's FileSize is then the largest of them (it sizes the buffers).
+	Sizes []int64
 	alt   []string // Rename: the other name of each path, made on first use
 }
 
@@ -314,6 +330,15 @@ func (e *Engine) NewTargets(root string, names []string) *Targets {
 // pattern.Sized).
 func (p *Phase) target(i int) (string, uint64) {
 	return p.Targets.Paths[i], pattern.Sized(p.Targets.IDs[i], p.FileSize)
+}
+
+// size is the bytes of target i: its own size when the targets have
+// sizes, else the phase's FileSize.
+func (p *Phase) size(i int) int64 {
+	if p.Targets.Sizes != nil {
+		return p.Targets.Sizes[i]
+	}
+	return p.FileSize
 }
 
 // Len is the number of targets.

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -297,3 +299,80 @@ func TestBuffersFitThePhase(t *testing.T) {
 }
 
 func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// TestReadOwnSizes reads files that exist already, each of its own size,
+// per block and per file, with O_NOATIME: every byte of each file is
+// read, no more, and the access times stay as they were.
+func TestReadOwnSizes(t *testing.T) {
+	dir := t.TempDir()
+	sizes := []int64{0, 1, 4095, 64 << 10, 64<<10 + 1, 300 << 10}
+	var ns []string
+	var total int64
+	old := time.Unix(1_000_000_000, 0)
+	for i, n := range sizes {
+		name := "u" + strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(dir, name), bytes.Repeat([]byte{'x'}, int(n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// An access time older than the modification time: a plain read
+		// would update it, even under relatime.
+		if err := os.Chtimes(filepath.Join(dir, name), old, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		ns = append(ns, name)
+		total += n
+	}
+	e := New(Config{Dir: dir, Workers: 2, Seed: 1, NoAtime: true}, 64<<10)
+	for _, perFile := range []bool{false, true} {
+		// Timed per block, an empty file has no operation: it is read per
+		// file (open to close) only.
+		first := 1
+		if perFile {
+			first = 0
+		}
+		tg := e.NewTargets(dir, ns[first:])
+		tg.Sizes = sizes[first:]
+		p := Phase{Name: "r", Title: "Read", Kind: Read, Targets: tg, FileSize: 300 << 10, BlockSize: 64 << 10, PerFile: perFile}
+		r, err := e.Run(context.Background(), p)
+		if err != nil || r.Errors != 0 || r.Bytes != total || r.Items != int64(len(sizes)-first) {
+			t.Fatalf("perFile=%v: read = %+v, %v; want %d bytes of %d files", perFile, r, err, total, len(sizes)-first)
+		}
+		// Blocks: 1, 1, 1, 2 and 5.
+		if want := int64(10); !perFile && r.Ops != want {
+			t.Errorf("block reads = %d, want %d", r.Ops, want)
+		}
+	}
+	if n := e.PlainOpens.Load(); n != 0 {
+		t.Errorf("PlainOpens = %d for files of our own", n)
+	}
+	for _, n := range ns {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(dir, n), &st); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Unix(st.Atim.Unix()); !got.Equal(old) {
+			t.Errorf("%s: atime %v after the reads, want %v", n, got, old)
+		}
+	}
+}
+
+// TestReadOwnSizesShrunk: a file shorter than its listed size (it shrank
+// after the listing) is an error of its own; the other files are read.
+func TestReadOwnSizesShrunk(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(dir, n), make([]byte, 10_000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := New(Config{Dir: dir, Workers: 1, Seed: 1, NoAtime: true}, 4096)
+	tg := e.NewTargets(dir, []string{"a", "b", "c"})
+	tg.Sizes = []int64{10_000, 20_000, 10_000}
+	for _, perFile := range []bool{false, true} {
+		p := Phase{Name: "r", Title: "Read", Kind: Read, Targets: tg, FileSize: 20_000, BlockSize: 4096, PerFile: perFile}
+		r, err := e.Run(context.Background(), p)
+		if err != nil || r.Errors != 1 || r.Items != 2 || len(r.Samples) != 1 || !strings.Contains(r.Samples[0], dir+"/b ends at 10000") {
+			t.Errorf("perFile=%v: %+v, %v; want one error naming b, 2 files read", perFile, r, err)
+		}
+	}
+}

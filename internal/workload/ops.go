@@ -18,6 +18,7 @@ package workload
 // histograms, and a per-worker PRNG for random offsets and file selection.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -85,7 +86,7 @@ func (e *Engine) open(w *engine.Worker, path string, flags int, op string) (int,
 		flags |= sysio.DirectFlag
 	}
 	t0 := time.Now()
-	fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0o644)
+	fd, err := e.openFlags(path, flags)
 	if e.cfg.Tracer != nil {
 		e.trace(w, op, path, 0, 0, 0, t0, time.Since(t0), err)
 	}
@@ -93,6 +94,22 @@ func (e *Engine) open(w *engine.Worker, path string, flags int, op string) (int,
 		return -1, &PathError{Op: op, Path: path, Err: err}
 	}
 	return fd, nil
+}
+
+// openFlags opens path, with O_NOATIME for a read when Config.NoAtime
+// asks for it, and plainly when the kernel refuses that (EPERM: not the
+// file's owner, no CAP_FOWNER).
+func (e *Engine) openFlags(path string, flags int) (int, error) {
+	flags |= unix.O_CLOEXEC
+	if !e.cfg.NoAtime || sysio.NoAtimeFlag == 0 || flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_CREAT) != 0 {
+		return unix.Open(path, flags, 0o644)
+	}
+	fd, err := unix.Open(path, flags|sysio.NoAtimeFlag, 0)
+	if err != unix.EPERM {
+		return fd, err
+	}
+	e.PlainOpens.Add(1)
+	return unix.Open(path, flags, 0)
 }
 
 // closeFile ends a visit to a file: fsync (with Config.Fsync, if it was
@@ -145,10 +162,27 @@ func (e *Engine) untimedIO(w *engine.Worker, fd int, path string, buf []byte, of
 }
 
 func (e *Engine) rw(fd int, buf []byte, off int64, write bool) (int, error) {
-	if write {
+	switch {
+	case write:
 		return pwriteFull(fd, buf, off, e.directAlign())
+	case e.cfg.Direct && len(buf)%e.align != 0:
+		return e.readTail(fd, buf, off)
 	}
 	return preadFull(fd, buf, off, e.directAlign())
+}
+
+// readTail reads the last stretch of a file of its own size (Targets.Sizes)
+// under O_DIRECT, whose length is not aligned: the kernel takes aligned
+// lengths only, so it asks for the aligned length that covers the stretch
+// (the worker's buffers are sized for it) and expects the file to end
+// within it.
+func (e *Engine) readTail(fd int, buf []byte, off int64) (int, error) {
+	n := (len(buf) + e.align - 1) / e.align * e.align
+	done, err := preadFull(fd, buf[:n], off, e.align)
+	if done >= len(buf) && (err == nil || err == io.EOF || errors.Is(err, ErrUnaligned)) {
+		return len(buf), nil
+	}
+	return done, err
 }
 
 // ioDone traces a read or write and turns its outcome into an error.
@@ -215,7 +249,8 @@ func (e *Engine) visitFile(w *engine.Worker, p *Phase, i int) error {
 		return err
 	}
 	hintAccess(fd, p.Access)
-	blocks := uint64((p.FileSize + p.BlockSize - 1) / p.BlockSize)
+	size := p.size(i)
+	blocks := uint64((size + p.BlockSize - 1) / p.BlockSize)
 	if p.Access == Random {
 		f.perm.Init(blocks, w.Rand)
 	}
@@ -227,7 +262,7 @@ func (e *Engine) visitFile(w *engine.Worker, p *Phase, i int) error {
 			blk = f.perm.Next()
 		}
 		off := int64(blk) * p.BlockSize
-		buf := f.buf[:min(p.BlockSize, p.FileSize-off)]
+		buf := f.buf[:min(p.BlockSize, size-off)]
 		read := p.Kind == Read || p.Kind == Mixed && w.Rand.IntN(100) < p.ReadPct
 		if !read {
 			// Before the clock starts: making the data is not the
@@ -269,8 +304,9 @@ func (e *Engine) readWhole(w *engine.Worker, p *Phase, i int) error {
 		return err
 	}
 	var mismatch error
-	for off := int64(0); off < p.FileSize; off += p.BlockSize {
-		buf := f.buf[:min(p.BlockSize, p.FileSize-off)]
+	size := p.size(i)
+	for off := int64(0); off < size; off += p.BlockSize {
+		buf := f.buf[:min(p.BlockSize, size-off)]
 		if err := e.untimedIO(w, fd, path, buf, off, false); err != nil {
 			unix.Close(fd)
 			return err
@@ -282,7 +318,7 @@ func (e *Engine) readWhole(w *engine.Worker, p *Phase, i int) error {
 	if err := e.closeFile(w, fd, path, false); err != nil {
 		return err
 	}
-	w.End(s, p.FileSize)
+	w.End(s, size)
 	if mismatch == nil {
 		w.Item()
 	}

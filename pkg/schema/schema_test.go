@@ -236,3 +236,33 @@ func TestFixturesValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyOutputsValidate validates the results of the read-only runs
+// (bench --read-existing, objbench --list-existing) made by the real binary.
+func TestReadOnlyOutputsValidate(t *testing.T) {
+	s := resultSchema(t)
+	dir := t.TempDir()
+	for name, n := range map[string]int{"a/small": 100, "b/big": 3 << 20} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"bench", dir, "--read-existing", "-p", "2", "--sample", "100%", "-q", "--json"},
+		{"objbench", dir, "--list-existing", "--prefix", "a/", "-q", "--json"},
+	} {
+		cmd := exec.Command(testenv.Binary(t), args...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("fsbench %v: %v\n%s", args, err, errb.String())
+		}
+		if err := validate(t, s, args[0]+" output", out.Bytes()); err != nil {
+			t.Errorf("fsbench %v output does not match result.schema.json: %v\n%s", args, err, out.String())
+		}
+	}
+}
