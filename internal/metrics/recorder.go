@@ -19,12 +19,13 @@ type Recorder struct {
 
 // HdrHistogram's layout at minLatency 1 and sigFigs 2: 256 sub-buckets in
 // the first bucket, the upper 128 of them in every later one, each bucket
-// twice as wide as the one before. Counts index i holds bucket i>>7 - 1
-// (the first bucket's two halves are pages 0 and 1).
+// twice as wide as the one before. Page p of 128 counts holds bucket p-1,
+// and pages 0 and 1 the two halves of bucket 0; maxLatency (an hour) is in
+// bucket 34, on page 35 (TestRecorderSameAsHistogram records it).
 const (
 	recHalfBits = 7 // log2 of the half count of sub-buckets
 	recPageLen  = 1 << recHalfBits
-	recPages    = 36 // the buckets that reach maxLatency, plus one
+	recPages    = 36
 )
 
 // recIndex is the index of v's count in HdrHistogram's counts array.
