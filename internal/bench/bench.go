@@ -427,9 +427,13 @@ func (o *Options) phases(e *workload.Engine, dir string) []workload.Phase {
 	if o.SmallFileCount > 0 {
 		names := fileNames(o.Threads, o.SmallFileCount, smallName)
 		small := e.NewTargets(readDir, names)
+		written := small // one list of paths when the phases share a directory
+		if readDir != dir {
+			written = e.NewTargets(dir, names)
+		}
 		bs := min(o.BlockSize, o.SmallFileSize)
 		ps = append(ps,
-			workload.Phase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: e.NewTargets(dir, names), FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
+			workload.Phase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: written, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
 			workload.Phase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Targets: small, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
 			workload.Phase{Name: "stat", Title: "Stat file", Kind: workload.Stat, Targets: small, PerFile: true},
 		)

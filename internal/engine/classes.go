@@ -22,7 +22,7 @@ type ClassResult struct {
 // made on first use, so that classes no operation falls in cost nothing.
 type classStats struct {
 	ops, bytes, errs int64
-	hist, ttfb       *metrics.Histogram
+	hist, ttfb       *metrics.Recorder
 }
 
 func (c *classStats) reset() {
@@ -60,12 +60,12 @@ func (w *Worker) EndAs(s Start, n int64, class int) time.Time {
 	c.ops++
 	c.bytes += n
 	if c.hist == nil {
-		c.hist = metrics.NewHistogram()
+		c.hist = new(metrics.Recorder)
 	}
 	c.hist.Record(lat)
 	if hasFB {
 		if c.ttfb == nil {
-			c.ttfb = metrics.NewHistogram()
+			c.ttfb = new(metrics.Recorder)
 		}
 		c.ttfb.Record(fb)
 	}
@@ -95,13 +95,13 @@ func mergeClasses(res *Result, workers []*Worker, n int) {
 			c.Bytes += wc.bytes
 			c.Errors += wc.errs
 			if wc.hist != nil {
-				c.Hist.Merge(wc.hist)
+				c.Hist.Add(wc.hist)
 			}
 			if wc.ttfb != nil && wc.ttfb.Count() > 0 {
 				if c.TTFB == nil {
 					c.TTFB = metrics.NewHistogram()
 				}
-				c.TTFB.Merge(wc.ttfb)
+				c.TTFB.Add(wc.ttfb)
 			}
 		}
 	}

@@ -300,12 +300,12 @@ func (r *run) result(s *seriesCollector) *Result {
 		res.Errors += w.errs
 		res.Throttled += w.throttled
 		res.Missed += w.missed
-		res.Hist.Merge(w.hist)
+		res.Hist.Add(w.hist)
 		if w.ttfb != nil && w.ttfb.Count() > 0 {
 			if res.TTFB == nil {
 				res.TTFB = metrics.NewHistogram()
 			}
-			res.TTFB.Merge(w.ttfb)
+			res.TTFB.Add(w.ttfb)
 		}
 		for _, m := range w.samples {
 			if len(res.Samples) < r.e.MaxErrorSamples {
@@ -319,7 +319,7 @@ func (r *run) result(s *seriesCollector) *Result {
 	if r.clk.period > 0 {
 		res.Service = metrics.NewHistogram()
 		for _, w := range r.e.workers {
-			res.Service.Merge(w.svc)
+			res.Service.Add(w.svc)
 		}
 	}
 	return res

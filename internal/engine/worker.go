@@ -25,10 +25,10 @@ type Worker struct {
 	clk *clock
 	pcg *rand.PCG
 
-	hist *metrics.Histogram
-	svc  *metrics.Histogram // open loop: service time
-	ttfb *metrics.Histogram // time to first byte, on first use
-	iv   *liveHist          // intervals, when the phase has them
+	hist *metrics.Recorder
+	svc  *metrics.Recorder // open loop: service time
+	ttfb *metrics.Recorder // time to first byte, on first use
+	iv   *liveHist         // intervals, when the phase has them
 
 	ops, items, bytes, errs, throttled int64
 	missed                             int64 // open loop: operations scheduled before the deadline, never begun
@@ -47,7 +47,7 @@ type Worker struct {
 }
 
 func newWorker(e *Engine, id int) *Worker {
-	w := &Worker{ID: id, e: e, pcg: rand.NewPCG(0, 0), hist: metrics.NewHistogram()}
+	w := &Worker{ID: id, e: e, pcg: rand.NewPCG(0, 0), hist: new(metrics.Recorder)}
 	w.Rand = rand.New(w.pcg)
 	return w
 }
@@ -72,7 +72,7 @@ func (w *Worker) prepare(r *run) {
 	w.prepareClasses(p.Classes)
 	if r.clk.period > 0 {
 		if w.svc == nil {
-			w.svc = metrics.NewHistogram()
+			w.svc = new(metrics.Recorder)
 		}
 		w.svc.Reset()
 	}
@@ -291,7 +291,7 @@ func (w *Worker) FirstByte(s Start) {
 		return
 	}
 	if w.ttfb == nil {
-		w.ttfb = metrics.NewHistogram()
+		w.ttfb = new(metrics.Recorder)
 	}
 	w.fb, w.hasFB = w.clk.now()-s.at, true
 	w.ttfb.Record(w.fb)

@@ -81,14 +81,12 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 // Record adds one observation. Values outside the range are clamped, so a
 // stalled operation still counts as the slowest one rather than vanishing.
 func (h *Histogram) Record(d time.Duration) {
-	v := int64(d)
-	if v < 1 {
-		v = 1
-	}
-	if v > maxLatency {
-		v = maxLatency
-	}
-	_ = h.h.RecordValue(v)
+	_ = h.h.RecordValue(clamp(d))
+}
+
+// clamp brings d into the histogram's range.
+func clamp(d time.Duration) int64 {
+	return min(max(int64(d), minLatency), maxLatency)
 }
 
 // Merge adds all observations of o into h.

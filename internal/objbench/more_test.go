@@ -234,10 +234,8 @@ func TestMoreBadInput(t *testing.T) {
 func TestEndpointsDistributedMinIO(t *testing.T) {
 	c := testenv.NewMinIOCluster(t, 2)
 	env := []string{"ACCESS_KEY=" + c.AccessKey, "SECRET_KEY=" + c.SecretKey}
-	// --retries: a freshly formed cluster on a loaded machine may still
-	// answer a first write with 503 SlowDownWrite.
 	res := runJSON(t, env, "objbench", "--storage", "minio", c.URL("nodes"), "--endpoints", strings.Join(c.Endpoints, ","),
-		"--workload", "multipart", "--objects", "6", "--obj-size", "11M", "--part-size", "5M", "-p", "2", "--retries", "3")
+		"--workload", "multipart", "--objects", "6", "--obj-size", "11M", "--part-size", "5M", "-p", "2")
 	p := row(t, res, "multipart")
 	checkRow(t, p, 6)
 	// 6 objects: a create, 3 parts and a complete each.

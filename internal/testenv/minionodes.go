@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // MinIOCluster is a distributed MinIO for tests: one node in each of a
@@ -35,7 +37,8 @@ type MinIOCluster struct {
 const minioNodePort = "9000"
 
 // NewMinIOCluster starts a distributed MinIO of n nodes (at least 2), one
-// per test host, and waits until the cluster answers through every node.
+// per test host, and waits until the cluster answers, and takes a write,
+// through every node.
 // It needs root, network namespaces and the minio binary; without them
 // the test is Unavailable.
 func NewMinIOCluster(t testing.TB, n int) *MinIOCluster {
@@ -105,11 +108,13 @@ func (c *MinIOCluster) startNode(bin string, h *Host, i int, drives []string) er
 }
 
 // waitReady waits until every node says the cluster has its quorum and
-// answers S3 requests (an anonymous one is refused with 403).
+// answers S3 requests (an anonymous one is refused with 403), and then
+// until a write through every node succeeds.
 func (c *MinIOCluster) waitReady() error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	defer client.CloseIdleConnections()
-	deadline := time.Now().Add(2 * minioStartTimeout)
+	limit := 2 * minioStartTimeout
+	deadline := time.Now().Add(limit)
 	for i, ep := range c.Endpoints {
 		for status(client, ep+"/minio/health/cluster") != http.StatusOK || status(client, ep+"/") != http.StatusForbidden {
 			select {
@@ -118,11 +123,55 @@ func (c *MinIOCluster) waitReady() error {
 			case <-time.After(200 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("node %s not ready after %s; log: %s", ep, 2*minioStartTimeout, c.log(i))
+				return fmt.Errorf("node %s not ready after %s; log: %s", ep, limit, c.log(i))
 			}
 		}
 	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for i, ep := range c.Endpoints {
+		if err := c.probeWrite(ctx, i); err != nil {
+			return fmt.Errorf("node %s not writable after %s: %w; log: %s", ep, limit, err, c.log(i))
+		}
+	}
 	return nil
+}
+
+// readyBucket is the bucket of the write probe; it is left empty.
+const readyBucket = "fsbench-ready"
+
+// probeWrite puts an object through node i and deletes it, again until
+// both succeed or ctx ends. A cluster whose nodes all report write quorum
+// may still refuse its first writes (503 SlowDownWrite) while the nodes
+// finish connecting to each other's drives, most often on a loaded
+// machine: only a write that succeeds shows that it takes writes.
+func (c *MinIOCluster) probeWrite(ctx context.Context, i int) error {
+	s, err := object.Open(ctx, "minio", c.Endpoints[i]+"/"+readyBucket, object.Config{
+		AccessKey: c.AccessKey, SecretKey: object.NewSecret(c.SecretKey), Timeout: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	key := fmt.Sprintf("node-%d", i)
+	for {
+		err := s.Create(ctx)
+		if err == nil {
+			err = s.Put(ctx, key, strings.NewReader("ready"))
+		}
+		if err == nil {
+			err = s.Delete(ctx, key)
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-c.exited[i]:
+			return fmt.Errorf("node exited: %w", err)
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func (c *MinIOCluster) log(i int) string {
