@@ -23,6 +23,11 @@ type node struct {
 	path    string
 	epoch   uint32 // of path
 	use     uses
+	// removed is the operation that removed it (unlink, or the rmdir of
+	// its directory when the log lost its unlink), if hasRemoved.
+	removed    ref
+	hasRemoved bool
+	handles    []int32 // opened on it
 }
 
 // uses are the operations of the streams that touched a node or a handle
@@ -36,7 +41,9 @@ type uses struct {
 
 // handle is an open file or directory of the recording.
 type handle struct {
-	use uses
+	use    uses
+	node   int32
+	closed bool
 }
 
 // builder turns recorded operations, in the log's order, into a Trace.
@@ -130,9 +137,12 @@ func (b *builder) move(n, parent int32, name string) {
 	b.epoch++
 }
 
-// newHandle is a new handle of the recording.
-func (b *builder) newHandle() int32 {
-	b.handles = append(b.handles, handle{})
+// newHandle is a new handle of the recording, on node n.
+func (b *builder) newHandle(n int32) int32 {
+	b.handles = append(b.handles, handle{node: n})
+	if n >= 0 {
+		b.nodes[n].handles = append(b.nodes[n].handles, int32(len(b.handles)-1))
+	}
 	return int32(len(b.handles) - 1)
 }
 
@@ -323,16 +333,51 @@ func (b *builder) setExists(n int32, on bool) {
 // emptied says that the operation removed directory n, which the log
 // shows empty: entries it still holds in the log's view are what the log
 // lost the removal of, and the replay removes them, untimed, first.
-func (b *builder) emptied(n int32, op *Op) {
+func (b *builder) emptied(n int32, op *Op, r ref) {
 	if b.nodes[n].kids > 0 {
 		op.clear = true
 		b.t.Cleared++
 		for k, c := range b.dentries {
 			if k.parent == n {
 				b.setExists(c, false)
+				b.removedBy(c, r)
 				delete(b.dentries, k)
 			}
 		}
+	}
+}
+
+// removedBy says that the operation at r removed node n. It comes after
+// the uses of the handles still open on n, which it may have to close
+// (closeLost).
+func (b *builder) removedBy(n int32, r ref) {
+	b.nodes[n].removed, b.nodes[n].hasRemoved = r, true
+	for _, h := range b.nodes[n].handles {
+		if !b.handles[h].closed {
+			b.touchHandle(h, r, true)
+		}
+	}
+}
+
+// closeLost closes, untimed, before the operation that removes its file,
+// each handle the log never releases: the log lost its release, and a
+// file system that keeps a removed file while it is open (FUSE's hidden
+// files) would otherwise keep it in its directory.
+func (b *builder) closeLost() {
+	lost := map[ref][]int32{}
+	for h := range b.handles {
+		hd := &b.handles[h]
+		if hd.closed || hd.node < 0 || !b.nodes[hd.node].hasRemoved {
+			continue
+		}
+		r := b.nodes[hd.node].removed
+		lost[r] = append(lost[r], int32(h))
+	}
+	for r, hs := range lost {
+		op := &b.t.Streams[r.stream].Ops[r.pos]
+		op.closeLo = int32(len(b.t.closes))
+		b.t.closes = append(b.t.closes, hs...)
+		op.closeHi = int32(len(b.t.closes))
 	}
 }
 
@@ -367,5 +412,6 @@ func (b *builder) finish() *Trace {
 		t.Span = time.Duration(b.last - b.first)
 	}
 	t.Handles = len(b.handles)
+	b.closeLost()
 	return t
 }

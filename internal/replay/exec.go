@@ -103,6 +103,11 @@ func (p *player) play(w *engine.Worker, i int) error {
 			return nil
 		}
 		p.prepare(w, op)
+		for _, h := range p.t.closes[op.closeLo:op.closeHi] {
+			if fd := p.fds[h].Swap(-1); fd >= 0 {
+				unix.Close(int(fd))
+			}
+		}
 		if op.clear {
 			p.empty(w, op)
 		}

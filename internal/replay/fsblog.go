@@ -128,8 +128,9 @@ func (f *fsb) add(e *accesslog.Entry, p *pending) bool {
 		f.needed(n, p.name == "rmdir", p)
 		if !p.failed {
 			if p.name == "rmdir" {
-				b.emptied(n, op)
+				b.emptied(n, op, r)
 			}
+			b.removedBy(n, r)
 			b.unlinkName(n)
 			delete(f.paths, paths[0])
 		}
@@ -163,7 +164,7 @@ func (f *fsb) openHandle(r ref, path string, failed bool) int32 {
 	if failed {
 		return -1
 	}
-	h := f.b.newHandle()
+	h := f.b.newHandle(f.paths[path])
 	f.open[streamPath{r.stream, path}] = h
 	f.b.touchHandle(h, r, true)
 	return h
@@ -180,7 +181,7 @@ func (f *fsb) byHandle(e *accesslog.Entry, rest [][]byte, path string, n int32, 
 	key := streamPath{s, path}
 	h, ok := f.open[key]
 	if !ok {
-		h = b.newHandle()
+		h = b.newHandle(n)
 		f.open[key] = h
 	}
 	op.handle = h
@@ -205,6 +206,7 @@ func (f *fsb) byHandle(e *accesslog.Entry, rest [][]byte, path string, n int32, 
 		op.act = actFsync
 	case "close":
 		op.act = actClose
+		b.handles[h].closed = true
 		delete(f.open, key)
 	}
 	b.touchNode(n, r, change)

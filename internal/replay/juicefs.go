@@ -214,10 +214,12 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 				n = j.name(ino, parent, name)
 			}
 			b.created(n, p.name == "mkdir")
+		} else if p.op.errno == uint16(unix.EEXIST) {
+			b.need(n, p.name == "mkdir", op)
 		}
 		b.touchNode(n, r, true)
 		if p.name == "create" {
-			op.handle = j.openHandle(e.Rest, p.failed)
+			op.handle = j.openHandle(n, e.Rest, p.failed)
 			b.touchHandle(op.handle, r, true)
 		}
 	default: // unlink, rmdir
@@ -228,8 +230,9 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 		if !p.failed {
 			b.need(n, p.name == "rmdir", op)
 			if p.name == "rmdir" {
-				b.emptied(n, op)
+				b.emptied(n, op, r)
 			}
+			b.removedBy(n, r)
 			b.unlinkName(n)
 		}
 		b.touchNode(n, r, true)
@@ -239,11 +242,11 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 }
 
 // openHandle is the handle an open or a create gave, -1 for a failure.
-func (j *jfs) openHandle(rest []byte, failed bool) int32 {
+func (j *jfs) openHandle(n int32, rest []byte, failed bool) int32 {
 	if failed {
 		return -1
 	}
-	h := j.b.newHandle()
+	h := j.b.newHandle(n)
 	if v, ok := fh(rest); ok {
 		j.fhs[v] = h
 	}
@@ -315,12 +318,12 @@ func (j *jfs) byInode(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bo
 		op.act = actStatfs
 	case "open":
 		op.act, op.flags = actOpen, openFlags(f)
-		op.handle = j.openHandle(e.Rest, p.failed)
+		op.handle = j.openHandle(n, e.Rest, p.failed)
 		b.touchHandle(op.handle, r, true)
 	case "opendir":
 		op.act = actOpenDir
 		if !p.failed {
-			op.handle = b.newHandle()
+			op.handle = b.newHandle(n)
 			j.dirs[n] = op.handle
 		}
 		b.touchHandle(op.handle, r, true)
@@ -336,6 +339,7 @@ func (j *jfs) byInode(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bo
 		}
 		b.touchHandle(op.handle, r, p.name == "releasedir")
 		if p.name == "releasedir" {
+			b.handles[op.handle].closed = true
 			delete(j.dirs, n)
 		}
 	}
@@ -351,7 +355,7 @@ func (j *jfs) dirHandle(n int32) int32 {
 	if h, ok := j.dirs[n]; ok {
 		return h
 	}
-	h := j.b.newHandle()
+	h := j.b.newHandle(n)
 	j.dirs[n] = h
 	return h
 }
@@ -387,7 +391,7 @@ func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) b
 	if !ok {
 		// Opened before the recording started: the replay opens it
 		// before its first use.
-		h = b.newHandle()
+		h = b.newHandle(n)
 		j.fhs[v] = h
 	}
 	s, pos := b.stream(p.pid)
@@ -415,6 +419,7 @@ func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) b
 		op.act = actFsync
 	case "release":
 		op.act, change = actClose, true
+		b.handles[h].closed = true
 		delete(j.fhs, v)
 	}
 	b.touchNode(n, r, change)

@@ -1,10 +1,12 @@
 package replay
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -41,19 +43,13 @@ var errnos = func() map[string]uint16 {
 // Trace.Skipped; it fails only when the log cannot be read or holds no
 // operation to replay.
 func Load(r io.Reader) (*Trace, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
 	l := newLoader()
-	br := bufio.NewReaderSize(r, 256<<10)
-	for {
-		line, err := readLine(br)
-		if len(line) > 0 || err == nil {
-			l.line(line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read log: %w", err)
-		}
+	for _, i := range l.order(data) {
+		l.line(l.lines[i])
 	}
 	t := l.b.finish()
 	if t.Ops() == 0 {
@@ -62,20 +58,40 @@ func Load(r io.Reader) (*Trace, error) {
 	return t, nil
 }
 
-// readLine returns the next line without its newline; a line longer
-// than maxLine comes back as one too long to be an entry.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	line, err := br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		for err == bufio.ErrBufferFull {
-			_, err = br.ReadSlice('\n')
+// order splits data into lines and returns the order to read them in:
+// by completion time, as the operations completed. JuiceFS writes its log
+// in that order; fsbench writes each worker's operations in batches, so
+// its log is only nearly in order.
+func (l *loader) order(data []byte) []int {
+	var times []int64
+	sorted := true
+	for len(data) > 0 {
+		line := data
+		if k := bytes.IndexByte(data, '\n'); k >= 0 {
+			line, data = data[:k], data[k+1:]
+		} else {
+			data = nil
 		}
-		return make([]byte, maxLine+1), err
+		t := int64(math.MinInt64) // lines that are not entries keep their place
+		if len(line) <= maxLine && l.p.Parse(line, &l.e) == nil {
+			t = l.e.Time
+		} else if n := len(times); n > 0 {
+			t = times[n-1]
+		}
+		if n := len(times); n > 0 && t < times[n-1] {
+			sorted = false
+		}
+		l.lines = append(l.lines, line)
+		times = append(times, t)
 	}
-	if n := len(line); n > 0 && line[n-1] == '\n' {
-		line = line[:n-1]
+	idx := make([]int, len(l.lines))
+	for i := range idx {
+		idx[i] = i
 	}
-	return line, err
+	if !sorted {
+		sort.SliceStable(idx, func(a, b int) bool { return times[idx[a]] < times[idx[b]] })
+	}
+	return idx
 }
 
 // loader holds the state of one Load.
@@ -86,6 +102,7 @@ type loader struct {
 	jfs   *jfs
 	fsb   *fsb
 	names map[string]string // interned operation names
+	lines [][]byte
 }
 
 func newLoader() *loader {

@@ -95,5 +95,5 @@ func TestReplayJuiceFSSample(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("left behind in %s: %v", parent, left)
 	}
-	t.Log(SpeedLine(rp), res.Warnings)
+	t.Log(report.ReplaySpeedLine(rp), res.Warnings)
 }

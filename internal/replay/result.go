@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"fmt"
-
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
@@ -55,19 +53,4 @@ func row(r *engine.Result, name, title, of string) report.Phase {
 	p.Cost = report.Measure{Value: p.Latency.Mean / 1000, Unit: "ms/op"}
 	p.LatencyOf = of
 	return p
-}
-
-// SpeedLine says how the replay's time compares with the recording's.
-func SpeedLine(rp *report.Replay) string {
-	if rp == nil || rp.Speedup == 0 {
-		return ""
-	}
-	s := fmt.Sprintf("Replayed in %.3f s what took %.3f s where it was recorded: ", rp.Seconds, rp.RecordedSeconds)
-	switch {
-	case rp.Speed > 0:
-		return s + fmt.Sprintf("paced at %gx the recorded speed", rp.Speed)
-	case rp.Speedup >= 1:
-		return s + fmt.Sprintf("%.1fx faster here", rp.Speedup)
-	}
-	return s + fmt.Sprintf("%.1fx slower here", 1/rp.Speedup)
 }

@@ -61,6 +61,8 @@ type Op struct {
 	// made (untimed) just before this, its first use; -1 for none.
 	prep       int32
 	prepN      int32 // how many, from prep
+	closeLo    int32 // handles to close, untimed, first: Trace.closes[closeLo:closeHi]
+	closeHi    int32
 	depLo      int32 // the operation's dependencies: Trace.deps[depLo:depHi]
 	depHi      int32
 	signal     bool // some operation of another stream waits for this one
@@ -120,6 +122,7 @@ type Trace struct {
 	Span    time.Duration
 	Skipped Skipped
 	deps    []ref
+	closes  []int32
 }
 
 // Skipped counts the lines of a log that are not replayed, and why.
@@ -157,3 +160,13 @@ func (t *Trace) Ops() int64 {
 	}
 	return n
 }
+
+// opNames are the operations a replay performs, as the logs name them.
+var opNames = []string{
+	"lookup", "getattr", "access", "statfs", "create", "mknod", "mkdir", "unlink", "rmdir", "rename",
+	"open", "opendir", "readdir", "releasedir", "read", "write", "flush", "release", "fsync",
+	"stat", "close", "chmod", "utime",
+}
+
+// OpNames lists the operations a replay performs, as the logs name them.
+func OpNames() []string { return append([]string(nil), opNames...) }
