@@ -113,15 +113,9 @@ func (b *builder) pathOf(n int32) string {
 }
 
 // unlinkName takes the node away from its name (unlink, rmdir, the
-// target of a rename).
-func (b *builder) unlinkName(n int32) {
-	b.setExists(n, false)
-	nd := &b.nodes[n]
-	k := dentry{nd.parent, nd.name}
-	if b.dentries[k] == n {
-		delete(b.dentries, k)
-	}
-}
+// target of a rename). The name keeps the node, which no longer exists:
+// a later use of the name that finds it is a line the log lost.
+func (b *builder) unlinkName(n int32) { b.setExists(n, false) }
 
 // move gives node n the name to in parent, replacing what was there.
 func (b *builder) move(n, parent int32, name string) {
@@ -129,11 +123,14 @@ func (b *builder) move(n, parent int32, name string) {
 	if old, ok := b.dentries[k]; ok && old != n {
 		b.setExists(old, false)
 	}
-	b.unlinkName(n)
+	b.setExists(n, false)
 	nd := &b.nodes[n]
+	if from := (dentry{nd.parent, nd.name}); b.dentries[from] == n {
+		delete(b.dentries, from)
+	}
 	nd.parent, nd.name = parent, name
-	b.setExists(n, true)
 	b.dentries[k] = n
+	b.setExists(n, true)
 	b.epoch++
 }
 
@@ -338,10 +335,9 @@ func (b *builder) emptied(n int32, op *Op, r ref) {
 		op.clear = true
 		b.t.Cleared++
 		for k, c := range b.dentries {
-			if k.parent == n {
+			if k.parent == n && b.nodes[c].exists {
 				b.setExists(c, false)
 				b.removedBy(c, r)
-				delete(b.dentries, k)
 			}
 		}
 	}
