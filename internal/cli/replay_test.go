@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
@@ -183,4 +186,32 @@ func countOK(t *testing.T, path string) map[string]int64 {
 		}
 	}
 	return n
+}
+
+// TestReplayInterrupt: Ctrl-C while a paced replay runs stops it: exit
+// 130, the result so far with the replay incomplete, and nothing left but
+// the user's file, untouched.
+func TestReplayInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	check := plant(t, dir)
+	b := &benchRun{t: t, dir: dir}
+	cmd := exec.Command(testenv.Binary(t), "replay", juiceFSSample, dir, "--speed", "1", "--json")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	b.Process = testenv.StartProcess(t, cmd)
+	// The recording's mkdir comes a second into it: the replay is running.
+	b.Await("the replay's mkdir", 2*time.Minute, func() bool {
+		run := b.runDir()
+		if run == "" {
+			return false
+		}
+		m, _ := filepath.Glob(filepath.Join(run, "__juicefs_benchmark_*"))
+		return len(m) > 0
+	})
+	b.Signal(syscall.SIGINT)
+	code, _ := b.Wait(2 * time.Minute)
+	r := b.result()
+	if code != ExitInterrupted || !r.Interrupted || len(r.Phases) == 0 || !r.Phases[0].Incomplete || r.Replay == nil {
+		t.Fatalf("exit %d, interrupted %v, phases %+v; want 130 and an incomplete replay\n%s", code, r.Interrupted, r.Phases, b.Stderr())
+	}
+	check()
 }

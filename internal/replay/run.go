@@ -118,6 +118,10 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	defer dir.Remove(warn)
 	p := newPlayer(t, dir.Path(), o.Speed, pattern.RandomSeed())
 	if err := p.makeInitial(ctx); err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return ctx.Err()
+		}
 		return &bench.Error{Phase: "prepare", Err: err}
 	}
 	eng := engine.New(len(t.Streams))
