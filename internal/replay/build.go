@@ -196,7 +196,11 @@ func (b *builder) dep(x ref) {
 }
 
 // touchNode and touchHandle touch a node or a handle.
-func (b *builder) touchNode(n int32, r ref, change bool) { b.touch(&b.nodes[n].use, r, change) }
+func (b *builder) touchNode(n int32, r ref, change bool) {
+	if n >= 0 {
+		b.touch(&b.nodes[n].use, r, change)
+	}
+}
 func (b *builder) touchHandle(h int32, r ref, change bool) {
 	if h >= 0 {
 		b.touch(&b.handles[h].use, r, change)
@@ -251,6 +255,7 @@ func (b *builder) class(name string) int16 {
 // parents, before the replay starts, or, inside a directory the log
 // created, just before op, untimed.
 func (b *builder) need(n int32, dir bool, op *Op) {
+	b.markDir(b.nodes[n].parent)
 	nd := &b.nodes[n]
 	if nd.seen || n == root {
 		if !nd.exists {
@@ -268,6 +273,23 @@ func (b *builder) need(n int32, dir bool, op *Op) {
 		return
 	}
 	b.initial(n)
+}
+
+// markDir records that n, which holds entries, is a directory, also
+// when the log first used it in a way that did not say so (a stat).
+func (b *builder) markDir(n int32) {
+	if n <= root || b.nodes[n].dir {
+		return
+	}
+	nd := &b.nodes[n]
+	nd.dir = true
+	if nd.entry >= 0 {
+		e := &b.t.Initial
+		if nd.implied {
+			e = &b.t.Implied
+		}
+		(*e)[nd.entry].Dir, (*e)[nd.entry].Size = true, 0
+	}
 }
 
 // insideCreated reports whether an ancestor of n was created by the log.

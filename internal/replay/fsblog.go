@@ -25,7 +25,7 @@ type streamPath struct {
 }
 
 func newFSB(b *builder) *fsb {
-	return &fsb{b: b, open: map[streamPath]int32{}, paths: map[string]int32{"": root}}
+	return &fsb{b: b, open: map[streamPath]int32{}, paths: map[string]int32{"": root, "/": root}}
 }
 
 // isPathArgs reports whether an argument list starts with a path (fsbench's

@@ -101,13 +101,15 @@ type loader struct {
 	b     *builder
 	jfs   *jfs
 	fsb   *fsb
+	st    *strc
 	names map[string]string // interned operation names
 	lines [][]byte
 }
 
 func newLoader() *loader {
 	b := newBuilder("")
-	return &loader{p: accesslog.NewParser(nil), b: b, jfs: newJFS(b), fsb: newFSB(b), names: map[string]string{}}
+	f := newFSB(b)
+	return &loader{p: accesslog.NewParser(nil), b: b, jfs: newJFS(b), fsb: f, st: newStrace(f), names: map[string]string{}}
 }
 
 // line reads one line of the log.
@@ -116,6 +118,10 @@ func (l *loader) line(line []byte) {
 	sk.Lines++
 	if len(line) > maxLine {
 		sk.Malformed++
+		return
+	}
+	if isStrace(line) {
+		l.strace(line)
 		return
 	}
 	e := &l.e
@@ -127,11 +133,7 @@ func (l *loader) line(line []byte) {
 		}
 		return
 	}
-	name, ok := l.names[string(e.Op)]
-	if !ok {
-		name = string(e.Op)
-		l.names[name] = name
-	}
+	name := l.intern(e.Op)
 	p := pending{op: Op{handle: -1, prep: -1, RecLatency: e.Latency}, pid: e.PID, name: name, end: e.Time}
 	if !e.OK() {
 		p.failed = true
@@ -161,5 +163,40 @@ func (l *loader) line(line []byte) {
 func (l *loader) setFormat(f string) {
 	if l.b.t.Format == "" {
 		l.b.t.Format = f
+	}
+}
+
+func (l *loader) intern(b []byte) string {
+	name, ok := l.names[string(b)]
+	if !ok {
+		name = string(b)
+		l.names[name] = name
+	}
+	return name
+}
+
+// strace reads one line of strace's output.
+func (l *loader) strace(line []byte) {
+	sk := &l.b.t.Skipped
+	l.setFormat(FormatStrace)
+	c, ok, bad := l.st.parseStrace(line)
+	switch {
+	case bad:
+		sk.Malformed++
+		return
+	case !ok:
+		sk.Blank++ // an exit, a signal, or the first half of a call
+		return
+	}
+	name := l.intern([]byte(c.name))
+	p := pending{op: Op{handle: -1, prep: -1, RecLatency: c.lat, errno: c.errno}, pid: c.pid, name: name,
+		end: c.start + int64(c.lat), failed: c.errno != 0}
+	added, virtual := l.st.add(&c, &p)
+	switch {
+	case virtual:
+		sk.Virtual++
+	case !added:
+		clear(l.b.deps)
+		sk.Unsupported[name]++
 	}
 }

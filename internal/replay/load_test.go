@@ -164,6 +164,14 @@ func FuzzLoad(f *testing.F) {
 	f.Add(data)
 	f.Add([]byte("2026.11.21 21:03:17.000001 [uid:0,gid:0,pid:7] rename (1,a,b,1,c,d,0) - OK <0.000100>\n"))
 	f.Add([]byte("2026.11.21 21:03:17.000001 [uid:0,gid:0,pid:7] read (\"/a,b\",4096,0): 4096 - OK <0.000100>\n"))
+	f.Add([]byte(`3760  1795570281.950820 openat(4</tmp/out>, "./a.txt", O_WRONLY|O_CREAT|O_EXCL, 0600) = 5</tmp/out/a.txt> <0.000059>
+3760  1795570281.951174 write(5</tmp/out/a.txt>, "hello\n", 6) = 6 <0.000019>
+3761  1795570281.951175 read(5</tmp/out/a.txt>,  <unfinished ...>
+3760  1795570281.951176 unlinkat(4</tmp/out>, "x", AT_REMOVEDIR) = -1 ENOENT (No such file or directory) <0.000019>
+3761  1795570281.951177 <... read resumed>"hello\n", 10) = 6 <0.000002>
+3760  1795570281.951178 renameat2(AT_FDCWD</tmp>, "/tmp/out/a.txt", AT_FDCWD</tmp>, "b", 0) = 0 <0.000010>
+3760  1795570281.981341 +++ exited with 0 +++
+`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := Load(bytes.NewReader(b))
 		if err == nil && tr.Ops() == 0 {

@@ -70,7 +70,10 @@ func writeReplay(w io.Writer, rp *Replay) error {
 // replay made that the log does not show.
 func notReplayedLine(rp *Replay) string {
 	var parts []string
-	if rp.Virtual > 0 {
+	switch {
+	case rp.Virtual > 0 && rp.Format == "strace":
+		parts = append(parts, fmt.Sprintf("%d not on files (pipes, sockets, /proc, /dev, /sys)", rp.Virtual))
+	case rp.Virtual > 0:
 		parts = append(parts, fmt.Sprintf("%d on JuiceFS's virtual files", rp.Virtual))
 	}
 	for _, u := range rp.Unsupported {

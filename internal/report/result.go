@@ -456,7 +456,7 @@ func (r *Result) TotalErrors() int64 {
 // per type of operation beside the recording, and what was not.
 type Replay struct {
 	Log    string `json:"log"`
-	Format string `json:"format"` // juicefs or fsbench
+	Format string `json:"format"` // juicefs, fsbench or strace
 	// Streams are the recorded processes or threads, each replayed in
 	// its recorded order by a worker of its own.
 	Streams int `json:"streams"`
