@@ -32,10 +32,11 @@ func newReplayCmdWith(app *App, runF func(context.Context, *ReplayOptions) error
 	o := &ReplayOptions{}
 	cmd := &cobra.Command{
 		Use:   "replay LOG PATH",
-		Short: "Replay a recorded access log (JuiceFS's or fsbench's) on the file system that holds PATH",
+		Short: "Replay a recorded access log (JuiceFS's, fsbench's or strace's) on the file system that holds PATH",
 		Long:  replayLong,
 		Example: `  fsbench replay /jfs-logs/access.log /mnt/nfs
   fsbench replay access.log.gz /mnt/jfs --speed 1
+  strace -f -ttt -T -y -o app.trace ./app && fsbench replay app.trace /mnt/nfs
   fsbench bench /data --access-log /tmp/bench.log && fsbench replay /tmp/bench.log /mnt/other
   fsbench replay access.log /mnt/jfs --expect 'replay-read.p99<10ms' -o json > replay.json`,
 		Args: exactArgs(2, "a LOG to replay and the PATH to replay it in"),
@@ -66,8 +67,10 @@ const replayLong = `Replay an access log on the file system that holds PATH: wha
 did, recorded where it ran, done again here, so that "how will my workload run
 on this storage?" is measured rather than guessed.
 
-LOG is JuiceFS's access log (the .accesslog of a mount, saved with cat) or the
-log fsbench writes with --access-log; plain or gzip-compressed. Every recorded
+LOG is JuiceFS's access log (the .accesslog of a mount, saved with cat), the
+log fsbench writes with --access-log, or the output of
+"strace -f -ttt -T -y -o LOG COMMAND" (any program on any Linux file system);
+plain or gzip-compressed. Every recorded
 process or thread becomes a stream that keeps its recorded order; the streams
 run together, as recorded, and an operation waits for another stream's only
 where the recording shows that stream changing the same file, directory or
@@ -77,7 +80,8 @@ needs, outside the measured time. Everything is removed at the end.
 
 A recorded failure (a lookup of a missing name) is replayed and must fail the
 same way; it is counted apart. Operations on JuiceFS's virtual files (.stats,
-.accesslog, .config) are the client's own and are skipped; operations the
+.accesslog, .config) are the client's own and are skipped, as are strace's
+calls on pipes, sockets, /proc, /dev and /sys; operations the
 replay does not perform and malformed lines are counted and named.
 
 The table has a row for the whole replay and one per type of operation
