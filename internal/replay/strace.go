@@ -117,7 +117,7 @@ func parseCall(body []byte, c *call) bool {
 	open := bytes.IndexByte(body, '(')
 	lt := bytes.LastIndex(body, []byte(" <"))
 	eq := bytes.LastIndex(body, []byte(") = "))
-	if open <= 0 || lt < 0 || eq < open || lt < eq || body[len(body)-1] != '>' {
+	if open <= 0 || eq < open || lt < eq+4 || body[len(body)-1] != '>' {
 		return false
 	}
 	lat, ok := seconds(body[lt+2 : len(body)-1])
