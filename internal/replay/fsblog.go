@@ -142,7 +142,7 @@ func (f *fsb) add(e *accesslog.Entry, p *pending) bool {
 		}
 		return f.rename(paths, n, p, s, r)
 	case "stat", "chmod", "utime", "readdir":
-		op.act = map[string]action{"stat": actStat, "chmod": actChmod, "utime": actUtime, "readdir": actListDir}[p.name]
+		op.act = fsbMeta[p.name]
 		f.needed(n, p.name == "readdir", p)
 		b.touchNode(n, r, p.name != "stat" && p.name != "readdir")
 	default:
@@ -237,3 +237,6 @@ func (f *fsb) rename(paths []string, n int32, p *pending, s int32, r ref) bool {
 	b.commit(p, s)
 	return true
 }
+
+// fsbMeta are the actions of fsbench's metadata operations.
+var fsbMeta = map[string]action{"stat": actStat, "chmod": actChmod, "utime": actUtime, "readdir": actListDir}

@@ -142,8 +142,7 @@ func virtual(f [][]byte, op string) bool {
 }
 
 // add adds one entry; false when it is not one the replay performs.
-func (j *jfs) add(e *accesslog.Entry, p *pending) bool {
-	f := fields(e.Args)
+func (j *jfs) add(e *accesslog.Entry, f [][]byte, p *pending) bool {
 	if len(f) == 0 {
 		return false
 	}
@@ -377,7 +376,13 @@ func openFlags(f [][]byte) int32 {
 // write (ino,size,off,fh), flush (ino,fh,owner), release (ino,fh), fsync
 // (ino,datasync,fh).
 func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bool {
-	idx := map[string]int{"read": 3, "write": 3, "flush": 1, "release": 1, "fsync": 2}[p.name]
+	idx := 1 // flush, release
+	switch p.name {
+	case "read", "write":
+		idx = 3
+	case "fsync":
+		idx = 2
+	}
 	if len(f) <= idx {
 		return false
 	}

@@ -143,16 +143,17 @@ func (l *loader) line(line []byte) {
 		}
 	}
 	var added bool
-	switch {
-	case isPathArgs(e.Args):
+	if isPathArgs(e.Args) {
 		l.setFormat(FormatFSBench)
 		added = l.fsb.add(e, &p)
-	case virtual(fields(e.Args), name):
-		sk.Virtual++
-		return
-	default:
+	} else {
+		f := fields(e.Args)
+		if virtual(f, name) {
+			sk.Virtual++
+			return
+		}
 		l.setFormat(FormatJuiceFS)
-		added = l.jfs.add(e, &p)
+		added = l.jfs.add(e, f, &p)
 	}
 	if !added {
 		clear(l.b.deps)
