@@ -31,8 +31,12 @@ type Entry struct {
 	UID, GID, PID uint32
 	Op            []byte // e.g. "lookup"
 	Args          []byte // the arguments, with their parentheses: "(1,name)"
-	Status        []byte // "OK" or the error, e.g. "no such file or directory"
-	Latency       time.Duration
+	// Rest is what follows the arguments before the status: a result
+	// (": 512", ": (2,[...])") and a file handle (" [fh:7]"), either
+	// or both or none, as written.
+	Rest    []byte
+	Status  []byte // "OK" or the error, e.g. "no such file or directory"
+	Latency time.Duration
 }
 
 // OK reports whether the operation succeeded.
@@ -227,7 +231,9 @@ func argsAndStatus(body []byte, e *Entry) error {
 		return err
 	}
 	e.Args = pre[:end+1]
+	e.Rest = pre[end+1:]
 	if dash < 0 {
+		e.Rest = nil
 		after := pre[end+1:]
 		if len(after) < 3 || after[0] != ':' || after[1] != ' ' {
 			return errStatus

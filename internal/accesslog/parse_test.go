@@ -364,3 +364,21 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+func TestParseRest(t *testing.T) {
+	for _, c := range []struct{ line, rest string }{
+		{`2026.11.21 21:03:18.394177 [uid:0,gid:0,pid:22645] read (3,512,0,9): 512 - OK <0.000002>`, ": 512"},
+		{`2026.11.21 21:03:18.400355 [uid:0,gid:0,pid:22645] create (2,a,-rw-r--r--:0100644): (3,[-rw-r--r--:0100644,1,0,0,1,1,1,0]) [fh:10] - OK <0.005066>`, ": (3,[-rw-r--r--:0100644,1,0,0,1,1,1,0]) [fh:10]"},
+		{`2026.11.21 21:03:16.145973 [uid:0,gid:0,pid:22642] open (5,0x8000) [fh:7] - OK <0.000039>`, " [fh:7]"},
+		{`2026.11.21 21:03:32.919442 [uid:0,gid:0,pid:22682] unlink (2,smallfile.1.40) - OK <0.000184>`, ""},
+		{`2026.11.21 21:03:17.175294 [uid:0,gid:0,pid:22645] lookup (1,x): no such file or directory <0.000161>`, ""},
+	} {
+		var e Entry
+		if err := NewParser(nil).Parse([]byte(c.line), &e); err != nil {
+			t.Fatalf("%s: %v", c.line, err)
+		}
+		if string(e.Rest) != c.rest {
+			t.Errorf("%s: rest %q, want %q", c.line, e.Rest, c.rest)
+		}
+	}
+}

@@ -135,6 +135,7 @@ var commands = []func(*App) *cobra.Command{
 	newCheckpointCmd,
 	newStatsCmd,
 	newProfileCmd,
+	newReplayCmd,
 	newCompareCmd,
 	newReportCmd,
 	newAgentCmd,

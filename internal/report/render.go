@@ -232,6 +232,9 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 			return err
 		}
 		writeTraining(bw, r.Training, o)
+		if err := writeReplay(bw, r.Replay); err != nil {
+			return err
+		}
 	}
 	if len(r.Expectations) > 0 {
 		if err := writeExpectations(bw, r, o); err != nil {

@@ -52,6 +52,8 @@ type Result struct {
 
 	// Training is set by fsbench train: the accelerators' utilisation.
 	Training *Training `json:"training,omitempty"`
+	// Replay is set by fsbench replay: the recording beside the replay.
+	Replay *Replay `json:"replay,omitempty"`
 
 	// Runs are the runs of a benchmark repeated with --repeat N (N > 1),
 	// each with its own figures and histograms, in the order they ran.
@@ -495,4 +497,72 @@ func (r *Result) TotalErrors() int64 {
 		n += p.Errors
 	}
 	return n
+}
+
+// Replay is set by fsbench replay: what was replayed of a recorded log,
+// per type of operation beside the recording, and what was not.
+type Replay struct {
+	Log    string `json:"log"`
+	Format string `json:"format"` // juicefs, fsbench or strace
+	// Streams are the recorded processes or threads, each replayed in
+	// its recorded order by a worker of its own.
+	Streams int `json:"streams"`
+	// Speed is the pace: 0 as fast as possible, 1 as recorded, 2 twice
+	// as fast.
+	Speed float64 `json:"speed"`
+	// RecordedSeconds is the recording's span, from its first operation's
+	// start to its last one's end; Seconds is the replay's; Speedup is
+	// RecordedSeconds over Seconds (above 1: faster here).
+	RecordedSeconds float64 `json:"recorded_seconds"`
+	Seconds         float64 `json:"seconds"`
+	Speedup         float64 `json:"speedup"`
+	// Prepared counts the files and directories the recording used without
+	// creating them, made before the replay (or, inside a directory the
+	// recording created, just before their first use), untimed.
+	Prepared int `json:"prepared"`
+	// Emptied counts the directories the recording removed while, in the
+	// log, they still held entries (the log lost their removal): emptied,
+	// untimed, before their rmdir.
+	Emptied int `json:"emptied,omitempty"`
+	// Ops is each type of operation, in the order the log first shows it.
+	Ops []ReplayOp `json:"ops"`
+	// Lines read, and those not replayed: blank or keep-alive lines,
+	// malformed lines, operations on JuiceFS's virtual files (.stats,
+	// .accesslog, .config: the client's own, not the workload's), and
+	// operations the replay does not perform, per operation.
+	Lines       int64     `json:"lines"`
+	Blank       int64     `json:"blank"`
+	Malformed   int64     `json:"malformed"`
+	Virtual     int64     `json:"virtual"`
+	Unsupported []OpCount `json:"unsupported,omitempty"`
+}
+
+// ReplayOp is one type of operation of a replay: the replay's figures
+// beside the recording's.
+type ReplayOp struct {
+	Op string `json:"op"`
+	// Ops and Bytes count the successful operations; Failed those that
+	// failed as recorded (a lookup of a missing name); Errors those whose
+	// outcome differed from the recording's.
+	Ops     int64           `json:"ops"`
+	Bytes   int64           `json:"bytes"`
+	Failed  int64           `json:"failed"`
+	Errors  int64           `json:"errors"`
+	Latency metrics.Summary `json:"latency"`
+	// Recorded is what the log says of the same operations.
+	Recorded RecordedOps `json:"recorded"`
+}
+
+// RecordedOps are a log's figures for one type of operation.
+type RecordedOps struct {
+	Ops     int64           `json:"ops"`
+	Bytes   int64           `json:"bytes"`
+	Failed  int64           `json:"failed"`
+	Latency metrics.Summary `json:"latency"`
+}
+
+// OpCount is a count of one operation.
+type OpCount struct {
+	Op    string `json:"op"`
+	Count int64  `json:"count"`
 }

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/replay"
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// ReplayOptions are the flags of `fsbench replay`.
+type ReplayOptions struct {
+	replay.Options
+	Output OutputOptions
+	CI     CIOptions
+}
+
+func newReplayCmd(app *App) *cobra.Command {
+	return newReplayCmdWith(app, nil)
+}
+
+// newReplayCmdWith builds the command; runF replaces the run in tests of
+// flag parsing.
+func newReplayCmdWith(app *App, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
+	o := &ReplayOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay LOG PATH",
+		Short: "Replay a recorded access log (JuiceFS's, fsbench's or strace's) on the file system that holds PATH",
+		Long:  replayLong,
+		Example: `  fsbench replay /jfs-logs/access.log /mnt/nfs
+  fsbench replay access.log.gz /mnt/jfs --speed 1
+  strace -f -ttt -T -y -o app.trace ./app && fsbench replay app.trace /mnt/nfs
+  fsbench bench /data --access-log /tmp/bench.log && fsbench replay /tmp/bench.log /mnt/other
+  fsbench replay access.log /mnt/jfs --expect 'replay-read.p99<10ms' -o json > replay.json`,
+		Args: exactArgs(2, "a LOG to replay and the PATH to replay it in"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Log, o.Path = args[0], args[1]
+			if err := checkFileFlags(cmd); err != nil {
+				return err
+			}
+			if err := o.resolve(cmd); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runReplay(cmd.Context(), app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&o.Speed, "speed", 0, "pace: 0 as fast as possible, 1 as recorded, 2 twice as fast (the recorded gaps between operations, divided by this)")
+	f.BoolVar(&o.Keep, "keep", false, "keep the replay's files instead of removing them")
+	addOutputFlags(cmd, &o.Output)
+	addCIFlags(cmd, &o.CI, nil)
+	_ = f.MarkHidden("quick") // a replay is as long as its log
+	return cmd
+}
+
+const replayLong = `Replay an access log on the file system that holds PATH: what an application
+did, recorded where it ran, done again here, so that "how will my workload run
+on this storage?" is measured rather than guessed.
+
+LOG is JuiceFS's access log (the .accesslog of a mount, saved with cat), the
+log fsbench writes with --access-log, or the output of
+"strace -f -ttt -T -y -o LOG COMMAND" (any program on any Linux file system);
+plain or gzip-compressed. Every recorded
+process or thread becomes a stream that keeps its recorded order; the streams
+run together, as recorded, and an operation waits for another stream's only
+where the recording shows that stream changing the same file, directory or
+handle first. The files are mapped to files of a new directory under PATH:
+what the log uses without creating it is made first, with the sizes the log
+needs, outside the measured time. Everything is removed at the end.
+
+A recorded failure (a lookup of a missing name) is replayed and must fail the
+same way; it is counted apart. Operations on JuiceFS's virtual files (.stats,
+.accesslog, .config) are the client's own and are skipped, as are strace's
+calls on pipes, sockets, /proc, /dev and /sys; operations the
+replay does not perform and malformed lines are counted and named.
+
+The table has a row for the whole replay and one per type of operation
+(replay-read, replay-write, ...: names for --expect and compare), then each
+type's counts, bytes and latency percentiles beside the recording's, and the
+replay's time against the recording's span.`
+
+// replayCatalog is what a replay can measure: the whole replay and each
+// type of operation it performs.
+func replayCatalog() expect.Catalog {
+	c := expect.Catalog{Command: "replay", Metrics: []expect.Metric{{Name: "replay", Bytes: true}}}
+	for _, op := range replay.OpNames() {
+		c.Metrics = append(c.Metrics, expect.Metric{Name: "replay-" + op, Bytes: op == "read" || op == "write"})
+	}
+	return c
+}
+
+func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
+	if err := o.CI.resolve(cmd, replayCatalog()); err != nil {
+		return err
+	}
+	if math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed < 0 {
+		return Usagef("--speed %v: want 0 (as fast as possible) or more", o.Speed)
+	}
+	if st, err := os.Stat(o.Log); err == nil && st.IsDir() {
+		return Usagef("LOG %s is a directory: give the log file (for a JuiceFS mount, save its .accesslog first)", o.Log)
+	}
+	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() {
+		return Usagef("PATH %s is not a directory: give the directory to replay in", o.Path)
+	}
+	return o.Output.resolve()
+}
+
+// runReplay replays the log and reports it: a progress bar of operations
+// on stderr while it runs, the result on stdout.
+func runReplay(ctx context.Context, app *App, o *ReplayOptions) error {
+	var prog *Progress
+	o.Hooks = replay.Hooks{
+		Loaded: func(t *replay.Trace) {
+			if !app.Globals.Quiet {
+				fmt.Fprintf(app.IO.Err, "Replaying %d operations of %d streams from %s (%s log) in %s\n",
+					t.Ops(), len(t.Streams), o.Log, t.Format, o.Path)
+			}
+		},
+		Started: func(e *engine.Engine, ops int64) {
+			prog = app.StartProgress("Replay", ops, "ops", func() int64 { return e.Live.Ops.Load() })
+		},
+		Finished: func(*engine.Engine) {
+			if prog != nil {
+				prog.Done()
+			}
+		},
+		Warn:    func(msg string) { app.Warnf("%s", msg) },
+		Created: app.Left.Set,
+		Removed: app.Left.Clear,
+	}
+	res, err := app.measure(ctx, "replay", 1, func(ctx context.Context, res *report.Result) error {
+		return replay.Run(ctx, o.Options, res)
+	})
+	if err != nil && !res.Interrupted {
+		if errors.Is(err, replay.ErrBadInput) {
+			return &UsageError{Err: err}
+		}
+		return app.writeFailed(res, &o.Output, err)
+	}
+	return app.finishRun(res, &o.Output, &o.CI)
+}

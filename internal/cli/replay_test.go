@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// juiceFSSample is a real JuiceFS access log: juicefs bench on a mount.
+var juiceFSSample = filepath.Join("..", "..", "testdata", "juicefs", "accesslog-sample.txt")
+
+func parseReplay(t *testing.T, args ...string) (*ReplayOptions, int, string) {
+	t.Helper()
+	app, _, errb := testApp(nil)
+	var got *ReplayOptions
+	cmd := newReplayCmdWith(app, func(_ context.Context, o *ReplayOptions) error { got = o; return nil })
+	code, msg := runParse(app, errb, cmd, args)
+	return got, code, msg
+}
+
+func TestReplayFlags(t *testing.T) {
+	dir := t.TempDir()
+	o, code, msg := parseReplay(t, juiceFSSample, dir, "--speed", "2", "--keep", "--expect", "replay-write.p99<1s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	if o.Log != juiceFSSample || o.Path != dir || o.Speed != 2 || !o.Keep || len(o.CI.Exprs) != 1 {
+		t.Errorf("options = %+v", o)
+	}
+}
+
+// TestReplayBadInput: each mistake is a usage error (exit 2) of one line
+// that says what is wrong, found before anything is made.
+func TestReplayBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o600)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{juiceFSSample, dir, "--speed", "-1"}, "--speed -1: want 0"},
+		{[]string{juiceFSSample, dir, "--speed", "NaN"}, "--speed NaN"},
+		{[]string{dir, dir}, "is a directory"},
+		{[]string{juiceFSSample, file}, "not a directory"},
+		{[]string{juiceFSSample, dir, "--expect", "write-big>1MiB/s"}, `replay measures no metric "write-big"`},
+		{[]string{juiceFSSample}, "a LOG to replay and the PATH"},
+	} {
+		_, code, msg := parseReplay(t, tc.args...)
+		if code != ExitUsage || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%v: exit %d, %q; want exit 2 and one line with %q", tc.args, code, msg, tc.want)
+		}
+	}
+	garbage := filepath.Join(dir, "garbage.log")
+	os.WriteFile(garbage, []byte("not a log\n\n#\n"), 0o600)
+	for _, tc := range []struct{ log, want string }{
+		{filepath.Join(dir, "missing.log"), "no such file"},
+		{garbage, "holds no operation to replay"},
+	} {
+		_, stderr, code := runFsbenchEnv(t, nil, "replay", tc.log, dir)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("replay %s: exit %d, %q; want exit 2 and %q", tc.log, code, stderr, tc.want)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 2 {
+		t.Errorf("made something in %s: %v", dir, left)
+	}
+}
+
+// replayBinary replays log in dir with the built binary and checks that
+// every type of operation was replayed as recorded: the same count of
+// successes and of failures, the same bytes, no outcome that differs,
+// and nothing left behind. It returns the result.
+func replayBinary(t *testing.T, log, dir string, extra ...string) *report.Result {
+	t.Helper()
+	resFile := filepath.Join(t.TempDir(), "r.json")
+	args := append([]string{"replay", log, dir, "-q", "-o", "json", "--result-file", resFile, "--expect", "errors==0"}, extra...)
+	stdout, stderr, code := runFsbenchEnv(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkSchema(t, "replay result", []byte(stdout))
+	r, err := report.ReadJSON(strings.NewReader(stdout))
+	if err != nil || r.Command != "replay" || r.Replay == nil || len(r.Expectations) != 1 || !r.Expectations[0].Pass {
+		t.Fatalf("result %+v: %v", r, err)
+	}
+	if len(r.Phases) != len(r.Replay.Ops)+1 || r.Phases[0].Name != "replay" || r.Phases[0].Errors != 0 {
+		t.Errorf("phases: %+v", r.Phases)
+	}
+	for i, o := range r.Replay.Ops {
+		if o.Ops != o.Recorded.Ops || o.Bytes != o.Recorded.Bytes || o.Failed != o.Recorded.Failed || o.Errors != 0 {
+			t.Errorf("%s: replayed %d ops, %d bytes, %d failed, %d differed; recorded %d ops, %d bytes, %d failed",
+				o.Op, o.Ops, o.Bytes, o.Failed, o.Errors, o.Recorded.Ops, o.Recorded.Bytes, o.Recorded.Failed)
+		}
+		if p := r.Phases[i+1]; p.Name != "replay-"+o.Op || p.Ops != o.Ops || p.Bytes != o.Bytes {
+			t.Errorf("row %d: %+v, want replay-%s", i+1, p, o.Op)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind in %s: %v", dir, left)
+	}
+	if stdout, stderr, code := runFsbenchEnv(t, nil, "compare", resFile, resFile); code != 0 || !strings.Contains(stdout, "replay-") {
+		t.Errorf("compare: exit %d: %s %s", code, stdout, stderr)
+	}
+	if _, stderr, code := runFsbenchEnv(t, nil, "report", resFile, "-o", filepath.Join(t.TempDir(), "r.html")); code != 0 {
+		t.Errorf("report: exit %d: %s", code, stderr)
+	}
+	return r
+}
+
+// TestReplayJuiceFSLog replays a real JuiceFS log on tmpfs and on a FUSE
+// mount (bindfs): per type of operation, the replay does what the log
+// recorded, and the table says so beside the recording.
+func TestReplayJuiceFSLog(t *testing.T) {
+	for _, fs := range []string{"tmpfs", "fuse"} {
+		t.Run(fs, func(t *testing.T) {
+			var dir string
+			if fs == "tmpfs" {
+				dir = testenv.Tmpfs(t, "128m")
+			} else {
+				dir = testenv.Bindfs(t, t.TempDir())
+			}
+			r := replayBinary(t, juiceFSSample, dir)
+			if r.Replay.Format != "juicefs" || r.Replay.Streams != 7 || r.Replay.Virtual == 0 || r.Replay.Speedup <= 0 {
+				t.Errorf("replay: %+v", r.Replay)
+			}
+		})
+	}
+	dir := t.TempDir()
+	stdout, stderr, code := runFsbenchEnv(t, nil, "replay", juiceFSSample, dir, "--speed", "100")
+	for _, want := range []string{"  write", "REC P99", "paced at 100x the recorded speed", "on JuiceFS's virtual files", "Made untimed"} {
+		if code != 0 || !strings.Contains(stdout, want) && !strings.Contains(strings.ToLower(stdout), want) {
+			t.Errorf("table (exit %d) lacks %q:\n%s%s", code, want, stdout, stderr)
+		}
+	}
+}
+
+// TestReplayFSBenchLog records a benchmark with --access-log and replays
+// the log elsewhere: every operation the log holds is replayed, with the
+// recorded bytes.
+func TestReplayFSBenchLog(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "bench.log")
+	_, stderr, code := runFsbenchEnv(t, nil, "bench", t.TempDir(), "-q", "-p", "2", "--big-file-size", "4M",
+		"--small-file-count", "5", "--small-file-size", "64K", "--drop-caches", "never", "--access-log", log)
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, stderr)
+	}
+	r := replayBinary(t, log, t.TempDir())
+	want := countOK(t, log)
+	got := map[string]int64{}
+	for _, o := range r.Replay.Ops {
+		got[o.Op] = o.Ops
+	}
+	for op, n := range want {
+		if got[op] != n {
+			t.Errorf("%s: replayed %d, the log has %d successful", op, got[op], n)
+		}
+	}
+	if r.Replay.Format != "fsbench" || len(r.Replay.Unsupported) != 0 || got["write"] == 0 || got["read"] == 0 {
+		t.Errorf("replay: %+v", r.Replay)
+	}
+}
+
+// countOK counts the successful operations of an access log per type.
+func countOK(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := map[string]int64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) > 4 && strings.Contains(sc.Text(), " - OK ") {
+			n[fields[3]]++
+		}
+	}
+	return n
+}
+
+// TestReplayInterrupt: Ctrl-C while a paced replay runs stops it: exit
+// 130, the result so far with the replay incomplete, and nothing left but
+// the user's file, untouched.
+func TestReplayInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	check := plant(t, dir)
+	b := &benchRun{t: t, dir: dir}
+	cmd := exec.Command(testenv.Binary(t), "replay", juiceFSSample, dir, "--speed", "1", "--json")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	b.Process = testenv.StartProcess(t, cmd)
+	// The recording's mkdir comes a second into it: the replay is running.
+	b.Await("the replay's mkdir", 2*time.Minute, func() bool {
+		run := b.runDir()
+		if run == "" {
+			return false
+		}
+		m, _ := filepath.Glob(filepath.Join(run, "__juicefs_benchmark_*"))
+		return len(m) > 0
+	})
+	b.Signal(syscall.SIGINT)
+	code, _ := b.Wait(2 * time.Minute)
+	r := b.result()
+	if code != ExitInterrupted || !r.Interrupted || len(r.Phases) == 0 || !r.Phases[0].Incomplete || r.Replay == nil {
+		t.Fatalf("exit %d, interrupted %v, phases %+v; want 130 and an incomplete replay\n%s", code, r.Interrupted, r.Phases, b.Stderr())
+	}
+	check()
+}

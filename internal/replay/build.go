@@ -1,0 +1,435 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+)
+
+// node is a file or directory of the recording, as the builder follows
+// it through the log.
+type node struct {
+	parent  int32
+	name    string
+	dir     bool
+	seen    bool  // the log has said whether it exists
+	exists  bool  // set through setExists
+	kids    int32 // children that exist, for a directory
+	created bool  // the log created it
+	written bool  // the log changed its size: its size before no longer grows
+	// entry is its index in Initial (implied false) or Implied, or -1.
+	entry   int32
+	implied bool
+	path    string
+	epoch   uint32 // of path
+	use     uses
+	// removed is the operation that removed it (unlink, or the rmdir of
+	// its directory when the log lost its unlink), if hasRemoved.
+	removed    ref
+	hasRemoved bool
+	handles    []int32 // opened on it
+}
+
+// uses are the operations of the streams that touched a node or a handle
+// since its last change, and that change: what a later operation of
+// another stream waits for.
+type uses struct {
+	last    ref // the last change
+	hasLast bool
+	reads   []ref // one per stream, the latest
+}
+
+// handle is an open file or directory of the recording.
+type handle struct {
+	use    uses
+	node   int32
+	closed bool
+}
+
+// builder turns recorded operations, in the log's order, into a Trace.
+type builder struct {
+	t        *Trace
+	nodes    []node
+	handles  []handle
+	dentries map[dentry]int32
+	streams  map[uint32]int32
+	classes  map[string]int16
+	epoch    uint32 // bumped by every rename, which may move paths below it
+	first    int64
+	last     int64
+	any      bool
+	deps     map[int32]int32 // the operation in progress's: stream -> position
+}
+
+type dentry struct {
+	parent int32
+	name   string
+}
+
+// root is the node of the run directory.
+const root = 0
+
+func newBuilder(format string) *builder {
+	b := &builder{
+		t:        &Trace{Format: format, Skipped: Skipped{Unsupported: map[string]int64{}}},
+		dentries: map[dentry]int32{},
+		streams:  map[uint32]int32{},
+		classes:  map[string]int16{},
+		deps:     map[int32]int32{},
+	}
+	b.nodes = append(b.nodes, node{parent: -1, dir: true, seen: true, exists: true, entry: -1})
+	return b
+}
+
+// child is the node at name in parent now, made (not yet seen) if the
+// log has not named it before.
+func (b *builder) child(parent int32, name string) int32 {
+	k := dentry{parent, name}
+	if n, ok := b.dentries[k]; ok {
+		return n
+	}
+	n := b.newNode(parent, name)
+	b.dentries[k] = n
+	return n
+}
+
+func (b *builder) newNode(parent int32, name string) int32 {
+	b.nodes = append(b.nodes, node{parent: parent, name: name, entry: -1})
+	return int32(len(b.nodes) - 1)
+}
+
+// pathOf is the node's path below the run directory.
+func (b *builder) pathOf(n int32) string {
+	nd := &b.nodes[n]
+	if n == root {
+		return ""
+	}
+	if nd.path == "" || nd.epoch != b.epoch {
+		nd.path = b.pathOf(nd.parent) + "/" + nd.name
+		nd = &b.nodes[n]
+		nd.epoch = b.epoch
+	}
+	return nd.path
+}
+
+// unlinkName takes the node away from its name (unlink, rmdir, the
+// target of a rename). The name keeps the node, which no longer exists:
+// a later use of the name that finds it is a line the log lost.
+func (b *builder) unlinkName(n int32) { b.setExists(n, false) }
+
+// move gives node n the name to in parent, replacing what was there.
+func (b *builder) move(n, parent int32, name string) {
+	k := dentry{parent, name}
+	if old, ok := b.dentries[k]; ok && old != n {
+		b.setExists(old, false)
+	}
+	b.setExists(n, false)
+	nd := &b.nodes[n]
+	if from := (dentry{nd.parent, nd.name}); b.dentries[from] == n {
+		delete(b.dentries, from)
+	}
+	nd.parent, nd.name = parent, name
+	b.dentries[k] = n
+	b.setExists(n, true)
+	b.epoch++
+}
+
+// newHandle is a new handle of the recording, on node n.
+func (b *builder) newHandle(n int32) int32 {
+	b.handles = append(b.handles, handle{node: n})
+	if n >= 0 {
+		b.nodes[n].handles = append(b.nodes[n].handles, int32(len(b.handles)-1))
+	}
+	return int32(len(b.handles) - 1)
+}
+
+// pending is a recorded operation being added: the Op, the stream's id,
+// the class's name, and what it touches.
+type pending struct {
+	op     Op
+	pid    uint32
+	name   string
+	end    int64 // recorded completion, ns since the epoch
+	failed bool
+}
+
+// stream returns the index of the stream of pid, and the position the
+// next operation takes in it.
+func (b *builder) stream(pid uint32) (int32, int32) {
+	s, ok := b.streams[pid]
+	if !ok {
+		s = int32(len(b.t.Streams))
+		b.streams[pid] = s
+		b.t.Streams = append(b.t.Streams, Stream{ID: pid})
+	}
+	return s, int32(len(b.t.Streams[s].Ops))
+}
+
+// touch records that the operation at r uses u (changes it when change
+// is set), collecting in b.deps what it must wait for.
+func (b *builder) touch(u *uses, r ref, change bool) {
+	if u.hasLast && u.last.stream != r.stream {
+		b.dep(u.last)
+	}
+	if change {
+		for _, x := range u.reads {
+			if x.stream != r.stream {
+				b.dep(x)
+			}
+		}
+		u.last, u.hasLast, u.reads = r, true, u.reads[:0]
+		return
+	}
+	for i := range u.reads {
+		if u.reads[i].stream == r.stream {
+			u.reads[i].pos = r.pos
+			return
+		}
+	}
+	u.reads = append(u.reads, r)
+}
+
+func (b *builder) dep(x ref) {
+	if p, ok := b.deps[x.stream]; !ok || x.pos > p {
+		b.deps[x.stream] = x.pos
+	}
+}
+
+// touchNode and touchHandle touch a node or a handle.
+func (b *builder) touchNode(n int32, r ref, change bool) {
+	if n >= 0 {
+		b.touch(&b.nodes[n].use, r, change)
+	}
+}
+func (b *builder) touchHandle(h int32, r ref, change bool) {
+	if h >= 0 {
+		b.touch(&b.handles[h].use, r, change)
+	}
+}
+
+// commit appends the operation to its stream, with the dependencies
+// collected since the last commit, and counts it in its class.
+func (b *builder) commit(p *pending, s int32) {
+	op := p.op
+	op.depLo = int32(len(b.t.deps))
+	for st, pos := range b.deps {
+		b.t.deps = append(b.t.deps, ref{st, pos})
+		b.t.Streams[st].Ops[pos].signal = true
+	}
+	op.depHi = int32(len(b.t.deps))
+	clear(b.deps)
+	op.class = b.class(p.name)
+	c := &b.t.Classes[op.class]
+	if p.failed {
+		c.Failed++
+	} else {
+		c.Ops++
+		c.Bytes += op.Done
+		c.Latency.Record(op.RecLatency)
+	}
+	start := p.end - int64(op.RecLatency)
+	if !b.any || start < b.first {
+		b.first = start
+	}
+	if !b.any || p.end > b.last {
+		b.last = p.end
+	}
+	b.any = true
+	op.Start = start // made relative to the first operation in finish
+	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, op)
+}
+
+func (b *builder) class(name string) int16 {
+	if c, ok := b.classes[name]; ok {
+		return c
+	}
+	c := int16(len(b.t.Classes))
+	b.classes[name] = c
+	b.t.Classes = append(b.t.Classes, Class{Name: name, Latency: metrics.NewHistogram()})
+	return c
+}
+
+// need says that the operation in progress found node n existing (it
+// succeeded on it): the first time the log says so of a node it did not
+// create, the node existed before, and the replay makes it, with its
+// parents, before the replay starts, or, inside a directory the log
+// created, just before op, untimed.
+func (b *builder) need(n int32, dir bool, op *Op) {
+	b.markDir(b.nodes[n].parent)
+	nd := &b.nodes[n]
+	if nd.seen || n == root {
+		if !nd.exists {
+			// Gone in the log's view and still used: the log lost a
+			// line. The replay makes it again where the log needs it.
+			b.setExists(n, true)
+			b.implied(n, op)
+		}
+		return
+	}
+	nd.seen, nd.dir = true, dir
+	b.setExists(n, true)
+	if b.insideCreated(n) {
+		b.implied(n, op)
+		return
+	}
+	b.initial(n)
+}
+
+// markDir records that n, which holds entries, is a directory, also
+// when the log first used it in a way that did not say so (a stat).
+func (b *builder) markDir(n int32) {
+	if n <= root || b.nodes[n].dir {
+		return
+	}
+	nd := &b.nodes[n]
+	nd.dir = true
+	if nd.entry >= 0 {
+		e := &b.t.Initial
+		if nd.implied {
+			e = &b.t.Implied
+		}
+		(*e)[nd.entry].Dir, (*e)[nd.entry].Size = true, 0
+	}
+}
+
+// insideCreated reports whether an ancestor of n was created by the log.
+func (b *builder) insideCreated(n int32) bool {
+	for p := b.nodes[n].parent; p > root; p = b.nodes[p].parent {
+		if b.nodes[p].created {
+			return true
+		}
+	}
+	return false
+}
+
+// initial adds n, after its ancestors, to the entries made first.
+func (b *builder) initial(n int32) {
+	nd := &b.nodes[n]
+	if p := nd.parent; p > root && !b.nodes[p].seen {
+		b.nodes[p].seen, b.nodes[p].dir = true, true
+		b.setExists(p, true)
+		b.initial(p)
+		nd = &b.nodes[n]
+	}
+	nd.entry, nd.implied = int32(len(b.t.Initial)), false
+	b.t.Initial = append(b.t.Initial, Entry{Path: b.pathOf(n), Dir: nd.dir})
+}
+
+// implied adds n to the entries made just before op.
+func (b *builder) implied(n int32, op *Op) {
+	nd := &b.nodes[n]
+	if op.prep < 0 {
+		op.prep = int32(len(b.t.Implied))
+	}
+	nd.entry, nd.implied = int32(len(b.t.Implied)), true
+	b.t.Implied = append(b.t.Implied, Entry{Path: b.pathOf(n), Dir: nd.dir})
+	op.prepN++
+}
+
+// created says that the operation made node n.
+func (b *builder) created(n int32, dir bool) {
+	nd := &b.nodes[n]
+	nd.seen, nd.created, nd.dir, nd.written = true, true, dir, true
+	b.setExists(n, true)
+}
+
+// setExists records whether n exists, counting its parent's children.
+func (b *builder) setExists(n int32, on bool) {
+	nd := &b.nodes[n]
+	if nd.exists == on || n == root {
+		return
+	}
+	nd.exists = on
+	if p := nd.parent; p >= 0 {
+		if on {
+			b.nodes[p].kids++
+		} else {
+			b.nodes[p].kids--
+		}
+	}
+}
+
+// emptied says that the operation removed directory n, which the log
+// shows empty: entries it still holds in the log's view are what the log
+// lost the removal of, and the replay removes them, untimed, first.
+func (b *builder) emptied(n int32, op *Op, r ref) {
+	if b.nodes[n].kids > 0 {
+		op.clear = true
+		b.t.Cleared++
+		for k, c := range b.dentries {
+			if k.parent == n && b.nodes[c].exists {
+				b.setExists(c, false)
+				b.removedBy(c, r)
+			}
+		}
+	}
+}
+
+// removedBy says that the operation at r removed node n. It comes after
+// the uses of the handles still open on n, which it may have to close
+// (closeLost).
+func (b *builder) removedBy(n int32, r ref) {
+	b.nodes[n].removed, b.nodes[n].hasRemoved = r, true
+	for _, h := range b.nodes[n].handles {
+		if !b.handles[h].closed {
+			b.touchHandle(h, r, true)
+		}
+	}
+}
+
+// closeLost closes, untimed, before the operation that removes its file,
+// each handle the log never releases: the log lost its release, and a
+// file system that keeps a removed file while it is open (FUSE's hidden
+// files) would otherwise keep it in its directory.
+func (b *builder) closeLost() {
+	lost := map[ref][]int32{}
+	for h := range b.handles {
+		hd := &b.handles[h]
+		if hd.closed || hd.node < 0 || !b.nodes[hd.node].hasRemoved {
+			continue
+		}
+		r := b.nodes[hd.node].removed
+		lost[r] = append(lost[r], int32(h))
+	}
+	for r, hs := range lost {
+		op := &b.t.Streams[r.stream].Ops[r.pos]
+		op.closeLo = int32(len(b.t.closes))
+		b.t.closes = append(b.t.closes, hs...)
+		op.closeHi = int32(len(b.t.closes))
+	}
+}
+
+// grow makes a file the log did not create at least size bytes long,
+// while the log has not changed it: what its reads and its attributes
+// show of its size before the recording.
+func (b *builder) grow(n int32, size int64) {
+	nd := &b.nodes[n]
+	if nd.written || nd.entry < 0 || nd.dir {
+		return
+	}
+	e := &b.t.Initial
+	if nd.implied {
+		e = &b.t.Implied
+	}
+	if size > (*e)[nd.entry].Size {
+		(*e)[nd.entry].Size = size
+	}
+}
+
+// finish makes the operations' start times relative to the recording's
+// first operation, and the trace's span.
+func (b *builder) finish() *Trace {
+	t := b.t
+	for i := range t.Streams {
+		ops := t.Streams[i].Ops
+		for j := range ops {
+			ops[j].Start -= b.first
+		}
+	}
+	if b.any {
+		t.Span = time.Duration(b.last - b.first)
+	}
+	t.Handles = len(b.handles)
+	b.closeLost()
+	return t
+}

@@ -1,0 +1,242 @@
+package replay
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/accesslog"
+)
+
+// fsb is the state of a log fsbench wrote (--access-log) being read: its
+// files are named by absolute paths, which the replay keeps below its run
+// directory, and its handles by the path a stream opened.
+type fsb struct {
+	b     *builder
+	open  map[streamPath]int32 // a stream's open handle of a path
+	paths map[string]int32     // path -> node, for the paths seen
+}
+
+type streamPath struct {
+	stream int32
+	path   string
+}
+
+func newFSB(b *builder) *fsb {
+	return &fsb{b: b, open: map[streamPath]int32{}, paths: map[string]int32{"": root, "/": root}}
+}
+
+// isPathArgs reports whether an argument list starts with a path (fsbench's
+// form) rather than an inode (JuiceFS's).
+func isPathArgs(args []byte) bool {
+	return len(args) > 1 && (args[1] == '/' || args[1] == '"')
+}
+
+// pathArgs splits fsbench's arguments "(path[,x,y])" or "(old,new)" into
+// the path(s) and the rest of the fields.
+func pathArgs(args []byte) (paths []string, rest [][]byte, ok bool) {
+	a := args[1 : len(args)-1]
+	for len(a) > 0 && len(paths) < 2 {
+		var p string
+		if a[0] == '"' {
+			q, err := strconv.QuotedPrefix(string(a))
+			if err != nil {
+				return nil, nil, false
+			}
+			if p, err = strconv.Unquote(q); err != nil {
+				return nil, nil, false
+			}
+			a = a[len(q):]
+		} else if a[0] == '/' {
+			k := bytes.IndexByte(a, ',')
+			if k < 0 {
+				k = len(a)
+			}
+			p, a = string(a[:k]), a[k:]
+		} else {
+			break
+		}
+		paths = append(paths, p)
+		if len(a) > 0 && a[0] == ',' {
+			a = a[1:]
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil, false
+	}
+	if len(a) > 0 {
+		rest = bytes.Split(a, []byte{','})
+	}
+	return paths, rest, true
+}
+
+// node is the node of an absolute path, its parents made as needed.
+func (f *fsb) node(path string) int32 {
+	if n, ok := f.paths[path]; ok {
+		return n
+	}
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return root
+	}
+	parent := f.node(path[:i])
+	n := f.b.child(parent, path[i+1:])
+	f.paths[path] = n
+	return n
+}
+
+// add adds one entry; false when it is not one the replay performs.
+func (f *fsb) add(e *accesslog.Entry, p *pending) bool {
+	paths, rest, ok := pathArgs(e.Args)
+	if !ok || !strings.HasPrefix(paths[0], "/") {
+		return false
+	}
+	b := f.b
+	n := f.node(paths[0])
+	s, pos := b.stream(p.pid)
+	r := ref{s, pos}
+	op := &p.op
+	op.path = b.pathOf(n)
+	parent := b.nodes[n].parent
+	switch p.name {
+	case "create", "mkdir":
+		b.need(parent, true, op)
+		b.touchNode(parent, r, false)
+		op.act = actMkdir
+		if p.name == "create" {
+			op.act, op.flags = actCreate, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY
+			op.handle = f.openHandle(r, paths[0], p.failed)
+		}
+		if !p.failed {
+			b.created(n, p.name == "mkdir")
+		}
+		b.touchNode(n, r, true)
+	case "open":
+		op.act, op.flags = actOpen, unix.O_RDWR
+		f.needed(n, false, p)
+		op.handle = f.openHandle(r, paths[0], p.failed)
+		b.touchNode(n, r, false)
+	case "read", "write", "fsync", "close":
+		return f.byHandle(e, rest, paths[0], n, p, s, r)
+	case "unlink", "rmdir":
+		op.act = actUnlink
+		if p.name == "rmdir" {
+			op.act = actRmdir
+		}
+		f.needed(n, p.name == "rmdir", p)
+		if !p.failed {
+			if p.name == "rmdir" {
+				b.emptied(n, op, r)
+			}
+			b.removedBy(n, r)
+			b.unlinkName(n)
+			delete(f.paths, paths[0])
+		}
+		b.touchNode(parent, r, false)
+		b.touchNode(n, r, true)
+	case "rename":
+		if len(paths) < 2 {
+			return false
+		}
+		return f.rename(paths, n, p, s, r)
+	case "stat", "chmod", "utime", "readdir":
+		op.act = fsbMeta[p.name]
+		f.needed(n, p.name == "readdir", p)
+		b.touchNode(n, r, p.name != "stat" && p.name != "readdir")
+	default:
+		return false
+	}
+	b.commit(p, s)
+	return true
+}
+
+// needed says that n exists when the operation succeeded.
+func (f *fsb) needed(n int32, dir bool, p *pending) {
+	if !p.failed {
+		f.b.need(n, dir, &p.op)
+	}
+}
+
+// openHandle is the handle an open or a create gave the stream.
+func (f *fsb) openHandle(r ref, path string, failed bool) int32 {
+	if failed {
+		return -1
+	}
+	h := f.b.newHandle(f.paths[path])
+	f.open[streamPath{r.stream, path}] = h
+	f.b.touchHandle(h, r, true)
+	return h
+}
+
+// byHandle adds read (path,size,off): done, write (path,size,off): done,
+// fsync (path) and close (path), on the stream's handle of path.
+func (f *fsb) byHandle(e *accesslog.Entry, rest [][]byte, path string, n int32, p *pending, s int32, r ref) bool {
+	b := f.b
+	op := &p.op
+	if (p.name == "read" || p.name == "write") && len(rest) < 2 {
+		return false
+	}
+	key := streamPath{s, path}
+	h, ok := f.open[key]
+	if !ok {
+		h = b.newHandle(n)
+		f.open[key] = h
+	}
+	op.handle = h
+	f.needed(n, false, p)
+	change := false
+	switch p.name {
+	case "read", "write":
+		size, ok1 := num(rest[0])
+		off, ok2 := num(rest[1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		op.act, op.Size, op.Off = actRead, int64(size), int64(off)
+		op.Done, _ = resultNum(e.Rest)
+		if p.name == "write" {
+			op.act, change = actWrite, true
+			b.nodes[n].written = true
+		} else {
+			b.grow(n, op.Off+op.Done)
+		}
+	case "fsync":
+		op.act = actFsync
+	case "close":
+		op.act = actClose
+		b.handles[h].closed = true
+		delete(f.open, key)
+	}
+	b.touchNode(n, r, change)
+	b.touchHandle(h, r, p.name == "close")
+	b.commit(p, s)
+	return true
+}
+
+// rename adds rename (old,new).
+func (f *fsb) rename(paths []string, n int32, p *pending, s int32, r ref) bool {
+	b := f.b
+	dst := f.node(paths[1])
+	op := &p.op
+	op.act, op.to = actRename, b.pathOf(dst)
+	from, to := b.nodes[n].parent, b.nodes[dst].parent
+	b.need(from, true, op)
+	b.need(to, true, op)
+	for _, x := range []int32{from, to, n, dst} {
+		b.touchNode(x, r, true)
+	}
+	if !p.failed {
+		b.need(n, false, op)
+		nd := b.nodes[dst]
+		b.move(n, to, nd.name)
+		delete(f.paths, paths[0])
+		f.paths[paths[1]] = n
+	}
+	b.commit(p, s)
+	return true
+}
+
+// fsbMeta are the actions of fsbench's metadata operations.
+var fsbMeta = map[string]action{"stat": actStat, "chmod": actChmod, "utime": actUtime, "readdir": actListDir}

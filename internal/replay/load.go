@@ -1,0 +1,203 @@
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/fsbench/fsbench/internal/accesslog"
+)
+
+// Formats of the logs Load reads.
+const (
+	FormatJuiceFS = "juicefs"
+	FormatFSBench = "fsbench"
+)
+
+// maxLine bounds a line: longer ones are counted as malformed.
+const maxLine = 1 << 20
+
+// errOther stands for a recorded failure whose text names no errno: the
+// replay then expects any error.
+const errOther = 0xFFFF
+
+// errnos maps the texts of errno values, as JuiceFS and fsbench write
+// them, to the values.
+var errnos = func() map[string]uint16 {
+	m := map[string]uint16{}
+	for e := syscall.Errno(1); e < 256; e++ {
+		if s := e.Error(); s != "" && !strings.HasPrefix(s, "errno ") {
+			m[s] = uint16(e)
+		}
+	}
+	return m
+}()
+
+// Load reads an access log (JuiceFS's or fsbench's; gzip-compressed or
+// plain) into a trace. Lines it does not replay are counted in
+// Trace.Skipped; it fails only when the log cannot be read or holds no
+// operation to replay.
+func Load(r io.Reader) (*Trace, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	l := newLoader()
+	for _, i := range l.order(data) {
+		l.line(l.lines[i])
+	}
+	t := l.b.finish()
+	if t.Ops() == 0 {
+		return t, errors.New("the log holds no operation to replay")
+	}
+	return t, nil
+}
+
+// order splits data into lines and returns the order to read them in:
+// by completion time, as the operations completed. JuiceFS writes its log
+// in that order; fsbench writes each worker's operations in batches, so
+// its log is only nearly in order.
+func (l *loader) order(data []byte) []int {
+	var times []int64
+	sorted := true
+	for len(data) > 0 {
+		line := data
+		if k := bytes.IndexByte(data, '\n'); k >= 0 {
+			line, data = data[:k], data[k+1:]
+		} else {
+			data = nil
+		}
+		t := int64(math.MinInt64) // lines that are not entries keep their place
+		if len(line) <= maxLine && l.p.Parse(line, &l.e) == nil {
+			t = l.e.Time
+		} else if n := len(times); n > 0 {
+			t = times[n-1]
+		}
+		if n := len(times); n > 0 && t < times[n-1] {
+			sorted = false
+		}
+		l.lines = append(l.lines, line)
+		times = append(times, t)
+	}
+	idx := make([]int, len(l.lines))
+	for i := range idx {
+		idx[i] = i
+	}
+	if !sorted {
+		sort.SliceStable(idx, func(a, b int) bool { return times[idx[a]] < times[idx[b]] })
+	}
+	return idx
+}
+
+// loader holds the state of one Load.
+type loader struct {
+	p     *accesslog.Parser
+	e     accesslog.Entry
+	b     *builder
+	jfs   *jfs
+	fsb   *fsb
+	st    *strc
+	names map[string]string // interned operation names
+	lines [][]byte
+}
+
+func newLoader() *loader {
+	b := newBuilder("")
+	f := newFSB(b)
+	return &loader{p: accesslog.NewParser(nil), b: b, jfs: newJFS(b), fsb: f, st: newStrace(f), names: map[string]string{}}
+}
+
+// line reads one line of the log.
+func (l *loader) line(line []byte) {
+	sk := &l.b.t.Skipped
+	sk.Lines++
+	if len(line) > maxLine {
+		sk.Malformed++
+		return
+	}
+	if isStrace(line) {
+		l.strace(line)
+		return
+	}
+	e := &l.e
+	if err := l.p.Parse(line, e); err != nil {
+		if errors.Is(err, accesslog.ErrBlank) || errors.Is(err, accesslog.ErrKeepAlive) {
+			sk.Blank++
+		} else {
+			sk.Malformed++
+		}
+		return
+	}
+	name := l.intern(e.Op)
+	p := pending{op: Op{handle: -1, prep: -1, RecLatency: e.Latency}, pid: e.PID, name: name, end: e.Time}
+	if !e.OK() {
+		p.failed = true
+		p.op.errno = errOther
+		if v, ok := errnos[string(e.Status)]; ok {
+			p.op.errno = v
+		}
+	}
+	var added bool
+	if isPathArgs(e.Args) {
+		l.setFormat(FormatFSBench)
+		added = l.fsb.add(e, &p)
+	} else {
+		f := fields(e.Args)
+		if virtual(f, name) {
+			sk.Virtual++
+			return
+		}
+		l.setFormat(FormatJuiceFS)
+		added = l.jfs.add(e, f, &p)
+	}
+	if !added {
+		clear(l.b.deps)
+		sk.Unsupported[name]++
+	}
+}
+
+func (l *loader) setFormat(f string) {
+	if l.b.t.Format == "" {
+		l.b.t.Format = f
+	}
+}
+
+func (l *loader) intern(b []byte) string {
+	name, ok := l.names[string(b)]
+	if !ok {
+		name = string(b)
+		l.names[name] = name
+	}
+	return name
+}
+
+// strace reads one line of strace's output.
+func (l *loader) strace(line []byte) {
+	sk := &l.b.t.Skipped
+	l.setFormat(FormatStrace)
+	c, ok, bad := l.st.parseStrace(line)
+	switch {
+	case bad:
+		sk.Malformed++
+		return
+	case !ok:
+		sk.Blank++ // an exit, a signal, or the first half of a call
+		return
+	}
+	name := l.intern([]byte(c.name))
+	p := pending{op: Op{handle: -1, prep: -1, RecLatency: c.lat, errno: c.errno}, pid: c.pid, name: name,
+		end: c.start + int64(c.lat), failed: c.errno != 0}
+	added, virtual := l.st.add(&c, &p)
+	switch {
+	case virtual:
+		sk.Virtual++
+	case !added:
+		clear(l.b.deps)
+		sk.Unsupported[name]++
+	}
+}

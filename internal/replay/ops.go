@@ -1,0 +1,181 @@
+package replay
+
+import (
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// do performs one operation and returns the bytes it moved.
+func (p *player) do(op *Op, buf []byte) (int64, error) {
+	path := p.dir + op.path
+	switch op.act {
+	case actStat:
+		var st unix.Stat_t
+		return 0, unix.Fstatat(unix.AT_FDCWD, path, &st, unix.AT_SYMLINK_NOFOLLOW)
+	case actAccess:
+		return 0, unix.Faccessat(unix.AT_FDCWD, path, unix.F_OK, 0)
+	case actStatfs:
+		var st unix.Statfs_t
+		return 0, unix.Statfs(path, &st)
+	case actCreate, actOpen, actOpenDir:
+		return 0, p.open(op, path)
+	case actRead, actWrite:
+		return p.readWrite(op, buf)
+	case actListDir:
+		return 0, listDir(path, buf)
+	}
+	return 0, p.meta(op, path)
+}
+
+// meta performs the operations that move no data.
+func (p *player) meta(op *Op, path string) error {
+	switch op.act {
+	case actFlush, actFsync, actReadDir, actClose:
+		return p.onHandle(op)
+	case actMkdir:
+		return unix.Mkdir(path, 0o755)
+	case actRmdir:
+		return unix.Rmdir(path)
+	case actUnlink:
+		return unix.Unlink(path)
+	case actRename:
+		return unix.Rename(path, p.dir+op.to)
+	case actChmod:
+		return unix.Chmod(path, 0o644)
+	case actUtime:
+		return unix.UtimesNanoAt(unix.AT_FDCWD, path, nil, 0)
+	case actTruncate:
+		return unix.Truncate(path, op.Size)
+	}
+	return nil
+}
+
+// open opens a file or a directory, keeping the handle when the
+// recording used it later.
+func (p *player) open(op *Op, path string) error {
+	flags := int(op.flags)
+	if op.act == actOpenDir {
+		flags = unix.O_RDONLY | unix.O_DIRECTORY
+	}
+	fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	if op.handle < 0 {
+		return unix.Close(fd)
+	}
+	if old := p.fds[op.handle].Swap(int32(fd)); old >= 0 {
+		unix.Close(int(old))
+	}
+	return nil
+}
+
+// fd is the operation's open handle, EBADF when it has none.
+func (p *player) fd(op *Op) (int, error) {
+	if op.handle < 0 {
+		return -1, unix.EBADF
+	}
+	fd := p.fds[op.handle].Load()
+	if fd < 0 {
+		return -1, unix.EBADF
+	}
+	return int(fd), nil
+}
+
+// onHandle performs flush (the close of a duplicate, which is what a
+// file system sees of a close while the file stays open), fsync, a
+// directory read and close.
+func (p *player) onHandle(op *Op) error {
+	fd, err := p.fd(op)
+	if err != nil {
+		return err
+	}
+	switch op.act {
+	case actFlush:
+		d, err := unix.Dup(fd)
+		if err != nil {
+			return err
+		}
+		return unix.Close(d)
+	case actFsync:
+		return unix.Fsync(fd)
+	case actReadDir:
+		var b [32 << 10]byte
+		_, err := unix.Getdents(fd, b[:])
+		return err
+	}
+	if !p.fds[op.handle].CompareAndSwap(int32(fd), -1) {
+		return unix.EBADF
+	}
+	return unix.Close(fd)
+}
+
+// readWrite reads or writes op.Size bytes at op.Off, in pieces of the
+// buffer's size; a read ends at the end of the file.
+func (p *player) readWrite(op *Op, buf []byte) (int64, error) {
+	fd, err := p.fd(op)
+	if err != nil {
+		return 0, err
+	}
+	var done int64
+	for done < op.Size {
+		n := min(int64(len(buf)), op.Size-done)
+		b, off := buf[:n], op.Off+done
+		var k int
+		if op.act == actWrite {
+			p.pat.Fill(b, uint64(op.handle), off)
+			k, err = unix.Pwrite(fd, b, off)
+		} else {
+			k, err = unix.Pread(fd, b, off)
+		}
+		done += int64(max(k, 0))
+		if err != nil || k == 0 || op.act == actRead && int64(k) < n {
+			break
+		}
+	}
+	return done, err
+}
+
+// listDir reads every entry of a directory.
+func listDir(path string, buf []byte) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil || n == 0 {
+			unix.Close(fd)
+			return err
+		}
+	}
+}
+
+// make makes an entry the recording used without creating it: a
+// directory, or a file of its size, with its parents.
+func (p *player) make(e Entry, buf []byte) error {
+	path := p.dir + e.Path
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if e.Dir {
+		return unix.Mkdir(path, 0o755)
+	}
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	for off := int64(0); off < e.Size; {
+		b := buf[:min(int64(len(buf)), e.Size-off)]
+		p.pat.Fill(b, uint64(len(e.Path)), off)
+		n, err := unix.Pwrite(fd, b, off)
+		if err != nil {
+			unix.Close(fd)
+			return err
+		}
+		off += int64(n)
+	}
+	return unix.Close(fd)
+}

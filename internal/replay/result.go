@@ -1,0 +1,56 @@
+package replay
+
+import (
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// fill puts the replay's measurement into res: a row for the whole
+// replay and one per type of operation (replay-read, ...), with the
+// recording's figures beside them in res.Replay.
+func fill(res *report.Result, r *engine.Result, t *Trace, o Options) {
+	all := row(r, "replay", "Replay", "one recorded operation")
+	res.Phases = append(res.Phases, all)
+	rp := &report.Replay{Log: o.Log, Format: t.Format, Streams: len(t.Streams), Speed: o.Speed,
+		RecordedSeconds: t.Span.Seconds(), Seconds: r.Elapsed.Seconds(),
+		Prepared: len(t.Initial) + len(t.Implied), Emptied: t.Cleared,
+		Lines: t.Skipped.Lines, Blank: t.Skipped.Blank, Malformed: t.Skipped.Malformed, Virtual: t.Skipped.Virtual}
+	if rp.Seconds > 0 && !r.Incomplete {
+		rp.Speedup = rp.RecordedSeconds / rp.Seconds
+	}
+	for _, n := range t.Skipped.UnsupportedNames() {
+		rp.Unsupported = append(rp.Unsupported, report.OpCount{Op: n, Count: t.Skipped.Unsupported[n]})
+	}
+	for i, c := range t.Classes {
+		ok, failed := classOf(r, 2*i), classOf(r, 2*i+1)
+		res.Phases = append(res.Phases, row(ok, "replay-"+c.Name, "  "+c.Name, c.Name))
+		rp.Ops = append(rp.Ops, report.ReplayOp{Op: c.Name, Ops: ok.Ops, Bytes: ok.Bytes, Failed: failed.Ops,
+			Errors: ok.Errors, Latency: ok.Hist.Summary(),
+			Recorded: report.RecordedOps{Ops: c.Ops, Bytes: c.Bytes, Failed: c.Failed, Latency: c.Latency.Summary()}})
+	}
+	res.Replay = rp
+}
+
+// classOf is the measurement of one class of the replay, over the
+// replay's time.
+func classOf(r *engine.Result, i int) *engine.Result {
+	out := &engine.Result{Workers: r.Workers, Elapsed: r.Elapsed, Hist: metrics.NewHistogram(), Incomplete: r.Incomplete}
+	if i < len(r.Classes) {
+		c := r.Classes[i]
+		out.Ops, out.Items, out.Bytes, out.Errors = c.Ops, c.Ops, c.Bytes, c.Errors
+		out.Hist.Merge(c.Hist)
+	}
+	return out
+}
+
+// row is one row of the table: operations per second, and the mean
+// latency as the cost.
+func row(r *engine.Result, name, title, of string) report.Phase {
+	r.Name, r.Title = name, title
+	p := r.Report()
+	p.Value = report.Measure{Value: p.OpsPerSec, Unit: "ops/s"}
+	p.Cost = report.Measure{Value: p.Latency.Mean / 1000, Unit: "ms/op"}
+	p.LatencyOf = of
+	return p
+}

@@ -1,0 +1,183 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/bench"
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/pattern"
+	"github.com/fsbench/fsbench/internal/profile"
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// Options are the parameters of one replay.
+type Options struct {
+	Log  string // the access log, plain or gzip-compressed
+	Path string // the directory to replay in (in a directory of its own)
+	// Speed is the pace: 0 as fast as possible, 1 as recorded, 2 twice as
+	// fast.
+	Speed float64
+	Keep  bool
+	Hooks Hooks
+}
+
+// Hooks are the run's callbacks to its caller; all are optional.
+type Hooks struct {
+	// Loaded is called once the log is read, Started when the replay
+	// starts, with its engine and the number of operations, and Finished
+	// when it ends.
+	Loaded   func(t *Trace)
+	Started  func(e *engine.Engine, ops int64)
+	Finished func(e *engine.Engine)
+	// Created, Removed and Warn are bench's (bench.Hooks).
+	Created func(left string)
+	Removed func()
+	Warn    func(msg string)
+}
+
+// ErrBadInput is wrapped by errors the user fixes by changing the
+// command line: a log that cannot be read or holds nothing to replay, a
+// PATH that is not a directory, a speed out of range.
+var ErrBadInput = errors.New("bad input")
+
+type badInput struct{ err error }
+
+func (b *badInput) Error() string   { return b.err.Error() }
+func (b *badInput) Unwrap() []error { return []error{ErrBadInput, b.err} }
+
+// Validate checks the options before anything is read or made.
+func (o *Options) Validate() error {
+	switch {
+	case o.Log == "":
+		return errors.New("a LOG to replay is required")
+	case o.Path == "":
+		return errors.New("a PATH to replay in is required")
+	case math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed < 0:
+		return fmt.Errorf("--speed %v: want 0 (as fast as possible) or more", o.Speed)
+	}
+	return nil
+}
+
+// ReadLog reads and parses the log at path.
+func ReadLog(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("open log: %w", err)}
+	}
+	defer f.Close()
+	r, err := profile.Decompress(f)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
+	}
+	t, err := Load(r)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("log %s: %w", path, err)}
+	}
+	return t, nil
+}
+
+// Run replays o.Log in a new directory under o.Path and fills res. It
+// returns what was measured with any error; on cancellation the result is
+// marked interrupted and the error wraps ctx.Err(). Everything it makes is
+// below that directory, removed at the end unless Keep is set.
+func Run(ctx context.Context, o Options, res *report.Result) error {
+	if err := o.Validate(); err != nil {
+		return &badInput{err}
+	}
+	t, err := ReadLog(o.Log)
+	if err != nil {
+		return err
+	}
+	if o.Hooks.Loaded != nil {
+		o.Hooks.Loaded(t)
+	}
+	abs, err := bench.OpenTarget(o.Path, res)
+	if err != nil {
+		return err
+	}
+	res.Parameters = params(o, t)
+	bo := bench.Options{Path: o.Path, Keep: o.Keep,
+		Hooks: bench.Hooks{Created: o.Hooks.Created, Removed: o.Hooks.Removed, Warn: o.Hooks.Warn}}
+	dir, err := bench.MakeRunDir(bo, abs)
+	if err != nil {
+		return err
+	}
+	warn := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		res.Warnings = append(res.Warnings, msg)
+		if o.Hooks.Warn != nil {
+			o.Hooks.Warn(msg)
+		}
+	}
+	defer dir.Remove(warn)
+	p := newPlayer(t, dir.Path(), o.Speed, pattern.RandomSeed())
+	if err := p.makeInitial(ctx); err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return ctx.Err()
+		}
+		return &bench.Error{Phase: "prepare", Err: err}
+	}
+	eng := engine.New(len(t.Streams))
+	if o.Hooks.Started != nil {
+		o.Hooks.Started(eng, t.Ops())
+	}
+	r, err := eng.Run(ctx, p.phase())
+	p.closeAll()
+	if o.Hooks.Finished != nil {
+		o.Hooks.Finished(eng)
+	}
+	fill(res, r, t, o)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+		return ctx.Err()
+	}
+	if err != nil {
+		return &bench.Error{Phase: "replay", Err: err}
+	}
+	return nil
+}
+
+// makeInitial makes what the recording used without creating it, before
+// the replay starts.
+func (p *player) makeInitial(ctx context.Context) error {
+	buf := make([]byte, min(p.bufSize, 1<<20))
+	for _, e := range p.t.Initial {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := p.make(e, buf); err != nil {
+			return fmt.Errorf("make %s: %w", p.dir+e.Path, err)
+		}
+	}
+	return nil
+}
+
+// closeAll closes the handles the recording left open.
+func (p *player) closeAll() {
+	for i := range p.fds {
+		if fd := p.fds[i].Swap(-1); fd >= 0 {
+			unix.Close(int(fd))
+		}
+	}
+}
+
+// params are the replay's parameters.
+func params(o Options, t *Trace) report.Params {
+	speed := "as fast as possible"
+	if o.Speed > 0 {
+		speed = fmt.Sprintf("%gx as recorded", o.Speed)
+	}
+	return report.Params{
+		{Key: "log", Label: "Log", Value: o.Log, Display: o.Log},
+		{Key: "format", Label: "Format", Value: t.Format, Display: t.Format},
+		{Key: "streams", Label: "Streams", Value: len(t.Streams), Display: fmt.Sprint(len(t.Streams))},
+		{Key: "speed", Label: "Speed", Value: o.Speed, Display: speed},
+	}
+}

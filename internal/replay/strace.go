@@ -1,0 +1,513 @@
+package replay
+
+import (
+	"bytes"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// FormatStrace is the output of strace -f -ttt -T -y:
+//
+//	3760  1795570281.950820 openat(4</tmp/out>, "./a.txt", O_WRONLY|O_CREAT|O_EXCL, 0600) = 5</tmp/out/a.txt> <0.000059>
+//
+// the thread id, the start time, the call with its arguments (file
+// descriptors followed by their paths), the result and the time spent.
+const FormatStrace = "strace"
+
+// strc is the state of an strace log being read.
+type strc struct {
+	f       *fsb
+	fds     map[pidFD]*stFD
+	pending map[uint32][]byte // a thread's unfinished call
+}
+
+type pidFD struct {
+	pid uint32
+	fd  int
+}
+
+// stFD is an open file descriptor of the recording: its handle and the
+// file position that read and write use.
+type stFD struct {
+	h    int32
+	path string
+	pos  int64
+}
+
+func newStrace(f *fsb) *strc {
+	return &strc{f: f, fds: map[pidFD]*stFD{}, pending: map[uint32][]byte{}}
+}
+
+// isStrace reports whether a line is strace's: "PID SECONDS.MICROS call(".
+func isStrace(line []byte) bool {
+	i := bytes.IndexByte(line, ' ')
+	if i <= 0 || !allDigits(line[:i]) {
+		return false
+	}
+	rest := bytes.TrimLeft(line[i:], " ")
+	j := bytes.IndexByte(rest, ' ')
+	if j < 0 {
+		return false
+	}
+	ts := rest[:j]
+	dot := bytes.IndexByte(ts, '.')
+	return dot > 0 && allDigits(ts[:dot]) && allDigits(ts[dot+1:])
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// call is one parsed system call.
+type call struct {
+	pid   uint32
+	start int64 // ns since the epoch
+	name  string
+	args  []string
+	ret   string // the result, with its path: "5</tmp/out/a.txt>"
+	errno uint16
+	lat   time.Duration
+}
+
+// parseStrace reads one line; ok is false for lines that are not a
+// complete call (a signal, an exit, an unfinished call kept for its
+// resumption).
+func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
+	i := bytes.IndexByte(line, ' ')
+	pid, _ := strconv.ParseUint(string(line[:i]), 10, 32)
+	c.pid = uint32(pid)
+	rest := bytes.TrimLeft(line[i:], " ")
+	j := bytes.IndexByte(rest, ' ')
+	sec, err := strconv.ParseFloat(string(rest[:j]), 64)
+	if err != nil {
+		return c, false, true
+	}
+	c.start = int64(sec * 1e9)
+	body := rest[j+1:]
+	if bytes.HasPrefix(body, []byte("+++")) || bytes.HasPrefix(body, []byte("---")) {
+		return c, false, false
+	}
+	if k := bytes.Index(body, []byte(" <unfinished ...>")); k >= 0 {
+		s.pending[c.pid] = append([]byte(nil), body[:k]...)
+		return c, false, false
+	}
+	if bytes.HasPrefix(body, []byte("<... ")) {
+		k := bytes.Index(body, []byte(" resumed>"))
+		head, have := s.pending[c.pid]
+		if k < 0 || !have {
+			return c, false, true
+		}
+		delete(s.pending, c.pid)
+		body = append(head, body[k+len(" resumed>"):]...)
+	}
+	return c, parseCall(body, &c), false
+}
+
+// parseCall reads "name(args) = ret <lat>".
+func parseCall(body []byte, c *call) bool {
+	open := bytes.IndexByte(body, '(')
+	lt := bytes.LastIndex(body, []byte(" <"))
+	eq := bytes.LastIndex(body, []byte(") = "))
+	if open <= 0 || eq < open || lt < eq+4 || body[len(body)-1] != '>' {
+		return false
+	}
+	lat, ok := seconds(body[lt+2 : len(body)-1])
+	if !ok {
+		return false
+	}
+	c.name, c.lat = string(body[:open]), lat
+	c.args = splitArgs(string(body[open+1 : eq]))
+	ret := string(body[eq+4 : lt])
+	if strings.HasPrefix(ret, "-1 ") {
+		f := strings.Fields(ret)
+		c.errno = errOther
+		if len(f) > 1 {
+			if e, ok := errnoNames[f[1]]; ok {
+				c.errno = e
+			}
+		}
+		ret = "-1"
+	}
+	c.ret = ret
+	return true
+}
+
+// seconds reads "0.000059".
+func seconds(b []byte) (time.Duration, bool) {
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || v < 0 || v > 1e6 {
+		return 0, false
+	}
+	return time.Duration(v * 1e9), true
+}
+
+// splitArgs splits strace's arguments at the commas outside strings,
+// brackets, braces and paths.
+func splitArgs(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{', '(', '<':
+			depth++
+		case ']', '}', ')', '>':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	if rest := strings.TrimSpace(s[start:]); rest != "" || len(out) > 0 {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// fdPath reads "5</tmp/out/a.txt>" (or "AT_FDCWD</tmp>"): the number
+// (-100 for AT_FDCWD) and the path.
+func fdPath(a string) (int, string, bool) {
+	i := strings.IndexByte(a, '<')
+	if i < 0 || !strings.HasSuffix(a, ">") {
+		return 0, "", false
+	}
+	p := a[i+1 : len(a)-1]
+	if a[:i] == "AT_FDCWD" {
+		return unix.AT_FDCWD, p, true
+	}
+	n, err := strconv.Atoi(a[:i])
+	return n, p, err == nil
+}
+
+// quoted reads a string argument.
+func quoted(a string) (string, bool) {
+	a = strings.TrimSuffix(a, "...")
+	v, err := strconv.Unquote(a)
+	return v, err == nil
+}
+
+// under resolves a path argument against its directory argument.
+func under(dir, p string) string {
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	return path.Join(dir, p)
+}
+
+// replayable reports whether a path is a file of the workload: not a
+// pipe, socket or the like, nor under /proc, /sys or /dev.
+func replayable(p string) bool {
+	return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "/proc/") && !strings.HasPrefix(p, "/sys/") &&
+		!strings.HasPrefix(p, "/dev/") && p != "/dev" && p != "/proc" && p != "/sys"
+}
+
+// pathArg is the path a call names: argument i, relative to the
+// directory descriptor in argument i-1 when dirfd is set.
+func pathArg(c *call, i int, dirfd bool) (string, bool) {
+	if i >= len(c.args) {
+		return "", false
+	}
+	p, ok := quoted(c.args[i])
+	if !ok {
+		return "", false
+	}
+	dir := "/"
+	if dirfd {
+		_, d, ok := fdPath(c.args[i-1])
+		if !ok {
+			return "", false
+		}
+		dir = d
+	}
+	if p == "" { // AT_EMPTY_PATH: the descriptor itself
+		return path.Clean(dir), true
+	}
+	return under(dir, p), true
+}
+
+// pathCalls are the calls on a path: the argument of the path, whether a
+// directory descriptor precedes it, and the replay's action.
+var pathCalls = map[string]struct {
+	arg   int
+	dirfd bool
+	act   action
+}{
+	"open": {0, false, actOpen}, "creat": {0, false, actOpen}, "openat": {1, true, actOpen},
+	"stat": {0, false, actStat}, "lstat": {0, false, actStat}, "newfstatat": {1, true, actStat},
+	"fstatat64": {1, true, actStat}, "statx": {1, true, actStat},
+	"access": {0, false, actAccess}, "faccessat": {1, true, actAccess}, "faccessat2": {1, true, actAccess},
+	"statfs": {0, false, actStatfs},
+	"unlink": {0, false, actUnlink}, "unlinkat": {1, true, actUnlink}, "rmdir": {0, false, actRmdir},
+	"mkdir": {0, false, actMkdir}, "mkdirat": {1, true, actMkdir},
+	"rename": {0, false, actRename}, "renameat": {1, true, actRename}, "renameat2": {1, true, actRename},
+}
+
+// fdCalls are the calls on a file descriptor.
+var fdCalls = map[string]action{
+	"read": actRead, "write": actWrite, "pread64": actRead, "pwrite64": actWrite,
+	"close": actClose, "fsync": actFsync, "fdatasync": actFsync, "getdents64": actReadDir, "fstat": actStat,
+}
+
+// add adds one call; false when it is not one the replay performs (or a
+// call on something that is not a file of the workload: virtual is then
+// set).
+func (s *strc) add(c *call, p *pending) (added, virtual bool) {
+	if spec, ok := pathCalls[c.name]; ok {
+		pth, ok := pathArg(c, spec.arg, spec.dirfd)
+		if !ok {
+			return false, false
+		}
+		if !replayable(pth) {
+			return false, true
+		}
+		return s.onPath(c, p, spec.act, pth), false
+	}
+	act, ok := fdCalls[c.name]
+	if c.name == "lseek" {
+		s.seek(c)
+	}
+	if !ok || len(c.args) == 0 {
+		return false, false
+	}
+	fd, pth, ok := fdPath(c.args[0])
+	if !ok || !replayable(pth) {
+		return false, ok
+	}
+	return s.onFD(c, p, act, fd, pth), false
+}
+
+// seek follows lseek's new position; lseek itself is not replayed.
+func (s *strc) seek(c *call) {
+	if len(c.args) == 0 {
+		return
+	}
+	fd, _, ok := fdPath(c.args[0])
+	if d := s.fds[pidFD{c.pid, fd}]; ok && d != nil {
+		if v, err := strconv.ParseInt(c.ret, 10, 64); err == nil && v >= 0 {
+			d.pos = v
+		}
+	}
+}
+
+// errnoNames maps errno names (ENOENT) to their values.
+var errnoNames = func() map[string]uint16 {
+	m := map[string]uint16{}
+	for e := unix.Errno(1); e < 256; e++ {
+		if n := unix.ErrnoName(e); n != "" {
+			m[n] = uint16(e)
+		}
+	}
+	return m
+}()
+
+// openFlags reads open's flags, "O_WRONLY|O_CREAT|O_EXCL", keeping those
+// that say how the file is used.
+func stFlags(a string) int32 {
+	var v int32
+	for _, f := range strings.Split(a, "|") {
+		switch f {
+		case "O_WRONLY":
+			v |= unix.O_WRONLY
+		case "O_RDWR":
+			v |= unix.O_RDWR
+		case "O_CREAT":
+			v |= unix.O_CREAT
+		case "O_EXCL":
+			v |= unix.O_EXCL
+		case "O_TRUNC":
+			v |= unix.O_TRUNC
+		case "O_APPEND":
+			v |= unix.O_APPEND
+		case "O_DIRECTORY":
+			v |= unix.O_DIRECTORY
+		case "O_NOFOLLOW":
+			v |= unix.O_NOFOLLOW
+		case "O_PATH":
+			v |= unix.O_PATH
+		}
+	}
+	return v
+}
+
+// onPath adds a call on a path.
+func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
+	spec := pathCalls[c.name]
+	b := s.f.b
+	if _, resolved, ok := fdPath(c.ret); act == actOpen && ok && replayable(resolved) {
+		pth = resolved // the file a symbolic link led to
+	}
+	n := s.f.node(pth)
+	st, pos := b.stream(c.pid)
+	r := ref{st, pos}
+	op := &p.op
+	op.act, op.path = act, b.pathOf(n)
+	parent := b.nodes[n].parent
+	b.touchNode(parent, r, false)
+	switch act {
+	case actOpen:
+		return s.open(c, p, n, spec.arg+1, r)
+	case actStat, actAccess, actStatfs:
+		s.f.needed(n, false, p)
+		b.touchNode(n, r, false)
+	case actUnlink, actRmdir:
+		if c.name == "rmdir" || c.name == "unlinkat" && len(c.args) > 2 && strings.Contains(c.args[2], "AT_REMOVEDIR") {
+			op.act = actRmdir
+		}
+		s.f.needed(n, op.act == actRmdir, p)
+		if !p.failed {
+			if op.act == actRmdir {
+				b.emptied(n, op, r)
+			}
+			b.removedBy(n, r)
+			b.unlinkName(n)
+			delete(s.f.paths, pth)
+		}
+		b.touchNode(n, r, true)
+	case actMkdir:
+		if !p.failed {
+			b.created(n, true)
+		} else if op.errno == uint16(unix.EEXIST) {
+			b.need(n, true, op)
+		}
+		b.touchNode(n, r, true)
+	case actRename:
+		to, ok := pathArg(c, spec.arg+1+btoi(spec.dirfd), spec.dirfd)
+		if !ok || !replayable(to) {
+			return false
+		}
+		return s.f.rename([]string{pth, to}, n, p, st, r)
+	}
+	b.commit(p, st)
+	return true
+}
+
+func btoi(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// open adds an open, whose flags are argument fa, keeping the descriptor
+// it returned.
+func (s *strc) open(c *call, p *pending, n int32, fa int, r ref) bool {
+	b := s.f.b
+	op := &p.op
+	flags := int32(unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC) // creat
+	if c.name != "creat" {
+		if fa >= len(c.args) {
+			return false
+		}
+		flags = stFlags(c.args[fa])
+	}
+	op.flags = flags
+	nd := &b.nodes[n]
+	switch {
+	case p.failed:
+	case flags&unix.O_CREAT != 0 && !(nd.seen && nd.exists):
+		op.act = actCreate
+		b.created(n, false)
+	default:
+		b.need(n, flags&unix.O_DIRECTORY != 0, op)
+	}
+	b.touchNode(n, r, op.act == actCreate || flags&unix.O_TRUNC != 0)
+	if fd, _, ok := fdPath(c.ret); ok && !p.failed {
+		op.handle = b.newHandle(n)
+		s.fds[pidFD{c.pid, fd}] = &stFD{h: op.handle}
+		b.touchHandle(op.handle, r, true)
+	}
+	b.commit(p, r.stream)
+	return true
+}
+
+// onFD adds a call on a file descriptor.
+func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
+	b := s.f.b
+	n := s.f.node(pth)
+	key := pidFD{c.pid, fd}
+	d := s.fds[key]
+	if d == nil {
+		// Opened before the recording, or by another thread: the replay
+		// opens it before its first use.
+		d = &stFD{h: b.newHandle(n)}
+		s.fds[key] = d
+	}
+	st, pos := b.stream(c.pid)
+	r := ref{st, pos}
+	op := &p.op
+	op.act, op.path, op.handle = act, b.pathOf(n), d.h
+	if act == actStat {
+		op.handle = -1
+	}
+	s.f.needed(n, act == actReadDir, p)
+	change := false
+	switch act {
+	case actRead, actWrite, actReadDir:
+		if !s.transfer(c, p, d, n) {
+			return false
+		}
+		change = act == actWrite
+	case actClose:
+		b.handles[d.h].closed = true
+		delete(s.fds, key)
+	}
+	b.touchNode(n, r, change)
+	b.touchHandle(d.h, r, act == actClose)
+	b.commit(p, st)
+	return true
+}
+
+// transfer fills a read's, a write's or a getdents64's size, offset and
+// bytes done, and moves the descriptor's position.
+func (s *strc) transfer(c *call, p *pending, d *stFD, n int32) bool {
+	op := &p.op
+	if len(c.args) < 3 {
+		return false
+	}
+	size, err := strconv.ParseInt(c.args[2], 10, 64)
+	if err != nil {
+		return false
+	}
+	done, _ := strconv.ParseInt(c.ret, 10, 64)
+	done = max(done, 0)
+	off, positioned := d.pos, strings.HasPrefix(c.name, "p")
+	if positioned {
+		if len(c.args) < 4 {
+			return false
+		}
+		if off, err = strconv.ParseInt(c.args[3], 10, 64); err != nil {
+			return false
+		}
+	}
+	op.Size, op.Off = size, off
+	if op.act == actReadDir {
+		return true
+	}
+	op.Done = done
+	if op.act == actWrite {
+		op.Size = done
+		s.f.b.nodes[n].written = true
+	} else {
+		s.f.b.grow(n, off+done)
+	}
+	if !positioned {
+		d.pos += done
+	}
+	return true
+}

@@ -1,0 +1,100 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// TestReplayStrace records a real program, tar extracting an archive,
+// with strace, and replays the trace in another directory: every call the
+// replay performs is replayed as often as recorded, with the recorded
+// bytes, and the files tar wrote have, in the replay's directory, the
+// sizes tar gave them.
+func TestReplayStrace(t *testing.T) {
+	straceBin, err := testenv.LookPath("strace")
+	if err != nil {
+		testenv.Unavailable(t, "strace not installed")
+	}
+	work := t.TempDir()
+	src, out := filepath.Join(work, "src"), filepath.Join(work, "out")
+	sizes := map[string]int{"a.txt": 6, "sub/b.bin": 100000, "sub/deeper/c.bin": 70000, "empty": 0}
+	for name, n := range sizes {
+		p := filepath.Join(src, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, bytes.Repeat([]byte{'x'}, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(out, 0o755)
+	archive := filepath.Join(work, "a.tar")
+	if b, err := exec.Command("tar", "cf", archive, "-C", src, ".").CombinedOutput(); err != nil {
+		t.Fatalf("tar cf: %v %s", err, b)
+	}
+	log := filepath.Join(work, "trace.log")
+	if b, err := exec.Command(straceBin, "-f", "-ttt", "-T", "-y", "-o", log, "tar", "xf", archive, "-C", out).CombinedOutput(); err != nil {
+		t.Fatalf("strace tar xf: %v %s", err, b)
+	}
+	dest := t.TempDir()
+	res := &report.Result{}
+	if err := Run(context.Background(), Options{Log: log, Path: dest, Keep: true}, res); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	rp := res.Replay
+	if rp.Format != FormatStrace || res.Phases[0].Errors != 0 {
+		t.Fatalf("format %s, errors %q", rp.Format, res.Phases[0].ErrorSamples)
+	}
+	written := writtenTo(t, log, out)
+	for _, o := range rp.Ops {
+		if o.Ops != o.Recorded.Ops || o.Bytes != o.Recorded.Bytes || o.Failed != o.Recorded.Failed || o.Errors != 0 {
+			t.Errorf("%s: replayed %d ops, %d bytes, %d failed, %d differed; recorded %d, %d, %d",
+				o.Op, o.Ops, o.Bytes, o.Failed, o.Errors, o.Recorded.Ops, o.Recorded.Bytes, o.Recorded.Failed)
+		}
+		if o.Op == "write" && o.Bytes < written {
+			t.Errorf("write: %d bytes replayed, the trace writes %d to %s", o.Bytes, written, out)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(dest, "fsbench-*"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories: %v", runs)
+	}
+	for name, n := range sizes {
+		st, err := os.Stat(filepath.Join(runs[0], out, name))
+		if err != nil || st.Size() != int64(n) {
+			t.Errorf("%s in the replay: %v, want %d bytes", name, err, n)
+		}
+	}
+}
+
+// writtenTo sums the bytes the trace's write calls put in files below dir.
+func writtenTo(t *testing.T, log, dir string) int64 {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	re := regexp.MustCompile(`^\d+ +[\d.]+ write\(\d+<` + regexp.QuoteMeta(dir) + `/.*\) = (\d+) <`)
+	var n int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			v, _ := strconv.ParseInt(m[1], 10, 64)
+			n += v
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no write to %s in the trace", dir)
+	}
+	return n
+}
