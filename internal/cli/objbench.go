@@ -82,15 +82,8 @@ host in ps: prefer the variables or the -file flags.`,
 				return o.resolveAll(app, cmd)
 			}}.runE(app),
 	}
+	addCredentialFlags(cmd, o)
 	f := cmd.Flags()
-	f.StringVar(&o.Storage, "storage", o.Storage, "storage type: "+strings.Join(object.Names(), ", "))
-	f.StringVar(&o.Object.AccessKey, "access-key", "", "access key (env ACCESS_KEY)")
-	f.StringVar(&o.secretKey, "secret-key", "", "secret key (env SECRET_KEY, or --secret-key-file; prefer those, a flag is visible in ps)")
-	f.StringVar(&o.secretKeyFile, "secret-key-file", "", "read the secret key from `FILE`")
-	f.StringVar(&o.sessionToken, "session-token", "", "session token of temporary credentials (env SESSION_TOKEN, or --session-token-file; prefer those, a flag is visible in ps)")
-	f.StringVar(&o.sessionTokenFile, "session-token-file", "", "read the session token from `FILE`")
-	markFiles(f, fileIn, "secret-key-file", "session-token-file")
-	f.BoolVar(&o.Object.Anonymous, "anonymous", false, "send unsigned requests, for public buckets")
 	f.StringVar(&o.Object.Region, "region", "", "region (default: from the URL, then AWS_REGION, then us-east-1)")
 	f.StringVar(&o.Object.Addressing, "addressing", "auto", "bucket addressing: auto (from the URL form), path or virtual")
 	f.StringVar(&o.blockSize, "block-size", "4M", "size of each object of the big object (K, M, G, KiB, MiB, ...)")
@@ -120,6 +113,20 @@ host in ps: prefer the variables or the -file flags.`,
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
 	return cmd
+}
+
+// addCredentialFlags declares the store's type and the flags of its
+// credentials.
+func addCredentialFlags(cmd *cobra.Command, o *ObjbenchOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.Storage, "storage", o.Storage, "storage type: "+strings.Join(object.Names(), ", "))
+	f.StringVar(&o.Object.AccessKey, "access-key", "", "access key (env ACCESS_KEY)")
+	f.StringVar(&o.secretKey, "secret-key", "", "secret key (env SECRET_KEY, or --secret-key-file; prefer those, a flag is visible in ps)")
+	f.StringVar(&o.secretKeyFile, "secret-key-file", "", "read the secret key from `FILE`")
+	f.StringVar(&o.sessionToken, "session-token", "", "session token of temporary credentials (env SESSION_TOKEN, or --session-token-file; prefer those, a flag is visible in ps)")
+	f.StringVar(&o.sessionTokenFile, "session-token-file", "", "read the session token from `FILE`")
+	markFiles(f, fileIn, "secret-key-file", "session-token-file")
+	f.BoolVar(&o.Object.Anonymous, "anonymous", false, "send unsigned requests, for public buckets")
 }
 
 // objbenchExample is the examples of objbench's help.

@@ -307,25 +307,8 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 			_ = t.Append(row)
 		}
 	}
-	if r.Internal != nil {
-		for _, row := range r.Internal.Rows {
-			value, cost := "unknown", "unknown"
-			if !row.Unknown {
-				value = strconv.FormatInt(row.Count, 10) + " operations"
-				cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
-			}
-			cells := []string{row.Name, value, cost, "", "", "", ""}
-			if o.Verbose {
-				cells = append(cells, "", "", "", "")
-			}
-			if showTTFB(r) {
-				cells = append(cells, "", "")
-			}
-			if len(r.Runs) > 0 {
-				cells = append(cells, "")
-			}
-			_ = t.Append(cells)
-		}
+	for _, row := range internalRows(r, o, len(header)) {
+		_ = t.Append(row)
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -352,6 +335,26 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 		fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
 	}
 	return nil
+}
+
+// internalRows are the table's rows of the storage client's own counters
+// (JuiceFS's .stats), padded to width columns.
+func internalRows(r *Result, o Options, width int) [][]string {
+	if r.Internal == nil {
+		return nil
+	}
+	var out [][]string
+	for _, row := range r.Internal.Rows {
+		value, cost := "unknown", "unknown"
+		if !row.Unknown {
+			value = strconv.FormatInt(row.Count, 10) + " operations"
+			cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
+		}
+		cells := make([]string, width)
+		copy(cells, []string{row.Name, value, cost})
+		out = append(out, cells)
+	}
+	return out
 }
 
 // writeExpectations writes the table of expectations.

@@ -113,7 +113,8 @@ slowed() {
 
 detect() {
 	[ "$(id -u)" = 0 ] || { echo "detect: needs root (a loop device and a blkio cgroup)" >&2; exit 2; }
-	truncate -s 2G "$work/disk.img"
+	# Room for two threads' files and the file system's own blocks.
+	truncate -s "$(python3 -c "import sys; print(2 * int(sys.argv[1]) + (512 << 20))" "$(numfmt --from=iec "${BIG:-256M}")")" "$work/disk.img"
 	mkfs.ext4 -q "$work/disk.img"
 	loopdev=$(losetup --direct-io=on -f --show "$work/disk.img")
 	mnt=$work/mnt
