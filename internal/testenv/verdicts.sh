@@ -38,6 +38,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM # the EXIT trap then cleans up
 # shellcheck source=internal/testenv/minio-lib.sh
 source "$(dirname "$0")/minio-lib.sh"
 
