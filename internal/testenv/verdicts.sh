@@ -17,8 +17,9 @@
 #
 # Environment: FSBENCH (default bin/fsbench), PAIRS (20), REPEAT (5),
 # THRESHOLD (10%), SLOW (0.82), BIG (256M: detect's file per thread; a blkio
-# limit lets a phase of well under a second through in bursts), MINIO (the
-# server, for minio), JOB (extra flags of the job).
+# limit lets a phase of well under a second through in bursts), IMG_DIR
+# (/dev/shm: where detect's disk image lives), MINIO (the server, for
+# minio), JOB (extra flags of the job).
 set -euo pipefail
 
 FSBENCH=${FSBENCH:-bin/fsbench}
@@ -29,12 +30,13 @@ SLOW=${SLOW:-0.82}
 MINIO=${MINIO:-$HOME/.cache/fsbench-test/bin/minio}
 mode=${1:-}
 work=$(mktemp -d)
-minio_pid= cg= mnt= loopdev=
+minio_pid= cg= mnt= loopdev= img=
 cleanup() {
 	[ -n "$minio_pid" ] && kill "$minio_pid" 2>/dev/null && wait "$minio_pid" 2>/dev/null
 	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
 	[ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null
 	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	[ -n "$img" ] && rm -f "$img"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -114,10 +116,16 @@ slowed() {
 
 detect() {
 	[ "$(id -u)" = 0 ] || { echo "detect: needs root (a loop device and a blkio cgroup)" >&2; exit 2; }
-	# Room for two threads' files and the file system's own blocks.
-	truncate -s "$(python3 -c "import sys; print(2 * int(sys.argv[1]) + (512 << 20))" "$(numfmt --from=iec "${BIG:-256M}")")" "$work/disk.img"
-	mkfs.ext4 -q "$work/disk.img"
-	loopdev=$(losetup --direct-io=on -f --show "$work/disk.img")
+	# Room for two threads' files and the file system's own blocks. The
+	# image lives in IMG_DIR (default /dev/shm): the loop device and its
+	# limit are the same on any backing, and memory does not drift between
+	# blocks of runs as this machine's virtual disk does (by 20-60%, more
+	# than the slowdown planted).
+	img=$(mktemp "${IMG_DIR:-/dev/shm}/fsbench-verdicts-XXXXXX.img")
+	truncate -s "$(python3 -c "import sys; print(2 * int(sys.argv[1]) + (512 << 20))" "$(numfmt --from=iec "${BIG:-256M}")")" "$img"
+	mkfs.ext4 -q "$img"
+	loopdev=$(losetup --direct-io=on -f --show "$img")
+	rm "$img" # the loop device holds it open; freed when detached
 	mnt=$work/mnt
 	mkdir -p "$mnt"
 	mount "$loopdev" "$mnt"

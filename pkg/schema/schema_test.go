@@ -96,6 +96,7 @@ func TestEveryFieldDocumented(t *testing.T) {
 	r.Phases[0].Value.Grade, r.Phases[0].Cost.Grade, r.Internal.Rows[0].Grade = report.Good, report.Fair, report.Poor
 	r.Expectations[0].Op = "<="
 	r.Phases[0].Spread.Confidence = 0.95
+	r.Replay.Format = "juicefs"
 	r.Expectations[0].Verdict = report.VerdictTooShort
 	for _, t := range []*report.Training{r.Training, r.Runs[0].Training} {
 		t.AUConfidence, t.Verdict = 0.95, report.VerdictFail
