@@ -24,8 +24,6 @@ block() {
 
 block fsbench bench data -p 2 --big-file-size 256M --small-file-count 200 --result-file run1.json -q
 block fsbench objbench --storage file ./store/ -p 2 --big-object-size 64M --small-objects 50 --skip-functional-tests -q
-mkdir store2
-block fsbench objbench --storage file ./store2/ --workload mixed --duration 5s -p 4 --objects 200 --obj-size-dist 4KiB:50,1MiB:50 -q
 block fsbench train data --model resnet50 --accelerators 4 --files 12 --epochs 4 -q
 block fsbench checkpoint data --model llama3-8b --ranks 4 --size 1G -q
 fsbench bench data -p 2 --big-file-size 1G --small-file-count 0 -q >/dev/null &
