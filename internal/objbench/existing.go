@@ -54,18 +54,9 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 		r.o.Object.Threads = r.o.Threads
 	}
 	res.Target = report.Target{Storage: o.Storage, URL: object.RedactURL(o.URL)}
-	octx, cancel := context.WithTimeout(ctx, 3*timeoutOf(o.Object))
-	base, err := r.open(octx)
-	cancel()
+	base, err := r.openStore(ctx, res)
 	if err != nil {
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			return ctx.Err()
-		}
-		if errors.Is(err, object.ErrUnknownDriver) || isParseError(err) {
-			return &badInput{err}
-		}
-		return &Error{"open", err}
+		return err
 	}
 	defer base.Close()
 	r.base, r.own = base, base

@@ -267,19 +267,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	res.Target = report.Target{Storage: o.Storage, URL: object.RedactURL(o.URL)}
 	res.Parameters = o.params()
 
-	octx, cancel := withLimit(ctx, 3*timeoutOf(o.Object), "the limit on opening the store (3 x --timeout)")
-	base, err := r.open(octx)
-	err = named(octx, err)
-	cancel()
+	base, err := r.openStore(ctx, res)
 	if err != nil {
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			return ctx.Err()
-		}
-		if errors.Is(err, object.ErrUnknownDriver) || isParseError(err) {
-			return &badInput{err}
-		}
-		return &Error{"open", err}
+		return err
 	}
 	defer base.Close()
 	r.base = base
@@ -477,4 +467,24 @@ func checksumOf(c object.Config) string {
 		return "when-required"
 	}
 	return c.Checksum
+}
+
+// openStore opens the store within its limit (3 x --timeout); an error
+// names that limit when it ran out, is bad input for an unknown driver or
+// an unparsable URL, and marks res interrupted when ctx ended.
+func (r *run) openStore(ctx context.Context, res *report.Result) (object.Storage, error) {
+	octx, cancel := withLimit(ctx, 3*timeoutOf(r.o.Object), "the limit on opening the store (3 x --timeout)")
+	base, err := r.open(octx)
+	err = named(octx, err)
+	cancel()
+	switch {
+	case err == nil:
+		return base, nil
+	case ctx.Err() != nil:
+		res.Interrupted = true
+		return nil, ctx.Err()
+	case errors.Is(err, object.ErrUnknownDriver) || isParseError(err):
+		return nil, &badInput{err}
+	}
+	return nil, &Error{"open", err}
 }
