@@ -321,28 +321,16 @@ var errnoNames = func() map[string]uint16 {
 func stFlags(a string) int32 {
 	var v int32
 	for _, f := range strings.Split(a, "|") {
-		switch f {
-		case "O_WRONLY":
-			v |= unix.O_WRONLY
-		case "O_RDWR":
-			v |= unix.O_RDWR
-		case "O_CREAT":
-			v |= unix.O_CREAT
-		case "O_EXCL":
-			v |= unix.O_EXCL
-		case "O_TRUNC":
-			v |= unix.O_TRUNC
-		case "O_APPEND":
-			v |= unix.O_APPEND
-		case "O_DIRECTORY":
-			v |= unix.O_DIRECTORY
-		case "O_NOFOLLOW":
-			v |= unix.O_NOFOLLOW
-		case "O_PATH":
-			v |= unix.O_PATH
-		}
+		v |= straceOpenFlags[f]
 	}
 	return v
+}
+
+// straceOpenFlags are the open(2) flags that say how a file is used, by name.
+var straceOpenFlags = map[string]int32{
+	"O_WRONLY": unix.O_WRONLY, "O_RDWR": unix.O_RDWR, "O_CREAT": unix.O_CREAT, "O_EXCL": unix.O_EXCL,
+	"O_TRUNC": unix.O_TRUNC, "O_APPEND": unix.O_APPEND, "O_DIRECTORY": unix.O_DIRECTORY,
+	"O_NOFOLLOW": unix.O_NOFOLLOW, "O_PATH": unix.O_PATH,
 }
 
 // onPath adds a call on a path.
