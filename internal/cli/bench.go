@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -298,23 +299,31 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 
 // announce says on stderr what is about to be benchmarked.
 func (o *BenchOptions) announce(app *App, threads int) {
-	if app.Globals.Quiet {
+	if app.Globals.Quiet || notADir(o.Path) {
 		return
 	}
 	j := o.Job.Job
 	if o.ReadExisting {
-		fmt.Fprintf(app.IO.Err, "Reading the files in %s with %d threads (read-only)\n", o.Path, o.Threads)
+		fmt.Fprintf(app.IO.Err, "Reading the files in %s with %s (read-only)\n", o.Path, units.Count(o.Threads, "thread"))
 		return
 	}
 	if j == nil {
-		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %d threads\n", o.Path, o.Threads)
+		fmt.Fprintf(app.IO.Err, "Benchmarking %s with %s\n", o.Path, units.Count(o.Threads, "thread"))
 		return
 	}
 	what := "an ad-hoc workload"
 	if j.File != "" {
 		what = "workload " + j.File
 	}
-	fmt.Fprintf(app.IO.Err, "Benchmarking %s with %s (%d phases, %d threads)\n", o.Path, what, len(j.Phases), threads)
+	fmt.Fprintf(app.IO.Err, "Benchmarking %s with %s (%s, %s)\n", o.Path, what, units.Count(len(j.Phases), "phase"), units.Count(threads, "thread"))
+}
+
+// notADir reports a path that cannot be run in (missing, or not a
+// directory): the run fails with its own error, and a "Benchmarking PATH"
+// line before it would only mislead.
+func notADir(path string) bool {
+	fi, err := os.Stat(path)
+	return err != nil && errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir()
 }
 
 // publisher holds the live counters' publisher once the run has started.

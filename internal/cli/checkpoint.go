@@ -143,9 +143,9 @@ func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 	var stop func()
 	o.Hooks, stop = checkpointHooks(app, o.Path)
 	defer stop()
-	if !app.Globals.Quiet {
-		fmt.Fprintf(app.IO.Err, "Checkpointing %s (%s) in %s with %d ranks\n",
-			o.Model.Name, units.FormatBytes(o.Size), o.Path, o.ranks())
+	if !app.Globals.Quiet && !notADir(o.Path) {
+		fmt.Fprintf(app.IO.Err, "Checkpointing %s (%s) in %s with %s\n",
+			o.Model.Name, units.FormatBytes(o.Size), o.Path, units.Count(o.ranks(), "rank"))
 	}
 	res, err := app.measure(ctx, "checkpoint", o.Repeat, func(ctx context.Context, res *report.Result) error {
 		return checkpoint.Run(ctx, o.Options, res)

@@ -24,6 +24,7 @@ import (
 	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -283,7 +284,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		coord.Leftover = func(i int) string { return c.left(c.job.RunName, i) }
 	}
 	if !app.Globals.Quiet {
-		fmt.Fprintf(app.IO.Err, "Running %s on %d hosts (%s)\n", c.command, len(c.hosts.Hosts), strings.Join(c.hosts.Hosts, ", "))
+		fmt.Fprintf(app.IO.Err, "Running %s on %s (%s)\n", c.command, units.Count(len(c.hosts.Hosts), "host"), strings.Join(c.hosts.Hosts, ", "))
 	}
 	ran := false
 	res, runErr := app.measure(ctx, c.command, c.repeat, func(ctx context.Context, res *report.Result) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/replay"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
 )
 
 // ReplayOptions are the flags of `fsbench replay`.
@@ -121,9 +122,9 @@ func runReplay(ctx context.Context, app *App, o *ReplayOptions) error {
 	var prog *Progress
 	o.Hooks = replay.Hooks{
 		Loaded: func(t *replay.Trace) {
-			if !app.Globals.Quiet {
-				fmt.Fprintf(app.IO.Err, "Replaying %d operations of %d streams from %s (%s log) in %s\n",
-					t.Ops(), len(t.Streams), o.Log, t.Format, o.Path)
+			if !app.Globals.Quiet && !notADir(o.Path) {
+				fmt.Fprintf(app.IO.Err, "Replaying %s of %s from %s (%s log) in %s\n",
+					units.Count(int(t.Ops()), "operation"), units.Count(len(t.Streams), "stream"), o.Log, t.Format, o.Path)
 			}
 		},
 		Started: func(e *engine.Engine, ops int64) {

@@ -132,7 +132,7 @@ func runReport(app *App, o *ReportOptions) error {
 	if err := writeFileAtomic(o.Output, b.Bytes()); err != nil {
 		return err
 	}
-	app.Infof("Wrote %s (%d results, %s)", o.Output, len(results), units.FormatBytes(int64(b.Len())))
+	app.Infof("Wrote %s (%s, %s)", o.Output, units.Count(len(results), "result"), units.FormatBytes(int64(b.Len())))
 	return nil
 }
 

@@ -249,8 +249,8 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,
 	}
-	if !app.Globals.Quiet {
-		fmt.Fprintf(app.IO.Err, "Training %s on %d emulated %s accelerators from %s\n", o.Model, o.Accelerators, o.Accelerator, o.Path)
+	if !app.Globals.Quiet && !notADir(o.Path) {
+		fmt.Fprintf(app.IO.Err, "Training %s on %s from %s\n", o.Model, units.Count(o.Accelerators, "emulated "+o.Accelerator+" accelerator"), o.Path)
 	}
 	res, err := app.measure(ctx, "train", o.Repeat, func(ctx context.Context, res *report.Result) error {
 		return train.Run(ctx, o.Options, res)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fsbench/fsbench/internal/tick"
+	"github.com/fsbench/fsbench/internal/units"
 )
 
 // Coordinator runs a job on many agents.
@@ -326,7 +327,7 @@ func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 	// more hosts there are.
 	at := time.Now().Add(20*time.Millisecond + 2*slowest + time.Duration(len(hosts))*2*time.Millisecond)
 	if p := hosts[0].phase; p != FinishPhase {
-		c.Logf("%s: starting on %d hosts", p, len(hosts))
+		c.Logf("%s: starting on %s", p, units.Count(len(hosts), "host"))
 	}
 	_ = each(hosts, func(h *host) error {
 		delay := max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
 
@@ -514,7 +515,7 @@ func (r *Report) verdict() string {
 	var s string
 	switch {
 	case r.ThresholdPct != nil && r.Regressions > 0:
-		s = fmt.Sprintf("%s beyond %s%%: %s.", plural(r.Regressions, "regression"), fmtPct(*r.ThresholdPct),
+		s = fmt.Sprintf("%s beyond %s%%: %s.", units.Count(r.Regressions, "regression"), fmtPct(*r.ThresholdPct),
 			strings.Join(r.RegressionList(), ", "))
 	case r.ThresholdPct != nil:
 		s = fmt.Sprintf("No regression beyond %s%%.", fmtPct(*r.ThresholdPct))
@@ -532,13 +533,6 @@ func (r *Report) verdict() string {
 	}
 	return s + fmt.Sprintf(" %d against %d runs; a change is called when significant at %g%% (Mann-Whitney U).",
 		r.OldRuns, r.NewRuns, r.Alpha*100)
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

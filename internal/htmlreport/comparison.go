@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/compare"
+	"github.com/fsbench/fsbench/internal/units"
 )
 
 // item finds the compared figure kind of phase in the comparison of the
@@ -110,7 +111,7 @@ func (in *input) verdict(j int) verdictView {
 			list = append(list[:verdictNames-1], fmt.Sprintf("and %d more", len(list)-verdictNames+1))
 		}
 		v.Text = fmt.Sprintf("%s against %s: %s beyond %s%%: %s.", in.names[j], in.names[0],
-			plural(c.Regressions, "regression", "regressions"), thr, strings.Join(list, ", "))
+			units.Count(c.Regressions, "regression"), thr, strings.Join(list, ", "))
 		v.Class = "bad"
 	}
 	var same, few, better int
@@ -125,13 +126,13 @@ func (in *input) verdict(j int) verdictView {
 		}
 	}
 	if better > 0 {
-		v.Details = append(v.Details, fmt.Sprintf("%s beyond %s%%.", plural(better, "improvement", "improvements"), thr))
+		v.Details = append(v.Details, fmt.Sprintf("%s beyond %s%%.", units.Count(better, "improvement"), thr))
 	}
 	if same > 0 {
-		v.Details = append(v.Details, fmt.Sprintf("%s that cannot be told from noise (~).", plural(same, "change", "changes")))
+		v.Details = append(v.Details, fmt.Sprintf("%s that cannot be told from noise (~).", units.Count(same, "change")))
 	}
 	if few > 0 {
-		v.Details = append(v.Details, fmt.Sprintf("%s with too few samples to judge.", plural(few, "percentile", "percentiles")))
+		v.Details = append(v.Details, fmt.Sprintf("%s with too few samples to judge.", units.Count(few, "percentile")))
 	}
 	v.Details = append(v.Details, evidence(c, thr))
 	// What makes the two runs unlike (parameters, missing phases) is read
@@ -149,14 +150,6 @@ func evidence(c *compare.Report, thr string) string {
 		return fmt.Sprintf("One run a side: a change within %s%% cannot be told from noise; run both with --repeat 5 to test changes.", thr)
 	}
 	return fmt.Sprintf("%d against %d runs: a change is called when significant at %s%%.", c.OldRuns, c.NewRuns, fmtPct(c.Alpha*100))
-}
-
-// plural is "1 regression" or "n regressions".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func (in *input) comparisonSection() (section, error) {

@@ -254,7 +254,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	r := &run{o: o, res: res}
 	if o.Workload == "" && (o.Threads > o.SmallObjects || int64(o.Threads) > o.bigCount()) {
 		n := min(int64(o.SmallObjects), o.bigCount())
-		r.warn("%d threads are more than the objects to move; using %d", o.Threads, n)
+		r.warn("%s are more than the objects to move; using %d", units.Count(o.Threads, "thread"), n)
 		r.o.Threads = int(n)
 	}
 	if r.o.Seed == 0 {

@@ -92,7 +92,7 @@ func (r *run) prepareObjects(ctx context.Context) error {
 	}
 	slices.SortFunc(r.objs, func(a, b objRef) int { return strings.Compare(a.key, b.key) })
 	if r.o.Threads > len(r.objs) {
-		r.warn("%d threads and %d objects: threads without objects of their own stay idle in get and stat", r.o.Threads, len(r.objs))
+		r.warn("%s and %s: threads without objects of their own stay idle in get and stat", units.Count(r.o.Threads, "thread"), units.Count(len(r.objs), "object"))
 	}
 	return nil
 }

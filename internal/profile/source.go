@@ -39,7 +39,7 @@ func MountLog(dir string) (string, error) {
 		return "", fmt.Errorf("%s: %w", dir, err)
 	}
 	if !juicefs.IsJuiceFS(m.FSType) {
-		return "", fmt.Errorf("%s is on a %s mount: %w", dir, m.FSType, ErrNotJuiceFS)
+		return "", fmt.Errorf("%s is on a mount of type %s: %w", dir, m.FSType, ErrNotJuiceFS)
 	}
 	if m.MountPoint != abs {
 		return "", fmt.Errorf("%s is inside the JuiceFS mount %s; the access log is at the mount point: %w", dir, m.MountPoint, ErrNotJuiceFS)

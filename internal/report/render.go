@@ -318,7 +318,7 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 	}
 	writeOrigins(bw, r)
 	if len(r.Hosts) > 0 {
-		fmt.Fprintf(bw, "Aggregate of %d hosts (first start to last end)", len(r.Hosts))
+		fmt.Fprintf(bw, "Aggregate of %s (first start to last end)", units.Count(len(r.Hosts), "host"))
 		if !o.Verbose {
 			fmt.Fprint(bw, "; per-host rows, start skew and stonewall rates with -v")
 		}

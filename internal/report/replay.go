@@ -34,7 +34,7 @@ func writeReplay(w io.Writer, rp *Replay) error {
 	if rp == nil {
 		return nil
 	}
-	fmt.Fprintf(w, "Replay of %s (%s log, %d streams), replayed beside recorded:\n", rp.Log, rp.Format, rp.Streams)
+	fmt.Fprintf(w, "Replay of %s (%s log, %s), replayed beside recorded:\n", rp.Log, rp.Format, units.Count(rp.Streams, "stream"))
 	r2 := tw.AlignRight
 	t := NewTable(w, []string{"OPERATION", "OPS", "REC OPS", "BYTES", "REC BYTES", "FAILED", "REC FAILED", "P50", "REC P50", "P99", "REC P99"},
 		[]tw.Align{r2, r2, r2, r2, r2, r2, r2, r2, r2, r2, r2})

@@ -248,8 +248,8 @@ func writeTraining(w io.Writer, t *Training, o Options) {
 	if t == nil {
 		return
 	}
-	fmt.Fprintf(w, "Training: %s on %d emulated %s, %d epochs of %d steps x %d samples per accelerator (%d read, %d dropped per epoch)\n",
-		t.Model, t.Accelerators, t.Accelerator, t.Epochs, t.Steps, t.BatchSize, t.Samples, t.Dropped)
+	fmt.Fprintf(w, "Training: %s on %d emulated %s, %s of %s x %s per accelerator (%d read, %d dropped per epoch)\n",
+		t.Model, t.Accelerators, t.Accelerator, units.Count(t.Epochs, "epoch"), units.Count(t.Steps, "step"), units.Count(t.BatchSize, "sample"), t.Samples, t.Dropped)
 	interval := ""
 	if t.AULow != nil && t.AUHigh != nil {
 		interval = fmt.Sprintf("%g%% interval %.2f-%.2f%% over %d measured steps, ", 100*t.AUConfidence, *t.AULow, *t.AUHigh, t.MeasuredSteps)

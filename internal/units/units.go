@@ -142,3 +142,18 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// Count is n with its noun in the right number: "1 thread", "2 threads",
+// "0 threads". The plural adds "s"; CountOf takes nouns that do otherwise.
+func Count(n int, noun string) string {
+	return CountOf(n, noun, noun+"s")
+}
+
+// CountOf is Count with the plural given: CountOf(n, "directory",
+// "directories").
+func CountOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

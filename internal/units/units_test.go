@@ -129,3 +129,20 @@ func FuzzParseDuration(f *testing.F) {
 		}
 	})
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 threads"}, {1, "1 thread"}, {2, "2 threads"}, {-1, "-1 threads"}} {
+		if got := Count(c.n, "thread"); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if got := CountOf(1, "directory", "directories"); got != "1 directory" {
+		t.Errorf("CountOf(1) = %q", got)
+	}
+	if got := CountOf(3, "directory", "directories"); got != "3 directories" {
+		t.Errorf("CountOf(3) = %q", got)
+	}
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestMissingPathOneLine: a run in a directory that does not exist says so
+// in one line, with no "Benchmarking PATH ..." announcement before it.
+func TestMissingPathOneLine(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	log := filepath.Join("..", "..", "testdata", "replay", "juicefs.log")
+	if _, err := os.Stat(log); err != nil {
+		log = writeJuiceFSLog(t)
+	}
+	for _, args := range [][]string{
+		{"bench", missing, "-p", "1"},
+		{"bench", missing, "--rw", "read"},
+		{"train", missing, "--quick"},
+		{"checkpoint", missing, "--quick"},
+		{"replay", log, missing},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, missing+": no such file or directory") {
+			t.Errorf("%s: exit %d, stderr %q; want one line naming the missing path", strings.Join(args, " "), code, stderr)
+		}
+	}
+}
+
+// writeJuiceFSLog writes a two-line JuiceFS access log.
+func writeJuiceFSLog(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "access.log")
+	lines := "2024.01.01 00:00:00.000000 [uid:0,gid:0,pid:1] mkdir (1,d,0755): OK (2,[drwxr-xr-x:0040755,1,0,0,0,0,0,0]) <0.000100>\n" +
+		"2024.01.01 00:00:00.000200 [uid:0,gid:0,pid:1] rmdir (1,d): OK <0.000100>\n"
+	if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestOneIsSingular: announcements and tables with one thread, phase,
+// epoch or accelerator use the singular.
+func TestOneIsSingular(t *testing.T) {
+	dir := t.TempDir()
+	plural := regexp.MustCompile(`\b1 (threads|phases|ranks|hosts|epochs|results|streams|accelerators)\b|\b1 emulated \S+ accelerators`)
+	for _, args := range [][]string{
+		{"bench", dir, "--rw", "write", "--file-size", "64K", "--files", "2", "-p", "1"},
+		{"train", dir, "--quick", "--accelerators", "1", "--epochs", "1", "--files", "2"},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+		}
+		if m := plural.FindString(stdout + stderr); m != "" {
+			t.Errorf("%s: %q in\n%s%s", strings.Join(args, " "), m, stderr, stdout)
+		}
+		if !strings.Contains(stdout+stderr, "1 ") {
+			t.Errorf("%s: no count printed:\n%s%s", strings.Join(args, " "), stderr, stdout)
+		}
+	}
+}
