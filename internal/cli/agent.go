@@ -21,6 +21,7 @@ import (
 	"github.com/fsbench/fsbench/internal/objbench"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -54,6 +55,9 @@ removes it at the end; an agent that stops hearing from its coordinator for
 10 s cancels the job and removes its files by itself. With --tls-cert and
 --tls-key it serves HTTPS; object-store credentials reach agents only over
 TLS, or come from the agent's own environment (ACCESS_KEY, SECRET_KEY, ...).
+
+Make the token once and give the same file to every agent and to the
+coordinator: head -c 32 /dev/urandom | base64 > token; chmod 600 token.
 
 Dropping the page cache before read phases needs root (or CAP_SYS_ADMIN);
 without it the agent measures with the caches as they are, and says so.`,
@@ -91,6 +95,18 @@ func readToken(app *App, file string) (string, error) {
 	return "", Usagef("a token is required: --token-file FILE or FSBENCH_TOKEN")
 }
 
+// minToken is the shortest token an agent takes without a warning.
+const minToken = 16
+
+// weakToken is the warning for a token short enough to guess, or "".
+func weakToken(token string) string {
+	if len(token) >= minToken {
+		return ""
+	}
+	return fmt.Sprintf("the token is %s, short enough to guess: make one of 32 random bytes, e.g. "+
+		"head -c 32 /dev/urandom | base64 > token; chmod 600 token", units.Count(len(token), "character"))
+}
+
 // readSecretFile reads a secret from the file a flag names, without the
 // white space around it; the errors never show the file's content.
 func readSecretFile(flag, file string) (string, error) {
@@ -116,6 +132,9 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	token, err := readToken(app, o.TokenFile)
 	if err != nil {
 		return err
+	}
+	if w := weakToken(token); w != "" {
+		app.Warnf("%s", w)
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return Usagef("--tls-cert and --tls-key go together")

@@ -63,3 +63,14 @@ func TestOneIsSingular(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentWeakToken: an agent started with a short token warns and says
+// how to make a good one; a long token gets no warning.
+func TestAgentWeakToken(t *testing.T) {
+	if w := weakToken("secret"); !strings.Contains(w, "6 characters") || !strings.Contains(w, "/dev/urandom") {
+		t.Errorf("weakToken(secret) = %q", w)
+	}
+	if w := weakToken("correct horse battery staple"); w != "" {
+		t.Errorf("a 28-character token warned: %q", w)
+	}
+}

@@ -444,6 +444,11 @@ func phaseCells(p *Phase, o Options, ttfb bool) []string {
 	}
 	value := paint(o, p.Value.Grade, FormatMeasure(p.Value))
 	cost := paint(o, p.Cost.Grade, FormatMeasure(p.Cost))
+	if p.Incomplete && p.Ops == 0 {
+		// Stopped before its first operation: a rate of 0.00 would read
+		// as a measurement.
+		title, value, cost = p.Title+" (not run)", "-", "-"
+	}
 	if p.Errors > 0 {
 		title += fmt.Sprintf(" [%d errors]", p.Errors)
 	}

@@ -221,3 +221,25 @@ func TestReadJSONRejectsNegative(t *testing.T) {
 		t.Errorf("negative figure in a run: %v, want %q", err, want)
 	}
 }
+
+// TestTableNotRunPhase: a phase stopped before its first operation shows
+// "-" and says it did not run, never a rate of 0.00 that reads as measured.
+func TestTableNotRunPhase(t *testing.T) {
+	r := sample()
+	r.Interrupted = true
+	r.Phases = append(r.Phases, Phase{Name: "read-big", Title: "Read big file", Incomplete: true,
+		Value: Measure{0, "MiB/s", ""}, Cost: Measure{0, "s/file", ""}, LatencyOf: "1 MiB read"})
+	var b bytes.Buffer
+	if err := WriteTable(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "Read big file") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "Read big file (not run)") || strings.Contains(row, "0.00") {
+		t.Errorf("row of a phase that did not run: %q\n%s", row, b.String())
+	}
+}
