@@ -120,14 +120,28 @@ func (r *run) checkPartial(ctx context.Context) error {
 			}
 		}
 		// Ranges past the end differ between providers.
-		if d, err := getString(ctx, r.store, testKey, 4, 2); err != nil || d != "o" {
-			return warnf("get with the end out of range: expected %q, got %q, error: %v", "o", d, err)
+		if d, err := getString(ctx, r.store, testKey, 4, 2); err != nil {
+			return warnf("a range that ends past the object's end fails: %v", cause(err))
+		} else if d != "o" {
+			return warnf("a range that ends past the object's end returns %q, not the last byte %q", d, "o")
 		}
-		if d, err := getString(ctx, r.store, testKey, 6, 2); err != nil || d != "" {
-			return warnf("get with the offset out of range: expected \"\", got %q, error: %v", d, err)
+		if d, err := getString(ctx, r.store, testKey, 6, 2); err != nil {
+			return warnf("a range that starts past the object's end is an error, not empty: %v", cause(err))
+		} else if d != "" {
+			return warnf("a range that starts past the object's end returns %q, not nothing", d)
 		}
 		return nil
 	})
+}
+
+// cause is a store's error without the operation and key around it, for a
+// check that names both itself.
+func cause(err error) error {
+	var oe *object.Error
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
 }
 
 // files drops directories, which file-system stores list.

@@ -37,8 +37,9 @@ type check struct {
 	fn             func(ctx context.Context) error
 }
 
-// maxReason bounds the reason shown for a check in the table.
-const maxReason = 100
+// maxReason bounds the reason kept for a check (a store's error can carry
+// a whole response body); the table shortens it further without -v.
+const maxReason = 1000
 
 // functional runs the checks, in JuiceFS's order, then fsbench's own.
 func (r *run) functional(ctx context.Context) {

@@ -554,3 +554,41 @@ func TestAlwaysThrottledNamesCause(t *testing.T) {
 	}
 	t.Log(r.Stderr)
 }
+
+// TestMinIOTableWhole: on MinIO, the warning of "get partial object" is
+// whole in the table and in JSON (the store's own reason, HTTP 416), and
+// the items MinIO cannot do (chmod, chown, mtime) are named under the
+// performance table instead of being rows of it.
+func TestMinIOTableWhole(t *testing.T) {
+	m, env := minioEnv(t, false)
+	bucket, s := userBucket(t, m, "table")
+	resFile := filepath.Join(t.TempDir(), "result.json")
+	r := fsbench(t, env, append([]string{"objbench", "--storage", "minio", m.URL(bucket), "--result-file", resFile}, quickArgs...)...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	b, err := os.ReadFile(resFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := report.ReadJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reason string
+	for _, c := range res.Checks {
+		if c.Name == "get partial object" {
+			reason = c.Reason
+		}
+	}
+	if !strings.HasSuffix(reason, "(HTTP 416)") {
+		t.Errorf("JSON reason of get partial object = %q, want the whole reason, ending (HTTP 416)", reason)
+	}
+	if !strings.Contains(r.Stdout, reason) {
+		t.Errorf("the table does not show the whole reason %q:\n%s", reason, r.Stdout)
+	}
+	if strings.Contains(r.Stdout, "| change permissions") || !strings.Contains(r.Stdout, "Not supported by this storage, so not measured: change permissions") {
+		t.Errorf("unsupported items are rows of the performance table, or not named:\n%s", r.Stdout)
+	}
+	checkPrecious(t, s)
+}

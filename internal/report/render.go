@@ -246,6 +246,10 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 	return bw.Err()
 }
 
+// maxCheckCell bounds a check's result in the table without -v; the whole
+// reason is in -v and in JSON.
+const maxCheckCell = 160
+
 // writeChecks writes the table of functional checks.
 func writeChecks(bw *ErrWriter, r *Result, o Options) error {
 	t := NewTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
@@ -260,6 +264,9 @@ func writeChecks(bw *ErrWriter, r *Result, o Options) error {
 		res := c.Status
 		if c.Reason != "" {
 			res += ": " + c.Reason
+		}
+		if len(res) > maxCheckCell && !o.Verbose {
+			res = res[:maxCheckCell] + "... (all of it with -v)"
 		}
 		_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
 	}
@@ -290,6 +297,9 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 	header, align := phaseHeader(r, o)
 	t := NewTable(bw, header, align)
 	for _, p := range r.Phases {
+		if p.Value.Unit == CheckNotSupport {
+			continue // named in one line under the table
+		}
 		cells := phaseCells(&p, o, showTTFB(r))
 		if len(r.Runs) > 0 {
 			cells = append(cells, spreadCell(&p, o))
@@ -310,10 +320,16 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 	for _, row := range internalRows(r, o, len(header)) {
 		_ = t.Append(row)
 	}
-	if err := t.Render(); err != nil {
-		return err
+	if len(unsupported(r)) < len(r.Phases) || len(r.Phases) == 0 || r.Internal != nil {
+		// A table with no row at all is left out.
+		if err := t.Render(); err != nil {
+			return err
+		}
 	}
 	if line := repeatLine(r); line != "" {
+		fmt.Fprintln(bw, line)
+	}
+	if line := notSupportedLine(r); line != "" {
 		fmt.Fprintln(bw, line)
 	}
 	writeOrigins(bw, r)
@@ -465,6 +481,26 @@ func phaseCells(p *Phase, o Options, ttfb bool) []string {
 		cells = append(cells, lat(f, f.P50), lat(f, f.P99))
 	}
 	return cells
+}
+
+// notSupportedLine names the items the storage cannot do (objbench's chmod
+// on S3), which have no figures to put in the table.
+func notSupportedLine(r *Result) string {
+	if names := unsupported(r); len(names) > 0 {
+		return "Not supported by this storage, so not measured: " + strings.Join(names, ", ")
+	}
+	return ""
+}
+
+// unsupported are the titles of the phases the storage cannot do.
+func unsupported(r *Result) []string {
+	var names []string
+	for _, p := range r.Phases {
+		if p.Value.Unit == CheckNotSupport {
+			names = append(names, p.Title)
+		}
+	}
+	return names
 }
 
 // repeatLine explains the table of a repeated benchmark.

@@ -243,3 +243,23 @@ func TestTableNotRunPhase(t *testing.T) {
 		t.Errorf("row of a phase that did not run: %q\n%s", row, b.String())
 	}
 }
+
+// TestTableNotSupported: an item the storage cannot do is named in one line
+// under the table, not shown as a row of figures.
+func TestTableNotSupported(t *testing.T) {
+	r := sample()
+	ns := Measure{Unit: CheckNotSupport}
+	r.Phases = append(r.Phases, Phase{Name: "chmod", Title: "change permissions", Value: ns, Cost: ns},
+		Phase{Name: "chtimes", Title: "update mtime", Value: ns, Cost: ns})
+	var b bytes.Buffer
+	if err := WriteTable(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "| change permissions") || strings.Count(out, "not support") != 0 {
+		t.Errorf("unsupported items are rows of the table:\n%s", out)
+	}
+	if !strings.Contains(out, "Not supported by this storage, so not measured: change permissions, update mtime\n") {
+		t.Errorf("no line naming the unsupported items:\n%s", out)
+	}
+}
