@@ -59,6 +59,10 @@ type builder struct {
 	last     int64
 	any      bool
 	deps     map[int32]int32 // the operation in progress's: stream -> position
+	// sizes holds, per recorded pid, how many lines of the log it has: a
+	// bound on its stream's operations, so that each stream's slice is
+	// allocated once rather than grown (and copied) as the log is read.
+	sizes map[uint32]int32
 }
 
 type dentry struct {
@@ -76,6 +80,7 @@ func newBuilder(format string) *builder {
 		streams:  map[uint32]int32{},
 		classes:  map[string]int16{},
 		deps:     map[int32]int32{},
+		sizes:    map[uint32]int32{},
 	}
 	b.nodes = append(b.nodes, node{parent: -1, dir: true, seen: true, exists: true, entry: -1})
 	return b
@@ -160,7 +165,7 @@ func (b *builder) stream(pid uint32) (int32, int32) {
 	if !ok {
 		s = int32(len(b.t.Streams))
 		b.streams[pid] = s
-		b.t.Streams = append(b.t.Streams, Stream{ID: pid})
+		b.t.Streams = append(b.t.Streams, Stream{ID: pid, Ops: make([]Op, 0, b.sizes[pid])})
 	}
 	return s, int32(len(b.t.Streams[s].Ops))
 }

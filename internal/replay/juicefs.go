@@ -34,16 +34,41 @@ func newJFS(b *builder) *jfs {
 
 // fields splits a JuiceFS argument list "(a,b,c)" into its fields; names
 // may hold commas, so callers join what they need.
-func fields(args []byte) [][]byte {
+// The fields are appended to dst[:0], which the caller reuses from line
+// to line: splitting allocates nothing once dst is large enough.
+func fields(dst [][]byte, args []byte) [][]byte {
+	dst = dst[:0]
 	if len(args) < 2 {
-		return nil
+		return dst
 	}
-	return bytes.Split(args[1:len(args)-1], []byte{','})
+	args = args[1 : len(args)-1]
+	for {
+		i := bytes.IndexByte(args, ',')
+		if i < 0 {
+			return append(dst, args)
+		}
+		dst, args = append(dst, args[:i]), args[i+1:]
+	}
 }
 
+// num reads a decimal number without converting b to a string (which
+// strconv would keep, and so allocate, for its error).
 func num(b []byte) (uint64, bool) {
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	return v, err == nil
+	if len(b) == 0 || len(b) > 19 {
+		if len(b) > 19 {
+			v, err := strconv.ParseUint(string(b), 10, 64)
+			return v, err == nil
+		}
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, true
 }
 
 // node is the node of an inode, named after it below the run directory

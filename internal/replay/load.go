@@ -47,6 +47,11 @@ func Load(r io.Reader) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
+	return load(data)
+}
+
+// load reads the log in data into a trace.
+func load(data []byte) (*Trace, error) {
 	l := newLoader()
 	for _, i := range l.order(data) {
 		l.line(l.lines[i])
@@ -63,7 +68,9 @@ func Load(r io.Reader) (*Trace, error) {
 // in that order; fsbench writes each worker's operations in batches, so
 // its log is only nearly in order.
 func (l *loader) order(data []byte) []int {
-	var times []int64
+	lines := bytes.Count(data, []byte{'\n'}) + 1
+	times := make([]int64, 0, lines)
+	l.lines = make([][]byte, 0, lines)
 	sorted := true
 	for len(data) > 0 {
 		line := data
@@ -73,9 +80,16 @@ func (l *loader) order(data []byte) []int {
 			data = nil
 		}
 		t := int64(math.MinInt64) // lines that are not entries keep their place
-		if len(line) <= maxLine && l.p.Parse(line, &l.e) == nil {
+		switch {
+		case len(line) > maxLine:
+		case isStrace(line):
+			pid, _ := num(line[:bytes.IndexByte(line, ' ')])
+			l.b.sizes[uint32(pid)]++
+		case l.p.Parse(line, &l.e) == nil:
 			t = l.e.Time
-		} else if n := len(times); n > 0 {
+			l.b.sizes[l.e.PID]++
+		}
+		if n := len(times); t == math.MinInt64 && n > 0 {
 			t = times[n-1]
 		}
 		if n := len(times); n > 0 && t < times[n-1] {
@@ -104,6 +118,7 @@ type loader struct {
 	st    *strc
 	names map[string]string // interned operation names
 	lines [][]byte
+	f     [][]byte // the fields of the line in progress
 }
 
 func newLoader() *loader {
@@ -147,7 +162,8 @@ func (l *loader) line(line []byte) {
 		l.setFormat(FormatFSBench)
 		added = l.fsb.add(e, &p)
 	} else {
-		f := fields(e.Args)
+		l.f = fields(l.f, e.Args)
+		f := l.f
 		if virtual(f, name) {
 			sk.Virtual++
 			return

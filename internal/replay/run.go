@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 
@@ -75,11 +76,39 @@ func ReadLog(path string) (*Trace, error) {
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
 	}
-	t, err := Load(r)
+	data, err := readAll(f, r)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
+	}
+	t, err := load(data)
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("log %s: %w", path, err)}
 	}
 	return t, nil
+}
+
+// readAll reads what r decompresses of f into a buffer sized from f's
+// size (the whole log for a plain one), rather than one that grows and is
+// copied as it fills.
+func readAll(f *os.File, r io.Reader) ([]byte, error) {
+	size := int64(64 << 10)
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		size = st.Size() + 1 // one more, so that a plain log ends with EOF without growing
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // a compressed log: grow
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // Run replays o.Log in a new directory under o.Path and fills res. It
