@@ -53,3 +53,50 @@ func TestReplayGenerated(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaySplit replays a log split across three hosts' parts, each in
+// a directory of its own: every part has streams, the parts together
+// replay each type of operation as often and with as many bytes as the
+// whole log records, and none fails; JuiceFS's releases, logged by pid 0,
+// go with the handles they release.
+func TestReplaySplit(t *testing.T) {
+	for _, format := range []string{FormatJuiceFS, FormatStrace} {
+		t.Run(format, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "gen.log")
+			if err := os.WriteFile(log, genLog(format, 3000), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			whole, err := ReadLog(log)
+			if err != nil || whole.SplitStreams() != genThreads {
+				t.Fatalf("%v: %d streams to split", err, whole.SplitStreams())
+			}
+			ops, bytes := map[string]int64{}, map[string]int64{}
+			streams := 0
+			for part := range 3 {
+				res := &report.Result{}
+				if err := Run(context.Background(), Options{Log: log, Path: t.TempDir(), Part: part, Parts: 3}, res); err != nil {
+					t.Fatalf("part %d: %v", part, err)
+				}
+				streams += res.Replay.Streams
+				for _, o := range res.Replay.Ops {
+					ops[o.Op] += o.Ops
+					bytes[o.Op] += o.Bytes
+					if o.Errors != 0 || o.Failed != 0 || o.Ops != o.Recorded.Ops {
+						t.Errorf("part %d %s: %d ops of %d recorded, %d errors, %d failed", part, o.Op, o.Ops, o.Recorded.Ops, o.Errors, o.Failed)
+					}
+				}
+				if res.Replay.Streams < genThreads/3 {
+					t.Errorf("part %d: %d streams", part, res.Replay.Streams)
+				}
+			}
+			for _, c := range whole.Classes {
+				if ops[c.Name] != c.Ops || bytes[c.Name] != c.Bytes {
+					t.Errorf("%s: parts replayed %d ops %d bytes, the log has %d, %d", c.Name, ops[c.Name], bytes[c.Name], c.Ops, c.Bytes)
+				}
+			}
+			if streams < len(whole.Streams)-1 {
+				t.Errorf("%d streams over the parts, the log has %d", streams, len(whole.Streams))
+			}
+		})
+	}
+}

@@ -397,21 +397,31 @@ func openFlags(f [][]byte) int32 {
 	return int32(v) & (unix.O_ACCMODE | unix.O_APPEND | unix.O_TRUNC)
 }
 
-// byHandle adds the operations on a file handle: read (ino,size,off,fh),
+// fhOf is the recorded file handle of an operation on one: read and
 // write (ino,size,off,fh), flush (ino,fh,owner), release (ino,fh), fsync
 // (ino,datasync,fh).
-func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bool {
+func fhOf(name string, f [][]byte) (uint64, bool) {
 	idx := 1 // flush, release
-	switch p.name {
+	switch name {
 	case "read", "write":
 		idx = 3
 	case "fsync":
 		idx = 2
+	case "flush", "release":
+	default:
+		return 0, false
 	}
 	if len(f) <= idx {
-		return false
+		return 0, false
 	}
-	v, ok := num(f[idx])
+	return num(f[idx])
+}
+
+// byHandle adds the operations on a file handle: read (ino,size,off,fh),
+// write (ino,size,off,fh), flush (ino,fh,owner), release (ino,fh), fsync
+// (ino,datasync,fh).
+func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bool {
+	v, ok := fhOf(p.name, f)
 	if !ok {
 		return false
 	}

@@ -51,9 +51,18 @@ func Load(r io.Reader) (*Trace, error) {
 }
 
 // load reads the log in data into a trace.
-func load(data []byte) (*Trace, error) {
+func load(data []byte) (*Trace, error) { return loadPart(data, 0, 1) }
+
+// loadPart reads part (from 0) of parts of the log in data: the streams
+// of the recorded processes or threads that splitStreams gives that part,
+// for one host of a replay on many.
+func loadPart(data []byte, part, parts int) (*Trace, error) {
 	l := newLoader()
-	for _, i := range l.order(data) {
+	idx := l.order(data)
+	if parts > 1 {
+		l.part, l.host = part, splitStreams(l.b.sizes, parts)
+	}
+	for _, i := range idx {
 		l.line(l.lines[i])
 	}
 	t := l.b.finish()
@@ -119,6 +128,70 @@ type loader struct {
 	names map[string]string // interned operation names
 	lines [][]byte
 	f     [][]byte // the fields of the line in progress
+	// host, when the log is split across hosts, gives each recorded pid
+	// its host; part is this one.
+	host map[uint32]int
+	part int
+}
+
+// splitStreams gives each recorded pid of a log (sizes: its lines) one
+// of parts hosts: the largest first, each to the host with the fewest
+// lines so far, so that the hosts replay about as much. Pid 0 (the
+// kernel's, in JuiceFS's log: the releases of handles) is no stream of
+// its own: its lines go where the handle they use was opened.
+func splitStreams(sizes map[uint32]int32, parts int) map[uint32]int {
+	pids := make([]uint32, 0, len(sizes))
+	for pid := range sizes {
+		if pid != 0 {
+			pids = append(pids, pid)
+		}
+	}
+	sort.Slice(pids, func(i, j int) bool {
+		a, b := sizes[pids[i]], sizes[pids[j]]
+		return a > b || a == b && pids[i] < pids[j]
+	})
+	load := make([]int64, parts)
+	out := make(map[uint32]int, len(pids))
+	for _, pid := range pids {
+		h := 0
+		for i := range load {
+			if load[i] < load[h] {
+				h = i
+			}
+		}
+		out[pid] = h
+		load[h] += int64(sizes[pid])
+	}
+	return out
+}
+
+// SplitStreams counts the streams a log can be split into, one host or
+// more each: its recorded processes or threads, less JuiceFS's pid 0.
+func (t *Trace) SplitStreams() int {
+	n := 0
+	for _, s := range t.Streams {
+		if s.ID != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// elsewhere reports whether a line of pid belongs to another host's part
+// of a split log; f are the fields of a JuiceFS line, to follow pid 0's
+// lines to the host that opened their handle.
+func (l *loader) elsewhere(pid uint32, name string, f [][]byte) bool {
+	if l.host == nil {
+		return false
+	}
+	if h, ok := l.host[pid]; ok || pid != 0 {
+		return h != l.part
+	}
+	if fh, ok := fhOf(name, f); ok {
+		_, known := l.jfs.fhs[fh]
+		return !known
+	}
+	return l.part != 0
 }
 
 func newLoader() *loader {
@@ -136,6 +209,10 @@ func (l *loader) line(line []byte) {
 		return
 	}
 	if isStrace(line) {
+		if pid, _ := num(line[:bytes.IndexByte(line, ' ')]); l.elsewhere(uint32(pid), "", nil) {
+			sk.Elsewhere++
+			return
+		}
 		l.strace(line)
 		return
 	}
@@ -159,6 +236,10 @@ func (l *loader) line(line []byte) {
 	}
 	var added bool
 	if isPathArgs(e.Args) {
+		if l.elsewhere(e.PID, name, nil) {
+			sk.Elsewhere++
+			return
+		}
 		l.setFormat(FormatFSBench)
 		added = l.fsb.add(e, &p)
 	} else {
@@ -166,6 +247,10 @@ func (l *loader) line(line []byte) {
 		f := l.f
 		if virtual(f, name) {
 			sk.Virtual++
+			return
+		}
+		if l.elsewhere(e.PID, name, f) {
+			sk.Elsewhere++
 			return
 		}
 		l.setFormat(FormatJuiceFS)

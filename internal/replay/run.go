@@ -25,7 +25,10 @@ type Options struct {
 	// fast.
 	Speed float64
 	Keep  bool
-	Hooks Hooks
+	// Parts above 1 replays part Part (from 0) of the log's streams: one
+	// host's share of a replay on Parts hosts.
+	Part, Parts int
+	Hooks       Hooks
 }
 
 // Hooks are the run's callbacks to its caller; all are optional.
@@ -66,7 +69,11 @@ func (o *Options) Validate() error {
 }
 
 // ReadLog reads and parses the log at path.
-func ReadLog(path string) (*Trace, error) {
+func ReadLog(path string) (*Trace, error) { return ReadLogPart(path, 0, 1) }
+
+// ReadLogPart reads and parses part (from 0) of parts of the log at path:
+// the streams one host of parts replays.
+func ReadLogPart(path string, part, parts int) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("open log: %w", err)}
@@ -80,7 +87,7 @@ func ReadLog(path string) (*Trace, error) {
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
 	}
-	t, err := load(data)
+	t, err := loadPart(data, part, parts)
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("log %s: %w", path, err)}
 	}
@@ -119,7 +126,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.Validate(); err != nil {
 		return &badInput{err}
 	}
-	t, err := ReadLog(o.Log)
+	t, err := ReadLogPart(o.Log, o.Part, o.Parts)
 	if err != nil {
 		return err
 	}

@@ -136,6 +136,9 @@ type Skipped struct {
 	// Unsupported counts, per recorded operation, the entries of operations
 	// the replay does not perform, or whose arguments it cannot read.
 	Unsupported map[string]int64
+	// Elsewhere counts, when the log is split across hosts, the lines of
+	// the streams other hosts replay.
+	Elsewhere int64
 }
 
 // UnsupportedNames lists the operations of Unsupported, most frequent
