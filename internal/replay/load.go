@@ -60,7 +60,7 @@ func loadPart(data []byte, part, parts int) (*Trace, error) {
 	l := newLoader()
 	idx := l.order(data)
 	if parts > 1 {
-		l.part, l.host = part, splitStreams(l.b.sizes, parts)
+		l.part, l.host, l.owner = part, splitStreams(l.b.sizes, parts), map[uint64]int{}
 	}
 	for _, i := range idx {
 		l.line(l.lines[i])
@@ -130,8 +130,9 @@ type loader struct {
 	f     [][]byte // the fields of the line in progress
 	// host, when the log is split across hosts, gives each recorded pid
 	// its host; part is this one.
-	host map[uint32]int
-	part int
+	host  map[uint32]int
+	part  int
+	owner map[uint64]int // a recorded handle's number -> the host that opened it
 }
 
 // splitStreams gives each recorded pid of a log (sizes: its lines) one
@@ -179,17 +180,25 @@ func (t *Trace) SplitStreams() int {
 
 // elsewhere reports whether a line of pid belongs to another host's part
 // of a split log; f are the fields of a JuiceFS line, to follow pid 0's
-// lines to the host that opened their handle.
-func (l *loader) elsewhere(pid uint32, name string, f [][]byte) bool {
+// lines to the host that opened their handle (rest: the line's result,
+// which holds the handle an open returned).
+func (l *loader) elsewhere(pid uint32, name string, f [][]byte, rest []byte) bool {
 	if l.host == nil {
 		return false
 	}
-	if h, ok := l.host[pid]; ok || pid != 0 {
+	h, ok := l.host[pid]
+	if ok && (name == "create" || name == "open") {
+		if v, ok := fh(rest); ok {
+			l.owner[v] = h // JuiceFS reuses a handle's number once released
+		}
+	}
+	if ok || pid != 0 {
 		return h != l.part
 	}
-	if fh, ok := fhOf(name, f); ok {
-		_, known := l.jfs.fhs[fh]
-		return !known
+	if v, ok := fhOf(name, f); ok {
+		if h, ok := l.owner[v]; ok {
+			return h != l.part
+		}
 	}
 	return l.part != 0
 }
@@ -209,7 +218,7 @@ func (l *loader) line(line []byte) {
 		return
 	}
 	if isStrace(line) {
-		if pid, _ := num(line[:bytes.IndexByte(line, ' ')]); l.elsewhere(uint32(pid), "", nil) {
+		if pid, _ := num(line[:bytes.IndexByte(line, ' ')]); l.elsewhere(uint32(pid), "", nil, nil) {
 			sk.Elsewhere++
 			return
 		}
@@ -236,7 +245,7 @@ func (l *loader) line(line []byte) {
 	}
 	var added bool
 	if isPathArgs(e.Args) {
-		if l.elsewhere(e.PID, name, nil) {
+		if l.elsewhere(e.PID, name, nil, nil) {
 			sk.Elsewhere++
 			return
 		}
@@ -249,7 +258,7 @@ func (l *loader) line(line []byte) {
 			sk.Virtual++
 			return
 		}
-		if l.elsewhere(e.PID, name, f) {
+		if l.elsewhere(e.PID, name, f, e.Rest) {
 			sk.Elsewhere++
 			return
 		}

@@ -28,7 +28,10 @@ type Options struct {
 	// Parts above 1 replays part Part (from 0) of the log's streams: one
 	// host's share of a replay on Parts hosts.
 	Part, Parts int
-	Hooks       Hooks
+	// RunDir, if set, is the run's own directory (made by the run, as
+	// bench's): a host's in a replay on many.
+	RunDir string
+	Hooks  Hooks
 }
 
 // Hooks are the run's callbacks to its caller; all are optional.
@@ -138,7 +141,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return err
 	}
 	res.Parameters = params(o, t)
-	bo := bench.Options{Path: o.Path, Keep: o.Keep,
+	bo := bench.Options{Path: o.Path, Keep: o.Keep, RunDir: o.RunDir,
 		Hooks: bench.Hooks{Created: o.Hooks.Created, Removed: o.Hooks.Removed, Warn: o.Hooks.Warn}}
 	dir, err := bench.MakeRunDir(bo, abs)
 	if err != nil {
