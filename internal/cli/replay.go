@@ -53,7 +53,8 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
   fsbench replay access.log.gz /mnt/jfs --speed 1
   strace -f -ttt -T -y -o app.trace ./app && fsbench replay app.trace /mnt/nfs
   fsbench bench /data --access-log /tmp/bench.log && fsbench replay /tmp/bench.log /mnt/other
-  fsbench replay access.log /mnt/jfs --expect 'replay-read.p99<10ms' -o json > replay.json`,
+  fsbench replay access.log /mnt/jfs --expect 'replay-read.p99<10ms' -o json > replay.json
+  fsbench replay node1.log node2.log /mnt/jfs --hosts node1:7781,node2:7781`,
 		Args: minArgs(2, "a LOG to replay and the PATH to replay it in"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Logs, o.Path = args[:len(args)-1], args[len(args)-1]
@@ -112,7 +113,12 @@ replay does not perform and malformed lines are counted and named.
 The table has a row for the whole replay and one per type of operation
 (replay-read, replay-write, ...: names for --expect and compare), then each
 type's counts, bytes and latency percentiles beside the recording's, and the
-replay's time against the recording's span.`
+replay's time against the recording's span.
+
+With --hosts, each host (running "fsbench agent") replays a log of its own,
+all starting together, and the results are merged: give one LOG per host,
+or one LOG whose recorded processes are shared out among the hosts. The
+logs travel with the job; an agent reads no path of its own but PATH.`
 
 // replayCatalog is what a replay can measure: the whole replay and each
 // type of operation it performs.
