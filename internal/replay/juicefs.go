@@ -210,7 +210,7 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.path = b.pathOf(n)
+	op.path = b.pathID(n)
 	b.need(parent, true, op)
 	b.touchNode(parent, r, false)
 	switch p.name {
@@ -304,7 +304,7 @@ func (j *jfs) rename(f [][]byte, p *pending) bool {
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.act, op.path, op.to = actRename, b.pathOf(n), b.pathOf(dst)
+	op.act, op.path, op.to = actRename, b.pathID(n), b.pathID(dst)
 	b.need(from, true, op)
 	b.need(to, true, op)
 	for _, x := range []int32{from, to, n, dst} {
@@ -326,7 +326,7 @@ func (j *jfs) byInode(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bo
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.path = b.pathOf(n)
+	op.path = b.pathID(n)
 	if !p.failed || p.name != "getattr" {
 		b.need(n, p.name != "getattr" && p.name != "access" && p.name != "open", op)
 	}
@@ -437,7 +437,7 @@ func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) b
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.path, op.handle = b.pathOf(n), h
+	op.path, op.handle = b.pathID(n), h
 	b.need(n, false, op)
 	change := false
 	switch p.name {

@@ -344,7 +344,7 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 	st, pos := b.stream(c.pid)
 	r := ref{st, pos}
 	op := &p.op
-	op.act, op.path = act, b.pathOf(n)
+	op.act, op.path = act, b.pathID(n)
 	parent := b.nodes[n].parent
 	b.touchNode(parent, r, false)
 	switch act {
@@ -441,7 +441,7 @@ func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
 	st, pos := b.stream(c.pid)
 	r := ref{st, pos}
 	op := &p.op
-	op.act, op.path, op.handle = act, b.pathOf(n), d.h
+	op.act, op.path, op.handle = act, b.pathID(n), d.h
 	if act == actStat {
 		op.handle = -1
 	}
