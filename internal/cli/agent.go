@@ -207,7 +207,7 @@ func (r *agentRunner) quietApp() *App {
 // path of the host is refused by confine unless the agent allows it.
 func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine func(string) error) (cluster.Prepared, error) {
 	var prepared cluster.Prepared
-	check, err := r.command(job, &prepared)
+	check, err := r.command(job, files, &prepared)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine
 	if err != nil {
 		return nil, err
 	}
-	cmd, _ := r.command(job, &prepared)
+	cmd, _ := r.command(job, files, &prepared)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -237,7 +237,7 @@ func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine
 }
 
 // command is the command a job runs, whose run on an agent sets prepared.
-func (r *agentRunner) command(job *cluster.Job, prepared *cluster.Prepared) (*cobra.Command, error) {
+func (r *agentRunner) command(job *cluster.Job, files map[string]string, prepared *cluster.Prepared) (*cobra.Command, error) {
 	sub := r.quietApp()
 	switch job.Command {
 	case "bench":
@@ -260,6 +260,11 @@ func (r *agentRunner) command(job *cluster.Job, prepared *cluster.Prepared) (*co
 		return newCheckpointCmdWith(sub, func(_ context.Context, o *CheckpointOptions) error {
 			*prepared = newAgentJob(o, job, o.Path, checkpointOnAgent)
 			return nil
+		}), nil
+	case "replay":
+		return newReplayAgentCmd(sub, func(_ context.Context, o *ReplayOptions) (err error) {
+			*prepared, err = replayAgentJob(o, job, files)
+			return err
 		}), nil
 	case "train":
 		return newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {

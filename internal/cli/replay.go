@@ -19,8 +19,15 @@ import (
 // ReplayOptions are the flags of `fsbench replay`.
 type ReplayOptions struct {
 	replay.Options
-	Output OutputOptions
-	CI     CIOptions
+	// Logs are the logs given: one, or with --hosts one per host.
+	Logs    []string
+	Output  OutputOptions
+	CI      CIOptions
+	Cluster HostsOptions
+	// onAgent is set on an agent, whose logs are the job's copies: the
+	// names given travel unchecked, as no path of the agent's host is
+	// read but PATH.
+	onAgent bool
 }
 
 func newReplayCmd(app *App) *cobra.Command {
@@ -30,27 +37,44 @@ func newReplayCmd(app *App) *cobra.Command {
 // newReplayCmdWith builds the command; runF replaces the run in tests of
 // flag parsing.
 func newReplayCmdWith(app *App, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
-	o := &ReplayOptions{}
+	return replayCmd(app, &ReplayOptions{}, runF)
+}
+
+// newReplayAgentCmd is the command an agent parses a replay job with.
+func newReplayAgentCmd(app *App, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
+	return replayCmd(app, &ReplayOptions{onAgent: true}, runF)
+}
+
+func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "replay LOG PATH",
+		Use:   "replay LOG [LOG...] PATH",
 		Short: "Replay a recorded access log (JuiceFS's, fsbench's or strace's) on the file system that holds PATH",
 		Long:  replayLong,
 		Example: `  fsbench replay /jfs-logs/access.log /mnt/nfs
   fsbench replay access.log.gz /mnt/jfs --speed 1
   strace -f -ttt -T -y -o app.trace ./app && fsbench replay app.trace /mnt/nfs
   fsbench bench /data --access-log /tmp/bench.log && fsbench replay /tmp/bench.log /mnt/other
-  fsbench replay access.log /mnt/jfs --expect 'replay-read.p99<10ms' -o json > replay.json`,
-		Args: exactArgs(2, "a LOG to replay and the PATH to replay it in"),
+  fsbench replay access.log /mnt/jfs --expect 'replay-read.p99<10ms' -o json > replay.json
+  fsbench replay node1.log node2.log /mnt/jfs --hosts node1:7781,node2:7781`,
+		Args: minArgs(2, "a LOG to replay and the PATH to replay it in"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Log, o.Path = args[0], args[1]
+			o.Logs, o.Path = args[:len(args)-1], args[len(args)-1]
+			o.Log = o.Logs[0]
 			if err := checkFileFlags(cmd); err != nil {
 				return err
 			}
 			if err := o.resolve(cmd); err != nil {
 				return err
 			}
-			if runF != nil {
+			switch {
+			case runF != nil:
 				return runF(cmd.Context(), o)
+			case o.Cluster.active():
+				c, err := replayCluster(cmd, args, o)
+				if err != nil {
+					return err
+				}
+				return runCluster(cmd.Context(), app, c)
 			}
 			return runReplay(cmd.Context(), app, o)
 		},
@@ -60,7 +84,9 @@ func newReplayCmdWith(app *App, runF func(context.Context, *ReplayOptions) error
 	f.BoolVar(&o.Keep, "keep", false, "keep the replay's files instead of removing them")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, nil)
-	_ = f.MarkHidden("quick") // a replay is as long as its log
+	addHostsFlags(cmd, &o.Cluster)
+	_ = f.MarkHidden("read-others") // each host replays its own log
+	_ = f.MarkHidden("quick")       // a replay is as long as its log
 	return cmd
 }
 
@@ -88,7 +114,12 @@ replay does not perform and malformed lines are counted and named.
 The table has a row for the whole replay and one per type of operation
 (replay-read, replay-write, ...: names for --expect and compare), then each
 type's counts, bytes and latency percentiles beside the recording's, and the
-replay's time against the recording's span.`
+replay's time against the recording's span.
+
+With --hosts, each host (running "fsbench agent") replays a log of its own,
+all starting together, and the results are merged: give one LOG per host,
+or one LOG whose recorded processes are shared out among the hosts. The
+logs travel with the job; an agent reads no path of its own but PATH.`
 
 // replayCatalog is what a replay can measure: the whole replay and each
 // type of operation it performs.
@@ -107,8 +138,26 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 	if math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed < 0 {
 		return Usagef("--speed %v: want 0 (as fast as possible) or more", o.Speed)
 	}
-	if st, err := os.Stat(o.Log); err == nil && st.IsDir() {
-		return Usagef("LOG %s is a directory: give the log file (for a JuiceFS mount, save its .accesslog first)", o.Log)
+	if err := o.Cluster.resolve(cmd); err != nil {
+		return err
+	}
+	if o.Cluster.ReadOthers {
+		return Usagef("--read-others applies to bench: each host of a replay replays its own log")
+	}
+	if o.onAgent {
+		return o.Output.resolve()
+	}
+	hosts := len(o.Cluster.Hosts)
+	switch {
+	case !o.Cluster.active() && len(o.Logs) > 1:
+		return Usagef("%d logs: give one LOG, or one LOG per host with --hosts", len(o.Logs))
+	case o.Cluster.active() && len(o.Logs) > 1 && len(o.Logs) != hosts:
+		return Usagef("%d logs for %d hosts: give one LOG per host, or one LOG to split by its recorded processes", len(o.Logs), hosts)
+	}
+	for _, l := range o.Logs {
+		if st, err := os.Stat(l); err == nil && st.IsDir() {
+			return Usagef("LOG %s is a directory: give the log file (for a JuiceFS mount, save its .accesslog first)", l)
+		}
 	}
 	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() {
 		return Usagef("PATH %s is not a directory: give the directory to replay in", o.Path)

@@ -215,3 +215,28 @@ func TestReplayInterrupt(t *testing.T) {
 	}
 	check()
 }
+
+// TestReplayLogsUsage: several logs go with --hosts, one per host, and a
+// log split across hosts needs a recorded process for each; each mistake
+// is a one-line usage error before anything runs.
+func TestReplayLogsUsage(t *testing.T) {
+	one := filepath.Join(t.TempDir(), "one.log")
+	if err := os.WriteFile(one, []byte("2026.11.21 21:00:00.000001 [uid:0,gid:0,pid:7] stat (/a) - OK <0.000010>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{juiceFSSample, juiceFSSample, t.TempDir()}, "2 logs: give one LOG, or one LOG per host with --hosts"},
+		{[]string{juiceFSSample, juiceFSSample, t.TempDir(), "--hosts", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"}, "2 logs for 3 hosts"},
+		{[]string{one, t.TempDir(), "--hosts", "127.0.0.1:1,127.0.0.1:2"}, "has 1 recorded processes or threads, fewer than the 2 hosts"},
+		{[]string{juiceFSSample, t.TempDir(), "--hosts", "127.0.0.1:1,127.0.0.1:2", "--read-others"}, "--read-others applies to bench"},
+	}
+	for _, c := range cases {
+		_, stderr, code := runFsbench(t, append([]string{"replay"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d: %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}

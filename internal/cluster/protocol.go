@@ -38,7 +38,7 @@ const (
 
 // Limits on what an agent accepts.
 const (
-	maxRequestBytes = 4 << 20 // a job, workload files included
+	maxRequestBytes = MaxJobBytes
 	maxArgs         = 256
 )
 
@@ -63,7 +63,7 @@ type Root struct {
 
 // Job is what a coordinator asks an agent to run.
 type Job struct {
-	// Command is "bench", "objbench" or "checkpoint"; Args are its arguments as the
+	// Command is "bench", "objbench", "checkpoint", "train" or "replay"; Args are its arguments as the
 	// coordinator's user gave them, less the coordinator's own flags.
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
@@ -82,6 +82,10 @@ type Job struct {
 	// Need is the free space the job needs on the host, bytes (0: unknown).
 	Need int64 `json:"need,omitempty"`
 }
+
+// MaxJobBytes bounds a job as an agent accepts it, the files it carries
+// included.
+const MaxJobBytes = 4 << 20
 
 // HostDir is the name of host i's directory (or key prefix) in a run.
 func HostDir(i int) string { return "host-" + strconv.Itoa(i) }

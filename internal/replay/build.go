@@ -22,6 +22,7 @@ type node struct {
 	implied bool
 	path    string
 	epoch   uint32 // of path
+	id      int32  // path's index in Trace.paths; 0 until known
 	use     uses
 	// removed is the operation that removed it (unlink, or the rmdir of
 	// its directory when the log lost its unlink), if hasRemoved.
@@ -59,6 +60,11 @@ type builder struct {
 	last     int64
 	any      bool
 	deps     map[int32]int32 // the operation in progress's: stream -> position
+	// sizes holds, per recorded pid, how many lines of the log it has: a
+	// bound on its stream's operations, so that each stream's slice is
+	// allocated once rather than grown (and copied) as the log is read.
+	sizes map[uint32]int32
+	ids   map[string]int32 // paths -> their index in Trace.paths
 }
 
 type dentry struct {
@@ -76,7 +82,10 @@ func newBuilder(format string) *builder {
 		streams:  map[uint32]int32{},
 		classes:  map[string]int16{},
 		deps:     map[int32]int32{},
+		sizes:    map[uint32]int32{},
+		ids:      map[string]int32{"": 0},
 	}
+	b.t.paths = []string{""}
 	b.nodes = append(b.nodes, node{parent: -1, dir: true, seen: true, exists: true, entry: -1})
 	return b
 }
@@ -107,9 +116,28 @@ func (b *builder) pathOf(n int32) string {
 	if nd.path == "" || nd.epoch != b.epoch {
 		nd.path = b.pathOf(nd.parent) + "/" + nd.name
 		nd = &b.nodes[n]
-		nd.epoch = b.epoch
+		nd.epoch, nd.id = b.epoch, 0
 	}
 	return nd.path
+}
+
+// pathID is the index in Trace.paths of the node's path now.
+func (b *builder) pathID(n int32) int32 {
+	p := b.pathOf(n)
+	nd := &b.nodes[n]
+	if n == root {
+		return 0
+	}
+	if nd.id == 0 {
+		id, ok := b.ids[p]
+		if !ok {
+			id = int32(len(b.t.paths))
+			b.ids[p] = id
+			b.t.paths = append(b.t.paths, p)
+		}
+		nd.id = id
+	}
+	return nd.id
 }
 
 // unlinkName takes the node away from its name (unlink, rmdir, the
@@ -160,7 +188,7 @@ func (b *builder) stream(pid uint32) (int32, int32) {
 	if !ok {
 		s = int32(len(b.t.Streams))
 		b.streams[pid] = s
-		b.t.Streams = append(b.t.Streams, Stream{ID: pid})
+		b.t.Streams = append(b.t.Streams, Stream{ID: pid, Ops: make([]Op, 0, b.sizes[pid])})
 	}
 	return s, int32(len(b.t.Streams[s].Ops))
 }

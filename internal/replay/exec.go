@@ -23,7 +23,8 @@ const maxBuf = 16 << 20
 // player runs a trace's streams, one per engine worker.
 type player struct {
 	t       *Trace
-	dir     string // the run directory: paths of the trace are below it
+	dir     string   // the run directory: paths of the trace are below it
+	full    []string // the trace's paths below dir
 	speed   float64
 	fds     []atomic.Int32 // per handle; -1 when not open
 	streams []streamState
@@ -50,6 +51,10 @@ func newPlayer(t *Trace, dir string, speed float64, seed uint64) *player {
 		streams: make([]streamState, len(t.Streams)), pat: pattern.New(seed), bufSize: 64 << 10}
 	for i := range p.fds {
 		p.fds[i].Store(-1)
+	}
+	p.full = make([]string, len(t.paths))
+	for i, s := range t.paths {
+		p.full[i] = dir + s
 	}
 	for i := range p.streams {
 		p.streams[i].cond = sync.NewCond(&p.streams[i].mu)
@@ -176,7 +181,7 @@ func (p *player) record(w *engine.Worker, s engine.Start, op *Op, n int64, err e
 		w.EndAs(s, n, class+1)
 	default:
 		w.End(s, n)
-		w.FailAs(mismatch(op, p.t.Classes[op.class].Name, err), class)
+		w.FailAs(mismatch(op, p.t.Classes[op.class].Name, p.t.paths[op.path], err), class)
 	}
 }
 
@@ -189,7 +194,7 @@ func errnoOf(err error) uint16 {
 }
 
 // mismatch says how an operation's outcome differs from the recording's.
-func mismatch(op *Op, name string, err error) error {
+func mismatch(op *Op, name, path string, err error) error {
 	want := "succeeded"
 	if op.errno == errOther {
 		want = "failed"
@@ -200,7 +205,7 @@ func mismatch(op *Op, name string, err error) error {
 	if err != nil {
 		got = err.Error()
 	}
-	return fmt.Errorf("%s %s: %s, recorded as %s", name, op.path, got, want)
+	return fmt.Errorf("%s %s: %s, recorded as %s", name, path, got, want)
 }
 
 // usesHandle reports whether the action works on an open handle.
@@ -219,7 +224,7 @@ func (p *player) openLate(op *Op) {
 	if op.act == actReadDir || op.act == actClose && p.isDir(op) {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY
 	}
-	fd, err := unix.Open(p.dir+op.path, flags|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(p.full[op.path], flags|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return // the operation fails on the handle and says why
 	}
@@ -230,7 +235,7 @@ func (p *player) openLate(op *Op) {
 
 func (p *player) isDir(op *Op) bool {
 	var st unix.Stat_t
-	return unix.Stat(p.dir+op.path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	return unix.Stat(p.full[op.path], &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // prepare makes, untimed, what the operation is the first to use that
@@ -248,7 +253,7 @@ func (p *player) prepare(w *engine.Worker, op *Op) {
 // the recording shows succeeding: the removals of those entries are not
 // in the log.
 func (p *player) empty(w *engine.Worker, op *Op) {
-	dir := p.dir + op.path
+	dir := p.full[op.path]
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return // the rmdir fails and says why

@@ -98,7 +98,7 @@ func (f *fsb) add(e *accesslog.Entry, p *pending) bool {
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.path = b.pathOf(n)
+	op.path = b.pathID(n)
 	parent := b.nodes[n].parent
 	switch p.name {
 	case "create", "mkdir":
@@ -220,7 +220,7 @@ func (f *fsb) rename(paths []string, n int32, p *pending, s int32, r ref) bool {
 	b := f.b
 	dst := f.node(paths[1])
 	op := &p.op
-	op.act, op.to = actRename, b.pathOf(dst)
+	op.act, op.to = actRename, b.pathID(dst)
 	from, to := b.nodes[n].parent, b.nodes[dst].parent
 	b.need(from, true, op)
 	b.need(to, true, op)

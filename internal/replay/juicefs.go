@@ -34,16 +34,41 @@ func newJFS(b *builder) *jfs {
 
 // fields splits a JuiceFS argument list "(a,b,c)" into its fields; names
 // may hold commas, so callers join what they need.
-func fields(args []byte) [][]byte {
+// The fields are appended to dst[:0], which the caller reuses from line
+// to line: splitting allocates nothing once dst is large enough.
+func fields(dst [][]byte, args []byte) [][]byte {
+	dst = dst[:0]
 	if len(args) < 2 {
-		return nil
+		return dst
 	}
-	return bytes.Split(args[1:len(args)-1], []byte{','})
+	args = args[1 : len(args)-1]
+	for {
+		i := bytes.IndexByte(args, ',')
+		if i < 0 {
+			return append(dst, args)
+		}
+		dst, args = append(dst, args[:i]), args[i+1:]
+	}
 }
 
+// num reads a decimal number without converting b to a string (which
+// strconv would keep, and so allocate, for its error).
 func num(b []byte) (uint64, bool) {
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	return v, err == nil
+	if len(b) == 0 || len(b) > 19 {
+		if len(b) > 19 {
+			v, err := strconv.ParseUint(string(b), 10, 64)
+			return v, err == nil
+		}
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, true
 }
 
 // node is the node of an inode, named after it below the run directory
@@ -185,7 +210,7 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.path = b.pathOf(n)
+	op.path = b.pathID(n)
 	b.need(parent, true, op)
 	b.touchNode(parent, r, false)
 	switch p.name {
@@ -279,7 +304,7 @@ func (j *jfs) rename(f [][]byte, p *pending) bool {
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.act, op.path, op.to = actRename, b.pathOf(n), b.pathOf(dst)
+	op.act, op.path, op.to = actRename, b.pathID(n), b.pathID(dst)
 	b.need(from, true, op)
 	b.need(to, true, op)
 	for _, x := range []int32{from, to, n, dst} {
@@ -301,7 +326,7 @@ func (j *jfs) byInode(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bo
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.path = b.pathOf(n)
+	op.path = b.pathID(n)
 	if !p.failed || p.name != "getattr" {
 		b.need(n, p.name != "getattr" && p.name != "access" && p.name != "open", op)
 	}
@@ -372,21 +397,31 @@ func openFlags(f [][]byte) int32 {
 	return int32(v) & (unix.O_ACCMODE | unix.O_APPEND | unix.O_TRUNC)
 }
 
-// byHandle adds the operations on a file handle: read (ino,size,off,fh),
+// fhOf is the recorded file handle of an operation on one: read and
 // write (ino,size,off,fh), flush (ino,fh,owner), release (ino,fh), fsync
 // (ino,datasync,fh).
-func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bool {
+func fhOf(name string, f [][]byte) (uint64, bool) {
 	idx := 1 // flush, release
-	switch p.name {
+	switch name {
 	case "read", "write":
 		idx = 3
 	case "fsync":
 		idx = 2
+	case "flush", "release":
+	default:
+		return 0, false
 	}
 	if len(f) <= idx {
-		return false
+		return 0, false
 	}
-	v, ok := num(f[idx])
+	return num(f[idx])
+}
+
+// byHandle adds the operations on a file handle: read (ino,size,off,fh),
+// write (ino,size,off,fh), flush (ino,fh,owner), release (ino,fh), fsync
+// (ino,datasync,fh).
+func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bool {
+	v, ok := fhOf(p.name, f)
 	if !ok {
 		return false
 	}
@@ -402,7 +437,7 @@ func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) b
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.path, op.handle = b.pathOf(n), h
+	op.path, op.handle = b.pathID(n), h
 	b.need(n, false, op)
 	change := false
 	switch p.name {

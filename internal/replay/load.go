@@ -47,8 +47,22 @@ func Load(r io.Reader) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
+	return load(data)
+}
+
+// load reads the log in data into a trace.
+func load(data []byte) (*Trace, error) { return loadPart(data, 0, 1) }
+
+// loadPart reads part (from 0) of parts of the log in data: the streams
+// of the recorded processes or threads that splitStreams gives that part,
+// for one host of a replay on many.
+func loadPart(data []byte, part, parts int) (*Trace, error) {
 	l := newLoader()
-	for _, i := range l.order(data) {
+	idx := l.order(data)
+	if parts > 1 {
+		l.part, l.host, l.owner = part, splitStreams(l.b.sizes, parts), map[uint64]int{}
+	}
+	for _, i := range idx {
 		l.line(l.lines[i])
 	}
 	t := l.b.finish()
@@ -63,7 +77,9 @@ func Load(r io.Reader) (*Trace, error) {
 // in that order; fsbench writes each worker's operations in batches, so
 // its log is only nearly in order.
 func (l *loader) order(data []byte) []int {
-	var times []int64
+	lines := bytes.Count(data, []byte{'\n'}) + 1
+	times := make([]int64, 0, lines)
+	l.lines = make([][]byte, 0, lines)
 	sorted := true
 	for len(data) > 0 {
 		line := data
@@ -73,9 +89,16 @@ func (l *loader) order(data []byte) []int {
 			data = nil
 		}
 		t := int64(math.MinInt64) // lines that are not entries keep their place
-		if len(line) <= maxLine && l.p.Parse(line, &l.e) == nil {
+		switch {
+		case len(line) > maxLine:
+		case isStrace(line):
+			pid, _ := num(line[:bytes.IndexByte(line, ' ')])
+			l.b.sizes[uint32(pid)]++
+		case l.p.Parse(line, &l.e) == nil:
 			t = l.e.Time
-		} else if n := len(times); n > 0 {
+			l.b.sizes[l.e.PID]++
+		}
+		if n := len(times); t == math.MinInt64 && n > 0 {
 			t = times[n-1]
 		}
 		if n := len(times); n > 0 && t < times[n-1] {
@@ -104,6 +127,80 @@ type loader struct {
 	st    *strc
 	names map[string]string // interned operation names
 	lines [][]byte
+	f     [][]byte // the fields of the line in progress
+	// host, when the log is split across hosts, gives each recorded pid
+	// its host; part is this one.
+	host  map[uint32]int
+	part  int
+	owner map[uint64]int // a recorded handle's number -> the host that opened it
+}
+
+// splitStreams gives each recorded pid of a log (sizes: its lines) one
+// of parts hosts: the largest first, each to the host with the fewest
+// lines so far, so that the hosts replay about as much. Pid 0 (the
+// kernel's, in JuiceFS's log: the releases of handles) is no stream of
+// its own: its lines go where the handle they use was opened.
+func splitStreams(sizes map[uint32]int32, parts int) map[uint32]int {
+	pids := make([]uint32, 0, len(sizes))
+	for pid := range sizes {
+		if pid != 0 {
+			pids = append(pids, pid)
+		}
+	}
+	sort.Slice(pids, func(i, j int) bool {
+		a, b := sizes[pids[i]], sizes[pids[j]]
+		return a > b || a == b && pids[i] < pids[j]
+	})
+	load := make([]int64, parts)
+	out := make(map[uint32]int, len(pids))
+	for _, pid := range pids {
+		h := 0
+		for i := range load {
+			if load[i] < load[h] {
+				h = i
+			}
+		}
+		out[pid] = h
+		load[h] += int64(sizes[pid])
+	}
+	return out
+}
+
+// SplitStreams counts the streams a log can be split into, one host or
+// more each: its recorded processes or threads, less JuiceFS's pid 0.
+func (t *Trace) SplitStreams() int {
+	n := 0
+	for _, s := range t.Streams {
+		if s.ID != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// elsewhere reports whether a line of pid belongs to another host's part
+// of a split log; f are the fields of a JuiceFS line, to follow pid 0's
+// lines to the host that opened their handle (rest: the line's result,
+// which holds the handle an open returned).
+func (l *loader) elsewhere(pid uint32, name string, f [][]byte, rest []byte) bool {
+	if l.host == nil {
+		return false
+	}
+	h, ok := l.host[pid]
+	if ok && (name == "create" || name == "open") {
+		if v, ok := fh(rest); ok {
+			l.owner[v] = h // JuiceFS reuses a handle's number once released
+		}
+	}
+	if ok || pid != 0 {
+		return h != l.part
+	}
+	if v, ok := fhOf(name, f); ok {
+		if h, ok := l.owner[v]; ok {
+			return h != l.part
+		}
+	}
+	return l.part != 0
 }
 
 func newLoader() *loader {
@@ -121,6 +218,10 @@ func (l *loader) line(line []byte) {
 		return
 	}
 	if isStrace(line) {
+		if pid, _ := num(line[:bytes.IndexByte(line, ' ')]); l.elsewhere(uint32(pid), "", nil, nil) {
+			sk.Elsewhere++
+			return
+		}
 		l.strace(line)
 		return
 	}
@@ -144,12 +245,21 @@ func (l *loader) line(line []byte) {
 	}
 	var added bool
 	if isPathArgs(e.Args) {
+		if l.elsewhere(e.PID, name, nil, nil) {
+			sk.Elsewhere++
+			return
+		}
 		l.setFormat(FormatFSBench)
 		added = l.fsb.add(e, &p)
 	} else {
-		f := fields(e.Args)
+		l.f = fields(l.f, e.Args)
+		f := l.f
 		if virtual(f, name) {
 			sk.Virtual++
+			return
+		}
+		if l.elsewhere(e.PID, name, f, e.Rest) {
+			sk.Elsewhere++
 			return
 		}
 		l.setFormat(FormatJuiceFS)

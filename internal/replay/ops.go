@@ -9,7 +9,7 @@ import (
 
 // do performs one operation and returns the bytes it moved.
 func (p *player) do(op *Op, buf []byte) (int64, error) {
-	path := p.dir + op.path
+	path := p.full[op.path]
 	switch op.act {
 	case actStat:
 		var st unix.Stat_t
@@ -41,7 +41,7 @@ func (p *player) meta(op *Op, path string) error {
 	case actUnlink:
 		return unix.Unlink(path)
 	case actRename:
-		return unix.Rename(path, p.dir+op.to)
+		return unix.Rename(path, p.full[op.to])
 	case actChmod:
 		return unix.Chmod(path, 0o644)
 	case actUtime:

@@ -54,3 +54,75 @@ func row(r *engine.Result, name, title, of string) report.Phase {
 	p.LatencyOf = of
 	return p
 }
+
+// Merge is the replay of a run on many hosts, each of which replayed
+// part of the recording: each type of operation's counts and bytes summed
+// over the hosts and its latency that of its merged row of res; the
+// recording's figures from the whole logs (recorded: each as Load read
+// it), the replay's time the longest host's, as they started together.
+func Merge(res *report.Result, hosts []*report.Replay, recorded []*Trace, log string, speed float64) *report.Replay {
+	rp := &report.Replay{Log: log, Speed: speed}
+	rec := map[string]*Class{}
+	var names []string
+	for _, t := range recorded {
+		rp.Format = t.Format
+		rp.RecordedSeconds = max(rp.RecordedSeconds, t.Span.Seconds())
+		rp.Lines += t.Skipped.Lines
+		rp.Blank += t.Skipped.Blank
+		rp.Malformed += t.Skipped.Malformed
+		rp.Virtual += t.Skipped.Virtual
+		for _, n := range t.Skipped.UnsupportedNames() {
+			rp.Unsupported = addCount(rp.Unsupported, n, t.Skipped.Unsupported[n])
+		}
+		for _, c := range t.Classes {
+			m, ok := rec[c.Name]
+			if !ok {
+				m = &Class{Name: c.Name, Latency: metrics.NewHistogram()}
+				rec[c.Name], names = m, append(names, c.Name)
+			}
+			m.Ops, m.Bytes, m.Failed = m.Ops+c.Ops, m.Bytes+c.Bytes, m.Failed+c.Failed
+			m.Latency.Merge(c.Latency)
+		}
+	}
+	done := map[string]*report.ReplayOp{}
+	for _, h := range hosts {
+		rp.Streams += h.Streams
+		rp.Prepared += h.Prepared
+		rp.Emptied += h.Emptied
+		rp.Seconds = max(rp.Seconds, h.Seconds)
+		for _, o := range h.Ops {
+			d, ok := done[o.Op]
+			if !ok {
+				d = &report.ReplayOp{Op: o.Op}
+				done[o.Op] = d
+			}
+			d.Ops, d.Bytes, d.Failed, d.Errors = d.Ops+o.Ops, d.Bytes+o.Bytes, d.Failed+o.Failed, d.Errors+o.Errors
+		}
+	}
+	if rp.Seconds > 0 && !res.Interrupted {
+		rp.Speedup = rp.RecordedSeconds / rp.Seconds
+	}
+	for _, n := range names {
+		op := report.ReplayOp{Op: n}
+		if d := done[n]; d != nil {
+			op = *d
+		}
+		if p := res.FindPhase("replay-" + n); p != nil {
+			op.Latency = p.Latency
+		}
+		c := rec[n]
+		op.Recorded = report.RecordedOps{Ops: c.Ops, Bytes: c.Bytes, Failed: c.Failed, Latency: c.Latency.Summary()}
+		rp.Ops = append(rp.Ops, op)
+	}
+	return rp
+}
+
+func addCount(list []report.OpCount, op string, n int64) []report.OpCount {
+	for i := range list {
+		if list[i].Op == op {
+			list[i].Count += n
+			return list
+		}
+	}
+	return append(list, report.OpCount{Op: op, Count: n})
+}

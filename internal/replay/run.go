@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 
@@ -24,7 +25,13 @@ type Options struct {
 	// fast.
 	Speed float64
 	Keep  bool
-	Hooks Hooks
+	// Parts above 1 replays part Part (from 0) of the log's streams: one
+	// host's share of a replay on Parts hosts.
+	Part, Parts int
+	// RunDir, if set, is the run's own directory (made by the run, as
+	// bench's): a host's in a replay on many.
+	RunDir string
+	Hooks  Hooks
 }
 
 // Hooks are the run's callbacks to its caller; all are optional.
@@ -65,7 +72,11 @@ func (o *Options) Validate() error {
 }
 
 // ReadLog reads and parses the log at path.
-func ReadLog(path string) (*Trace, error) {
+func ReadLog(path string) (*Trace, error) { return ReadLogPart(path, 0, 1) }
+
+// ReadLogPart reads and parses part (from 0) of parts of the log at path:
+// the streams one host of parts replays.
+func ReadLogPart(path string, part, parts int) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("open log: %w", err)}
@@ -75,11 +86,39 @@ func ReadLog(path string) (*Trace, error) {
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
 	}
-	t, err := Load(r)
+	data, err := readAll(f, r)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
+	}
+	t, err := loadPart(data, part, parts)
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("log %s: %w", path, err)}
 	}
 	return t, nil
+}
+
+// readAll reads what r decompresses of f into a buffer sized from f's
+// size (the whole log for a plain one), rather than one that grows and is
+// copied as it fills.
+func readAll(f *os.File, r io.Reader) ([]byte, error) {
+	size := int64(64 << 10)
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		size = st.Size() + 1 // one more, so that a plain log ends with EOF without growing
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // a compressed log: grow
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // Run replays o.Log in a new directory under o.Path and fills res. It
@@ -90,7 +129,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.Validate(); err != nil {
 		return &badInput{err}
 	}
-	t, err := ReadLog(o.Log)
+	t, err := ReadLogPart(o.Log, o.Part, o.Parts)
 	if err != nil {
 		return err
 	}
@@ -102,7 +141,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return err
 	}
 	res.Parameters = params(o, t)
-	bo := bench.Options{Path: o.Path, Keep: o.Keep,
+	bo := bench.Options{Path: o.Path, Keep: o.Keep, RunDir: o.RunDir,
 		Hooks: bench.Hooks{Created: o.Hooks.Created, Removed: o.Hooks.Removed, Warn: o.Hooks.Warn}}
 	dir, err := bench.MakeRunDir(bo, abs)
 	if err != nil {

@@ -83,7 +83,7 @@ type call struct {
 // resumption).
 func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 	i := bytes.IndexByte(line, ' ')
-	pid, _ := strconv.ParseUint(string(line[:i]), 10, 32)
+	pid, _ := num(line[:i])
 	c.pid = uint32(pid)
 	rest := bytes.TrimLeft(line[i:], " ")
 	j := bytes.IndexByte(rest, ' ')
@@ -344,7 +344,7 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 	st, pos := b.stream(c.pid)
 	r := ref{st, pos}
 	op := &p.op
-	op.act, op.path = act, b.pathOf(n)
+	op.act, op.path = act, b.pathID(n)
 	parent := b.nodes[n].parent
 	b.touchNode(parent, r, false)
 	switch act {
@@ -369,6 +369,7 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 		b.touchNode(n, r, true)
 	case actMkdir:
 		if !p.failed {
+			b.need(parent, true, op)
 			b.created(n, true)
 		} else if op.errno == uint16(unix.EEXIST) {
 			b.need(n, true, op)
@@ -410,6 +411,7 @@ func (s *strc) open(c *call, p *pending, n int32, fa int, r ref) bool {
 	case p.failed:
 	case flags&unix.O_CREAT != 0 && !(nd.seen && nd.exists):
 		op.act = actCreate
+		b.need(nd.parent, true, op) // where it was made existed
 		b.created(n, false)
 	default:
 		b.need(n, flags&unix.O_DIRECTORY != 0, op)
@@ -439,7 +441,7 @@ func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
 	st, pos := b.stream(c.pid)
 	r := ref{st, pos}
 	op := &p.op
-	op.act, op.path, op.handle = act, b.pathOf(n), d.h
+	op.act, op.path, op.handle = act, b.pathID(n), d.h
 	if act == actStat {
 		op.handle = -1
 	}

@@ -59,15 +59,17 @@ type Op struct {
 	// prep is the index in Trace.Implied of a file or directory the
 	// recording used without creating it, inside a directory it created:
 	// made (untimed) just before this, its first use; -1 for none.
-	prep       int32
-	prepN      int32 // how many, from prep
-	closeLo    int32 // handles to close, untimed, first: Trace.closes[closeLo:closeHi]
-	closeHi    int32
-	depLo      int32 // the operation's dependencies: Trace.deps[depLo:depHi]
-	depHi      int32
-	signal     bool // some operation of another stream waits for this one
-	clear      bool // rmdir: remove, untimed, what the log lost the removal of
-	path, to   string
+	prep    int32
+	prepN   int32 // how many, from prep
+	closeLo int32 // handles to close, untimed, first: Trace.closes[closeLo:closeHi]
+	closeHi int32
+	depLo   int32 // the operation's dependencies: Trace.deps[depLo:depHi]
+	depHi   int32
+	signal  bool // some operation of another stream waits for this one
+	clear   bool // rmdir: remove, untimed, what the log lost the removal of
+	// path and to (a rename's) index Trace.paths: an Op holds no pointer,
+	// so that the collector never scans a trace's millions of them.
+	path, to   int32
 	Size, Off  int64
 	Done       int64         // bytes the recording moved (read, write)
 	Start      int64         // recorded start, ns since the recording's first operation
@@ -123,6 +125,7 @@ type Trace struct {
 	Skipped Skipped
 	deps    []ref
 	closes  []int32
+	paths   []string // below the run directory; paths[0] is the run directory's ""
 }
 
 // Skipped counts the lines of a log that are not replayed, and why.
@@ -136,6 +139,9 @@ type Skipped struct {
 	// Unsupported counts, per recorded operation, the entries of operations
 	// the replay does not perform, or whose arguments it cannot read.
 	Unsupported map[string]int64
+	// Elsewhere counts, when the log is split across hosts, the lines of
+	// the streams other hosts replay.
+	Elsewhere int64
 }
 
 // UnsupportedNames lists the operations of Unsupported, most frequent
