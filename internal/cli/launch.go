@@ -299,4 +299,3 @@ func rankAddrs(port string) []string {
 	}
 	return append(append(v4, v6...), lo...)
 }
-

@@ -41,9 +41,11 @@ type Rendezvous struct {
 	Size int
 }
 
-func (r *Rendezvous) token() string       { return filepath.Join(r.Path, "token") }
-func (r *Rendezvous) end() string         { return filepath.Join(r.Path, "end") }
-func (r *Rendezvous) member(i int) string { return filepath.Join(r.Path, "rank-"+strconv.Itoa(i)+".json") }
+func (r *Rendezvous) token() string { return filepath.Join(r.Path, "token") }
+func (r *Rendezvous) end() string   { return filepath.Join(r.Path, "end") }
+func (r *Rendezvous) member(i int) string {
+	return filepath.Join(r.Path, "rank-"+strconv.Itoa(i)+".json")
+}
 
 // Open makes the rendezvous as rank 0 and returns the run's token, made
 // here. An existing directory is refused: a run with the same id is under
