@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -248,13 +249,31 @@ func nsHostsWithTmpfs(t *testing.T, n int) (*testenv.Hosts, string) {
 
 // TestLaunchedMissingRank: rank 2 of 3 never starts: rank 0 says so by
 // its number once the rendezvous times out, and both ranks that ran exit
-// non-zero, leaving nothing behind.
+// non-zero, leaving nothing behind. The run's token is in a file only
+// its owner reads, and in no output.
 func TestLaunchedMissingRank(t *testing.T) {
 	testenv.NeedsServer(t, "launched ranks")
 	root := t.TempDir()
 	args := append([]string{"bench", root, "--rendezvous-timeout", "3s"}, smallBench...)
 	ps := startRanks(t, nil, "7002", []int{0, 1}, 3, args...)
+	rv := filepath.Join(root, ".fsbench-rendezvous-slurm-7002.0")
+	var token []byte
+	waitFor(t, time.Minute, func() bool {
+		var err error
+		token, err = os.ReadFile(filepath.Join(rv, "token"))
+		return err == nil && len(token) > 0
+	})
+	for p, mode := range map[string]os.FileMode{rv: os.ModeDir | 0o700, filepath.Join(rv, "token"): 0o600} {
+		if st, err := os.Stat(p); err != nil || st.Mode() != mode {
+			t.Errorf("%s: %v, %v; want mode %v", p, st.Mode(), err, mode)
+		}
+	}
 	waitRanks(t, ps, 2*time.Minute)
+	for i, p := range ps {
+		if bytes.Contains(p.out.Bytes(), token) || bytes.Contains(p.err.Bytes(), token) {
+			t.Errorf("rank %d printed the token", i)
+		}
+	}
 	if ps[0].code != 1 || !strings.Contains(ps[0].err.String(), "rank 2 of 3 did not join within 3s") {
 		t.Errorf("rank 0: exit %d, want 1 naming rank 2:\n%s", ps[0].code, ps[0].err.String())
 	}
