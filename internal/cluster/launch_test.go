@@ -308,3 +308,31 @@ func TestLaunchedFailureEndsEveryRank(t *testing.T) {
 		t.Errorf("left behind: %v", l)
 	}
 }
+
+// TestLaunchedTerminated: SIGTERM to every rank mid-phase, as scancel
+// sends it: rank 0 prints what was measured, every rank exits 130, and no
+// file of the run is left, the rendezvous included.
+func TestLaunchedTerminated(t *testing.T) {
+	testenv.NeedsServer(t, "launched ranks")
+	root := t.TempDir()
+	ps := startRanks(t, nil, "7005", []int{0, 1, 2}, 3, "bench", root, "-p", "1", "--big-file-size", "4G", "--small-file-count", "10")
+	waitFor(t, 2*time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", "host-2", "*"))
+		return len(m) > 0
+	})
+	for _, p := range ps {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	waitRanks(t, ps, 2*time.Minute)
+	for i, p := range ps {
+		if p.code != 130 {
+			t.Errorf("rank %d: exit %d, want 130:\n%s", i, p.code, p.err.String())
+		}
+	}
+	if !strings.Contains(ps[0].out.String(), "Benchmark interrupted!") {
+		t.Errorf("rank 0 printed no partial result:\n%s", ps[0].out.String())
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}
