@@ -315,7 +315,7 @@ func TestLaunchedFailureEndsEveryRank(t *testing.T) {
 func TestLaunchedTerminated(t *testing.T) {
 	testenv.NeedsServer(t, "launched ranks")
 	root := t.TempDir()
-	ps := startRanks(t, nil, "7005", []int{0, 1, 2}, 3, "bench", root, "-p", "1", "--big-file-size", "4G", "--small-file-count", "10")
+	ps := startRanks(t, nil, "7005", []int{0, 1, 2}, 3, "bench", root, "-p", "1", "--big-file-size", "1G", "--small-file-count", "10")
 	waitFor(t, 2*time.Minute, func() bool {
 		m, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", "host-2", "*"))
 		return len(m) > 0
