@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -127,45 +133,51 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	if err != nil {
 		return err
 	}
-	err = coordinateRanks(ctx, app, rv, root, o.Timeout, h, tok, coordinate)
-	if ferr := rv.Finish(ExitCode(err)); ferr != nil {
-		app.Warnf("%v", ferr)
-	}
-	if cerr := rv.Close(10 * time.Second); cerr != nil {
-		app.Warnf("rendezvous %s: %v", rv.Path, cerr)
-	}
-	return err
-}
-
-// coordinateRanks is rank 0's part: its own agent on loopback as host 0,
-// then the others' agents, each reached at one of its addresses.
-func coordinateRanks(ctx context.Context, app *App, rv *launch.Rendezvous, root string, timeout time.Duration,
-	h *HostsOptions, tok string, coordinate func() error) error {
 	ra, err := startRankAgent(app, tok, root, "127.0.0.1:0")
 	if err != nil {
+		_ = rv.Remove()
 		return err
 	}
 	defer ra.stop()
-	app.Infof("rank 0 of %d (%s): waiting for the other ranks at %s", rv.Size, h.Launch.env.From, rv.Path)
-	members, err := rv.Members(ctx, timeout)
-	if err != nil {
-		return err
+	app.Infof("rank 0 of %d (%s): waiting for the other ranks at %s", rv.Size, env.From, rv.Path)
+	members, err := rv.Members(ctx, o.Timeout)
+	if rerr := rv.Remove(); rerr != nil {
+		app.Warnf("rendezvous %s: %v", rv.Path, rerr)
 	}
-	hosts := []string{ra.addr}
+	hosts, rerr := reachRanks(ctx, tok, members)
+	if err == nil {
+		err = rerr
+	}
+	if err == nil {
+		h.Hosts, h.token = append([]string{ra.addr}, hosts...), tok
+		err = coordinate()
+	}
+	endRanks(tok, hosts, ExitCode(err))
+	return err
+}
+
+// reachRanks finds the agent of every rank that joined, each at the first
+// of its addresses where it answers with its own id, so that no other
+// process is taken for it. It returns those reached, and an error naming
+// the first that was not.
+func reachRanks(ctx context.Context, tok string, members []launch.Member) ([]string, error) {
 	client := &http.Client{Timeout: 3 * time.Second}
+	var hosts []string
+	var first error
 	for _, m := range members[1:] {
+		if m.Addrs == nil {
+			continue // never joined
+		}
 		addr, err := reachRank(ctx, client, tok, m)
 		if err != nil {
-			return err
+			first = cmp.Or(first, err)
+			continue
 		}
 		hosts = append(hosts, addr)
 	}
-	h.Hosts, h.token = hosts, tok
-	return coordinate()
+	return hosts, first
 }
 
-// reachRank is the first of a rank's addresses where its own agent
-// answers (the same id), so that no other process is taken for it.
 func reachRank(ctx context.Context, client *http.Client, tok string, m launch.Member) (string, error) {
 	for _, addr := range m.Addrs {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/info", nil)
@@ -187,6 +199,31 @@ func reachRank(ctx context.Context, client *http.Client, tok string, m launch.Me
 	return "", fmt.Errorf("rank %d (host %s) is not reachable from rank 0 at any of its addresses (%s)", m.Rank, m.Host, strings.Join(m.Addrs, ", "))
 }
 
+// endPath is where a rank's agent hears the run's exit code from rank 0.
+const endPath = "/v1/launch/end"
+
+// endRanks tells every rank reached the run's exit code, all at once; a
+// rank gone by then is not waited for.
+func endRanks(tok string, hosts []string, code int) {
+	client := &http.Client{Timeout: 3 * time.Second}
+	var wg sync.WaitGroup
+	for _, addr := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequest(http.MethodPost, "http://"+addr+endPath, strings.NewReader(strconv.Itoa(code)))
+			if err != nil {
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // serveRank is the part of a rank other than 0: it joins the rendezvous,
 // serves rank 0's jobs as an agent, and ends with the run's exit code.
 func serveRank(ctx context.Context, app *App, rv *launch.Rendezvous, root string, timeout time.Duration) error {
@@ -203,27 +240,25 @@ func serveRank(ctx context.Context, app *App, rv *launch.Rendezvous, root string
 	if err := rv.Register(launch.Member{Rank: rv.Rank, Addrs: rankAddrs(ra.port), ID: ra.agent.ID(), Host: host}); err != nil {
 		return err
 	}
-	defer rv.Leave()
 	// Rank 0 may wait for the last rank for the whole timeout before it
 	// sends anything.
 	quietUntil := time.Now().Add(timeout + rankSilence)
 	for {
-		if code, ok := rv.Ended(); ok {
+		select {
+		case code := <-ra.end:
 			if code != ExitOK {
 				return &RankExit{Code: code}
 			}
 			return nil
+		case <-ctx.Done():
+			return ErrInterrupted
+		case <-time.After(100 * time.Millisecond):
 		}
 		if last := ra.seen.Load(); last != 0 {
 			quietUntil = time.Unix(0, last).Add(rankSilence)
 		}
 		if time.Now().After(quietUntil) {
 			return fmt.Errorf("rank %d of %d: no word from rank 0 for %v: it is gone, the run is over", rv.Rank, rv.Size, rankSilence)
-		}
-		select {
-		case <-ctx.Done():
-			return ErrInterrupted
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
@@ -235,6 +270,7 @@ type rankAgent struct {
 	addr  string
 	port  string
 	seen  *atomic.Int64 // when the last request came, ns
+	end   chan int      // the run's exit code, from rank 0
 }
 
 // startRankAgent serves an agent for the run's jobs under root on listen.
@@ -252,11 +288,27 @@ func startRankAgent(app *App, tok, root, listen string) (*rankAgent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", listen, err)
 	}
-	ra := &rankAgent{agent: a, srv: a.Server(), addr: ln.Addr().String(), seen: &atomic.Int64{}}
+	ra := &rankAgent{agent: a, srv: a.Server(), addr: ln.Addr().String(), seen: &atomic.Int64{}, end: make(chan int, 1)}
 	_, ra.port, _ = net.SplitHostPort(ra.addr)
+	want := sha256.Sum256([]byte(tok))
 	ra.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ra.seen.Store(time.Now().UnixNano())
-		a.ServeHTTP(w, r)
+		if r.URL.Path != endPath {
+			a.ServeHTTP(w, r)
+			return
+		}
+		got := sha256.Sum256([]byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 16))
+		code, err := strconv.Atoi(string(b))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || r.Method != http.MethodPost || err != nil {
+			http.Error(w, "no", http.StatusBadRequest)
+			return
+		}
+		select {
+		case ra.end <- code:
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
 	})
 	go func() { _ = ra.srv.Serve(a.Listen(ln, cluster.MaxConns, nil)) }()
 	return ra, nil

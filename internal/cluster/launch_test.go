@@ -336,3 +336,65 @@ func TestLaunchedTerminated(t *testing.T) {
 		t.Errorf("left behind: %v", l)
 	}
 }
+
+// TestMpirunRankKilled: rank 2 killed (SIGKILL) mid-phase under mpirun.
+// Rank 0 names it as lost and the run fails; the rendezvous, removed once
+// every rank had joined, is not left behind though mpirun kills the
+// other ranks soon after.
+func TestMpirunRankKilled(t *testing.T) {
+	testenv.NeedsServer(t, "mpirun")
+	mpi, err := testenv.LookPath("mpirun")
+	if err != nil {
+		testenv.Unavailable(t, "Open MPI's mpirun is not installed (internal/testenv/install.sh installs it)")
+	}
+	root := t.TempDir()
+	cmd := exec.Command(mpi, "--allow-run-as-root", "--oversubscribe", "-np", "3", testenv.Binary(t), "bench", root,
+		"-p", "1", "--big-file-size", "1G", "--small-file-count", "10")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NO_COLOR=1"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitFor(t, 2*time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(root, "fsbench-hosts-*", "host-2", "*"))
+		return len(m) > 0
+	})
+	victim := rankPid(t, cmd.Process.Pid, "2")
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("mpirun did not end:\n%s", errb.String())
+	}
+	if err == nil || !strings.Contains(errb.String(), "lost") {
+		t.Errorf("mpirun: %v; want a failure naming the lost host:\n%s", err, errb.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(root, ".fsbench-rendezvous-*")); len(m) != 0 {
+		t.Errorf("rendezvous left behind: %v", m)
+	}
+}
+
+// rankPid is the process of the given rank among mpirun's children.
+func rankPid(t *testing.T, mpirun int, rank string) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", mpirun, mpirun))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		env, _ := os.ReadFile("/proc/" + f + "/environ")
+		if bytes.Contains(env, []byte("\x00OMPI_COMM_WORLD_RANK="+rank+"\x00")) {
+			pid, _ := strconv.Atoi(f)
+			return pid
+		}
+	}
+	t.Fatalf("no rank %s among mpirun's children %q", rank, b)
+	return 0
+}

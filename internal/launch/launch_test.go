@@ -107,16 +107,7 @@ func TestRendezvous(t *testing.T) {
 	if err != nil || len(ms) != 3 || ms[2].Addrs[0] != "10.0.0.1:1" {
 		t.Fatalf("members %+v, %v", ms, err)
 	}
-	if err := r0.Finish(3); err != nil {
-		t.Fatal(err)
-	}
-	r1 := &Rendezvous{Path: path, Rank: 1, Size: 3}
-	if code, ok := r1.Ended(); !ok || code != 3 {
-		t.Fatalf("rank 1 read the end as %d, %v", code, ok)
-	}
-	r1.Leave()
-	(&Rendezvous{Path: path, Rank: 2, Size: 3}).Leave()
-	if err := r0.Close(time.Minute); err != nil {
+	if err := r0.Remove(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -130,23 +121,17 @@ func TestRendezvousMissingRanks(t *testing.T) {
 	if _, err := r0.Open(); err != nil {
 		t.Fatal(err)
 	}
-	r2 := &Rendezvous{Path: path, Rank: 2, Size: 4}
-	if err := r2.Register(Member{Rank: 2, Addrs: []string{"x:1"}}); err != nil {
+	if err := (&Rendezvous{Path: path, Rank: 2, Size: 4}).Register(Member{Rank: 2, Addrs: []string{"x:1"}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := r0.Members(context.Background(), 300*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "ranks 1, 3 of 4 did not join within 300ms") {
 		t.Fatalf("error %v, want one naming ranks 1 and 3", err)
 	}
-	if err := r0.Finish(1); err != nil {
-		t.Fatal(err)
+	if ms, _ := r0.Members(context.Background(), 0); ms[2].Addrs[0] != "x:1" || ms[1].Addrs != nil || ms[3].Addrs != nil {
+		t.Errorf("the ranks that joined: %+v", ms)
 	}
-	if code, ok := r2.Ended(); !ok || code != 1 {
-		t.Fatalf("rank 2 read the end as %d, %v", code, ok)
-	}
-	r2.Leave()
-	// The ranks that never joined are not waited for.
-	if err := r0.Close(time.Hour); err != nil {
+	if err := r0.Remove(); err != nil {
 		t.Fatal(err)
 	}
 	_, err = (&Rendezvous{Path: path, Rank: 1, Size: 4}).Join(context.Background(), 300*time.Millisecond)

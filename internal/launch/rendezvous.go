@@ -32,9 +32,8 @@ func Dir(dir, runID string) string { return filepath.Join(dir, ".fsbench-rendezv
 
 // Rendezvous is the directory where the ranks of one run meet: rank 0
 // makes it (mode 0700) with the run's token in it (mode 0600); every
-// other rank reads the token and writes its Member file; at the end rank
-// 0 writes the run's exit code, and removes the directory once the others
-// have read it.
+// other rank reads the token and writes its Member file; rank 0 reads
+// them all, or waits until its timeout, and removes the directory.
 type Rendezvous struct {
 	Path string
 	Rank int
@@ -42,7 +41,6 @@ type Rendezvous struct {
 }
 
 func (r *Rendezvous) token() string { return filepath.Join(r.Path, "token") }
-func (r *Rendezvous) end() string   { return filepath.Join(r.Path, "end") }
 func (r *Rendezvous) member(i int) string {
 	return filepath.Join(r.Path, "rank-"+strconv.Itoa(i)+".json")
 }
@@ -102,7 +100,8 @@ func wait(ctx context.Context, timeout time.Duration, try func() (bool, error), 
 }
 
 // Members waits, as rank 0, until every other rank has joined, for
-// timeout at most; the error then names the ranks missing.
+// timeout at most; the error then names the ranks missing, and the
+// members returned are those that joined (Addrs nil for the others).
 func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Member, error) {
 	members := make([]Member, r.Size)
 	joined := make([]bool, r.Size)
@@ -160,36 +159,7 @@ func (r *Rendezvous) Register(m Member) error {
 	return writeFile(r.member(r.Rank), b)
 }
 
-// Finish writes, as rank 0, the run's exit code for the other ranks.
-func (r *Rendezvous) Finish(code int) error {
-	return writeFile(r.end(), []byte(strconv.Itoa(code)))
-}
-
-// Ended reports, for a rank other than 0, whether rank 0 has written the
-// run's exit code, and which.
-func (r *Rendezvous) Ended() (int, bool) {
-	b, err := os.ReadFile(r.end())
-	if err != nil {
-		return 0, false
-	}
-	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return code, err == nil
-}
-
-// Leave removes this rank's file, as a rank other than 0 ends: rank 0
-// then knows it has read the exit code, or is gone.
-func (r *Rendezvous) Leave() { _ = os.Remove(r.member(r.Rank)) }
-
-// Close removes the rendezvous as rank 0: once every rank that joined has
-// read the exit code (its file is gone), or after grace.
-func (r *Rendezvous) Close(grace time.Duration) error {
-	_ = wait(context.Background(), grace, func() (bool, error) {
-		for i := 1; i < r.Size; i++ {
-			if _, err := os.Stat(r.member(i)); err == nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	}, func() error { return nil })
-	return os.RemoveAll(r.Path)
-}
+// Remove removes the rendezvous, as rank 0 once it has waited for the
+// other ranks: they need it no more (rank 0 tells each the run's end
+// itself), and the token is on storage no longer than that.
+func (r *Rendezvous) Remove() error { return os.RemoveAll(r.Path) }
