@@ -144,7 +144,8 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	if rerr := rv.Remove(); rerr != nil {
 		app.Warnf("rendezvous %s: %v", rv.Path, rerr)
 	}
-	hosts, rerr := reachRanks(ctx, tok, members)
+	// Reached even when interrupted: each rank that joined is told the end.
+	hosts, rerr := reachRanks(context.WithoutCancel(ctx), tok, members)
 	if err == nil {
 		err = rerr
 	}
