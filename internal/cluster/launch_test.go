@@ -398,3 +398,26 @@ func rankPid(t *testing.T, mpirun int, rank string) int {
 	t.Fatalf("no rank %s among mpirun's children %q", rank, b)
 	return 0
 }
+
+// TestLaunchedInterruptedWaiting: rank 0 stopped (Ctrl-C) while it waits
+// for a rank that never comes: the rank that did join is told at once and
+// ends with 130 too, rather than wait out its silence; nothing is left.
+func TestLaunchedInterruptedWaiting(t *testing.T) {
+	testenv.NeedsServer(t, "launched ranks")
+	root := t.TempDir()
+	ps := startRanks(t, nil, "7006", []int{0, 1}, 3, "bench", root, "--rendezvous-timeout", "5m")
+	waitFor(t, time.Minute, func() bool {
+		_, err := os.Stat(filepath.Join(root, ".fsbench-rendezvous-slurm-7006.0", "rank-1.json"))
+		return err == nil
+	})
+	_ = ps[0].cmd.Process.Signal(os.Interrupt)
+	waitRanks(t, ps, 2*time.Minute) // rank 1 alone would wait 5m and more
+	for i, p := range ps {
+		if p.code != 130 {
+			t.Errorf("rank %d: exit %d, want 130:\n%s", i, p.code, p.err.String())
+		}
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}
