@@ -76,12 +76,25 @@ func (h hostsCommand[O]) runE(app *App) func(*cobra.Command, []string) error {
 		if err := checkFileFlags(cmd); err != nil {
 			return err
 		}
+		if h.runF == nil { // not on an agent: a launcher may have started it
+			if err := h.flags.Cluster.Launch.detect(cmd, app, &h.flags.Cluster); err != nil {
+				return err
+			}
+		}
 		if err := h.resolve(cmd, args); err != nil {
 			return err
 		}
 		switch {
 		case h.runF != nil:
 			return h.runF(cmd.Context(), h.opts)
+		case h.flags.Cluster.Launch.env != nil:
+			return runLaunched(cmd.Context(), app, cmd, args, &h.flags.Cluster, func() error {
+				c, err := h.cluster(cmd, args, h.opts)
+				if err != nil {
+					return err
+				}
+				return runCluster(cmd.Context(), app, c)
+			})
 		case h.flags.Cluster.active():
 			c, err := h.cluster(cmd, args, h.opts)
 			if err != nil {

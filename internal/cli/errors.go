@@ -33,12 +33,23 @@ var ErrExpectation = errors.New("expectation failed")
 // ErrInterrupted is returned when the run was stopped by a signal.
 var ErrInterrupted = errors.New("interrupted")
 
+// RankExit ends a rank other than 0 of a launched run (mpirun, srun, ...)
+// with the exit code of the run, which rank 0 decided.
+type RankExit struct{ Code int }
+
+func (e *RankExit) Error() string {
+	return fmt.Sprintf("the run failed: rank 0 ended it with exit code %d (its output says why)", e.Code)
+}
+
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error) int {
 	var ue *UsageError
+	var re *RankExit
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &re):
+		return re.Code
 	case errors.Is(err, ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &ue):

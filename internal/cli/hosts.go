@@ -35,6 +35,11 @@ type HostsOptions struct {
 	TokenFile  string
 	TLSCA      string
 	ReadOthers bool
+	// Launch runs the command as one rank of a run started by mpirun,
+	// srun or a Kubernetes Indexed Job.
+	Launch LaunchOptions
+	// token, when set, is the run's token (a launched run's own).
+	token string
 }
 
 // coordinatorFlags are the flags of the coordinator alone, of every
@@ -48,6 +53,7 @@ var coordinatorFlags = map[string]bool{
 	"output": true, "json": true, "result-file": true, "html": true, "access-log": true,
 	"expect": true, "expect-file": true, "baseline": true, "threshold": true, "baseline-metrics": true,
 	"repeat": true, "print-job": true, "find-max": true, "help": true,
+	"launcher": true, "world-size": true, "rendezvous": true, "rendezvous-timeout": true,
 }
 
 // isAgentFile reports whether f names a file the run reads on every host
@@ -80,10 +86,13 @@ func addHostsFlags(cmd *cobra.Command, o *HostsOptions) {
 	f.StringVar(&o.TLSCA, "tls-ca", "", "with --hosts: talk HTTPS to the agents, trusting the CA certificates in this PEM `FILE`")
 	f.BoolVar(&o.ReadOthers, "read-others", false, "with --hosts: host i reads what host i+1 wrote, so no client's own cache serves its reads")
 	markFiles(f, fileIn, "hosts-file", "token-file", "tls-ca")
+	addLaunchFlags(cmd, &o.Launch)
 }
 
 // active reports whether the command runs on many hosts.
-func (o *HostsOptions) active() bool { return len(o.Hosts) > 0 || o.HostsFile != "" }
+func (o *HostsOptions) active() bool {
+	return len(o.Hosts) > 0 || o.HostsFile != "" || o.Launch.env != nil
+}
 
 // resolve reads the host list and checks it.
 func (o *HostsOptions) resolve(cmd *cobra.Command) error {
@@ -93,6 +102,9 @@ func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 	}
 	if f.Changed("hosts-file") && o.HostsFile == "" {
 		return Usagef("--hosts-file names no file")
+	}
+	if o.Launch.env != nil {
+		return o.resolveLaunched(cmd)
 	}
 	if !o.active() {
 		for _, n := range []string{"token-file", "tls-ca", "read-others"} {
@@ -265,7 +277,10 @@ type clusterRun struct {
 // runCluster runs the command on the agents and reports the merged result
 // as the command does on one host.
 func runCluster(ctx context.Context, app *App, c *clusterRun) error {
-	token, err := readToken(app, c.hosts.TokenFile)
+	token, err := c.hosts.token, error(nil)
+	if token == "" {
+		token, err = readToken(app, c.hosts.TokenFile)
+	}
 	if err != nil {
 		return err
 	}

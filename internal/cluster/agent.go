@@ -135,6 +135,9 @@ var (
 	errRemoved      = errors.New("removed by the coordinator")
 )
 
+// ID names the agent process, as its info does.
+func (a *Agent) ID() string { return a.id }
+
 // Close cancels the job in progress, if any, and removes its files.
 func (a *Agent) Close() {
 	a.mu.Lock()

@@ -3,7 +3,7 @@
 # FUSE (bindfs), fio, an NFSv3 server (nfs-ganesha with its VFS backend,
 # rpcbind), iproute2 (test hosts in network namespaces), headless Chromium
 # with a font (the HTML report's browser test), podman and runc (the
-# container image's build and tests), time and curl (bench-peers.sh), a
+# container image's build and tests), Open MPI's mpirun (launched runs), time and curl (bench-peers.sh), a
 # MinIO server built from the Go module proxy, and kubernetes-validate (the
 # manifests' schema check) in a virtualenv. Everything is idempotent: a
 # second run finds it all in place and does nothing.
@@ -33,6 +33,10 @@ command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need_apt+=
 command -v chromium >/dev/null || need_apt+=(chromium)
 dpkg -s fonts-liberation >/dev/null 2>&1 || need_apt+=(fonts-liberation)
 command -v podman >/dev/null || need_apt+=(podman)
+# Launched runs (mpirun -np 4 fsbench ...); ssh is how Open MPI's mpirun
+# starts ranks on other hosts.
+command -v mpirun >/dev/null || need_apt+=(openmpi-bin)
+command -v ssh >/dev/null || need_apt+=(openssh-client)
 command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need_apt+=(runc)
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
 [ -x "$VENV/bin/python" ] || python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)

@@ -1,0 +1,354 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/launch"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+)
+
+// LaunchOptions are the flags of a run started by a launcher (mpirun,
+// srun, a Kubernetes Indexed Job): one process per rank, rank 0 the
+// coordinator, every other rank an agent for this run only.
+type LaunchOptions struct {
+	Launcher   string
+	WorldSize  int
+	Rendezvous string
+	Timeout    time.Duration
+	env        *launch.Env // this process's place, when launched
+}
+
+// rankSilence is how long a rank other than 0 goes on without a request
+// from rank 0 before it takes rank 0 for gone: rank 0 pings every
+// second while a job runs.
+const rankSilence = 30 * time.Second
+
+func addLaunchFlags(cmd *cobra.Command, o *LaunchOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.Launcher, "launcher", launch.Auto, "run as one rank of a run started by a launcher: `auto` (when mpirun's, srun's or an Indexed Job's variables are set), mpi, slurm, k8s, or none (a plain run); see docs/launchers.md")
+	f.IntVar(&o.WorldSize, "world-size", 0, "with a launcher: the number of ranks, `N` (a Kubernetes Indexed Job's completions; else FSBENCH_WORLD_SIZE or the launcher's own variable)")
+	f.StringVar(&o.Rendezvous, "rendezvous", "", "with a launcher: the `DIR` on storage every rank sees where the ranks meet (default PATH)")
+	f.DurationVar(&o.Timeout, "rendezvous-timeout", 2*time.Minute, "with a launcher: how long rank 0 waits for the other ranks, and they for it")
+}
+
+// detect finds whether a launcher started this process, and its rank.
+// --hosts wins over a launcher's environment unless --launcher is given.
+func (o *LaunchOptions) detect(cmd *cobra.Command, app *App, h *HostsOptions) error {
+	f := cmd.Flags()
+	if f.Lookup("launcher") == nil {
+		return nil
+	}
+	explicit := f.Changed("launcher") && o.Launcher != launch.None && o.Launcher != launch.Auto
+	if len(h.Hosts) > 0 || h.HostsFile != "" {
+		if explicit {
+			return Usagef("--launcher %s and --hosts: the launcher's ranks are the hosts; give one of them", o.Launcher)
+		}
+		return nil
+	}
+	if o.WorldSize < 0 {
+		return Usagef("--world-size %d: want the number of ranks", o.WorldSize)
+	}
+	env, ok, err := launch.Detect(o.Launcher, app.IO.Getenv, o.WorldSize)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if !ok {
+		for _, n := range []string{"world-size", "rendezvous", "rendezvous-timeout"} {
+			if f.Changed(n) && o.Launcher == launch.None {
+				return Usagef("--%s goes with a launcher, not with --launcher none", n)
+			}
+		}
+		return nil
+	}
+	if o.Timeout <= 0 {
+		return Usagef("--rendezvous-timeout %v: want a positive duration", o.Timeout)
+	}
+	o.env = &env
+	return nil
+}
+
+// resolveLaunched checks the command line of a launched run.
+func (o *HostsOptions) resolveLaunched(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	if cmd.Name() == "objbench" {
+		return Usagef("objbench does not run under a launcher (%s): run it on one rank, give --launcher none, or use --hosts with agents", o.Launch.env.From)
+	}
+	for _, n := range []string{"token-file", "tls-ca"} {
+		if f.Changed(n) {
+			return Usagef("--%s goes with --hosts: under a launcher rank 0 makes the run's token and talks to the other ranks itself", n)
+		}
+	}
+	if f.Lookup("access-log") != nil && f.Changed("access-log") {
+		return Usagef("--access-log does not go with a launcher: the operations happen on every rank; run fsbench bench --access-log as one process to record them")
+	}
+	return nil
+}
+
+// runLaunched runs this process's part of a launched run: rank 0 opens
+// the rendezvous, serves its own part as host 0, waits for the other
+// ranks and coordinates them (coordinate runs the command on h.Hosts);
+// every other rank joins and serves as an agent until rank 0 ends the run.
+func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []string, h *HostsOptions, coordinate func() error) error {
+	o, env := &h.Launch, h.Launch.env
+	if len(args) == 0 {
+		return Usagef("%s under a launcher needs PATH", cmd.Name())
+	}
+	root, err := filepath.Abs(args[0])
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	dir := o.Rendezvous
+	if dir == "" {
+		dir = root
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return Usagef("rendezvous %s: not a directory every rank sees (give --rendezvous DIR)", dir)
+	}
+	rv := &launch.Rendezvous{Path: launch.Dir(dir, env.RunID), Rank: env.Rank, Size: env.Size}
+	if env.Rank > 0 {
+		return serveRank(ctx, app, rv, root, o.Timeout)
+	}
+	tok, err := rv.Open()
+	if err != nil {
+		return err
+	}
+	ra, err := startRankAgent(app, tok, root, "127.0.0.1:0")
+	if err != nil {
+		_ = rv.Remove()
+		return err
+	}
+	defer ra.stop()
+	app.Infof("rank 0 of %d (%s): waiting for the other ranks at %s", rv.Size, env.From, rv.Path)
+	members, err := rv.Members(ctx, o.Timeout)
+	if rerr := rv.Remove(); rerr != nil {
+		app.Warnf("rendezvous %s: %v", rv.Path, rerr)
+	}
+	// Reached even when interrupted: each rank that joined is told the end.
+	hosts, rerr := reachRanks(context.WithoutCancel(ctx), tok, members)
+	if err == nil {
+		err = rerr
+	}
+	if err == nil {
+		h.Hosts, h.token = append([]string{ra.addr}, hosts...), tok
+		err = coordinate()
+	}
+	endRanks(tok, hosts, ExitCode(err))
+	return err
+}
+
+// reachRanks finds the agent of every rank that joined, each at the first
+// of its addresses where it answers with its own id, so that no other
+// process is taken for it. It returns those reached, and an error naming
+// the first that was not.
+func reachRanks(ctx context.Context, tok string, members []launch.Member) ([]string, error) {
+	client := &http.Client{Timeout: 3 * time.Second}
+	var hosts []string
+	var first error
+	for _, m := range members[1:] {
+		if m.Addrs == nil {
+			continue // never joined
+		}
+		addr, err := reachRank(ctx, client, tok, m)
+		if err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		hosts = append(hosts, addr)
+	}
+	return hosts, first
+}
+
+func reachRank(ctx context.Context, client *http.Client, tok string, m launch.Member) (string, error) {
+	for _, addr := range m.Addrs {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/info", nil)
+		if err != nil {
+			continue
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := client.Do(req)
+		if err != nil {
+			continue
+		}
+		var in cluster.Info
+		err = json.NewDecoder(resp.Body).Decode(&in)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK && in.ID == m.ID {
+			return addr, nil
+		}
+	}
+	return "", fmt.Errorf("rank %d (host %s) is not reachable from rank 0 at any of its addresses (%s)", m.Rank, m.Host, strings.Join(m.Addrs, ", "))
+}
+
+// endPath is where a rank's agent hears the run's exit code from rank 0.
+const endPath = "/v1/launch/end"
+
+// endRanks tells every rank reached the run's exit code, all at once; a
+// rank gone by then is not waited for.
+func endRanks(tok string, hosts []string, code int) {
+	client := &http.Client{Timeout: 3 * time.Second}
+	var wg sync.WaitGroup
+	for _, addr := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequest(http.MethodPost, "http://"+addr+endPath, strings.NewReader(strconv.Itoa(code)))
+			if err != nil {
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// serveRank is the part of a rank other than 0: it joins the rendezvous,
+// serves rank 0's jobs as an agent, and ends with the run's exit code.
+func serveRank(ctx context.Context, app *App, rv *launch.Rendezvous, root string, timeout time.Duration) error {
+	tok, err := rv.Join(ctx, timeout)
+	if err != nil {
+		return err
+	}
+	ra, err := startRankAgent(app, tok, root, ":0")
+	if err != nil {
+		return err
+	}
+	defer ra.stop()
+	host, _ := os.Hostname()
+	if err := rv.Register(launch.Member{Rank: rv.Rank, Addrs: rankAddrs(ra.port), ID: ra.agent.ID(), Host: host}); err != nil {
+		return err
+	}
+	// Rank 0 may wait for the last rank for the whole timeout before it
+	// sends anything.
+	quietUntil := time.Now().Add(timeout + rankSilence)
+	for {
+		select {
+		case code := <-ra.end:
+			if code != ExitOK {
+				return &RankExit{Code: code}
+			}
+			return nil
+		case <-ctx.Done():
+			return ErrInterrupted
+		case <-time.After(100 * time.Millisecond):
+		}
+		if last := ra.seen.Load(); last != 0 {
+			quietUntil = time.Unix(0, last).Add(rankSilence)
+		}
+		if time.Now().After(quietUntil) {
+			return fmt.Errorf("rank %d of %d: no word from rank 0 for %v: it is gone, the run is over", rv.Rank, rv.Size, rankSilence)
+		}
+	}
+}
+
+// rankAgent is the agent a rank serves for one run.
+type rankAgent struct {
+	agent *cluster.Agent
+	srv   *http.Server
+	addr  string
+	port  string
+	seen  *atomic.Int64 // when the last request came, ns
+	end   chan int      // the run's exit code, from rank 0
+}
+
+// startRankAgent serves an agent for the run's jobs under root on listen.
+func startRankAgent(app *App, tok, root, listen string) (*rankAgent, error) {
+	host, _ := os.Hostname()
+	a, err := cluster.NewAgent(cluster.AgentOptions{
+		Token: tok, Roots: []string{root}, Runner: &agentRunner{app: app}, Version: Version,
+		Logf: func(f string, args ...any) { app.Infof(f, args...) },
+		Host: report.Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: sysio.Kernel(), CPUs: runtime.NumCPU()},
+	})
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", listen, err)
+	}
+	ra := &rankAgent{agent: a, srv: a.Server(), addr: ln.Addr().String(), seen: &atomic.Int64{}, end: make(chan int, 1)}
+	_, ra.port, _ = net.SplitHostPort(ra.addr)
+	want := sha256.Sum256([]byte(tok))
+	ra.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ra.seen.Store(time.Now().UnixNano())
+		if r.URL.Path != endPath {
+			a.ServeHTTP(w, r)
+			return
+		}
+		got := sha256.Sum256([]byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 16))
+		code, err := strconv.Atoi(string(b))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || r.Method != http.MethodPost || err != nil {
+			http.Error(w, "no", http.StatusBadRequest)
+			return
+		}
+		select {
+		case ra.end <- code:
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	go func() { _ = ra.srv.Serve(a.Listen(ln, cluster.MaxConns, nil)) }()
+	return ra, nil
+}
+
+// stop ends a rank's agent: a job still there is cancelled and its files
+// removed.
+func (ra *rankAgent) stop() {
+	ra.agent.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ra.srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		_ = ra.srv.Close()
+	}
+}
+
+// rankAddrs are the addresses of this host a rank's agent can be reached
+// at on port: every interface's, IPv4 first, loopback last (a rank on
+// rank 0's own machine).
+func rankAddrs(port string) []string {
+	var v4, v6, lo []string
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || ipn.IP.IsLinkLocalUnicast() || ipn.IP.IsMulticast() || ipn.IP.IsUnspecified() {
+			continue
+		}
+		hp := net.JoinHostPort(ipn.IP.String(), port)
+		switch {
+		case ipn.IP.IsLoopback():
+			lo = append(lo, hp)
+		case ipn.IP.To4() != nil:
+			v4 = append(v4, hp)
+		default:
+			v6 = append(v6, hp)
+		}
+	}
+	if len(lo) == 0 {
+		lo = []string{net.JoinHostPort("127.0.0.1", port)}
+	}
+	return append(append(v4, v6...), lo...)
+}

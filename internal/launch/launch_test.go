@@ -1,0 +1,141 @@
+package launch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestDetect(t *testing.T) {
+	ompi := []string{"OMPI_COMM_WORLD_RANK", "2", "OMPI_COMM_WORLD_SIZE", "4", "OMPI_MCA_ess_base_jobid", "713293825", "PMIX_RANK", "2"}
+	srun := []string{"SLURM_PROCID", "1", "SLURM_STEP_ID", "0", "SLURM_STEP_NUM_TASKS", "3", "SLURM_NTASKS", "8", "SLURM_JOB_ID", "42"}
+	cases := []struct {
+		name, kind string
+		env        []string
+		size       int
+		want       Env // Kind "" means a plain run
+		err        string
+	}{
+		{"plain", Auto, nil, 0, Env{}, ""},
+		{"none ignores mpirun", None, ompi, 0, Env{}, ""},
+		{"mpirun", Auto, ompi, 0, Env{Kind: MPI, Rank: 2, Size: 4, RunID: "mpi-713293825"}, ""},
+		{"mpirun one rank", Auto, []string{"OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "1", "OMPI_MCA_ess_base_jobid", "1"}, 0, Env{}, ""},
+		{"pmi", MPI, []string{"PMI_RANK", "1", "PMI_SIZE", "2", "FSBENCH_RUN_ID", "x"}, 0, Env{Kind: MPI, Rank: 1, Size: 2, RunID: "x"}, ""},
+		{"pmi without run id", Auto, []string{"PMI_RANK", "1", "PMI_SIZE", "2"}, 0, Env{}, "set FSBENCH_RUN_ID"},
+		{"srun", Auto, srun, 0, Env{Kind: Slurm, Rank: 1, Size: 3, RunID: "slurm-42.0"}, ""},
+		{"srun with pmix and no size", Auto, append([]string{"PMIX_RANK", "1", "PMIX_NAMESPACE", "slurm.pmix.42.0"}, srun...), 0, Env{Kind: Slurm, Rank: 1, Size: 3, RunID: "slurm-42.0"}, ""},
+		{"batch script is a plain run", Auto, []string{"SLURM_PROCID", "0", "SLURM_NTASKS", "8", "SLURM_JOB_ID", "42"}, 0, Env{}, ""},
+		{"explicit slurm in a batch script", Slurm, []string{"SLURM_PROCID", "0", "SLURM_NTASKS", "8", "SLURM_JOB_ID", "42"}, 0, Env{Kind: Slurm, Rank: 0, Size: 8, RunID: "slurm-42."}, ""},
+		{"slurm not there", Slurm, nil, 0, Env{}, "SLURM_PROCID is not set"},
+		{"mpi not there", MPI, srun, 0, Env{}, "is fsbench started by mpirun"},
+		{"k8s", Auto, []string{"JOB_COMPLETION_INDEX", "3", "FSBENCH_WORLD_SIZE", "5", "FSBENCH_RUN_ID", "uid-1"}, 0, Env{Kind: K8s, Rank: 3, Size: 5, RunID: "uid-1"}, ""},
+		{"k8s size flag", K8s, []string{"JOB_COMPLETION_INDEX", "0", "FSBENCH_RUN_ID", "uid-1"}, 4, Env{Kind: K8s, Rank: 0, Size: 4, RunID: "uid-1"}, ""},
+		{"k8s without size under auto", Auto, []string{"JOB_COMPLETION_INDEX", "3"}, 0, Env{}, ""},
+		{"k8s without size", K8s, []string{"JOB_COMPLETION_INDEX", "3"}, 0, Env{}, "--world-size"},
+		{"k8s without run id", K8s, []string{"JOB_COMPLETION_INDEX", "3"}, 4, Env{}, "set FSBENCH_RUN_ID"},
+		{"rank beyond size", Auto, []string{"OMPI_COMM_WORLD_RANK", "4", "OMPI_COMM_WORLD_SIZE", "4"}, 0, Env{}, "not below the world size 4"},
+		{"bad rank", Auto, []string{"OMPI_COMM_WORLD_RANK", "x", "OMPI_COMM_WORLD_SIZE", "4"}, 0, Env{}, `OMPI_COMM_WORLD_RANK="x" is not a rank`},
+		{"bad size", Auto, []string{"OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "0"}, 0, Env{}, "is not a world size"},
+		{"unknown kind", "pbs", ompi, 0, Env{}, `--launcher "pbs"`},
+		{"run id made a file name", Auto, []string{"PMI_RANK", "0", "PMI_SIZE", "2", "FSBENCH_RUN_ID", "../x"}, 0, Env{Kind: MPI, Rank: 0, Size: 2, RunID: "_x-"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok, err := Detect(c.kind, envOf(c.env...), c.size)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one with %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != (c.want.Kind != "") {
+				t.Fatalf("launched %v, want %v (%+v)", ok, !ok, got)
+			}
+			if !ok {
+				return
+			}
+			if got.Kind != c.want.Kind || got.Rank != c.want.Rank || got.Size != c.want.Size ||
+				!strings.HasPrefix(got.RunID, c.want.RunID) || strings.ContainsAny(got.RunID, "/") {
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestRendezvous(t *testing.T) {
+	dir := t.TempDir()
+	path := Dir(dir, "run1")
+	r0 := &Rendezvous{Path: path, Rank: 0, Size: 3}
+	tok, err := r0.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, mode := range map[string]os.FileMode{path: 0o700 | os.ModeDir, filepath.Join(path, "token"): 0o600} {
+		if st, err := os.Stat(p); err != nil || st.Mode() != mode {
+			t.Fatalf("%s: mode %v, %v; want %v", p, st.Mode(), err, mode)
+		}
+	}
+	if _, err := (&Rendezvous{Path: path, Size: 3}).Open(); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("a second rank 0 with the same run id: %v", err)
+	}
+	ctx := context.Background()
+	for i := 1; i < 3; i++ {
+		r := &Rendezvous{Path: path, Rank: i, Size: 3}
+		got, err := r.Join(ctx, time.Minute)
+		if err != nil || got != tok {
+			t.Fatalf("rank %d joined with %v", i, err)
+		}
+		if err := r.Register(Member{Rank: i, Addrs: []string{"10.0.0.1:1"}, ID: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := r0.Members(ctx, time.Minute)
+	if err != nil || len(ms) != 3 || ms[2].Addrs[0] != "10.0.0.1:1" {
+		t.Fatalf("members %+v, %v", ms, err)
+	}
+	if err := r0.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the rendezvous is still there: %v", err)
+	}
+}
+
+func TestRendezvousMissingRanks(t *testing.T) {
+	path := Dir(t.TempDir(), "run2")
+	r0 := &Rendezvous{Path: path, Rank: 0, Size: 4}
+	if _, err := r0.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Rendezvous{Path: path, Rank: 2, Size: 4}).Register(Member{Rank: 2, Addrs: []string{"x:1"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r0.Members(context.Background(), 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "ranks 1, 3 of 4 did not join within 300ms") {
+		t.Fatalf("error %v, want one naming ranks 1 and 3", err)
+	}
+	if ms, _ := r0.Members(context.Background(), 0); ms[2].Addrs[0] != "x:1" || ms[1].Addrs != nil || ms[3].Addrs != nil {
+		t.Errorf("the ranks that joined: %+v", ms)
+	}
+	if err := r0.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&Rendezvous{Path: path, Rank: 1, Size: 4}).Join(context.Background(), 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "rank 0 of 4 did not open the rendezvous") {
+		t.Fatalf("a rank without rank 0: %v", err)
+	}
+}
