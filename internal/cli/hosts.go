@@ -46,7 +46,7 @@ var coordinatorFlags = map[string]bool{
 	"hosts": true, "hosts-file": true, "token-file": true, "tls-ca": true, "read-others": true,
 	"output": true, "json": true, "result-file": true, "html": true, "access-log": true,
 	"expect": true, "expect-file": true, "baseline": true, "threshold": true, "baseline-metrics": true,
-	"repeat": true, "print-job": true, "find-max": true, "help": true,
+	"repeat": true, "print-job": true, "metrics-listen": true, "find-max": true, "help": true,
 }
 
 // isAgentFile reports whether f names a file the run reads on every host

@@ -20,6 +20,8 @@ type ReplayOptions struct {
 	replay.Options
 	Output OutputOptions
 	CI     CIOptions
+	// MetricsListen is --metrics-listen: where to serve live metrics.
+	MetricsListen string
 }
 
 func newReplayCmd(app *App) *cobra.Command {
@@ -51,7 +53,12 @@ func newReplayCmdWith(app *App, runF func(context.Context, *ReplayOptions) error
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
-			return runReplay(cmd.Context(), app, o)
+			ctx, m, err := startMetrics(cmd.Context(), app, o.MetricsListen)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			return runReplay(ctx, app, o)
 		},
 	}
 	f := cmd.Flags()
@@ -59,6 +66,7 @@ func newReplayCmdWith(app *App, runF func(context.Context, *ReplayOptions) error
 	f.BoolVar(&o.Keep, "keep", false, "keep the replay's files instead of removing them")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, nil)
+	addMetricsFlag(cmd, &o.MetricsListen)
 	_ = f.MarkHidden("quick") // a replay is as long as its log
 	return cmd
 }
