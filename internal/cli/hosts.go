@@ -21,8 +21,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/internal/pattern"
+	"github.com/fsbench/fsbench/internal/prom"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -281,6 +283,9 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		Logf: func(f string, a ...any) { app.Infof(f, a...) }}
 	if c.left != nil {
 		coord.Leftover = func(i int) string { return c.left(c.job.RunName, i) }
+	}
+	if b, ok := engine.WatcherFrom(ctx).(*prom.Board); ok {
+		coord.Live = b // --metrics-listen: each host's live counts
 	}
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Running %s on %d hosts (%s)\n", c.command, len(c.hosts.Hosts), strings.Join(c.hosts.Hosts, ", "))

@@ -96,3 +96,59 @@ func TestAgentThousandJobs(t *testing.T) {
 		t.Errorf("write operations on the agent: %q, want %d", m, jobs*8)
 	}
 }
+
+// hostOps reads the coordinator's page: the operations of phase by host.
+func hostOps(url, phase string) map[string]float64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	re := regexp.MustCompile(`(?m)^fsbench_operations_total\{host="([^"]+)",phase="` + regexp.QuoteMeta(phase) + `"\} (\S+)$`)
+	out := map[string]float64{}
+	for _, m := range re.FindAllStringSubmatch(string(page), -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		out[m[1]] = v
+	}
+	return out
+}
+
+// TestCoordinatorMetricsPerHost gives a coordinator --metrics-listen: its
+// page shows each agent's operations while the phase runs, by host, from
+// the counts the agents' heartbeats carry.
+func TestCoordinatorMetricsPerHost(t *testing.T) {
+	testenv.NeedsServer(t, "fsbench agents")
+	root := t.TempDir()
+	a1, a2 := startAgent(t, root), startAgent(t, root)
+	maddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	murl := "http://" + maddr + "/metrics"
+	done := make(chan testenv.Output, 1)
+	go func() {
+		done <- coordinator(t, context.Background(), "bench", root, "--rw", "write", "--file-size", "1M", "--xfer-size", "64K",
+			"--rate", "100", "--duration", "6s", "-p", "2", "--hosts", hostsFlag(a1, a2), "--metrics-listen", maddr, "-o", "json")
+	}()
+	var live map[string]float64
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		live = hostOps(murl, "write")
+		if live[a1.addr] > 0 && live[a2.addr] > 0 {
+			break
+		}
+		select {
+		case out := <-done:
+			t.Fatalf("the run ended (exit %d) before its page showed both hosts: %v\n%s", out.Code, live, out.Stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no live counts of both hosts: %v", live)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res := resultOf(t, <-done)
+	p := res.FindPhase("write")
+	if p == nil || len(p.Hosts) != 2 {
+		t.Fatalf("write phase: %+v", p)
+	}
+	t.Logf("while running: %v", live)
+}

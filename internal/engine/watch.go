@@ -20,9 +20,25 @@ type Watcher interface {
 type watcherKey struct{}
 
 // WithWatcher returns a context under which every engine's phases are seen
-// by w.
+// by w, and by the watchers ctx already had.
 func WithWatcher(ctx context.Context, w Watcher) context.Context {
+	if prev := WatcherFrom(ctx); prev != nil {
+		w = watchers{prev, w}
+	}
 	return context.WithValue(ctx, watcherKey{}, w)
+}
+
+// watchers is two watchers in turn.
+type watchers [2]Watcher
+
+func (ws watchers) Begin(p *Phase, l *metrics.Live) {
+	ws[0].Begin(p, l)
+	ws[1].Begin(p, l)
+}
+
+func (ws watchers) End(p *Phase, l *metrics.Live) {
+	ws[0].End(p, l)
+	ws[1].End(p, l)
 }
 
 // WatcherFrom returns the watcher of ctx, or nil.

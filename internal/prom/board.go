@@ -64,12 +64,12 @@ type Board struct {
 	done   map[series]*Totals
 	order  []series
 	active map[*metrics.Live]series
-	remote map[series]Totals // hosts that report their own counts (SetRemote)
+	remote map[series]map[string]Totals // hosts that report their own counts, by run (SetRemote)
 }
 
 // NewBoard returns a board whose local phases are labelled with host.
 func NewBoard(host string) *Board {
-	return &Board{host: host, done: map[series]*Totals{}, active: map[*metrics.Live]series{}, remote: map[series]Totals{}}
+	return &Board{host: host, done: map[series]*Totals{}, active: map[*metrics.Live]series{}, remote: map[series]map[string]Totals{}}
 }
 
 var _ engine.Watcher = (*Board)(nil)
@@ -95,21 +95,26 @@ func (b *Board) End(p *engine.Phase, l *metrics.Live) {
 	b.entry(s).add(l)
 }
 
-// SetRemote sets the cumulative counts another host reported for a phase
-// (a coordinator's view of its agents). Counts lower than those set before
-// are ignored, so that the counters never go back.
-func (b *Board) SetRemote(host, phase string, t Totals) {
+// SetRemote sets the counts another host reported for a phase of one run
+// so far (a coordinator's view of its agents); the runs of a phase add up.
+// Counts lower than those set before for the run are ignored, so that the
+// counters never go back.
+func (b *Board) SetRemote(run, host, phase string, t Totals) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := series{host, phase}
-	if old, ok := b.remote[s]; ok && (t.Ops < old.Ops || t.Bytes < old.Bytes || t.Errors < old.Errors) {
+	runs, seen := b.remote[s]
+	if !seen {
+		runs = map[string]Totals{}
+		b.remote[s] = runs
+		if _, local := b.done[s]; !local {
+			b.order = append(b.order, s)
+		}
+	}
+	if old, ok := runs[run]; ok && (t.Ops < old.Ops || t.Bytes < old.Bytes || t.Errors < old.Errors) {
 		return
 	}
-	_, seen := b.remote[s]
-	if _, local := b.done[s]; !seen && !local {
-		b.order = append(b.order, s)
-	}
-	b.remote[s] = t
+	runs[run] = t
 }
 
 // entry returns the totals of s, made on first use; b.mu is held.
@@ -132,6 +137,20 @@ func (b *Board) Totals(phase string) Totals {
 	return b.totals(series{b.host, phase})
 }
 
+// Phases returns the current counts of every phase of the board's own
+// host, in the order they first ran.
+func (b *Board) Phases() (names []string, totals []Totals) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.order {
+		if s.host == b.host {
+			names = append(names, s.phase)
+			totals = append(totals, b.totals(s))
+		}
+	}
+	return names, totals
+}
+
 // totals sums the done, live and remote counts of s; b.mu is held.
 func (b *Board) totals(s series) Totals {
 	var t Totals
@@ -143,7 +162,7 @@ func (b *Board) totals(s series) Totals {
 			t.add(l)
 		}
 	}
-	if r, ok := b.remote[s]; ok {
+	for _, r := range b.remote[s] {
 		t.Add(r)
 	}
 	return t

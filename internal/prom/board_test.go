@@ -90,12 +90,13 @@ fsbench_operations_total{host="h1",phase="write"} 16
 
 func TestBoardRemoteNeverGoesBack(t *testing.T) {
 	b := NewBoard("coord")
-	b.SetRemote("agent-1", "write", Totals{Ops: 10, Bytes: 100})
-	b.SetRemote("agent-1", "write", Totals{Ops: 4, Bytes: 40}) // late, out of order
+	b.SetRemote("run-1", "agent-1", "write", Totals{Ops: 10, Bytes: 100})
+	b.SetRemote("run-1", "agent-1", "write", Totals{Ops: 4, Bytes: 40}) // late, out of order
+	b.SetRemote("run-2", "agent-1", "write", Totals{Ops: 1, Bytes: 5}) // the next run adds up
 	want := `
 # HELP fsbench_bytes_total Bytes read or written by completed operations.
 # TYPE fsbench_bytes_total counter
-fsbench_bytes_total{host="agent-1",phase="write"} 100
+fsbench_bytes_total{host="agent-1",phase="write"} 105
 `
 	if err := testutil.CollectAndCompare(b, strings.NewReader(want), "fsbench_bytes_total"); err != nil {
 		t.Fatal(err)
