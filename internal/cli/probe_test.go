@@ -169,3 +169,76 @@ func TestProbeMountGoesAndComes(t *testing.T) {
 		}
 	}
 }
+
+// bindfsPID is the process id of the bindfs daemon serving mnt.
+func bindfsPID(t *testing.T, mnt string) int {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) > 1 && filepath.Base(args[0]) == "bindfs" && args[len(args)-1] == mnt {
+			var pid int
+			fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid)
+			return pid
+		}
+	}
+	t.Fatalf("no bindfs daemon serving %s", mnt)
+	return 0
+}
+
+// TestProbeMountDaemonDies kills the FUSE daemon under a round: the round
+// cannot remove its directory, the rounds fail while the mount is dead,
+// and once it is mounted again a round removes what the dead one left.
+func TestProbeMountDaemonDies(t *testing.T) {
+	src := t.TempDir()
+	mnt := testenv.Bindfs(t, src)
+	probe := testenv.StartProcess(t, exec.Command(testenv.Binary(t), "probe", "--interval", "300ms",
+		"bench", mnt, "--rw", "write", "--file-size", "256K", "--xfer-size", "64K", "--rate", "200", "--duration", "1s", "-p", "2"))
+	count := func(want string) int {
+		results, _ := rounds(probe.Stderr())
+		n := 0
+		for _, r := range results {
+			if r == want {
+				n++
+			}
+		}
+		return n
+	}
+	probe.Await("a round that passes", 2*time.Minute, func() bool { return count("pass") >= 1 })
+	probe.Await("a round in progress", 2*time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(src, "fsbench-*", "*"))
+		return len(m) > 0
+	})
+	if err := syscall.Kill(bindfsPID(t, mnt), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	probe.Await("two rounds in error", 2*time.Minute, func() bool { return count("error") >= 2 })
+	if m, _ := filepath.Glob(filepath.Join(src, "fsbench-*")); len(m) == 0 {
+		t.Fatal("the round under the dead mount removed its directory: nothing to test")
+	}
+	if out, err := exec.Command("umount", "-l", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("umount: %v %s", err, out)
+	}
+	bindfs, _ := testenv.LookPath("bindfs")
+	if out, err := exec.Command(bindfs, src, mnt).CombinedOutput(); err != nil {
+		t.Fatalf("bindfs: %v %s", err, out)
+	}
+	passed := count("pass")
+	probe.Await("rounds that pass again", 2*time.Minute, func() bool { return count("pass") >= passed+2 })
+	probe.Signal(syscall.SIGINT)
+	probe.Wait(time.Minute)
+	t.Logf("probe log:\n%s", probe.Stderr())
+	_, causes := rounds(probe.Stderr())
+	for _, c := range causes {
+		if !strings.Contains(c, "transport endpoint is not connected") && !strings.Contains(c, "the mount is gone") {
+			t.Errorf("cause %q does not say the mount failed", c)
+		}
+	}
+	if ents, _ := os.ReadDir(src); len(ents) != 0 {
+		t.Errorf("left in %s: %v", src, ents)
+	}
+}
