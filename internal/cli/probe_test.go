@@ -242,3 +242,22 @@ func TestProbeMountDaemonDies(t *testing.T) {
 		t.Errorf("left in %s: %v", src, ents)
 	}
 }
+
+// TestProbeExpectsAPhaseItLacks ends the probe after its first round, with
+// a usage error naming the phases there are, rather than failing every
+// round for a typing mistake.
+func TestProbeExpectsAPhaseItLacks(t *testing.T) {
+	testenv.NeedsServer(t, "the fsbench binary")
+	dir := t.TempDir()
+	out, err := exec.Command(testenv.Binary(t), "probe", "--interval", "10ms", "--expect", "wirte.p50<1s",
+		"bench", dir, "--rw", "write", "--file-size", "64K", "--xfer-size", "16K", "--ops", "8").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitUsage {
+		t.Fatalf("exit %v, want %d:\n%s", err, ExitUsage, out)
+	}
+	if !strings.Contains(string(out), "no phase wirte (it has write)") {
+		t.Errorf("output:\n%s", out)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

@@ -36,6 +36,7 @@ type prober struct {
 	metrics *prom.Probe
 	pusher  *push.Pusher
 	rounds  int
+	checked bool // the expectations name phases the rounds have
 	// The mount the target was on in the first round that ran: a later
 	// round on another mount (it went away) is an error, not a benchmark
 	// of the directory underneath.
@@ -142,11 +143,17 @@ func (p *prober) round(ctx context.Context) error {
 	case err != nil:
 		result, res = prom.RoundError, nil
 	default:
+		if !p.checked {
+			if err := unmeasured(p.o.exprs, res); err != nil {
+				return err
+			}
+			p.checked = true
+		}
 		res.Expectations = expect.EvalAll(p.o.exprs, res)
 		for _, e := range res.Expectations {
 			if e.Verdict == report.VerdictFail {
 				result = prom.RoundFail
-				failed = append(failed, fmt.Sprintf("%s (measured %s)", e.Expr, measuredText(e)))
+				failed = append(failed, failedText(e))
 			}
 		}
 		p.remember(res)
@@ -163,9 +170,28 @@ func (p *prober) round(ctx context.Context) error {
 	return nil
 }
 
-// measuredText is what an expectation measured, with its unit.
-func measuredText(e report.Expectation) string {
-	return strings.TrimSpace(fmt.Sprintf("%g %s", e.Measured, e.Unit))
+// failedText says what a failed expectation measured, or why it failed.
+func failedText(e report.Expectation) string {
+	if e.Reason != "" {
+		return e.Expr + ": " + e.Reason
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s (measured %g %s)", e.Expr, e.Measured, e.Unit))
+}
+
+// unmeasured refuses, after the first round, an expectation of a phase
+// the rounds do not have: it would fail every round for a typing mistake.
+func unmeasured(exprs []expect.Expr, res *report.Result) error {
+	for _, e := range exprs {
+		if e.Name == expect.Errors || e.Name == expect.Functional || res.FindPhase(e.Name) != nil {
+			continue
+		}
+		var names []string
+		for i := range res.Phases {
+			names = append(names, res.Phases[i].Name)
+		}
+		return Usagef("--expect %q: the round has no phase %s (it has %s)", e.Text, e.Name, strings.Join(names, ", "))
+	}
+	return nil
 }
 
 // log writes a round's line (logfmt).
