@@ -84,3 +84,39 @@ func TestMetricsListenBusyAddress(t *testing.T) {
 		t.Errorf("a refused run created %v", ents)
 	}
 }
+
+// TestMetricsListenOnEveryCommand runs each benchmarking command with
+// --metrics-listen and reads its page while it runs: every one serves its
+// phases' counters, and ends as it would without the flag.
+func TestMetricsListenOnEveryCommand(t *testing.T) {
+	testenv.NeedsServer(t, "the fsbench binary")
+	for _, c := range []struct {
+		name string
+		args func(dir string) []string
+	}{
+		{"objbench", func(dir string) []string { return []string{"objbench", "--storage", "file", dir, "--quick", "-p", "2"} }},
+		{"checkpoint", func(dir string) []string { return []string{"checkpoint", dir, "--quick"} }},
+		{"train", func(dir string) []string { return []string{"train", dir, "--quick"} }},
+		{"replay", func(dir string) []string { return []string{"replay", juiceFSSample, dir} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+			p := testenv.StartProcess(t, exec.Command(testenv.Binary(t), append(c.args(dir), "--metrics-listen", addr)...))
+			seen := false
+			for !p.Exited() && !seen {
+				seen = strings.Contains(scrape("http://"+addr+"/metrics"), "fsbench_operations_total{host=")
+				time.Sleep(2 * time.Millisecond)
+			}
+			if code, _ := p.Wait(5 * time.Minute); code != 0 {
+				t.Fatalf("exit %d:\n%s", code, p.Stderr())
+			}
+			if !seen {
+				t.Errorf("no phase counters on the page while it ran; stderr:\n%s", p.Stderr())
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("left behind: %v", ents)
+			}
+		})
+	}
+}
