@@ -92,7 +92,7 @@ func TestBoardRemoteNeverGoesBack(t *testing.T) {
 	b := NewBoard("coord")
 	b.SetRemote("run-1", "agent-1", "write", Totals{Ops: 10, Bytes: 100})
 	b.SetRemote("run-1", "agent-1", "write", Totals{Ops: 4, Bytes: 40}) // late, out of order
-	b.SetRemote("run-2", "agent-1", "write", Totals{Ops: 1, Bytes: 5}) // the next run adds up
+	b.SetRemote("run-2", "agent-1", "write", Totals{Ops: 1, Bytes: 5})  // the next run adds up
 	want := `
 # HELP fsbench_bytes_total Bytes read or written by completed operations.
 # TYPE fsbench_bytes_total counter
