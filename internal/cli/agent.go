@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/objbench"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -33,9 +34,12 @@ type AgentOptions struct {
 	TLSCert   string
 	TLSKey    string
 	MaxConns  int
-	protocol  int
-	orphan    time.Duration
-	idle      time.Duration
+	// MetricsListen is --metrics-listen: where to serve the live metrics
+	// of the jobs the agent runs.
+	MetricsListen string
+	protocol      int
+	orphan        time.Duration
+	idle          time.Duration
 }
 
 func newAgentCmd(app *App) *cobra.Command {
@@ -75,6 +79,7 @@ without it the agent measures with the caches as they are, and says so.`,
 	f.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
 	f.StringVar(&o.TLSKey, "tls-key", "", "the certificate's private key `FILE` (PEM)")
 	f.IntVar(&o.MaxConns, "max-connections", cluster.MaxConns, "serve at most `N` connections at once; more are answered 503 (busy)")
+	addMetricsFlag(cmd, &o.MetricsListen)
 	f.IntVar(&o.protocol, "protocol", 0, "speak this agent protocol version (tests)")
 	f.DurationVar(&o.orphan, "orphan-after", 0, "cancel a job not pinged for this long (tests)")
 	f.DurationVar(&o.idle, "idle-timeout", 0, "close a connection idle this long (tests)")
@@ -139,17 +144,26 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return Usagef("--tls-cert and --tls-key go together")
 	}
+	if o.MaxConns < 1 {
+		return Usagef("--max-connections must be at least 1")
+	}
+	ctx, m, err := startMetrics(ctx, app, o.MetricsListen)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	runner := &agentRunner{app: app}
+	if m != nil {
+		runner.watch = m.Board
+	}
 	host, _ := os.Hostname()
 	a, err := cluster.NewAgent(cluster.AgentOptions{
-		Token: token, Roots: o.Roots, Runner: &agentRunner{app: app}, Version: Version, Protocol: o.protocol,
+		Token: token, Roots: o.Roots, Runner: runner, Version: Version, Protocol: o.protocol,
 		OrphanAfter: o.orphan, IdleTimeout: o.idle, Logf: func(f string, args ...any) { app.Infof(f, args...) },
 		Host: report.Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: sysio.Kernel(), CPUs: runtime.NumCPU()},
 	})
 	if err != nil {
 		return &UsageError{Err: err}
-	}
-	if o.MaxConns < 1 {
-		return Usagef("--max-connections must be at least 1")
 	}
 	if n := sysio.OpenFileLimit() / 2; n > 0 && o.MaxConns > n {
 		// Half of the file descriptors stay for the jobs' own files.
@@ -193,7 +207,10 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 
 // agentRunner runs jobs on an agent through the same commands, flags and
 // checks as on one host.
-type agentRunner struct{ app *App }
+type agentRunner struct {
+	app   *App
+	watch engine.Watcher // sees the phases of every job, or nil
+}
 
 // quietApp is an App whose output goes nowhere: the coordinator prints.
 func (r *agentRunner) quietApp() *App {
@@ -232,6 +249,9 @@ func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine
 	}
 	if prepared == nil {
 		return nil, fmt.Errorf("%s: the arguments make no run", job.Command)
+	}
+	if r.watch != nil {
+		return watchedJob{prepared, r.watch}, nil
 	}
 	return prepared, nil
 }
@@ -313,6 +333,16 @@ func (j *agentJob[O]) Paths() []string { return j.paths }
 
 func (j *agentJob[O]) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
 	return j.run(ctx, gate, j.o, j.job)
+}
+
+// watchedJob is a job whose phases a watcher sees.
+type watchedJob struct {
+	cluster.Prepared
+	watch engine.Watcher
+}
+
+func (j watchedJob) Run(ctx context.Context, gate cluster.Gate) (*report.Result, error) {
+	return j.Prepared.Run(engine.WithWatcher(ctx, j.watch), gate)
 }
 
 // stonewallInterval cuts each phase of a host into intervals, from which

@@ -23,6 +23,8 @@ type RunFlags struct {
 	Cluster HostsOptions
 	// Repeat is --repeat: how many times the whole benchmark runs.
 	Repeat int
+	// MetricsListen is --metrics-listen: where to serve live metrics.
+	MetricsListen string
 }
 
 // addRunFlags declares the shared flags on cmd; quick is the command's
@@ -31,6 +33,7 @@ func addRunFlags(cmd *cobra.Command, r *RunFlags, quick []Preset) {
 	addOutputFlags(cmd, &r.Output)
 	addCIFlags(cmd, &r.CI, quick)
 	addHostsFlags(cmd, &r.Cluster)
+	addMetricsFlag(cmd, &r.MetricsListen)
 	cmd.Flags().IntVar(&r.Repeat, "repeat", 1, "run the whole benchmark `N` times (caches dropped before reads as in one run); the result keeps every run, the table shows each figure's median and range, and compare can then tell a change from noise (4 or more runs a side)")
 }
 
@@ -84,25 +87,31 @@ func (h hostsCommand[O]) runE(app *App) func(*cobra.Command, []string) error {
 		if err := h.resolve(cmd, args); err != nil {
 			return err
 		}
-		switch {
-		case h.runF != nil:
+		if h.runF != nil {
 			return h.runF(cmd.Context(), h.opts)
+		}
+		ctx, m, err := startMetrics(cmd.Context(), app, h.flags.MetricsListen)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		switch {
 		case h.flags.Cluster.Launch.env != nil:
-			return runLaunched(cmd.Context(), app, cmd, args, &h.flags.Cluster, func() error {
+			return runLaunched(ctx, app, cmd, args, &h.flags.Cluster, func() error {
 				c, err := h.cluster(cmd, args, h.opts)
 				if err != nil {
 					return err
 				}
-				return runCluster(cmd.Context(), app, c)
+				return runCluster(ctx, app, c)
 			})
 		case h.flags.Cluster.active():
 			c, err := h.cluster(cmd, args, h.opts)
 			if err != nil {
 				return err
 			}
-			return runCluster(cmd.Context(), app, c)
+			return runCluster(ctx, app, c)
 		}
-		return h.run(cmd.Context(), app, h.opts)
+		return h.run(ctx, app, h.opts)
 	}
 }
 

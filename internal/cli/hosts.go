@@ -21,8 +21,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/internal/pattern"
+	"github.com/fsbench/fsbench/internal/prom"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -52,7 +54,7 @@ var coordinatorFlags = map[string]bool{
 	"hosts": true, "hosts-file": true, "token-file": true, "tls-ca": true, "read-others": true,
 	"output": true, "json": true, "result-file": true, "html": true, "access-log": true,
 	"expect": true, "expect-file": true, "baseline": true, "threshold": true, "baseline-metrics": true,
-	"repeat": true, "print-job": true, "find-max": true, "help": true,
+	"repeat": true, "print-job": true, "metrics-listen": true, "find-max": true, "help": true,
 	"launcher": true, "world-size": true, "rendezvous": true, "rendezvous-timeout": true,
 }
 
@@ -297,6 +299,9 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		Logf: func(f string, a ...any) { app.Infof(f, a...) }}
 	if c.left != nil {
 		coord.Leftover = func(i int) string { return c.left(c.job.RunName, i) }
+	}
+	if b, ok := engine.WatcherFrom(ctx).(*prom.Board); ok {
+		coord.Live = b // --metrics-listen: each host's live counts
 	}
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Running %s on %s (%s)\n", c.command, units.Count(len(c.hosts.Hosts), "host"), strings.Join(c.hosts.Hosts, ", "))

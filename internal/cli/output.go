@@ -80,6 +80,10 @@ func (a *App) writeResult(res *report.Result, o *OutputOptions) error {
 	if res.CommandLine == "" {
 		res.CommandLine = a.commandLine
 	}
+	if a.results != nil {
+		a.results(res)
+		return nil
+	}
 	if err := a.saveFiles(res, o); err != nil {
 		return err
 	}
@@ -91,6 +95,10 @@ func (a *App) writeResult(res *report.Result, o *OutputOptions) error {
 // too; a table is only printed when some phase ran. It returns err.
 func (a *App) writeFailed(res *report.Result, o *OutputOptions, err error) error {
 	res.Error = err.Error()
+	if a.results != nil {
+		a.results(res)
+		return err
+	}
 	if len(res.Phases) == 0 && len(res.Checks) == 0 && o.Format == report.FormatTable {
 		if werr := a.saveFiles(res, o); werr != nil {
 			a.Warnf("%v", werr)

@@ -24,6 +24,8 @@ type ReplayOptions struct {
 	Output  OutputOptions
 	CI      CIOptions
 	Cluster HostsOptions
+	// MetricsListen is --metrics-listen: where to serve live metrics.
+	MetricsListen string
 	// onAgent is set on an agent, whose logs are the job's copies: the
 	// names given travel unchecked, as no path of the agent's host is
 	// read but PATH.
@@ -66,17 +68,22 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
 			if err := o.resolve(cmd); err != nil {
 				return err
 			}
-			switch {
-			case runF != nil:
+			if runF != nil {
 				return runF(cmd.Context(), o)
-			case o.Cluster.active():
+			}
+			ctx, m, err := startMetrics(cmd.Context(), app, o.MetricsListen)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			if o.Cluster.active() {
 				c, err := replayCluster(cmd, args, o)
 				if err != nil {
 					return err
 				}
-				return runCluster(cmd.Context(), app, c)
+				return runCluster(ctx, app, c)
 			}
-			return runReplay(cmd.Context(), app, o)
+			return runReplay(ctx, app, o)
 		},
 	}
 	f := cmd.Flags()
@@ -85,6 +92,7 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, nil)
 	addHostsFlags(cmd, &o.Cluster)
+	addMetricsFlag(cmd, &o.MetricsListen)
 	_ = f.MarkHidden("read-others") // each host replays its own log
 	_ = f.MarkHidden("quick")       // a replay is as long as its log
 	return cmd

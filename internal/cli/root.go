@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fsbench/fsbench/internal/leftover"
+	"github.com/fsbench/fsbench/internal/report"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -51,6 +52,9 @@ type App struct {
 	// Left is what the running command has created and not removed yet,
 	// named by a second Ctrl-C.
 	Left leftover.Tracker
+	// results, if set, takes the command's result instead of its being
+	// written (a probe's round).
+	results func(*report.Result)
 }
 
 // Color reports whether output to a terminal may be coloured: not with
@@ -136,6 +140,7 @@ var commands = []func(*App) *cobra.Command{
 	newStatsCmd,
 	newProfileCmd,
 	newReplayCmd,
+	newProbeCmd,
 	newCompareCmd,
 	newReportCmd,
 	newAgentCmd,

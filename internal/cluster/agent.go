@@ -20,6 +20,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/prom"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/tick"
 )
@@ -249,7 +251,7 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	case job.Index < 0 || job.Hosts < 1 || job.Index >= job.Hosts:
 		return nil, fmt.Errorf("host %d of %d", job.Index, job.Hosts)
 	}
-	j := &agentJob{job: job, gos: make(chan Go, 64), events: make(chan Event, 4096), done: make(chan struct{})}
+	j := &agentJob{job: job, gos: make(chan Go, 64), events: make(chan Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
 	j.ctx, j.stop = context.WithCancelCause(context.Background())
 	j.id = newID()
 	files, err := j.writeFiles()
@@ -366,8 +368,8 @@ func (a *Agent) withJob(h func(http.ResponseWriter, *http.Request, *agentJob)) h
 func (a *Agent) run(j *agentJob) {
 	j.ping()
 	go a.watch(j)
-	res, err := j.prep.Run(j.ctx, j.gate)
-	ev := Event{Type: EventDone, Time: time.Now(), Result: res, Interrupted: j.ctx.Err() != nil}
+	res, err := j.prep.Run(engine.WithWatcher(j.ctx, j.board), j.gate)
+	ev := Event{Type: EventDone, Time: time.Now(), Result: res, Interrupted: j.ctx.Err() != nil, Live: liveCounts(j.board)}
 	if res != nil {
 		ev.ParamTexts = res.Parameters.Texts()
 	}
@@ -456,7 +458,7 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 			return
 		case ev = <-j.events:
 		case now := <-t.C:
-			ev = Event{Type: EventHeartbeat, Time: now}
+			ev = Event{Type: EventHeartbeat, Time: now, Live: liveCounts(j.board)}
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(RequestTimeout))
 		if err := enc.Encode(ev); err != nil {
@@ -485,6 +487,7 @@ type agentJob struct {
 	once     sync.Once
 	seq      int
 	lastPing atomic.Int64
+	board    *prom.Board // the job's live counts, for heartbeats
 }
 
 func (j *agentJob) ping() { j.lastPing.Store(time.Now().UnixNano()) }

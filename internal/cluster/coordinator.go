@@ -38,6 +38,9 @@ type Coordinator struct {
 	// Leftover names what host i leaves behind when its agent is gone
 	// before the clean-up (a phrase of package leftover); optional.
 	Leftover func(i int) string
+	// Live takes each host's live counts as its heartbeats bring them
+	// (--metrics-listen on the coordinator); optional.
+	Live LiveSink
 }
 
 // HostError is a failure of one host, named.
@@ -60,7 +63,8 @@ var ErrStopped = errors.New("stopped before the end")
 // host is the coordinator's view of one agent during a run.
 type host struct {
 	addr   string
-	index  int // in Hosts
+	run    string // the job's RunName
+	index  int    // in Hosts
 	info   Info
 	rtt    atomic.Int64  // round trip of a small request, ns: pings keep it current
 	offset time.Duration // agent clock - coordinator clock
@@ -89,7 +93,7 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	}
 	hosts := make([]*host, len(c.Hosts))
 	for i, a := range c.Hosts {
-		hosts[i] = &host{addr: a, index: i, res: HostResult{Address: a, Starts: map[string]time.Time{}}}
+		hosts[i] = &host{addr: a, run: job.RunName, index: i, res: HostResult{Address: a, Starts: map[string]time.Time{}}}
 	}
 	if err := c.preflight(ctx, hosts, job); err != nil {
 		return nil, err
@@ -277,7 +281,10 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 		h.res.Starts[ev.Phase] = ev.Time.Add(-h.offset)
 	case EventWarning:
 		c.Logf("host %s: %s", h.addr, ev.Message)
+	case EventHeartbeat:
+		c.report(h, ev.Live)
 	case EventDone:
+		c.report(h, ev.Live)
 		return c.done(h, ev, cancelled)
 	}
 	return nil

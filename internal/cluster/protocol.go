@@ -118,6 +118,22 @@ type Event struct {
 	Error      string             `json:"error,omitempty"`
 	// Interrupted is set on done when the job was cancelled.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Live are the host's cumulative counts of each phase of the job so
+	// far, on heartbeats and done, for the coordinator's live metrics.
+	// Agents of older versions send none.
+	Live []PhaseCounts `json:"live,omitempty"`
+}
+
+// PhaseCounts are one phase's cumulative counts on one host: operations,
+// bytes, errors, the sum of latencies, and the operations by latency
+// bucket (metrics.Live's buckets).
+type PhaseCounts struct {
+	Phase     string  `json:"phase"`
+	Ops       int64   `json:"ops"`
+	Bytes     int64   `json:"bytes"`
+	Errors    int64   `json:"errors"`
+	LatencyNs int64   `json:"latency_ns"`
+	Buckets   []int64 `json:"buckets,omitempty"`
 }
 
 // Go releases the barrier Seq after Delay.

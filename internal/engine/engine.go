@@ -171,13 +171,13 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return &Result{Name: p.Name, Title: p.Title, Workers: len(e.workers), Hist: metrics.NewHistogram(), Incomplete: true}, err
 	}
-	e.Live.Ops.Store(0)
-	e.Live.Bytes.Store(0)
-	e.Live.Errors.Store(0)
-	e.Live.LatencyNs.Store(0)
-	e.Live.ReadBytes.Store(0)
+	e.Live.Reset()
 	e.current.Store(&p)
 	defer e.current.Store(nil)
+	if w := WatcherFrom(ctx); w != nil {
+		w.Begin(&p, &e.Live)
+		defer w.End(&p, &e.Live)
+	}
 
 	r := &run{e: e, p: &p}
 	r.left.Store(p.Ops)

@@ -75,3 +75,21 @@ func Label(s, keep string, repl byte, max int) string {
 	}
 	return string(out)
 }
+
+// DirPath is the path of a directory that Dir named, and whether what is
+// such a name.
+func DirPath(what string) (string, bool) {
+	const pre = "directory "
+	rest, ok := strings.CutPrefix(what, pre)
+	if !ok {
+		return "", false
+	}
+	// The path is followed by " (remove it with: ...)": try each place
+	// the suffix could start, so that a path holding " (" still parses.
+	for i := len(rest) - 1; i > 0; i-- {
+		if rest[i] == '(' && rest[i-1] == ' ' && Dir(rest[:i-1]) == what {
+			return rest[:i-1], true
+		}
+	}
+	return "", false
+}

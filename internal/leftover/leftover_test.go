@@ -60,3 +60,16 @@ func TestLabel(t *testing.T) {
 		}
 	}
 }
+
+func TestDirPath(t *testing.T) {
+	for _, p := range []string{"/mnt/a/fsbench-h-1-ab", "/mnt/my data (old)/fsbench-x", "/x/$(reboot)", "/it's"} {
+		if got, ok := DirPath(Dir(p)); !ok || got != p {
+			t.Errorf("DirPath(Dir(%q)) = %q, %v", p, got, ok)
+		}
+	}
+	for _, bad := range []string{"", "directory ", Objects("s3://b/p/"), "directory /x (remove it with: rm -rf /y)"} {
+		if got, ok := DirPath(bad); ok {
+			t.Errorf("DirPath(%q) = %q, want none", bad, got)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package metrics
 
 import (
 	"fmt"
+	"math/bits"
 	"sync/atomic"
 	"time"
 
@@ -143,6 +144,40 @@ type Live struct {
 	// ReadBytes is the part of Bytes that was read, counted after Bytes,
 	// so that a phase mixing reads and writes can be split.
 	ReadBytes atomic.Int64
+	// Buckets counts the latencies of Ops by power of two of
+	// microseconds: Buckets[k] those above LiveBucketBound(k-1) and at most
+	// LiveBucketBound(k), the last one every latency above that. One
+	// atomic add per operation, for live latency histograms (Prometheus).
+	Buckets [LiveBuckets]atomic.Int64
+}
+
+// LiveBuckets is the number of latency buckets of Live: up to 2^24 µs
+// (16.8 s), and one for everything slower.
+const LiveBuckets = 26
+
+// LiveBucketBound is the upper bound of Live's latency bucket k
+// (k < LiveBuckets-1): 2^k µs.
+func LiveBucketBound(k int) time.Duration { return time.Duration(1<<k) * time.Microsecond }
+
+// liveBucket is the index of the bucket of latency d: the smallest k with
+// d <= 2^k µs.
+func liveBucket(d time.Duration) int {
+	if d <= time.Microsecond {
+		return 0
+	}
+	return min(bits.Len64(uint64(d-1)/uint64(time.Microsecond)), LiveBuckets-1)
+}
+
+// Reset zeroes every counter (the engine does at the start of a phase).
+func (l *Live) Reset() {
+	l.Ops.Store(0)
+	l.Bytes.Store(0)
+	l.Errors.Store(0)
+	l.LatencyNs.Store(0)
+	l.ReadBytes.Store(0)
+	for i := range l.Buckets {
+		l.Buckets[i].Store(0)
+	}
 }
 
 // Snapshot is a copy of Live's counters at one instant.
@@ -164,4 +199,5 @@ func (l *Live) Add(bytes int64, lat time.Duration) {
 		l.Bytes.Add(bytes)
 	}
 	l.LatencyNs.Add(int64(lat))
+	l.Buckets[liveBucket(lat)].Add(1)
 }

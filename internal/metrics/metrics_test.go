@@ -68,3 +68,32 @@ func BenchmarkRecord(b *testing.B) {
 		h.Record(time.Duration(i%100000) * time.Microsecond)
 	}
 }
+
+func TestLiveBuckets(t *testing.T) {
+	cases := []struct {
+		d    time.Duration
+		want int
+	}{
+		{0, 0}, {time.Microsecond, 0}, {time.Microsecond + 1, 1}, {2 * time.Microsecond, 1},
+		{2*time.Microsecond + 1, 2}, {time.Millisecond, 10}, {LiveBucketBound(24), 24},
+		{LiveBucketBound(24) + 1, LiveBuckets - 1}, {time.Hour, LiveBuckets - 1},
+	}
+	for _, c := range cases {
+		if got := liveBucket(c.d); got != c.want {
+			t.Errorf("liveBucket(%v) = %d, want %d", c.d, got, c.want)
+		}
+		if c.want < LiveBuckets-1 && c.d > LiveBucketBound(c.want) {
+			t.Errorf("%v above the bound of its bucket %d", c.d, c.want)
+		}
+	}
+	var l Live
+	l.Add(10, 3*time.Microsecond)
+	l.Add(10, 3*time.Second)
+	if l.Buckets[2].Load() != 1 || l.Buckets[22].Load() != 1 {
+		t.Fatalf("buckets after two adds: 3µs in %d, 3s in %d", l.Buckets[2].Load(), l.Buckets[22].Load())
+	}
+	l.Reset()
+	if l.Buckets[2].Load() != 0 || l.Ops.Load() != 0 {
+		t.Fatal("Reset left counts")
+	}
+}

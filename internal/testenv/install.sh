@@ -29,6 +29,10 @@ command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
 command -v openssl >/dev/null || need_apt+=(openssl)
 [ -x /usr/bin/time ] || need_apt+=(time) # bench-peers.sh: peak memory of each run
 command -v curl >/dev/null || need_apt+=(curl)
+# --metrics-listen and fsbench probe: a real server scrapes, a real gateway receives.
+command -v prometheus >/dev/null || need_apt+=(prometheus)
+command -v promtool >/dev/null || need_apt+=(prometheus)
+command -v prometheus-pushgateway >/dev/null || need_apt+=(prometheus-pushgateway)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need_apt+=(iproute2)
 command -v chromium >/dev/null || need_apt+=(chromium)
 dpkg -s fonts-liberation >/dev/null 2>&1 || need_apt+=(fonts-liberation)
@@ -70,4 +74,4 @@ if [ "$("$VENV/bin/kubernetes-validate" --version 2>/dev/null)" != "$KUBERNETES_
 	"$VENV/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
 fi
 ln -sf "$VENV/bin/kubernetes-validate" "$BIN_DIR/kubernetes-validate"
-echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, iproute2, chromium, podman; minio and kubernetes-validate in $BIN_DIR)" >&2
+echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, prometheus, pushgateway, iproute2, chromium, podman; minio and kubernetes-validate in $BIN_DIR)" >&2

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/push"
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/leftover"
+	"github.com/fsbench/fsbench/internal/prom"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
+)
+
+// roundRoot builds the command tree a round runs in; set in init, since
+// the tree holds the probe command itself.
+var roundRoot func(*App) *cobra.Command
+
+func init() { roundRoot = NewRoot }
+
+// prober runs a probe's rounds.
+type prober struct {
+	app     *App
+	o       *ProbeOptions
+	metrics *prom.Probe
+	pusher  *push.Pusher
+	rounds  int
+	checked bool // the expectations name phases the rounds have
+	// The mount the target was on in the first round that ran: a later
+	// round on another mount (it went away) is an error, not a benchmark
+	// of the directory underneath.
+	target string
+	mount  *sysio.Mount
+	// pending are directories of rounds that could not be removed.
+	pending map[string]bool
+}
+
+func runProbe(ctx context.Context, app *App, o *ProbeOptions) error {
+	host, _ := os.Hostname()
+	board := prom.NewBoard(host)
+	p := &prober{app: app, o: o, metrics: prom.NewProbe(), pending: map[string]bool{}}
+	own := append([]prometheus.Collector{board}, p.metrics.Collectors()...)
+	if o.MetricsListen != "" {
+		reg, err := prom.NewRegistry(own...)
+		if err != nil {
+			return err
+		}
+		srv, err := prom.Serve(o.MetricsListen, reg)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		defer srv.Close()
+		app.Infof("Probe metrics at %s", srv.URL())
+	}
+	if o.push != nil {
+		reg := prometheus.NewRegistry()
+		for _, c := range own {
+			if err := reg.Register(c); err != nil {
+				return err
+			}
+		}
+		p.pusher = newPusher(o, host, reg)
+	}
+	ctx = engine.WithWatcher(ctx, board)
+	err := p.loop(ctx)
+	p.sweep()
+	for dir := range p.pending {
+		app.Warnf("left behind: %s", leftover.Dir(dir))
+	}
+	return err
+}
+
+// newPusher pushes reg to the gateway of o, credentials from the URL sent
+// as basic authentication and kept out of every message.
+func newPusher(o *ProbeOptions, host string, reg prometheus.Gatherer) *push.Pusher {
+	u := *o.push
+	user := u.User
+	u.User = nil
+	ps := push.New(u.String(), "fsbench_probe").Grouping("instance", host).Gatherer(reg).
+		Client(&http.Client{Timeout: 30 * time.Second})
+	if user != nil {
+		pw, _ := user.Password()
+		ps = ps.BasicAuth(user.Username(), pw)
+	}
+	return ps
+}
+
+// loop runs rounds until the end: --duration, --rounds, or ctx.
+func (p *prober) loop(ctx context.Context) error {
+	var end <-chan time.Time
+	if p.o.Duration > 0 {
+		t := time.NewTimer(p.o.Duration)
+		defer t.Stop()
+		end = t.C
+	}
+	wait := time.NewTimer(0)
+	defer wait.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ErrInterrupted
+		case <-end:
+			return nil
+		case <-wait.C:
+		}
+		wait.Reset(p.o.Interval)
+		if err := p.round(ctx); err != nil {
+			return err
+		}
+		if p.o.Rounds > 0 && p.rounds >= p.o.Rounds {
+			return nil
+		}
+	}
+}
+
+// round runs one round and records it. It returns an error only when the
+// probe must end: interrupted, or a first round that shows the command
+// line itself is wrong.
+func (p *prober) round(ctx context.Context) error {
+	start := time.Now()
+	res, err := p.run(ctx)
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	if err != nil && p.rounds == 0 && ExitCode(err) == ExitUsage {
+		return err
+	}
+	p.rounds++
+	result := prom.RoundPass
+	var failed []string
+	switch {
+	case err != nil:
+		result, res = prom.RoundError, nil
+	default:
+		if !p.checked {
+			if err := unmeasured(p.o.exprs, res); err != nil {
+				return err
+			}
+			p.checked = true
+		}
+		res.Expectations = expect.EvalAll(p.o.exprs, res)
+		for _, e := range res.Expectations {
+			if e.Verdict == report.VerdictFail {
+				result = prom.RoundFail
+				failed = append(failed, failedText(e))
+			}
+		}
+		p.remember(res)
+	}
+	now := time.Now()
+	p.metrics.Round(result, now, now.Sub(start), res)
+	p.log(now, result, now.Sub(start), err, failed)
+	if p.pusher != nil {
+		if perr := p.pusher.PushContext(ctx); perr != nil {
+			p.metrics.PushFailed()
+			fmt.Fprintf(p.app.IO.Err, "time=%s round=%d push_error=%q\n", now.UTC().Format(time.RFC3339), p.rounds, perr.Error())
+		}
+	}
+	return nil
+}
+
+// failedText says what a failed expectation measured, or why it failed.
+func failedText(e report.Expectation) string {
+	if e.Reason != "" {
+		return e.Expr + ": " + e.Reason
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s (measured %g %s)", e.Expr, e.Measured, e.Unit))
+}
+
+// unmeasured refuses, after the first round, an expectation of a phase
+// the rounds do not have: it would fail every round for a typing mistake.
+func unmeasured(exprs []expect.Expr, res *report.Result) error {
+	for _, e := range exprs {
+		if e.Name == expect.Errors || e.Name == expect.Functional || res.FindPhase(e.Name) != nil {
+			continue
+		}
+		var names []string
+		for i := range res.Phases {
+			names = append(names, res.Phases[i].Name)
+		}
+		return Usagef("--expect %q: the round has no phase %s (it has %s)", e.Text, e.Name, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// log writes a round's line (logfmt).
+func (p *prober) log(now time.Time, result string, took time.Duration, err error, failed []string) {
+	line := fmt.Sprintf("time=%s round=%d result=%s seconds=%.3f", now.UTC().Format(time.RFC3339), p.rounds, result, took.Seconds())
+	if err != nil {
+		line += fmt.Sprintf(" cause=%q", strings.TrimSpace(err.Error()))
+	}
+	if len(failed) > 0 {
+		line += fmt.Sprintf(" failed=%q", strings.Join(failed, "; "))
+	}
+	fmt.Fprintln(p.app.IO.Err, line)
+}
+
+// run runs the round's command in this process, its result kept instead
+// of written, its output discarded.
+func (p *prober) run(ctx context.Context) (*report.Result, error) {
+	if err := p.checkMount(); err != nil {
+		return nil, err
+	}
+	p.sweep()
+	sub := &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: p.app.IO.Getenv},
+		Globals: Globals{Quiet: true, NoColor: true}}
+	var res *report.Result
+	sub.results = func(r *report.Result) { res = r }
+	sub.commandLine = CommandLine(p.o.Args)
+	_, err := execute(ctx, roundRoot(sub), p.o.Args)
+	if dir, ok := leftover.DirPath(sub.Left.What()); ok {
+		p.pending[dir] = true
+	}
+	if err == nil && res == nil {
+		err = errors.New("the round gave no result")
+	}
+	return res, err
+}
+
+// remember keeps the mount of the first round's target.
+func (p *prober) remember(res *report.Result) {
+	if p.mount != nil || res.Target.Path == "" || res.Target.MountPoint == "" {
+		return
+	}
+	m, err := sysio.FindMount(res.Target.Path)
+	if err == nil && m.MountPoint == res.Target.MountPoint {
+		p.target, p.mount = res.Target.Path, &m
+	}
+}
+
+// checkMount fails when the target is no longer on the mount it was on.
+func (p *prober) checkMount() error {
+	if p.mount == nil {
+		return nil
+	}
+	m, err := sysio.FindMount(p.target)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", p.target, err)
+	case m.MountPoint != p.mount.MountPoint || m.FSType != p.mount.FSType:
+		return fmt.Errorf("%s is on %s (%s), no longer on the %s mount at %s: the mount is gone",
+			p.target, m.MountPoint, m.FSType, p.mount.FSType, p.mount.MountPoint)
+	}
+	return nil
+}
+
+// sweep removes the directories earlier rounds could not, once the target
+// is back on its mount: each is a round's own directory (fsbench-...) in
+// the target, which nothing else writes.
+func (p *prober) sweep() {
+	if len(p.pending) == 0 || p.checkMount() != nil {
+		return
+	}
+	for dir := range p.pending {
+		if !strings.HasPrefix(filepath.Base(dir), "fsbench-") {
+			delete(p.pending, dir)
+			continue
+		}
+		if _, err := os.Lstat(dir); err != nil && !os.IsNotExist(err) {
+			continue // the mount answers with an error: try again later
+		}
+		if os.RemoveAll(dir) == nil {
+			delete(p.pending, dir)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+// Package prom exports what fsbench measures to Prometheus: the live
+// counters of every phase that engines run (Board), the rounds of a probe,
+// and the HTTP endpoint that serves them (Serve).
+//
+// Nothing here touches the workers' hot path: a Board reads the engines'
+// atomics when it is scraped, and takes a phase's final counts from the
+// engine when the phase ends (engine.Watcher).
+package prom
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/metrics"
+)
+
+// Totals are the cumulative counts of one phase on one host.
+type Totals struct {
+	Ops, Bytes, Errors, LatencyNs int64
+	Buckets                       [metrics.LiveBuckets]int64
+}
+
+// add adds a live phase's counts.
+func (t *Totals) add(l *metrics.Live) {
+	t.Ops += l.Ops.Load()
+	t.Bytes += l.Bytes.Load()
+	t.Errors += l.Errors.Load()
+	t.LatencyNs += l.LatencyNs.Load()
+	for i := range t.Buckets {
+		t.Buckets[i] += l.Buckets[i].Load()
+	}
+}
+
+// Add adds o's counts to t.
+func (t *Totals) Add(o Totals) {
+	t.Ops += o.Ops
+	t.Bytes += o.Bytes
+	t.Errors += o.Errors
+	t.LatencyNs += o.LatencyNs
+	for i := range t.Buckets {
+		t.Buckets[i] += o.Buckets[i]
+	}
+}
+
+// TotalsOf reads the counts of a live phase.
+func TotalsOf(l *metrics.Live) Totals {
+	var t Totals
+	t.add(l)
+	return t
+}
+
+// series names one phase of one host.
+type series struct{ host, phase string }
+
+// Board is an engine.Watcher and a prometheus.Collector: the operations,
+// bytes, errors and latencies of every phase run under it, live while a
+// phase runs, by host and phase. The counts of a phase name that runs again
+// (--repeat, a probe's rounds) add up, so every counter only grows.
+type Board struct {
+	host   string
+	mu     sync.Mutex
+	done   map[series]*Totals
+	order  []series
+	active map[*metrics.Live]series
+	remote map[series]map[string]Totals // hosts that report their own counts, by run (SetRemote)
+}
+
+// NewBoard returns a board whose local phases are labelled with host.
+func NewBoard(host string) *Board {
+	return &Board{host: host, done: map[series]*Totals{}, active: map[*metrics.Live]series{}, remote: map[series]map[string]Totals{}}
+}
+
+var _ engine.Watcher = (*Board)(nil)
+
+// Begin starts showing a phase's live counts.
+func (b *Board) Begin(p *engine.Phase, l *metrics.Live) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := series{b.host, p.Name}
+	b.entry(s)
+	b.active[l] = s
+}
+
+// End adds a phase's final counts to its totals.
+func (b *Board) End(p *engine.Phase, l *metrics.Live) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.active[l]
+	if !ok {
+		return
+	}
+	delete(b.active, l)
+	b.entry(s).add(l)
+}
+
+// SetRemote sets the counts another host reported for a phase of one run
+// so far (a coordinator's view of its agents); the runs of a phase add up.
+// Counts lower than those set before for the run are ignored, so that the
+// counters never go back.
+func (b *Board) SetRemote(run, host, phase string, t Totals) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := series{host, phase}
+	runs, seen := b.remote[s]
+	if !seen {
+		runs = map[string]Totals{}
+		b.remote[s] = runs
+		if _, local := b.done[s]; !local {
+			b.order = append(b.order, s)
+		}
+	}
+	if old, ok := runs[run]; ok && (t.Ops < old.Ops || t.Bytes < old.Bytes || t.Errors < old.Errors) {
+		return
+	}
+	runs[run] = t
+}
+
+// entry returns the totals of s, made on first use; b.mu is held.
+func (b *Board) entry(s series) *Totals {
+	t, ok := b.done[s]
+	if !ok {
+		t = new(Totals)
+		b.done[s] = t
+		if _, ok := b.remote[s]; !ok {
+			b.order = append(b.order, s)
+		}
+	}
+	return t
+}
+
+// Totals returns the current counts of a phase on the board's host.
+func (b *Board) Totals(phase string) Totals {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.totals(series{b.host, phase})
+}
+
+// Phases returns the current counts of every phase of the board's own
+// host, in the order they first ran.
+func (b *Board) Phases() (names []string, totals []Totals) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.order {
+		if s.host == b.host {
+			names = append(names, s.phase)
+			totals = append(totals, b.totals(s))
+		}
+	}
+	return names, totals
+}
+
+// totals sums the done, live and remote counts of s; b.mu is held.
+func (b *Board) totals(s series) Totals {
+	var t Totals
+	if d, ok := b.done[s]; ok {
+		t = *d
+	}
+	for l, a := range b.active {
+		if a == s {
+			t.add(l)
+		}
+	}
+	for _, r := range b.remote[s] {
+		t.Add(r)
+	}
+	return t
+}
+
+var (
+	labels   = []string{"host", "phase"}
+	opsDesc  = prometheus.NewDesc("fsbench_operations_total", "Operations completed, warm-up included.", labels, nil)
+	byteDesc = prometheus.NewDesc("fsbench_bytes_total", "Bytes read or written by completed operations.", labels, nil)
+	errDesc  = prometheus.NewDesc("fsbench_errors_total", "Operations that failed.", labels, nil)
+	latDesc  = prometheus.NewDesc("fsbench_operation_duration_seconds", "Latency of completed operations (from the scheduled start in an open loop).", labels, nil)
+	runDesc  = prometheus.NewDesc("fsbench_phase_running", "1 while the phase runs, 0 once it has ended.", labels, nil)
+)
+
+// Describe sends the descriptions of the board's metrics.
+func (b *Board) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{opsDesc, byteDesc, errDesc, latDesc, runDesc} {
+		ch <- d
+	}
+}
+
+// Collect sends the board's metrics, read now.
+func (b *Board) Collect(ch chan<- prometheus.Metric) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	running := map[series]bool{}
+	for _, s := range b.active {
+		running[s] = true
+	}
+	for _, s := range b.order {
+		t := b.totals(s)
+		lv := []string{s.host, s.phase}
+		ch <- prometheus.MustNewConstMetric(opsDesc, prometheus.CounterValue, float64(t.Ops), lv...)
+		ch <- prometheus.MustNewConstMetric(byteDesc, prometheus.CounterValue, float64(t.Bytes), lv...)
+		ch <- prometheus.MustNewConstMetric(errDesc, prometheus.CounterValue, float64(t.Errors), lv...)
+		ch <- histogram(t, lv)
+		r := 0.0
+		if running[s] {
+			r = 1
+		}
+		ch <- prometheus.MustNewConstMetric(runDesc, prometheus.GaugeValue, r, lv...)
+	}
+}
+
+// histogram is the latency histogram of t, in seconds.
+func histogram(t Totals, lv []string) prometheus.Metric {
+	buckets := make(map[float64]uint64, metrics.LiveBuckets-1)
+	var n uint64
+	for k := 0; k < metrics.LiveBuckets-1; k++ {
+		n += uint64(t.Buckets[k])
+		buckets[metrics.LiveBucketBound(k).Seconds()] = n
+	}
+	n += uint64(t.Buckets[metrics.LiveBuckets-1])
+	return prometheus.MustNewConstHistogram(latDesc, n, float64(t.LatencyNs)/1e9, buckets, lv...)
+}
