@@ -155,20 +155,24 @@ func (l progressLine) String() string {
 	if l.Total >= 0 {
 		count = fmt.Sprintf("%d/%d %s", l.Done, l.Total, l.Unit)
 	}
-	tail := fmt.Sprintf("  %s  %s/s  %s", count, formatRate(l.Rate), l.timeText(frac))
+	rate := fmt.Sprintf("  %s/s  %s", formatRate(l.Rate), l.timeText(frac))
 	head := fmt.Sprintf("%-18s", l.Title+":")
 	if frac < 0 {
-		return fitLine(head+tail, l.Width)
+		return fitLine(head+"  "+count+rate, l.Width)
 	}
 	pct := fmt.Sprintf(" %3.0f%%", 100*frac)
-	room := l.Width - 1 - len(head) - len(tail) - len(pct) - 3
-	if room < 10 {
-		return fitLine(head+pct+tail, l.Width)
+	tail := pct + "  " + count + rate
+	// The bar takes what room the text leaves, up to 20 columns; on a
+	// narrow terminal it goes first, then the count.
+	if room := l.Width - 1 - len(head) - len(tail) - 3; room >= 8 {
+		n := min(room, 20)
+		fill := int(frac * float64(n))
+		return head + " [" + strings.Repeat("=", fill) + strings.Repeat(" ", n-fill) + "]" + tail
 	}
-	n := min(room, 40)
-	fill := int(frac * float64(n))
-	bar := " [" + strings.Repeat("=", fill) + strings.Repeat(" ", n-fill) + "]"
-	return fitLine(head+bar+pct+tail, l.Width)
+	if len(head)+len(tail) < l.Width {
+		return head + tail
+	}
+	return fitLine(head+pct+rate, l.Width)
 }
 
 // timeText is the time left (ETA) while the phase runs, the time taken

@@ -64,6 +64,8 @@ func (a *App) Wait(what string) (done func()) {
 		a.progressWrite(what + "...\n")
 		return func() {}
 	}
+	// Room for " done in 99.9s" after it, on one line of the terminal.
+	what = shorten(what, a.IO.cols()-1-len("... done in 99.9s"))
 	a.progressWrite("\r" + what + "...")
 	var once sync.Once
 	return func() {
@@ -74,6 +76,16 @@ func (a *App) Wait(what string) (done func()) {
 // waitDoneLine is a wait's line on a terminal once it is over.
 func waitDoneLine(what string, d time.Duration) string {
 	return fmt.Sprintf("%s... done in %.1fs\x1b[K", what, d.Seconds())
+}
+
+// shorten cuts the middle of s, most often a path, so that it takes at
+// most n columns: its start says what, its end which.
+func shorten(s string, n int) string {
+	if len(s) <= n || n < 20 {
+		return s
+	}
+	keep := n - len("...")
+	return s[:keep/2] + "..." + s[len(s)-(keep-keep/2):]
 }
 
 // cols is the width output is drawn to: the terminal's, or 80.
