@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/tick"
@@ -20,7 +21,7 @@ import (
 type Progress struct {
 	app   *App
 	title string
-	total int64         // units, -1 when unknown
+	total atomic.Int64  // units, -1 when unknown
 	limit time.Duration // a timed phase's length, else 0
 	unit  string
 	poll  func() int64
@@ -36,13 +37,13 @@ const progressEvery = 200 * time.Millisecond
 
 // StartProgress begins showing a phase of total units (-1 when unknown).
 func (a *App) StartProgress(title string, total int64, unit string, poll func() int64) *Progress {
-	return a.startProgress(title, total, 0, unit, poll)
+	return a.startProgress(title, total, 0, unit, poll, time.Now())
 }
 
 // StartTimedProgress begins showing a phase that ends after d: its bar
 // counts time, and shows the units done and their rate.
 func (a *App) StartTimedProgress(title string, d time.Duration, unit string, poll func() int64) *Progress {
-	return a.startProgress(title, -1, d, unit, poll)
+	return a.startProgress(title, -1, d, unit, poll, time.Now())
 }
 
 // phaseProgress shows a workload phase: a bar of its units when their
@@ -55,9 +56,11 @@ func (a *App) phaseProgress(p *workload.Phase, total int64, unit string, poll fu
 	return a.StartProgress(p.Title, total, unit, poll)
 }
 
-func (a *App) startProgress(title string, total int64, limit time.Duration, unit string, poll func() int64) *Progress {
-	p := &Progress{app: a, title: title, total: total, limit: limit, unit: unit, poll: poll,
-		stop: make(chan struct{}), t0: time.Now()}
+// startProgress begins showing a phase that began at t0.
+func (a *App) startProgress(title string, total int64, limit time.Duration, unit string, poll func() int64, t0 time.Time) *Progress {
+	p := &Progress{app: a, title: title, limit: limit, unit: unit, poll: poll,
+		stop: make(chan struct{}), t0: t0}
+	p.total.Store(total)
 	if a.Globals.Quiet || !a.IO.ErrTTY {
 		return p
 	}
@@ -79,7 +82,7 @@ func (a *App) startProgress(title string, total int64, limit time.Duration, unit
 
 // line is the bar as it stands.
 func (p *Progress) line(done int64, elapsed time.Duration, rate float64) string {
-	return progressLine{Title: p.title, Done: done, Total: p.total, Limit: p.limit, Unit: p.unit,
+	return progressLine{Title: p.title, Done: done, Total: p.total.Load(), Limit: p.limit, Unit: p.unit,
 		Elapsed: elapsed, Rate: rate, Width: p.app.IO.cols()}.String()
 }
 
@@ -99,15 +102,18 @@ func (p *Progress) Done() {
 		avg = float64(done) / d.Seconds()
 	}
 	if p.live {
-		l := progressLine{Title: p.title, Done: done, Total: p.total, Limit: p.limit, Unit: p.unit,
+		l := progressLine{Title: p.title, Done: done, Total: p.total.Load(), Limit: p.limit, Unit: p.unit,
 			Elapsed: d, Rate: avg, Width: p.app.IO.cols(), Final: true}
 		p.app.progressWrite("\r" + l.String() + "\x1b[K\n")
 		return
 	}
 	var b strings.Builder
-	writePlainProgress(&b, p.title, done, p.total, p.unit, d)
+	writePlainProgress(&b, p.title, done, p.total.Load(), p.unit, d)
 	p.app.progressWrite(b.String())
 }
+
+// SetTotal sets the units the phase will do, once known.
+func (p *Progress) SetTotal(total int64) { p.total.Store(total) }
 
 func writePlainProgress(w io.Writer, title string, done, total int64, unit string, d time.Duration) {
 	rate := ""

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -226,6 +227,36 @@ func TestBenchProgressTerminal(t *testing.T) {
 		}
 		if args[3] == "--rw" && !regexp.MustCompile(`\rrandread: +\[=* *\] +\d+%  \d+ ops  [\d.]+/s  ETA \d+s`).MatchString(s) {
 			t.Errorf("the timed phase has no bar of its time:\n%q", s)
+		}
+	}
+}
+
+// TestHostsProgressBar: the hosts' progress as their heartbeats tell it
+// is one live bar per phase with the hosts' sum, its total set once every
+// host knows its own, ended by the final count; a phase over before any
+// heartbeat is still shown, at its end.
+func TestHostsProgressBar(t *testing.T) {
+	var errb syncBuffer
+	app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: 100, Getenv: func(string) string { return "" }}}
+	h := &hostsProgress{app: app, hosts: 2}
+	h.update(cluster.Progress{Phase: "write-big", Done: 3, Total: -1, Unit: "blocks"}, false)
+	waitFor(t, "a bar of the hosts' count", func() bool {
+		return regexp.MustCompile(`\rwrite-big \(2 hosts\): +3 blocks `).MatchString(errb.String())
+	})
+	h.update(cluster.Progress{Phase: "write-big", Done: 12, Total: 32, Unit: "blocks"}, false)
+	waitFor(t, "the bar's percent once the total is known", func() bool {
+		return regexp.MustCompile(`\rwrite-big \(2 hosts\): +\[=+ +\]  38%  12/32 blocks  `).MatchString(errb.String())
+	})
+	h.update(cluster.Progress{Phase: "write-big", Done: 32, Total: 32, Unit: "blocks"}, true)
+	h.update(cluster.Progress{Phase: "read-big", Done: 32, Total: 32, Unit: "blocks"}, true)
+	h.end()
+	out := errb.String()
+	for _, re := range []string{
+		`\rwrite-big \(2 hosts\): +\[=+\] 100%  32/32 blocks  [\d.]+/s  in \d+s\x1b\[K\n`,
+		`\rread-big \(2 hosts\): +\[=+\] 100%  32/32 blocks  [\d.]+/s  in \d+s\x1b\[K\n$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("no final line matching %q:\n%q", re, out)
 		}
 	}
 }

@@ -362,7 +362,8 @@ func (a *Agent) withJob(h func(http.ResponseWriter, *http.Request, *agentJob)) h
 func (a *Agent) run(j *agentJob) {
 	j.ping()
 	go a.watch(j)
-	res, err := j.prep.Run(j.ctx, j.gate)
+	t0 := time.Now()
+	res, err := j.prep.Run(withMeter(j.ctx, &j.meter), j.gate)
 	ev := Event{Type: EventDone, Time: time.Now(), Result: res, Interrupted: j.ctx.Err() != nil}
 	if res != nil {
 		ev.ParamTexts = res.Parameters.Texts()
@@ -376,6 +377,7 @@ func (a *Agent) run(j *agentJob) {
 		ev.Error = cause.Error()
 	}
 	j.send(ev)
+	a.o.Logf("%s", jobLine(j, ev, time.Since(t0)))
 	close(j.done)
 }
 
@@ -452,7 +454,7 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 			return
 		case ev = <-j.events:
 		case now := <-t.C:
-			ev = Event{Type: EventHeartbeat, Time: now}
+			ev = Event{Type: EventHeartbeat, Time: now, Progress: j.meter.read()}
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(RequestTimeout))
 		if err := enc.Encode(ev); err != nil {
@@ -481,6 +483,7 @@ type agentJob struct {
 	once     sync.Once
 	seq      int
 	lastPing atomic.Int64
+	meter    meter // the phase in progress, for heartbeats
 }
 
 func (j *agentJob) ping() { j.lastPing.Store(time.Now().UnixNano()) }
@@ -500,7 +503,7 @@ func (j *agentJob) send(ev Event) {
 // for the release and its delay, and says when it started.
 func (j *agentJob) gate(ctx context.Context, phase string) error {
 	j.seq++
-	j.send(Event{Type: EventReady, Seq: j.seq, Phase: phase, Time: time.Now()})
+	j.send(Event{Type: EventReady, Seq: j.seq, Phase: phase, Time: time.Now(), Progress: j.meter.read()})
 	for {
 		select {
 		case <-ctx.Done():

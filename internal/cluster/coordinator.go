@@ -37,6 +37,11 @@ type Coordinator struct {
 	// Leftover names what host i leaves behind when its agent is gone
 	// before the clean-up (a phrase of package leftover); optional.
 	Leftover func(i int) string
+	// Progress, optional, is told how far the hosts have got in a phase
+	// altogether (done of total units; total -1 when unknown), as their
+	// heartbeats arrive, and with the final count once every host has
+	// ended it; then final is true.
+	Progress func(p Progress, final bool)
 }
 
 // HostError is a failure of one host, named.
@@ -73,6 +78,7 @@ type host struct {
 	// which removed the job's files as it stopped.
 	stopped bool
 	heard   time.Time
+	prog    *Progress // the last the host told
 }
 
 // Run runs job on every host: preflight (every agent reachable, same
@@ -266,6 +272,12 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 		return &HostError{h.addr, fmt.Errorf("%w: %v", ErrLost, he.err)}
 	}
 	ev := he.ev
+	if ev.Progress != nil {
+		h.prog = ev.Progress
+		if ev.Type == EventHeartbeat && c.Progress != nil {
+			c.Progress(sum(hosts, ev.Progress.Phase), false)
+		}
+	}
 	switch ev.Type {
 	case EventReady:
 		h.ready, h.phase = ev.Seq, ev.Phase
@@ -325,6 +337,9 @@ func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 	// Room for the requests to reach every host, which takes longer the
 	// more hosts there are.
 	at := time.Now().Add(20*time.Millisecond + 2*slowest + time.Duration(len(hosts))*2*time.Millisecond)
+	if prev := hosts[0].prog; prev != nil && c.Progress != nil {
+		c.Progress(sum(hosts, prev.Phase), true)
+	}
 	if p := hosts[0].phase; p != FinishPhase {
 		c.Logf("%s: starting on %d hosts", p, len(hosts))
 	}

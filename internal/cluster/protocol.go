@@ -114,6 +114,9 @@ type Event struct {
 	Error      string             `json:"error,omitempty"`
 	// Interrupted is set on done when the job was cancelled.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Progress is on heartbeats (the phase in progress) and ready events
+	// (the phase just ended), once the job has begun its first phase.
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // Go releases the barrier Seq after Delay.
