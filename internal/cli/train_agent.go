@@ -24,7 +24,7 @@ func trainOnAgent(ctx context.Context, gate cluster.Gate, o *TrainOptions, job *
 			_ = gate(ctx, name)
 			cluster.Meter(ctx, name, total, unit, func() int64 { return e.Live.Ops.Load() })
 		},
-		Finished:   func() { _ = gate(ctx, cluster.FinishPhase) },
+		Finished: func() { _ = gate(ctx, cluster.FinishPhase) },
 	}
 	return agentRun("train", func(res *report.Result) error { return train.Run(ctx, o.Options, res) })
 }

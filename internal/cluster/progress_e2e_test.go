@@ -42,4 +42,3 @@ func TestHostsProgress(t *testing.T) {
 		}
 	}
 }
-
