@@ -129,6 +129,7 @@ Exit codes:
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd(app))
 	}
+	styleCommands(app, root)
 	return root
 }
 
