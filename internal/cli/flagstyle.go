@@ -23,7 +23,7 @@ var placeholders = map[string]string{
 	"storage-class": "CLASS", "region": "REGION", "access-key": "KEY", "secret-key": "KEY",
 	"session-token": "TOKEN", "sort": "KEY", "schema": "LETTERS", "uid": "LIST", "gid": "LIST",
 	"pid": "LIST", "op": "LIST", "path": "TEXT", "metrics": "URL", "metric": "METRIC",
-	"autoterm-pct": "PERCENT", "au-threshold": "PERCENT",
+	"autoterm-pct": "PERCENT", "sample-size-stdev": "SIZE", "au-threshold": "PERCENT",
 	"autoterm-dur": "DURATION", "timeout": "DURATION", "compute-time": "DURATION", "interval": "DURATION",
 }
 
@@ -73,16 +73,26 @@ func styleCommands(app *App, c *cobra.Command) {
 	}
 }
 
+// namedSlice is namedValue for a repeatable flag: still a slice to cobra
+// and to the code that copies flags for agents.
+type namedSlice struct {
+	namedValue
+	pflag.SliceValue
+}
+
 func namePlaceholder(c *cobra.Command, f *pflag.Flag) {
-	if _, ok := f.Value.(pflag.SliceValue); ok {
-		return
-	}
 	if f.Value.Type() == "bool" || strings.Contains(f.Usage, "`") {
 		return
 	}
-	if p := placeholderOf(f); p != "" {
-		f.Value = namedValue{f.Value, p}
+	p := placeholderOf(f)
+	if p == "" {
+		return
 	}
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		f.Value = namedSlice{namedValue{f.Value, p}, sv}
+		return
+	}
+	f.Value = namedValue{f.Value, p}
 }
 
 // registerCompletions gives c's flags and arguments their values for

@@ -34,13 +34,14 @@ func init() {
 			"warmup", "tree-dir", "read-existing", "sample", "access-log", "batch-size", "compute-time",
 			"prefetch", "read-threads", "gen-threads", "samples-per-file", "sample-size", "sample-size-stdev",
 			"print-job", "dataset", "obj-size", "part-size", "parts-in-flight", "autoterm", "autoterm-dur",
-			"autoterm-pct", "list-existing", "skip-functional-tests", "speed", "interval"},
+			"autoterm-pct", "list-existing", "skip-functional-tests", "speed", "interval", "tree-format",
+			"batch", "mix", "obj-size-dist", "range", "seed", "find-max"},
 		outputGroup: {"repeat", "output", "json", "result-file", "html", "expect", "expect-file", "baseline", "threshold",
 			"baseline-metrics", "au-threshold"},
 		hostsGroup: {"hosts", "hosts-file", "token-file", "tls-ca", "read-others", "prefix-hosts"},
 		storageGroup: {"access-key", "secret-key", "secret-key-file", "session-token", "session-token-file",
 			"region", "addressing", "ca-cert", "insecure", "checksum", "storage-class", "timeout", "retries",
-			"prefix"},
+			"prefix", "anonymous", "endpoints", "sign-payload"},
 	} {
 		for _, n := range names {
 			flagGroups[n] = group
