@@ -83,7 +83,7 @@ var flagCompletions = map[string]completeFunc{
 	"storage":          wordsOf(storages),
 	"accelerator-type": wordsOf(trainAccelerators),
 	"drop-caches":      words("auto", "always", "never"),
-	"file-select":      words("sequential", "random"),
+	"file-select":      words("seq", "random"),
 	"sort":             wordsOf(func() []string { return profile.SortKeys }),
 	"addressing":       words("auto", "path", "virtual"),
 }

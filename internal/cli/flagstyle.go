@@ -64,6 +64,9 @@ func (v namedValue) Type() string { return v.name }
 // styleCommands gives every flag of c and its subcommands its
 // placeholder, group and completion, and their help its layout.
 func styleCommands(app *App, c *cobra.Command) {
+	if !c.HasParent() && c.PersistentPreRun == nil && c.PersistentPreRunE == nil {
+		c.PersistentPreRun = func(cmd *cobra.Command, _ []string) { noteOldSpellings(app, cmd) }
+	}
 	c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { namePlaceholder(c, f) })
 	c.PersistentFlags().VisitAll(func(f *pflag.Flag) { namePlaceholder(c, f) })
 	registerCompletions(c)
