@@ -313,6 +313,10 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 				}
 				return
 			}
+			if total < 0 && o.Duration > 0 && o.Ops == 0 {
+				prog = app.StartTimedProgress(title, o.Warmup+o.Duration, "objects", poll)
+				return
+			}
 			prog = app.StartProgress(title, total, "objects", poll)
 		},
 		ItemEnd: func(string) {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,30 +88,11 @@ func TestWaitLine(t *testing.T) {
 	}
 }
 
-// syncBuffer is a buffer written by the bar's goroutine and read by the
-// test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestProgressSilenced: once fsbench quits at once (second Ctrl-C), a bar
 // still running draws nothing more, however often it is polled, and a
 // warning or error of the run still going is not printed either.
 func TestProgressSilenced(t *testing.T) {
-	var errb syncBuffer
+	var errb testenv.LockedBuffer
 	app := &App{IO: IO{Err: &errb, ErrTTY: true, Getenv: func(string) string { return "" }}}
 	var polls atomic.Int64
 	p := app.StartProgress("create", -1, "ops", func() int64 { return polls.Add(1) })
@@ -187,7 +167,7 @@ func TestBenchProgressText(t *testing.T) {
 
 // termWriter is one terminal behind stdout and stderr: what both write,
 // in order.
-type termWriter struct{ syncBuffer }
+type termWriter struct{ testenv.LockedBuffer }
 
 // TestBenchProgressTerminal runs a timed workload phase and the default
 // benchmark with stdout and stderr on one terminal: bars with a percent,
@@ -229,6 +209,18 @@ func TestBenchProgressTerminal(t *testing.T) {
 			t.Errorf("the timed phase has no bar of its time:\n%q", s)
 		}
 	}
+	// objbench's items with --duration: a bar of their time too.
+	var term termWriter
+	app := &App{IO: IO{In: strings.NewReader(""), Out: &term, Err: &term, ErrTTY: true, OutTTY: true, Cols: 100,
+		Getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}}
+	args := []string{"objbench", "--storage", "file", t.TempDir(), "--skip-functional-tests", "--duration", "1s",
+		"--small-objects", "10", "--big-object-size", "4M", "-p", "2"}
+	if code := Run(context.Background(), app, args); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, term.String())
+	}
+	if !regexp.MustCompile(`\rput small objects: +\[=* *\] +\d+%  \d+ objects  [\d.]+/s  ETA \d+s`).MatchString(term.String()) {
+		t.Errorf("objbench's timed item has no bar of its time:\n%q", term.String())
+	}
 }
 
 // TestHostsProgressBar: the hosts' progress as their heartbeats tell it
@@ -236,7 +228,7 @@ func TestBenchProgressTerminal(t *testing.T) {
 // host knows its own, ended by the final count; a phase over before any
 // heartbeat is still shown, at its end.
 func TestHostsProgressBar(t *testing.T) {
-	var errb syncBuffer
+	var errb testenv.LockedBuffer
 	app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: 100, Getenv: func(string) string { return "" }}}
 	h := &hostsProgress{app: app, hosts: 2}
 	h.update(cluster.Progress{Phase: "write-big", Done: 3, Total: -1, Unit: "blocks"}, false)
