@@ -20,37 +20,33 @@ type hostsProgress struct {
 	phase string // the phase shown, "" before the first
 	done  atomic.Int64
 	bar   *Progress
-	since time.Time // when the last phase ended
+	since time.Time // when the phase shown began
+	ended bool      // its final count is shown
 }
 
 // update takes the hosts' progress in a phase (cluster.Coordinator's
-// Progress).
+// Progress): a phase's start (no unit yet), then the sums of the hosts'
+// heartbeats, then its final count.
 func (h *hostsProgress) update(p cluster.Progress, final bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if p.Phase != h.phase {
 		h.endLocked()
-		h.phase = p.Phase
-		h.done.Store(p.Done)
-		title := fmt.Sprintf("%s (%d hosts)", p.Phase, h.hosts)
-		// The phase began when the last one ended: one over before any
-		// heartbeat told of it is shown at its end, with its time.
-		t0 := h.since
-		if t0.IsZero() {
-			t0 = time.Now()
-		}
-		h.bar = h.app.startProgress(title, p.Total, 0, p.Unit, h.done.Load, t0)
-		if !final {
-			return
-		}
+		h.phase, h.since, h.ended = p.Phase, time.Now(), false
 	}
 	h.done.Store(p.Done)
+	if h.bar == nil && p.Unit != "" && !h.ended {
+		// The bar counts from the phase's start on every host, also when
+		// the phase ended before a heartbeat told of it.
+		title := fmt.Sprintf("%s (%d hosts)", p.Phase, h.hosts)
+		h.bar = h.app.startProgress(title, p.Total, 0, p.Unit, h.done.Load, h.since)
+	}
 	if h.bar != nil && p.Total >= 0 {
 		h.bar.SetTotal(p.Total) // once every host has told its own
 	}
 	if final {
 		h.endLocked()
-		h.since = time.Now()
+		h.ended = true
 	}
 }
 
@@ -60,7 +56,7 @@ func (h *hostsProgress) end() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.endLocked()
-	h.phase, h.since = "", time.Time{}
+	h.phase = ""
 }
 
 func (h *hostsProgress) endLocked() {

@@ -37,11 +37,13 @@ type Coordinator struct {
 	// Leftover names what host i leaves behind when its agent is gone
 	// before the clean-up (a phrase of package leftover); optional.
 	Leftover func(i int) string
-	// Progress, optional, is told how far the hosts have got in a phase
-	// altogether (done of total units; total -1 when unknown), as their
-	// heartbeats arrive, and with the final count once every host has
-	// ended it; then final is true.
+	// Progress, optional, is told when a phase starts on every host (no
+	// Unit), how far the hosts have got in it altogether (done of total
+	// units; total -1 when unknown) as their heartbeats arrive, and the
+	// final count once every host has ended it; then final is true.
 	Progress func(p Progress, final bool)
+
+	current string // the phase released last, whose progress is shown
 }
 
 // HostError is a failure of one host, named.
@@ -274,7 +276,9 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	ev := he.ev
 	if ev.Progress != nil {
 		h.prog = ev.Progress
-		if ev.Type == EventHeartbeat && c.Progress != nil {
+		// A host at the next barrier still tells of the last phase
+		// until it is released: only the phase under way is shown.
+		if ev.Type == EventHeartbeat && c.Progress != nil && ev.Progress.Phase == c.current {
 			c.Progress(sum(hosts, ev.Progress.Phase), false)
 		}
 	}
@@ -342,6 +346,10 @@ func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 	}
 	if p := hosts[0].phase; p != FinishPhase {
 		c.Logf("%s: starting on %d hosts", p, len(hosts))
+		c.current = p
+		if c.Progress != nil {
+			c.Progress(Progress{Phase: p}, false) // its start; the unit comes with the hosts' counts
+		}
 	}
 	_ = each(hosts, func(h *host) error {
 		delay := max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)
