@@ -35,7 +35,7 @@ block fsbench profile ops.log --interval 0
 fsbench bench data -p 2 --big-file-size 64M --small-file-count 100 --repeat 5 --result-file before.json -q >/dev/null
 fsbench bench data -p 2 --big-file-size 64M --small-file-count 100 --repeat 5 --result-file after.json -q >/dev/null
 block fsbench compare before.json after.json --metrics throughput --threshold 10%
-fsbench report before.json after.json -o report.html >/dev/null
+fsbench report before.json after.json --html report.html >/dev/null
 
 # Many hosts: two agents on this machine stand in for two client hosts.
 head -c 32 /dev/urandom | base64 > token

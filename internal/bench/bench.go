@@ -84,6 +84,11 @@ type Hooks struct {
 	Created func(left string)
 	Removed func()
 	Warn    func(msg string)
+	// Wait is called as the run begins to wait on the storage between
+	// phases, with what it waits for ("flushing and dropping caches",
+	// "cleaning up 12,000 files in DIR"); it returns the function called
+	// when the wait is over.
+	Wait func(what string) (done func())
 	// Interval is called at the end of each interval of a workload phase
 	// with an interval set (RunJob), from a goroutine of the engine's.
 	Interval func(p *workload.Phase, s report.Sample)
@@ -465,15 +470,25 @@ func flagLabel(on bool, label string) string {
 	return ""
 }
 
+// wait tells the hooks that the run waits for what, and returns the
+// function that ends the wait.
+func (o *Options) wait(what string) func() {
+	if o.Hooks.Wait == nil {
+		return func() {}
+	}
+	return o.Hooks.Wait(what)
+}
+
 // dropper flushes and drops the kernel's caches before read phases.
 type dropper struct {
 	method string // drop_caches, fadvise or none
 	warn   func(string, ...any)
+	wait   func(string) func()
 	warned bool
 }
 
 func newDropper(o Options, root bool, warn func(string, ...any)) *dropper {
-	d := &dropper{warn: warn}
+	d := &dropper{warn: warn, wait: o.wait}
 	switch {
 	case o.SkipDropCaches:
 		d.method = "none"
@@ -489,13 +504,26 @@ func newDropper(o Options, root bool, warn func(string, ...any)) *dropper {
 	return d
 }
 
+// drop flushes dirty data and drops the caches before phase, naming the
+// wait: on a slow storage it takes as long as writing back what the last
+// phase left in the page cache.
 func (d *dropper) drop(phase string, files []string) {
+	switch d.method {
+	case "drop_caches":
+		defer d.wait("flushing and dropping caches before " + phase)()
+	case "fadvise":
+		defer d.wait(fmt.Sprintf("flushing and dropping %s from the page cache before %s", countNoun(len(files), "file"), phase))()
+	}
+	d.dropNow(phase, files)
+}
+
+func (d *dropper) dropNow(phase string, files []string) {
 	switch d.method {
 	case "drop_caches":
 		if err := sysio.DropCaches(); err != nil {
 			d.warn("before %s: %v; dropping only the benchmark's own files instead", phase, err)
 			d.method = "fadvise"
-			d.drop(phase, files)
+			d.dropNow(phase, files)
 		}
 	case "fadvise":
 		for _, f := range files {

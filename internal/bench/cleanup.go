@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,7 +87,7 @@ func (o *Options) removeOwn(d *ownDir, warn func(string, ...any)) {
 		warn("keeping benchmark files in %s (--keep)", d.path)
 		return
 	}
-	if err := d.remove(o.Tracer); err != nil {
+	if err := d.remove(o.Tracer, o.wait); err != nil {
 		warn("clean up %s: %v; left behind: %s", d.path, unwrapPath(err), leftover.Dir(d.path))
 		return
 	}
@@ -97,7 +98,7 @@ func (o *Options) removeOwn(d *ownDir, warn func(string, ...any)) {
 
 // remove deletes the run directory and what is in it. It only ever
 // touches the directory the run created; names are listed, not guessed.
-func (d *ownDir) remove(tracer workload.Tracer) error {
+func (d *ownDir) remove(tracer workload.Tracer, wait func(string) func()) error {
 	entries, err := d.list()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -105,6 +106,7 @@ func (d *ownDir) remove(tracer workload.Tracer) error {
 	if err != nil {
 		return err
 	}
+	defer wait(cleanupWhat(entries, d.path))()
 	var firstErr error
 	note := func(op, name string, fn func(string) error) {
 		t0 := time.Now()
@@ -186,3 +188,34 @@ type vanishedError struct {
 
 func (v *vanishedError) Error() string { return v.msg }
 func (v *vanishedError) Unwrap() error { return v.err }
+
+// cleanupWhat names the removal of a run's directory: how many files
+// (and trees) it holds, which on a remote file system takes a while.
+func cleanupWhat(entries []entry, path string) string {
+	files, trees := 0, 0
+	for _, e := range entries {
+		if e.dir {
+			trees++
+		} else {
+			files++
+		}
+	}
+	what := "cleaning up " + countNoun(files, "file")
+	if trees > 0 {
+		what += " and " + countNoun(trees, "directory tree")
+	}
+	return what + " in " + path
+}
+
+// countNoun is n and noun, in the plural unless n is 1, with thousands
+// separated: "1 file", "12,000 files".
+func countNoun(n int, noun string) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if n != 1 {
+		noun += "s"
+	}
+	return s + " " + noun
+}

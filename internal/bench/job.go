@@ -202,7 +202,10 @@ func (r *jobRun) setTreeState(state string, subdirs bool) error {
 
 func (r *jobRun) cleanup() {
 	if r.tree != nil && !r.reusable && !r.o.Keep && !vanished(r.dir) {
-		if err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape); err != nil {
+		done := r.o.wait(fmt.Sprintf("cleaning up %s in %s", countNoun(r.j.Tree.Shape.NumFiles(), "file"), r.treeRoot))
+		err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape)
+		done()
+		if err != nil {
 			r.warn("clean up %s: %v", r.treeRoot, err)
 		}
 	}

@@ -360,7 +360,7 @@ func benchOnAgent(ctx context.Context, gate cluster.Gate, o *BenchOptions, job *
 		o.ReadDir = nextHostDir(base, job)
 	}
 	o.Seed, o.Interval = job.Seed, stonewallInterval
-	o.Hooks = gateHooks(ctx, gate)
+	o.Hooks = gateHooksCounting(ctx, gate, o.Job.Job != nil)
 	return agentRun("bench", func(res *report.Result) error {
 		if o.Job.Job != nil {
 			return bench.RunJob(ctx, o.Options, o.Job.Job, res)
@@ -386,11 +386,21 @@ func nextHostDir(base string, job *cluster.Job) string {
 }
 
 // gateHooks hold bench's and checkpoint's phases at the coordinator's
-// barriers, so that every host starts each phase together.
+// barriers, so that every host starts each phase together, and tell the
+// agent each phase's progress for its heartbeats.
 func gateHooks(ctx context.Context, gate cluster.Gate) bench.Hooks {
+	return gateHooksCounting(ctx, gate, false)
+}
+
+// gateHooksCounting is gateHooks for a run whose phases count operations
+// (job: a workload) or blocks and files (the default benchmark).
+func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) bench.Hooks {
 	return bench.Hooks{
-		PhaseStart: func(_ *workload.Engine, p *workload.Phase, _ int64) { _ = gate(ctx, p.Name) },
-		Finished:   func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
+		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
+			_ = gate(ctx, p.Name)
+			cluster.Meter(ctx, p.Name, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
+		},
+		Finished: func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
 	}
 }
 
@@ -411,6 +421,9 @@ func objbenchOnAgent(ctx context.Context, gate cluster.Gate, o *ObjbenchOptions,
 	if o.Interval == 0 {
 		o.Interval = stonewallInterval
 	}
-	o.Hooks = objbench.Hooks{ItemStart: func(title string, _ int64, _ func() int64) { _ = gate(ctx, title) }}
+	o.Hooks = objbench.Hooks{ItemStart: func(title string, total int64, poll func() int64) {
+		_ = gate(ctx, title)
+		cluster.Meter(ctx, title, total, "objects", poll)
+	}}
 	return agentRun("objbench", func(res *report.Result) error { return objbench.Run(ctx, o.Options, res) })
 }

@@ -343,11 +343,11 @@ func (o *BenchOptions) setHooks(app *App) *publisher {
 			prog = nil
 			if p.Interval > 0 {
 				if !quiet {
-					fmt.Fprintf(app.IO.Err, "%-14s %8s %16s %15s  %s\n", p.Name, "time", "rate", "bandwidth", "latency")
+					app.progressWrite(fmt.Sprintf("%-14s %8s %16s %15s  %s\n", p.Name, "time", "rate", "bandwidth", "latency"))
 				}
 				return
 			}
-			prog = app.StartProgress(p.Title, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
+			prog = app.phaseProgress(p, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
 		},
 		PhaseEnd: func(e *workload.Engine, p *workload.Phase) {
 			pub.p.EndPhase(p) // exact totals, however short the phase
@@ -357,10 +357,11 @@ func (o *BenchOptions) setHooks(app *App) *publisher {
 		},
 		Interval: func(p *workload.Phase, s report.Sample) {
 			if !quiet {
-				fmt.Fprintln(app.IO.Err, bench.IntervalLine(p.Name, s))
+				app.progressWrite(bench.IntervalLine(p.Name, s) + "\n")
 			}
 		},
 		Warn: func(msg string) { app.Warnf("%s", msg) },
+		Wait: app.Wait,
 		Started: func(e *workload.Engine, dir string) {
 			var err error
 			if pub.p, err = live.StartEngine("bench", o.Path, e); err != nil {

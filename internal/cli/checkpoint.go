@@ -174,7 +174,7 @@ func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
 	return bench.Hooks{
 		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
 			cur.Store(e)
-			prog = app.StartProgress(p.Title, total, "blocks", func() int64 { return e.Live.Ops.Load() })
+			prog = app.phaseProgress(p, total, "blocks", func() int64 { return e.Live.Ops.Load() })
 		},
 		PhaseEnd: func(e *workload.Engine, p *workload.Phase) {
 			pub.EndPhase(p)
@@ -183,6 +183,7 @@ func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
 		// Before the clean-up: the run's counters are final.
 		Finished: func(*workload.Engine) { pub.Stop() },
 		Warn:     func(msg string) { app.Warnf("%s", msg) },
+		Wait:     app.Wait,
 		Created:  app.Left.Set,
 		Removed:  app.Left.Clear,
 	}, pub.Stop

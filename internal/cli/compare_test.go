@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,20 +52,7 @@ func TestCompareGolden(t *testing.T) {
 			args := append([]string{"compare"}, strings.Fields(tt.args)...)
 			code, stdout, stderr := runCLI(t, args...)
 			got := fmt.Sprintf("$ fsbench %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), code, stdout, stderr)
-			golden := filepath.Join("golden", tt.name+".txt")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			checkGoldenFile(t, filepath.Join("golden", tt.name+".txt"), got)
 		})
 	}
 }

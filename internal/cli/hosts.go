@@ -295,8 +295,9 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	}
 	c.job.ReadOthers = c.hosts.ReadOthers
 	c.job.Seed = pattern.RandomSeed()
+	bars := &hostsProgress{app: app, hosts: len(c.hosts.Hosts)}
 	coord := &cluster.Coordinator{Hosts: c.hosts.Hosts, Token: token, Client: client, Scheme: scheme, Version: Version,
-		Logf: func(f string, a ...any) { app.Infof(f, a...) }}
+		Logf: func(f string, a ...any) { app.Infof(f, a...) }, Progress: bars.update}
 	if c.left != nil {
 		coord.Leftover = func(i int) string { return c.left(c.job.RunName, i) }
 	}
@@ -310,6 +311,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	res, runErr := app.measure(ctx, c.command, c.repeat, func(ctx context.Context, res *report.Result) error {
 		c.job.RunName = runName() // each run its own directory or prefix on every host
 		parts, err := coord.Run(ctx, c.job)
+		bars.end()
 		if parts == nil {
 			return err
 		}

@@ -29,13 +29,16 @@ func RunInterruptible(app *App, args []string, sigs <-chan os.Signal) int {
 			case stopRun:
 				cancel()
 				if app.Left.What() != "" && !app.Globals.Quiet {
-					fmt.Fprintln(app.IO.Err, "fsbench: interrupted: stopping and cleaning up; Ctrl-C again to quit at once")
+					app.progressWrite("fsbench: interrupted: stopping and cleaning up; Ctrl-C again to quit at once\n")
 				}
 			case remindQuit:
 				if app.Left.What() != "" && !app.Globals.Quiet {
-					fmt.Fprintln(app.IO.Err, "fsbench: still stopping and cleaning up; Ctrl-C (SIGINT) quits at once")
+					app.progressWrite("fsbench: still stopping and cleaning up; Ctrl-C (SIGINT) quits at once\n")
 				}
 			case quitNow:
+				// Nothing of the run may print after this line: the
+				// run goes on until the process exits.
+				app.silenceProgress()
 				if left := app.Left.What(); left != "" {
 					fmt.Fprintf(app.IO.Err, "fsbench: interrupted again: left behind %s\n", left)
 				} else {

@@ -46,7 +46,7 @@ const rankSilence = 30 * time.Second
 
 func addLaunchFlags(cmd *cobra.Command, o *LaunchOptions) {
 	f := cmd.Flags()
-	f.StringVar(&o.Launcher, "launcher", launch.Auto, "run as one rank of a run started by a launcher: `auto` (when mpirun's, srun's or an Indexed Job's variables are set), mpi, slurm, k8s, or none (a plain run); see docs/launchers.md")
+	f.StringVar(&o.Launcher, "launcher", launch.Auto, "run as one rank of a run started by a launcher, `NAME`: auto (when mpirun's, srun's or an Indexed Job's variables are set), mpi, slurm, k8s, or none (a plain run); see docs/launchers.md")
 	f.IntVar(&o.WorldSize, "world-size", 0, "with a launcher: the number of ranks, `N` (a Kubernetes Indexed Job's completions; else FSBENCH_WORLD_SIZE or the launcher's own variable)")
 	f.StringVar(&o.Rendezvous, "rendezvous", "", "with a launcher: the `DIR` on storage every rank sees where the ranks meet (default PATH)")
 	f.DurationVar(&o.Timeout, "rendezvous-timeout", 2*time.Minute, "with a launcher: how long rank 0 waits for the other ranks, and they for it")

@@ -309,8 +309,12 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 			prog = nil
 			if o.Interval > 0 {
 				if !app.Globals.Quiet {
-					fmt.Fprintf(app.IO.Err, "%-14s %8s %16s %15s  %s\n", title, "time", "rate", "bandwidth", "latency")
+					app.progressWrite(fmt.Sprintf("%-14s %8s %16s %15s  %s\n", title, "time", "rate", "bandwidth", "latency"))
 				}
+				return
+			}
+			if total < 0 && o.Duration > 0 && o.Ops == 0 {
+				prog = app.StartTimedProgress(title, o.Warmup+o.Duration, "objects", poll)
 				return
 			}
 			prog = app.StartProgress(title, total, "objects", poll)
@@ -322,7 +326,7 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		},
 		Interval: func(title string, s report.Sample) {
 			if !app.Globals.Quiet {
-				fmt.Fprintln(app.IO.Err, bench.IntervalLine(title, s))
+				app.progressWrite(bench.IntervalLine(title, s) + "\n")
 			}
 		},
 		Created: app.Left.Set,

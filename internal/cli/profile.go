@@ -15,6 +15,7 @@ import (
 	"github.com/fsbench/fsbench/internal/accesslog"
 	"github.com/fsbench/fsbench/internal/profile"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
 )
 
 // ProfileOptions are the flags of `fsbench profile`.
@@ -23,7 +24,7 @@ type ProfileOptions struct {
 	Target string // MOUNTPOINT, LOGFILE or "-"
 	Follow bool
 
-	interval              float64
+	interval              string
 	uids, gids, pids, ops string
 	output                string
 	json                  bool
@@ -50,7 +51,7 @@ there were, their average and total latency, the share of the time they took
 operations overlap), errors and latency percentiles.
 
 MOUNTPOINT  a JuiceFS mount: its .accesslog is read live, and every
-            --interval seconds the table shows the window that just ended.
+            --interval the table shows the window that just ended.
 LOGFILE     a saved log, plain or gzip-compressed: replayed in windows of the
             log's own time (on a terminal at the log's pace; Enter pauses and
             resumes), or with --interval 0 summarised in one table.
@@ -63,7 +64,7 @@ such a log of every operation the benchmark performs.
 Lines that are not entries (keep-alive "#" lines, blank, truncated, run
 together, not UTF-8) are skipped and counted; they never stop the run.`,
 		Example: `  fsbench profile /mnt/jfs
-  fsbench profile /mnt/jfs --uid 1000 --op read,write --interval 5
+  fsbench profile /mnt/jfs --uid 1000 --op read,write --interval 5s
   fsbench profile access.log.gz --interval 0
   fsbench profile access.log --interval 0 --sort p99 --top 5 -o json
   fsbench bench /data -p 4 --access-log /tmp/bench.log && fsbench profile /tmp/bench.log --interval 0
@@ -72,6 +73,7 @@ together, not UTF-8) are skipped and counted; they never stop the run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Target = args[0]
 			o.speedSet = cmd.Flags().Changed("speed")
+			o.takeOldFollow(app, cmd)
 			if err := o.resolve(app); err != nil {
 				return err
 			}
@@ -82,8 +84,9 @@ together, not UTF-8) are skipped and counted; they never stop the run.`,
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&o.interval, "interval", 2, "seconds per window; 0 reads the whole log and prints one summary (not for live input)")
-	f.BoolVarP(&o.Follow, "follow", "f", false, "read LOGFILE (or -) live as it grows, from its end, like tail -f")
+	f.StringVar(&o.interval, "interval", "2s", "the `DURATION` of a window, e.g. 2s; 0 reads the whole log and prints one summary (not for live input)")
+	f.BoolVar(&o.Follow, "follow", false, "read LOGFILE (or -) live as it grows, from its end, like tail -f")
+	addOldFollowFlag(cmd)
 	f.StringVar(&o.uids, "uid", "", "count only these user ids (comma-separated)")
 	f.StringVar(&o.gids, "gid", "", "count only these group ids (comma-separated)")
 	f.StringVar(&o.pids, "pid", "", "count only these process ids (comma-separated)")
@@ -98,17 +101,16 @@ together, not UTF-8) are skipped and counted; they never stop the run.`,
 }
 
 func (o *ProfileOptions) resolve(app *App) error {
-	if math.IsNaN(o.interval) || math.IsInf(o.interval, 0) || o.interval < 0 || o.interval > 86400 {
-		return Usagef("--interval %v: want seconds from 0 to 86400", o.interval)
+	d, err := units.ParseDuration(o.interval)
+	if err != nil || d > 24*time.Hour {
+		return Usagef("--interval %q: want a duration from 0 to 24h, such as 2s", o.interval)
 	}
-	o.Interval = time.Duration(o.interval * float64(time.Second))
-	if o.interval > 0 && o.Interval < time.Millisecond {
-		return Usagef("--interval %v: at least 0.001 seconds", o.interval)
+	if o.Interval = d; d > 0 && d < time.Millisecond {
+		return Usagef("--interval %v: at least 1ms", o.interval)
 	}
 	if o.Follow && o.Interval == 0 {
 		return Usagef("--follow needs --interval above 0: a live log has no end to summarise")
 	}
-	var err error
 	if o.Filter.UIDs, err = parseIDs("uid", o.uids); err != nil {
 		return err
 	}

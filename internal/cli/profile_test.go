@@ -50,7 +50,7 @@ func TestProfileFlags(t *testing.T) {
 	if !o.Terminal || o.Speed != 1 {
 		t.Errorf("on a terminal: terminal %v, speed %v; want true, 1", o.Terminal, o.Speed)
 	}
-	o, code, msg = parseProfile(t, true, "-", "--interval", "0.5", "--uid", "0, 1000", "--gid", "7", "--pid", "1,2,3",
+	o, code, msg = parseProfile(t, true, "-", "--interval", "500ms", "--uid", "0, 1000", "--gid", "7", "--pid", "1,2,3",
 		"--op", "read,Write", "--path", "big", "--sort", "p99", "--top", "3", "--json", "--speed", "4", "-f")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
@@ -64,7 +64,7 @@ func TestProfileFlags(t *testing.T) {
 		{},
 		{"a", "b"},
 		{"x", "--interval", "-1"},
-		{"x", "--interval", "0.0001"},
+		{"x", "--interval", "100us"},
 		{"x", "--interval", "NaN"},
 		{"x", "--uid", "root"},
 		{"x", "--pid", "1,,2"},
@@ -205,7 +205,7 @@ func TestProfileMountPoint(t *testing.T) {
 	sysio.ProcRoot = proc
 	defer func() { sysio.ProcRoot = old }()
 
-	out, errs, code := runProfileCmd(t, nil, mnt, "--interval", "60", "-o", "json")
+	out, errs, code := runProfileCmd(t, nil, mnt, "--interval", "60s", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -239,7 +239,7 @@ func TestProfileBinaryFollow(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines[:50], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(testenv.Binary(t), "profile", path, "--follow", "--interval", "0.2", "--json")
+	cmd := exec.Command(testenv.Binary(t), "profile", path, "--follow", "--interval", "200ms", "--json")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +367,7 @@ func TestProfileTerminalPause(t *testing.T) {
 		app.IO.In, app.IO.Out, app.IO.OutTTY, app.IO.InTTY = pr, &out, true, inTTY
 		done := make(chan int, 1)
 		go func() {
-			done <- Run(context.Background(), app, []string{"profile", profileSample, "--interval", "1", "--speed", "20"})
+			done <- Run(context.Background(), app, []string{"profile", profileSample, "--interval", "1s", "--speed", "20"})
 		}()
 		deadline := time.Now().Add(20 * time.Second)
 		for !strings.Contains(out.String(), "\x1b[H\x1b[2J") && time.Now().Before(deadline) {

@@ -20,6 +20,8 @@ import (
 type ReportOptions struct {
 	Files  []string
 	Output string // a file, or "-" for stdout
+
+	oldOutput string // -o/--output FILE, the deprecated spelling of --html
 	htmlreport.Options
 
 	threshold string
@@ -50,9 +52,9 @@ but not compared.
 The page is one file that loads nothing from anywhere: no script, font,
 style sheet or image; it can be mailed, attached to a CI run or opened
 offline. It follows the reader's light or dark preference and prints.`,
-		Example: `  fsbench report result.json -o report.html
-  fsbench report last-week.json today.json -o compare.html --threshold 5%
-  fsbench report a.json b.json c.json -o - > report.html`,
+		Example: `  fsbench report result.json --html report.html
+  fsbench report last-week.json today.json -O compare.html --threshold 5%
+  fsbench report a.json b.json c.json -O - > report.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return Usagef("%s expects one or more result files (got none)", cmd.CommandPath())
@@ -61,6 +63,9 @@ offline. It follows the reader's light or dark preference and prints.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
+			if err := o.takeOldOutput(app, cmd); err != nil {
+				return err
+			}
 			if err := o.resolve(); err != nil {
 				return err
 			}
@@ -71,7 +76,8 @@ offline. It follows the reader's light or dark preference and prints.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Output, "output", "o", "report.html", "write the page to `FILE`; - for stdout")
+	f.StringVarP(&o.Output, "html", "O", "report.html", "write the page to `FILE`; - for stdout")
+	addOldOutputFlag(app, cmd, o)
 	f.StringVar(&o.threshold, "threshold", "10%", "changes beyond this `PERCENT` count as more than noise (regressions, improvements)")
 	f.StringVar(&o.Options.Title, "title", "", "the page's `TITLE` (default \"fsbench report\")")
 	return cmd
@@ -85,19 +91,19 @@ func (o *ReportOptions) resolve() error {
 	o.Options.Threshold = t
 	o.Options.Version = Version
 	if o.Output == "" {
-		return Usagef("--output: want a file name, or - for stdout")
+		return Usagef("--html: want a file name, or - for stdout")
 	}
 	if o.Output == "-" {
 		return nil
 	}
-	if err := checkDir("--output", o.Output); err != nil {
+	if err := checkDir("--html", o.Output); err != nil {
 		return err
 	}
 	ins := make([]fileArg, len(o.Files))
 	for i, f := range o.Files {
 		ins[i] = fileArg{path: f}
 	}
-	return checkOutputs([]fileArg{{"output", o.Output}}, ins)
+	return checkOutputs([]fileArg{{"html", o.Output}}, ins)
 }
 
 // checkDir checks that the directory of an output file exists.

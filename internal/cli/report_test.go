@@ -29,12 +29,12 @@ func TestReportErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"report"}, "expects one or more result files"},
-		{[]string{"report", filepath.Join(dir, "nope.json"), "-o", out}, "nope.json: no such file or directory"},
-		{[]string{"report", notResult, "-o", out}, "not an fsbench result"},
-		{[]string{"report", garbage, "-o", out}, "garbage.json: invalid character"},
-		{[]string{"report", negative, "-o", out}, `negative-figure.json: phase "read-big": bytes_per_sec is -`},
-		{[]string{"report", reportFixture("bench.json"), "-o", filepath.Join(dir, "no", "r.html")}, "directory " + filepath.Join(dir, "no") + " does not exist"},
-		{[]string{"report", reportFixture("bench.json"), "--threshold", "ten", "-o", out}, "--threshold"},
+		{[]string{"report", filepath.Join(dir, "nope.json"), "--html", out}, "nope.json: no such file or directory"},
+		{[]string{"report", notResult, "--html", out}, "not an fsbench result"},
+		{[]string{"report", garbage, "--html", out}, "garbage.json: invalid character"},
+		{[]string{"report", negative, "--html", out}, `negative-figure.json: phase "read-big": bytes_per_sec is -`},
+		{[]string{"report", reportFixture("bench.json"), "--html", filepath.Join(dir, "no", "r.html")}, "directory " + filepath.Join(dir, "no") + " does not exist"},
+		{[]string{"report", reportFixture("bench.json"), "--threshold", "ten", "--html", out}, "--threshold"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCLI(t, tt.args...)
@@ -52,7 +52,7 @@ func TestReportErrors(t *testing.T) {
 
 func TestReportWritesFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.html")
-	code, stdout, stderr := runCLI(t, "report", reportFixture("bench.json"), reportFixture("bench-b.json"), "-o", out, "--threshold", "5%", "--title", "Nightly")
+	code, stdout, stderr := runCLI(t, "report", reportFixture("bench.json"), reportFixture("bench-b.json"), "--html", out, "--threshold", "5%", "--title", "Nightly")
 	if code != ExitOK || stdout != "" || !strings.Contains(stderr, "Wrote "+out+" (2 results") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -65,7 +65,7 @@ func TestReportWritesFile(t *testing.T) {
 }
 
 func TestReportStdoutAndMixed(t *testing.T) {
-	code, stdout, stderr := runCLI(t, "report", reportFixture("bench.json"), reportFixture("objbench.json"), "-o", "-")
+	code, stdout, stderr := runCLI(t, "report", reportFixture("bench.json"), reportFixture("objbench.json"), "--html", "-")
 	if code != ExitOK || !strings.HasPrefix(stdout, "<!DOCTYPE html>") {
 		t.Fatalf("exit %d, stderr %q, stdout starts %.40q", code, stderr, stdout)
 	}
@@ -144,9 +144,9 @@ func TestOutputOverwritingInputRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"report", res, "-o", res}, "--output " + res + " would overwrite the input " + res},
-		{[]string{"report", reportFixture("bench-b.json"), res, "-o", filepath.Join(bdir, "..", "r.json")}, "would overwrite the input " + res},
-		{[]string{"report", res, "-o", link}, "--output " + link + " would overwrite the input " + res},
+		{[]string{"report", res, "--html", res}, "--html " + res + " would overwrite the input " + res},
+		{[]string{"report", reportFixture("bench-b.json"), res, "--html", filepath.Join(bdir, "..", "r.json")}, "would overwrite the input " + res},
+		{[]string{"report", res, "--html", link}, "--html " + link + " would overwrite the input " + res},
 		{[]string{"bench", bdir, "--quick", "--result-file", fresh, "--html", fresh}, "--result-file " + fresh + " would overwrite --html " + fresh},
 		{[]string{"bench", bdir, "--quick", "--result-file", fresh, "--html", again}, "would overwrite --html " + again},
 		{[]string{"bench", bdir, "--rw", "stat", "--access-log", fresh, "--html", fresh}, "--html " + fresh + " would overwrite --access-log " + fresh},
@@ -169,7 +169,7 @@ func TestOutputOverwritingInputRefused(t *testing.T) {
 	}
 	// Different files are no clash: the page beside its result.
 	page := filepath.Join(dir, "r.html")
-	if code, _, stderr := runCLI(t, "report", res, "-o", page); code != ExitOK {
+	if code, _, stderr := runCLI(t, "report", res, "--html", page); code != ExitOK {
 		t.Errorf("report to another file: exit %d, %s", code, stderr)
 	}
 }

@@ -33,6 +33,9 @@ type IO struct {
 	OutTTY bool // stdout is a terminal
 	ErrTTY bool // stderr is a terminal
 	InTTY  bool // stdin is a terminal
+	// Cols is the terminal's width in columns, 0 when neither stdout nor
+	// stderr is a terminal (help and bars are then drawn to 80).
+	Cols   int
 	Getenv func(string) string
 }
 
@@ -55,6 +58,8 @@ type App struct {
 	// results, if set, takes the command's result instead of its being
 	// written (a probe's round).
 	results func(*report.Result)
+	// gate is what writes progress to stderr (progressout.go).
+	gate stderrGate
 }
 
 // Color reports whether output to a terminal may be coloured: not with
@@ -74,7 +79,7 @@ func (a *App) Warnf(format string, args ...any) {
 	if a.Globals.Quiet {
 		return
 	}
-	fmt.Fprintf(a.IO.Err, "Warning: "+format+"\n", args...)
+	a.progressWrite(fmt.Sprintf("Warning: "+format+"\n", args...))
 }
 
 // Infof prints progress information to stderr unless -q was given.
@@ -82,7 +87,7 @@ func (a *App) Infof(format string, args ...any) {
 	if a.Globals.Quiet {
 		return
 	}
-	fmt.Fprintf(a.IO.Err, format+"\n", args...)
+	a.progressWrite(fmt.Sprintf(format+"\n", args...))
 }
 
 // NewRoot builds the command tree.
@@ -128,6 +133,7 @@ Exit codes:
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd(app))
 	}
+	styleCommands(app, root)
 	return root
 }
 
@@ -158,6 +164,7 @@ func Main() int {
 		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		Getenv: os.Getenv,
 	}}
+	app.IO.Cols = termCols(os.Stdout, os.Stderr)
 	if stop := startProfile(os.Getenv("FSBENCH_CPUPROFILE"), app.IO.Err); stop != nil {
 		defer stop()
 	}
@@ -200,7 +207,7 @@ func Run(ctx context.Context, app *App, args []string) int {
 			if code == ExitUsage && cmd != nil {
 				msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
 			}
-			fmt.Fprintf(app.IO.Err, "fsbench: %s\n", msg)
+			app.progressWrite(fmt.Sprintf("fsbench: %s\n", msg))
 		}
 		return code
 	}

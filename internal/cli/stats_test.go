@@ -30,7 +30,7 @@ func TestStatsFlags(t *testing.T) {
 		{args: nil, check: func(o *StatsOptions) bool {
 			return o.Path == "" && o.Interval == time.Second && o.Count == 0 && o.Format == stats.FormatTable && o.Schema == ""
 		}},
-		{args: []string{"/mnt/jfs", "--interval", "5", "--count", "3", "--schema", "ufmco", "-l", "1", "--json"}, check: func(o *StatsOptions) bool {
+		{args: []string{"/mnt/jfs", "--interval", "5s", "--count", "3", "--schema", "ufmco", "-l", "1", "--json"}, check: func(o *StatsOptions) bool {
 			return o.Path == "/mnt/jfs" && o.Interval == 5*time.Second && o.Count == 3 && o.Schema == "ufmco" && o.Verbosity == 1 && o.Format == stats.FormatJSON
 		}},
 		{args: []string{"--interval", "500ms", "-o", "csv"}, check: func(o *StatsOptions) bool {
@@ -104,7 +104,7 @@ func TestStatsRunCount(t *testing.T) {
 		t.Run(tc.format, func(t *testing.T) {
 			app, out, errb := statsApp()
 			app.Globals.Quiet = true
-			code := Run(context.Background(), app, []string{"stats", dir, "--count", "2", "--interval", "0.1", "-o", tc.format})
+			code := Run(context.Background(), app, []string{"stats", dir, "--count", "2", "--interval", "100ms", "-o", tc.format})
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
@@ -123,7 +123,7 @@ func TestStatsCancelExitsZero(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	app, _, errb := statsApp()
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, app, []string{"stats", "--interval", "0.1", "-o", "json", "--schema", "b"}) }()
+	go func() { done <- Run(ctx, app, []string{"stats", "--interval", "100ms", "-o", "json", "--schema", "b"}) }()
 	cancel() // as Ctrl-C does
 	if code := <-done; code != ExitOK {
 		t.Errorf("exit %d after cancel, want 0: %s", code, errb.String())
@@ -179,7 +179,7 @@ func TestStatsSeesBench(t *testing.T) {
 		}
 	}
 
-	cmd := exec.CommandContext(ctx, bin, "stats", dir, "--count", "3", "-o", "json", "--interval", "0.5")
+	cmd := exec.CommandContext(ctx, bin, "stats", dir, "--count", "3", "-o", "json", "--interval", "500ms")
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -20,8 +20,11 @@ func trainOnAgent(ctx context.Context, gate cluster.Gate, o *TrainOptions, job *
 	o.RunDir = filepath.Join(base, "dataset")
 	o.Host, o.Hosts = job.Index, job.Hosts
 	o.Hooks = train.Hooks{
-		PhaseStart: func(name string, _ *engine.Engine, _ int64, _ string) { _ = gate(ctx, name) },
-		Finished:   func() { _ = gate(ctx, cluster.FinishPhase) },
+		PhaseStart: func(name string, e *engine.Engine, total int64, unit string) {
+			_ = gate(ctx, name)
+			cluster.Meter(ctx, name, total, unit, func() int64 { return e.Live.Ops.Load() })
+		},
+		Finished: func() { _ = gate(ctx, cluster.FinishPhase) },
 	}
 	return agentRun("train", func(res *report.Result) error { return train.Run(ctx, o.Options, res) })
 }

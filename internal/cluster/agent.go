@@ -368,7 +368,8 @@ func (a *Agent) withJob(h func(http.ResponseWriter, *http.Request, *agentJob)) h
 func (a *Agent) run(j *agentJob) {
 	j.ping()
 	go a.watch(j)
-	res, err := j.prep.Run(engine.WithWatcher(j.ctx, j.board), j.gate)
+	t0 := time.Now()
+	res, err := j.prep.Run(withMeter(engine.WithWatcher(j.ctx, j.board), &j.meter), j.gate)
 	ev := Event{Type: EventDone, Time: time.Now(), Result: res, Interrupted: j.ctx.Err() != nil, Live: liveCounts(j.board)}
 	if res != nil {
 		ev.ParamTexts = res.Parameters.Texts()
@@ -382,6 +383,7 @@ func (a *Agent) run(j *agentJob) {
 		ev.Error = cause.Error()
 	}
 	j.send(ev)
+	a.o.Logf("%s", jobLine(j, ev, time.Since(t0)))
 	close(j.done)
 }
 
@@ -458,7 +460,7 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 			return
 		case ev = <-j.events:
 		case now := <-t.C:
-			ev = Event{Type: EventHeartbeat, Time: now, Live: liveCounts(j.board)}
+			ev = Event{Type: EventHeartbeat, Time: now, Live: liveCounts(j.board), Progress: j.meter.read()}
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(RequestTimeout))
 		if err := enc.Encode(ev); err != nil {
@@ -488,6 +490,7 @@ type agentJob struct {
 	seq      int
 	lastPing atomic.Int64
 	board    *prom.Board // the job's live counts, for heartbeats
+	meter    meter // the phase in progress, for heartbeats
 }
 
 func (j *agentJob) ping() { j.lastPing.Store(time.Now().UnixNano()) }
@@ -507,7 +510,7 @@ func (j *agentJob) send(ev Event) {
 // for the release and its delay, and says when it started.
 func (j *agentJob) gate(ctx context.Context, phase string) error {
 	j.seq++
-	j.send(Event{Type: EventReady, Seq: j.seq, Phase: phase, Time: time.Now()})
+	j.send(Event{Type: EventReady, Seq: j.seq, Phase: phase, Time: time.Now(), Progress: j.meter.read()})
 	for {
 		select {
 		case <-ctx.Done():

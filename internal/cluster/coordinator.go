@@ -41,6 +41,13 @@ type Coordinator struct {
 	// Live takes each host's live counts as its heartbeats bring them
 	// (--metrics-listen on the coordinator); optional.
 	Live LiveSink
+	// Progress, optional, is told when a phase starts on every host (no
+	// Unit), how far the hosts have got in it altogether (done of total
+	// units; total -1 when unknown) as their heartbeats arrive, and the
+	// final count once every host has ended it; then final is true.
+	Progress func(p Progress, final bool)
+
+	current string // the phase released last, whose progress is shown
 }
 
 // HostError is a failure of one host, named.
@@ -78,6 +85,7 @@ type host struct {
 	// which removed the job's files as it stopped.
 	stopped bool
 	heard   time.Time
+	prog    *Progress // the last the host told
 }
 
 // Run runs job on every host: preflight (every agent reachable, same
@@ -271,6 +279,14 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 		return &HostError{h.addr, fmt.Errorf("%w: %v", ErrLost, he.err)}
 	}
 	ev := he.ev
+	if ev.Progress != nil {
+		h.prog = ev.Progress
+		// A host at the next barrier still tells of the last phase
+		// until it is released: only the phase under way is shown.
+		if ev.Type == EventHeartbeat && c.Progress != nil && ev.Progress.Phase == c.current {
+			c.Progress(sum(hosts, ev.Progress.Phase), false)
+		}
+	}
 	switch ev.Type {
 	case EventReady:
 		h.ready, h.phase = ev.Seq, ev.Phase
@@ -333,8 +349,15 @@ func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 	// Room for the requests to reach every host, which takes longer the
 	// more hosts there are.
 	at := time.Now().Add(20*time.Millisecond + 2*slowest + time.Duration(len(hosts))*2*time.Millisecond)
+	if prev := hosts[0].prog; prev != nil && c.Progress != nil {
+		c.Progress(sum(hosts, prev.Phase), true)
+	}
 	if p := hosts[0].phase; p != FinishPhase {
 		c.Logf("%s: starting on %s", p, units.Count(len(hosts), "host"))
+		c.current = p
+		if c.Progress != nil {
+			c.Progress(Progress{Phase: p}, false) // its start; the unit comes with the hosts' counts
+		}
 	}
 	_ = each(hosts, func(h *host) error {
 		delay := max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)

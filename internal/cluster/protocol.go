@@ -122,6 +122,9 @@ type Event struct {
 	// far, on heartbeats and done, for the coordinator's live metrics.
 	// Agents of older versions send none.
 	Live []PhaseCounts `json:"live,omitempty"`
+	// Progress is on heartbeats (the phase in progress) and ready events
+	// (the phase just ended), once the job has begun its first phase.
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // PhaseCounts are one phase's cumulative counts on one host: operations,

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fsbench/fsbench/internal/checkpoint"
+	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/objbench"
+	"github.com/fsbench/fsbench/internal/profile"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/train"
+	"github.com/fsbench/fsbench/pkg/object"
+)
+
+// completeFunc is what cobra calls to complete a flag's value or an
+// argument.
+type completeFunc = cobra.CompletionFunc
+
+// words completes from a fixed list, each word with its description
+// when one is given ("word\tdescription").
+func words(list ...string) completeFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return list, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// wordsOf completes from a list computed when asked.
+func wordsOf(list func() []string) completeFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return list(), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// files completes file names, those ending in one of exts when given.
+func files(exts ...string) completeFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(exts) == 0 {
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		return exts, cobra.ShellCompDirectiveFilterFileExt
+	}
+}
+
+// dirs completes directory names.
+func dirs(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveFilterDirs
+}
+
+// trainModels are the models of train's presets (MODEL-ACCELERATOR).
+func trainModels() []string { return presetParts(0) }
+
+// trainAccelerators are the accelerators of train's presets.
+func trainAccelerators() []string { return presetParts(1) }
+
+func presetParts(i int) []string {
+	var out []string
+	for _, p := range train.Presets() {
+		parts := strings.SplitN(p, "-", 2)
+		if len(parts) == 2 && !slices.Contains(out, parts[i]) {
+			out = append(out, parts[i])
+		}
+	}
+	return out
+}
+
+// storages are objbench's --storage types, with their descriptions.
+func storages() []string {
+	var out []string
+	for _, d := range object.Drivers() {
+		out = append(out, d.Name+"\t"+d.Description)
+	}
+	return out
+}
+
+// flagCompletions complete flag values by flag name, in every command
+// that has the flag; commandFlagCompletions, by command and flag, win.
+var flagCompletions = map[string]completeFunc{
+	"rw":               wordsOf(jobfile.Ops),
+	"storage":          wordsOf(storages),
+	"accelerator-type": wordsOf(trainAccelerators),
+	"drop-caches":      words("auto", "always", "never"),
+	"file-select":      words("seq", "random"),
+	"sort":             wordsOf(func() []string { return profile.SortKeys }),
+	"addressing":       words("auto", "path", "virtual"),
+}
+
+var commandFlagCompletions = map[string]map[string]completeFunc{
+	"train":      {"model": wordsOf(trainModels), "workload": files("yaml", "yml")},
+	"checkpoint": {"model": wordsOf(checkpoint.ModelNames)},
+	"bench":      {"output": wordsOf(report.Formats), "workload": files("yaml", "yml")},
+	"objbench":   {"output": wordsOf(report.Formats), "workload": wordsOf(objbench.WorkloadNames)},
+	"replay":     {"output": wordsOf(report.Formats)},
+	"compare":    {"output": words("table", "json")},
+	"stats":      {"output": words("table", "json", "csv")},
+	"profile":    {"output": words("table", "json")},
+	"report":     {"html": files("html")},
+}
+
+// completionOf is how a flag of c completes its value, or nil for the
+// shell's default (file names).
+func completionOf(c *cobra.Command, f *pflag.Flag) completeFunc {
+	if fn := commandFlagCompletions[c.Name()][f.Name]; fn != nil {
+		return fn
+	}
+	if fn := flagCompletions[f.Name]; fn != nil {
+		return fn
+	}
+	if f.Value.Type() == "bool" {
+		return nil
+	}
+	if len(f.Annotations[fileAnnotation]) > 0 || strings.HasSuffix(f.Name, "-file") {
+		return files()
+	}
+	return nil
+}
+
+// argCompletions complete each command's arguments: the directory it
+// benchmarks, the results or logs it reads; nothing past the last.
+var argCompletions = map[string]completeFunc{
+	"bench":      nth(dirs),
+	"train":      nth(dirs),
+	"checkpoint": nth(dirs),
+	"stats":      nth(dirs),
+	"profile":    nth(files()),
+	"compare":    nth(files("json"), files("json")),
+	"report":     files("json"),
+	"replay":     nth(files(), dirs),
+}
+
+// nth completes the i-th argument with fns[i], and none past them.
+func nth(fns ...completeFunc) completeFunc {
+	return func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) >= len(fns) {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return fns[len(args)](c, args, prefix)
+	}
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// Old spellings that scripts may still use: each still works, with a
+// notice on stderr naming the new one, unless its meaning would be
+// mistaken for what the spelling means in the other commands.
+
+// deprecatedf prints a deprecation notice on stderr (not with -q).
+func (a *App) deprecatedf(format string, args ...any) {
+	if !a.Globals.Quiet {
+		a.progressWrite(fmt.Sprintf("fsbench: deprecated: "+format+"\n", args...))
+	}
+}
+
+// addOldOutputFlag keeps report's former -o/--output FILE, hidden: -o is
+// the output format in every other command.
+func addOldOutputFlag(app *App, cmd *cobra.Command, o *ReportOptions) {
+	f := cmd.Flags()
+	f.StringVarP(&o.oldOutput, "output", "o", "", "former spelling of --html")
+	_ = f.MarkHidden("output")
+}
+
+// takeOldOutput takes report -o FILE as --html FILE, with a notice; a
+// format name (-o json) is refused, since that is what -o means elsewhere
+// and a page written to a file named "json" is not what was asked for.
+func (o *ReportOptions) takeOldOutput(app *App, cmd *cobra.Command) error {
+	f := cmd.Flags()
+	if !f.Changed("output") {
+		return nil
+	}
+	if f.Changed("html") {
+		return Usagef("give the page's file once, with --html FILE (-o/--output is its former spelling)")
+	}
+	if v := o.oldOutput; slices.Contains(report.Formats(), v) || v == "html" {
+		return Usagef("-o %s: report writes one HTML page, and -o is the output format in the other commands; give the page's file with --html FILE (or -O FILE)", v)
+	}
+	app.deprecatedf("report -o/--output FILE is now --html FILE (-O FILE); -o is the output format in the other commands")
+	o.Output = o.oldOutput
+	return nil
+}
+
+// noteOldSpellings, run before every command, names the old forms used
+// on its command line: an --interval given as a plain number of seconds
+// (stats' and profile's former form; a duration is the one form now).
+func noteOldSpellings(app *App, cmd *cobra.Command) {
+	f := cmd.Flags().Lookup("interval")
+	if f == nil || !f.Changed {
+		return
+	}
+	v := strings.TrimSpace(f.Value.String())
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs != 0 {
+		d := time.Duration(secs * float64(time.Second))
+		app.deprecatedf("--interval %s: a number of seconds, read as %v; write a duration (--interval %v)", v, d, d)
+	}
+}
+
+// oldFollow is the hidden flag that keeps profile's former -f (now
+// --follow only: -f names a workload file in bench and train).
+const oldFollow = "follow-shorthand"
+
+func addOldFollowFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolP(oldFollow, "f", false, "former spelling of --follow")
+	_ = cmd.Flags().MarkHidden(oldFollow)
+}
+
+// takeOldFollow takes profile -f as --follow, with a notice.
+func (o *ProfileOptions) takeOldFollow(app *App, cmd *cobra.Command) {
+	if on, _ := cmd.Flags().GetBool(oldFollow); on {
+		o.Follow = true
+		app.deprecatedf("profile -f is now --follow (-f names a workload file in bench and train)")
+	}
+}

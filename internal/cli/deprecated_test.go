@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReportOutputFlag: report's page is --html FILE (-O FILE); the former
+// -o FILE still writes it, with a notice; -o json, what -o means in every
+// other command, is refused instead of writing a page named json.
+func TestReportOutputFlag(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	in := reportFixture("bench.json")
+	for _, c := range []struct {
+		args   []string
+		page   string
+		code   int
+		stderr string
+	}{
+		{[]string{"--html", "a.html"}, "a.html", 0, ""},
+		{[]string{"-O", "b.html"}, "b.html", 0, ""},
+		{[]string{"-o", "c.html"}, "c.html", 0, "fsbench: deprecated: report -o/--output FILE is now --html FILE (-O FILE)"},
+		{[]string{"--output", "d.html"}, "d.html", 0, "fsbench: deprecated: report -o/--output FILE is now --html FILE"},
+		{[]string{"-o", "json"}, "", ExitUsage, "fsbench: -o json: report writes one HTML page, and -o is the output format in the other commands; give the page's file with --html FILE"},
+		{[]string{"-o", "table"}, "", ExitUsage, "-o table: report writes one HTML page"},
+		{[]string{"-o", "e.html", "--html", "f.html"}, "", ExitUsage, "give the page's file once, with --html FILE"},
+	} {
+		code, _, stderr := runCLI(t, append([]string{"report", in}, c.args...)...)
+		if code != c.code || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("report %v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.stderr)
+		}
+		if c.page != "" {
+			if b, err := os.ReadFile(c.page); err != nil || !strings.Contains(string(b), "<html") {
+				t.Errorf("report %v: no page in %s: %v", c.args, c.page, err)
+			}
+		}
+	}
+	for _, name := range []string{"json", "table", "e.html", "f.html"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("a refused command line wrote %s", name)
+		}
+	}
+	if h := helpOf(t, 0, "report"); strings.Contains(h, "--output") || !strings.Contains(h, "-O, --html FILE") {
+		t.Errorf("report --help shows -o/--output, or not -O, --html FILE:\n%s", h)
+	}
+}
+
+// TestIntervalOneType: --interval is a duration in every command; a plain
+// number of seconds (the former form of stats and profile) still works,
+// with a notice naming the duration it is read as.
+func TestIntervalOneType(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "empty.log")
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args   []string
+		notice string
+	}{
+		{[]string{"profile", log, "--interval", "2s"}, ""},
+		{[]string{"profile", log, "--interval", "0"}, ""},
+		{[]string{"profile", log, "--interval", "1.5"}, "fsbench: deprecated: --interval 1.5: a number of seconds, read as 1.5s; write a duration (--interval 1.5s)\n"},
+		{[]string{"stats", t.TempDir(), "--count", "1", "--interval", "100ms", "-o", "json"}, ""},
+		{[]string{"stats", t.TempDir(), "--count", "1", "--interval", "0.1", "-o", "json"}, "fsbench: deprecated: --interval 0.1: a number of seconds, read as 100ms; write a duration (--interval 100ms)\n"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		if got := firstLineWith(stderr, "deprecated"); got != c.notice {
+			t.Errorf("%v: notice %q, want %q", c.args, got, c.notice)
+		}
+	}
+	for _, name := range []string{"bench", "objbench", "profile", "stats"} {
+		h := helpOf(t, 0, name)
+		if !strings.Contains(h, "--interval DURATION") {
+			t.Errorf("%s --help: --interval is not a DURATION", name)
+		}
+	}
+	if code, _, stderr := runCLI(t, "profile", log, "--interval", "soon"); code != ExitUsage || !strings.Contains(stderr, `--interval "soon": want a duration`) {
+		t.Errorf("--interval soon: exit %d, %q", code, stderr)
+	}
+}
+
+// firstLineWith is the first line of s that holds sub, with its newline.
+func firstLineWith(s, sub string) string {
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestProfileFollowFlag: -f is a workload file in bench and train; in
+// profile, following a log is --follow, and the former -f still follows,
+// with a notice.
+func TestProfileFollowFlag(t *testing.T) {
+	o, code, msg := parseProfile(t, false, "x.log", "-f")
+	if code != 0 || !o.Follow || !strings.Contains(msg, "fsbench: deprecated: profile -f is now --follow") {
+		t.Errorf("profile -f: exit %d, follow %v, stderr %q", code, o != nil && o.Follow, msg)
+	}
+	if o, code, msg := parseProfile(t, false, "x.log", "--follow"); code != 0 || !o.Follow || msg != "" {
+		t.Errorf("profile --follow: exit %d, stderr %q", code, msg)
+	}
+	if h := helpOf(t, 0, "profile"); strings.Contains(h, "-f, --follow") {
+		t.Errorf("profile --help still offers -f")
+	}
+}

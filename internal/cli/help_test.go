@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// helpOf is `fsbench ARGS --help` drawn at cols columns (0: not a
+// terminal).
+func helpOf(t *testing.T, cols int, args ...string) string {
+	t.Helper()
+	app, out, errb := testApp(nil)
+	app.IO.Cols = cols
+	if code := Run(context.Background(), app, append(args, "--help")); code != 0 {
+		t.Fatalf("%v --help: exit %d: %s", args, code, errb)
+	}
+	return out.String()
+}
+
+// TestHelpFits: every command's help fits 80 columns when stdout is no
+// terminal, and a terminal's width when it is one; the commands with many
+// flags list them in groups, after the usage line and the examples.
+func TestHelpFits(t *testing.T) {
+	for _, args := range [][]string{{}, {"bench"}, {"objbench"}, {"train"}, {"checkpoint"}, {"stats"}, {"profile"},
+		{"replay"}, {"compare"}, {"report"}, {"agent"}} {
+		for _, cols := range []int{0, 100} {
+			width := cols
+			if width == 0 {
+				width = 80
+			}
+			h := helpOf(t, cols, args...)
+			if n := longHelpLines(h, width); n > 0 {
+				t.Errorf("%v --help at %d columns: %d lines wider:\n%s", args, width, n, h)
+			}
+		}
+	}
+	for _, name := range []string{"bench", "objbench", "train", "checkpoint"} {
+		h := helpOf(t, 0, name)
+		var at []int
+		for _, title := range []string{"Usage:", "Examples:", "Common flags:", "Workload flags:", "Output and CI flags:", "Many hosts flags:", "Global flags:"} {
+			i := strings.Index(h, "\n"+title+"\n")
+			if i < 0 {
+				t.Errorf("%s --help has no section %q", name, title)
+			}
+			at = append(at, i)
+		}
+		if !slices.IsSorted(at) {
+			t.Errorf("%s --help: sections out of order (%v)", name, at)
+		}
+		if strings.Contains(h, "\nOther flags:\n") {
+			t.Errorf("%s --help: a flag is in no group:\n%s", name, h[strings.Index(h, "\nOther flags:\n"):])
+		}
+	}
+	if h := helpOf(t, 0, "objbench"); !strings.Contains(h, "\nStorage and credentials flags:\n") || !regexp.MustCompile(`(?m)^Storage and credentials flags:\n(.+\n)*\s+--secret-key-file FILE`).MatchString(h) {
+		t.Errorf("objbench --help has no storage and credentials group with --secret-key-file")
+	}
+}
+
+// TestHelpExamplesPaste: an example wider than the screen is broken before
+// a flag with a backslash, never inside quotes.
+func TestHelpExamplesPaste(t *testing.T) {
+	ex := "  fsbench bench /mnt/jfs -p 4 --quick --expect 'write-big>=200MiB/s' --expect 'stat.p99<5ms' -o junit > junit.xml"
+	got := wrapExamples(ex, 79)
+	want := "  fsbench bench /mnt/jfs -p 4 --quick --expect 'write-big>=200MiB/s' \\\n      --expect 'stat.p99<5ms' -o junit > junit.xml"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	quoted := "  fsbench bench /x --expect 'a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k l m'"
+	for _, l := range strings.Split(wrapExamples(quoted, 40), "\n") {
+		if strings.Count(l, "'")%2 == 1 && strings.HasSuffix(l, "\\") {
+			t.Errorf("broken inside quotes: %q", l)
+		}
+	}
+}
+
+// TestPlaceholders: every flag that takes a value names it in upper case
+// (SIZE, DURATION, N, FILE, ...), never by a Go type.
+func TestPlaceholders(t *testing.T) {
+	app, _, _ := testApp(nil)
+	root := NewRoot(app)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(f)
+			if name == "" || f.Value.Type() == "bool" {
+				return
+			}
+			if name != strings.ToUpper(name) || slices.Contains([]string{"STRING", "INT", "FLOAT", "FLOAT64"}, name) {
+				t.Errorf("%s --%s shows its value as %q", c.Name(), f.Name, name)
+			}
+			if strings.HasSuffix(f.Name, "-size") && f.Name != "world-size" && name != "SIZE" { // world-size counts ranks
+				t.Errorf("%s --%s is a size shown as %q", c.Name(), f.Name, name)
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+}
+
+// complete is `fsbench __complete ARGS`: the candidates, without the
+// directive line.
+func complete(t *testing.T, args ...string) []string {
+	t.Helper()
+	app, out, errb := testApp(nil)
+	if code := Run(context.Background(), app, append([]string{"__complete"}, args...)); code != 0 {
+		t.Fatalf("__complete %v: exit %d: %s", args, code, errb)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if !strings.HasPrefix(l, ":") {
+			got = append(got, strings.SplitN(l, "\t", 2)[0])
+		}
+	}
+	return got
+}
+
+// TestCompletion: values of the flags that take one of a list, and the
+// kind of file an argument or a flag names.
+func TestCompletion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"train", "--model", ""}, []string{"cosmoflow", "resnet50", "unet3d"}},
+		{[]string{"train", "/data", "--accelerator-type", ""}, []string{"a100", "h100"}},
+		{[]string{"checkpoint", "/data", "--model", ""}, []string{"llama3-8b"}},
+		{[]string{"objbench", "--storage", ""}, []string{"file", "minio", "nfs", "s3"}},
+		{[]string{"objbench", "--workload", ""}, []string{"get", "put", "mixed"}},
+		{[]string{"bench", "/data", "--rw", ""}, []string{"read", "randrw", "stat", "unlink"}},
+		{[]string{"bench", "/data", "-o", ""}, []string{"table", "json", "csv", "junit"}},
+		{[]string{"stats", "-o", ""}, []string{"table", "json", "csv"}},
+		{[]string{"bench", "/data", "--drop-caches", ""}, []string{"auto", "always", "never"}},
+		{[]string{"bench", "/data", "--workload", ""}, []string{"yaml", "yml"}},
+		{[]string{"compare", ""}, []string{"json"}},
+		{[]string{"report", "a.json", ""}, []string{"json"}},
+	} {
+		got := complete(t, c.args...)
+		for _, w := range c.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("__complete %q: %v lacks %q", c.args, got, w)
+			}
+		}
+	}
+	if got := complete(t, "bench", "/data", ""); len(got) != 0 {
+		t.Errorf("bench takes one PATH; a second completes to %v", got)
+	}
+}

@@ -1,0 +1,254 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// TestProgressLineGolden: what a bar shows in each state, drawn at 80 and
+// at 50 columns, against testdata/progress/lines.txt (-update rewrites it).
+func TestProgressLineGolden(t *testing.T) {
+	lines := []struct {
+		name string
+		l    progressLine
+	}{
+		{"count, under way", progressLine{Title: "Write big file", Done: 460, Total: 1024, Unit: "blocks", Elapsed: 2 * time.Second, Rate: 230}},
+		{"count, no rate yet", progressLine{Title: "Write big file", Done: 0, Total: 1024, Unit: "blocks"}},
+		{"count, final", progressLine{Title: "Write big file", Done: 1024, Total: 1024, Unit: "blocks", Elapsed: 4400 * time.Millisecond, Rate: 232.7, Final: true}},
+		{"count, interrupted", progressLine{Title: "Read small file", Done: 300, Total: 12000, Unit: "files", Elapsed: 95 * time.Second, Rate: 3.16, Final: true}},
+		{"timed, under way", progressLine{Title: "randrw", Done: 1768, Total: -1, Limit: 30 * time.Second, Unit: "ops", Elapsed: 5 * time.Second, Rate: 353.6}},
+		{"timed, long", progressLine{Title: "randrw", Done: 912345, Total: -1, Limit: time.Hour, Unit: "ops", Elapsed: 125 * time.Second, Rate: 7300}},
+		{"timed, over its clock", progressLine{Title: "randrw", Done: 2000, Total: -1, Limit: 5 * time.Second, Unit: "ops", Elapsed: 5300 * time.Millisecond, Rate: 377}},
+		{"timed, final", progressLine{Title: "randrw", Done: 2000, Total: -1, Limit: 5 * time.Second, Unit: "ops", Elapsed: 5100 * time.Millisecond, Rate: 392, Final: true}},
+		{"unknown end", progressLine{Title: "create", Done: 77, Total: -1, Unit: "ops", Elapsed: 3 * time.Second, Rate: 25.5}},
+		{"empty phase", progressLine{Title: "stat", Done: 0, Total: 0, Unit: "files", Final: true}},
+	}
+	var b strings.Builder
+	for _, width := range []int{80, 50} {
+		for _, c := range lines {
+			c.l.Width = width
+			s := c.l.String()
+			if len(s) >= width {
+				t.Errorf("%s at %d columns: %d characters: %q", c.name, width, len(s), s)
+			}
+			fmt.Fprintf(&b, "%-22s %2d |%s|\n", c.name, width, s)
+		}
+	}
+	checkGoldenFile(t, filepath.Join(testenv.RepoRoot(), "testdata", "progress", "lines.txt"), b.String())
+}
+
+func checkGoldenFile(t *testing.T, golden, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", golden, got, want)
+	}
+}
+
+func TestPlainProgress(t *testing.T) {
+	var b strings.Builder
+	writePlainProgress(&b, "Write big file", 1024, 1024, "blocks", 4*time.Second)
+	writePlainProgress(&b, "randrw", 2000, -1, "ops", 5*time.Second)
+	want := "Write big file: 1024/1024 blocks in 4.00s (256 blocks/s)\nrandrw: 2000 ops in 5.00s (400 ops/s)\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+func TestWaitLine(t *testing.T) {
+	if got := waitDoneLine("cleaning up 12,000 files in /d", 2340*time.Millisecond); got != "cleaning up 12,000 files in /d... done in 2.3s\x1b[K" {
+		t.Errorf("got %q", got)
+	}
+	long := "cleaning up 42 files in /tmp/TestBenchProgressTerminal1925465581/001/fsbench-vm-15907-30cc51ebae71"
+	if got := shorten(long, 60); got != "cleaning up 42 files in /tmp...fsbench-vm-15907-30cc51ebae71" || len(got) != 60 {
+		t.Errorf("shortened to %q (%d)", got, len(got))
+	}
+	if got := shorten("dropping caches", 60); got != "dropping caches" {
+		t.Errorf("a short line changed: %q", got)
+	}
+}
+
+// TestProgressSilenced: once fsbench quits at once (second Ctrl-C), a bar
+// still running draws nothing more, however often it is polled, and a
+// warning or error of the run still going is not printed either.
+func TestProgressSilenced(t *testing.T) {
+	var errb testenv.LockedBuffer
+	app := &App{IO: IO{Err: &errb, ErrTTY: true, Getenv: func(string) string { return "" }}}
+	var polls atomic.Int64
+	p := app.StartProgress("create", -1, "ops", func() int64 { return polls.Add(1) })
+	waitFor(t, "the bar to be drawn", func() bool { return strings.Contains(errb.String(), "create:") })
+	app.silenceProgress()
+	fmt.Fprintln(app.IO.Err, "fsbench: interrupted again: left behind X")
+	seen := polls.Load()
+	waitFor(t, "three more polls", func() bool { return polls.Load() >= seen+3 })
+	app.Warnf("late warning")
+	app.Infof("late info")
+	p.Done()
+	out := errb.String()
+	i := strings.Index(out, "left behind X\n")
+	if i < 0 || out[i:] != "left behind X\n" {
+		t.Errorf("stderr after the left-behind line: %q", out)
+	}
+	if j := strings.Index(out, "fsbench: interrupted"); j < 1 || out[j-1] != '\n' {
+		t.Errorf("the left-behind line does not start a line: %q", out)
+	}
+}
+
+// waitFor polls cond until it holds, for up to a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestBenchProgressText runs bench into buffers as a log sees it: one
+// line per phase with its count, time and rate; every wait named before
+// the phase that follows it; and nothing on stdout but the result.
+func TestBenchProgressText(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}}
+	code := Run(context.Background(), app, []string{"bench", dir, "-p", "2", "--big-file-size", "4M", "--small-file-count", "30", "--small-file-size", "4K", "--drop-caches", "always"})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	num := `\d+\.\d\ds \(\d+(\.\d+)? `
+	want := []string{
+		`^Benchmarking .* with 2 threads$`,
+		`^Write big file: 8/8 blocks in ` + num + `blocks/s\)$`,
+		`^flushing and dropping (caches|16 files from the page cache) before read-big\.\.\.$`,
+		`^Read big file: 8/8 blocks in ` + num + `blocks/s\)$`,
+		`^Write small file: 60/60 files in ` + num + `files/s\)$`,
+		`^flushing and dropping (caches|60 files from the page cache) before read-small\.\.\.$`,
+		`^Read small file: 60/60 files in `,
+		`^flushing and dropping (caches|0 files from the page cache) before stat\.\.\.$`,
+		`^Stat file: 60/60 files in `,
+		`^cleaning up 62 files in ` + regexp.QuoteMeta(dir) + `/fsbench-[^ ]+\.\.\.$`,
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	i := 0
+	for _, l := range lines {
+		if i < len(want) && regexp.MustCompile(want[i]).MatchString(l) {
+			i++
+		}
+	}
+	if i < len(want) {
+		t.Errorf("stderr lacks, in order, a line matching %s:\n%s", want[i], errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "Benchmark finished!\n") || strings.Contains(out.String(), "Benchmarking") || strings.Contains(out.String(), "blocks/s") {
+		t.Errorf("stdout is not only the result:\n%s", out.String())
+	}
+}
+
+// termWriter is one terminal behind stdout and stderr: what both write,
+// in order.
+type termWriter struct{ testenv.LockedBuffer }
+
+// TestBenchProgressTerminal runs a timed workload phase and the default
+// benchmark with stdout and stderr on one terminal: bars with a percent,
+// a rate and the time left, a timed phase's bar counting its time, waits
+// that end with their time, and "Benchmark finished!" at the start of a
+// line of its own.
+func TestBenchProgressTerminal(t *testing.T) {
+	testenv.NeedsServer(t, "a timed phase that runs for a few seconds")
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"bench", dir, "-p", "2", "--big-file-size", "8M", "--small-file-count", "20"},
+		{"bench", dir, "-p", "2", "--rw", "randread", "--file-size", "8M", "--duration", "2s"},
+	} {
+		var term termWriter
+		app := &App{IO: IO{In: strings.NewReader(""), Out: &term, Err: &term, ErrTTY: true, OutTTY: true, Cols: 100,
+			Getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}}
+		if code := Run(context.Background(), app, args); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, term.String())
+		}
+		s := term.String()
+		if !strings.Contains(s, "\nBenchmark finished!\n") {
+			t.Errorf("%v: \"Benchmark finished!\" does not start a line:\n%q", args, s)
+		}
+		for _, re := range []string{
+			`\r[A-Za-z ]+: +\[=+ *\] +\d+%  \d+(/\d+)? (blocks|files|ops)  \d+(\.\d+)?/s  (ETA \d+s|in \d+s)\x1b\[K`,
+			`\rflushing and dropping [^\r\n]*\.\.\. done in \d+\.\ds\x1b\[K\n`,
+			`\rcleaning up \d+ files? in [^\r\n]*\.\.\. done in \d+\.\ds\x1b\[K\n`,
+		} {
+			if !regexp.MustCompile(re).MatchString(s) {
+				t.Errorf("%v: nothing on the terminal matches %q:\n%q", args, re, s)
+			}
+		}
+		for _, l := range strings.Split(strings.ReplaceAll(s, "\r", "\n"), "\n") {
+			if strings.HasSuffix(l, "\x1b[K") && len(strings.TrimSuffix(l, "\x1b[K")) >= 100 {
+				t.Errorf("%v: a progress line wider than the terminal: %q", args, l)
+			}
+		}
+		if args[3] == "--rw" && !regexp.MustCompile(`\rrandread: +\[=* *\] +\d+%  \d+ ops  [\d.]+/s  ETA \d+s`).MatchString(s) {
+			t.Errorf("the timed phase has no bar of its time:\n%q", s)
+		}
+	}
+	// objbench's items with --duration: a bar of their time too.
+	var term termWriter
+	app := &App{IO: IO{In: strings.NewReader(""), Out: &term, Err: &term, ErrTTY: true, OutTTY: true, Cols: 100,
+		Getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}}
+	args := []string{"objbench", "--storage", "file", t.TempDir(), "--skip-functional-tests", "--duration", "1s",
+		"--small-objects", "10", "--big-object-size", "4M", "-p", "2"}
+	if code := Run(context.Background(), app, args); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, term.String())
+	}
+	if !regexp.MustCompile(`\rput small objects: +\[=* *\] +\d+%  \d+ objects  [\d.]+/s  ETA \d+s`).MatchString(term.String()) {
+		t.Errorf("objbench's timed item has no bar of its time:\n%q", term.String())
+	}
+}
+
+// TestHostsProgressBar: the hosts' progress as their heartbeats tell it
+// is one live bar per phase with the hosts' sum, its total set once every
+// host knows its own, ended by the final count; a phase over before any
+// heartbeat is still shown, at its end.
+func TestHostsProgressBar(t *testing.T) {
+	var errb testenv.LockedBuffer
+	app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: 100, Getenv: func(string) string { return "" }}}
+	h := &hostsProgress{app: app, hosts: 2}
+	h.update(cluster.Progress{Phase: "write-big", Done: 3, Total: -1, Unit: "blocks"}, false)
+	waitFor(t, "a bar of the hosts' count", func() bool {
+		return regexp.MustCompile(`\rwrite-big \(2 hosts\): +3 blocks `).MatchString(errb.String())
+	})
+	h.update(cluster.Progress{Phase: "write-big", Done: 12, Total: 32, Unit: "blocks"}, false)
+	waitFor(t, "the bar's percent once the total is known", func() bool {
+		return regexp.MustCompile(`\rwrite-big \(2 hosts\): +\[=+ +\]  38%  12/32 blocks  `).MatchString(errb.String())
+	})
+	h.update(cluster.Progress{Phase: "write-big", Done: 32, Total: 32, Unit: "blocks"}, true)
+	h.update(cluster.Progress{Phase: "read-big", Done: 32, Total: 32, Unit: "blocks"}, true)
+	h.end()
+	out := errb.String()
+	for _, re := range []string{
+		`\rwrite-big \(2 hosts\): +\[=+\] 100%  32/32 blocks  [\d.]+/s  in \d+s\x1b\[K\n`,
+		`\rread-big \(2 hosts\): +\[=+\] 100%  32/32 blocks  [\d.]+/s  in \d+s\x1b\[K\n$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("no final line matching %q:\n%q", re, out)
+		}
+	}
+}
