@@ -104,6 +104,10 @@ type Phase struct {
 	// goroutine of its own.
 	Interval   time.Duration
 	OnInterval func(Sample)
+	// Shared, if set, has every worker write or read its part of the one
+	// target, the phase's only one (see SharedFile); a Duration is then a
+	// stonewall that ends the phase's one pass early.
+	Shared *SharedFile
 }
 
 // Result and Sample are the engine's measurements.
@@ -211,6 +215,9 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	}
 	e.current.Store(&p)
 	defer e.current.Store(nil)
+	if p.Shared != nil {
+		return e.runShared(ctx, &p)
+	}
 	return e.core.Run(ctx, engine.Phase{
 		Name: p.Name, Title: p.Title, Tasks: p.Targets.Len(), Random: p.Select == Random,
 		Ops: p.Ops, Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate,
@@ -231,8 +238,13 @@ func (e *Engine) check(p *Phase) error {
 		if p.BlockSize <= 0 || p.BlockSize > e.maxBlock {
 			return fmt.Errorf("transfer size %d is not in 1..%d", p.BlockSize, e.maxBlock)
 		}
-		if p.Kind.IsData() && p.FileSize <= 0 && p.Targets.Sizes == nil {
+		if p.Kind.IsData() && p.FileSize <= 0 && p.Targets.Sizes == nil && p.Shared == nil {
 			return fmt.Errorf("file size must be greater than 0")
+		}
+	}
+	if p.Shared != nil {
+		if err := p.Shared.check(p, e.cfg.Workers); err != nil {
+			return err
 		}
 	}
 	if p.Kind == Mixed && (p.ReadPct < 0 || p.ReadPct > 100) {
