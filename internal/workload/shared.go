@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -37,12 +38,18 @@ type SharedFile struct {
 	// means the next host's first rank with more than one host, the next
 	// rank with one; negative means a rank reads its own.
 	Shift int
+	// PerRank gives each rank a file of its own, the target's path with
+	// "."+rank appended, holding its segments one after another (IOR's
+	// -F, ior-easy's layout); the status file is still the target's.
+	PerRank bool
 	// Written is, after a write phase, the whole segments each of this
 	// host's ranks wrote; after a read phase, the segments each read.
 	Written []int64
-	counts  []int64 // a read phase: the segments each rank of the world wrote
-	span    int     // segments a worker has tasks for in this phase
-	fds     []int   // per worker: its open descriptor, -1 when closed
+	counts  []int64  // a read phase: the segments each rank of the world wrote
+	span    int      // segments a worker has tasks for in this phase
+	paths   []string // PerRank: each rank's file, by global rank
+	ids     []uint64
+	fds     []int // per worker: its open descriptor, -1 when closed
 }
 
 // StatusSuffix names the file beside a shared file that records the
@@ -51,6 +58,9 @@ const StatusSuffix = ".segments"
 
 // Offset is the byte offset of transfer k of segment s of rank r.
 func (l *SharedFile) Offset(r, s int, k int64, xfer int64) int64 {
+	if l.PerRank {
+		return int64(s)*l.Block + k*xfer
+	}
 	return int64(s)*int64(l.World)*l.Block + int64(r)*l.Block + k*xfer
 }
 
@@ -83,7 +93,9 @@ func (l *SharedFile) check(p *Phase, workers int) error {
 		return fmt.Errorf("block size %d is not a multiple of the transfer size %d", l.Block, p.BlockSize)
 	case l.Rank0 < 0 || l.Rank0+workers > l.World:
 		return fmt.Errorf("ranks %d..%d are not within a world of %d", l.Rank0, l.Rank0+workers-1, l.World)
-	case int64(l.Segments) > (1<<62)/int64(l.World)/l.Block:
+	case l.PerRank && int64(l.Segments) > (1<<62)/l.Block:
+		return fmt.Errorf("%d segments of %d bytes are too large a file", l.Segments, l.Block)
+	case !l.PerRank && int64(l.Segments) > (1<<62)/int64(l.World)/l.Block:
 		return fmt.Errorf("%d segments of %d ranks of %d bytes are too large a file", l.Segments, l.World, l.Block)
 	}
 	return nil
@@ -98,6 +110,13 @@ func (l *SharedFile) prepare(p *Phase, workers int) error {
 		l.fds[i] = -1
 	}
 	l.span = l.Segments
+	if l.PerRank {
+		l.paths, l.ids = make([]string, l.World), make([]uint64, l.World)
+		for r := range l.World {
+			l.paths[r] = RankFile(p.Targets.Paths[0], r)
+			l.ids[r] = p.Targets.IDs[0] + uint64(r+1)*0x9e3779b97f4a7c15
+		}
+	}
 	if p.Kind == Write {
 		return nil
 	}
@@ -117,6 +136,9 @@ func (l *SharedFile) prepare(p *Phase, workers int) error {
 	}
 	return nil
 }
+
+// RankFile is the file of rank r of a layout with a file per rank.
+func RankFile(path string, r int) string { return path + "." + strconv.Itoa(r) }
 
 // ReadSegments reads the status file of a shared file: the whole segments
 // each of world ranks wrote.
@@ -184,6 +206,9 @@ func (e *Engine) shared(w *engine.Worker, p *Phase, task int) error {
 		}
 	}
 	path, id := p.Targets.Paths[0], p.Targets.IDs[0]
+	if l.PerRank {
+		path, id = l.paths[src], l.ids[src]
+	}
 	if l.fds[w.ID] < 0 {
 		flags := unix.O_RDONLY
 		if write {
