@@ -94,7 +94,10 @@ type Phase struct {
 	// with no Duration is one pass: every target once (every block once).
 	Ops      int64
 	Duration time.Duration // time limit, after Warmup
-	Warmup   time.Duration // run this long before measuring
+	// Once makes Duration a stonewall: the phase is one pass over the
+	// targets, ended early at the Duration.
+	Once   bool
+	Warmup time.Duration // run this long before measuring
 	// Rate makes the phase open-loop: operations are scheduled at this many
 	// per second across the workers, and latency is the response time from
 	// the scheduled start (Result.Service holds the service time).
@@ -220,7 +223,7 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	}
 	return e.core.Run(ctx, engine.Phase{
 		Name: p.Name, Title: p.Title, Tasks: p.Targets.Len(), Random: p.Select == Random,
-		Ops: p.Ops, Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate,
+		Ops: p.Ops, Duration: p.Duration, Once: p.Once, Warmup: p.Warmup, Rate: p.Rate,
 		Interval: p.Interval, OnInterval: p.OnInterval,
 		Setup: func(w *engine.Worker) error { e.setup(w, &p); return nil },
 		Do:    e.op(&p),
