@@ -136,6 +136,7 @@ var commands = []func(*App) *cobra.Command{
 	newStatsCmd,
 	newProfileCmd,
 	newReplayCmd,
+	newIO500Cmd,
 	newCompareCmd,
 	newReportCmd,
 	newAgentCmd,

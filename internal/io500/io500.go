@@ -62,9 +62,10 @@ type Options struct {
 	Verify    bool
 	Quick     bool // a smoke run: no warning that a write ended before the stonewall
 	Seed      uint64
-	// PhaseStart, if set, is called before each phase (a host's barrier);
-	// Warn with what a reader of the result should know.
-	PhaseStart func(name string)
+	// PhaseStart, if set, is called before each phase (a host's barrier)
+	// with a count of its operations so far, for progress; Warn with what
+	// a reader of the result should know.
+	PhaseStart func(name string, ops func() int64)
 	Warn       func(msg string)
 }
 
@@ -119,7 +120,7 @@ func Run(ctx context.Context, o Options, res *report.Result) (err error) {
 	}()
 	for _, name := range Order {
 		if o.PhaseStart != nil {
-			o.PhaseStart(name)
+			o.PhaseStart(name, s.eng.Live.Ops.Load)
 		}
 		if err := s.run(ctx, name); err != nil {
 			return fmt.Errorf("%s: %w", name, err)

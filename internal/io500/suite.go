@@ -200,6 +200,7 @@ func (s *suite) find(ctx context.Context) error {
 		ph.Ops, ph.Items, ph.Errors, ph.Seconds = f.Scanned, f.Scanned, f.Errors, f.Elapsed.Seconds()
 		ph.SetRates()
 		ph.Value = report.Measure{Value: ph.ItemsPerSec / 1000, Unit: "kIOPS"}
+		ph.Cost = report.Measure{Value: ph.Seconds, Unit: "s"}
 		ph.LatencyOf = fmt.Sprintf("entries looked at; %d of them matched -newer -size %dc -name %q", f.Found, HardFileSize, findName)
 		s.Found = f.Found
 		exp, err := s.expected()
