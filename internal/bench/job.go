@@ -86,6 +86,7 @@ type jobRun struct {
 	treeRoot string
 	reusable bool // the tree is in tree.dir, kept after the run
 	formats  int  // automatic format phases so far
+	shared   bool // a phase used the shared file
 }
 
 func (r *jobRun) run(ctx context.Context) (err error) {
@@ -200,7 +201,38 @@ func (r *jobRun) setTreeState(state string, subdirs bool) error {
 	return workload.WriteTreeInfo(r.treeRoot, r.tree)
 }
 
+// sharedName is the job's shared file: in the run's directory on one
+// host, beside the hosts' directories on many, where every host finds it.
+const sharedName = "job.shared"
+
+// sharedTarget is the shared file and its layout for phase p.
+func (r *jobRun) sharedTarget(p *jobfile.Phase) (*workload.Targets, *workload.SharedFile) {
+	hosts := max(r.o.Hosts, 1)
+	world := r.o.Threads * hosts
+	segs := p.Segments
+	if segs == 0 {
+		segs = int(max(1, p.FileSize/(int64(world)*p.Block)))
+	}
+	root := r.dir
+	if hosts > 1 {
+		root = filepath.Dir(r.dir)
+	}
+	r.shared = true
+	return r.eng.NewTargets(root, []string{sharedName}), &workload.SharedFile{
+		Block: p.Block, Segments: segs, Rank0: r.o.Host * r.o.Threads, World: world,
+	}
+}
+
 func (r *jobRun) cleanup() {
+	if r.shared && r.o.Host == 0 && r.o.Hosts > 1 && !r.o.Keep {
+		// Every host has passed the finish barrier: no one reads it now.
+		base := filepath.Dir(r.dir)
+		for _, n := range []string{sharedName, sharedName + workload.StatusSuffix} {
+			if err := os.Remove(filepath.Join(base, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				r.warn("clean up %s: %v", filepath.Join(base, n), err)
+			}
+		}
+	}
 	if r.tree != nil && !r.reusable && !r.o.Keep && !vanished(r.dir) {
 		if err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape); err != nil {
 			r.warn("clean up %s: %v", r.treeRoot, err)
@@ -227,7 +259,11 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	var tg *workload.Targets
 	fileSize := p.FileSize
 	var after func(complete bool) error
-	if r.tree != nil {
+	var shared *workload.SharedFile
+	if p.Shared {
+		tg, shared = r.sharedTarget(p)
+		fileSize = 0
+	} else if r.tree != nil {
 		fileSize = r.j.Tree.FileSize
 		var err error
 		if tg, after, err = r.treeTargets(ctx, p); err != nil {
@@ -264,7 +300,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 		Name: p.Name, Title: p.Name, Kind: kind, Targets: tg,
 		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
 		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
-		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval,
+		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval, Shared: shared,
 	}
 	if fileSize > 0 {
 		wp.BlockSize = min(p.XferSize, fileSize)
@@ -343,6 +379,9 @@ func (r *jobRun) readBytes(wp *workload.Phase) int64 {
 func progressTotal(p *workload.Phase, threads int) int64 {
 	if p.Duration > 0 {
 		return -1
+	}
+	if l := p.Shared; l != nil {
+		return int64(threads) * int64(l.Segments) * (l.Block / p.BlockSize)
 	}
 	if p.Ops > 0 {
 		return p.Ops

@@ -306,6 +306,7 @@ func benchOnAgent(ctx context.Context, gate cluster.Gate, o *BenchOptions, job *
 		o.ReadDir = nextHostDir(base, job)
 	}
 	o.Seed, o.Interval = job.Seed, stonewallInterval
+	o.Host, o.Hosts = job.Index, job.Hosts
 	o.Hooks = gateHooks(ctx, gate)
 	return agentRun("bench", func(res *report.Result) error {
 		if o.Job.Job != nil {
