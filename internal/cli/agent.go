@@ -242,6 +242,11 @@ func (r *agentRunner) command(job *cluster.Job, prepared *cluster.Prepared) (*co
 			*prepared = newAgentJob(o, job, o.Path, checkpointOnAgent)
 			return nil
 		}), nil
+	case "io500":
+		return newIO500CmdWith(sub, func(_ context.Context, o *IO500Options) error {
+			*prepared = newAgentJob(o, job, o.Path, io500OnAgent)
+			return nil
+		}), nil
 	case "train":
 		return newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
 			*prepared = newAgentJob(o, job, o.Path, trainOnAgent)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/io500"
 	"github.com/fsbench/fsbench/internal/report"
@@ -47,7 +49,7 @@ func newIO500CmdWith(app *App, runF func(context.Context, *IO500Options) error) 
   fsbench compare before.json after.json`,
 		Args: exactArgs(1, "one PATH, the directory to run in"),
 	}
-	cmd.RunE = hostsCommand[*IO500Options]{opts: o, flags: &o.RunFlags, runF: runF, cluster: nil, run: runIO500,
+	cmd.RunE = hostsCommand[*IO500Options]{opts: o, flags: &o.RunFlags, runF: runF, cluster: io500Cluster, run: runIO500,
 		resolve: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
 			return o.resolve(cmd)
@@ -114,9 +116,6 @@ func (o *IO500Options) resolve(cmd *cobra.Command) error {
 	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
 		return Usagef("PATH %s is not a directory: give the directory to run in", o.Path)
 	}
-	if o.Cluster.active() {
-		return Usagef("io500 runs on one host: --hosts is not supported by it yet")
-	}
 	return o.Output.resolve()
 }
 
@@ -146,4 +145,39 @@ func runIO500(ctx context.Context, app *App, o *IO500Options) error {
 		return app.writeFailed(res, &o.Output, err)
 	}
 	return app.finishRun(res, &o.Output, &o.CI)
+}
+
+// io500Cluster makes the run of io500 on the agents: -p ranks on each,
+// every host's ranks in the files and directories the suite shares, so
+// PATH must be one file system every host mounts.
+func io500Cluster(cmd *cobra.Command, args []string, o *IO500Options) (*clusterRun, error) {
+	c, err := o.clusterRun("io500", cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	c.left = runDirLeft(o.Path)
+	c.finish = func(res *report.Result, parts []cluster.HostResult) error {
+		for i := range res.Phases {
+			io500.SetValue(&res.Phases[i])
+		}
+		o.World = o.Threads * len(parts)
+		io500.SetScores(res, o.Options)
+		return nil
+	}
+	return c, nil
+}
+
+// io500OnAgent is host i's part of io500: ranks i*p.. of all hosts' n*p,
+// in the run's directory that every host shares.
+func io500OnAgent(ctx context.Context, gate cluster.Gate, o *IO500Options, job *cluster.Job) (*report.Result, error) {
+	base, err := runBase(o.Path, job)
+	if err != nil {
+		return nil, err
+	}
+	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
+	o.DataDir = base
+	o.Rank0, o.World, o.Seed = job.Index*o.Threads, job.Hosts*o.Threads, job.Seed
+	o.PhaseStart = func(name string, _ func() int64) { _ = gate(ctx, name) }
+	o.Finish = func() { _ = gate(ctx, cluster.FinishPhase) }
+	return agentRun("io500", func(res *report.Result) error { return io500.RunAt(ctx, o.Target, o.Options, res) })
 }

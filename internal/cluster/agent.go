@@ -230,6 +230,7 @@ var jobCommands = map[string]bool{
 	"objbench":   true,
 	"checkpoint": true,
 	"train":      true,
+	"io500":      true,
 }
 
 // check validates a job: its arguments, its path under an allowed root,

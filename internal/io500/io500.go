@@ -67,6 +67,9 @@ type Options struct {
 	// a reader of the result should know.
 	PhaseStart func(name string, ops func() int64)
 	Warn       func(msg string)
+	// Finish, if set, is called after the last phase, before the clean-up
+	// (a host's barrier: the first host removes the files all share).
+	Finish func()
 }
 
 // Validate checks the options before anything is written.

@@ -19,7 +19,10 @@ type Target struct {
 	// RunDir, if set, is the run's directory (it must not exist), instead
 	// of a new name under Path: a host's part of a run on many hosts.
 	RunDir string
-	Keep   bool
+	// DataDir, if set, holds the suite's files instead of the run's
+	// directory: on many hosts, the directory of the run they all share.
+	DataDir string
+	Keep    bool
 	// Created and Removed are told of the run's directory (bench.Hooks).
 	Created func(left string)
 	Removed func()
@@ -53,6 +56,9 @@ func RunAt(ctx context.Context, t Target, o Options, res *report.Result) error {
 	}
 	defer dir.Remove(warn)
 	o.Dir = dir.Path()
+	if t.DataDir != "" {
+		o.Dir = t.DataDir
+	}
 	err = Run(ctx, o, res)
 	SetScores(res, o)
 	if ctx.Err() != nil {

@@ -67,8 +67,8 @@ func (s *suite) run(ctx context.Context, name string) error {
 		r, err = s.ior(ctx, name, hardDir+"/ior_file_hard", HardXfer, z.HardSegments, false)
 	case "mdtest-easy-write":
 		r, err = s.create(ctx, name, easyName, z.EasyFiles, 0)
-		if err == nil {
-			err = s.timestamp()
+		if err == nil && s.o.Rank0 == 0 {
+			err = s.timestamp() // find runs on the first host
 		}
 	case "mdtest-hard-write":
 		r, err = s.create(ctx, name, hardName, z.HardFiles, HardFileSize)
@@ -199,7 +199,7 @@ func (s *suite) find(ctx context.Context) error {
 		}
 		ph.Ops, ph.Items, ph.Errors, ph.Seconds = f.Scanned, f.Scanned, f.Errors, f.Elapsed.Seconds()
 		ph.SetRates()
-		ph.Value = report.Measure{Value: ph.ItemsPerSec / 1000, Unit: "kIOPS"}
+		SetValue(&ph)
 		ph.Cost = report.Measure{Value: ph.Seconds, Unit: "s"}
 		ph.LatencyOf = fmt.Sprintf("entries looked at; %d of them matched -newer -size %dc -name %q", f.Found, HardFileSize, findName)
 		s.Found = f.Found
@@ -244,11 +244,7 @@ func (s *suite) warn(format string, args ...any) {
 // value.
 func (s *suite) record(name string, r *workload.Result) {
 	ph := r.Report()
-	if Group(name) == Bandwidth {
-		ph.Value = report.Measure{Value: ph.BytesPerSec / float64(units.GiB), Unit: "GiB/s"}
-	} else {
-		ph.Value = report.Measure{Value: ph.ItemsPerSec / 1000, Unit: "kIOPS"}
-	}
+	SetValue(&ph)
 	ph.Cost = report.Measure{Value: ph.Latency.Mean / 1e3, Unit: "ms/op"}
 	ph.LatencyOf = latencyOf(name, s.o.Sizes)
 	s.res.Phases = append(s.res.Phases, ph)
@@ -273,9 +269,23 @@ func latencyOf(name string, z Sizes) string {
 	return name[len("mdtest-easy-"):] + " of a file"
 }
 
-// cleanup removes what the run made.
+// SetValue sets a phase's value to IO500's figure: GiB/s for an ior
+// phase, thousands of items a second for the others.
+func SetValue(ph *report.Phase) {
+	if Group(ph.Name) == Bandwidth {
+		ph.Value = report.Measure{Value: ph.BytesPerSec / float64(units.GiB), Unit: "GiB/s"}
+	} else {
+		ph.Value = report.Measure{Value: ph.ItemsPerSec / 1000, Unit: "kIOPS"}
+	}
+}
+
+// cleanup removes what the run made: the first host does, once every
+// host is done (Options.Finish).
 func (s *suite) cleanup() error {
-	if !s.wrote {
+	if s.o.Finish != nil {
+		s.o.Finish()
+	}
+	if !s.wrote || s.o.Rank0 != 0 {
 		return nil
 	}
 	var errs []error
