@@ -283,7 +283,7 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	}
 	// Every block a stream hands out starts on a 4 KiB boundary of its
 	// buffer: aligned for O_DIRECT up to that.
-	stream := p.FileSize >= pattern.StreamMin && e.align <= 4096
+	stream := (p.FileSize >= pattern.StreamMin || p.Shared != nil && p.Shared.big) && e.align <= 4096
 	switch {
 	case !writes:
 	case stream && e.streams:

@@ -25,6 +25,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/pattern"
 )
 
 // SharedFile is the layout of a phase on one shared file.
@@ -49,6 +50,10 @@ type SharedFile struct {
 	span    int      // segments a worker has tasks for in this phase
 	paths   []string // PerRank: each rank's file, by global rank
 	ids     []uint64
+	id      uint64 // the shared file's identity
+	// big files are written as streams (pattern.Sized): blocks on 4 KiB
+	// boundaries come from the worker's stream, not made anew.
+	big bool
 	fds     []int // per worker: its open descriptor, -1 when closed
 }
 
@@ -110,11 +115,17 @@ func (l *SharedFile) prepare(p *Phase, workers int) error {
 		l.fds[i] = -1
 	}
 	l.span = l.Segments
+	size := int64(l.Segments) * l.Block
+	if !l.PerRank {
+		size *= int64(l.World)
+	}
+	l.big = size >= pattern.StreamMin
+	l.id = pattern.Sized(p.Targets.IDs[0], size)
 	if l.PerRank {
 		l.paths, l.ids = make([]string, l.World), make([]uint64, l.World)
 		for r := range l.World {
 			l.paths[r] = RankFile(p.Targets.Paths[0], r)
-			l.ids[r] = p.Targets.IDs[0] + uint64(r+1)*0x9e3779b97f4a7c15
+			l.ids[r] = pattern.Sized(p.Targets.IDs[0]+uint64(r+1)*0x9e3779b97f4a7c15, size)
 		}
 	}
 	if p.Kind == Write {
@@ -205,7 +216,7 @@ func (e *Engine) shared(w *engine.Worker, p *Phase, task int) error {
 			return nil
 		}
 	}
-	path, id := p.Targets.Paths[0], p.Targets.IDs[0]
+	path, id := p.Targets.Paths[0], l.id
 	if l.PerRank {
 		path, id = l.paths[src], l.ids[src]
 	}
@@ -226,7 +237,7 @@ func (e *Engine) shared(w *engine.Worker, p *Phase, task int) error {
 		off := l.Offset(src, s, k, p.BlockSize)
 		buf := f.buf[:p.BlockSize]
 		if write {
-			e.pattern.Fill(buf, id, off)
+			buf = e.content(f, buf, id, off)
 		}
 		st, ok := w.Begin()
 		if !ok {

@@ -200,3 +200,30 @@ func TestSharedFilePerRank(t *testing.T) {
 		t.Fatalf("rank 0's data under rank 1's name verified: %+v", r)
 	}
 }
+
+// A big file per rank is written from the worker's stream: read back
+// verified, and a byte changed in it is found.
+func TestSharedBigFileFromStream(t *testing.T) {
+	e, dir := newEngine(t, 2, true, nil)
+	const xfer, segs = 64 << 10, 80 // 5 MiB a rank: above pattern.StreamMin
+	l := &SharedFile{Block: xfer, Segments: segs, PerRank: true}
+	if _, err := e.Run(context.Background(), sharedPhase(e, Write, l, xfer)); err != nil || !l.big {
+		t.Fatalf("write: %v (big %v)", err, l.big)
+	}
+	r, err := e.Run(context.Background(), sharedPhase(e, Read, &SharedFile{Block: xfer, Segments: segs, PerRank: true}, xfer))
+	if err != nil || r.Errors != 0 || r.Bytes != 2*segs*xfer {
+		t.Fatalf("read: %+v, %v", r, err)
+	}
+	f, err := os.OpenFile(RankFile(filepath.Join(dir, "shared"), 1), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, 3<<20+5)
+	f.WriteAt([]byte{b[0] ^ 1}, 3<<20+5)
+	f.Close()
+	r, _ = e.Run(context.Background(), sharedPhase(e, Read, &SharedFile{Block: xfer, Segments: segs, PerRank: true}, xfer))
+	if r.Errors != 1 {
+		t.Fatalf("a changed byte: %d errors", r.Errors)
+	}
+}
