@@ -63,7 +63,7 @@ func newIO500CmdWith(app *App, runF func(context.Context, *IO500Options) error) 
 	f.IntVar(&o.Sizes.EasyFiles, "mdtest-easy-files", z.EasyFiles, "mdtest-easy's files a rank at most (mdtest -n)")
 	f.IntVar(&o.Sizes.HardFiles, "mdtest-hard-files", z.HardFiles, "mdtest-hard's files a rank at most (mdtest -n)")
 	f.BoolVar(&o.Verify, "verify", false, "check every byte read back (ior reads, mdtest-hard-read)")
-	f.BoolVar(&o.Keep, "keep", false, "keep the run's directory (empty but for the ior files and the timestamp file)")
+	f.BoolVar(&o.Target.Keep, "keep", false, "keep the run's directory with the ior files and the timestamp file (the delete phases remove mdtest's files)")
 	q := io500.Quick()
 	addRunFlags(cmd, &o.RunFlags, []Preset{
 		{"ior-easy-transfers", fmt.Sprint(q.EasySegments)}, {"ior-hard-segments", fmt.Sprint(q.HardSegments)},

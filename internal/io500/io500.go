@@ -70,6 +70,9 @@ type Options struct {
 	// Finish, if set, is called after the last phase, before the clean-up
 	// (a host's barrier: the first host removes the files all share).
 	Finish func()
+	// Keep leaves the ior files and the timestamp file (the delete phases
+	// have removed mdtest's files).
+	Keep bool
 }
 
 // Validate checks the options before anything is written.

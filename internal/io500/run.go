@@ -55,7 +55,7 @@ func RunAt(ctx context.Context, t Target, o Options, res *report.Result) error {
 		return err
 	}
 	defer dir.Remove(warn)
-	o.Dir = dir.Path()
+	o.Dir, o.Keep = dir.Path(), t.Keep
 	if t.DataDir != "" {
 		o.Dir = t.DataDir
 	}

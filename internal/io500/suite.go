@@ -285,7 +285,7 @@ func (s *suite) cleanup() error {
 	if s.o.Finish != nil {
 		s.o.Finish()
 	}
-	if !s.wrote || s.o.Rank0 != 0 {
+	if !s.wrote || s.o.Rank0 != 0 || s.o.Keep {
 		return nil
 	}
 	var errs []error
