@@ -201,38 +201,8 @@ func (r *jobRun) setTreeState(state string, subdirs bool) error {
 	return workload.WriteTreeInfo(r.treeRoot, r.tree)
 }
 
-// sharedName is the job's shared file: in the run's directory on one
-// host, beside the hosts' directories on many, where every host finds it.
-const sharedName = "job.shared"
-
-// sharedTarget is the shared file and its layout for phase p.
-func (r *jobRun) sharedTarget(p *jobfile.Phase) (*workload.Targets, *workload.SharedFile) {
-	hosts := max(r.o.Hosts, 1)
-	world := r.o.Threads * hosts
-	segs := p.Segments
-	if segs == 0 {
-		segs = int(max(1, p.FileSize/(int64(world)*p.Block)))
-	}
-	root := r.dir
-	if hosts > 1 {
-		root = filepath.Dir(r.dir)
-	}
-	r.shared = true
-	return r.eng.NewTargets(root, []string{sharedName}), &workload.SharedFile{
-		Block: p.Block, Segments: segs, Rank0: r.o.Host * r.o.Threads, World: world,
-	}
-}
-
 func (r *jobRun) cleanup() {
-	if r.shared && r.o.Host == 0 && r.o.Hosts > 1 && !r.o.Keep {
-		// Every host has passed the finish barrier: no one reads it now.
-		base := filepath.Dir(r.dir)
-		for _, n := range []string{sharedName, sharedName + workload.StatusSuffix} {
-			if err := os.Remove(filepath.Join(base, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				r.warn("clean up %s: %v", filepath.Join(base, n), err)
-			}
-		}
-	}
+	r.removeShared()
 	if r.tree != nil && !r.reusable && !r.o.Keep && !vanished(r.dir) {
 		if err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape); err != nil {
 			r.warn("clean up %s: %v", r.treeRoot, err)

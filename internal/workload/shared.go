@@ -54,7 +54,7 @@ type SharedFile struct {
 	// big files are written as streams (pattern.Sized): blocks on 4 KiB
 	// boundaries come from the worker's stream, not made anew.
 	big bool
-	fds     []int // per worker: its open descriptor, -1 when closed
+	fds []int // per worker: its open descriptor, -1 when closed
 }
 
 // StatusSuffix names the file beside a shared file that records the
