@@ -86,7 +86,6 @@ type jobRun struct {
 	treeRoot string
 	reusable bool // the tree is in tree.dir, kept after the run
 	formats  int  // automatic format phases so far
-	shared   bool // a phase used the shared file
 }
 
 func (r *jobRun) run(ctx context.Context) (err error) {
@@ -231,8 +230,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	var after func(complete bool) error
 	var shared *workload.SharedFile
 	if p.Shared {
-		tg, shared = r.sharedTarget(p)
-		fileSize = 0
+		tg, shared, fileSize = r.sharedTarget(p)
 	} else if r.tree != nil {
 		fileSize = r.j.Tree.FileSize
 		var err error

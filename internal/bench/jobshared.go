@@ -14,7 +14,8 @@ import (
 const sharedName = "job.shared"
 
 // sharedTarget is the shared file and its layout for phase p.
-func (r *jobRun) sharedTarget(p *jobfile.Phase) (*workload.Targets, *workload.SharedFile) {
+// A phase of it has no file size of its own (0).
+func (r *jobRun) sharedTarget(p *jobfile.Phase) (*workload.Targets, *workload.SharedFile, int64) {
 	hosts := max(r.o.Hosts, 1)
 	world := r.o.Threads * hosts
 	segs := p.Segments
@@ -25,17 +26,17 @@ func (r *jobRun) sharedTarget(p *jobfile.Phase) (*workload.Targets, *workload.Sh
 	if hosts > 1 {
 		root = filepath.Dir(r.dir)
 	}
-	r.shared = true
 	return r.eng.NewTargets(root, []string{sharedName}), &workload.SharedFile{
 		Block: p.Block, Segments: segs, Rank0: r.o.Host * r.o.Threads, World: world,
-	}
+	}, 0
 }
 
-// removeShared removes the file the hosts' runs share, on the first host,
-// once every host has passed the finish barrier: no one reads it then. On
-// one host it is in the run's directory, removed with it.
+// removeShared removes the file the hosts' runs share, if a phase made
+// it, on the first host, once every host has passed the finish barrier: no
+// one reads it then. On one host it is in the run's directory, removed
+// with it.
 func (r *jobRun) removeShared() {
-	if !r.shared || r.o.Host != 0 || r.o.Hosts <= 1 || r.o.Keep {
+	if r.o.Host != 0 || r.o.Hosts <= 1 || r.o.Keep {
 		return
 	}
 	base := filepath.Dir(r.dir)
