@@ -107,6 +107,9 @@ func (o *IO500Options) resolve(cmd *cobra.Command) error {
 		return err
 	}
 	o.Quick = o.CI.Quick
+	if o.Sizes.EasyXfer < 1 {
+		return Usagef("--ior-easy-xfer must be greater than 0")
+	}
 	if o.Sizes.EasyXfer > units.GiB {
 		return Usagef("--ior-easy-xfer %s is larger than 1 GiB", o.easyXfer)
 	}

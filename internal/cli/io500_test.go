@@ -52,6 +52,7 @@ func TestIO500BadInput(t *testing.T) {
 		{[]string{dir, "-p", "0"}, "--threads must be at least 1"},
 		{[]string{dir, "--stonewall", "0s"}, "--stonewall must be greater than 0"},
 		{[]string{dir, "--ior-easy-xfer", "lots"}, "--ior-easy-xfer"},
+		{[]string{dir, "--ior-easy-xfer", "0"}, "--ior-easy-xfer must be greater than 0"},
 		{[]string{dir, "--mdtest-easy-files", "0"}, "at least 1"},
 		{[]string{file}, "not a directory"},
 		{[]string{dir, "--expect", "write-big>1MiB/s"}, `io500 measures no metric "write-big"`},
