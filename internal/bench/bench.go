@@ -65,6 +65,9 @@ type Options struct {
 	// Seed of the data written; 0: a random one. Hosts that read each
 	// other's files share one, so that --verify checks them.
 	Seed uint64 `json:"-"`
+	// Host is this host's place among Hosts (0 and 0 on one host): a
+	// workload's shared file is then shared by the threads of every host.
+	Host, Hosts int `json:"-"`
 }
 
 // Hooks are the run's callbacks to its caller.

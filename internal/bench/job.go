@@ -201,6 +201,7 @@ func (r *jobRun) setTreeState(state string, subdirs bool) error {
 }
 
 func (r *jobRun) cleanup() {
+	r.removeShared()
 	if r.tree != nil && !r.reusable && !r.o.Keep && !vanished(r.dir) {
 		done := r.o.wait(fmt.Sprintf("cleaning up %s in %s", countNoun(r.j.Tree.Shape.NumFiles(), "file"), r.treeRoot))
 		err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape)
@@ -230,7 +231,10 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 	var tg *workload.Targets
 	fileSize := p.FileSize
 	var after func(complete bool) error
-	if r.tree != nil {
+	var shared *workload.SharedFile
+	if p.Shared {
+		tg, shared, fileSize = r.sharedTarget(p)
+	} else if r.tree != nil {
 		fileSize = r.j.Tree.FileSize
 		var err error
 		if tg, after, err = r.treeTargets(ctx, p); err != nil {
@@ -267,7 +271,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 		Name: p.Name, Title: p.Name, Kind: kind, Targets: tg,
 		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
 		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
-		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval,
+		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval, Shared: shared,
 	}
 	if fileSize > 0 {
 		wp.BlockSize = min(p.XferSize, fileSize)
@@ -346,6 +350,9 @@ func (r *jobRun) readBytes(wp *workload.Phase) int64 {
 func progressTotal(p *workload.Phase, threads int) int64 {
 	if p.Duration > 0 {
 		return -1
+	}
+	if l := p.Shared; l != nil {
+		return int64(threads) * int64(l.Segments) * (l.Block / p.BlockSize)
 	}
 	if p.Ops > 0 {
 		return p.Ops

@@ -286,6 +286,11 @@ func (r *agentRunner) command(job *cluster.Job, files map[string]string, prepare
 			*prepared, err = replayAgentJob(o, job, files)
 			return err
 		}), nil
+	case "io500":
+		return newIO500CmdWith(sub, func(_ context.Context, o *IO500Options) error {
+			*prepared = newAgentJob(o, job, o.Path, io500OnAgent)
+			return nil
+		}), nil
 	case "train":
 		return newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
 			*prepared = newAgentJob(o, job, o.Path, trainOnAgent)
@@ -360,6 +365,7 @@ func benchOnAgent(ctx context.Context, gate cluster.Gate, o *BenchOptions, job *
 		o.ReadDir = nextHostDir(base, job)
 	}
 	o.Seed, o.Interval = job.Seed, stonewallInterval
+	o.Host, o.Hosts = job.Index, job.Hosts
 	o.Hooks = gateHooksCounting(ctx, gate, o.Job.Job != nil)
 	return agentRun("bench", func(res *report.Result) error {
 		if o.Job.Job != nil {

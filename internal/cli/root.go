@@ -147,6 +147,7 @@ var commands = []func(*App) *cobra.Command{
 	newProfileCmd,
 	newReplayCmd,
 	newProbeCmd,
+	newIO500Cmd,
 	newCompareCmd,
 	newReportCmd,
 	newAgentCmd,

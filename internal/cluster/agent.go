@@ -236,6 +236,7 @@ var jobCommands = map[string]bool{
 	"checkpoint": true,
 	"train":      true,
 	"replay":     true,
+	"io500":      true,
 }
 
 // check validates a job: its arguments, its path under an allowed root,

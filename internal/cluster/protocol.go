@@ -63,7 +63,7 @@ type Root struct {
 
 // Job is what a coordinator asks an agent to run.
 type Job struct {
-	// Command is "bench", "objbench", "checkpoint", "train" or "replay"; Args are its arguments as the
+	// Command is "bench", "objbench", "checkpoint", "train", "replay" or "io500"; Args are its arguments as the
 	// coordinator's user gave them, less the coordinator's own flags.
 	Command string   `json:"command"`
 	Args    []string `json:"args"`

@@ -48,6 +48,10 @@ type Phase struct {
 	Ops      int64         // operations across all workers
 	Bytes    int64         // bytes across all workers
 	Duration time.Duration // time, after Warmup
+	// Once ends the phase after one pass even when it has a limit: with a
+	// Duration, the pass stops at the deadline or when every task is done,
+	// whichever comes first (IOR's and mdtest's stonewall).
+	Once bool
 	// Warmup runs this long before measuring: operations that start before
 	// it ends are done but not counted.
 	Warmup time.Duration
@@ -131,7 +135,7 @@ func CheckRate(rate float64, tasks int, ops int64, d time.Duration) error {
 }
 
 // onePass reports whether the phase does every task once and ends.
-func (p *Phase) onePass() bool { return p.Ops == 0 && p.Bytes == 0 && p.Duration == 0 }
+func (p *Phase) onePass() bool { return p.Once || p.Ops == 0 && p.Bytes == 0 && p.Duration == 0 }
 
 // Engine runs phases with a fixed set of workers, whose state (histograms,
 // buffers the operations keep in Worker.State) lives across phases.

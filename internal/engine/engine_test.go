@@ -247,3 +247,24 @@ func TestSeriesAddsUp(t *testing.T) {
 		t.Errorf("report: histogram %q series %d count %d", rp.Histogram, len(rp.Series), rp.Latency.Count)
 	}
 }
+
+// A phase with Once and a duration ends when its one pass is done, long
+// before the duration, and does no task twice; with a deadline that comes
+// first, it stops there (the stonewall).
+func TestOnceIsOnePassWithADeadline(t *testing.T) {
+	e := New(2)
+	r, err := e.Run(context.Background(), Phase{Name: "once", Tasks: 7, Once: true, Duration: time.Hour, Do: op(1)})
+	if err != nil || r.Ops != 7 || r.Items != 7 {
+		t.Fatalf("one pass under a deadline of an hour: %d ops, %d items, %v", r.Ops, r.Items, err)
+	}
+	// Each task takes at least 2ms: 1000 of them on two workers take a
+	// second at least, far past the deadline of 50ms.
+	r, err = e.Run(context.Background(), Phase{Name: "wall", Tasks: 1000, Once: true, Duration: 50 * time.Millisecond,
+		Do: func(w *Worker, task, pass int) error {
+			time.Sleep(2 * time.Millisecond)
+			return op(1)(w, task, pass)
+		}})
+	if err != nil || r.Ops >= 1000 {
+		t.Fatalf("stonewalled pass: %d ops, %v", r.Ops, err)
+	}
+}

@@ -13,6 +13,10 @@
 //	  - {name: randwrite, op: write, access: random, select: random}
 //	  - {name: randread, op: read, access: random, select: random}
 //	  - {name: mixed, op: rw, read_pct: 70, access: random, select: random}
+//
+// A phase with shared: true works on one file shared by every thread (IOR's
+// N-1 mode): {name: hard-write, op: write, shared: true, xfer_size: 47008,
+// segments: 1000}.
 package jobfile
 
 import (
@@ -119,6 +123,13 @@ type Phase struct {
 	Warmup   time.Duration
 	Interval time.Duration
 	Rate     float64
+	// Shared has every thread (of every host) write or read its part of
+	// one file, IOR's N-1 layout: Segments segments of one Block a
+	// thread, moved in XferSize transfers; a read is of what a write
+	// phase wrote, each thread reading another's part.
+	Shared   bool
+	Block    int64 // 0: XferSize
+	Segments int   // 0: as many as fill FileSize (for all threads), at least 1
 	Line     int
 }
 

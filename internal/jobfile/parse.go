@@ -94,7 +94,7 @@ var (
 	jobKeys   = []string{"name", "description", "threads", "direct", "fsync", "verify", "tree", "defaults", "phases"}
 	treeKeys  = []string{"dir", "depth", "width", "files", "file_size", "format"}
 	phaseKeys = []string{"name", "op", "access", "select", "xfer_size", "file_size", "files", "read_pct", "ops",
-		"duration", "warmup", "interval", "rate"}
+		"duration", "warmup", "interval", "rate", "shared", "block_size", "segments"}
 )
 
 // reader reads the value of one key at key (the key's full name, for
@@ -234,19 +234,22 @@ func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (Phase, error)
 	}
 	ph := Phase{Line: n.Line, Files: 1, ReadPct: -1}
 	err = read(append(append([][2]*yaml.Node{}, defs...), kv...), what+".", map[string]reader{
-		"name":      to(&ph.Name, p.str),
-		"op":        func(v *yaml.Node, key string) error { return p.op(v, key, &ph) },
-		"access":    to(&ph.Access, p.access),
-		"select":    to(&ph.Select, p.access),
-		"xfer_size": to(&ph.XferSize, p.size),
-		"file_size": to(&ph.FileSize, p.size),
-		"files":     to(&ph.Files, p.ints(1, 1<<24)),
-		"read_pct":  to(&ph.ReadPct, p.ints(0, 100)),
-		"ops":       to(&ph.Ops, p.int64s(1, 1<<62)),
-		"duration":  to(&ph.Duration, p.duration),
-		"warmup":    to(&ph.Warmup, p.duration),
-		"interval":  to(&ph.Interval, p.duration),
-		"rate":      to(&ph.Rate, p.float),
+		"name":       to(&ph.Name, p.str),
+		"op":         func(v *yaml.Node, key string) error { return p.op(v, key, &ph) },
+		"access":     to(&ph.Access, p.access),
+		"select":     to(&ph.Select, p.access),
+		"xfer_size":  to(&ph.XferSize, p.size),
+		"file_size":  to(&ph.FileSize, p.size),
+		"files":      to(&ph.Files, p.ints(1, 1<<24)),
+		"read_pct":   to(&ph.ReadPct, p.ints(0, 100)),
+		"ops":        to(&ph.Ops, p.int64s(1, 1<<62)),
+		"duration":   to(&ph.Duration, p.duration),
+		"warmup":     to(&ph.Warmup, p.duration),
+		"interval":   to(&ph.Interval, p.duration),
+		"rate":       to(&ph.Rate, p.float),
+		"shared":     to(&ph.Shared, p.bool),
+		"block_size": to(&ph.Block, p.size),
+		"segments":   to(&ph.Segments, p.ints(1, 1<<30)),
 	})
 	if err != nil {
 		return ph, err

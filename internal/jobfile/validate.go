@@ -35,6 +35,7 @@ func (j *Job) Validate() error {
 		}
 	}
 	seen := map[string]int{}
+	written := false // a shared write comes before
 	for i := range j.Phases {
 		ph := &j.Phases[i]
 		if !nameRE.MatchString(ph.Name) {
@@ -46,6 +47,12 @@ func (j *Job) Validate() error {
 		seen[ph.Name] = ph.Line
 		if err := j.validatePhase(ph); err != nil {
 			return errAt(ph.Line, "phase %s: %v", ph.Name, err)
+		}
+		if ph.Shared {
+			if err := j.validateShared(ph, written); err != nil {
+				return errAt(ph.Line, "phase %s: %v", ph.Name, err)
+			}
+			written = written || ph.Op == OpWrite
 		}
 	}
 	return nil
@@ -109,6 +116,31 @@ func (j *Job) validatePhase(ph *Phase) error {
 	}
 	if ph.Interval > 0 && ph.Interval < 10*time.Millisecond {
 		return errors.New("interval must be at least 10ms")
+	}
+	return nil
+}
+
+// validateShared checks a phase on the shared file.
+func (j *Job) validateShared(ph *Phase, written bool) error {
+	switch {
+	case j.Tree != nil:
+		return errors.New("shared: true works on one file, not on a tree")
+	case ph.Op != OpWrite && ph.Op != OpRead:
+		return fmt.Errorf("shared: true applies to op read and op write, not %s", ph.Op)
+	case ph.Access == workload.Random:
+		return errors.New("shared: true lays out its transfers itself (segments, block_size); access: random does not apply")
+	case !ph.OnePass() && ph.Duration == 0:
+		return errors.New("shared: true is one pass of the segments, ended early by a duration (a stonewall); ops do not apply")
+	case ph.Rate > 0 || ph.Warmup > 0:
+		return errors.New("shared: true does not take a rate or a warm-up")
+	case ph.Op == OpRead && !written:
+		return errors.New("a shared read reads what a shared write before it wrote: add one")
+	}
+	if ph.Block == 0 {
+		ph.Block = ph.XferSize
+	}
+	if ph.Block%ph.XferSize != 0 {
+		return fmt.Errorf("block_size %d is not a multiple of xfer_size %d", ph.Block, ph.XferSize)
 	}
 	return nil
 }

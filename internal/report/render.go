@@ -232,6 +232,7 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 			return err
 		}
 		writeTraining(bw, r.Training, o)
+		writeIO500(bw, r.IO500)
 		if err := writeReplay(bw, r.Replay); err != nil {
 			return err
 		}

@@ -54,6 +54,8 @@ type Result struct {
 	Training *Training `json:"training,omitempty"`
 	// Replay is set by fsbench replay: the recording beside the replay.
 	Replay *Replay `json:"replay,omitempty"`
+	// IO500 is set by fsbench io500: the scores of its phases.
+	IO500 *IO500 `json:"io500,omitempty"`
 
 	// Runs are the runs of a benchmark repeated with --repeat N (N > 1),
 	// each with its own figures and histograms, in the order they ran.

@@ -94,7 +94,10 @@ type Phase struct {
 	// with no Duration is one pass: every target once (every block once).
 	Ops      int64
 	Duration time.Duration // time limit, after Warmup
-	Warmup   time.Duration // run this long before measuring
+	// Once makes Duration a stonewall: the phase is one pass over the
+	// targets, ended early at the Duration.
+	Once   bool
+	Warmup time.Duration // run this long before measuring
 	// Rate makes the phase open-loop: operations are scheduled at this many
 	// per second across the workers, and latency is the response time from
 	// the scheduled start (Result.Service holds the service time).
@@ -104,6 +107,10 @@ type Phase struct {
 	// goroutine of its own.
 	Interval   time.Duration
 	OnInterval func(Sample)
+	// Shared, if set, has every worker write or read its part of the one
+	// target, the phase's only one (see SharedFile); a Duration is then a
+	// stonewall that ends the phase's one pass early.
+	Shared *SharedFile
 }
 
 // Result and Sample are the engine's measurements.
@@ -211,9 +218,12 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	}
 	e.current.Store(&p)
 	defer e.current.Store(nil)
+	if p.Shared != nil {
+		return e.runShared(ctx, &p)
+	}
 	return e.core.Run(ctx, engine.Phase{
 		Name: p.Name, Title: p.Title, Tasks: p.Targets.Len(), Random: p.Select == Random,
-		Ops: p.Ops, Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate,
+		Ops: p.Ops, Duration: p.Duration, Once: p.Once, Warmup: p.Warmup, Rate: p.Rate,
 		Interval: p.Interval, OnInterval: p.OnInterval,
 		Setup: func(w *engine.Worker) error { e.setup(w, &p); return nil },
 		Do:    e.op(&p),
@@ -231,8 +241,13 @@ func (e *Engine) check(p *Phase) error {
 		if p.BlockSize <= 0 || p.BlockSize > e.maxBlock {
 			return fmt.Errorf("transfer size %d is not in 1..%d", p.BlockSize, e.maxBlock)
 		}
-		if p.Kind.IsData() && p.FileSize <= 0 && p.Targets.Sizes == nil {
+		if p.Kind.IsData() && p.FileSize <= 0 && p.Targets.Sizes == nil && p.Shared == nil {
 			return fmt.Errorf("file size must be greater than 0")
+		}
+	}
+	if p.Shared != nil {
+		if err := p.Shared.check(p, e.cfg.Workers); err != nil {
+			return err
 		}
 	}
 	if p.Kind == Mixed && (p.ReadPct < 0 || p.ReadPct > 100) {
@@ -268,7 +283,7 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	}
 	// Every block a stream hands out starts on a 4 KiB boundary of its
 	// buffer: aligned for O_DIRECT up to that.
-	stream := p.FileSize >= pattern.StreamMin && e.align <= 4096
+	stream := (p.FileSize >= pattern.StreamMin || p.Shared != nil && p.Shared.big) && e.align <= 4096
 	switch {
 	case !writes:
 	case stream && e.streams:

@@ -1,0 +1,48 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// sharedName is the job's shared file: in the run's directory on one
+// host, beside the hosts' directories on many, where every host finds it.
+const sharedName = "job.shared"
+
+// sharedTarget is the shared file and its layout for phase p.
+// A phase of it has no file size of its own (0).
+func (r *jobRun) sharedTarget(p *jobfile.Phase) (*workload.Targets, *workload.SharedFile, int64) {
+	hosts := max(r.o.Hosts, 1)
+	world := r.o.Threads * hosts
+	segs := p.Segments
+	if segs == 0 {
+		segs = int(max(1, p.FileSize/(int64(world)*p.Block)))
+	}
+	root := r.dir
+	if hosts > 1 {
+		root = filepath.Dir(r.dir)
+	}
+	return r.eng.NewTargets(root, []string{sharedName}), &workload.SharedFile{
+		Block: p.Block, Segments: segs, Rank0: r.o.Host * r.o.Threads, World: world,
+	}, 0
+}
+
+// removeShared removes the file the hosts' runs share, if a phase made
+// it, on the first host, once every host has passed the finish barrier: no
+// one reads it then. On one host it is in the run's directory, removed
+// with it.
+func (r *jobRun) removeShared() {
+	if r.o.Host != 0 || r.o.Hosts <= 1 || r.o.Keep {
+		return
+	}
+	base := filepath.Dir(r.dir)
+	for _, n := range []string{sharedName, sharedName + workload.StatusSuffix} {
+		if err := os.Remove(filepath.Join(base, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			r.warn("clean up %s: %v", filepath.Join(base, n), err)
+		}
+	}
+}

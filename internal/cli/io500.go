@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/io500"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// IO500Options are the flags of `fsbench io500`.
+type IO500Options struct {
+	io500.Options
+	io500.Target
+	RunFlags
+	easyXfer string
+}
+
+// io500Catalog is what --expect and compare may name: every phase.
+func io500Catalog() expect.Catalog {
+	c := expect.Catalog{Command: "io500"}
+	for _, n := range io500.Order {
+		c.Metrics = append(c.Metrics, expect.Metric{Name: n, Bytes: io500.Group(n) == io500.Bandwidth})
+	}
+	return c
+}
+
+func newIO500Cmd(app *App) *cobra.Command { return newIO500CmdWith(app, nil) }
+
+// newIO500CmdWith builds the command; runF replaces the run in tests of
+// flag parsing.
+func newIO500CmdWith(app *App, runF func(context.Context, *IO500Options) error) *cobra.Command {
+	o := &IO500Options{}
+	z := io500.Standard()
+	cmd := &cobra.Command{
+		Use:   "io500 PATH",
+		Short: "Run IO500's phases (ior-easy, mdtest-easy, ior-hard, mdtest-hard, find) and compute its scores",
+		Long:  io500Long,
+		Example: `  fsbench io500 /mnt/lustre -p 16
+  fsbench io500 /mnt/jfs --quick -o json > io500.json
+  fsbench io500 /mnt/cephfs -p 8 --stonewall 60s --verify
+  fsbench compare before.json after.json`,
+		Args: exactArgs(1, "one PATH, the directory to run in"),
+	}
+	cmd.RunE = hostsCommand[*IO500Options]{opts: o, flags: &o.RunFlags, runF: runF, cluster: io500Cluster, run: runIO500,
+		resolve: func(cmd *cobra.Command, args []string) error {
+			o.Path = args[0]
+			return o.resolve(cmd)
+		}}.runE(app)
+	f := cmd.Flags()
+	f.IntVarP(&o.Threads, "threads", "p", 1, "ranks: threads that each do a rank's part of every phase")
+	f.DurationVar(&o.Stonewall, "stonewall", io500.DefaultStonewall, "write phases stop after this `DURATION` (IO500's rule: 300s); later phases work on what was written")
+	f.StringVar(&o.easyXfer, "ior-easy-xfer", units.FormatBytes(z.EasyXfer), "ior-easy's transfer `SIZE` (IOR -t)")
+	f.IntVar(&o.Sizes.EasySegments, "ior-easy-transfers", z.EasySegments, "ior-easy's transfers a rank at most (IOR -b over -t)")
+	f.IntVar(&o.Sizes.HardSegments, "ior-hard-segments", z.HardSegments, "ior-hard's 47008-byte transfers a rank at most (IOR -s)")
+	f.IntVar(&o.Sizes.EasyFiles, "mdtest-easy-files", z.EasyFiles, "mdtest-easy's files a rank at most (mdtest -n)")
+	f.IntVar(&o.Sizes.HardFiles, "mdtest-hard-files", z.HardFiles, "mdtest-hard's files a rank at most (mdtest -n)")
+	f.BoolVar(&o.Verify, "verify", false, "check every byte read back (ior reads, mdtest-hard-read)")
+	f.BoolVar(&o.Target.Keep, "keep", false, "keep the run's directory with the ior files and the timestamp file (the delete phases remove mdtest's files)")
+	q := io500.Quick()
+	addRunFlags(cmd, &o.RunFlags, []Preset{
+		{"ior-easy-transfers", fmt.Sprint(q.EasySegments)}, {"ior-hard-segments", fmt.Sprint(q.HardSegments)},
+		{"mdtest-easy-files", fmt.Sprint(q.EasyFiles)}, {"mdtest-hard-files", fmt.Sprint(q.HardFiles)},
+	})
+	return cmd
+}
+
+const io500Long = `Run the phases of the IO500 benchmark on the file system that holds PATH, in
+IO500's order, and compute IO500's scores from them:
+
+  ior-easy-write     each rank writes a file of its own in 2 MiB transfers
+  mdtest-easy-write  each rank creates empty files in a directory of its own
+  ior-hard-write     every rank writes 47008-byte transfers, interleaved, into ONE shared file
+  mdtest-hard-write  every rank creates 3901-byte files in ONE shared directory
+  find               a parallel walk of everything, matching -newer -size 3901c -name "*01*"
+  ior-easy-read, mdtest-easy-stat, ior-hard-read, mdtest-hard-stat,
+  mdtest-easy-delete, mdtest-hard-read, mdtest-hard-delete
+
+Write phases stop at the stonewall (--stonewall, IO500's 300 s by default) or
+when their amount is done; IO500 asks that they run the whole stonewall, and a
+write that ends earlier is warned of. Every later phase works on exactly what
+was written: rank r reads, stats and deletes what rank r+1 made, so that no
+rank is served by what it just wrote. The bandwidth score is the geometric mean
+of the four ior phases in GiB/s, the metadata score that of the eight others in
+thousands of operations a second (kIOPS), and the total their geometric mean,
+as IO500's calc_score computes them.
+
+This is IO500-style, NOT an official IO500 result: the phases are run by
+fsbench's engine, not by IOR, mdtest and pfind, and the run is no submission.
+--quick is a smoke run with small amounts. Everything is removed at the end.`
+
+func (o *IO500Options) resolve(cmd *cobra.Command) error {
+	if err := o.Cluster.resolve(cmd); err != nil {
+		return err
+	}
+	if err := o.CI.resolve(cmd, io500Catalog()); err != nil {
+		return err
+	}
+	if err := parseSizes(sizeArg{"ior-easy-xfer", o.easyXfer, &o.Sizes.EasyXfer}); err != nil {
+		return err
+	}
+	o.Quick = o.CI.Quick
+	if o.Sizes.EasyXfer < 1 {
+		return Usagef("--ior-easy-xfer must be greater than 0")
+	}
+	if o.Sizes.EasyXfer > units.GiB {
+		return Usagef("--ior-easy-xfer %s is larger than 1 GiB", o.easyXfer)
+	}
+	if err := o.Options.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
+	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
+		return Usagef("PATH %s is not a directory: give the directory to run in", o.Path)
+	}
+	return o.Output.resolve()
+}
+
+func runIO500(ctx context.Context, app *App, o *IO500Options) error {
+	var prog *Progress
+	o.Warn = func(msg string) { app.Warnf("%s", msg) }
+	o.PhaseStart = func(name string, ops func() int64) {
+		if prog != nil {
+			prog.Done()
+		}
+		prog = app.StartProgress(name, -1, "ops", ops)
+	}
+	o.Created, o.Removed = app.Left.Set, app.Left.Clear
+	if !app.Globals.Quiet {
+		fmt.Fprintf(app.IO.Err, "IO500-style run (not an official IO500 result) in %s with %d ranks, stonewall %s\n", o.Path, o.Threads, o.Stonewall)
+	}
+	res, err := app.measure(ctx, "io500", o.Repeat, func(ctx context.Context, res *report.Result) error {
+		return io500.RunAt(ctx, o.Target, o.Options, res)
+	})
+	if prog != nil {
+		prog.Done()
+	}
+	if res.IO500 == nil || len(res.Runs) > 0 {
+		io500.SetScores(res, o.Options) // of the runs' medians
+	}
+	if err != nil && !res.Interrupted {
+		return app.writeFailed(res, &o.Output, err)
+	}
+	return app.finishRun(res, &o.Output, &o.CI)
+}
+
+// io500Cluster makes the run of io500 on the agents: -p ranks on each,
+// every host's ranks in the files and directories the suite shares, so
+// PATH must be one file system every host mounts.
+func io500Cluster(cmd *cobra.Command, args []string, o *IO500Options) (*clusterRun, error) {
+	c, err := o.clusterRun("io500", cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	c.left = runDirLeft(o.Path)
+	c.finish = func(res *report.Result, parts []cluster.HostResult) error {
+		for i := range res.Phases {
+			io500.SetValue(&res.Phases[i])
+		}
+		o.World = o.Threads * len(parts)
+		io500.SetScores(res, o.Options)
+		return nil
+	}
+	return c, nil
+}
+
+// io500OnAgent is host i's part of io500: ranks i*p.. of all hosts' n*p,
+// in the run's directory that every host shares.
+func io500OnAgent(ctx context.Context, gate cluster.Gate, o *IO500Options, job *cluster.Job) (*report.Result, error) {
+	base, err := runBase(o.Path, job)
+	if err != nil {
+		return nil, err
+	}
+	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
+	o.DataDir = base
+	o.Rank0, o.World, o.Seed = job.Index*o.Threads, job.Hosts*o.Threads, job.Seed
+	o.PhaseStart = func(name string, _ func() int64) { _ = gate(ctx, name) }
+	o.Finish = func() { _ = gate(ctx, cluster.FinishPhase) }
+	return agentRun("io500", func(res *report.Result) error { return io500.RunAt(ctx, o.Target, o.Options, res) })
+}

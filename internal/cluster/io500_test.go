@@ -1,0 +1,42 @@
+package cluster_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/io500"
+)
+
+// io500 on three hosts of two ranks each: one merged result with every
+// phase, exact counts over the six ranks (each host's ranks stat, read and
+// delete the next host's files), every byte read back verified, scores
+// from the merged phases, and nothing left.
+func TestIO500ThreeHosts(t *testing.T) {
+	root := t.TempDir()
+	a, b, c := startAgent(t, root), startAgent(t, root), startAgent(t, root)
+	out := coordinator(t, context.Background(), "io500", root, "-p", "2", "--quick", "--verify", "--mdtest-easy-files", "100",
+		"--mdtest-hard-files", "80", "--ior-hard-segments", "40", "--ior-easy-transfers", "3", "--ior-easy-xfer", "1M",
+		"--hosts", hostsFlag(a, b, c), "-o", "json")
+	r := resultOf(t, out)
+	if len(r.Phases) != len(io500.Order) || len(r.Hosts) != 3 || r.IO500 == nil || r.IO500.Score <= 0 {
+		t.Fatalf("%d phases, %d hosts, %+v", len(r.Phases), len(r.Hosts), r.IO500)
+	}
+	want := map[string][2]int64{ // items, bytes
+		"ior-easy-write": {6 * 3, 6 * 3 << 20}, "ior-easy-read": {6 * 3, 6 * 3 << 20},
+		"ior-hard-write": {6 * 40, 6 * 40 * io500.HardXfer}, "ior-hard-read": {6 * 40, 6 * 40 * io500.HardXfer},
+		"mdtest-easy-write": {600, 0}, "mdtest-easy-stat": {600, 0}, "mdtest-easy-delete": {600, 0},
+		"mdtest-hard-write": {480, 480 * io500.HardFileSize}, "mdtest-hard-stat": {480, 0},
+		"mdtest-hard-read": {480, 480 * io500.HardFileSize}, "mdtest-hard-delete": {480, 0},
+	}
+	for _, p := range r.Phases {
+		if w, ok := want[p.Name]; ok && (p.Items != w[0] || p.Bytes != w[1] || p.Errors != 0) {
+			t.Errorf("%s: %d items, %d bytes, %d errors; want %v", p.Name, p.Items, p.Bytes, p.Errors, w)
+		}
+	}
+	if s := io500.ScoresOf(r.Phases); s.Total != r.IO500.Score {
+		t.Errorf("score %v, from the merged phases %v", r.IO500.Score, s.Total)
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}

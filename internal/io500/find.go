@@ -1,0 +1,165 @@
+package io500
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Match is what a find looks for, as IO500's find phase asks for it:
+// `-newer FILE -size 3901c -name "*01*"`. A zero field matches anything.
+type Match struct {
+	Name  string    // a shell pattern for the entry's name (path.Match)
+	Size  int64     // exact size in bytes; negative: any
+	Newer time.Time // modified after this
+}
+
+// FindResult is what a walk saw.
+type FindResult struct {
+	Scanned int64 // entries looked at: files and directories
+	Found   int64 // files that matched
+	Dirs    int64
+	Errors  int64
+	Elapsed time.Duration
+	Err     error // the first error, if any
+}
+
+// Find walks the tree under root with workers goroutines, each taking the
+// next directory not yet read (as pfind does), and counts what matches m.
+// A name is matched before anything is asked of the file system about the
+// entry; only a file whose name matches is stat'ed. Find ends early, with
+// what it counted, when ctx is cancelled.
+func Find(ctx context.Context, root string, m Match, workers int) FindResult {
+	f := &finder{m: m, ctx: ctx}
+	f.cond = sync.NewCond(&f.mu)
+	f.queue = []string{root}
+	f.pending = 1
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f.work() }()
+	}
+	stop := context.AfterFunc(ctx, func() { f.mu.Lock(); f.cond.Broadcast(); f.mu.Unlock() })
+	wg.Wait()
+	stop()
+	f.res.Elapsed = time.Since(t0)
+	if f.res.Err == nil && ctx.Err() != nil {
+		f.res.Err = ctx.Err()
+	}
+	return f.res
+}
+
+type finder struct {
+	m       Match
+	ctx     context.Context
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []string
+	pending int // directories queued or being read
+	res     FindResult
+}
+
+// next takes a directory to read; false when there are none left.
+func (f *finder) next() (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for len(f.queue) == 0 && f.pending > 0 && f.ctx.Err() == nil {
+		f.cond.Wait()
+	}
+	if len(f.queue) == 0 || f.ctx.Err() != nil {
+		return "", false
+	}
+	d := f.queue[len(f.queue)-1]
+	f.queue = f.queue[:len(f.queue)-1]
+	return d, true
+}
+
+func (f *finder) work() {
+	for {
+		dir, ok := f.next()
+		if !ok {
+			return
+		}
+		var c FindResult
+		subdirs, err := f.readDir(dir, &c)
+		f.mu.Lock()
+		f.res.Scanned += c.Scanned
+		f.res.Found += c.Found
+		f.res.Dirs++
+		f.res.Errors += c.Errors
+		if err != nil {
+			f.res.Errors++
+			if f.res.Err == nil {
+				f.res.Err = err
+			}
+		}
+		f.queue = append(f.queue, subdirs...)
+		f.pending += len(subdirs) - 1
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	}
+}
+
+// readDir reads one directory, counting into c, and returns its
+// subdirectories.
+func (f *finder) readDir(dir string, c *FindResult) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	var subdirs []string
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			c.Scanned++
+			if e.IsDir() {
+				subdirs = append(subdirs, filepath.Join(dir, e.Name()))
+				continue
+			}
+			if ok, err := f.matches(dir, e); err != nil {
+				c.Errors++
+			} else if ok {
+				c.Found++
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return subdirs, nil
+		case err != nil:
+			return subdirs, err
+		}
+	}
+}
+
+// matches tells whether a file of dir matches: its name first, and only
+// then its size and time.
+func (f *finder) matches(dir string, e os.DirEntry) (bool, error) {
+	if f.m.Name != "" {
+		if ok, _ := path.Match(f.m.Name, e.Name()); !ok {
+			return false, nil
+		}
+	}
+	if f.m.Size < 0 && f.m.Newer.IsZero() {
+		return true, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(dir, e.Name()), &st); err != nil {
+		return false, err
+	}
+	if f.m.Size >= 0 && st.Size != f.m.Size {
+		return false, nil
+	}
+	if !f.m.Newer.IsZero() && !time.Unix(st.Mtim.Unix()).After(f.m.Newer) {
+		return false, nil
+	}
+	return true, nil
+}

@@ -1,0 +1,52 @@
+package io500
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// A tree of 4 directories of 50 files: find matches by name, size and
+// time exactly, with any number of walkers.
+func TestFindMatchesNameSizeAndAge(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	var want int64
+	for d := range 4 {
+		dir := filepath.Join(root, "d"+strconv.Itoa(d), "sub")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 50 {
+			name := "f." + strconv.Itoa(d) + "." + strconv.Itoa(i)
+			size := 3901
+			if i%3 == 0 {
+				size = 100
+			}
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stale := i%5 == 0
+			if stale {
+				os.Chtimes(p, old, old)
+			}
+			if m, _ := filepath.Match("*1*", name); m && size == 3901 && !stale {
+				want++
+			}
+		}
+	}
+	for _, workers := range []int{1, 3, 16} {
+		f := Find(context.Background(), root, Match{Name: "*1*", Size: 3901, Newer: old.Add(time.Minute)}, workers)
+		// root, 4 dirs, 4 subdirs read; 8 directories and 200 files seen.
+		if f.Err != nil || f.Found != want || f.Scanned != 8+200 || f.Dirs != 9 {
+			t.Errorf("%d walkers: %+v, want %d found", workers, f, want)
+		}
+	}
+	if f := Find(context.Background(), filepath.Join(root, "none"), Match{Size: -1}, 2); f.Err == nil {
+		t.Errorf("a missing root: %+v", f)
+	}
+}

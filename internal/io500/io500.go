@@ -1,0 +1,167 @@
+// Package io500 is `fsbench io500`: the phases of the IO500 benchmark
+// (ior-easy, mdtest-easy, ior-hard, mdtest-hard, find) in IO500's order,
+// with stonewalled write phases, on fsbench's engine, and IO500's scores
+// computed from them. It is IO500-style, not an official IO500 run: the
+// phases do what IOR, mdtest and pfind do in IO500's configuration, but
+// the programs are not IO500's, and the run is not a submission.
+package io500
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// Sizes are the amounts of the suite's phases. A write phase does at most
+// its amount, and stops earlier at the stonewall.
+type Sizes struct {
+	EasyXfer     int64 // ior-easy's transfer and block (IOR -t 2m)
+	EasySegments int   // ior-easy's transfers a rank (IOR -b / -t)
+	HardSegments int   // ior-hard's 47,008-byte transfers a rank (IOR -s)
+	EasyFiles    int   // mdtest-easy's files a rank
+	HardFiles    int   // mdtest-hard's files a rank
+}
+
+// IO500's own figures.
+const (
+	HardXfer     = 47008 // ior-hard's transfer (IOR -t 47008 -b 47008)
+	HardFileSize = 3901  // mdtest-hard's files (mdtest -w 3901 -e 3901)
+	// DefaultStonewall is IO500's rule: a write phase runs 300 s.
+	DefaultStonewall = 300 * time.Second
+)
+
+// Standard are the amounts of a full run: more than a rank writes in the
+// stonewall's time on most storage (IO500 sets ior-easy's block to
+// 9,920,000 MiB and ior-hard's segments to 10,000,000).
+func Standard() Sizes {
+	return Sizes{EasyXfer: 2 * units.MiB, EasySegments: 4_960_000, HardSegments: 10_000_000, EasyFiles: 1_000_000, HardFiles: 1_000_000}
+}
+
+// Quick are the amounts of a smoke run (--quick): seconds, not minutes.
+func Quick() Sizes {
+	return Sizes{EasyXfer: 2 * units.MiB, EasySegments: 16, HardSegments: 256, EasyFiles: 1000, HardFiles: 500}
+}
+
+// Options are a run's settings.
+type Options struct {
+	// Dir is the run's own directory, which exists and is empty: every
+	// file of the run is made below it, and removed at the end.
+	Dir       string
+	Threads   int // ranks on this host
+	Rank0     int // global rank of this host's first thread
+	World     int // ranks of all hosts; 0: Threads
+	Stonewall time.Duration
+	Sizes     Sizes
+	Verify    bool
+	Quick     bool // a smoke run: no warning that a write ended before the stonewall
+	Seed      uint64
+	// PhaseStart, if set, is called before each phase (a host's barrier)
+	// with a count of its operations so far, for progress; Warn with what
+	// a reader of the result should know.
+	PhaseStart func(name string, ops func() int64)
+	Warn       func(msg string)
+	// Finish, if set, is called after the last phase, before the clean-up
+	// (a host's barrier: the first host removes the files all share).
+	Finish func()
+	// Keep leaves the ior files and the timestamp file (the delete phases
+	// have removed mdtest's files).
+	Keep bool
+}
+
+// Validate checks the options before anything is written.
+func (o *Options) Validate() error {
+	s := o.Sizes
+	switch {
+	case o.Threads < 1:
+		return fmt.Errorf("--threads must be at least 1 (got %d)", o.Threads)
+	case o.Stonewall <= 0:
+		return fmt.Errorf("--stonewall must be greater than 0 (got %s)", o.Stonewall)
+	case s.EasyXfer < 1 || s.EasySegments < 1 || s.HardSegments < 1 || s.EasyFiles < 1 || s.HardFiles < 1:
+		return errors.New("the amounts of the phases must be at least 1")
+	case int64(s.EasyFiles)+int64(s.HardFiles) > workload.MaxTreeFiles/int64(max(o.World, o.Threads)):
+		return fmt.Errorf("%d and %d files a rank on %d ranks are more than %d files", s.EasyFiles, s.HardFiles, max(o.World, o.Threads), workload.MaxTreeFiles)
+	}
+	return nil
+}
+
+// Phase names, in IO500's order.
+var Order = []string{
+	"ior-easy-write", "mdtest-easy-write", "ior-hard-write", "mdtest-hard-write", "find",
+	"ior-easy-read", "mdtest-easy-stat", "ior-hard-read", "mdtest-hard-stat",
+	"mdtest-easy-delete", "mdtest-hard-read", "mdtest-hard-delete",
+}
+
+// Group is the score group of a phase: bandwidth for IOR's, metadata for
+// the others.
+func Group(name string) string {
+	if len(name) > 3 && name[:3] == "ior" {
+		return Bandwidth
+	}
+	return Metadata
+}
+
+// Run runs the suite and appends its phases to res, with IO500's figure
+// (GiB/s or kIOPS) as each phase's value. It returns on the first error,
+// with the phases measured until then; Run removes the files it made, also
+// then, but not Dir itself.
+func Run(ctx context.Context, o Options, res *report.Result) (err error) {
+	if o.World == 0 {
+		o.World = o.Threads
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	s := newSuite(o, res)
+	defer func() {
+		if cerr := s.cleanup(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	for _, name := range Order {
+		if o.PhaseStart != nil {
+			o.PhaseStart(name, s.eng.Live.Ops.Load)
+		}
+		if err := s.run(ctx, name); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Scores computes the scores of a result's IO500 phases.
+func ScoresOf(phases []report.Phase) Scores {
+	var ps []PhaseScore
+	for _, p := range phases {
+		ps = append(ps, PhaseScore{Name: p.Name, Group: Group(p.Name), Value: p.Value.Value})
+	}
+	return Score(ps)
+}
+
+// dirs of the run below Dir.
+const (
+	easyDir = "ior-easy"
+	hardDir = "ior-hard"
+	mdEasy  = "mdtest-easy"
+	mdHard  = "mdtest-hard"
+)
+
+func (s *suite) mkdirs() error {
+	for _, d := range []string{easyDir, hardDir, mdEasy, mdHard} {
+		if err := os.MkdirAll(filepath.Join(s.o.Dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	for w := range s.o.Threads {
+		if err := os.MkdirAll(filepath.Join(s.o.Dir, mdEasy, rankDir(s.o.Rank0+w)), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package io500
+
+import (
+	"context"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+func small() Sizes {
+	return Sizes{EasyXfer: 64 * units.KiB, EasySegments: 8, HardSegments: 20, EasyFiles: 150, HardFiles: 120}
+}
+
+func phaseOf(t *testing.T, res *report.Result, name string) report.Phase {
+	t.Helper()
+	for _, p := range res.Phases {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("no phase %s in %d phases", name, len(res.Phases))
+	return report.Phase{}
+}
+
+// The whole suite on three ranks: the phases in IO500's order, every count
+// exact, every byte read back verified by another rank, find's matches
+// exactly the mdtest-hard files whose names hold "01", and nothing left.
+func TestSuiteCountsAreExact(t *testing.T) {
+	dir := t.TempDir()
+	var res report.Result
+	o := Options{Dir: dir, Threads: 3, Stonewall: time.Hour, Sizes: small(), Verify: true, Seed: 3, Quick: true}
+	if err := Run(context.Background(), o, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Phases) != len(Order) {
+		t.Fatalf("%d phases", len(res.Phases))
+	}
+	for i, p := range res.Phases {
+		if p.Name != Order[i] || p.Errors != 0 || p.Value.Value <= 0 {
+			t.Errorf("phase %d: %s, %d errors, value %v", i, p.Name, p.Errors, p.Value)
+		}
+	}
+	z := small()
+	for name, want := range map[string]int64{
+		"mdtest-easy-write": 3 * 150, "mdtest-easy-stat": 3 * 150, "mdtest-easy-delete": 3 * 150,
+		"mdtest-hard-write": 3 * 120, "mdtest-hard-stat": 3 * 120, "mdtest-hard-read": 3 * 120, "mdtest-hard-delete": 3 * 120,
+	} {
+		if got := phaseOf(t, &res, name).Items; got != want {
+			t.Errorf("%s: %d items, want %d", name, got, want)
+		}
+	}
+	for name, want := range map[string]int64{
+		"ior-easy-write": 3 * 8 * z.EasyXfer, "ior-easy-read": 3 * 8 * z.EasyXfer,
+		"ior-hard-write": 3 * 20 * HardXfer, "ior-hard-read": 3 * 20 * HardXfer, "mdtest-hard-read": 3 * 120 * HardFileSize,
+	} {
+		if got := phaseOf(t, &res, name).Bytes; got != want {
+			t.Errorf("%s: %d bytes, want %d", name, got, want)
+		}
+	}
+	// Names file.R.N with "01" in them, counted here from the names.
+	var want int64
+	for r := range 3 {
+		for i := range 120 {
+			if ok, _ := path.Match("*01*", "file."+strconv.Itoa(r)+"."+strconv.Itoa(i)); ok {
+				want++
+			}
+		}
+	}
+	if f := phaseOf(t, &res, "find"); len(res.Warnings) != 0 || f.Items < 3*(150+120) || want == 0 ||
+		!strings.Contains(f.LatencyOf, "; "+strconv.FormatInt(want, 10)+" of them matched") {
+		t.Errorf("find: %d entries, %q, warnings %q (want %d matches)", f.Items, f.LatencyOf, res.Warnings, want)
+	}
+	if s := ScoresOf(res.Phases); s.Bandwidth <= 0 || s.Metadata <= 0 || s.Total <= 0 {
+		t.Errorf("scores %+v", s)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("left behind: %v, %v", ents, err)
+	}
+}
+
+// With a stonewall that ends the writes early, the later phases work on
+// exactly what was written: as many stats, reads and deletes as files
+// created, as many bytes read as written.
+func TestStonewallCountsCarryOver(t *testing.T) {
+	dir := t.TempDir()
+	var res report.Result
+	z := Sizes{EasyXfer: 4096, EasySegments: 1 << 30, HardSegments: 1 << 30, EasyFiles: 200_000, HardFiles: 200_000}
+	o := Options{Dir: dir, Threads: 2, Stonewall: 300 * time.Millisecond, Sizes: z, Verify: true, Seed: 5}
+	if err := Run(context.Background(), o, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{
+		{"mdtest-easy-write", "mdtest-easy-stat", "mdtest-easy-delete"},
+		{"mdtest-hard-write", "mdtest-hard-stat", "mdtest-hard-read", "mdtest-hard-delete"},
+	} {
+		made := phaseOf(t, &res, c[0]).Items
+		if made == 0 || made >= 2*200_000 {
+			t.Fatalf("%s made %d files: not stonewalled", c[0], made)
+		}
+		for _, later := range c[1:] {
+			if got := phaseOf(t, &res, later).Items; got != made {
+				t.Errorf("%s: %d items, %s made %d", later, got, c[0], made)
+			}
+		}
+	}
+	for _, c := range [][2]string{{"ior-easy-write", "ior-easy-read"}, {"ior-hard-write", "ior-hard-read"}} {
+		w, r := phaseOf(t, &res, c[0]), phaseOf(t, &res, c[1])
+		if w.Bytes == 0 || r.Bytes != w.Bytes || r.Errors != 0 {
+			t.Errorf("%s wrote %d bytes, %s read %d with %d errors", c[0], w.Bytes, c[1], r.Bytes, r.Errors)
+		}
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "before the stonewall") {
+			t.Errorf("a stonewalled write warned of: %q", w)
+		}
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("left behind: %v, %v", ents, err)
+	}
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Compares fsbench io500's phases with IOR and mdtest built from the
+# hpc/ior repository, on the same jobs: 2 and 4 ranks, on tmpfs and on the
+# local disk, in alternating pairs (fsbench first in odd pairs, IOR first in
+# even ones), and prints the median of each phase a side. Not run by CI.
+#
+#   internal/testenv/hpc-compare.sh IOR_DIR [PAIRS] [DISK_DIR]
+#
+# IOR_DIR holds src/ior and src/mdtest (./bootstrap && ./configure && make
+# with Debian's Open MPI). Every figure is in IO500's units: GiB/s for the
+# ior phases, thousands of operations a second for the mdtest ones.
+set -euo pipefail
+ior_dir=${1:?usage: hpc-compare.sh IOR_DIR [PAIRS] [DISK_DIR]}
+pairs=${2:-6}
+disk=${3:-/var/tmp/fsbench-hpc}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+fsbench=${FSBENCH:-$here/bin/fsbench}
+ior=$ior_dir/src/ior
+mdtest=$ior_dir/src/mdtest
+mpirun=(mpirun --allow-run-as-root --oversubscribe)
+# The same amounts a rank on both sides.
+easy_mib=32 hard_segs=1000 easy_files=2000 hard_files=1000
+
+tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
+mount -t tmpfs -o size=3g tmpfs "$tmpfs"
+mkdir -p "$disk"
+out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
+cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "$disk/run"; }
+trap cleanup EXIT
+
+# run_fsbench FS NP DIR: one fsbench io500 run, one line a phase.
+run_fsbench() {
+	"$fsbench" io500 "$3" -p "$2" -q -o json --stonewall 300s --ior-easy-transfers $((easy_mib / 2)) \
+		--ior-hard-segments $hard_segs --mdtest-easy-files $easy_files --mdtest-hard-files $hard_files |
+		python3 -c 'import json,sys
+r=json.load(sys.stdin)
+for p in r["phases"]: print("%s\t%s\tfsbench\t%s\t%.6f" % (sys.argv[1], sys.argv[2], p["name"], p["value"]["value"]))' "$1" "$2"
+}
+
+# ior_rates FS NP PHASE: IOR's summary lines (write, read) as GiB/s.
+ior_rates() {
+	awk -v fs="$1" -v np="$2" -v ph="$3" '/^Summary of all tests/ {s=1; next}
+		s && ($1=="write" || $1=="read") {printf "%s\t%s\tior\t%s-%s\t%.6f\n", fs, np, ph, $1, $2/1024}'
+}
+
+# mdtest_rates FS NP PHASE: mdtest's rates as kIOPS.
+mdtest_rates() {
+	awk -v fs="$1" -v np="$2" -v ph="$3" '$1=="File" {
+		n = ($2=="creation") ? "write" : ($2=="removal") ? "delete" : $2
+		printf "%s\t%s\tior\t%s-%s\t%.6f\n", fs, np, ph, n, $5/1000}'
+}
+
+run_ior() {
+	local fs=$1 np=$2 d=$3/run
+	rm -rf "$d" && mkdir -p "$d/easy" "$d/hard"
+	"${mpirun[@]}" -np "$np" "$ior" -a POSIX -F -C -w -r -t 2m -b ${easy_mib}m -o "$d/easy/f" | ior_rates "$fs" "$np" ior-easy
+	"${mpirun[@]}" -np "$np" "$ior" -a POSIX -C -w -r -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f" | ior_rates "$fs" "$np" ior-hard
+	"${mpirun[@]}" -np "$np" "$mdtest" -F -u -n $easy_files -d "$d/mde" | mdtest_rates "$fs" "$np" mdtest-easy
+	"${mpirun[@]}" -np "$np" "$mdtest" -F -n $hard_files -w 3901 -e 3901 -d "$d/mdh" | mdtest_rates "$fs" "$np" mdtest-hard
+	rm -rf "$d"
+}
+
+for fs in tmpfs disk; do
+	dir=$tmpfs
+	[ $fs = disk ] && dir=$disk
+	for np in 2 4; do
+		for i in $(seq 1 "$pairs"); do
+			if [ $((i % 2)) = 1 ]; then
+				run_fsbench $fs $np "$dir" >>"$out"; run_ior $fs $np "$dir" >>"$out"
+			else
+				run_ior $fs $np "$dir" >>"$out"; run_fsbench $fs $np "$dir" >>"$out"
+			fi
+		done
+	done
+done
+
+echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs; raw figures in $out"
+python3 - "$out" <<'PY'
+import sys, statistics, collections
+v = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    fs, np, tool, phase, val = line.split("\t")
+    v[(fs, int(np), phase, tool)].append(float(val))
+print("| fs | ranks | phase | unit | fsbench median | IOR/mdtest median | ratio |")
+print("|---|---|---|---|---|---|---|")
+for (fs, np, phase, tool) in sorted(k for k in v if k[3] == "fsbench"):
+    other = v.get((fs, np, phase, "ior"))
+    if not other:
+        continue
+    a, b = statistics.median(v[(fs, np, phase, "fsbench")]), statistics.median(other)
+    unit = "GiB/s" if phase.startswith("ior") else "kIOPS"
+    print("| %s | %d | %s | %s | %.3f | %.3f | %.2f |" % (fs, np, phase, unit, a, b, a / b if b else float("nan")))
+PY
