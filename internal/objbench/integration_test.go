@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -316,13 +317,7 @@ func TestBinaryInterrupt(t *testing.T) {
 
 // blocks lists the blocks of the big object the run put in s so far.
 func blocks(t *testing.T, s object.Storage) []string {
-	var keys []string
-	for _, k := range ours(t, s) {
-		if strings.Contains(k, "/big/") {
-			keys = append(keys, k)
-		}
-	}
-	return keys
+	return slices.DeleteFunc(ours(t, s), func(k string) bool { return !strings.Contains(k, "/big/") })
 }
 
 // A store that answers 503 SlowDown to some requests: the run counts them
