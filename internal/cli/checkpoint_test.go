@@ -62,7 +62,7 @@ func TestCheckpointBadInput(t *testing.T) {
 		{[]string{dir, "--size", "0"}, "--size must be greater than 0"},
 		{[]string{dir, "--size", "lots"}, "--size"},
 		{[]string{dir, "--size", "16K", "--ranks", "8"}, "less than 4 KiB per rank"},
-		{[]string{dir, "--model", "gpt-5"}, `unknown model "gpt-5" (want one of llama3-8b, llama3-70b, llama3-405b, llama3-1t)`},
+		{[]string{dir, "--model", "gpt-5"}, `unknown model "gpt-5" (want one of llama3-8b, llama3-70b, llama3-405b, llama3-1t, unet3d, bert, llama-7b, megatron-deepspeed)`},
 		{[]string{dir, "--block-size", "0"}, "--block-size must be greater than 0"},
 		{[]string{dir, "--drop-caches", "maybe"}, "--drop-caches"},
 		{[]string{dir, "--expect", "stat>1"}, "stat"},

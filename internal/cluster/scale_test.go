@@ -27,7 +27,11 @@ func TestFiftyAgents(t *testing.T) {
 	for range n {
 		addrs = append(addrs, startAgent(t, root).addr)
 	}
-	c := &cluster.Coordinator{Hosts: addrs, Token: testToken, Client: &http.Client{Timeout: 30 * time.Second}, Scheme: "http", Version: "test"}
+	// 50 agent processes on a loaded 2-core machine: one went 5 s (the
+	// default LostAfter) without answering at load 70. Losing hosts is
+	// tested elsewhere; here a silent agent is given two minutes.
+	c := &cluster.Coordinator{Hosts: addrs, Token: testToken, Client: &http.Client{Timeout: 30 * time.Second}, Scheme: "http", Version: "test",
+		LostAfter: 2 * time.Minute}
 	job := cluster.Job{Command: "bench", Args: []string{root, "--big-file-size", "1M", "--small-file-count", "10", "--small-file-size", "4K"},
 		RunName: "fsbench-hosts-scale", Seed: 1}
 	runtime.GC()
