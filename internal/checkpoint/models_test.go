@@ -83,7 +83,8 @@ func (m transformer) bytes(dp int64) int64 {
 
 // TestDLIOModels: the checkpoints taken from DLIO's configs have the size
 // DLIO writes for them, computed here from the figures of each config
-// (transcribed; see Models for the commit), and its fewest ranks.
+// (transcribed; see Models for the commit), at their fewest ranks, and at
+// least the 2 a read-back by another rank needs.
 func TestDLIOModels(t *testing.T) {
 	llama7b := transformer{layers: 32, hidden: 4096, ffn: 11008, vocab: 32000, heads: 32, kvHeads: 32, tp: 1, pp: 1, zero: 1}
 	// megatron_deepspeed_LLNL.yaml predefines its states: per layer
@@ -99,9 +100,9 @@ func TestDLIOModels(t *testing.T) {
 		bytes int64
 		ranks int
 	}{
-		{"unet3d", 499153191, 1}, // unet3d_*.yaml model.model_size
-		{"bert", 4034713312, 1},  // bert_v100.yaml model.model_size_bytes
-		{"llama-7b", llama7b.bytes(1), int(llama7b.tp * llama7b.pp)},
+		{"unet3d", 499153191, 2},          // unet3d_*.yaml model.model_size, written by DLIO's rank 0
+		{"bert", 4034713312, 2},           // bert_v100.yaml model.model_size_bytes, written by DLIO's rank 0
+		{"llama-7b", llama7b.bytes(2), 2}, // tp 1 x pp 1: two data-parallel replicas
 		{"megatron-deepspeed", tp * pp * megatronRank, tp * pp},
 	} {
 		m, err := FindModel(tc.name)

@@ -31,7 +31,9 @@ type Model struct {
 // github.com/argonne-lcf/dlio_benchmark dlio_benchmark/configs/workload/
 // at commit e1919d7b6ccffbe15143cd616517da9e5d7b26a7, at the fewest ranks
 // the config runs on (its tensor x pipeline parallelism, one data-parallel
-// replica); DLIO's configs that are MLPerf's models again (llama_8b_zero3,
+// replica) but at least 2, the fewest a read-back by another rank needs
+// (llama-7b: two replicas; unet3d and bert: DLIO's rank 0 writes the
+// model, here split over two); DLIO's configs that are MLPerf's models again (llama_8b_zero3,
 // llama_70b, llama_70b_zero3, llama_405b, llama_1t) or another of the same
 // size (llama_7b_zero3) are not repeated.
 var Models = []Model{
@@ -39,9 +41,9 @@ var Models = []Model{
 	{"llama3-70b", 912e9, 64},
 	{"llama3-405b", 5.29e12, 512},
 	{"llama3-1t", 18e12, 1024},
-	{"unet3d", 499153191, 1},                 // DLIO unet3d_{a100,h100,v100}.yaml: model_size, one writer
-	{"bert", 4034713312, 1},                  // DLIO bert_v100.yaml: model_size_bytes, one writer
-	{"llama-7b", 94338064384, 1},             // DLIO llama_7b.yaml: fp16 model, fp32 optimizer, tp 1, pp 1
+	{"unet3d", 499153191, 2},                 // DLIO unet3d_{a100,h100,v100}.yaml: model_size
+	{"bert", 4034713312, 2},                  // DLIO bert_v100.yaml: model_size_bytes
+	{"llama-7b", 94338310144, 2},             // DLIO llama_7b.yaml: fp16 model, fp32 optimizer, tp 1, pp 1, dp 2
 	{"megatron-deepspeed", 190504120320, 32}, // DLIO megatron_deepspeed_LLNL.yaml: tp 4, pp 8
 }
 

@@ -44,6 +44,18 @@ func TestCheckpointFlags(t *testing.T) {
 	if code != 0 || o.ranks() != 16 || o.Size != 2*units.GiB {
 		t.Errorf("--ranks 16 --size 2G --quick: %+v (exit %d)", o.Options, code)
 	}
+	// DLIO's checkpoints: their ranks and, in full, what DLIO writes.
+	o, code, msg = parseCheckpoint(t, dir, "--model", "megatron-deepspeed", "--size", "full")
+	if o == nil {
+		t.Fatalf("megatron-deepspeed, full size: exit %d: %s", code, msg)
+	}
+	if code != 0 || o.ranks() != 32 || o.Size != 190504120320 {
+		t.Errorf("megatron-deepspeed, full size: %+v (exit %d)", o.Options, code)
+	}
+	o, code, _ = parseCheckpoint(t, dir, "--model", "bert")
+	if code != 0 || o.ranks() != 2 || o.Size != units.GiB {
+		t.Errorf("bert: %+v (exit %d)", o.Options, code)
+	}
 }
 
 // TestCheckpointBadInput: each mistake is a usage error (exit 2) of one
