@@ -23,12 +23,28 @@ type Model struct {
 	Ranks int
 }
 
-// Models are the four checkpoints of MLPerf Storage v2.
+// Models are the four checkpoints of MLPerf Storage v2, then those of
+// DLIO's configs that are not one of them. MLPerf's come from
+// github.com/mlcommons/storage Submission_guidelines.md, Table 2, at commit
+// caa90c9c7d6a543de815222fff834a846823f922 (configs/dlio/workload/llama3_*.yaml
+// there). DLIO's are what DLIO writes for a config of
+// github.com/argonne-lcf/dlio_benchmark dlio_benchmark/configs/workload/
+// at commit e1919d7b6ccffbe15143cd616517da9e5d7b26a7, at the fewest ranks
+// the config runs on (its tensor x pipeline parallelism, one data-parallel
+// replica) but at least 2, the fewest a read-back by another rank needs
+// (llama-7b: two replicas; unet3d and bert: DLIO's rank 0 writes the
+// model, here split over two); DLIO's configs that are MLPerf's models again (llama_8b_zero3,
+// llama_70b, llama_70b_zero3, llama_405b, llama_1t) or another of the same
+// size (llama_7b_zero3) are not repeated.
 var Models = []Model{
 	{"llama3-8b", 105e9, 8},
 	{"llama3-70b", 912e9, 64},
 	{"llama3-405b", 5.29e12, 512},
 	{"llama3-1t", 18e12, 1024},
+	{"unet3d", 499153191, 2},                 // DLIO unet3d_{a100,h100,v100}.yaml: model_size
+	{"bert", 4034713312, 2},                  // DLIO bert_v100.yaml: model_size_bytes
+	{"llama-7b", 94338310144, 2},             // DLIO llama_7b.yaml: fp16 model, fp32 optimizer, tp 1, pp 1, dp 2
+	{"megatron-deepspeed", 190504120320, 32}, // DLIO megatron_deepspeed_LLNL.yaml: tp 4, pp 8
 }
 
 // FindModel returns the model of that name.
@@ -41,7 +57,7 @@ func FindModel(name string) (Model, error) {
 	return Model{}, fmt.Errorf("unknown model %q (want one of %s)", name, strings.Join(ModelNames(), ", "))
 }
 
-// ModelNames lists the models' names, smallest first.
+// ModelNames lists the models' names: MLPerf's, smallest first, then DLIO's.
 func ModelNames() []string {
 	var names []string
 	for _, m := range Models {

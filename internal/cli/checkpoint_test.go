@@ -44,6 +44,18 @@ func TestCheckpointFlags(t *testing.T) {
 	if code != 0 || o.ranks() != 16 || o.Size != 2*units.GiB {
 		t.Errorf("--ranks 16 --size 2G --quick: %+v (exit %d)", o.Options, code)
 	}
+	// DLIO's checkpoints: their ranks and, in full, what DLIO writes.
+	o, code, msg = parseCheckpoint(t, dir, "--model", "megatron-deepspeed", "--size", "full")
+	if o == nil {
+		t.Fatalf("megatron-deepspeed, full size: exit %d: %s", code, msg)
+	}
+	if code != 0 || o.ranks() != 32 || o.Size != 190504120320 {
+		t.Errorf("megatron-deepspeed, full size: %+v (exit %d)", o.Options, code)
+	}
+	o, code, _ = parseCheckpoint(t, dir, "--model", "bert")
+	if code != 0 || o.ranks() != 2 || o.Size != units.GiB {
+		t.Errorf("bert: %+v (exit %d)", o.Options, code)
+	}
 }
 
 // TestCheckpointBadInput: each mistake is a usage error (exit 2) of one
@@ -62,7 +74,7 @@ func TestCheckpointBadInput(t *testing.T) {
 		{[]string{dir, "--size", "0"}, "--size must be greater than 0"},
 		{[]string{dir, "--size", "lots"}, "--size"},
 		{[]string{dir, "--size", "16K", "--ranks", "8"}, "less than 4 KiB per rank"},
-		{[]string{dir, "--model", "gpt-5"}, `unknown model "gpt-5" (want one of llama3-8b, llama3-70b, llama3-405b, llama3-1t)`},
+		{[]string{dir, "--model", "gpt-5"}, `unknown model "gpt-5" (want one of llama3-8b, llama3-70b, llama3-405b, llama3-1t, unet3d, bert, llama-7b, megatron-deepspeed)`},
 		{[]string{dir, "--block-size", "0"}, "--block-size must be greater than 0"},
 		{[]string{dir, "--drop-caches", "maybe"}, "--drop-caches"},
 		{[]string{dir, "--expect", "stat>1"}, "stat"},

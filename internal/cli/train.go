@@ -45,7 +45,7 @@ func newTrainCmd(app *App) *cobra.Command { return newTrainCmdWith(app, nil) }
 func newTrainCmdWith(app *App, runF func(context.Context, *TrainOptions) error) *cobra.Command {
 	o := &TrainOptions{Options: train.Options{Seed: 1, GenThreads: 4, Accelerators: 1}}
 	cmd := &cobra.Command{
-		Use:   "train PATH --model resnet50|unet3d|cosmoflow --accelerators N",
+		Use:   "train PATH --model MODEL --accelerators N",
 		Short: "Emulate the data loading of AI training: how many accelerators the storage keeps busy",
 		Long: `Emulate the data loading of AI training on the file system that holds PATH,
 with the model of DLIO, the tool behind MLPerf Storage: generate a dataset
@@ -64,9 +64,10 @@ one the run holds too few steps to judge warns and exits 0 (more --files,
 --epochs or --repeat make it judgeable). This is an emulation, not an
 MLPerf result.
 
-Presets (--model, --accelerator-type) are MLPerf Storage's workloads, with
-a dataset small enough for a test machine; -f FILE loads a model's job file
-of one's own (see "fsbench train --print-job"). Flags override both.`,
+Presets (--model, --accelerator-type) are the training workloads of MLPerf
+Storage and DLIO, with a dataset small enough for a test machine; -f FILE
+loads a model's job file of one's own (see "fsbench train --print-job").
+Flags override both.`,
 		Example: `  fsbench train /mnt/jfs --model resnet50 --accelerators 8
   fsbench train /mnt/jfs --model unet3d --accelerator-type a100 --accelerators 4 --epochs 5
   fsbench train /mnt/jfs --model resnet50 --files 64 --keep
@@ -81,7 +82,7 @@ of one's own (see "fsbench train --print-job"). Flags override both.`,
 		}}.runE(app)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if print, _ := cmd.Flags().GetBool("print-job"); print {
-			return printJob(app, o)
+			return printJob(cmd, app, o)
 		}
 		return run(cmd, args)
 	}
@@ -92,8 +93,8 @@ of one's own (see "fsbench train --print-job"). Flags override both.`,
 
 func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f := cmd.Flags()
-	f.StringVar(&o.model, "model", "resnet50", "the model's preset: resnet50, unet3d or cosmoflow")
-	f.StringVar(&o.accel, "accelerator-type", "h100", "the accelerator of the preset: h100 or a100")
+	f.StringVar(&o.model, "model", "resnet50", "the model's preset: "+strings.Join(train.PresetModels(), ", "))
+	f.StringVar(&o.accel, "accelerator-type", "h100", "the accelerator of the preset: h100, a100 or v100; dlio for DLIO's workloads that name none (taken when the model has no other)")
 	f.StringVarP(&o.JobFile, "workload", "f", "", "read the model from this job `FILE` (YAML) instead of a preset")
 	markFiles(f, fileIn, "workload")
 	f.IntVarP(&o.Accelerators, "accelerators", "n", 1, "emulated accelerators (ranks); with --hosts, on each host")
@@ -160,8 +161,17 @@ func trainArgs(cmd *cobra.Command, args []string) error {
 	return exactArgs(1, "one PATH, the directory to train from")(cmd, args)
 }
 
+// defaultAccel picks the accelerator type when none is given and the
+// model has presets for one type only (DLIO's workloads that name none).
+func (o *TrainOptions) defaultAccel(cmd *cobra.Command) {
+	if accels := train.PresetAccelerators(o.model); !cmd.Flags().Changed("accelerator-type") && len(accels) == 1 {
+		o.accel = accels[0]
+	}
+}
+
 // printJob prints the job file of the preset.
-func printJob(app *App, o *TrainOptions) error {
+func printJob(cmd *cobra.Command, app *App, o *TrainOptions) error {
+	o.defaultAccel(cmd)
 	text, err := train.PresetText(o.model, o.accel)
 	if err != nil {
 		return Usagef("--model %s --accelerator-type %s: no such preset (presets: %s)", o.model, o.accel, strings.Join(train.Presets(), ", "))
@@ -184,6 +194,7 @@ func (o *TrainOptions) loadModel(cmd *cobra.Command) error {
 		}
 		m, err = train.Parse(o.job, o.JobFile)
 	} else {
+		o.defaultAccel(cmd)
 		m, err = train.Preset(o.model, o.accel)
 	}
 	if err != nil {

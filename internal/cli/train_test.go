@@ -66,7 +66,8 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"--files", "1", "--accelerators", "4"}, "at least 2 are needed"},
 		{[]string{"--dataset", notDataset}, "holds no files to read"},
 		{[]string{"--dataset", notDataset, "--files", "3"}, "--files shapes a new dataset"},
-		{[]string{"--model", "bert"}, "no preset bert"},
+		{[]string{"--model", "gpt"}, "no preset gpt"},
+		{[]string{"--model", "unet3d", "--accelerator-type", "b200"}, "no preset unet3d for accelerator b200"},
 		{[]string{"--compute-time", "soon"}, "--compute-time"},
 		{[]string{"--drop-caches", "always"}, "auto or never"},
 		{[]string{"-f", "/nonexistent.yaml"}, "-f /nonexistent.yaml"},
@@ -124,6 +125,41 @@ func TestTrainRun(t *testing.T) {
 	code := Run(context.Background(), app, append(args[:len(args)-2], "--compute-time", "0", "--au-threshold", "50", "--batch-size", "2"))
 	if code != ExitExpectation || !strings.Contains(errb.String(), "au>=50%") {
 		t.Errorf("failing AU: exit %d: %s", code, errb)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// TestTrainDLIOPresets: the presets of DLIO's own configs run like
+// MLPerf's. bert has a v100 preset only, so --model bert alone takes it;
+// --quick trains one epoch of it (here on 2 of its record files, with
+// almost no computation, to be quick) and the result names the model and
+// carries its batches of 48 samples of 2,500 B.
+func TestTrainDLIOPresets(t *testing.T) {
+	o, code, msg := parseTrain(t, "/mnt/x", "--model", "resnet50", "--accelerator-type", "v100")
+	if code != 0 || o.BatchSize != 64 || o.ComputeTime != 195*time.Millisecond || o.Accelerator != "v100" {
+		t.Errorf("resnet50 on v100: exit %d %s: %+v", code, msg, o)
+	}
+	app, out, _ := testApp(nil)
+	if code := Run(context.Background(), app, []string{"train", "--print-job", "--model", "megatron-deepspeed"}); code != 0 ||
+		!strings.Contains(out.String(), "megatron_deepspeed_LLNL.yaml") || !strings.Contains(out.String(), "compute_time: 2.44s") {
+		t.Errorf("print-job: exit %d: %s", code, out)
+	}
+	dir := testenv.Tmpfs(t, "64m")
+	app, out, errb := testApp(nil)
+	if code := Run(context.Background(), app, []string{"train", dir, "--model", "bert", "--quick", "--files", "2",
+		"--compute-time", "1ms", "-o", "json"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	r, err := report.ReadJSON(strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := r.Training
+	if tr == nil || tr.Model != "bert" || tr.Accelerator != "v100" || tr.BatchSize != 48 || tr.Epochs != 1 || tr.Samples != 41*48 ||
+		tr.DatasetBytes != 2*1000*2500 {
+		t.Errorf("bert --quick: %+v", tr)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)

@@ -252,8 +252,8 @@ func TestAgentKilledMidPhase(t *testing.T) {
 	a, b := startAgent(t, root), startAgent(t, root)
 	ctx := context.Background()
 	go func() {
-		waitFor(t, 20*time.Second, func() bool { return hasRun(root) })
-		time.Sleep(500 * time.Millisecond)
+		// Once both hosts write, as their files show: the phase runs.
+		waitFor(t, time.Minute, func() bool { return writing(root, 0) && writing(root, 1) })
 		_ = b.cmd.Process.Kill()
 	}()
 	out := coordinator(t, ctx, "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s",
@@ -395,8 +395,7 @@ func TestCoordinatorInterrupted(t *testing.T) {
 	a, b := startAgent(t, root), startAgent(t, root)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		waitFor(t, 20*time.Second, func() bool { return hasRun(root) })
-		time.Sleep(time.Second)
+		waitFor(t, time.Minute, func() bool { return writing(root, 0) && writing(root, 1) })
 		cancel() // SIGINT, as Ctrl-C
 	}()
 	out := coordinator(t, ctx, "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s",
@@ -418,8 +417,7 @@ func TestAgentOrphaned(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, func() bool { return hasRun(root) })
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, time.Minute, func() bool { return writing(root, 0) })
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	t0 := time.Now()
@@ -429,17 +427,6 @@ func TestAgentOrphaned(t *testing.T) {
 	if out.Code != 0 {
 		t.Fatalf("the agent does not serve again: exit %d: %s", out.Code, out.Stderr)
 	}
-}
-
-// hasRun reports whether a run's directory exists under root.
-func hasRun(root string) bool {
-	ents, _ := os.ReadDir(root)
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "fsbench-hosts-") {
-			return true
-		}
-	}
-	return false
 }
 
 func waitFor(t *testing.T, d time.Duration, cond func() bool) {

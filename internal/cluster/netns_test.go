@@ -105,8 +105,7 @@ func TestNetnsHostFailures(t *testing.T) {
 			hosts, agents, root := nsAgents(t, 3, "--orphan-after", "5s")
 			victim := agents[1]
 			go func() {
-				waitFor(t, 20*time.Second, func() bool { return hasRun(root) })
-				time.Sleep(time.Second)
+				waitFor(t, time.Minute, func() bool { return writing(root, 0) && writing(root, 1) && writing(root, 2) })
 				if how == "kill" {
 					_ = victim.cmd.Process.Signal(syscall.SIGKILL)
 				} else {
@@ -179,8 +178,7 @@ func TestNetnsRefusalsAndInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		waitFor(t, 20*time.Second, func() bool { return hasRun(root) })
-		time.Sleep(time.Second)
+		waitFor(t, time.Minute, func() bool { return writing(root, 0) && writing(root, 1) })
 		cancel()
 	}()
 	out = coordinator(t, ctx, "bench", root, "--rw", "write", "--file-size", "4M", "--xfer-size", "64K", "--duration", "60s",

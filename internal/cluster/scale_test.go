@@ -25,9 +25,15 @@ func TestFiftyAgents(t *testing.T) {
 	root := t.TempDir()
 	var addrs []string
 	for range n {
-		addrs = append(addrs, startAgent(t, root).addr)
+		addrs = append(addrs, startAgent(t, root, "--orphan-after", "2m").addr)
 	}
-	c := &cluster.Coordinator{Hosts: addrs, Token: testToken, Client: &http.Client{Timeout: 30 * time.Second}, Scheme: "http", Version: "test"}
+	// 50 agent processes on a loaded 2-core machine: at load 70 one went
+	// 5 s (the coordinator's default LostAfter) without answering, and one
+	// heard nothing from the coordinator for 10 s (the agents' default
+	// --orphan-after). Losing hosts and coordinators is tested elsewhere;
+	// here either side is given two minutes of silence.
+	c := &cluster.Coordinator{Hosts: addrs, Token: testToken, Client: &http.Client{Timeout: 30 * time.Second}, Scheme: "http", Version: "test",
+		LostAfter: 2 * time.Minute}
 	job := cluster.Job{Command: "bench", Args: []string{root, "--big-file-size", "1M", "--small-file-count", "10", "--small-file-size", "4K"},
 		RunName: "fsbench-hosts-scale", Seed: 1}
 	runtime.GC()

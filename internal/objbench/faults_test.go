@@ -220,7 +220,9 @@ func interruptAt(t *testing.T, stage string) (*testenv.Process, *holdingProxy, o
 	case "cleanup":
 		waitReached(t, h)
 		p.Signal(syscall.SIGINT)
-		time.Sleep(200 * time.Millisecond) // the signal is taken in
+		p.Await("the interrupt taken in", time.Minute, func() bool {
+			return strings.Contains(p.Stderr(), "fsbench: interrupted: stopping and cleaning up")
+		})
 		h.let()
 		return p, h, s
 	}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -286,60 +287,22 @@ func TestBinaryInterrupt(t *testing.T) {
 	cmd := exec.Command(testenv.Binary(t), "objbench", "--storage", "minio", m.URL(bucket), "--skip-functional-tests",
 		"--big-object-size", "4G", "-p", "2", "--result-file", resFile)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}, env...)
-	var out bytes.Buffer
-	errR, errW, _ := os.Pipe()
-	cmd.Stdout, cmd.Stderr = &out, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	errW.Close()
-	var stderr bytes.Buffer
-	started := make(chan struct{})
-	go func() {
-		buf := make([]byte, 4096)
-		once := false
-		for {
-			n, err := errR.Read(buf)
-			stderr.Write(buf[:n])
-			if !once && strings.Contains(stderr.String(), "Start Performance Testing") {
-				once = true
-				close(started)
-			}
-			if err != nil {
-				if !once {
-					close(started)
-				}
-				return
-			}
-		}
-	}()
-	select {
-	case <-started:
-	case <-time.After(time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("the run did not start")
-	}
-	time.Sleep(1500 * time.Millisecond) // some uploads done, many to go
+	p := testenv.StartProcess(t, cmd)
+	// Some uploads done, many to go: with two threads, a third block in
+	// the bucket means one thread finished a block and took the next, so
+	// the upload counts at least one operation.
+	p.Await("three uploaded blocks", 2*time.Minute, func() bool {
+		return strings.Contains(p.Stderr(), "Start Performance Testing") && len(blocks(t, s)) >= 3
+	})
+	p.Signal(syscall.SIGINT)
 	t0 := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("no exit within 2 minutes of SIGINT")
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want 130\n%s", err, stderr.String())
+	code, _ := p.Wait(2 * time.Minute)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, p.Stderr())
 	}
 	t.Logf("stopped and cleaned up %v after SIGINT", time.Since(t0).Round(time.Millisecond))
-	if !strings.Contains(out.String(), "interrupted") {
-		t.Errorf("stdout lacks the partial results:\n%s", out.String())
+	if !strings.Contains(p.Stdout(), "interrupted") {
+		t.Errorf("stdout lacks the partial results:\n%s", p.Stdout())
 	}
 	b, err := os.ReadFile(resFile)
 	if err != nil {
@@ -347,9 +310,14 @@ func TestBinaryInterrupt(t *testing.T) {
 	}
 	res, err := report.ReadJSON(bytes.NewReader(b))
 	if err != nil || !res.Interrupted || len(res.Phases) == 0 || !res.Phases[0].Incomplete || res.Phases[0].Ops == 0 {
-		t.Errorf("result file: interrupted run with an incomplete upload expected; got %v %+v\nstderr:\n%s", err, res, stderr.String())
+		t.Errorf("result file: interrupted run with an incomplete upload expected; got %v %+v\nstderr:\n%s", err, res, p.Stderr())
 	}
 	checkPrecious(t, s)
+}
+
+// blocks lists the blocks of the big object the run put in s so far.
+func blocks(t *testing.T, s object.Storage) []string {
+	return slices.DeleteFunc(ours(t, s), func(k string) bool { return !strings.Contains(k, "/big/") })
 }
 
 // A store that answers 503 SlowDown to some requests: the run counts them

@@ -93,55 +93,6 @@ func TestOpenDatasetRefuses(t *testing.T) {
 	}
 }
 
-// TestPresets: every preset reads, and carries MLPerf Storage's figures.
-func TestPresets(t *testing.T) {
-	want := map[string]struct {
-		size, stdev    int64
-		perFile, batch int
-		readers        int
-		compute        time.Duration
-		threshold      float64
-	}{
-		"unet3d-h100":    {146600628, 68341808, 1, 7, 4, 323 * time.Millisecond, 90},
-		"unet3d-a100":    {146600628, 68341808, 1, 7, 4, 636 * time.Millisecond, 90},
-		"resnet50-h100":  {114660, 0, 1251, 400, 8, 224 * time.Millisecond, 90},
-		"resnet50-a100":  {114660, 0, 1251, 400, 8, 435 * time.Millisecond, 90},
-		"cosmoflow-h100": {2828486, 71311, 1, 1, 4, 3500 * time.Microsecond, 70},
-		"cosmoflow-a100": {2828486, 71311, 1, 1, 4, 5510 * time.Microsecond, 70},
-	}
-	if got := Presets(); len(got) != len(want) {
-		t.Fatalf("presets %v", got)
-	}
-	for name, w := range want {
-		model, accel, _ := strings.Cut(name, "-")
-		m, err := Preset(model, accel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := Options{Path: "/x", Accelerators: 1, GenThreads: 1}
-		m.Apply(&o)
-		got := struct {
-			size, stdev    int64
-			perFile, batch int
-			readers        int
-			compute        time.Duration
-			threshold      float64
-		}{o.SampleSize, o.SampleStdev, o.SamplesPerFile, o.BatchSize, o.ReadThreads, o.ComputeTime, o.AUThreshold}
-		if got != w || o.Model != model || o.Accelerator != accel {
-			t.Errorf("%s: %+v, want %+v", name, got, w)
-		}
-		if err := o.Validate(); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-		if _, err := NewPlan(o.Files*o.SamplesPerFile, 1, o.BatchSize); err != nil {
-			t.Errorf("%s: one accelerator cannot train on the default dataset: %v", name, err)
-		}
-	}
-	if _, err := Preset("bert", "h100"); err == nil || !strings.Contains(err.Error(), "resnet50-h100") {
-		t.Errorf("unknown preset: %v", err)
-	}
-}
-
 func TestParseJob(t *testing.T) {
 	m, err := Parse([]byte("name: mine\ndataset: {files: 3, samples_per_file: 2, sample_size: 4K, sample_size_stdev: 1K}\nreader: {batch_size: 2, read_threads: 1}\ntrain: {epochs: 1, compute_time: 0.01, au_threshold: 50}\n"), "mine.yaml")
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -93,6 +94,35 @@ func Presets() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// PresetModels lists the models of the presets, and PresetAccelerators
+// the accelerator types a model has presets for.
+func PresetModels() []string {
+	var out []string
+	for _, p := range Presets() {
+		if m, _ := cutPreset(p); !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func PresetAccelerators(model string) []string {
+	var out []string
+	for _, p := range Presets() {
+		if m, a := cutPreset(p); m == strings.ToLower(model) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// cutPreset cuts a preset's name at its last dash: models have dashes of
+// their own, accelerator types none.
+func cutPreset(name string) (string, string) {
+	i := strings.LastIndex(name, "-")
+	return name[:i], name[i+1:]
 }
 
 // Preset returns the embedded model for a model name and an accelerator

@@ -1,0 +1,49 @@
+package testenv
+
+import (
+	"os"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// PinPageCache maps the files at paths into memory, their pages read in
+// (from the device if they were not cached), so that their data is in the
+// page cache and stays there: a write to /proc/sys/vm/drop_caches skips
+// mapped pages, and on a machine shared with other test suites fsbench
+// runs as root write it many times a second. A test that checks a read
+// served by the page cache pins the files before that read begins. The
+// mappings end with release, or with the test.
+func PinPageCache(t testing.TB, paths ...string) (release func()) {
+	t.Helper()
+	var maps [][]byte
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			for _, m := range maps {
+				_ = unix.Munmap(m)
+			}
+		})
+	}
+	t.Cleanup(release)
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatalf("pin %s in the page cache: %v", p, err)
+		}
+		st, err := f.Stat()
+		if err == nil && st.Size() > 0 {
+			var m []byte
+			m, err = unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
+			if err == nil {
+				maps = append(maps, m)
+			}
+		}
+		f.Close()
+		if err != nil {
+			t.Fatalf("pin %s in the page cache: %v", p, err)
+		}
+	}
+	return release
+}
