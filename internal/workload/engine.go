@@ -104,6 +104,11 @@ type Phase struct {
 	// goroutine of its own.
 	Interval   time.Duration
 	OnInterval func(Sample)
+	// IOEngine issues the block reads and writes of Read, Write and Mixed
+	// phases: one system call at a time (Sync), or IODepth operations in
+	// flight per worker through io_uring (see ring.go).
+	IOEngine IOEngine
+	IODepth  int
 }
 
 // Result and Sample are the engine's measurements.
@@ -167,6 +172,7 @@ type files struct {
 	dirents []byte          // readdir buffer
 	perm    engine.Perm
 	ts      [2]unix.Timespec
+	q       ioQueue // IOUring phases
 }
 
 // New prepares an engine for phases whose blocks are at most maxBlock bytes.
@@ -211,11 +217,12 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	}
 	e.current.Store(&p)
 	defer e.current.Store(nil)
+	defer e.closeRings()
 	return e.core.Run(ctx, engine.Phase{
 		Name: p.Name, Title: p.Title, Tasks: p.Targets.Len(), Random: p.Select == Random,
 		Ops: p.Ops, Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate,
 		Interval: p.Interval, OnInterval: p.OnInterval,
-		Setup: func(w *engine.Worker) error { e.setup(w, &p); return nil },
+		Setup: func(w *engine.Worker) error { return e.setup(w, &p) },
 		Do:    e.op(&p),
 	})
 }
@@ -235,6 +242,9 @@ func (e *Engine) check(p *Phase) error {
 			return fmt.Errorf("file size must be greater than 0")
 		}
 	}
+	if p.IODepth < 0 || p.IODepth > MaxIODepth || p.IODepth > 1 && p.IOEngine != IOUring {
+		return fmt.Errorf("queue depth %d: want 1..%d, and more than 1 only with the io_uring engine", p.IODepth, MaxIODepth)
+	}
 	if p.Kind == Mixed && (p.ReadPct < 0 || p.ReadPct > 100) {
 		return fmt.Errorf("read percentage %d is not in 0..100", p.ReadPct)
 	}
@@ -250,7 +260,7 @@ func (e *Engine) check(p *Phase) error {
 // setup gives worker w the buffers phase p needs, keeping those it holds
 // that are large enough. The core calls it for one worker after another,
 // so the arena needs no lock.
-func (e *Engine) setup(w *engine.Worker, p *Phase) {
+func (e *Engine) setup(w *engine.Worker, p *Phase) error {
 	f := e.files[w.ID]
 	w.State = f
 	writes := p.Kind == Write || p.Kind == Mixed || p.Kind == Create
@@ -284,6 +294,10 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) {
 	if p.Kind == Readdir && f.dirents == nil {
 		f.dirents = make([]byte, 64<<10)
 	}
+	if p.ringed() {
+		return e.setupRing(f, p, need)
+	}
+	return nil
 }
 
 // buffer returns b if it holds n bytes, else a new buffer of n bytes: in
