@@ -35,6 +35,9 @@ func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) 
 	if err := validateJob(&o, j); err != nil {
 		return &badInput{err}
 	}
+	if err := probeEngines(j); err != nil {
+		return &badInput{err}
+	}
 	r := &jobRun{o: o, j: j, res: res, laid: map[string]int64{}}
 	r.warn = func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -67,6 +70,17 @@ func validateJob(o *Options, j *jobfile.Job) error {
 		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	}
 	return j.Validate()
+}
+
+// probeEngines checks, before anything is written, that the I/O engines
+// the job's phases ask for can be had.
+func probeEngines(j *jobfile.Job) error {
+	for _, p := range j.Phases {
+		if p.IOEngine == workload.IOUring && p.Data() {
+			return workload.ProbeIOUring()
+		}
+	}
+	return nil
 }
 
 // jobRun is the state of one RunJob: where things are and what exists.
@@ -265,6 +279,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
 		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
 		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval,
+		IOEngine: p.IOEngine, IODepth: p.IODepth,
 	}
 	if fileSize > 0 {
 		wp.BlockSize = min(p.XferSize, fileSize)

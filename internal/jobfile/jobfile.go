@@ -119,6 +119,10 @@ type Phase struct {
 	Warmup   time.Duration
 	Interval time.Duration
 	Rate     float64
+	// IOEngine and IODepth issue the block reads and writes of read, write
+	// and rw phases (fio's ioengine and iodepth); 0 depth: 1.
+	IOEngine workload.IOEngine
+	IODepth  int
 	Line     int
 }
 

@@ -57,9 +57,9 @@ type cqringOffsets struct {
 
 type params struct {
 	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFd uint32
-	resv                                                                 [3]uint32
-	sqOff                                                                sqringOffsets
-	cqOff                                                                cqringOffsets
+	resv                                                                   [3]uint32
+	sqOff                                                                  sqringOffsets
+	cqOff                                                                  cqringOffsets
 }
 
 type sqe struct {
