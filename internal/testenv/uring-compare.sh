@@ -15,7 +15,7 @@
 # Usage: uring-compare.sh DIR[:MODE]... (a row set per directory; MODE is
 # direct, buffered or auto: O_DIRECT where the file system takes it).
 # Environment: DEPTHS (default "1 4 16 32 64"), RUNS (pairs, default 6),
-# RUNTIME (seconds, default 4), SIZE (default 256M), JOBS (default
+# RUNTIME (seconds, default 4), SIZE (default 256M), WORKLOADS (default
 # "randread:4K"; also randwrite:4K, read:1M, ...), MODE (the default of
 # the directories' MODE: auto unless set).
 set -euo pipefail
@@ -25,7 +25,7 @@ DEPTHS=${DEPTHS:-"1 4 16 32 64"}
 RUNS=${RUNS:-6}
 RUNTIME=${RUNTIME:-4}
 SIZE=${SIZE:-256M}
-JOBS=${JOBS:-"randread:4K"}
+WORKLOADS=${WORKLOADS:-"randread:4K"}
 MODE=${MODE:-auto}
 command -v fio >/dev/null || { echo "uring-compare: fio is not installed (make test-deps)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "uring-compare: need python3" >&2; exit 1; }
@@ -88,7 +88,7 @@ for arg in "$@"; do
 	mode=buffered
 	[ "$direct" = 1 ] && mode=direct
 	fstype=$(df -T "$dir" | awk 'NR==2{print $2}')
-	for job in $JOBS; do
+	for job in $WORKLOADS; do
 		rw=${job%%:*} bs=${job#*:}
 		# Lay the file out (kept, reused by later runs).
 		# shellcheck disable=SC2046
