@@ -72,17 +72,6 @@ func validateJob(o *Options, j *jobfile.Job) error {
 	return j.Validate()
 }
 
-// probeEngines checks, before anything is written, that the I/O engines
-// the job's phases ask for can be had.
-func probeEngines(j *jobfile.Job) error {
-	for _, p := range j.Phases {
-		if p.IOEngine == workload.IOUring && p.Data() {
-			return workload.ProbeIOUring()
-		}
-	}
-	return nil
-}
-
 // jobRun is the state of one RunJob: where things are and what exists.
 type jobRun struct {
 	o    Options
