@@ -407,3 +407,18 @@ func TestPhaseRaisesProcs(t *testing.T) {
 		t.Errorf("GOMAXPROCS after the phase: %d, want 2", n)
 	}
 }
+
+// Beyond 64 workers GOMAXPROCS stays as it is: each P's caches would cost
+// more memory than the hand-off costs time.
+func TestManyWorkersKeepProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if restore := raiseProcs(64); runtime.GOMAXPROCS(0) != 65 {
+		t.Errorf("64 workers: GOMAXPROCS %d, want 65", runtime.GOMAXPROCS(0))
+	} else {
+		restore()
+	}
+	raiseProcs(65)()
+	if n := runtime.GOMAXPROCS(0); n != 2 {
+		t.Errorf("65 workers: GOMAXPROCS %d, want 2", n)
+	}
+}
