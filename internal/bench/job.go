@@ -35,6 +35,9 @@ func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) 
 	if err := validateJob(&o, j); err != nil {
 		return &badInput{err}
 	}
+	if err := probeEngines(j); err != nil {
+		return &badInput{err}
+	}
 	r := &jobRun{o: o, j: j, res: res, laid: map[string]int64{}}
 	r.warn = func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -272,6 +275,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
 		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
 		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
 		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval, Shared: shared,
+		IOEngine: p.IOEngine, IODepth: p.IODepth,
 	}
 	if fileSize > 0 {
 		wp.BlockSize = min(p.XferSize, fileSize)

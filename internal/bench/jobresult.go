@@ -33,6 +33,14 @@ func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.Phase, fileSize
 }
 
 func latencyOf(wp workload.Phase, p *jobfile.Phase, fileSize int64) string {
+	s := phaseOp(wp, fileSize)
+	if wp.IOEngine == workload.IOUring && wp.Kind.IsData() {
+		s += fmt.Sprintf(", io_uring at depth %d (submission to completion)", max(wp.IODepth, 1))
+	}
+	return s
+}
+
+func phaseOp(wp workload.Phase, fileSize int64) string {
 	xfer := units.FormatBytes(wp.BlockSize)
 	switch wp.Kind {
 	case workload.Read, workload.Write:

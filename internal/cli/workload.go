@@ -24,8 +24,8 @@ type JobFlags struct {
 	Job *jobfile.Job
 
 	rw, fileSelect, xferSize, fileSize, duration, warmup, interval string
-	treeDir, treeFormat                                            string
-	files, readPct, depth, width                                   int
+	treeDir, treeFormat, ioengine                                  string
+	files, readPct, depth, width, iodepth                          int
 	ops                                                            int64
 	rate                                                           float64
 
@@ -60,6 +60,9 @@ func (o *JobFlags) flagSet() *pflag.FlagSet {
 	f.StringVar(&o.warmup, "warmup", "", "run `DURATION` before measuring (with --duration), e.g. 5s")
 	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` (ops/s, MiB/s, p50, p99) and record the series, e.g. 2s; the default benchmark takes it too")
 	f.Float64Var(&o.rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
+	f.StringVar(&o.ioengine, "ioengine", "sync", "`ENGINE` of the block reads and writes (read, write and rw phases): sync, one system call at a time per thread, "+
+		"or io_uring, --iodepth operations in flight per thread (as fio)")
+	f.IntVar(&o.iodepth, "iodepth", 1, "`N` operations in flight per thread with --ioengine io_uring (fio's iodepth)")
 	f.IntVar(&o.depth, "depth", 0, "file tree: `N` levels of directories below the tree's root (vdbench's depth)")
 	f.IntVar(&o.width, "width", 0, "file tree: `N` directories in each directory (vdbench's width); width^depth leaf directories")
 	f.StringVar(&o.treeDir, "tree-dir", "", "keep the tree in `DIR` under PATH and reuse it when its shape matches (vdbench's format=restart)")
@@ -246,6 +249,14 @@ func (o *JobFlags) overrides(cmd *cobra.Command) (*jobfile.Overrides, error) {
 	if err := o.checkCounts(cmd); err != nil {
 		return nil, err
 	}
+	if f.Changed("ioengine") {
+		g, err := workload.ParseIOEngine(o.ioengine)
+		if err != nil {
+			return nil, Usagef("--ioengine: %v", err)
+		}
+		ov.IOEngine = &g
+	}
+	ov.IODepth = ifSet(f.Changed("iodepth"), &o.iodepth)
 	ov.Rate = ifSet(f.Changed("rate"), &o.rate)
 	ov.Ops = ifSet(f.Changed("ops"), &o.ops)
 	ov.Files = ifSet(f.Changed("files"), &o.files)
@@ -264,6 +275,9 @@ func (o *JobFlags) checkCounts(cmd *cobra.Command) error {
 	}
 	if f.Changed("ops") && o.ops < 1 {
 		return Usagef("--ops must be at least 1")
+	}
+	if f.Changed("iodepth") && (o.iodepth < 1 || o.iodepth > workload.MaxIODepth) {
+		return Usagef("--iodepth must be in 1..%d", workload.MaxIODepth)
 	}
 	if f.Changed("files") && o.files < 1 {
 		return Usagef("--files must be at least 1")

@@ -491,7 +491,7 @@ type agentJob struct {
 	seq      int
 	lastPing atomic.Int64
 	board    *prom.Board // the job's live counts, for heartbeats
-	meter    meter // the phase in progress, for heartbeats
+	meter    meter       // the phase in progress, for heartbeats
 }
 
 func (j *agentJob) ping() { j.lastPing.Store(time.Now().UnixNano()) }

@@ -195,6 +195,17 @@ func (w *Worker) Begin() (Start, bool) {
 	}
 }
 
+// Until is how long until the worker's next operation is due in an open
+// loop (0 when it is due, and always in a closed loop): a worker with
+// operations in flight waits for their completions that long before
+// Begin, so that it records them when they end and not after a sleep.
+func (w *Worker) Until() time.Duration {
+	if w.clk.period == 0 {
+		return 0
+	}
+	return max(w.next-w.clk.now(), 0)
+}
+
 // unbegun counts the operations of the worker's schedule, from sched on,
 // that fall in the measured time: after the warm-up, before the deadline.
 func (w *Worker) unbegun(sched time.Duration) int64 {

@@ -130,6 +130,10 @@ type Phase struct {
 	Shared   bool
 	Block    int64 // 0: XferSize
 	Segments int   // 0: as many as fill FileSize (for all threads), at least 1
+	// IOEngine and IODepth issue the block reads and writes of read, write
+	// and rw phases (fio's ioengine and iodepth); 0 depth: 1.
+	IOEngine workload.IOEngine
+	IODepth  int
 	Line     int
 }
 

@@ -131,6 +131,9 @@ func TestParseErrors(t *testing.T) {
 		{"tree empty files read", "tree: {depth: 1, width: 2, files: 3}\nphases:\n  - {name: a, op: read}\n", "e.yaml:3: phase a: op read needs files of more than 0 bytes"},
 		{"huge tree", "tree: {depth: 9, width: 100, files: 3}\nphases: [{name: a, op: stat}]\n", "e.yaml:1: tree: tree of depth 9"},
 		{"defaults op", "defaults: {op: read}\nphases: [{name: a, op: read}]\n", "e.yaml:1: defaults: op is per phase"},
+		{"ioengine", "phases:\n  - {name: a, op: read, ioengine: libaio}\n", `e.yaml:2: phases[0].ioengine: want sync or io_uring, got "libaio"`},
+		{"iodepth sync", "defaults: {iodepth: 8}\nphases:\n  - {name: a, op: read}\n", "e.yaml:3: phase a: iodepth 8 needs ioengine io_uring"},
+		{"iodepth range", "phases:\n  - {name: a, op: read, ioengine: io_uring, iodepth: 0}\n", "e.yaml:2: phases[0].iodepth: 0 is not in 1..4096"},
 		{"list value", "phases:\n  - name: [a, b]\n    op: read\n", "e.yaml:2: phases[0].name must be a single value"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,4 +207,16 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parsed job does not validate again: %v", err)
 		}
 	})
+}
+
+// ioengine and iodepth, from the defaults or the phase, reach the phase.
+func TestParseIOEngine(t *testing.T) {
+	j, err := Parse([]byte("defaults: {ioengine: io_uring, iodepth: 32}\nphases:\n  - {name: a, op: randread}\n  - {name: b, op: write, ioengine: sync, iodepth: 1}\n"), "q.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := j.Phases[0], j.Phases[1]
+	if a.IOEngine != workload.IOUring || a.IODepth != 32 || b.IOEngine != workload.Sync || b.IODepth != 1 {
+		t.Errorf("a: %v %d, b: %v %d", a.IOEngine, a.IODepth, b.IOEngine, b.IODepth)
+	}
 }

@@ -19,6 +19,8 @@ type Overrides struct {
 	Warmup   *time.Duration
 	Interval *time.Duration
 	Rate     *float64
+	IOEngine *workload.IOEngine
+	IODepth  *int
 
 	// Of the tree only.
 	Depth, Width *int
@@ -39,6 +41,8 @@ func (o *Overrides) Apply(j *Job) {
 	for i := range j.Phases {
 		p := &j.Phases[i]
 		set(&p.XferSize, o.XferSize)
+		set(&p.IOEngine, o.IOEngine)
+		set(&p.IODepth, o.IODepth)
 		if j.File != "" && p.eachFileOnce() {
 			continue
 		}

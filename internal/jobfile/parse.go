@@ -94,7 +94,7 @@ var (
 	jobKeys   = []string{"name", "description", "threads", "direct", "fsync", "verify", "tree", "defaults", "phases"}
 	treeKeys  = []string{"dir", "depth", "width", "files", "file_size", "format"}
 	phaseKeys = []string{"name", "op", "access", "select", "xfer_size", "file_size", "files", "read_pct", "ops",
-		"duration", "warmup", "interval", "rate", "shared", "block_size", "segments"}
+		"duration", "warmup", "interval", "rate", "shared", "block_size", "segments", "ioengine", "iodepth"}
 )
 
 // reader reads the value of one key at key (the key's full name, for
@@ -250,6 +250,8 @@ func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (Phase, error)
 		"shared":     to(&ph.Shared, p.bool),
 		"block_size": to(&ph.Block, p.size),
 		"segments":   to(&ph.Segments, p.ints(1, 1<<30)),
+		"ioengine":   to(&ph.IOEngine, p.ioengine),
+		"iodepth":    to(&ph.IODepth, p.ints(1, workload.MaxIODepth)),
 	})
 	if err != nil {
 		return ph, err
@@ -345,6 +347,10 @@ func (p *parser) size(n *yaml.Node, key string) (int64, error) {
 
 func (p *parser) duration(n *yaml.Node, key string) (time.Duration, error) {
 	return convert(p, n, key, units.ParseDuration)
+}
+
+func (p *parser) ioengine(n *yaml.Node, key string) (workload.IOEngine, error) {
+	return convert(p, n, key, workload.ParseIOEngine)
 }
 
 func (p *parser) access(n *yaml.Node, key string) (workload.Access, error) {

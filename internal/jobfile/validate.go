@@ -111,6 +111,9 @@ func (j *Job) validatePhase(ph *Phase) error {
 	if ph.eachFileOnce() && (!ph.OnePass() || ph.Rate > 0) {
 		return fmt.Errorf("op %s does each file once: duration, ops and rate do not apply", ph.Op)
 	}
+	if ph.IODepth > 1 && ph.IOEngine != workload.IOUring {
+		return fmt.Errorf("iodepth %d needs ioengine io_uring (the sync engine has one operation in flight per thread)", ph.IODepth)
+	}
 	if err := engine.CheckRate(ph.Rate, 1, ph.Ops, ph.Duration); err != nil {
 		return err
 	}

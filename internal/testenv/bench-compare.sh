@@ -8,6 +8,10 @@
 # the ratio of the two tools' best runs ("best") and in how many of the
 # pairs fsbench was ahead ("ahead").
 #
+# Then io_uring rows (uring-compare.sh): 4 KiB random reads, O_DIRECT, one
+# thread, fio's io_uring beside fsbench's at queue depths URING_DEPTHS
+# (default "1 32"), URING_RUNTIME seconds a run (default 4), RUNS pairs.
+#
 # Environment: SIZE (per job, default 1G), JOBS (default "1 4"), RUNS
 # (repetitions, the median is shown; default 3), WARMUP (runs of each tool
 # before each row's measured ones, not counted; default 1: the first
@@ -115,3 +119,6 @@ done
 read -r _ _ rss < <(SIZE=64M; "$FSBENCH" bench "$work" -q --json -p 16 --big-file-size 64M --small-file-count 100 |
 	python3 -c 'import json,sys; r=json.load(sys.stdin); print(0, 0, r["usage"]["peak_rss_bytes"])')
 echo "fsbench peak memory at -p 16 (64 MiB big files, 100 small files per thread): $((rss / 1048576)) MiB"
+# io_uring: the same file read by both tools at each queue depth.
+WORKLOADS=randread:4K DEPTHS=${URING_DEPTHS:-"1 32"} RUNTIME=${URING_RUNTIME:-4} RUNS=$RUNS SIZE=$SIZE FSBENCH=$FSBENCH \
+	bash internal/testenv/uring-compare.sh "$work:direct"

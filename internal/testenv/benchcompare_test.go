@@ -17,7 +17,8 @@ import (
 // rows of -p 1 with fio's figure, fsbench's, their ratios and the count of
 // pairs fsbench was ahead in (one pair: 0/1 or 1/1), count only
 // the measured runs (the warm-up is not among them), report fsbench's
-// peak memory and leave nothing in the directory it was given.
+// peak memory, print the io_uring rows at two depths and leave nothing in
+// the directory it was given.
 func TestBenchCompare(t *testing.T) {
 	fio, err := LookPath("fio")
 	if err != nil {
@@ -31,7 +32,7 @@ func TestBenchCompare(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "internal", "testenv", "bench-compare.sh"), dir)
 	cmd.Env = append(os.Environ(), "FSBENCH="+Binary(t), "PATH="+filepath.Dir(fio)+":"+os.Getenv("PATH"),
-		"SIZE=16M", "JOBS=1", "RUNS=1", "WARMUP=1")
+		"SIZE=16M", "JOBS=1", "RUNS=1", "WARMUP=1", "URING_DEPTHS=1 8", "URING_RUNTIME=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -52,6 +53,14 @@ func TestBenchCompare(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^fsbench peak memory at -p 16 .*: [1-9][0-9]* MiB$`).MatchString(stdout.String()) {
 		t.Errorf("no peak memory line:\n%s", stdout.String())
+	}
+	// The io_uring rows: fio's and fsbench's IOPS and CPU per I/O at each
+	// depth, with their ratios and the pairs fsbench was ahead in.
+	for _, d := range []string{"1", "8"} {
+		row := regexp.MustCompile(`(?m)^randread 4K direct ext4 qd ` + d + `\s+[1-9][0-9]*\s+[1-9][0-9]*\s+` + ratio + `\s+` + ratio + `\s+` + ratio + `\s+` + ratio + `\s+` + ahead + `\s+[0-9.]+/[0-9.]+$`)
+		if !row.MatchString(stdout.String()) {
+			t.Errorf("no io_uring row at depth %s:\n%s", d, stdout.String())
+		}
 	}
 	ents, err := os.ReadDir(dir)
 	var left []string

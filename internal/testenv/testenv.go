@@ -88,6 +88,9 @@ var (
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
 func Main(m *testing.M) {
+	if spec := os.Getenv(seccompEnv); spec != "" {
+		runDenied(spec)
+	}
 	code := m.Run()
 	StopServers()
 	if buildPath != "" {

@@ -376,3 +376,49 @@ func TestReadOwnSizesShrunk(t *testing.T) {
 		}
 	}
 }
+
+type procsTracer struct {
+	mu  sync.Mutex
+	min int
+}
+
+func (p *procsTracer) Trace(int, Event) {
+	n := runtime.GOMAXPROCS(0)
+	p.mu.Lock()
+	p.min = min(p.min, n)
+	p.mu.Unlock()
+}
+
+// While a phase runs, each worker has a P of its own (GOMAXPROCS above the
+// workers), so that one blocked in a system call is not handed off; after
+// it, GOMAXPROCS is what it was.
+func TestPhaseRaisesProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	tr := &procsTracer{min: 1 << 30}
+	e, _ := newEngine(t, 6, false, tr)
+	p := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 2, names), FileSize: 4096, BlockSize: 4096}
+	if _, err := e.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if tr.min != 7 {
+		t.Errorf("GOMAXPROCS during the phase: %d, want 7", tr.min)
+	}
+	if n := runtime.GOMAXPROCS(0); n != 2 {
+		t.Errorf("GOMAXPROCS after the phase: %d, want 2", n)
+	}
+}
+
+// Beyond 64 workers GOMAXPROCS stays as it is: each P's caches would cost
+// more memory than the hand-off costs time.
+func TestManyWorkersKeepProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if restore := raiseProcs(64); runtime.GOMAXPROCS(0) != 65 {
+		t.Errorf("64 workers: GOMAXPROCS %d, want 65", runtime.GOMAXPROCS(0))
+	} else {
+		restore()
+	}
+	raiseProcs(65)()
+	if n := runtime.GOMAXPROCS(0); n != 2 {
+		t.Errorf("65 workers: GOMAXPROCS %d, want 2", n)
+	}
+}

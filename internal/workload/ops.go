@@ -65,6 +65,8 @@ func (e *PathError) Unwrap() error { return e.Err }
 // op returns the function that does one task of phase p.
 func (e *Engine) op(p *Phase) func(w *engine.Worker, i, pass int) error {
 	switch {
+	case p.ringed():
+		return func(w *engine.Worker, i, _ int) error { return e.visitRing(w, p, i) }
 	case p.Kind.IsData() && !(p.Kind == Read && p.PerFile):
 		return func(w *engine.Worker, i, _ int) error { return e.visitFile(w, p, i) }
 	case p.Kind == Read:
@@ -237,14 +239,7 @@ func (e *Engine) verify(buf []byte, id uint64, path string, off int64) error {
 func (e *Engine) visitFile(w *engine.Worker, p *Phase, i int) error {
 	f := w.State.(*files)
 	path, id := p.target(i)
-	flags := unix.O_RDONLY
-	switch p.Kind {
-	case Write:
-		flags = unix.O_WRONLY | unix.O_CREAT
-	case Mixed:
-		flags = unix.O_RDWR | unix.O_CREAT
-	}
-	fd, err := e.open(w, path, flags, "open")
+	fd, err := e.open(w, path, p.Kind.openFlags(), "open")
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,120 @@
+package uring
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// roundTrip writes n blocks at depth through ring r, in a shuffled order,
+// reads them back the same way and checks every byte.
+func roundTrip(t *testing.T, r *Ring, arena []byte, depth, n, bs int, flags int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f")
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|flags, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = (i*7 + 3) % n // n is not a multiple of 7
+	}
+	fill := func(b []byte, blk int) {
+		for i := range b {
+			b[i] = byte(blk*31 + i*7)
+		}
+	}
+	for _, write := range []bool{true, false} {
+		owner := make([]int, depth) // block each slot holds
+		free := make([]int, 0, depth)
+		for i := range depth {
+			free = append(free, i)
+		}
+		next, done := 0, 0
+		for done < n {
+			for next < n && len(free) > 0 {
+				slot := free[len(free)-1]
+				free = free[:len(free)-1]
+				b := arena[slot*bs : (slot+1)*bs]
+				if write {
+					fill(b, order[next])
+				} else {
+					clear(b)
+				}
+				owner[slot] = order[next]
+				if !r.Prep(write, fd, b, int64(order[next]*bs), uint64(slot)) {
+					t.Fatalf("queue full with %d free slots", len(free)+1)
+				}
+				next++
+			}
+			if err := r.Enter(1, 0); err != nil {
+				t.Fatal(err)
+			}
+			r.Reap(func(data uint64, res int32) {
+				slot := int(data)
+				if res != int32(bs) {
+					t.Fatalf("write %v block %d: result %d, want %d", write, owner[slot], res, bs)
+				}
+				if !write {
+					want := make([]byte, bs)
+					fill(want, owner[slot])
+					if !bytes.Equal(arena[slot*bs:(slot+1)*bs], want) {
+						t.Fatalf("block %d read back differs", owner[slot])
+					}
+				}
+				free = append(free, slot)
+				done++
+			})
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	const depth, bs = 16, 4096
+	for _, fixed := range []bool{false, true} {
+		r, err := New(depth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arena, err := unix.Mmap(-1, 0, depth*bs, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fixed && !r.RegisterBuffer(arena) {
+			t.Fatal("register buffer refused")
+		}
+		// O_DIRECT where the file system takes it (not tmpfs).
+		roundTrip(t, r, arena, depth, 1000, bs, 0)
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		unix.Munmap(arena)
+	}
+}
+
+func TestWhy(t *testing.T) {
+	for _, c := range []struct {
+		err      error
+		disabled string
+		want     string
+	}{
+		{unix.EPERM, "2", "kernel.io_uring_disabled=2"},
+		{unix.EPERM, "1", "io_uring_group"},
+		{unix.EPERM, "0", "seccomp"},
+		{unix.EPERM, "", "seccomp"},
+		{unix.ENOSYS, "0", "not implemented"},
+	} {
+		if got := why(c.err, c.disabled); !strings.Contains(got, c.want) {
+			t.Errorf("why(%v, %q) = %q, want it to mention %q", c.err, c.disabled, got, c.want)
+		}
+	}
+	err := explain(unix.EPERM)
+	if !errors.Is(err, ErrUnavailable) || !strings.HasSuffix(err.Error(), "; use --ioengine sync") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("explain: %q", err)
+	}
+}
