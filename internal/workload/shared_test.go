@@ -227,3 +227,17 @@ func TestSharedBigFileFromStream(t *testing.T) {
 		t.Fatalf("a changed byte: %d errors", r.Errors)
 	}
 }
+
+// A shared-file phase is not run through io_uring: asked to, it is
+// refused before anything is written.
+func TestSharedRefusesIOUring(t *testing.T) {
+	e, dir := newEngine(t, 2, false, nil)
+	p := sharedPhase(e, Write, &SharedFile{Block: 4096, Segments: 1}, 4096)
+	p.IOEngine, p.IODepth = IOUring, 8
+	if _, err := e.Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), "use the sync engine") {
+		t.Fatalf("a shared phase on io_uring: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "shared")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the shared file was made: %v", err)
+	}
+}
