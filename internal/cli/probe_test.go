@@ -234,7 +234,7 @@ func TestProbeMountDaemonDies(t *testing.T) {
 	t.Logf("probe log:\n%s", probe.Stderr())
 	_, causes := rounds(probe.Stderr())
 	for _, c := range causes {
-		if !strings.Contains(c, "transport endpoint is not connected") && !strings.Contains(c, "the mount is gone") {
+		if !strings.Contains(c, "the file system's daemon is gone") && !strings.Contains(c, "the mount is gone") {
 			t.Errorf("cause %q does not say the mount failed", c)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -194,11 +195,20 @@ func unmeasured(exprs []expect.Expr, res *report.Result) error {
 	return nil
 }
 
+// daemonGone names what an aborted or lost connection of a FUSE file
+// system means: its daemon died under the round.
+func daemonGone(err error) string {
+	if errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOTCONN) {
+		return " (the file system's daemon is gone)"
+	}
+	return ""
+}
+
 // log writes a round's line (logfmt).
 func (p *prober) log(now time.Time, result string, took time.Duration, err error, failed []string) {
 	line := fmt.Sprintf("time=%s round=%d result=%s seconds=%.3f", now.UTC().Format(time.RFC3339), p.rounds, result, took.Seconds())
 	if err != nil {
-		line += fmt.Sprintf(" cause=%q", strings.TrimSpace(err.Error()))
+		line += fmt.Sprintf(" cause=%q", strings.TrimSpace(err.Error())+daemonGone(err))
 	}
 	if len(failed) > 0 {
 		line += fmt.Sprintf(" failed=%q", strings.Join(failed, "; "))
