@@ -46,8 +46,13 @@ type objRun struct {
 	written     []bool // shards whose upload was begun, by local rank
 }
 
-// checkObjects checks the options of a checkpoint in an object store.
-func (o *Options) checkObjects() error {
+// checkObjects checks the options of a checkpoint of plan in an object
+// store.
+func (o *Options) checkObjects(plan Plan) error {
+	if parts := (plan.Shard + o.PartSize - 1) / max(o.PartSize, 1); parts > maxParts {
+		return fmt.Errorf("shards of %s in parts of %s make %d parts, more than %d: give a larger --part-size",
+			units.FormatBytes(plan.Shard), units.FormatBytes(o.PartSize), parts, maxParts)
+	}
 	switch {
 	case o.Direct:
 		return errors.New("--direct is for a file system; an object store is written with PUTs")
@@ -63,16 +68,14 @@ func (o *Options) checkObjects() error {
 
 // runObjects runs the checkpoint in the store of o.Storage at o.Path.
 func (r *run) runObjects(ctx context.Context) error {
-	if err := r.o.checkObjects(); err != nil {
-		return badInput{err}
-	}
-	if parts := (r.plan.Shard + r.o.PartSize - 1) / r.o.PartSize; parts > maxParts {
-		return badInput{fmt.Errorf("shards of %s in parts of %s make %d parts, more than %d: give a larger --part-size",
-			units.FormatBytes(r.plan.Shard), units.FormatBytes(r.o.PartSize), parts, maxParts)}
-	}
 	timeout := objstore.Timeout(r.o.Object)
+	cfg := r.o.Object
+	if cfg.Threads == 0 {
+		// A connection per request in flight.
+		cfg.Threads = min(r.part.Ranks*r.o.PartsInFlight, maxPartsInFlight)
+	}
 	base, err := objstore.Open(ctx, timeout, func(ctx context.Context) (object.Storage, error) {
-		return object.Open(ctx, r.o.Storage, r.o.Path, r.o.Object)
+		return object.Open(ctx, r.o.Storage, r.o.Path, cfg)
 	})
 	switch {
 	case errors.Is(err, objstore.ErrBadInput):

@@ -114,6 +114,11 @@ func (o *Options) Resolve() (Plan, Part, error) {
 	if err != nil {
 		return plan, Part{}, err
 	}
+	if o.Storage != "" {
+		if err := o.checkObjects(plan); err != nil {
+			return plan, Part{}, err
+		}
+	}
 	part, err := plan.Split(o.Host, o.Hosts)
 	return plan, part, err
 }

@@ -151,10 +151,10 @@ func (o *CheckpointOptions) resolveStore(cmd *cobra.Command, app *App) error {
 			return Usagef("--%s does not apply to a checkpoint in an object store", n)
 		}
 	}
-	if err := parseSizes(sizeArg{"part-size", o.partSize, &o.PartSize}); err != nil {
-		return err
+	if o.PartsInFlight < 1 {
+		return Usagef("--parts-in-flight must be between 1 and 256 (got %d)", o.PartsInFlight)
 	}
-	return nil
+	return parseSizes(sizeArg{"part-size", o.partSize, &o.PartSize})
 }
 
 // parseSizes reads --size, --block-size and --ranks, where 0 is a mistake

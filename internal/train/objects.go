@@ -30,8 +30,12 @@ func (r *run) openObjects(ctx context.Context) error {
 	if o.Hosts > 1 {
 		return badf("training from an object store runs on one host")
 	}
-	base, err := objstore.Open(ctx, objstore.Timeout(o.Object), func(ctx context.Context) (object.Storage, error) {
-		return object.Open(ctx, o.Storage, o.Path, o.Object)
+	cfg := o.Object
+	if cfg.Threads == 0 {
+		cfg.Threads = poolSize(o)
+	}
+	base, err := objstore.Open(ctx, objstore.Timeout(cfg), func(ctx context.Context) (object.Storage, error) {
+		return object.Open(ctx, o.Storage, o.Path, cfg)
 	})
 	switch {
 	case errors.Is(err, objstore.ErrBadInput):
@@ -73,6 +77,20 @@ func (r *run) openObjects(ctx context.Context) error {
 	r.gen = true
 	return nil
 }
+
+// poolSize is the connections to keep open to the store: one per request
+// in flight, the readers of every accelerator (of the largest count
+// --find-max may try), or the generation's writers.
+func poolSize(o *Options) int {
+	n := o.ranks() * o.ReadThreads
+	if o.FindMax {
+		n *= 4
+	}
+	return min(max(n, o.GenThreads), maxPool)
+}
+
+// maxPool bounds the connections kept open to the store.
+const maxPool = 256
 
 // openObjectDataset reads the description of a dataset an earlier run
 // kept under s and checks that its objects are there at their sizes; with
