@@ -255,7 +255,7 @@ func (x *objRun) readBack(ctx context.Context, i int) (int64, error) {
 				return err
 			}
 			k, err := io.ReadFull(rc, b)
-			rc.Close()
+			objstore.Close(rc)
 			got.Add(int64(k))
 			if err != nil {
 				return fmt.Errorf("get %s at %d: %w", key, off+int64(k), err)

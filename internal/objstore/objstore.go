@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -138,6 +139,15 @@ func RetryThrottled(ctx context.Context, op func() error) error {
 		}
 		backoff = min(2*backoff, ThrottleMax)
 	}
+}
+
+// Close closes the body of a GET read to its expected end, after a last
+// read that sees the end of the stream: an HTTP body closed before its end
+// was seen closes its connection too, and the next request pays for a
+// new one.
+func Close(rc io.ReadCloser) error {
+	_, err := io.Copy(io.Discard, io.LimitReader(rc, 64<<10))
+	return errors.Join(err, rc.Close())
 }
 
 // Leftover names what a run leaves behind under s (a store opened with

@@ -224,7 +224,7 @@ func (t *trainer) getSample(ctx context.Context, i int, buf []byte) (int64, erro
 	if err != nil {
 		return 0, fmt.Errorf("get %s: %w", t.ds.Path(f), err)
 	}
-	defer rc.Close()
+	defer objstore.Close(rc)
 	for done := int64(0); done < size; {
 		n, err := io.ReadFull(rc, buf[:min(int64(len(buf)), size-done)])
 		done += int64(n)
