@@ -277,25 +277,14 @@ func (x *objRun) cleanup() {
 		x.warn("keeping the checkpoint's shards under %s", x.store.String())
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	failed := 0
+	var keys []string
 	for i, w := range x.written {
-		if !w {
-			continue
-		}
-		if err := x.store.Delete(ctx, ShardName(x.part.First+i)); err != nil {
-			if failed == 0 {
-				x.warn("clean up %s: %v", x.store.String(), err)
-			}
-			failed++
+		if w {
+			keys = append(keys, ShardName(x.part.First+i))
 		}
 	}
-	if object.AsFileSystem(x.store) != nil {
-		_ = x.base.Delete(ctx, x.prefix) // a directory: removed only if empty
-	}
-	if failed > 0 {
-		x.warn("clean up: %d shards under %s are left", failed, x.store.String())
+	if left, err := objstore.Remove(x.base, x.prefix, keys, 2*time.Minute); left > 0 {
+		x.warn("clean up: %d of %d shards under %s are left: %v", left, len(keys), x.store.String(), err)
 		return
 	}
 	if h := x.o.Hooks.Removed; h != nil {

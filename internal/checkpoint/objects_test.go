@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
 func TestMain(m *testing.M) {
@@ -22,66 +22,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// userStore opens a store holding one object of the user's, which the
-// runs must leave alone.
-func userStore(t *testing.T, kind, url string, cfg object.Config) object.Storage {
-	t.Helper()
-	s, err := object.Open(context.Background(), kind, url, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Create(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Put(context.Background(), "precious/data.bin", strings.NewReader("user data, keep")); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func allKeys(t *testing.T, s object.Storage) []string {
-	t.Helper()
-	var keys []string
-	opt := object.ListOptions{}
-	for {
-		page, err := s.List(context.Background(), opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range page.Objects {
-			if !o.IsDir {
-				keys = append(keys, o.Key)
-			}
-		}
-		if !page.Truncated {
-			sort.Strings(keys)
-			return keys
-		}
-		opt.StartAfter = page.Next
-	}
-}
-
-func checkUntouched(t *testing.T, s object.Storage) {
-	t.Helper()
-	if keys := allKeys(t, s); len(keys) != 1 || keys[0] != "precious/data.bin" {
-		t.Errorf("after the run the store holds %v, want only precious/data.bin", keys)
-	}
-	rc, err := s.Get(context.Background(), "precious/data.bin", 0, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	if b, _ := io.ReadAll(rc); string(b) != "user data, keep" {
-		t.Errorf("the user's object now holds %q", b)
-	}
-}
-
 // checkpointTo writes and reads back a checkpoint of 4 ranks in shards
 // of two parts and a piece, and checks the phases, the rows, and that the
 // store is as it was; then with Keep, that exactly the 4 shards stay.
 func checkpointTo(t *testing.T, kind, url string, cfg object.Config) {
-	s := userStore(t, kind, url, cfg)
+	s := objecttest.UserStore(t, kind, url, cfg)
 	m, _ := FindModel("llama3-8b")
 	o := Options{Path: url, Storage: kind, Object: cfg, Model: m, Ranks: 4, Size: 4 * (10*units.MiB + 8*units.KiB),
 		PartSize: 5 * units.MiB, PartsInFlight: 2}
@@ -108,12 +53,12 @@ func checkpointTo(t *testing.T, kind, url string, cfg object.Config) {
 	if res.Target.Storage != kind || strings.Contains(res.Target.URL, "minioadmin") {
 		t.Errorf("target %+v", res.Target)
 	}
-	checkUntouched(t, s)
+	objecttest.CheckUntouched(t, s)
 	o.Keep = true
 	if err := Run(context.Background(), o, &report.Result{}); err != nil {
 		t.Fatal(err)
 	}
-	keys := allKeys(t, s)
+	keys := objecttest.Keys(t, s)
 	if len(keys) != 5 || !strings.HasSuffix(keys[0], "/"+ShardName(0)) || !strings.HasSuffix(keys[3], "/"+ShardName(3)) {
 		t.Fatalf("kept %v, want the 4 shards", keys)
 	}
@@ -123,7 +68,7 @@ func checkpointTo(t *testing.T, kind, url string, cfg object.Config) {
 		}
 	}
 	_ = s.Delete(context.Background(), keys[0][:strings.Index(keys[0], "/")+1])
-	checkUntouched(t, s)
+	objecttest.CheckUntouched(t, s)
 }
 
 func TestObjectsMinIO(t *testing.T) {
@@ -148,7 +93,7 @@ func TestObjectsFile(t *testing.T) {
 // A shard that differs from what was written fails its read-back, with
 // the byte where it differs.
 func TestObjectsReadBackVerifies(t *testing.T) {
-	s := userStore(t, "file", t.TempDir(), object.Config{})
+	s := objecttest.UserStore(t, "file", t.TempDir(), object.Config{})
 	plan, _ := NewPlan(4*8*units.MiB, 4)
 	part, _ := plan.Split(0, 1)
 	x := &objRun{run: &run{o: Options{PartSize: 5 * units.MiB, PartsInFlight: 2}, plan: plan, part: part, res: &report.Result{}},

@@ -150,6 +150,28 @@ func Close(rc io.ReadCloser) error {
 	return errors.Join(err, rc.Close())
 }
 
+// Remove deletes the keys a run wrote under prefix of base, one by one
+// (no listing: nothing else under the prefix or in the bucket can go), and
+// on file-system stores the prefix's directory, once empty. It runs to its
+// end after Ctrl-C too, within wait, and returns the first error and how
+// many keys are left.
+func Remove(base object.Storage, prefix string, keys []string, wait time.Duration) (left int, first error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for _, k := range keys {
+		if err := base.Delete(ctx, prefix+k); err != nil {
+			if left == 0 {
+				first = err
+			}
+			left++
+		}
+	}
+	if object.AsFileSystem(base) != nil {
+		_ = base.Delete(ctx, prefix) // a directory: removed only if empty
+	}
+	return left, first
+}
+
 // Leftover names what a run leaves behind under s (a store opened with
 // its prefix) if it ends before its clean-up.
 func Leftover(s object.Storage) string {

@@ -242,26 +242,12 @@ func (t *trainer) getSample(ctx context.Context, i int, buf []byte) (int64, erro
 // nothing else: the description (host 0), then the files; on file-system
 // stores also the prefix's directory, once empty.
 func (r *run) removeObjects() {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupWait)
-	defer cancel()
 	keys := []string{markerName}
 	for _, f := range r.o.ownFiles(r.ds.Files) {
 		keys = append(keys, r.ds.Key(f))
 	}
-	failed := 0
-	for _, k := range keys {
-		if err := r.store.Delete(ctx, k); err != nil {
-			if failed == 0 {
-				r.warn("clean up %s: %v", r.ds.Dir(), err)
-			}
-			failed++
-		}
-	}
-	if object.AsFileSystem(r.store) != nil {
-		_ = r.base.Delete(ctx, r.prefix) // a directory: removed only if empty
-	}
-	if failed > 0 {
-		r.warn("clean up: %d of %d objects under %s are left", failed, len(keys), r.ds.Dir())
+	if left, err := objstore.Remove(r.base, r.prefix, keys, cleanupWait); left > 0 {
+		r.warn("clean up: %d of %d objects under %s are left: %v", left, len(keys), r.ds.Dir(), err)
 		return
 	}
 	if r.o.Hooks.Removed != nil {

@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"io"
 	"os"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
 func TestMain(m *testing.M) {
@@ -36,47 +36,12 @@ func minioStore(t *testing.T) store {
 }
 
 func openUserStore(t *testing.T, kind, url string, cfg object.Config) store {
-	t.Helper()
-	s, err := object.Open(context.Background(), kind, url, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Create(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Put(context.Background(), "precious/data.bin", strings.NewReader("user data, keep")); err != nil {
-		t.Fatal(err)
-	}
-	return store{kind, url, cfg, s}
+	return store{kind, url, cfg, objecttest.UserStore(t, kind, url, cfg)}
 }
 
-// keys lists every key of the store, directories left out.
-func (st store) keys(t *testing.T) []string {
-	t.Helper()
-	sizes, err := listSizes(context.Background(), st.s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sortedKeys(sizes)
-}
+func (st store) keys(t *testing.T) []string { return objecttest.Keys(t, st.s) }
 
-// checkUntouched: the store holds the user's object, as it was, and
-// nothing else.
-func (st store) checkUntouched(t *testing.T) {
-	t.Helper()
-	if keys := st.keys(t); len(keys) != 1 || keys[0] != "precious/data.bin" {
-		t.Errorf("after the run the store holds %v, want only precious/data.bin", keys)
-	}
-	rc, err := st.s.Get(context.Background(), "precious/data.bin", 0, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	if b, _ := io.ReadAll(rc); string(b) != "user data, keep" {
-		t.Errorf("the user's object now holds %q", b)
-	}
-}
+func (st store) checkUntouched(t *testing.T) { objecttest.CheckUntouched(t, st.s) }
 
 // checkRun: the run read every sample of its plan, whole, in both
 // layouts, as on a file system (TestRunCounts).
