@@ -49,6 +49,16 @@ func TestStoreFlagsBadInput(t *testing.T) {
 	}
 }
 
+// A dataset in a store is split between the accelerators by its own
+// size, read when the run starts, not by the preset's (16 unet3d files
+// cannot feed 2 accelerators; the dataset given may).
+func TestTrainStoreDatasetShape(t *testing.T) {
+	o, code, msg := parseTrain(t, "--storage", "minio", "http://127.0.0.1:1/b", "--model", "unet3d", "--dataset", "kept/", "-n", "2")
+	if code != 0 || o.Dataset != "kept/" || o.Accelerators != 2 {
+		t.Errorf("exit %d: %s", code, msg)
+	}
+}
+
 // TestTrainCheckpointMinIO: the binary trains from and checkpoints to a
 // MinIO bucket holding an object of the user's, which is all the bucket
 // holds afterwards; results follow the schema and never show the secret.

@@ -129,8 +129,11 @@ func (o *Options) Check(hosts int) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	if o.Dataset != "" && o.Storage != "" {
+		return nil // the store's dataset is read, and checked, when the run starts
+	}
 	samples := o.Files * o.SamplesPerFile
-	if o.Dataset != "" && o.Storage == "" {
+	if o.Dataset != "" {
 		ds, err := OpenDataset(o.Dataset)
 		if err != nil {
 			return err
