@@ -16,11 +16,7 @@ import (
 	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.StopServers()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // checkpointTo writes and reads back a checkpoint of 4 ranks in shards
 // of two parts and a piece, and checks the phases, the rows, and that the

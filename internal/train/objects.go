@@ -195,15 +195,8 @@ func (g *generator) put(ctx context.Context, w *engine.Worker, task int) error {
 	}
 	f := g.files[task]
 	size := g.ds.FileSize(f)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := workerContext(ctx, w)
 	defer cancel()
-	go func() {
-		select {
-		case <-w.Cancelled():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	if err := g.store.Put(ctx, g.ds.Key(f), g.pat.Reader(uint64(f), size)); err != nil {
 		return fmt.Errorf("put %s: %w", g.ds.Path(f), err)
 	}

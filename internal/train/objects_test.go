@@ -14,11 +14,7 @@ import (
 	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.StopServers()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // store is a store a test trains from, with a user's object the runs must
 // leave alone.

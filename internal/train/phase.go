@@ -142,8 +142,14 @@ func AUMeasure(t *report.Training) report.Measure {
 
 // runIn runs the rank in an engine worker, stopped with the phase.
 func (rk *rank) runIn(ctx context.Context, w *engine.Worker) error {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := workerContext(ctx, w)
 	defer cancel()
+	return rk.run(ctx, w)
+}
+
+// workerContext is ctx, also cancelled when the engine stops w's phase.
+func workerContext(ctx context.Context, w *engine.Worker) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		select {
 		case <-w.Cancelled():
@@ -151,7 +157,7 @@ func (rk *rank) runIn(ctx context.Context, w *engine.Worker) error {
 		case <-ctx.Done():
 		}
 	}()
-	return rk.run(ctx, w)
+	return ctx, cancel
 }
 
 // figures gathers the ranks' measurements into the training figures and
