@@ -67,6 +67,9 @@ func (r *run) generate(ctx context.Context) (report.Phase, error) {
 	out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
 	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/file"}
 	out.LatencyOf = fmt.Sprintf("write a file of %d samples (create to close)", r.ds.PerFile)
+	if r.store != nil {
+		out.LatencyOf = fmt.Sprintf("put an object of %d samples", r.ds.PerFile)
+	}
 	return out, err
 }
 

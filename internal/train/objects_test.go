@@ -50,7 +50,7 @@ func checkRun(t *testing.T, o Options, res *report.Result, gen bool) {
 	}
 	g := res.FindPhase("generate")
 	ds := NewDataset("", o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev, o.Seed, 1)
-	if gen && (g == nil || g.Items != int64(o.Files) || g.Bytes != ds.Bytes) {
+	if gen && (g == nil || g.Items != int64(o.Files) || g.Bytes != ds.Bytes || !strings.HasPrefix(g.LatencyOf, "put an object")) {
 		t.Errorf("generate %+v, want %d objects of %d bytes", g, o.Files, ds.Bytes)
 	}
 	if !gen && g != nil {
