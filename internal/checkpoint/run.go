@@ -15,6 +15,7 @@ import (
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // Defaults of a run.
@@ -30,8 +31,16 @@ const (
 
 // Options are the parameters of one checkpoint run.
 type Options struct {
-	Path  string
-	Model Model
+	// Path is the directory to checkpoint in, or with Storage the URL of
+	// an object store (pkg/object's driver Storage), Object its
+	// configuration; PartSize and PartsInFlight shape its uploads and
+	// ranged reads.
+	Path          string
+	Storage       string
+	Object        object.Config `json:"-"`
+	PartSize      int64
+	PartsInFlight int
+	Model         Model
 	// Ranks is the number of ranks on all hosts together; 0: the model's.
 	Ranks int
 	// Size is the checkpoint's total size on all hosts together; 0:
@@ -82,6 +91,12 @@ func (o *Options) Resolve() (Plan, Part, error) {
 	if o.Hosts == 0 {
 		o.Hosts = 1
 	}
+	if o.PartSize == 0 {
+		o.PartSize = DefaultPartSize
+	}
+	if o.PartsInFlight == 0 {
+		o.PartsInFlight = DefaultPartsInFlight
+	}
 	if o.DropCaches == "" {
 		o.DropCaches = bench.DropAuto
 	}
@@ -98,6 +113,11 @@ func (o *Options) Resolve() (Plan, Part, error) {
 	plan, err := NewPlan(o.Size, o.Ranks)
 	if err != nil {
 		return plan, Part{}, err
+	}
+	if o.Storage != "" {
+		if err := o.checkObjects(plan); err != nil {
+			return plan, Part{}, err
+		}
 	}
 	part, err := plan.Split(o.Host, o.Hosts)
 	return plan, part, err
@@ -128,6 +148,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return badInput{err}
 	}
 	r := &run{o: o, plan: plan, part: part, res: res, clock: newRankClock(part.Ranks)}
+	if o.Storage != "" {
+		return r.runObjects(ctx)
+	}
 	abs, err := bench.OpenTarget(o.Path, res)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // CheckpointOptions are the flags of `fsbench checkpoint`.
@@ -26,7 +27,8 @@ type CheckpointOptions struct {
 	checkpoint.Options
 	RunFlags
 
-	model, size, blockSize string
+	store                            storeFlags
+	model, size, blockSize, partSize string
 }
 
 func newCheckpointCmd(app *App) *cobra.Command {
@@ -38,7 +40,7 @@ func newCheckpointCmd(app *App) *cobra.Command {
 func newCheckpointCmdWith(app *App, runF func(context.Context, *CheckpointOptions) error) *cobra.Command {
 	o := &CheckpointOptions{}
 	cmd := &cobra.Command{
-		Use:   "checkpoint PATH [--model NAME] [--ranks N] [--size SIZE]",
+		Use:   "checkpoint PATH|URL [--model NAME] [--ranks N] [--size SIZE]",
 		Short: "Emulate saving and restoring an AI model's checkpoint, as MLPerf Storage does",
 		Long: `Emulate the checkpointing workload of MLPerf Storage v2 on the file system
 that holds PATH. N ranks (--ranks, default the model's MLPerf count) start
@@ -58,11 +60,22 @@ With --hosts, the ranks are spread evenly over the agents (--ranks must be a
 multiple of the host count) and host i's ranks read the shards written on
 host i+1: PATH must be one shared file system seen by every host.
 
+With --storage, the checkpoint goes to an object store (the storage types,
+URLs and credentials of "fsbench objbench"): each rank uploads its shard as
+one object in --part-size parts, --parts-in-flight at a time (one streamed
+PUT where the store has no multipart upload), then each rank reads back
+another rank's shard with --parts-in-flight ranged GETs of --part-size at a
+time and checks every byte. The shards are under a new prefix
+(fsbench-checkpoint-HOST-TIME-RANDOM/) and deleted by their keys at the end
+unless --keep; nothing else in the bucket is written or deleted. There is no
+sequential single-stream row, no cache to drop and no --direct.
+
 These are fsbench's figures, not an MLPerf Storage result.`,
 		Example: `  fsbench checkpoint /mnt/jfs --model llama3-8b
   fsbench checkpoint /mnt/jfs --model llama3-70b --size 8G --ranks 16 -v
   fsbench checkpoint /mnt/jfs --model llama3-8b --size full --direct -o json > ckpt.json
-  fsbench checkpoint /mnt/jfs --model llama3-405b --size 64G --hosts n1:7781,n2:7781`,
+  fsbench checkpoint /mnt/jfs --model llama3-405b --size 64G --hosts n1:7781,n2:7781
+  fsbench checkpoint --storage minio http://127.0.0.1:9000/ckpt --size 2G --ranks 4 --parts-in-flight 8`,
 		Args: exactArgs(1, "one PATH, the directory to checkpoint in"),
 		RunE: hostsCommand[*CheckpointOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: checkpointCluster, run: runCheckpoint,
 			resolve: func(cmd *cobra.Command, args []string) error {
@@ -78,6 +91,9 @@ These are fsbench's figures, not an MLPerf Storage result.`,
 	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache")
 	f.BoolVar(&o.Keep, "keep", false, "keep the checkpoint's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before the read-back: auto, always, never; SKIP_DROP_CACHES=true disables")
+	f.StringVar(&o.partSize, "part-size", "16M", "with --storage: size of each uploaded part and of each ranged GET of the read-back")
+	f.IntVar(&o.PartsInFlight, "parts-in-flight", checkpoint.DefaultPartsInFlight, "with --storage: parts each rank uploads, and ranged GETs it reads, at a time")
+	o.store.add(cmd, &o.Storage, &o.Object)
 	addRunFlags(cmd, &o.RunFlags, []Preset{{"size", "64M"}})
 	_ = f.MarkHidden("read-others") // always so: a host reads the next host's shards
 	return cmd
@@ -99,6 +115,9 @@ func (o *CheckpointOptions) resolve(cmd *cobra.Command, app *App) error {
 	if err := o.parseSizes(cmd); err != nil {
 		return err
 	}
+	if err := o.resolveStore(cmd, app); err != nil {
+		return err
+	}
 	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
 	if o.Cluster.active() {
 		o.Hosts = len(o.Cluster.Hosts)
@@ -107,10 +126,35 @@ func (o *CheckpointOptions) resolve(cmd *cobra.Command, app *App) error {
 		return &UsageError{Err: err}
 	}
 	o.Hosts = 0 // the agents are told their place
-	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
+	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() && o.Storage == "" {
 		return Usagef("PATH %s is not a directory: give the directory to checkpoint in", o.Path)
 	}
 	return o.Output.resolve()
+}
+
+// resolveStore checks the flags of a checkpoint in an object store.
+func (o *CheckpointOptions) resolveStore(cmd *cobra.Command, app *App) error {
+	if err := o.store.resolveOptional(app, cmd, o.Path); err != nil {
+		return err
+	}
+	f := cmd.Flags()
+	if o.Storage == "" {
+		for _, n := range []string{"part-size", "parts-in-flight"} {
+			if f.Changed(n) {
+				return Usagef("--%s shapes the requests to an object store: give --storage too", n)
+			}
+		}
+		return nil
+	}
+	for _, n := range []string{"direct", "drop-caches", "hosts"} {
+		if f.Changed(n) {
+			return Usagef("--%s does not apply to a checkpoint in an object store", n)
+		}
+	}
+	if o.PartsInFlight < 1 {
+		return Usagef("--parts-in-flight must be between 1 and 256 (got %d)", o.PartsInFlight)
+	}
+	return parseSizes(sizeArg{"part-size", o.partSize, &o.PartSize})
 }
 
 // parseSizes reads --size, --block-size and --ranks, where 0 is a mistake
@@ -141,11 +185,15 @@ func (o *CheckpointOptions) parseSizes(cmd *cobra.Command) error {
 
 func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 	var stop func()
-	o.Hooks, stop = checkpointHooks(app, o.Path)
+	target := o.Path
+	if o.Storage != "" {
+		target = object.RedactURL(o.Path)
+	}
+	o.Hooks, stop = checkpointHooks(app, target)
 	defer stop()
-	if !app.Globals.Quiet && !notADir(o.Path) {
+	if !app.Globals.Quiet && (o.Storage != "" || !notADir(o.Path)) {
 		fmt.Fprintf(app.IO.Err, "Checkpointing %s (%s) in %s with %s\n",
-			o.Model.Name, units.FormatBytes(o.Size), o.Path, units.Count(o.ranks(), "rank"))
+			o.Model.Name, units.FormatBytes(o.Size), target, units.Count(o.ranks(), "rank"))
 	}
 	res, err := app.measure(ctx, "checkpoint", o.Repeat, func(ctx context.Context, res *report.Result) error {
 		return checkpoint.Run(ctx, o.Options, res)

@@ -83,6 +83,8 @@ var flagCompletions = map[string]completeFunc{
 	"storage":          wordsOf(storages),
 	"accelerator-type": wordsOf(trainAccelerators),
 	"drop-caches":      words("auto", "always", "never"),
+	"ioengine":         words("sync", "io_uring"),
+	"launcher":         words("auto", "none", "mpi", "slurm", "k8s"),
 	"file-select":      words("seq", "random"),
 	"sort":             wordsOf(func() []string { return profile.SortKeys }),
 	"addressing":       words("auto", "path", "virtual"),

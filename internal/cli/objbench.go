@@ -24,12 +24,11 @@ type ObjbenchOptions struct {
 	// RunFlags' Cluster runs the performance items on many hosts.
 	RunFlags
 
-	secretKey, sessionToken                            string
-	secretKeyFile, sessionTokenFile                    string
-	blockSize, bigObjectSize, smallObjectSize, timeout string
-	duration, warmup, interval                         string
-	workload                                           objWorkloadFlags
-	more                                               objMoreFlags
+	store                                     storeFlags
+	blockSize, bigObjectSize, smallObjectSize string
+	duration, warmup, interval                string
+	workload                                  objWorkloadFlags
+	more                                      objMoreFlags
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -82,10 +81,8 @@ host in ps: prefer the variables or the -file flags.`,
 				return o.resolveAll(app, cmd)
 			}}.runE(app),
 	}
-	addCredentialFlags(cmd, o)
+	o.store.add(cmd, &o.Storage, &o.Object)
 	f := cmd.Flags()
-	f.StringVar(&o.Object.Region, "region", "", "region (default: from the URL, then AWS_REGION, then us-east-1)")
-	f.StringVar(&o.Object.Addressing, "addressing", "auto", "bucket addressing: auto (from the URL form), path or virtual")
 	f.StringVar(&o.blockSize, "block-size", "4M", "size of each object of the big object (K, M, G, KiB, MiB, ...)")
 	f.StringVar(&o.bigObjectSize, "big-object-size", "1G", "size of the big object, uploaded and downloaded in --block-size objects")
 	f.StringVar(&o.smallObjectSize, "small-object-size", "128K", "size of each small object")
@@ -94,13 +91,6 @@ host in ps: prefer the variables or the -file flags.`,
 	f.StringVar(&o.Object.StorageClass, "storage-class", "", "storage class of the objects written, e.g. STANDARD_IA")
 	f.BoolVar(&o.SkipFunctional, "skip-functional-tests", false, "skip the functional checks (the bucket is still created if missing)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's objects instead of deleting them")
-	f.IntVar(&o.Object.Retries, "retries", 0, "retry a failed request up to N times (default 0: problems are seen, not hidden)")
-	f.StringVar(&o.Object.Checksum, "checksum", "when-required", "request checksums: when-required, or when-supported (aws-chunked trailers, which some S3-compatible stores reject)")
-	f.BoolVar(&o.Object.SignPayload, "sign-payload", false, "sign the SHA-256 of every request body, for S3 stores that refuse UNSIGNED-PAYLOAD (costs a pass over the data)")
-	f.BoolVar(&o.Object.Insecure, "insecure", false, "do not verify the server's TLS certificate")
-	f.StringVar(&o.Object.CACertFile, "ca-cert", "", "also trust the CA certificates in this PEM `FILE`")
-	markFiles(f, fileIn, "ca-cert")
-	f.StringVar(&o.timeout, "timeout", "10s", "bound on connecting and on every wait for the store: a request during which nothing moves for this long fails")
 	f.StringVar(&o.duration, "duration", "", "run each performance item for `DURATION`, repeating its objects (uploads make new ones), e.g. 30s; delete still does each object once")
 	f.StringVar(&o.warmup, "warmup", "", "run each item `DURATION` before measuring (with --duration)")
 	f.Int64Var(&o.Ops, "ops", 0, "stop each item after `N` operations in all")
@@ -113,20 +103,6 @@ host in ps: prefer the variables or the -file flags.`,
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
 	return cmd
-}
-
-// addCredentialFlags declares the store's type and the flags of its
-// credentials.
-func addCredentialFlags(cmd *cobra.Command, o *ObjbenchOptions) {
-	f := cmd.Flags()
-	f.StringVar(&o.Storage, "storage", o.Storage, "storage type: "+strings.Join(object.Names(), ", "))
-	f.StringVar(&o.Object.AccessKey, "access-key", "", "access key (env ACCESS_KEY)")
-	f.StringVar(&o.secretKey, "secret-key", "", "secret key (env SECRET_KEY, or --secret-key-file; prefer those, a flag is visible in ps)")
-	f.StringVar(&o.secretKeyFile, "secret-key-file", "", "read the secret key from `FILE`")
-	f.StringVar(&o.sessionToken, "session-token", "", "session token of temporary credentials (env SESSION_TOKEN, or --session-token-file; prefer those, a flag is visible in ps)")
-	f.StringVar(&o.sessionTokenFile, "session-token-file", "", "read the session token from `FILE`")
-	markFiles(f, fileIn, "secret-key-file", "session-token-file")
-	f.BoolVar(&o.Object.Anonymous, "anonymous", false, "send unsigned requests, for public buckets")
 }
 
 // objbenchExample is the examples of objbench's help.
@@ -152,29 +128,6 @@ func storageHelp() string {
 	return b.String()
 }
 
-// readSecrets takes the secret key and session token from their flags or
-// from the files their -file flags name.
-func (o *ObjbenchOptions) readSecrets(cmd *cobra.Command) error {
-	for _, s := range []struct {
-		flag        string
-		value, file string
-		dst         *object.Secret
-	}{{"secret-key", o.secretKey, o.secretKeyFile, &o.Object.SecretKey}, {"session-token", o.sessionToken, o.sessionTokenFile, &o.Object.SessionToken}} {
-		v := s.value
-		if cmd.Flags().Changed(s.flag + "-file") {
-			if cmd.Flags().Changed(s.flag) {
-				return Usagef("--%s and --%s-file: give one", s.flag, s.flag)
-			}
-			var err error
-			if v, err = readSecretFile("--"+s.flag+"-file", s.file); err != nil {
-				return err
-			}
-		}
-		*s.dst = object.NewSecret(v)
-	}
-	return nil
-}
-
 func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	if err := parseSizes(
 		sizeArg{"block-size", o.blockSize, &o.BlockSize},
@@ -183,11 +136,6 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	); err != nil {
 		return err
 	}
-	d, terr := time.ParseDuration(o.timeout)
-	if terr != nil || d <= 0 {
-		return Usagef("--timeout %q: want a positive duration such as 10s", o.timeout)
-	}
-	o.Object.Timeout = d
 	for _, a := range []struct {
 		name, v string
 		d       *time.Duration
@@ -201,26 +149,8 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 		}
 		*a.d = v
 	}
-	o.Storage = strings.ToLower(o.Storage)
-	if err := o.readSecrets(cmd); err != nil {
+	if err := o.store.resolve(app, cmd, o.URL); err != nil {
 		return err
-	}
-	o.Object.Getenv = app.IO.Getenv
-	switch o.Object.Addressing {
-	case "auto", "path", "virtual":
-	default:
-		return Usagef("--addressing must be auto, path or virtual (got %q)", o.Object.Addressing)
-	}
-	switch o.Object.Checksum {
-	case "when-required", "when-supported":
-	default:
-		return Usagef("--checksum must be when-required or when-supported (got %q)", o.Object.Checksum)
-	}
-	if o.Object.Retries < 0 {
-		return Usagef("--retries must not be negative")
-	}
-	if o.Storage == "file" && strings.Contains(o.URL, "://") && !strings.HasPrefix(o.URL, "file://") {
-		return Usagef("%s looks like a URL, not a directory: did you forget --storage (s3, minio, cos, nfs)?", object.RedactURL(o.URL))
 	}
 	if err := o.resolveWorkload(cmd); err != nil {
 		return err

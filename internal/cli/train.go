@@ -16,6 +16,7 @@ import (
 	"github.com/fsbench/fsbench/internal/train"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/verdict"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // TrainOptions are the flags of `fsbench train`.
@@ -27,6 +28,7 @@ type TrainOptions struct {
 	// job is the model's job file as read, sent to agents.
 	job []byte
 
+	store                                                          storeFlags
 	model, accel, sampleSize, sampleStdev, computeTime, dropCaches string
 	files, perFile, batch, readers, prefetch, epochs               int
 	threshold                                                      float64
@@ -45,7 +47,7 @@ func newTrainCmd(app *App) *cobra.Command { return newTrainCmdWith(app, nil) }
 func newTrainCmdWith(app *App, runF func(context.Context, *TrainOptions) error) *cobra.Command {
 	o := &TrainOptions{Options: train.Options{Seed: 1, GenThreads: 4, Accelerators: 1}}
 	cmd := &cobra.Command{
-		Use:   "train PATH --model MODEL --accelerators N",
+		Use:   "train PATH|URL --model MODEL --accelerators N",
 		Short: "Emulate the data loading of AI training: how many accelerators the storage keeps busy",
 		Long: `Emulate the data loading of AI training on the file system that holds PATH,
 with the model of DLIO, the tool behind MLPerf Storage: generate a dataset
@@ -67,12 +69,23 @@ MLPerf result.
 Presets (--model, --accelerator-type) are the training workloads of MLPerf
 Storage and DLIO, with a dataset small enough for a test machine; -f FILE
 loads a model's job file of one's own (see "fsbench train --print-job").
-Flags override both.`,
+Flags override both.
+
+With --storage, the dataset lives in an object store (the storage types,
+URLs and credentials of "fsbench objbench"): one object per file, under a
+new prefix (fsbench-train-HOST-TIME-RANDOM/) that is removed at the end,
+object by object, unless --keep; --dataset PREFIX trains on a kept one (or
+on every object under PREFIX, one sample each, read only). Readers GET whole
+objects, or with --samples-per-file over 1 ranged GETs of one sample each
+within record objects, into buffers they reuse. Objects already in the
+bucket are never written or deleted; a bucket that does not exist is
+created and left in place.`,
 		Example: `  fsbench train /mnt/jfs --model resnet50 --accelerators 8
   fsbench train /mnt/jfs --model unet3d --accelerator-type a100 --accelerators 4 --epochs 5
   fsbench train /mnt/jfs --model resnet50 --files 64 --keep
   fsbench train /mnt/jfs --model resnet50 --dataset /mnt/jfs/fsbench-host-123-abcd --find-max
-  fsbench train /mnt/jfs -f my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781`,
+  fsbench train /mnt/jfs -f my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781
+  fsbench train --storage minio http://127.0.0.1:9000/train --model resnet50 --samples-per-file 64 --find-max`,
 		Args: trainArgs,
 	}
 	run := hostsCommand[*TrainOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: trainCluster, run: runTrain,
@@ -87,6 +100,7 @@ Flags override both.`,
 		return run(cmd, args)
 	}
 	addTrainFlags(cmd, o)
+	o.store.add(cmd, &o.Storage, &o.Object)
 	addRunFlags(cmd, &o.RunFlags, trainQuick)
 	return cmd
 }
@@ -110,7 +124,7 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.Float64Var(&o.threshold, "au-threshold", 0, "AU (percent) the run must reach to pass")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the sample sizes and the shuffles")
 	f.IntVar(&o.GenThreads, "gen-threads", o.GenThreads, "writers generating the dataset")
-	f.StringVar(&o.Dataset, "dataset", "", "train on the dataset in `DIR` instead of generating one: one an earlier run kept (--keep), or any directory of files, each file one sample, read-only")
+	f.StringVar(&o.Dataset, "dataset", "", "train on the dataset in `DIR` (with --storage, under the key PREFIX) instead of generating one: one an earlier run kept (--keep), or any directory of files, each file one sample, read-only")
 	f.BoolVar(&o.Keep, "keep", false, "keep the dataset for later runs (--dataset)")
 	f.BoolVar(&o.Direct, "direct", false, "O_DIRECT writes and reads (sample sizes rounded up to the alignment)")
 	f.BoolVar(&o.FindMax, "find-max", false, "search for the largest accelerator count that meets the AU threshold, from --accelerators up")
@@ -133,6 +147,12 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	}
 	if err := o.override(cmd); err != nil {
 		return err
+	}
+	if err := o.store.resolveOptional(app, cmd, o.Path); err != nil {
+		return err
+	}
+	if o.Storage != "" && o.Cluster.active() {
+		return Usagef("--hosts: training from an object store runs on one host")
 	}
 	switch o.dropCaches {
 	case "auto":
@@ -158,7 +178,7 @@ func trainArgs(cmd *cobra.Command, args []string) error {
 	if print, _ := cmd.Flags().GetBool("print-job"); print && len(args) == 0 {
 		return nil
 	}
-	return exactArgs(1, "one PATH, the directory to train from")(cmd, args)
+	return exactArgs(1, "one PATH, the directory to train from (with --storage, the store's URL)")(cmd, args)
 }
 
 // defaultAccel picks the accelerator type when none is given and the
@@ -244,7 +264,11 @@ func (o *TrainOptions) override(cmd *cobra.Command) error {
 
 func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 	var prog *Progress
-	pub := startTrainLive(app, o.Path)
+	target := o.Path
+	if o.Storage != "" {
+		target = object.RedactURL(o.Path)
+	}
+	pub := startTrainLive(app, target)
 	defer pub.stop()
 	o.Hooks = train.Hooks{
 		PhaseStart: func(name string, e *engine.Engine, total int64, unit string) {
@@ -260,8 +284,8 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,
 	}
-	if !app.Globals.Quiet && !notADir(o.Path) {
-		fmt.Fprintf(app.IO.Err, "Training %s on %s from %s\n", o.Model, units.Count(o.Accelerators, "emulated "+o.Accelerator+" accelerator"), o.Path)
+	if !app.Globals.Quiet && (o.Storage != "" || !notADir(o.Path)) {
+		fmt.Fprintf(app.IO.Err, "Training %s on %s from %s\n", o.Model, units.Count(o.Accelerators, "emulated "+o.Accelerator+" accelerator"), target)
 	}
 	res, err := app.measure(ctx, "train", o.Repeat, func(ctx context.Context, res *report.Result) error {
 		return train.Run(ctx, o.Options, res)

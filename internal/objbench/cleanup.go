@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/objstore"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -30,7 +31,7 @@ func (r *run) cleanup(parent context.Context, runErr error) {
 	if wait <= 0 {
 		wait = 2 * time.Minute
 	}
-	ctx, cancel := withLimit(context.WithoutCancel(parent), wait, "the clean-up's time limit")
+	ctx, cancel := objstore.WithLimit(context.WithoutCancel(parent), wait, "the clean-up's time limit")
 	defer cancel()
 	var down *DownError
 	c := cleaner{r: r, ctx: ctx, parent: parent, again: parent.Err() != nil || errors.As(runErr, &down)}
@@ -48,7 +49,7 @@ func (r *run) cleanup(parent context.Context, runErr error) {
 	if err == nil && r.x.versioned {
 		err = r.purgeVersions(ctx)
 	}
-	err = named(ctx, err)
+	err = objstore.Named(ctx, err)
 	switch {
 	case err != nil && left > 0:
 		r.warn("clean up: %d objects could not be deleted (%v); left behind: %s", left, err, r.leftover())
@@ -113,9 +114,9 @@ func (c *cleaner) choose() bool {
 }
 
 // retry runs op again while the store asks to slow down (see
-// retryThrottled), counting the requests it throttled.
+// objstore.RetryThrottled), counting the requests it throttled.
 func (c *cleaner) retry(op func() error) error {
-	return retryThrottled(c.ctx, func() error {
+	return objstore.RetryThrottled(c.ctx, func() error {
 		err := op()
 		if errors.Is(err, object.ErrThrottled) {
 			c.throttled.Add(1)
@@ -287,26 +288,4 @@ func (c *cleaner) list() ([]string, error) {
 		opt.StartAfter = page.Next
 	}
 	return keys, nil
-}
-
-// retryThrottled runs op again while the store asks to slow down (HTTP
-// 503 SlowDown or 429), after a pause that doubles from throttleBase to
-// throttleMax, at most maxThrottleRetries times, and not once ctx is
-// done. It returns op's last error.
-func retryThrottled(ctx context.Context, op func() error) error {
-	backoff := throttleBase
-	for try := 0; ; try++ {
-		err := op()
-		if !errors.Is(err, object.ErrThrottled) || try >= maxThrottleRetries {
-			return err
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		backoff = min(2*backoff, throttleMax)
-	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/fsbench/fsbench/internal/objstore"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -47,8 +48,8 @@ func (r *run) functional(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		cctx, cancel := withLimit(ctx, c.timeout, "the check's time limit")
-		err := named(cctx, c.fn(cctx))
+		cctx, cancel := objstore.WithLimit(ctx, c.timeout, "the check's time limit")
+		err := objstore.Named(cctx, c.fn(cctx))
 		cancel()
 		if ctx.Err() != nil {
 			return // interrupted: the check did not run to its end

@@ -6,17 +6,13 @@ package objbench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
-	"github.com/fsbench/fsbench/internal/leftover"
+	"github.com/fsbench/fsbench/internal/objstore"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
@@ -343,26 +339,9 @@ func (r *run) measure(ctx context.Context) error {
 }
 
 // leftover names what the run leaves behind if it ends before its clean-up.
-func (r *run) leftover() string {
-	if dir, ok := strings.CutPrefix(r.own.String(), "file://"); ok {
-		return leftover.Dir(dir)
-	}
-	return leftover.Objects(r.own.String())
-}
+func (r *run) leftover() string { return objstore.Leftover(r.own) }
 
-func timeoutOf(c object.Config) time.Duration {
-	if c.Timeout > 0 {
-		return c.Timeout
-	}
-	return 10 * time.Second
-}
-
-// isParseError tells the errors of object.Open that come from reading the
-// URL rather than from reaching the store.
-func isParseError(err error) bool {
-	var ce *object.ConfigError
-	return errors.As(err, &ce)
-}
+func timeoutOf(c object.Config) time.Duration { return objstore.Timeout(c) }
 
 func (r *run) info(msg string) {
 	if r.o.Hooks.Info != nil {
@@ -380,53 +359,15 @@ func (r *run) warn(format string, args ...any) {
 
 // newPrefix is the run's own key prefix: a name no other run and no user
 // object has.
-func newPrefix() string {
-	host, _ := os.Hostname()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("fsbench-objbench-%s-%d-%s/", leftover.Label(host, "-", '-', 24), time.Now().Unix(), hex.EncodeToString(b[:]))
-}
+func newPrefix() string { return objstore.NewPrefix("objbench") }
 
 // prepare makes sure the bucket exists and the credentials work, within
-// bounded time, before anything is written: a wrong secret, an unknown
-// bucket or an unreachable endpoint fails here with one clear error.
+// bounded time, before anything is written (objstore.Claim).
 func (r *run) prepare(ctx context.Context) error {
-	pctx, cancel := withLimit(ctx, 3*timeoutOf(r.o.Object), "the limit on reaching the store (3 x --timeout)")
-	defer cancel()
-	var page *object.ListPage
-	throttled := 0
-	err := retryThrottled(pctx, func() (err error) {
-		page, err = r.base.List(pctx, object.ListOptions{Prefix: r.prefix, Limit: 1})
-		if errors.Is(err, object.ErrThrottled) {
-			throttled++
-		}
-		return err
-	})
-	// Name the store rather than our prefix, which means nothing to the
-	// user yet.
-	var oe *object.Error
-	if errors.As(err, &oe) {
-		err = fmt.Errorf("%s: %w", r.base.String(), oe.Err)
-	}
-	err = named(pctx, err)
-	if err != nil && throttled > 0 {
-		err = fmt.Errorf("%w; the store throttled %d of the attempts (503 SlowDown / 429)", err, throttled)
-	}
-	switch {
-	case err == nil:
-		if len(page.Objects)+len(page.Prefixes) > 0 {
-			return fmt.Errorf("prefix %s is already in use", r.prefix)
-		}
-		return nil
-	case errors.Is(err, object.ErrNoBucket):
-		if cerr := r.base.Create(pctx); cerr != nil {
-			return fmt.Errorf("%w, and creating it failed: %w", err, cerr)
-		}
+	created, err := objstore.Claim(ctx, r.base, r.prefix, timeoutOf(r.o.Object))
+	if created {
 		r.x.createdBucket = true
 		r.warn("created bucket %s (it is left in place when the run ends)", r.base.String())
-		return nil
-	case errors.Is(err, object.ErrAccess) && !strings.Contains(err.Error(), "credentials"):
-		return fmt.Errorf("%w (check the access key, secret key and their permissions)", err)
 	}
 	return err
 }
@@ -469,21 +410,18 @@ func checksumOf(c object.Config) string {
 	return c.Checksum
 }
 
-// openStore opens the store within its limit (3 x --timeout); an error
-// names that limit when it ran out, is bad input for an unknown driver or
-// an unparsable URL, and marks res interrupted when ctx ended.
+// openStore opens the store within its limit (objstore.Open); an error
+// is bad input for an unknown driver or an unparsable URL, and marks res
+// interrupted when ctx ended.
 func (r *run) openStore(ctx context.Context, res *report.Result) (object.Storage, error) {
-	octx, cancel := withLimit(ctx, 3*timeoutOf(r.o.Object), "the limit on opening the store (3 x --timeout)")
-	base, err := r.open(octx)
-	err = named(octx, err)
-	cancel()
+	base, err := objstore.Open(ctx, timeoutOf(r.o.Object), r.open)
 	switch {
 	case err == nil:
 		return base, nil
 	case ctx.Err() != nil:
 		res.Interrupted = true
 		return nil, ctx.Err()
-	case errors.Is(err, object.ErrUnknownDriver) || isParseError(err):
+	case errors.Is(err, objstore.ErrBadInput):
 		return nil, &badInput{err}
 	}
 	return nil, &Error{"open", err}

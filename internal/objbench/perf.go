@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/objstore"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -226,9 +227,9 @@ func (r *run) performance(ctx context.Context) {
 // throttle backs off after a store asked to slow down, then the task is
 // tried again; a task throttled this often counts as an error.
 const (
-	maxThrottleRetries = 10
-	throttleBase       = 50 * time.Millisecond
-	throttleMax        = 2 * time.Second
+	maxThrottleRetries = objstore.MaxThrottleRetries
+	throttleBase       = objstore.ThrottleBase
+	throttleMax        = objstore.ThrottleMax
 )
 
 // runItem runs one item as a phase of the engine: the threads start

@@ -38,6 +38,9 @@ type Dataset struct {
 	// paths are the files of a dataset of existing files (openFiles), one
 	// sample each, relative to dir; nil for a dataset fsbench made.
 	paths []string
+	// keyed: the files are objects of a store, and dir is the URL of
+	// their prefix, ending in "/".
+	keyed bool
 }
 
 // markerName is the file that says a directory holds a complete dataset
@@ -110,12 +113,21 @@ func (d *Dataset) FileSize(f int) int64 {
 	return d.off[f*(d.PerFile+1)+d.PerFile]
 }
 
-// Path is the path of file f.
-func (d *Dataset) Path(f int) string {
+// Key is the name of file f relative to the dataset's directory (or
+// prefix).
+func (d *Dataset) Key(f int) string {
 	if d.paths != nil {
-		return filepath.Join(d.dir, d.paths[f])
+		return d.paths[f]
 	}
-	return filepath.Join(d.dir, "sample-"+pad(f)+".rec")
+	return "sample-" + pad(f) + ".rec"
+}
+
+// Path is the path of file f, or the URL of its object.
+func (d *Dataset) Path(f int) string {
+	if d.keyed {
+		return d.dir + d.Key(f)
+	}
+	return filepath.Join(d.dir, d.Key(f))
 }
 
 // Paths are the paths of the dataset's files.
@@ -150,17 +162,23 @@ func openFiles(dir string) (*Dataset, error) {
 		d.Bytes += f.Size
 		d.max = max(d.max, f.Size)
 	}
+	return d, d.checkExisting()
+}
+
+// checkExisting counts the files of a dataset of existing files and
+// checks that it can be trained on.
+func (d *Dataset) checkExisting() error {
 	d.Files = len(d.paths)
 	switch {
 	case d.Files == 0:
-		return nil, badf("--dataset %s holds no files to read (and no %s of a generated dataset)", dir, markerName)
+		return badf("--dataset %s holds no files to read (and no %s of a generated dataset)", d.dir, markerName)
 	case d.Files > maxSamples:
-		return nil, badf("--dataset %s holds %d files, more than %d samples", dir, d.Files, maxSamples)
+		return badf("--dataset %s holds %d files, more than %d samples", d.dir, d.Files, maxSamples)
 	case d.max > maxSample:
-		return nil, badf("--dataset %s: a file of %s is larger than a sample may be (%s)", dir, units.FormatBytes(d.max), units.FormatBytes(maxSample))
+		return badf("--dataset %s: a file of %s is larger than a sample may be (%s)", d.dir, units.FormatBytes(d.max), units.FormatBytes(maxSample))
 	}
 	d.Mean = d.Bytes / int64(d.Files)
-	return d, nil
+	return nil
 }
 
 func pad(n int) string {
@@ -202,6 +220,16 @@ func OpenDataset(dir string) (*Dataset, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("--dataset %s: %w", dir, unwrapPath(err))
 	}
+	d, err := parseMarker(data, dir)
+	if err != nil {
+		return nil, err
+	}
+	return d, d.check()
+}
+
+// parseMarker reads the description of a dataset kept in dir and lays
+// it out.
+func parseMarker(data []byte, dir string) (*Dataset, error) {
 	var d Dataset
 	if err := json.Unmarshal(data, &d); err != nil || d.Version != datasetVersion {
 		return nil, badf("--dataset %s: %s is not a dataset description this fsbench reads", dir, markerName)
@@ -212,7 +240,7 @@ func OpenDataset(dir string) (*Dataset, error) {
 	}
 	d.dir = dir
 	d.layout()
-	return &d, d.check()
+	return &d, nil
 }
 
 // check compares the files with the shape.

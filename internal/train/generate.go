@@ -12,6 +12,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // ownFiles are the dataset files this host makes: all of them on one
@@ -27,6 +28,7 @@ func (o *Options) ownFiles(files int) []int {
 // generator writes the dataset's files.
 type generator struct {
 	ds    *Dataset
+	store object.Storage // the dataset's prefix in an object store, or nil
 	files []int
 	pat   *pattern.Pattern
 	flags int
@@ -37,7 +39,7 @@ type generator struct {
 // generate writes this host's files of the dataset: a measured phase, one
 // operation per file (create to close).
 func (r *run) generate(ctx context.Context) (report.Phase, error) {
-	g := &generator{ds: r.ds, files: r.o.ownFiles(r.ds.Files), pat: pattern.New(r.ds.Seed),
+	g := &generator{ds: r.ds, store: r.store, files: r.o.ownFiles(r.ds.Files), pat: pattern.New(r.ds.Seed),
 		flags: unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_CLOEXEC, align: 1}
 	if r.o.Direct {
 		g.flags |= sysio.DirectFlag
@@ -47,12 +49,17 @@ func (r *run) generate(ctx context.Context) (report.Phase, error) {
 	g.buf = (g.buf + int(r.ds.Align) - 1) / int(r.ds.Align) * int(r.ds.Align)
 	p := engine.Phase{Name: "generate", Title: "Generate dataset", Tasks: max(len(g.files), 1),
 		Setup: func(w *engine.Worker) error {
-			if w.State == nil {
+			if w.State == nil && g.store == nil {
 				w.State = sysio.AlignedBuffer(g.buf, g.align)
 			}
 			return nil
 		},
-		Do: func(w *engine.Worker, task, _ int) error { return g.write(w, task) },
+		Do: func(w *engine.Worker, task, _ int) error {
+			if g.store != nil {
+				return g.put(ctx, w, task)
+			}
+			return g.write(w, task)
+		},
 	}
 	eng := engine.New(min(r.o.GenThreads, p.Tasks))
 	res, err := r.runPhase(ctx, eng, &p, int64(len(g.files)), "files")
@@ -60,6 +67,9 @@ func (r *run) generate(ctx context.Context) (report.Phase, error) {
 	out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
 	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/file"}
 	out.LatencyOf = fmt.Sprintf("write a file of %d samples (create to close)", r.ds.PerFile)
+	if r.store != nil {
+		out.LatencyOf = fmt.Sprintf("put an object of %d samples", r.ds.PerFile)
+	}
 	return out, err
 }
 
@@ -108,7 +118,7 @@ func (g *generator) write(w *engine.Worker, task int) error {
 // dropCaches drops the dataset from the kernel's caches after it was
 // written: everything as root, else the dataset's files one by one.
 func (r *run) dropCaches() {
-	if !r.o.DropCaches {
+	if !r.o.DropCaches || r.store != nil {
 		return
 	}
 	if os.Geteuid() == 0 {

@@ -7,11 +7,17 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // Options are the parameters of one training run.
 type Options struct {
+	// Path is the directory to train from, or with Storage the URL of the
+	// object store (pkg/object's driver Storage) and Object its
+	// configuration.
 	Path        string
+	Storage     string
+	Object      object.Config `json:"-"`
 	Model       string
 	Accelerator string
 	// Accelerators is the number of emulated accelerators (ranks) on this
@@ -110,6 +116,8 @@ func (o *Options) Validate() error {
 		return badf("a PATH to train from is required")
 	case o.Hosts > 1 && o.FindMax:
 		return badf("--find-max runs on one host")
+	case o.Storage != "" && o.Direct:
+		return badf("--direct is for a file system; an object store is read with GETs")
 	}
 	return nil
 }
@@ -120,6 +128,9 @@ func (o *Options) Validate() error {
 func (o *Options) Check(hosts int) error {
 	if err := o.Validate(); err != nil {
 		return err
+	}
+	if o.Dataset != "" && o.Storage != "" {
+		return nil // the store's dataset is read, and checked, when the run starts
 	}
 	samples := o.Files * o.SamplesPerFile
 	if o.Dataset != "" {

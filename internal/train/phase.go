@@ -26,7 +26,7 @@ func (r *run) newTrainer(accel int) (*trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &trainer{ds: r.ds, plan: plan, o: r.o, flags: unix.O_RDONLY | unix.O_CLOEXEC, align: 1}
+	t := &trainer{ds: r.ds, plan: plan, o: r.o, flags: unix.O_RDONLY | unix.O_CLOEXEC, align: 1, store: r.store}
 	if r.o.Direct {
 		if r.ds.Align < 512 {
 			return nil, badf("--direct: the dataset in %s was not made for direct I/O (make it with --direct)", r.ds.Dir())
@@ -35,7 +35,7 @@ func (r *run) newTrainer(accel int) (*trainer, error) {
 		t.align = max(r.align.Mem, sysio.DefaultAlign)
 	}
 	t.bufLen = int(min(chunk, r.ds.MaxSample()))
-	if r.ds.PerFile > 1 {
+	if r.ds.PerFile > 1 && r.store == nil {
 		if err := t.openFiles(); err != nil {
 			return nil, err
 		}
@@ -142,8 +142,14 @@ func AUMeasure(t *report.Training) report.Measure {
 
 // runIn runs the rank in an engine worker, stopped with the phase.
 func (rk *rank) runIn(ctx context.Context, w *engine.Worker) error {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := workerContext(ctx, w)
 	defer cancel()
+	return rk.run(ctx, w)
+}
+
+// workerContext is ctx, also cancelled when the engine stops w's phase.
+func workerContext(ctx context.Context, w *engine.Worker) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		select {
 		case <-w.Cancelled():
@@ -151,7 +157,7 @@ func (rk *rank) runIn(ctx context.Context, w *engine.Worker) error {
 		case <-ctx.Done():
 		}
 	}()
-	return rk.run(ctx, w)
+	return ctx, cancel
 }
 
 // figures gathers the ranks' measurements into the training figures and
@@ -199,8 +205,13 @@ func (r *run) checkMemory() {
 func (r *run) params() report.Params {
 	o, ds := r.o, r.ds
 	layout := "one sample per file"
-	if ds.PerFile > 1 {
+	switch {
+	case ds.PerFile > 1 && r.store != nil:
+		layout = "record objects read by ranged GETs"
+	case ds.PerFile > 1:
 		layout = "record files read by offset"
+	case r.store != nil:
+		layout = "one sample per object"
 	}
 	itoa := strconv.Itoa
 	return report.Params{
@@ -222,6 +233,7 @@ func (r *run) params() report.Params {
 		{Key: "au_threshold", Label: "AUThreshold", Value: o.AUThreshold, Display: strconv.FormatFloat(o.AUThreshold, 'g', -1, 64) + "%"},
 		{Key: "seed", Value: o.Seed, Display: strconv.FormatUint(o.Seed, 10)},
 		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+		{Key: "storage", Label: flagLabel(o.Storage != "", "Storage"), Value: o.Storage, Display: o.Storage},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // chunk is the largest read of a sample: bigger samples are read in
@@ -28,7 +29,8 @@ type trainer struct {
 	flags  int   // open flags of per-sample files
 	bufLen int
 	align  int
-	ranks  []*rank // this host's, by engine worker
+	ranks  []*rank        // this host's, by engine worker
+	store  object.Storage // the dataset's prefix in an object store, or nil
 }
 
 // rank is one emulated accelerator with its readers.
@@ -78,7 +80,7 @@ func (r *rank) epoch(ctx context.Context, e int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := r.read(sh, buf); err != nil {
+			if err := r.read(ctx, sh, buf); err != nil {
 				r.ld.stop(err)
 			}
 		}()
@@ -91,13 +93,20 @@ func (r *rank) epoch(ctx context.Context, e int) error {
 
 // read is one reader: it takes the epoch's slots in turn and reads their
 // samples into its buffer.
-func (r *rank) read(sh *Shuffle, buf []byte) error {
+func (r *rank) read(ctx context.Context, sh *Shuffle, buf []byte) error {
 	for {
 		slot, ok := r.ld.take()
 		if !ok {
 			return nil
 		}
-		n, err := r.t.readSample(r.t.plan.Sample(sh, r.id, int(slot)), buf)
+		i := r.t.plan.Sample(sh, r.id, int(slot))
+		var n int64
+		var err error
+		if r.t.store != nil {
+			n, err = r.t.getSample(ctx, i, buf)
+		} else {
+			n, err = r.t.readSample(i, buf)
+		}
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // run is the state of one Run.
@@ -28,6 +29,11 @@ type run struct {
 	align    sysio.Alignment
 	// probe measures where the training reads' bytes come from.
 	probe *origin.Probe
+	// base is the object store (Options.Storage), store the view of it
+	// under the dataset's prefix; prefix is the run's own, when it made
+	// one. nil on a file system.
+	base, store object.Storage
+	prefix      string
 }
 
 // Run generates the dataset (or opens o.Dataset) under o.Path and trains
@@ -56,16 +62,10 @@ func (r *run) warn(format string, args ...any) {
 }
 
 func (r *run) run(ctx context.Context) error {
-	abs, err := openTarget(r.o.Path, r.res)
-	if err != nil {
-		return err
-	}
-	if err := r.openDataset(abs); err != nil {
+	if err := r.open(ctx); err != nil {
 		return err
 	}
 	defer r.cleanup()
-	r.probe = origin.New(r.ds.Dir())
-	r.probe.Direct = r.o.Direct
 	r.res.Parameters = r.params()
 	r.checkMemory()
 	if r.gen {
@@ -74,7 +74,7 @@ func (r *run) run(ctx context.Context) error {
 		if err != nil {
 			return phaseError("generate", err)
 		}
-		if err := r.finishDataset(); err != nil {
+		if err := r.finishDataset(ctx); err != nil {
 			return err
 		}
 	} else {
@@ -87,6 +87,27 @@ func (r *run) run(ctx context.Context) error {
 	r.res.Phases = append(r.res.Phases, p)
 	r.res.Training = t
 	return err
+}
+
+// open opens the dataset, on a file system or in an object store.
+func (r *run) open(ctx context.Context) error {
+	if r.o.Storage != "" {
+		err := r.openObjects(ctx)
+		if err != nil && r.base != nil {
+			r.base.Close()
+		}
+		return err
+	}
+	abs, err := openTarget(r.o.Path, r.res)
+	if err != nil {
+		return err
+	}
+	if err := r.openDataset(abs); err != nil {
+		return err
+	}
+	r.probe = origin.New(r.ds.Dir())
+	r.probe.Direct = r.o.Direct
+	return nil
 }
 
 func phaseError(name string, err error) error {
@@ -180,8 +201,12 @@ func (r *run) removeDir(dir string) {
 
 // finishDataset marks the dataset complete (for --keep and --dataset)
 // and drops it from the caches before training.
-func (r *run) finishDataset() error {
-	if r.o.Host == 0 {
+func (r *run) finishDataset(ctx context.Context) error {
+	if r.store != nil {
+		if err := r.ds.putMarker(ctx, r.store); err != nil {
+			return err
+		}
+	} else if r.o.Host == 0 {
 		if err := r.ds.writeMarker(); err != nil {
 			return err
 		}
@@ -199,8 +224,18 @@ func (r *run) cleanup() {
 		r.o.Hooks.Finished()
 		r.o.Hooks.Finished = nil
 	}
+	if r.base != nil {
+		defer r.base.Close()
+	}
 	switch {
 	case !r.gen:
+	case r.o.Keep && r.complete && r.store != nil:
+		r.warn("keeping the dataset in %s (train on it again with --dataset %s)", r.ds.Dir(), r.prefix)
+	case r.store != nil:
+		if r.o.Keep {
+			r.warn("not keeping the dataset in %s: its generation did not finish, and --dataset takes only a complete one", r.ds.Dir())
+		}
+		r.removeObjects()
 	case r.o.Keep && r.complete:
 		r.warn("keeping the dataset in %s (train on it again with --dataset %s)", r.ds.Dir(), r.ds.Dir())
 		if r.own != nil {

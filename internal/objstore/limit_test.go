@@ -1,4 +1,4 @@
-package objbench
+package objstore
 
 import (
 	"context"
@@ -11,21 +11,21 @@ import (
 // An error cut short by a limit the run set names that limit; one cut
 // short by the user (the parent cancelled) is left as it is.
 func TestNamedLimit(t *testing.T) {
-	ctx, cancel := withLimit(context.Background(), time.Millisecond, "the check's time limit")
+	ctx, cancel := WithLimit(context.Background(), time.Millisecond, "the check's time limit")
 	defer cancel()
 	<-ctx.Done()
-	err := named(ctx, fmt.Errorf("put k: %w", context.DeadlineExceeded))
+	err := Named(ctx, fmt.Errorf("put k: %w", context.DeadlineExceeded))
 	if want := "put k: context deadline exceeded (the check's time limit, 1ms, ran out)"; err.Error() != want || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("%v, want %q", err, want)
 	}
 	parent, stop := context.WithCancel(context.Background())
-	ctx, cancel = withLimit(parent, time.Hour, "the check's time limit")
+	ctx, cancel = WithLimit(parent, time.Hour, "the check's time limit")
 	defer cancel()
 	stop()
-	if err := named(ctx, context.Canceled); err != context.Canceled {
+	if err := Named(ctx, context.Canceled); err != context.Canceled {
 		t.Errorf("interrupted: %v", err)
 	}
-	if named(ctx, nil) != nil {
+	if Named(ctx, nil) != nil {
 		t.Error("no error became one")
 	}
 }

@@ -1,4 +1,4 @@
-package objbench
+package objstore
 
 import (
 	"context"
@@ -16,15 +16,15 @@ type limitError struct {
 
 func (e *limitError) Error() string { return fmt.Sprintf("%s, %v, ran out", e.what, e.d) }
 
-// withLimit is ctx bounded to d; an error that the end of the bound cut
-// short is then named by named.
-func withLimit(ctx context.Context, d time.Duration, what string) (context.Context, context.CancelFunc) {
+// WithLimit is ctx bounded to d; an error that the end of the bound cut
+// short is then named by Named.
+func WithLimit(ctx context.Context, d time.Duration, what string) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, d, &limitError{what, d})
 }
 
-// named adds to err, when ctx's own limit (from withLimit) has run out,
+// Named adds to err, when ctx's own limit (from WithLimit) has run out,
 // which limit that was: "context deadline exceeded" alone does not say.
-func named(ctx context.Context, err error) error {
+func Named(ctx context.Context, err error) error {
 	var le *limitError
 	if err == nil || !errors.As(context.Cause(ctx), &le) {
 		return err
