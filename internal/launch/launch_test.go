@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,22 @@ func TestRendezvousMissingRanks(t *testing.T) {
 	_, err = (&Rendezvous{Path: path, Rank: 1, Size: 4}).Join(context.Background(), 300*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "rank 0 of 4 did not open the rendezvous") {
 		t.Fatalf("a rank without rank 0: %v", err)
+	}
+}
+
+// TestWaitLastLook: interrupted between two polls, a wait looks once more,
+// so a rank that joined in that interval is among the members rank 0
+// tells the end to; with nothing new, the error says it was interrupted.
+func TestWaitLastLook(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := 0
+	err := wait(ctx, time.Hour, func() (bool, error) { calls++; return calls > 1, nil }, func() error { return nil })
+	if err != nil || calls != 2 {
+		t.Errorf("wait: %v after %d looks; want nil after 2 (the last look found it)", err, calls)
+	}
+	err = wait(ctx, time.Hour, func() (bool, error) { return false, nil }, func() error { return nil })
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted while waiting") {
+		t.Errorf("wait with nothing new: %v", err)
 	}
 }

@@ -93,7 +93,12 @@ func wait(ctx context.Context, timeout time.Duration, try func() (bool, error), 
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			// One last look, so that what arrived since the last poll
+			// (a rank that joined) is known to the caller too.
+			if done, err := try(); done || err != nil {
+				return err
+			}
+			return fmt.Errorf("interrupted while waiting: %w", ctx.Err())
 		case <-time.After(poll):
 		}
 	}
