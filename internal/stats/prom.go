@@ -29,7 +29,7 @@ func ParseProm(r io.Reader) (fams Families, err error) {
 			fams, err = nil, fmt.Errorf("parse Prometheus text: malformed input (%v)", v)
 		}
 	}()
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err = p.TextToMetricFamilies(r)
 	if err != nil {
 		return nil, fmt.Errorf("parse Prometheus text: %w", err)
