@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
@@ -84,4 +85,37 @@ func IntervalLine(name string, s report.Sample) string {
 	return fmt.Sprintf("%-14s %7.1fs %10.1f ops/s %9.2f MiB/s  p50 %-7s p99 %-7s max %s",
 		name, s.Start+s.Seconds, s.OpsPerSec, s.BytesPerSec/float64(units.MiB),
 		units.FormatLatency(s.Latency.P50), units.FormatLatency(s.Latency.P99), units.FormatLatency(s.Latency.Max))
+}
+
+func (r *jobRun) params() report.Params {
+	o, j := r.o, r.j
+	name := j.Name
+	if name == "" {
+		name = "ad hoc"
+	}
+	ps := report.Params{
+		{Key: "workload", Label: "Workload", Value: name, Display: name},
+		{Key: "threads", Label: "NumThreads", Value: o.Threads, Display: strconv.Itoa(o.Threads)},
+	}
+	if j.File != "" {
+		ps = append(ps, report.Param{Key: "workload_file", Value: j.File, Display: j.File})
+	}
+	if t := j.Tree; t != nil {
+		d := fmt.Sprintf("depth %d, width %d, %d files of %s per directory (%d files)", t.Depth, t.Width, t.Files, units.FormatBytes(t.FileSize), t.NumFiles())
+		if r.reusable {
+			d += " in " + r.treeRoot
+			if r.tree.State == workload.TreeFormatted {
+				d += ", reused"
+			}
+		}
+		ps = append(ps, report.Param{Key: "tree", Label: "Tree", Value: map[string]any{
+			"depth": t.Depth, "width": t.Width, "files": t.Files, "file_size": t.FileSize, "dir": r.treeRoot, "reused": r.reusable && r.tree.State == workload.TreeFormatted,
+		}, Display: d})
+	}
+	ps = append(ps,
+		report.Param{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+		report.Param{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
+		report.Param{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
+	)
+	return ps
 }

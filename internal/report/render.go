@@ -484,26 +484,6 @@ func phaseCells(p *Phase, o Options, ttfb bool) []string {
 	return cells
 }
 
-// notSupportedLine names the items the storage cannot do (objbench's chmod
-// on S3), which have no figures to put in the table.
-func notSupportedLine(r *Result) string {
-	if names := unsupported(r); len(names) > 0 {
-		return "Not supported by this storage, so not measured: " + strings.Join(names, ", ")
-	}
-	return ""
-}
-
-// unsupported are the titles of the phases the storage cannot do.
-func unsupported(r *Result) []string {
-	var names []string
-	for _, p := range r.Phases {
-		if p.Value.Unit == CheckNotSupport {
-			names = append(names, p.Title)
-		}
-	}
-	return names
-}
-
 // repeatLine explains the table of a repeated benchmark.
 func repeatLine(r *Result) string {
 	if len(r.Runs) == 0 {
