@@ -90,7 +90,13 @@ func (h hostsCommand[O]) runE(app *App) func(*cobra.Command, []string) error {
 		if h.runF != nil {
 			return h.runF(cmd.Context(), h.opts)
 		}
-		ctx, m, err := startMetrics(cmd.Context(), app, h.flags.MetricsListen)
+		listen := h.flags.MetricsListen
+		if env := h.flags.Cluster.Launch.env; env != nil && env.Rank > 0 {
+			// A launcher may start many ranks on one host: rank 0 serves
+			// every rank's counts, which its heartbeats bring.
+			listen = ""
+		}
+		ctx, m, err := startMetrics(cmd.Context(), app, listen)
 		if err != nil {
 			return err
 		}

@@ -421,3 +421,18 @@ func TestLaunchedInterruptedWaiting(t *testing.T) {
 		t.Errorf("left behind: %v", l)
 	}
 }
+
+// TestMpirunMetricsOnePort: every rank is given the same --metrics-listen
+// address, as a launcher passes one command line to all; rank 0 alone
+// serves it (the others' counts come with their heartbeats), so ranks on
+// one host do not fight over the port and the run succeeds.
+func TestMpirunMetricsOnePort(t *testing.T) {
+	root := t.TempDir()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	out := mpirun(t, 2, append([]string{"bench", root, "--metrics-listen", addr, "-o", "json"}, smallBench...)...)
+	r := resultOf(t, out)
+	checkHostOps(t, r, 2)
+	if n := strings.Count(out.Stderr, "Live metrics at"); n != 1 {
+		t.Errorf("%d ranks serve metrics, want rank 0 alone:\n%s", n, out.Stderr)
+	}
+}
