@@ -122,7 +122,7 @@ func TestAgentArgsCarryFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	args, files, err := agentArgs(cmd, cmd.Flags().Args())
-	if err != nil || string(files[wl]) != "phases: []\n" || len(files) != 1 || !slices.Contains(args, "--workload="+wl) {
+	if err != nil || string(files[wl]) != "phases: []\n" || len(files) != 1 || !slices.Contains(args, "--job="+wl) {
 		t.Fatalf("args %q, files %q, %v", args, files, err)
 	}
 	cmd = newBenchCmdWith(app, func(context.Context, *BenchOptions) error { return nil })

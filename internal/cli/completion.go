@@ -91,9 +91,9 @@ var flagCompletions = map[string]completeFunc{
 }
 
 var commandFlagCompletions = map[string]map[string]completeFunc{
-	"train":      {"model": wordsOf(trainModels), "workload": files("yaml", "yml")},
+	"train":      {"model": wordsOf(trainModels), "job": files("yaml", "yml")},
 	"checkpoint": {"model": wordsOf(checkpoint.ModelNames)},
-	"bench":      {"output": wordsOf(report.Formats), "workload": files("yaml", "yml")},
+	"bench":      {"output": wordsOf(report.Formats), "job": files("yaml", "yml")},
 	"objbench":   {"output": wordsOf(report.Formats), "workload": wordsOf(objbench.WorkloadNames)},
 	"replay":     {"output": wordsOf(report.Formats)},
 	"compare":    {"output": words("table", "json")},

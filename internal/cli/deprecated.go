@@ -54,6 +54,9 @@ func (o *ReportOptions) takeOldOutput(app *App, cmd *cobra.Command) error {
 // on its command line: an --interval given as a plain number of seconds
 // (stats' and profile's former form; a duration is the one form now).
 func noteOldSpellings(app *App, cmd *cobra.Command) {
+	if f := cmd.Flags().Lookup(oldJobFlag); f != nil && f.Changed && f.Hidden {
+		app.deprecatedf("%s --workload FILE is now --job FILE (or -f); --workload NAME is objbench's named workloads", cmd.Name())
+	}
 	f := cmd.Flags().Lookup("interval")
 	if f == nil || !f.Changed {
 		return
@@ -64,6 +67,10 @@ func noteOldSpellings(app *App, cmd *cobra.Command) {
 		app.deprecatedf("--interval %s: a number of seconds, read as %v; write a duration (--interval %v)", v, d, d)
 	}
 }
+
+// oldJobFlag is the former name of bench's and train's --job FILE, kept
+// hidden: --workload is objbench's, and names a workload.
+const oldJobFlag = "workload"
 
 // oldFollow is the hidden flag that keeps profile's former -f (now
 // --follow only: -f names a workload file in bench and train).

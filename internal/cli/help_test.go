@@ -141,7 +141,8 @@ func TestCompletion(t *testing.T) {
 		{[]string{"bench", "/data", "--ioengine", ""}, []string{"sync", "io_uring"}},
 		{[]string{"bench", "/data", "--launcher", ""}, []string{"auto", "none", "mpi", "slurm", "k8s"}},
 		{[]string{"train", "--storage", ""}, []string{"minio", "s3"}},
-		{[]string{"bench", "/data", "--workload", ""}, []string{"yaml", "yml"}},
+		{[]string{"bench", "/data", "--job", ""}, []string{"yaml", "yml"}},
+		{[]string{"train", "/data", "--job", ""}, []string{"yaml", "yml"}},
 		{[]string{"compare", ""}, []string{"json"}},
 		{[]string{"report", "a.json", ""}, []string{"json"}},
 	} {

@@ -74,3 +74,27 @@ func TestAgentWeakToken(t *testing.T) {
 		t.Errorf("a 28-character token warned: %q", w)
 	}
 }
+
+// TestJobFlag: bench's and train's job file is --job (-f); the former
+// --workload FILE still runs, with a notice, and is not in the help, where
+// --workload is objbench's name of a workload.
+func TestJobFlag(t *testing.T) {
+	dir := t.TempDir()
+	job := filepath.Join(t.TempDir(), "job.yaml")
+	if err := os.WriteFile(job, []byte("threads: 1\nphases:\n  - {name: w, op: write, file_size: 64K, xfer_size: 64K}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--job", "-f", "--workload"} {
+		code, stdout, stderr := runCLI(t, "bench", dir, flag, job)
+		notice := strings.Contains(stderr, "bench --workload FILE is now --job FILE")
+		if code != 0 || !strings.Contains(stdout, "Workload: ") || notice != (flag == "--workload") {
+			t.Errorf("bench %s FILE: exit %d, notice %v\n%s%s", flag, code, notice, stderr, stdout)
+		}
+	}
+	for _, c := range []string{"bench", "train"} {
+		_, help, _ := runCLI(t, c, "--help")
+		if !strings.Contains(help, "-f, --job FILE") || strings.Contains(help, "--workload") {
+			t.Errorf("%s --help: no -f, --job FILE, or a --workload:\n%s", c, help)
+		}
+	}
+}

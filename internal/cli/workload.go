@@ -46,8 +46,10 @@ func addJobFlags(cmd *cobra.Command, o *JobFlags) {
 
 func (o *JobFlags) flagSet() *pflag.FlagSet {
 	f := pflag.NewFlagSet("workload", pflag.ContinueOnError)
-	f.StringVarP(&o.File, "workload", "f", "", "run the phases of the workload `FILE` (YAML) instead of the default benchmark")
-	markFiles(f, fileIn, "workload")
+	f.StringVarP(&o.File, "job", "f", "", "run the phases of the job `FILE` (YAML: a workload of phases, as fio's and vdbench's job files) instead of the default benchmark")
+	f.StringVar(&o.File, oldJobFlag, "", "former name of --job")
+	_ = f.MarkHidden(oldJobFlag)
+	markFiles(f, fileIn, "job", oldJobFlag)
 	f.StringVar(&o.rw, "rw", "", "run one phase of this `OP`: read, write, rw (mixed), randread, randwrite, randrw (as fio), or "+
 		"create, stat, open, rename, chmod, utime, readdir, unlink, mkdir, rmdir, format (default read)")
 	f.StringVar(&o.fileSelect, "file-select", "seq", "`ORDER` in which each thread takes its files: seq or random (vdbench's fileselect)")
