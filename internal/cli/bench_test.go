@@ -45,6 +45,16 @@ func runParse(app *App, errb *bytes.Buffer, cmd *cobra.Command, args []string) (
 	return ExitCode(err), errb.String()
 }
 
+// parseWith runs the flag handling of the command newCmd builds, in place
+// of the command of its name, and captures its options.
+func parseWith[O any](t *testing.T, newCmd func(*App, func(context.Context, O) error) *cobra.Command, args []string) (O, int, string) {
+	t.Helper()
+	app, _, errb := testApp(nil)
+	var got O
+	code, msg := runParse(app, errb, newCmd(app, func(_ context.Context, o O) error { got = o; return nil }), args)
+	return got, code, msg
+}
+
 // parseBench runs the bench command's flag handling and captures the options.
 func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOptions, int, string) {
 	t.Helper()

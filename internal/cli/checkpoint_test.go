@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,11 +19,7 @@ import (
 // the options.
 func parseCheckpoint(t *testing.T, args ...string) (*CheckpointOptions, int, string) {
 	t.Helper()
-	app, _, errb := testApp(nil)
-	var got *CheckpointOptions
-	cmd := newCheckpointCmdWith(app, func(_ context.Context, o *CheckpointOptions) error { got = o; return nil })
-	code, msg := runParse(app, errb, cmd, args)
-	return got, code, msg
+	return parseWith(t, newCheckpointCmdWith, args)
 }
 
 func TestCheckpointFlags(t *testing.T) {

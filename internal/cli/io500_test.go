@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,11 +15,7 @@ import (
 
 func parseIO500(t *testing.T, args ...string) (*IO500Options, int, string) {
 	t.Helper()
-	app, _, errb := testApp(nil)
-	var got *IO500Options
-	cmd := newIO500CmdWith(app, func(_ context.Context, o *IO500Options) error { got = o; return nil })
-	code, msg := runParse(app, errb, cmd, args)
-	return got, code, msg
+	return parseWith(t, newIO500CmdWith, args)
 }
 
 func TestIO500Flags(t *testing.T) {

@@ -118,24 +118,10 @@ func TestProbeScrapedAndPushed(t *testing.T) {
 func TestProbeMountGoesAndComes(t *testing.T) {
 	src := t.TempDir()
 	mnt := testenv.Bindfs(t, src)
-	probe := testenv.StartProcess(t, exec.Command(testenv.Binary(t), "probe", "--interval", "300ms",
-		"bench", mnt, "--rw", "write", "--file-size", "256K", "--xfer-size", "64K", "--rate", "200", "--duration", "1s", "-p", "2"))
-	count := func(want string) int {
-		n := 0
-		results, _ := rounds(probe.Stderr())
-		for _, r := range results {
-			if r == want {
-				n++
-			}
-		}
-		return n
-	}
+	probe, count := startMountProbe(t, mnt)
 	probe.Await("two rounds that pass", 2*time.Minute, func() bool { return count("pass") >= 2 })
 	// The mount goes away while a round writes in it.
-	probe.Await("a round in progress", 2*time.Minute, func() bool {
-		m, _ := filepath.Glob(filepath.Join(src, "fsbench-*", "*"))
-		return len(m) > 0
-	})
+	awaitRoundWriting(probe, src)
 	if out, err := exec.Command("umount", "-l", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("umount: %v %s", err, out)
 	}
@@ -143,10 +129,7 @@ func TestProbeMountGoesAndComes(t *testing.T) {
 	if ents, _ := os.ReadDir(mnt); len(ents) != 0 {
 		t.Fatalf("the probe wrote %v in the directory under the mount", ents)
 	}
-	bindfs, _ := testenv.LookPath("bindfs")
-	if out, err := exec.Command(bindfs, src, mnt).CombinedOutput(); err != nil {
-		t.Fatalf("bindfs: %v %s", err, out)
-	}
+	remount(t, src, mnt)
 	passed := count("pass")
 	probe.Await("rounds that pass again", 2*time.Minute, func() bool { return count("pass") >= passed+2 })
 	probe.Signal(syscall.SIGINT)
@@ -167,6 +150,41 @@ func TestProbeMountGoesAndComes(t *testing.T) {
 		if ents, _ := os.ReadDir(d); len(ents) != 0 {
 			t.Errorf("left in %s: %v", d, ents)
 		}
+	}
+}
+
+// startMountProbe starts a probe of small write rounds on mnt, and
+// returns it with a count of its rounds by result so far.
+func startMountProbe(t *testing.T, mnt string) (*testenv.Process, func(result string) int) {
+	probe := testenv.StartProcess(t, exec.Command(testenv.Binary(t), "probe", "--interval", "300ms",
+		"bench", mnt, "--rw", "write", "--file-size", "256K", "--xfer-size", "64K", "--rate", "200", "--duration", "1s", "-p", "2"))
+	return probe, func(want string) int {
+		results, _ := rounds(probe.Stderr())
+		n := 0
+		for _, r := range results {
+			if r == want {
+				n++
+			}
+		}
+		return n
+	}
+}
+
+// awaitRoundWriting waits until a round has files in its directory under
+// src, the source of the probe's mount.
+func awaitRoundWriting(probe *testenv.Process, src string) {
+	probe.Await("a round in progress", 2*time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(src, "fsbench-*", "*"))
+		return len(m) > 0
+	})
+}
+
+// remount mounts src at mnt again with bindfs.
+func remount(t *testing.T, src, mnt string) {
+	t.Helper()
+	bindfs, _ := testenv.LookPath("bindfs")
+	if out, err := exec.Command(bindfs, src, mnt).CombinedOutput(); err != nil {
+		t.Fatalf("bindfs: %v %s", err, out)
 	}
 }
 
@@ -196,23 +214,9 @@ func bindfsPID(t *testing.T, mnt string) int {
 func TestProbeMountDaemonDies(t *testing.T) {
 	src := t.TempDir()
 	mnt := testenv.Bindfs(t, src)
-	probe := testenv.StartProcess(t, exec.Command(testenv.Binary(t), "probe", "--interval", "300ms",
-		"bench", mnt, "--rw", "write", "--file-size", "256K", "--xfer-size", "64K", "--rate", "200", "--duration", "1s", "-p", "2"))
-	count := func(want string) int {
-		results, _ := rounds(probe.Stderr())
-		n := 0
-		for _, r := range results {
-			if r == want {
-				n++
-			}
-		}
-		return n
-	}
+	probe, count := startMountProbe(t, mnt)
 	probe.Await("a round that passes", 2*time.Minute, func() bool { return count("pass") >= 1 })
-	probe.Await("a round in progress", 2*time.Minute, func() bool {
-		m, _ := filepath.Glob(filepath.Join(src, "fsbench-*", "*"))
-		return len(m) > 0
-	})
+	awaitRoundWriting(probe, src)
 	if err := syscall.Kill(bindfsPID(t, mnt), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +227,7 @@ func TestProbeMountDaemonDies(t *testing.T) {
 	if out, err := exec.Command("umount", "-l", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("umount: %v %s", err, out)
 	}
-	bindfs, _ := testenv.LookPath("bindfs")
-	if out, err := exec.Command(bindfs, src, mnt).CombinedOutput(); err != nil {
-		t.Fatalf("bindfs: %v %s", err, out)
-	}
+	remount(t, src, mnt)
 	passed := count("pass")
 	probe.Await("rounds that pass again", 2*time.Minute, func() bool { return count("pass") >= passed+2 })
 	probe.Signal(syscall.SIGINT)

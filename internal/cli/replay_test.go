@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,11 +19,7 @@ var juiceFSSample = filepath.Join("..", "..", "testdata", "juicefs", "accesslog-
 
 func parseReplay(t *testing.T, args ...string) (*ReplayOptions, int, string) {
 	t.Helper()
-	app, _, errb := testApp(nil)
-	var got *ReplayOptions
-	cmd := newReplayCmdWith(app, func(_ context.Context, o *ReplayOptions) error { got = o; return nil })
-	code, msg := runParse(app, errb, cmd, args)
-	return got, code, msg
+	return parseWith(t, newReplayCmdWith, args)
 }
 
 func TestReplayFlags(t *testing.T) {

@@ -16,10 +16,7 @@ import (
 // options.
 func parseTrain(t *testing.T, args ...string) (*TrainOptions, int, string) {
 	t.Helper()
-	app, _, errb := testApp(nil)
-	var got *TrainOptions
-	code, msg := runParse(app, errb, newTrainCmdWith(app, func(_ context.Context, o *TrainOptions) error { got = o; return nil }), args)
-	return got, code, msg
+	return parseWith(t, newTrainCmdWith, args)
 }
 
 func TestTrainFlags(t *testing.T) {
