@@ -254,7 +254,9 @@ func nsHostsWithTmpfs(t *testing.T, n int) (*testenv.Hosts, string) {
 func TestLaunchedMissingRank(t *testing.T) {
 	testenv.NeedsServer(t, "launched ranks")
 	root := t.TempDir()
-	args := append([]string{"bench", root, "--rendezvous-timeout", "3s"}, smallBench...)
+	// Long enough for rank 1 to join on a busy machine, and for the
+	// rendezvous to be looked at before rank 0 gives up on rank 2.
+	args := append([]string{"bench", root, "--rendezvous-timeout", "20s"}, smallBench...)
 	ps := startRanks(t, nil, "7002", []int{0, 1}, 3, args...)
 	rv := filepath.Join(root, ".fsbench-rendezvous-slurm-7002.0")
 	var token []byte
@@ -274,7 +276,7 @@ func TestLaunchedMissingRank(t *testing.T) {
 			t.Errorf("rank %d printed the token", i)
 		}
 	}
-	if ps[0].code != 1 || !strings.Contains(ps[0].err.String(), "rank 2 of 3 did not join within 3s") {
+	if ps[0].code != 1 || !strings.Contains(ps[0].err.String(), "rank 2 of 3 did not join within 20s") {
 		t.Errorf("rank 0: exit %d, want 1 naming rank 2:\n%s", ps[0].code, ps[0].err.String())
 	}
 	if ps[1].code != 1 || !strings.Contains(ps[1].err.String(), "rank 0 ended it with exit code 1") {
