@@ -270,12 +270,14 @@ func (v *ringVisit) complete(data uint64, res int32) {
 	default:
 		done, err = 0, errno
 	}
-	t1 := time.Now()
+	var t1 time.Time
 	if err == nil {
 		t1 = w.End(s, int64(n))
 		if !write {
 			e.Live.ReadBytes.Add(int64(n))
 		}
+	} else {
+		t1 = time.Now()
 	}
 	if err := e.ioDone(w, v.path, buf, off, write, done, err, w.Time(s), t1); err != nil {
 		if v.err == nil {
