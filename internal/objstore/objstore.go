@@ -17,6 +17,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/pkg/object"
+	_ "github.com/fsbench/fsbench/pkg/object/all" // every driver, for object.Open
 )
 
 // ErrBadInput is wrapped by Open's errors that the user fixes on the

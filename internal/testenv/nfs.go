@@ -17,6 +17,7 @@ import (
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 
 	"github.com/fsbench/fsbench/pkg/object"
+	_ "github.com/fsbench/fsbench/pkg/object/all" // every driver, for object.Open
 )
 
 // NFS is an nfs-ganesha server started for tests on 127.0.0.1, on ports

@@ -9,8 +9,6 @@ func init() {
 		s3Driver(providerS3),
 		s3Driver(providerMinIO),
 		s3Driver(providerCOS),
-		fileDriver(),
-		nfsDriver(),
 	} {
 		Register(d)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/storetest"
 	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
@@ -79,7 +80,7 @@ func TestEndpointsConformanceMinIO(t *testing.T) {
 	if object.AsMultipart(e) == nil || object.AsVersioner(e) == nil || object.AsFileSystem(e) != nil {
 		t.Fatal("an Endpoints store of MinIO must have multipart and versioning, and no file attributes")
 	}
-	objecttest.Run(t, object.WithPrefix(e, uniquePrefix(t)))
+	objecttest.Run(t, object.WithPrefix(e, storetest.UniquePrefix()))
 	st := e.Stats()
 	if len(st) != 2 {
 		t.Fatalf("stats of %d endpoints, want 2", len(st))
@@ -101,7 +102,7 @@ func TestEndpointsDeleteKeysMinIO(t *testing.T) {
 	if err := e.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := object.WithPrefix(e, uniquePrefix(t))
+	s := object.WithPrefix(e, storetest.UniquePrefix())
 	b := object.AsBatchDeleter(s)
 	if b == nil {
 		t.Fatal("an Endpoints store of MinIO must have multi-object delete")
@@ -134,7 +135,7 @@ func TestEndpointsDeleteKeysMinIO(t *testing.T) {
 func versionedBucket(t *testing.T) object.Storage {
 	m := testenv.SharedMinIO(t, false)
 	cfg := object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
-	s := openOrFail(t, "minio", m.URL(fmt.Sprintf("versions-%d", time.Now().UnixNano())), cfg)
+	s := storetest.Open(t, "minio", m.URL(fmt.Sprintf("versions-%d", time.Now().UnixNano())), cfg)
 	ctx := context.Background()
 	if err := s.Create(ctx); err != nil {
 		t.Fatal(err)
@@ -218,11 +219,11 @@ func TestVersioningMinIO(t *testing.T) {
 // Stores without versioning say so, through prefixes too; an S3 bucket
 // with versioning off gives no version ID.
 func TestVersioningNotSupported(t *testing.T) {
-	f := openOrFail(t, "file", t.TempDir(), object.Config{})
+	f := storetest.Open(t, "file", t.TempDir(), object.Config{})
 	if object.AsVersioner(f) != nil || object.AsVersioner(object.WithPrefix(f, "x/")) != nil {
 		t.Fatal("a directory claims versioning")
 	}
-	s := minioStore(t, false)
+	s := storetest.MinIO(t, false)
 	_, err := object.AsVersioner(s).PutVersion(context.Background(), "unversioned", bytes.NewReader([]byte("x")))
 	if !errors.Is(err, object.ErrNotSupported) || !strings.Contains(err.Error(), "versioning is off") {
 		t.Fatalf("put of a version in an unversioned bucket: %v, want not supported", err)

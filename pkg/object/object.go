@@ -207,6 +207,10 @@ type ConfigError struct{ msg string }
 
 func (e *ConfigError) Error() string { return e.msg }
 
-func configErr(format string, args ...any) error {
+// ConfigErrorf returns a ConfigError reading format and args; drivers
+// return it for input that cannot work.
+func ConfigErrorf(format string, args ...any) error {
 	return &ConfigError{msg: fmt.Sprintf(format, args...)}
 }
+
+func configErr(format string, args ...any) error { return ConfigErrorf(format, args...) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/storetest"
 )
 
 // DeleteKeys deletes the keys named, keys that need escaping in the XML
@@ -15,7 +16,7 @@ import (
 // than 1000 keys are refused before any request. Over HTTP and HTTPS.
 func TestDeleteKeysMinIO(t *testing.T) {
 	for _, tls := range []bool{false, true} {
-		s := minioStore(t, tls)
+		s := storetest.MinIO(t, tls)
 		b := object.AsBatchDeleter(s)
 		if b == nil {
 			t.Fatal("no multi-object delete on MinIO")
@@ -52,7 +53,7 @@ func TestDeleteKeysMinIO(t *testing.T) {
 
 // A store without the capability says so through a prefixed view.
 func TestDeleteKeysFileNotSupported(t *testing.T) {
-	s := object.WithPrefix(openOrFail(t, "file", t.TempDir(), object.Config{}), "p/")
+	s := object.WithPrefix(storetest.Open(t, "file", t.TempDir(), object.Config{}), "p/")
 	if b, ok := s.(object.BatchDeleter); ok {
 		if err := b.DeleteKeys(context.Background(), []string{"x"}); !errors.Is(err, object.ErrNotSupported) {
 			t.Errorf("file store: %v, want not supported", err)

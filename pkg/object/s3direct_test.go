@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/storetest"
 )
 
 // directStore opens the shared MinIO's bucket "direct" under a fresh
@@ -25,14 +26,14 @@ func directStore(t *testing.T, tls bool, edit func(*object.Config)) (object.Stor
 	if edit != nil {
 		edit(&cfg)
 	}
-	s := openOrFail(t, "minio", m.URL("direct"), cfg)
+	s := storetest.Open(t, "minio", m.URL("direct"), cfg)
 	if !object.DirectPath(s) {
 		t.Fatalf("%s: object requests go through the SDK", s)
 	}
 	if err := s.Create(context.Background()); err != nil && !errors.Is(err, object.ErrAccess) {
 		t.Fatalf("create bucket: %v", err)
 	}
-	p := uniquePrefix(t)
+	p := storetest.UniquePrefix()
 	return object.WithPrefix(s, p), m, p
 }
 
@@ -59,7 +60,7 @@ func TestDirectWrongSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wrong = "wrong-secret-0123456789"
-	bad := openOrFail(t, "minio", m.URL("direct"), object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(wrong)})
+	bad := storetest.Open(t, "minio", m.URL("direct"), object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(wrong)})
 	key := prefix + "k"
 	_, err := bad.Get(ctx, key, 0, -1)
 	checkOneLine(t, err, object.ErrAccess, "get", key, wrong)
@@ -79,7 +80,7 @@ func TestDirectWrongSecret(t *testing.T) {
 func TestDirectUnknownBucket(t *testing.T) {
 	m := testenv.SharedMinIO(t, false)
 	bucket := fmt.Sprintf("absent-%d", time.Now().UnixNano())
-	s := openOrFail(t, "minio", m.URL(bucket), object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)})
+	s := storetest.Open(t, "minio", m.URL(bucket), object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)})
 	ctx := context.Background()
 	_, err := s.Get(ctx, "k", 0, -1)
 	checkOneLine(t, err, object.ErrNoBucket, "get", "k", m.SecretKey)

@@ -1,4 +1,4 @@
-package object
+package nfs
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 	"github.com/willscott/go-nfs-client/nfs"
 )
 
@@ -21,7 +22,7 @@ func (s *nfsStore) Put(ctx context.Context, key string, data io.ReadSeeker) erro
 		return err
 	}
 	if name == "" {
-		return opErr("put", key, errors.New("invalid key"))
+		return driver.OpErr("put", key, errors.New("invalid key"))
 	}
 	if isDir {
 		err = s.retryStale(func() error {
@@ -30,9 +31,9 @@ func (s *nfsStore) Put(ctx context.Context, key string, data io.ReadSeeker) erro
 		})
 		return nfsErr(ctx, "put", key, err)
 	}
-	n, err := size(data)
+	n, err := driver.Size(data)
 	if err != nil {
-		return opErr("put", key, err)
+		return driver.OpErr("put", key, err)
 	}
 	err = s.retryStale(func() error {
 		d, err := s.dirHandle(ctx, dir, true)
@@ -45,7 +46,7 @@ func (s *nfsStore) Put(ctx context.Context, key string, data io.ReadSeeker) erro
 }
 
 func (s *nfsStore) putFile(ctx context.Context, dir []byte, name string, data io.ReadSeeker, n int64) error {
-	tmp := "." + name + ".tmp" + randomSuffix()
+	tmp := "." + name + ".tmp" + driver.RandomSuffix()
 	fh, err := s.c.create(ctx, dir, tmp, 0o644)
 	if err != nil {
 		return err
@@ -132,7 +133,7 @@ func (s *nfsStore) Get(ctx context.Context, key string, off, limit int64) (io.Re
 		return nil, nfsErr(ctx, "get", key, err)
 	}
 	if a.IsDir() {
-		return nil, opErr("get", key, syscall.EISDIR)
+		return nil, driver.OpErr("get", key, syscall.EISDIR)
 	}
 	r := &nfsReader{s: s, ctx: ctx, fh: fh, key: key, off: off, end: -1, size: int64(a.Filesize)}
 	if limit >= 0 {
@@ -162,7 +163,7 @@ type nfsReader struct {
 
 func (r *nfsReader) Read(p []byte) (int, error) {
 	if r.closed {
-		return 0, opErr("get", r.key, errors.New("read after close"))
+		return 0, driver.OpErr("get", r.key, errors.New("read after close"))
 	}
 	if len(r.pending) > 0 {
 		n := copy(p, r.pending)

@@ -1,4 +1,4 @@
-package object
+package nfs
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"sync/atomic"
 
+	"github.com/fsbench/fsbench/pkg/object"
 	"github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 	"github.com/willscott/go-nfs-client/nfs/xdr"
@@ -54,13 +55,13 @@ func (s nfsStatus) Error() string {
 func (s nfsStatus) Is(target error) bool {
 	switch s {
 	case nfs.NFS3ErrNoEnt, nfs.NFS3ErrNotDir:
-		return target == ErrNotExist
+		return target == object.ErrNotExist
 	case nfs.NFS3ErrExist:
 		return target == fs.ErrExist
 	case nfs.NFS3ErrAcces, nfs.NFS3ErrPerm:
-		return target == ErrAccess || target == fs.ErrPermission
+		return target == object.ErrAccess || target == fs.ErrPermission
 	case nfs.NFS3ErrNotSupp:
-		return target == ErrNotSupported
+		return target == object.ErrNotSupported
 	}
 	return false
 }

@@ -1,4 +1,4 @@
-package object_test
+package nfs_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/storetest"
 )
 
 // nfsCancelStore opens a fresh directory of the shared test server.
@@ -23,7 +24,7 @@ func nfsCancelStore(t *testing.T) (object.Storage, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	return openOrFail(t, "nfs", n.URL(strings.TrimPrefix(dir, n.Export)), object.Config{Timeout: 5 * time.Second}), dir
+	return storetest.Open(t, "nfs", n.URL(strings.TrimPrefix(dir, n.Export)), object.Config{Timeout: 5 * time.Second}), dir
 }
 
 // watchedReader yields size bytes and records any read after its owner

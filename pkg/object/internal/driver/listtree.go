@@ -1,34 +1,36 @@
-package object
+package driver
 
 import (
 	"context"
 	"sort"
 	"strings"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
-// dirEntry is one entry of a directory, for listing file-system stores.
-type dirEntry struct {
-	name string
-	obj  Object // Key unset
+// DirEntry is one entry of a directory, for listing file-system stores.
+type DirEntry struct {
+	Name string
+	Obj  object.Object // Key unset
 }
 
-// readDirFunc reads the directory at key dir ("" for the root, otherwise
+// ReadDirFunc reads the directory at key dir ("" for the root, otherwise
 // ending in "/"). A missing directory has no entries and no error.
-type readDirFunc func(ctx context.Context, dir string) ([]dirEntry, error)
+type ReadDirFunc func(ctx context.Context, dir string) ([]DirEntry, error)
 
-// listTree lists a directory tree as an object store would: keys in byte
+// ListTree lists a directory tree as an object store would: keys in byte
 // order, directories as keys ending in "/". Sorting each directory by name
 // with "/" appended to directory names makes a depth-first walk produce
 // keys in byte order.
-func listTree(ctx context.Context, readDir readDirFunc, opt ListOptions) (*ListPage, error) {
+func ListTree(ctx context.Context, readDir ReadDirFunc, opt object.ListOptions) (*object.ListPage, error) {
 	limit := opt.Limit
 	if limit <= 0 {
-		limit = DefaultListLimit
+		limit = object.DefaultListLimit
 	}
 	if opt.Delimiter != "" && opt.Delimiter != "/" {
-		return nil, opErr("list", opt.Prefix, ErrNotSupported)
+		return nil, OpErr("list", opt.Prefix, object.ErrNotSupported)
 	}
-	l := &lister{ctx: ctx, readDir: readDir, opt: opt, limit: limit, page: &ListPage{}}
+	l := &lister{ctx: ctx, readDir: readDir, opt: opt, limit: limit, page: &object.ListPage{}}
 	start := opt.Prefix[:strings.LastIndex(opt.Prefix, "/")+1]
 	if err := l.walk(start); err != nil && err != errPageFull {
 		return nil, err
@@ -38,10 +40,10 @@ func listTree(ctx context.Context, readDir readDirFunc, opt ListOptions) (*ListP
 
 type lister struct {
 	ctx     context.Context
-	readDir readDirFunc
-	opt     ListOptions
+	readDir ReadDirFunc
+	opt     object.ListOptions
 	limit   int
-	page    *ListPage
+	page    *object.ListPage
 	n       int
 }
 
@@ -53,7 +55,7 @@ var errPageFull error = pageFull{}
 
 // add records key; it returns errPageFull when one more than the limit has
 // been seen, which proves that the listing is truncated.
-func (l *lister) add(key string, o Object, isPrefix bool) error {
+func (l *lister) add(key string, o object.Object, isPrefix bool) error {
 	if l.n == l.limit {
 		l.page.Truncated = true
 		return errPageFull
@@ -71,25 +73,25 @@ func (l *lister) add(key string, o Object, isPrefix bool) error {
 
 func (l *lister) walk(dir string) error {
 	if err := l.ctx.Err(); err != nil {
-		return opErr("list", l.opt.Prefix, err)
+		return OpErr("list", l.opt.Prefix, err)
 	}
 	ents, err := l.readDir(l.ctx, dir)
 	if err != nil {
 		return err
 	}
-	sortKey := func(e dirEntry) string {
-		if e.obj.IsDir {
-			return e.name + "/"
+	sortKey := func(e DirEntry) string {
+		if e.Obj.IsDir {
+			return e.Name + "/"
 		}
-		return e.name
+		return e.Name
 	}
 	sort.Slice(ents, func(i, j int) bool { return sortKey(ents[i]) < sortKey(ents[j]) })
 	prefix, after := l.opt.Prefix, l.opt.StartAfter
 	for _, e := range ents {
 		key := dir + sortKey(e)
-		if !e.obj.IsDir {
+		if !e.Obj.IsDir {
 			if key > after && strings.HasPrefix(key, prefix) {
-				if err := l.add(key, e.obj, false); err != nil {
+				if err := l.add(key, e.Obj, false); err != nil {
 					return err
 				}
 			}
@@ -103,14 +105,14 @@ func (l *lister) walk(dir string) error {
 		}
 		if l.opt.Delimiter != "" && inPrefix {
 			if key > after {
-				if err := l.add(key, e.obj, true); err != nil {
+				if err := l.add(key, e.Obj, true); err != nil {
 					return err
 				}
 			}
 			continue
 		}
 		if inPrefix && key > after {
-			if err := l.add(key, e.obj, false); err != nil {
+			if err := l.add(key, e.Obj, false); err != nil {
 				return err
 			}
 		}

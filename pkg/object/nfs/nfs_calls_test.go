@@ -1,4 +1,4 @@
-package object_test
+package nfs_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/storetest"
+	"github.com/fsbench/fsbench/pkg/object/nfs"
 )
 
 // nfsFreshStore opens a new directory of the shared test server, removed
@@ -24,17 +26,17 @@ func nfsFreshStore(t *testing.T, name string) (object.Storage, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	return openOrFail(t, "nfs", n.URL(name), object.Config{}), dir
+	return storetest.Open(t, "nfs", n.URL(name), object.Config{}), dir
 }
 
 // callsOf runs op and returns the NFS calls it made.
 func callsOf(t *testing.T, s object.Storage, op func() error) map[string]int64 {
 	t.Helper()
-	before := object.NFSCalls(s)
+	before := nfs.Calls(s)
 	if err := op(); err != nil {
 		t.Fatal(err)
 	}
-	after := object.NFSCalls(s)
+	after := nfs.Calls(s)
 	for k, v := range before {
 		after[k] -= v
 		if after[k] == 0 {
@@ -76,7 +78,7 @@ func TestNFSCallsPerOperation(t *testing.T) {
 			t.Errorf("%s: calls %v, want %v", c.name, got, c.want)
 		}
 	}
-	rsize, wsize := object.NFSSizes(s)
+	rsize, wsize := nfs.Sizes(s)
 	t.Logf("rsize %d, wsize %d", rsize, wsize)
 }
 
@@ -119,7 +121,7 @@ func TestNFSDirHandleCache(t *testing.T) {
 		t.Errorf("put after the directory was deleted: calls %v, want %v (the removed directory's handle was used)", got, newDir)
 	}
 	// Removed and made again by another client.
-	other := openOrFail(t, "nfs", testenv.SharedNFS(t).URL(filepath.Base(dir)), object.Config{})
+	other := storetest.Open(t, "nfs", testenv.SharedNFS(t).URL(filepath.Base(dir)), object.Config{})
 	for _, k := range []string{"d/c", "d/"} {
 		if err := other.Delete(ctx, k); err != nil {
 			t.Fatalf("delete %s by another client: %v", k, err)
@@ -142,7 +144,7 @@ func TestNFSDirHandleCache(t *testing.T) {
 func TestNFSUnstableWritesCommitted(t *testing.T) {
 	s, dir := nfsFreshStore(t, "unstable")
 	ctx := context.Background()
-	_, wsize := object.NFSSizes(s)
+	_, wsize := nfs.Sizes(s)
 	data := make([]byte, 2*wsize+123)
 	for i := range data {
 		data[i] = byte(i*7 + i>>12)
@@ -153,7 +155,7 @@ func TestNFSUnstableWritesCommitted(t *testing.T) {
 		t.Errorf("put of %d bytes with wsize %d: calls %v, want %v", len(data), wsize, got, want)
 	}
 	n := testenv.SharedNFS(t)
-	fresh := openOrFail(t, "nfs", n.URL(filepath.Base(dir)), object.Config{})
+	fresh := storetest.Open(t, "nfs", n.URL(filepath.Base(dir)), object.Config{})
 	rc, err := fresh.Get(ctx, "big", 0, -1)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,9 @@
-package object
+// Package file is the "file" driver of pkg/object: a local or mounted
+// directory used as an object store, each object a file.
+package file
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,34 +15,37 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )
 
-func fileDriver() Driver {
-	return Driver{
+func init() {
+	object.Register(object.Driver{
 		Name:        "file",
 		Description: "a local or mounted directory",
 		URLForms:    []string{"/PATH", "file:///PATH"},
-		Open: func(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
-			return OpenFile(rawURL)
+		Open: func(ctx context.Context, rawURL string, cfg object.Config) (object.Storage, error) {
+			return Open(rawURL)
 		},
-	}
+	})
 }
 
-// OpenFile opens a directory as a store: a path or a file:// URL. The
+// Open opens a directory as a store: a path or a file:// URL. The
 // directory need not exist yet; Create makes it.
-func OpenFile(rawURL string) (Storage, error) {
+func Open(rawURL string) (object.Storage, error) {
 	p := rawURL
 	if strings.HasPrefix(rawURL, "file://") {
 		u, err := url.Parse(rawURL)
 		if err != nil || (u.Host != "" && u.Host != "localhost") {
-			return nil, configErr("invalid file URL %q: want file:///PATH", RedactURL(rawURL))
+			return nil, object.ConfigErrorf("invalid file URL %q: want file:///PATH", object.RedactURL(rawURL))
 		}
 		p = u.Path
 	} else if strings.Contains(rawURL, "://") {
-		return nil, configErr("%q is a URL, not a directory: give --storage for object stores (e.g. --storage s3)", RedactURL(rawURL))
+		return nil, object.ConfigErrorf("%q is a URL, not a directory: give --storage for object stores (e.g. --storage s3)", object.RedactURL(rawURL))
 	}
 	if p == "" {
-		return nil, configErr("file: empty path")
+		return nil, object.ConfigErrorf("file: empty path")
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -61,7 +64,7 @@ type fileStore struct {
 }
 
 var (
-	_ FileSystem = (*fileStore)(nil)
+	_ object.FileSystem = (*fileStore)(nil)
 )
 
 func (s *fileStore) String() string { return "file://" + s.root + "/" }
@@ -69,36 +72,21 @@ func (s *fileStore) Close() error   { return nil }
 
 // path maps a key to a file path, refusing keys that would leave root.
 func (s *fileStore) path(op, key string) (string, error) {
-	if err := checkKey(op, key); err != nil {
+	if err := driver.CheckKey(op, key); err != nil {
 		return "", err
 	}
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// checkKey refuses the keys a file-system driver must not map to a path:
-// absolute ones, ones with a NUL byte, and ones with a . or .. component,
-// which could leave the store's base directory.
-func checkKey(op, key string) error {
-	if strings.HasPrefix(key, "/") || strings.Contains(key, "\x00") {
-		return opErr(op, key, errors.New("invalid key"))
-	}
-	for _, part := range strings.Split(key, "/") {
-		if part == ".." || part == "." {
-			return opErr(op, key, errors.New("invalid key: . or .. component"))
-		}
-	}
-	return nil
-}
-
 func (s *fileStore) Create(ctx context.Context) error {
 	if err := os.MkdirAll(s.root, 0o755); err != nil {
-		return opErr("create", s.root, err)
+		return driver.OpErr("create", s.root, err)
 	}
 	return nil
 }
 
 func (s *fileStore) Put(ctx context.Context, key string, data io.ReadSeeker) error {
-	if err := ctxErr(ctx, "put", key); err != nil {
+	if err := driver.CtxErr(ctx, "put", key); err != nil {
 		return err
 	}
 	p, err := s.path("put", key)
@@ -106,21 +94,21 @@ func (s *fileStore) Put(ctx context.Context, key string, data io.ReadSeeker) err
 		return err
 	}
 	if strings.HasSuffix(key, "/") || key == "" {
-		return opErr("put", key, os.MkdirAll(p, 0o755))
+		return driver.OpErr("put", key, os.MkdirAll(p, 0o755))
 	}
 	if _, err := data.Seek(0, io.SeekStart); err != nil {
-		return opErr("put", key, err)
+		return driver.OpErr("put", key, err)
 	}
 	dir := filepath.Dir(p)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return opErr("put", key, err)
+		return driver.OpErr("put", key, err)
 	}
 	// Write a temporary file and rename it: readers see the old or the new
 	// object, never half of one.
-	tmp := filepath.Join(dir, "."+filepath.Base(p)+".tmp"+randomSuffix())
+	tmp := filepath.Join(dir, "."+filepath.Base(p)+".tmp"+driver.RandomSuffix())
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return opErr("put", key, err)
+		return driver.OpErr("put", key, err)
 	}
 	err = copyData(ctx, f, data)
 	if cerr := f.Close(); err == nil {
@@ -131,19 +119,13 @@ func (s *fileStore) Put(ctx context.Context, key string, data io.ReadSeeker) err
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return opErr("put", key, err)
+		return driver.OpErr("put", key, err)
 	}
 	return nil
 }
 
-func randomSuffix() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 func (s *fileStore) Get(ctx context.Context, key string, off, limit int64) (io.ReadCloser, error) {
-	if err := ctxErr(ctx, "get", key); err != nil {
+	if err := driver.CtxErr(ctx, "get", key); err != nil {
 		return nil, err
 	}
 	p, err := s.path("get", key)
@@ -152,7 +134,7 @@ func (s *fileStore) Get(ctx context.Context, key string, off, limit int64) (io.R
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, opErr("get", key, err)
+		return nil, driver.OpErr("get", key, err)
 	}
 	st, err := f.Stat()
 	if err == nil && st.IsDir() {
@@ -163,7 +145,7 @@ func (s *fileStore) Get(ctx context.Context, key string, off, limit int64) (io.R
 	}
 	if err != nil {
 		f.Close()
-		return nil, opErr("get", key, err)
+		return nil, driver.OpErr("get", key, err)
 	}
 	if limit < 0 {
 		return f, nil
@@ -178,26 +160,26 @@ type limitedFile struct {
 
 func (l *limitedFile) Close() error { return l.f.Close() }
 
-func (s *fileStore) Head(ctx context.Context, key string) (Object, error) {
-	if err := ctxErr(ctx, "head", key); err != nil {
-		return Object{}, err
+func (s *fileStore) Head(ctx context.Context, key string) (object.Object, error) {
+	if err := driver.CtxErr(ctx, "head", key); err != nil {
+		return object.Object{}, err
 	}
 	p, err := s.path("head", key)
 	if err != nil {
-		return Object{}, err
+		return object.Object{}, err
 	}
 	st, err := os.Lstat(p)
 	if err != nil {
-		return Object{}, opErr("head", key, err)
+		return object.Object{}, driver.OpErr("head", key, err)
 	}
 	if strings.HasSuffix(key, "/") != st.IsDir() && key != "" {
-		return Object{}, opErr("head", key, ErrNotExist)
+		return object.Object{}, driver.OpErr("head", key, object.ErrNotExist)
 	}
 	return fileObject(key, st), nil
 }
 
-func fileObject(key string, st fs.FileInfo) Object {
-	o := Object{Key: key, Size: st.Size(), Mtime: st.ModTime(), IsDir: st.IsDir(), Mode: st.Mode()}
+func fileObject(key string, st fs.FileInfo) object.Object {
+	o := object.Object{Key: key, Size: st.Size(), Mtime: st.ModTime(), IsDir: st.IsDir(), Mode: st.Mode()}
 	if o.IsDir {
 		o.Size = 0
 	}
@@ -208,7 +190,7 @@ func fileObject(key string, st fs.FileInfo) Object {
 }
 
 func (s *fileStore) Delete(ctx context.Context, key string) error {
-	if err := ctxErr(ctx, "delete", key); err != nil {
+	if err := driver.CtxErr(ctx, "delete", key); err != nil {
 		return err
 	}
 	p, err := s.path("delete", key)
@@ -229,34 +211,34 @@ func (s *fileStore) Delete(ctx context.Context, key string) error {
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return opErr("delete", key, err)
+	return driver.OpErr("delete", key, err)
 }
 
-func (s *fileStore) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
-	return listTree(ctx, func(ctx context.Context, dir string) ([]dirEntry, error) {
+func (s *fileStore) List(ctx context.Context, opt object.ListOptions) (*object.ListPage, error) {
+	return driver.ListTree(ctx, func(ctx context.Context, dir string) ([]driver.DirEntry, error) {
 		p := filepath.Join(s.root, filepath.FromSlash(dir))
 		f, err := os.Open(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				return nil, nil
 			}
-			return nil, opErr("list", dir, err)
+			return nil, driver.OpErr("list", dir, err)
 		}
 		defer f.Close()
 		names, err := f.Readdirnames(-1)
 		if err != nil {
-			return nil, opErr("list", dir, err)
+			return nil, driver.OpErr("list", dir, err)
 		}
-		ents := make([]dirEntry, 0, len(names))
+		ents := make([]driver.DirEntry, 0, len(names))
 		for _, n := range names {
 			st, err := os.Lstat(filepath.Join(p, n))
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue // removed meanwhile
 				}
-				return nil, opErr("list", dir+n, err)
+				return nil, driver.OpErr("list", dir+n, err)
 			}
-			ents = append(ents, dirEntry{name: n, obj: fileObject("", st)})
+			ents = append(ents, driver.DirEntry{Name: n, Obj: fileObject("", st)})
 		}
 		return ents, nil
 	}, opt)
@@ -267,7 +249,7 @@ func (s *fileStore) Chmod(ctx context.Context, key string, mode os.FileMode) err
 	if err != nil {
 		return err
 	}
-	return opErr("chmod", key, os.Chmod(p, mode))
+	return driver.OpErr("chmod", key, os.Chmod(p, mode))
 }
 
 func (s *fileStore) Chown(ctx context.Context, key string, uid, gid int) error {
@@ -275,7 +257,7 @@ func (s *fileStore) Chown(ctx context.Context, key string, uid, gid int) error {
 	if err != nil {
 		return err
 	}
-	return opErr("chown", key, os.Lchown(p, uid, gid))
+	return driver.OpErr("chown", key, os.Lchown(p, uid, gid))
 }
 
 func (s *fileStore) Chtimes(ctx context.Context, key string, mtime time.Time) error {
@@ -283,7 +265,7 @@ func (s *fileStore) Chtimes(ctx context.Context, key string, mtime time.Time) er
 	if err != nil {
 		return err
 	}
-	return opErr("chtimes", key, os.Chtimes(p, mtime, mtime))
+	return driver.OpErr("chtimes", key, os.Chtimes(p, mtime, mtime))
 }
 
 // copyBufs are the buffers of copyData, shared by all stores.

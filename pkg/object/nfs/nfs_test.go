@@ -1,4 +1,4 @@
-package object_test
+package nfs_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/storetest"
 )
 
 // A directory below the export that does not exist is an error naming it,
@@ -49,7 +50,7 @@ func TestNFSCreatesOnlyBelowBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(base)
-	s := openOrFail(t, "nfs", n.URL("below-base"), object.Config{})
+	s := storetest.Open(t, "nfs", n.URL("below-base"), object.Config{})
 	ctx := context.Background()
 	if err := s.Create(ctx); err != nil {
 		t.Fatalf("Create on an existing directory: %v", err)

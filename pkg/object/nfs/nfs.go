@@ -1,4 +1,8 @@
-package object
+// Package nfs is the "nfs" driver of pkg/object: an NFSv3 server used as an
+// object store, spoken to directly (no kernel mount) through its own
+// ONC RPC and XDR code (nfsrpc.go, nfsxdr.go), with contexts, deadlines and
+// interruption of a call in flight.
+package nfs
 
 import (
 	"cmp"
@@ -14,12 +18,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 	"github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 )
 
-func nfsDriver() Driver {
-	return Driver{
+func init() {
+	object.Register(object.Driver{
 		Name:        "nfs",
 		Description: "an NFSv3 server, spoken to directly (no kernel mount); the directory must exist",
 		URLForms: []string{
@@ -28,7 +34,7 @@ func nfsDriver() Driver {
 			"HOST:/EXPORT[/PATH]",
 		},
 		Open: openNFS,
-	}
+	})
 }
 
 // nfsURL is a parsed NFS URL.
@@ -42,7 +48,7 @@ type nfsURL struct {
 // parseNFSURL splits nfs://HOST[:PORT]/EXPORT/PATH[?mountport=PORT] or
 // HOST:/EXPORT/PATH.
 func parseNFSURL(raw string) (nfsURL, error) {
-	shown := RedactURL(raw)
+	shown := object.RedactURL(raw)
 	var u nfsURL
 	var err error
 	if strings.HasPrefix(raw, "nfs://") {
@@ -53,11 +59,11 @@ func parseNFSURL(raw string) (nfsURL, error) {
 	} else if h, rest, ok := strings.Cut(raw, ":/"); ok && h != "" && !strings.ContainsAny(h, "/:") {
 		u.host, u.path = h, "/"+rest
 	} else {
-		return nfsURL{}, configErr("invalid nfs URL %q: want nfs://HOST[:PORT]/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
+		return nfsURL{}, object.ConfigErrorf("invalid nfs URL %q: want nfs://HOST[:PORT]/EXPORT[/PATH] or HOST:/EXPORT[/PATH]", shown)
 	}
 	u.path = path.Clean("/" + u.path)
 	if u.path == "/" {
-		return nfsURL{}, configErr("invalid nfs URL %q: no export path", shown)
+		return nfsURL{}, object.ConfigErrorf("invalid nfs URL %q: no export path", shown)
 	}
 	return u, nil
 }
@@ -66,20 +72,20 @@ func parseNFSURL(raw string) (nfsURL, error) {
 func parseNFSForm(raw, shown string) (nfsURL, error) {
 	pu, err := url.Parse(raw)
 	if err != nil || pu.Hostname() == "" || pu.User != nil || pu.Fragment != "" {
-		return nfsURL{}, configErr("invalid nfs URL %q: want nfs://HOST[:PORT]/EXPORT[/PATH]", shown)
+		return nfsURL{}, object.ConfigErrorf("invalid nfs URL %q: want nfs://HOST[:PORT]/EXPORT[/PATH]", shown)
 	}
 	u := nfsURL{host: pu.Hostname(), path: pu.Path}
 	if u.port, err = parsePort(pu.Port()); err != nil {
-		return nfsURL{}, configErr("invalid nfs URL %q: %v", shown, err)
+		return nfsURL{}, object.ConfigErrorf("invalid nfs URL %q: %v", shown, err)
 	}
 	q := pu.Query()
 	for k := range q {
 		if k != "mountport" {
-			return nfsURL{}, configErr("invalid nfs URL %q: unknown option %q (known: mountport)", shown, k)
+			return nfsURL{}, object.ConfigErrorf("invalid nfs URL %q: unknown option %q (known: mountport)", shown, k)
 		}
 	}
 	if u.mountPort, err = parsePort(q.Get("mountport")); err != nil {
-		return nfsURL{}, configErr("invalid nfs URL %q: mountport: %v", shown, err)
+		return nfsURL{}, object.ConfigErrorf("invalid nfs URL %q: mountport: %v", shown, err)
 	}
 	return u, nil
 }
@@ -113,9 +119,9 @@ type nfsStore struct {
 	timeout time.Duration
 }
 
-var _ FileSystem = (*nfsStore)(nil)
+var _ object.FileSystem = (*nfsStore)(nil)
 
-func openNFS(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
+func openNFS(ctx context.Context, rawURL string, cfg object.Config) (object.Storage, error) {
 	u, err := parseNFSURL(rawURL)
 	if err != nil {
 		return nil, err
@@ -246,7 +252,7 @@ func (s *nfsStore) findBase(ctx context.Context, u nfsURL, fh []byte) error {
 			err = nfsStatus(nfs.NFS3ErrNotDir)
 		}
 		if err != nil {
-			return wrapKind(ErrNoBucket, err, "nfs %s: directory %s: %v (fsbench creates no directory it would leave behind: create it first)", s.host, u.path, err)
+			return driver.WrapKind(object.ErrNoBucket, err, "nfs %s: directory %s: %v (fsbench creates no directory it would leave behind: create it first)", s.host, u.path, err)
 		}
 		fh = next
 	}
@@ -281,7 +287,7 @@ const nfsMaxIO = 1 << 20
 // base, "" for the base) and its last name; dir is set for keys ending in
 // "/". The key "" names the base itself (name "").
 func splitKey(op, key string) (dir, name string, isDir bool, err error) {
-	if err := checkKey(op, key); err != nil {
+	if err := driver.CheckKey(op, key); err != nil {
 		return "", "", false, err
 	}
 	var parts []string
@@ -305,7 +311,7 @@ func nfsErr(ctx context.Context, op, key string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w (%v)", cerr, err)
 	}
-	return opErr(op, key, err)
+	return driver.OpErr(op, key, err)
 }
 
 // Create checks that the base directory still exists: the driver never
@@ -313,7 +319,7 @@ func nfsErr(ctx context.Context, op, key string, err error) error {
 func (s *nfsStore) Create(ctx context.Context) error {
 	_, err := s.c.getattr(ctx, s.root)
 	if err != nil {
-		return nfsErr(ctx, "create", "", wrapKind(ErrNoBucket, err, "%s: %v", s.display, err))
+		return nfsErr(ctx, "create", "", driver.WrapKind(object.ErrNoBucket, err, "%s: %v", s.display, err))
 	}
 	return nil
 }
@@ -375,8 +381,8 @@ func (s *nfsStore) handle(ctx context.Context, dir, name string) ([]byte, *nfs.F
 	return s.c.lookup(ctx, d, name)
 }
 
-func nfsObject(key string, fa *nfs.Fattr) Object {
-	o := Object{Key: key, Size: int64(fa.Filesize), Mtime: fa.ModTime(), IsDir: fa.IsDir(),
+func nfsObject(key string, fa *nfs.Fattr) object.Object {
+	o := object.Object{Key: key, Size: int64(fa.Filesize), Mtime: fa.ModTime(), IsDir: fa.IsDir(),
 		Mode: os.FileMode(fa.FileMode & 0o7777), UID: int(fa.UID), GID: int(fa.GID)}
 	if o.IsDir {
 		o.Size = 0
@@ -385,18 +391,18 @@ func nfsObject(key string, fa *nfs.Fattr) Object {
 	return o
 }
 
-func (s *nfsStore) Head(ctx context.Context, key string) (Object, error) {
+func (s *nfsStore) Head(ctx context.Context, key string) (object.Object, error) {
 	dir, name, isDir, err := splitKey("head", key)
 	if err != nil {
-		return Object{}, err
+		return object.Object{}, err
 	}
 	var a *nfs.Fattr
 	err = s.retryStale(func() (err error) { _, a, err = s.handle(ctx, dir, name); return err })
 	if err != nil {
-		return Object{}, nfsErr(ctx, "head", key, err)
+		return object.Object{}, nfsErr(ctx, "head", key, err)
 	}
 	if isDir != a.IsDir() && key != "" {
-		return Object{}, opErr("head", key, ErrNotExist)
+		return object.Object{}, driver.OpErr("head", key, object.ErrNotExist)
 	}
 	return nfsObject(key, a), nil
 }
@@ -413,23 +419,23 @@ func (s *nfsStore) Delete(ctx context.Context, key string) error {
 		}
 		return s.c.remove(ctx, d, name, isDir)
 	})
-	if isDir && (err == nil || errors.Is(err, ErrNotExist)) {
+	if isDir && (err == nil || errors.Is(err, object.ErrNotExist)) {
 		s.dirs.drop(strings.TrimPrefix(dir+"/"+name, "/"))
 	}
-	if errors.Is(err, ErrNotExist) {
+	if errors.Is(err, object.ErrNotExist) {
 		return nil
 	}
 	return nfsErr(ctx, "delete", key, err)
 }
 
-func (s *nfsStore) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
-	page, err := listTree(ctx, func(ctx context.Context, dir string) ([]dirEntry, error) {
-		var out []dirEntry
+func (s *nfsStore) List(ctx context.Context, opt object.ListOptions) (*object.ListPage, error) {
+	page, err := driver.ListTree(ctx, func(ctx context.Context, dir string) ([]driver.DirEntry, error) {
+		var out []driver.DirEntry
 		err := s.retryStale(func() error {
 			out = out[:0]
 			return s.readDir(ctx, strings.TrimSuffix(dir, "/"), &out)
 		})
-		if errors.Is(err, ErrNotExist) {
+		if errors.Is(err, object.ErrNotExist) {
 			return nil, nil
 		}
 		return out, nfsErr(ctx, "list", dir, err)
@@ -439,7 +445,7 @@ func (s *nfsStore) List(ctx context.Context, opt ListOptions) (*ListPage, error)
 
 // readDir lists dir with READDIRPLUS, keeping the handles of the
 // directories it holds for the walk that follows.
-func (s *nfsStore) readDir(ctx context.Context, dir string, out *[]dirEntry) error {
+func (s *nfsStore) readDir(ctx context.Context, dir string, out *[]driver.DirEntry) error {
 	d, err := s.dirHandle(ctx, dir, false)
 	if err != nil {
 		return err
@@ -451,7 +457,7 @@ func (s *nfsStore) readDir(ctx context.Context, dir string, out *[]dirEntry) err
 		if e.Attr.Attr.IsDir() && e.Handle.IsSet {
 			s.dirs.put(strings.TrimPrefix(dir+"/"+e.FileName, "/"), e.Handle.FH)
 		}
-		*out = append(*out, dirEntry{name: e.FileName, obj: nfsObject("", &e.Attr.Attr)})
+		*out = append(*out, driver.DirEntry{Name: e.FileName, Obj: nfsObject("", &e.Attr.Attr)})
 	})
 }
 
@@ -482,7 +488,7 @@ func (s *nfsStore) Chmod(ctx context.Context, key string, mode os.FileMode) erro
 
 func (s *nfsStore) Chown(ctx context.Context, key string, uid, gid int) error {
 	if uid < 0 || gid < 0 {
-		return opErr("chown", key, errors.New("uid and gid must be given, got "+strconv.Itoa(uid)+":"+strconv.Itoa(gid)))
+		return driver.OpErr("chown", key, errors.New("uid and gid must be given, got "+strconv.Itoa(uid)+":"+strconv.Itoa(gid)))
 	}
 	return s.setattr(ctx, "chown", key, nfs.Sattr3{
 		UID: nfs.SetUID{SetIt: true, UID: uint32(uid)},
