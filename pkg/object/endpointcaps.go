@@ -14,7 +14,7 @@ func call[C, R any](e *Endpoints, as func(Storage) C, op, key string, n int64, f
 	c := as(ep.s)
 	if any(c) == nil {
 		var zero R
-		return zero, opErr(op, key, ErrNotSupported)
+		return zero, notSupported(op, key)
 	}
 	t := time.Now()
 	r, err := fn(c)
@@ -44,7 +44,7 @@ func (e *Endpoints) CreateMultipartUpload(ctx context.Context, key string) (*Mul
 
 // UploadPart uploads a part through the next endpoint.
 func (e *Endpoints) UploadPart(ctx context.Context, key, id string, num int, data io.ReadSeeker) (Part, error) {
-	n, _ := size(data)
+	n := bodySize(data)
 	return call(e, AsMultipart, "upload part", key, n, func(m MultipartUploader) (Part, error) {
 		return m.UploadPart(ctx, key, id, num, data)
 	})
@@ -83,7 +83,7 @@ func (e *Endpoints) VersioningEnabled(ctx context.Context) (bool, error) {
 
 // PutVersion puts key through the next endpoint.
 func (e *Endpoints) PutVersion(ctx context.Context, key string, data io.ReadSeeker) (string, error) {
-	n, _ := size(data)
+	n := bodySize(data)
 	return call(e, AsVersioner, "put", key, n, func(v Versioner) (string, error) {
 		return v.PutVersion(ctx, key, data)
 	})
@@ -95,7 +95,7 @@ func (e *Endpoints) GetVersion(ctx context.Context, key, id string, off, limit i
 	ep := e.pick()
 	v := AsVersioner(ep.s)
 	if v == nil {
-		return nil, opErr("get", key, ErrNotSupported)
+		return nil, notSupported("get", key)
 	}
 	t := time.Now()
 	rc, err := v.GetVersion(ctx, key, id, off, limit)

@@ -18,7 +18,7 @@ import (
 // credentials, path, query or fragment).
 func ParseEndpoint(raw string) (string, error) {
 	bad := func(why string) (string, error) {
-		return "", configErr("invalid endpoint %q: %s (want http(s)://HOST[:PORT])", RedactURL(raw), why)
+		return "", ConfigErrorf("invalid endpoint %q: %s (want http(s)://HOST[:PORT])", RedactURL(raw), why)
 	}
 	if !strings.Contains(raw, "://") {
 		return bad("no scheme")
@@ -93,7 +93,7 @@ var (
 // endpoint (see Config.Endpoint), all checked before any is opened.
 func OpenEndpoints(ctx context.Context, storageType, rawURL string, endpoints []string, cfg Config) (*Endpoints, error) {
 	if len(endpoints) == 0 {
-		return nil, configErr("no endpoints given")
+		return nil, ConfigErrorf("no endpoints given")
 	}
 	names, err := parseEndpoints(endpoints)
 	if err != nil {
@@ -121,7 +121,7 @@ func parseEndpoints(endpoints []string) ([]string, error) {
 			return nil, err
 		}
 		if seen[name] {
-			return nil, configErr("endpoint %s is given twice", name)
+			return nil, ConfigErrorf("endpoint %s is given twice", name)
 		}
 		seen[name] = true
 		names = append(names, name)
@@ -182,7 +182,7 @@ func (e *Endpoints) Create(ctx context.Context) error {
 
 // Put stores key through the next endpoint.
 func (e *Endpoints) Put(ctx context.Context, key string, data io.ReadSeeker) error {
-	n, _ := size(data)
+	n := bodySize(data)
 	ep, t := e.pick(), time.Now()
 	err := ep.s.Put(ctx, key, data)
 	ep.done(t, n, err)
@@ -199,6 +199,16 @@ func (e *Endpoints) Get(ctx context.Context, key string, off, limit int64) (io.R
 		return nil, err
 	}
 	return &countedBody{ReadCloser: rc, ep: ep}, nil
+}
+
+// bodySize is how many bytes a put sends: data is read from offset 0 to
+// its end. A body that cannot seek is not counted.
+func bodySize(data io.Seeker) int64 {
+	n, err := data.Seek(0, io.SeekEnd)
+	if _, err2 := data.Seek(0, io.SeekStart); err != nil || err2 != nil {
+		return 0
+	}
+	return n
 }
 
 // countedBody adds the bytes read to its endpoint's count.

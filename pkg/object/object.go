@@ -169,35 +169,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func opErr(op, key string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &Error{Op: op, Key: key, Err: err}
-}
-
-// kindError is an error that keeps a short message for people while
-// matching a sentinel and the original error for errors.Is and errors.As.
-type kindError struct {
-	msg  string
-	kind error // a sentinel of this package, or nil
-	err  error // the original error
-}
-
-func (e *kindError) Error() string   { return e.msg }
-func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
-
-func wrapKind(kind error, err error, format string, args ...any) error {
-	return &kindError{msg: fmt.Sprintf(format, args...), kind: kind, err: err}
-}
-
-// ctxErr returns the context's error, wrapped with op and key, when ctx
-// is done; drivers call it before starting an operation.
-func ctxErr(ctx context.Context, op, key string) error {
-	if err := ctx.Err(); err != nil {
-		return opErr(op, key, err)
-	}
-	return nil
+// notSupported is the error of a call on a capability the store lacks.
+func notSupported(op, key string) error {
+	return &Error{Op: op, Key: key, Err: ErrNotSupported}
 }
 
 // ConfigError is returned by Open when what it was given cannot work: a URL
@@ -212,5 +186,3 @@ func (e *ConfigError) Error() string { return e.msg }
 func ConfigErrorf(format string, args ...any) error {
 	return &ConfigError{msg: fmt.Sprintf(format, args...)}
 }
-
-func configErr(format string, args ...any) error { return ConfigErrorf(format, args...) }

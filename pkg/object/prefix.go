@@ -87,7 +87,7 @@ func (w *prefixed) Delete(ctx context.Context, key string) error {
 func (w *prefixed) DeleteKeys(ctx context.Context, keys []string) error {
 	b, ok := w.s.(BatchDeleter)
 	if !ok {
-		return opErr("delete objects", w.p, ErrNotSupported)
+		return notSupported("delete objects", w.p)
 	}
 	full := make([]string, len(keys))
 	for i, k := range keys {

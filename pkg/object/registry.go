@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -128,10 +129,10 @@ func Open(ctx context.Context, storageType, rawURL string, cfg Config) (Storage,
 		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDriver, storageType, strings.Join(Names(), ", "))
 	}
 	if cfg.Endpoint != "" && !d.Endpoints {
-		return nil, configErr("%s: other endpoints are for the S3 drivers (s3, minio, cos)", d.Name)
+		return nil, ConfigErrorf("%s: other endpoints are for the S3 drivers (s3, minio, cos)", d.Name)
 	}
 	if cfg.Getenv == nil {
-		cfg.Getenv = osGetenv
+		cfg.Getenv = os.Getenv
 	}
 	if cfg.Threads <= 0 {
 		cfg.Threads = 1

@@ -3,7 +3,6 @@ package object
 import (
 	"context"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -75,7 +74,7 @@ func (w *prefixed) versioner() (Versioner, error) {
 	if v := AsVersioner(w.s); v != nil {
 		return v, nil
 	}
-	return nil, opErr("versioning", "", ErrNotSupported)
+	return nil, notSupported("versioning", "")
 }
 
 // EnableVersioning enables versioning on the store below.
@@ -153,14 +152,4 @@ func (w *prefixed) ListVersions(ctx context.Context, opt VersionListOptions) (*V
 	}
 	page.NextKey = strings.TrimPrefix(page.NextKey, w.p)
 	return page, nil
-}
-
-// sortVersions orders versions by key, newest first within a key.
-func sortVersions(vs []Version) {
-	slices.SortStableFunc(vs, func(a, b Version) int {
-		if c := strings.Compare(a.Key, b.Key); c != 0 {
-			return c
-		}
-		return b.Mtime.Compare(a.Mtime)
-	})
 }

@@ -10,4 +10,5 @@ package all
 import (
 	_ "github.com/fsbench/fsbench/pkg/object/file"
 	_ "github.com/fsbench/fsbench/pkg/object/nfs"
+	_ "github.com/fsbench/fsbench/pkg/object/s3"
 )

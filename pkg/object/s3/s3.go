@@ -1,4 +1,7 @@
-package object
+// Package s3 is the driver of pkg/object for S3 and S3-compatible stores
+// (storage types s3, minio and cos). Object requests go straight to the
+// store over HTTP (s3direct.go), the rest through the AWS SDK (s3.go).
+package s3
 
 import (
 	"context"
@@ -22,16 +25,25 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )
 
-// s3Driver is the one driver behind s3, minio and cos.
-func s3Driver(p provider) Driver {
-	return Driver{
+// The one driver of s3, minio and cos: the stores differ in data only
+// (see provider).
+func init() {
+	for _, p := range []provider{providerS3, providerMinIO, providerCOS} {
+		object.Register(s3Driver(p))
+	}
+}
+
+func s3Driver(p provider) object.Driver {
+	return object.Driver{
 		Name:        p.name,
 		Description: p.description,
 		URLForms:    p.forms,
 		Endpoints:   true,
-		Open: func(ctx context.Context, rawURL string, cfg Config) (Storage, error) {
+		Open: func(ctx context.Context, rawURL string, cfg object.Config) (object.Storage, error) {
 			return openS3(ctx, p, rawURL, cfg)
 		},
 	}
@@ -44,7 +56,7 @@ type s3Store struct {
 	display      string
 	region       string
 	storageClass types.StorageClass
-	// signPayload signs the SHA-256 of every body (Config.SignPayload);
+	// signPayload signs the SHA-256 of every body (object.Config.SignPayload);
 	// otherwise bodies go as UNSIGNED-PAYLOAD, sparing a pass over the data.
 	signPayload bool
 	// direct sends puts, gets, heads and deletes of objects past the
@@ -52,13 +64,13 @@ type s3Store struct {
 	direct *s3Direct
 }
 
-func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage, error) {
+func openS3(ctx context.Context, p provider, rawURL string, cfg object.Config) (object.Storage, error) {
 	t, err := parseS3URL(p, rawURL, cfg.Addressing)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Endpoint != "" {
-		if t.endpoint, err = ParseEndpoint(cfg.Endpoint); err != nil {
+		if t.endpoint, err = object.ParseEndpoint(cfg.Endpoint); err != nil {
 			return nil, err
 		}
 		t.virtual = cfg.Addressing == "virtual"
@@ -95,7 +107,7 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 		direct:       newS3Direct(ctx, client, hc, t.bucket, cfg),
 	}
 	if t.prefix != "" {
-		return WithPrefix(st, t.prefix), nil
+		return object.WithPrefix(st, t.prefix), nil
 	}
 	return st, nil
 }
@@ -103,19 +115,19 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg Config) (Storage
 // newHTTPClient builds the client the SDK sends requests with: a pool of
 // one connection per thread, bounded connect and response-header waits,
 // TLS as configured, no transparent compression.
-func newHTTPClient(cfg Config) (*http.Client, error) {
+func newHTTPClient(cfg object.Config) (*http.Client, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.Insecure} //nolint:gosec // asked for with --insecure
 	if cfg.CACertFile != "" {
 		pem, err := os.ReadFile(cfg.CACertFile)
 		if err != nil {
-			return nil, configErr("CA certificate: %v", err)
+			return nil, object.ConfigErrorf("CA certificate: %v", err)
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, configErr("CA certificate %s: no PEM certificate found", cfg.CACertFile)
+			return nil, object.ConfigErrorf("CA certificate %s: no PEM certificate found", cfg.CACertFile)
 		}
 		tlsConf.RootCAs = pool
 	}
@@ -181,15 +193,6 @@ func isAPICode(err error, code string) bool {
 	return errors.As(err, &ae) && ae.ErrorCode() == code
 }
 
-func size(r io.Seeker) (int64, error) {
-	n, err := r.Seek(0, io.SeekEnd)
-	if err != nil {
-		return 0, err
-	}
-	_, err = r.Seek(0, io.SeekStart)
-	return n, err
-}
-
 // bodyOpts sets how request bodies are signed. The SDK hashes them over
 // HTTP and sends them unsigned over HTTPS; fsbench sends them unsigned on
 // both unless asked to sign, and then signs them on both.
@@ -220,9 +223,9 @@ func signedPayload(stack *middleware.Stack) error {
 }
 
 func (s *s3Store) Put(ctx context.Context, key string, data io.ReadSeeker) error {
-	n, err := size(data)
+	n, err := driver.Size(data)
 	if err != nil {
-		return opErr("put", key, err)
+		return driver.OpErr("put", key, err)
 	}
 	if s.direct != nil {
 		return s.err("put", key, s.direct.put(ctx, key, data, n))
@@ -285,16 +288,16 @@ func (b *s3Body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *s3Store) Head(ctx context.Context, key string) (Object, error) {
+func (s *s3Store) Head(ctx context.Context, key string) (object.Object, error) {
 	if s.direct != nil {
 		o, err := s.direct.head(ctx, key)
 		return o, s.err("head", key, err)
 	}
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	if err != nil {
-		return Object{}, s.err("head", key, err)
+		return object.Object{}, s.err("head", key, err)
 	}
-	o := Object{Key: key, Size: aws.ToInt64(out.ContentLength), Mtime: aws.ToTime(out.LastModified), StorageClass: string(out.StorageClass)}
+	o := object.Object{Key: key, Size: aws.ToInt64(out.ContentLength), Mtime: aws.ToTime(out.LastModified), StorageClass: string(out.StorageClass)}
 	o.IsDir = strings.HasSuffix(key, "/")
 	return o, nil
 }
@@ -312,10 +315,10 @@ func (s *s3Store) Delete(ctx context.Context, key string) error {
 	return s.err("delete", key, err)
 }
 
-func (s *s3Store) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
+func (s *s3Store) List(ctx context.Context, opt object.ListOptions) (*object.ListPage, error) {
 	limit := opt.Limit
-	if limit <= 0 || limit > DefaultListLimit {
-		limit = DefaultListLimit
+	if limit <= 0 || limit > object.DefaultListLimit {
+		limit = object.DefaultListLimit
 	}
 	in := &s3.ListObjectsV2Input{
 		Bucket:       aws.String(s.bucket),
@@ -349,17 +352,17 @@ func (s *s3Store) List(ctx context.Context, opt ListOptions) (*ListPage, error) 
 		}
 		d, err := url.QueryUnescape(k)
 		if err != nil {
-			return "", opErr("list", opt.Prefix, fmt.Errorf("bad key encoding %q: %w", k, err))
+			return "", driver.OpErr("list", opt.Prefix, fmt.Errorf("bad key encoding %q: %w", k, err))
 		}
 		return d, nil
 	}
-	page := &ListPage{Objects: make([]Object, 0, len(out.Contents))}
+	page := &object.ListPage{Objects: make([]object.Object, 0, len(out.Contents))}
 	for _, c := range out.Contents {
 		k, err := decode(aws.ToString(c.Key))
 		if err != nil {
 			return nil, err
 		}
-		page.Objects = append(page.Objects, Object{
+		page.Objects = append(page.Objects, object.Object{
 			Key: k, Size: aws.ToInt64(c.Size), Mtime: aws.ToTime(c.LastModified),
 			StorageClass: string(c.StorageClass), IsDir: strings.HasSuffix(k, "/"),
 		})
@@ -385,32 +388,32 @@ func (s *s3Store) List(ctx context.Context, opt ListOptions) (*ListPage, error) 
 	return page, nil
 }
 
-func (s *s3Store) CreateMultipartUpload(ctx context.Context, key string) (*MultipartUpload, error) {
+func (s *s3Store) CreateMultipartUpload(ctx context.Context, key string) (*object.MultipartUpload, error) {
 	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
 		Bucket: aws.String(s.bucket), Key: aws.String(key), StorageClass: s.storageClass,
 	})
 	if err != nil {
 		return nil, s.err("create multipart upload", key, err)
 	}
-	return &MultipartUpload{UploadID: aws.ToString(out.UploadId), MinPartSize: 5 << 20, MaxParts: 10000}, nil
+	return &object.MultipartUpload{UploadID: aws.ToString(out.UploadId), MinPartSize: 5 << 20, MaxParts: 10000}, nil
 }
 
-func (s *s3Store) UploadPart(ctx context.Context, key, uploadID string, num int, data io.ReadSeeker) (Part, error) {
-	n, err := size(data)
+func (s *s3Store) UploadPart(ctx context.Context, key, uploadID string, num int, data io.ReadSeeker) (object.Part, error) {
+	n, err := driver.Size(data)
 	if err != nil {
-		return Part{}, opErr("upload part", key, err)
+		return object.Part{}, driver.OpErr("upload part", key, err)
 	}
 	out, err := s.client.UploadPart(ctx, &s3.UploadPartInput{
 		Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
 		PartNumber: aws.Int32(int32(num)), Body: data, ContentLength: aws.Int64(n),
 	}, s.bodyOpts)
 	if err != nil {
-		return Part{}, s.err("upload part", key, err)
+		return object.Part{}, s.err("upload part", key, err)
 	}
-	return Part{Num: num, Size: n, ETag: aws.ToString(out.ETag)}, nil
+	return object.Part{Num: num, Size: n, ETag: aws.ToString(out.ETag)}, nil
 }
 
-func (s *s3Store) CompleteUpload(ctx context.Context, key, uploadID string, parts []Part) error {
+func (s *s3Store) CompleteUpload(ctx context.Context, key, uploadID string, parts []object.Part) error {
 	cp := make([]types.CompletedPart, len(parts))
 	for i, p := range parts {
 		cp[i] = types.CompletedPart{ETag: aws.String(p.ETag), PartNumber: aws.Int32(int32(p.Num))}
@@ -429,7 +432,7 @@ func (s *s3Store) AbortUpload(ctx context.Context, key, uploadID string) error {
 	return s.err("abort multipart upload", key, err)
 }
 
-// err turns an SDK error into a one-line *Error that matches this
+// err turns an SDK error into a one-line *object.Error that matches this
 // package's sentinels: "get k: NoSuchKey: The specified key does not
 // exist. (HTTP 404)" rather than the SDK's chain of wrappers.
 func (s *s3Store) err(op, key string, err error) error {
@@ -441,7 +444,7 @@ func (s *s3Store) err(op, key string, err error) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			cause = context.DeadlineExceeded
 		}
-		return opErr(op, key, wrapKind(nil, err, "%v", cause))
+		return driver.OpErr(op, key, driver.WrapKind(nil, err, "%v", cause))
 	}
 	// The SDK could not sign: no credentials in the AWS chain.
 	if msg := err.Error(); strings.Contains(msg, "get identity: ") {
@@ -449,7 +452,7 @@ func (s *s3Store) err(op, key string, err error) error {
 		if why == "" {
 			_, why, _ = strings.Cut(msg, "get identity: ")
 		}
-		return opErr(op, key, wrapKind(ErrAccess, err,
+		return driver.OpErr(op, key, driver.WrapKind(object.ErrAccess, err,
 			"no usable credentials (give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or configure ~/.aws): %s", why))
 	}
 	status := 0
@@ -464,16 +467,16 @@ func (s *s3Store) err(op, key string, err error) error {
 		var kind error
 		switch {
 		case code == "NoSuchBucket":
-			kind = ErrNoBucket
+			kind = object.ErrNoBucket
 			msg = "bucket " + s.bucket + " does not exist"
 		case code == "NoSuchKey", code == "NotFound", status == 404 && op == "head":
-			kind = ErrNotExist
+			kind = object.ErrNotExist
 		case code == "SlowDown", code == "Throttling", code == "ThrottlingException", code == "TooManyRequests",
 			code == "RequestLimitExceeded", status == 429, status == 503:
-			kind = ErrThrottled
+			kind = object.ErrThrottled
 		case code == "AccessDenied", code == "SignatureDoesNotMatch", code == "InvalidAccessKeyId",
 			code == "InvalidToken", code == "ExpiredToken", status == 403:
-			kind = ErrAccess
+			kind = object.ErrAccess
 		}
 		text := code
 		if msg != "" && msg != code {
@@ -482,7 +485,7 @@ func (s *s3Store) err(op, key string, err error) error {
 		if status != 0 {
 			text += " (HTTP " + strconv.Itoa(status) + ")"
 		}
-		return opErr(op, key, wrapKind(kind, err, "%s", text))
+		return driver.OpErr(op, key, driver.WrapKind(kind, err, "%s", text))
 	}
 	// Transport errors: keep the innermost useful message, and point at the
 	// flags that fix certificate problems.
@@ -491,9 +494,9 @@ func (s *s3Store) err(op, key string, err error) error {
 	var hne x509.HostnameError
 	var cie x509.CertificateInvalidError
 	if errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) || errors.As(err, &cie) {
-		return opErr(op, key, wrapKind(nil, err, "TLS: %s (use --ca-cert FILE to trust its CA, or --insecure)", innermost(err)))
+		return driver.OpErr(op, key, driver.WrapKind(nil, err, "TLS: %s (use --ca-cert FILE to trust its CA, or --insecure)", innermost(err)))
 	}
-	return opErr(op, key, wrapKind(nil, err, "%s", innermost(err)))
+	return driver.OpErr(op, key, driver.WrapKind(nil, err, "%s", innermost(err)))
 }
 
 // innermost returns the message of the net or url error inside err, which

@@ -1,4 +1,4 @@
-package object
+package s3
 
 import (
 	"context"
@@ -12,42 +12,43 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/logging"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // s3Cred is what a store signs requests with; chain means the AWS default
 // chain (environment, ~/.aws, instance roles) finds them.
 type s3Cred struct {
 	access        string
-	secret, token Secret
+	secret, token object.Secret
 	chain         bool
 }
 
 // s3Credentials finds the credentials: flags, the URL, ACCESS_KEY...,
 // the provider's variables, and for s3 the AWS default chain.
-func s3Credentials(p provider, t *s3Target, cfg Config) (s3Cred, error) {
+func s3Credentials(p provider, t *s3Target, cfg object.Config) (s3Cred, error) {
 	env := firstEnv(cfg.Getenv)
 	c := s3Cred{access: cfg.AccessKey, secret: cfg.SecretKey, token: cfg.SessionToken}
 	if c.access == "" && c.secret.IsZero() {
 		c.access, c.secret = t.urlAccess, t.urlSecret
 	}
 	if c.access == "" && c.secret.IsZero() {
-		c.access, c.secret = env("ACCESS_KEY"), NewSecret(env("SECRET_KEY"))
+		c.access, c.secret = env("ACCESS_KEY"), object.NewSecret(env("SECRET_KEY"))
 		if c.token.IsZero() {
-			c.token = NewSecret(env("SESSION_TOKEN"))
+			c.token = object.NewSecret(env("SESSION_TOKEN"))
 		}
 	}
 	if c.access == "" && c.secret.IsZero() {
-		c.access, c.secret = env(p.accessEnv...), NewSecret(env(p.secretEnv...))
+		c.access, c.secret = env(p.accessEnv...), object.NewSecret(env(p.secretEnv...))
 		if c.token.IsZero() {
-			c.token = NewSecret(env(p.tokenEnv...))
+			c.token = object.NewSecret(env(p.tokenEnv...))
 		}
 	}
 	if (c.access == "") != c.secret.IsZero() && !cfg.Anonymous {
-		return c, configErr("%s: an access key needs a secret key and a secret key an access key", p.name)
+		return c, object.ConfigErrorf("%s: an access key needs a secret key and a secret key an access key", p.name)
 	}
 	c.chain = c.access == "" && !cfg.Anonymous
 	if c.chain && !p.awsChain {
-		return c, configErr("%s: no credentials: give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or %s and %s, or use --anonymous",
+		return c, object.ConfigErrorf("%s: no credentials: give --access-key and --secret-key, set ACCESS_KEY and SECRET_KEY or %s and %s, or use --anonymous",
 			p.name, strings.Join(p.accessEnv, "/"), strings.Join(p.secretEnv, "/"))
 	}
 	return c, nil
@@ -67,7 +68,7 @@ func firstEnv(getenv func(string) string) func(names ...string) string {
 
 // s3Region is the region asked for: the flag, the URL, the provider's
 // variables; "" leaves it to the AWS chain or us-east-1.
-func s3Region(p provider, t *s3Target, cfg Config) string {
+func s3Region(p provider, t *s3Target, cfg object.Config) string {
 	if cfg.Region != "" {
 		return cfg.Region
 	}
@@ -79,7 +80,7 @@ func s3Region(p provider, t *s3Target, cfg Config) string {
 
 // s3Config makes the SDK's configuration: credentials (or the default
 // chain), region, retries and checksum modes.
-func s3Config(ctx context.Context, p provider, hc *http.Client, cred s3Cred, region string, cfg Config) (aws.Config, error) {
+func s3Config(ctx context.Context, p provider, hc *http.Client, cred s3Cred, region string, cfg object.Config) (aws.Config, error) {
 	var awsCfg aws.Config
 	switch {
 	case cred.chain:
@@ -131,7 +132,7 @@ func setChecksums(awsCfg *aws.Config, mode string) error {
 		awsCfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
 		awsCfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
 	default:
-		return configErr("invalid checksum mode %q (want when-required or when-supported)", mode)
+		return object.ConfigErrorf("invalid checksum mode %q (want when-required or when-supported)", mode)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package object_test
+package s3_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
 	"github.com/fsbench/fsbench/pkg/object/internal/storetest"
+	"github.com/fsbench/fsbench/pkg/object/s3"
 )
 
 // directStore opens the shared MinIO's bucket "direct" under a fresh
@@ -27,7 +28,7 @@ func directStore(t *testing.T, tls bool, edit func(*object.Config)) (object.Stor
 		edit(&cfg)
 	}
 	s := storetest.Open(t, "minio", m.URL("direct"), cfg)
-	if !object.DirectPath(s) {
+	if !s3.DirectPath(s) {
 		t.Fatalf("%s: object requests go through the SDK", s)
 	}
 	if err := s.Create(context.Background()); err != nil && !errors.Is(err, object.ErrAccess) {

@@ -1,9 +1,10 @@
-package object
+package s3
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/fsbench/fsbench/pkg/object"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,17 +14,17 @@ import (
 )
 
 // openDirect opens srv's bucket b and returns its direct path.
-func openDirect(t *testing.T, typ, url string, cfg Config) (*s3Store, *s3Direct) {
+func openDirect(t *testing.T, typ, url string, cfg object.Config) (*s3Store, *s3Direct) {
 	t.Helper()
 	if cfg.AccessKey == "" && !cfg.Anonymous {
-		cfg.AccessKey, cfg.SecretKey = "ak", NewSecret("sk")
+		cfg.AccessKey, cfg.SecretKey = "ak", object.NewSecret("sk")
 	}
-	s, err := Open(context.Background(), typ, url, cfg)
+	s, err := object.Open(context.Background(), typ, url, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if w, ok := s.(Wrapper); ok {
+	if w, ok := s.(object.Wrapper); ok {
 		s = w.Unwrap()
 	}
 	st := s.(*s3Store)
@@ -48,7 +49,7 @@ func TestDirectEndpoints(t *testing.T) {
 		{"cos", "https://bench-125.cos.ap-guangzhou.myqcloud.com", "", "", "", "https://bench-125.cos.ap-guangzhou.myqcloud.com"},
 		{"minio", "http://127.0.0.1:9000/bench", "", "", "when-supported", ""},
 	} {
-		cfg := Config{Addressing: c.addr, Endpoint: c.endpoint, Checksum: c.checksum, Region: "us-east-2", Getenv: func(string) string { return "" }}
+		cfg := object.Config{Addressing: c.addr, Endpoint: c.endpoint, Checksum: c.checksum, Region: "us-east-2", Getenv: func(string) string { return "" }}
 		_, d := openDirect(t, c.typ, c.url, cfg)
 		got := ""
 		if d != nil {
@@ -103,13 +104,13 @@ func TestDirectRetries(t *testing.T) {
 		kind    error
 	}{
 		{503, "SlowDown", 2, nil},
-		{503, "SlowDown", 1, ErrThrottled},
+		{503, "SlowDown", 1, object.ErrThrottled},
 		{0, "", 2, nil},
 		{0, "", 0, nil},
 	} {
 		rec := &flakyStore{fail: 2, status: c.status, code: c.code}
 		srv := httptest.NewServer(rec)
-		s, d := openDirect(t, "minio", srv.URL+"/b", Config{Retries: c.retries, SessionToken: NewSecret("token-1")})
+		s, d := openDirect(t, "minio", srv.URL+"/b", object.Config{Retries: c.retries, SessionToken: object.NewSecret("token-1")})
 		if d == nil {
 			t.Fatal("no direct path")
 		}
@@ -140,9 +141,9 @@ func TestDirectNoRetryOnRefusal(t *testing.T) {
 	rec := &flakyStore{fail: 5, status: 403, code: "AccessDenied"}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	s, _ := openDirect(t, "minio", srv.URL+"/b", Config{Retries: 3})
+	s, _ := openDirect(t, "minio", srv.URL+"/b", object.Config{Retries: 3})
 	_, err := s.Get(context.Background(), "k", 0, -1)
-	if !errors.Is(err, ErrAccess) || len(rec.bodies) != 1 {
+	if !errors.Is(err, object.ErrAccess) || len(rec.bodies) != 1 {
 		t.Errorf("403: %d requests, %v", len(rec.bodies), err)
 	}
 }
@@ -160,7 +161,7 @@ func TestDirectGetStreams(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	s, _ := openDirect(t, "minio", srv.URL+"/b", Config{})
+	s, _ := openDirect(t, "minio", srv.URL+"/b", object.Config{})
 	rc, err := s.Get(context.Background(), "k", 0, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -188,13 +189,13 @@ func TestDirectSigning(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, c := range []struct {
-		cfg                 Config
+		cfg                 object.Config
 		auth, sha, token    string
 		wantSigned, wantTok bool
 	}{
-		{cfg: Config{}, wantSigned: true},
-		{cfg: Config{SessionToken: NewSecret("tok")}, wantSigned: true, wantTok: true},
-		{cfg: Config{Anonymous: true, Getenv: func(string) string { return "" }}},
+		{cfg: object.Config{}, wantSigned: true},
+		{cfg: object.Config{SessionToken: object.NewSecret("tok")}, wantSigned: true, wantTok: true},
+		{cfg: object.Config{Anonymous: true, Getenv: func(string) string { return "" }}},
 	} {
 		s, _ := openDirect(t, "s3", srv.URL+"/b", c.cfg)
 		if err := s.Put(context.Background(), "k", strings.NewReader("x")); err != nil {

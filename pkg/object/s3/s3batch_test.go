@@ -1,4 +1,4 @@
-package object_test
+package s3_test
 
 import (
 	"context"

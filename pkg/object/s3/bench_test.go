@@ -1,4 +1,4 @@
-package object_test
+package s3_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/s3"
 )
 
 // benchStore opens a bucket of the shared MinIO server for benchmarks.
@@ -98,7 +99,7 @@ func BenchmarkSmallOps(b *testing.B) {
 			b.Run(name+"/"+path, func(b *testing.B) {
 				s := benchStore(b, false)
 				if path == "sdk" {
-					object.SDKPath(s)
+					s3.SDKPath(s)
 				}
 				ctx := context.Background()
 				if err := s.Put(ctx, "small", bytes.NewReader(buf)); err != nil {

@@ -1,4 +1,4 @@
-package object
+package s3
 
 import (
 	"bytes"
@@ -13,27 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )
-
-// MaxBatchDelete is the most keys one multi-object delete may name (S3's
-// limit).
-const MaxBatchDelete = 1000
-
-// BatchDeleter is the capability of stores that delete several objects
-// in one request (S3's DeleteObjects, POST ?delete).
-type BatchDeleter interface {
-	// DeleteKeys deletes up to MaxBatchDelete keys in one request. Keys
-	// that do not exist are not an error; the first key the store could
-	// not delete is, with how many it could not.
-	DeleteKeys(ctx context.Context, keys []string) error
-}
-
-// AsBatchDeleter returns s's multi-object delete, or nil when s does not
-// have it (a wrapper has it when the store below has it).
-func AsBatchDeleter(s Storage) BatchDeleter {
-	b, _ := capability[BatchDeleter](s)
-	return b
-}
 
 // deleteDoc is the body of a multi-object delete, in quiet mode: the
 // answer names only the keys that failed.
@@ -58,8 +40,8 @@ func (s *s3Store) DeleteKeys(ctx context.Context, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	if len(keys) > MaxBatchDelete {
-		return opErr("delete objects", keys[0], fmt.Errorf("%d keys in one request, at most %d", len(keys), MaxBatchDelete))
+	if len(keys) > object.MaxBatchDelete {
+		return driver.OpErr("delete objects", keys[0], fmt.Errorf("%d keys in one request, at most %d", len(keys), object.MaxBatchDelete))
 	}
 	var failed []failedKey
 	var err error
@@ -73,7 +55,7 @@ func (s *s3Store) DeleteKeys(ctx context.Context, keys []string) error {
 	}
 	for _, f := range failed {
 		if f.code != "NoSuchKey" {
-			return opErr("delete objects", f.key, fmt.Errorf("%s: %s (%d of %d keys not deleted)", f.code, f.msg, len(failed), len(keys)))
+			return driver.OpErr("delete objects", f.key, fmt.Errorf("%s: %s (%d of %d keys not deleted)", f.code, f.msg, len(failed), len(keys)))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package object
+package s3
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package object
+package s3
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	smithyauth "github.com/aws/smithy-go/auth"
 	"github.com/aws/smithy-go/encoding/httpbinding"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // s3Direct sends the requests a benchmark repeats (put, get, head and
@@ -53,7 +54,7 @@ const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b785
 // returns the direct path to it, or nil when the SDK must keep every
 // request: checksums asked for, or an endpoint that is not plain SigV4
 // for "s3" (S3 Express, multi-region access points).
-func newS3Direct(ctx context.Context, client *s3.Client, hc *http.Client, bucket string, cfg Config) *s3Direct {
+func newS3Direct(ctx context.Context, client *s3.Client, hc *http.Client, bucket string, cfg object.Config) *s3Direct {
 	if cfg.Checksum == "when-supported" {
 		return nil
 	}
@@ -374,13 +375,13 @@ func (d *s3Direct) get(ctx context.Context, key, rng string) (io.ReadCloser, err
 	return resp.Body, nil
 }
 
-func (d *s3Direct) head(ctx context.Context, key string) (Object, error) {
+func (d *s3Direct) head(ctx context.Context, key string) (object.Object, error) {
 	resp, err := d.do(ctx, &request{method: http.MethodHead, key: key, payload: emptySHA256})
 	if err != nil {
-		return Object{}, err
+		return object.Object{}, err
 	}
 	resp.Body.Close()
-	o := Object{Key: key, Size: max(resp.ContentLength, 0), IsDir: strings.HasSuffix(key, "/")}
+	o := object.Object{Key: key, Size: max(resp.ContentLength, 0), IsDir: strings.HasSuffix(key, "/")}
 	if lm := resp.Header.Get("Last-Modified"); lm != "" {
 		o.Mtime, _ = http.ParseTime(lm)
 	}

@@ -1,9 +1,10 @@
-package object
+package s3
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/fsbench/fsbench/pkg/object"
 	"io"
 	"net"
 	"net/http"
@@ -16,12 +17,12 @@ import (
 // stallServer is an S3 endpoint with the handler h makes; it is closed
 // when the test ends, after release is closed so that stuck handlers
 // return.
-func stallServer(t *testing.T, h func(release <-chan struct{}) http.HandlerFunc) Storage {
+func stallServer(t *testing.T, h func(release <-chan struct{}) http.HandlerFunc) object.Storage {
 	t.Helper()
 	release := make(chan struct{})
 	srv := httptest.NewServer(h(release))
 	t.Cleanup(func() { close(release); srv.Close() })
-	s, err := Open(context.Background(), "minio", srv.URL+"/b", Config{AccessKey: "a", SecretKey: NewSecret("b"), Timeout: 300 * time.Millisecond})
+	s, err := object.Open(context.Background(), "minio", srv.URL+"/b", object.Config{AccessKey: "a", SecretKey: object.NewSecret("b"), Timeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func stallServer(t *testing.T, h func(release <-chan struct{}) http.HandlerFunc)
 // and came well before the test's own bound.
 func isStall(t *testing.T, what string, err error, took time.Duration) {
 	t.Helper()
-	var se *StallError
+	var se *object.StallError
 	var ne net.Error
 	if !errors.As(err, &se) || !errors.As(err, &ne) || !ne.Timeout() || !strings.Contains(err.Error(), "no answer from the store for 300ms") {
 		t.Errorf("%s: err = %v, want a StallError", what, err)
@@ -52,7 +53,7 @@ func TestStallNoAnswer(t *testing.T) {
 	ctx := context.Background()
 	calls := map[string]func() error{
 		"head": func() error { _, err := s.Head(ctx, "k"); return err },
-		"list": func() error { _, err := s.List(ctx, ListOptions{}); return err },
+		"list": func() error { _, err := s.List(ctx, object.ListOptions{}); return err },
 		"get":  func() error { _, err := s.Get(ctx, "k", 0, -1); return err },
 		"put":  func() error { return s.Put(ctx, "k", bytes.NewReader(make([]byte, 1<<20))) },
 	}

@@ -1,17 +1,21 @@
-package object
+package s3
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )
 
-var _ Versioner = (*s3Store)(nil)
+var _ object.Versioner = (*s3Store)(nil)
 
 // notSupported says which S3 error codes mean the store has no
 // versioning at all.
@@ -25,7 +29,7 @@ func (s *s3Store) EnableVersioning(ctx context.Context) error {
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled},
 	})
 	if err != nil && notSupported(err) {
-		return opErr("enable versioning", s.bucket, wrapKind(ErrNotSupported, err, "%s does not keep versions: %s", s.display, innermost(err)))
+		return driver.OpErr("enable versioning", s.bucket, driver.WrapKind(object.ErrNotSupported, err, "%s does not keep versions: %s", s.display, innermost(err)))
 	}
 	return s.err("enable versioning", s.bucket, err)
 }
@@ -42,9 +46,9 @@ func (s *s3Store) VersioningEnabled(ctx context.Context) (bool, error) {
 }
 
 func (s *s3Store) PutVersion(ctx context.Context, key string, data io.ReadSeeker) (string, error) {
-	n, err := size(data)
+	n, err := driver.Size(data)
 	if err != nil {
-		return "", opErr("put", key, err)
+		return "", driver.OpErr("put", key, err)
 	}
 	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(s.bucket), Key: aws.String(key), Body: data,
@@ -55,7 +59,7 @@ func (s *s3Store) PutVersion(ctx context.Context, key string, data io.ReadSeeker
 	}
 	id := aws.ToString(out.VersionId)
 	if id == "" || id == "null" {
-		return "", opErr("put", key, wrapKind(ErrNotSupported, nil, "no version ID returned: versioning is off on bucket %s", s.bucket))
+		return "", driver.OpErr("put", key, driver.WrapKind(object.ErrNotSupported, nil, "no version ID returned: versioning is off on bucket %s", s.bucket))
 	}
 	return id, nil
 }
@@ -76,13 +80,13 @@ func (s *s3Store) GetVersion(ctx context.Context, key, id string, off, limit int
 	return &s3Body{ReadCloser: out.Body, s: s, key: key}, nil
 }
 
-func (s *s3Store) HeadVersion(ctx context.Context, key, id string) (Version, error) {
+func (s *s3Store) HeadVersion(ctx context.Context, key, id string) (object.Version, error) {
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), VersionId: aws.String(id)})
 	if err != nil {
-		return Version{}, s.versionErr("head", key, id, err)
+		return object.Version{}, s.versionErr("head", key, id, err)
 	}
-	o := Object{Key: key, Size: aws.ToInt64(out.ContentLength), Mtime: aws.ToTime(out.LastModified), StorageClass: string(out.StorageClass)}
-	return Version{Object: o, ID: aws.ToString(out.VersionId), DeleteMarker: aws.ToBool(out.DeleteMarker)}, nil
+	o := object.Object{Key: key, Size: aws.ToInt64(out.ContentLength), Mtime: aws.ToTime(out.LastModified), StorageClass: string(out.StorageClass)}
+	return object.Version{Object: o, ID: aws.ToString(out.VersionId), DeleteMarker: aws.ToBool(out.DeleteMarker)}, nil
 }
 
 func (s *s3Store) DeleteVersion(ctx context.Context, key, id string) error {
@@ -94,22 +98,22 @@ func (s *s3Store) DeleteVersion(ctx context.Context, key, id string) error {
 }
 
 // versionErr is err for one version: the key is named with its version,
-// and a missing version matches ErrNotExist.
+// and a missing version matches object.ErrNotExist.
 func (s *s3Store) versionErr(op, key, id string, err error) error {
 	if err == nil {
 		return nil
 	}
 	kv := key + "?versionId=" + id
 	if isAPICode(err, "NoSuchVersion") {
-		return opErr(op, kv, wrapKind(ErrNotExist, err, "NoSuchVersion: no such version"))
+		return driver.OpErr(op, kv, driver.WrapKind(object.ErrNotExist, err, "NoSuchVersion: no such version"))
 	}
 	return s.err(op, kv, err)
 }
 
-func (s *s3Store) ListVersions(ctx context.Context, opt VersionListOptions) (*VersionPage, error) {
+func (s *s3Store) ListVersions(ctx context.Context, opt object.VersionListOptions) (*object.VersionPage, error) {
 	limit := opt.Limit
-	if limit <= 0 || limit > DefaultListLimit {
-		limit = DefaultListLimit
+	if limit <= 0 || limit > object.DefaultListLimit {
+		limit = object.DefaultListLimit
 	}
 	in := &s3.ListObjectVersionsInput{Bucket: aws.String(s.bucket), MaxKeys: aws.Int32(int32(limit)),
 		Prefix: aws.String(opt.Prefix), EncodingType: types.EncodingTypeUrl}
@@ -121,14 +125,14 @@ func (s *s3Store) ListVersions(ctx context.Context, opt VersionListOptions) (*Ve
 	if err != nil {
 		return nil, s.err("list versions", opt.Prefix, err)
 	}
-	page := &VersionPage{Truncated: aws.ToBool(out.IsTruncated), NextVersion: aws.ToString(out.NextVersionIdMarker)}
+	page := &object.VersionPage{Truncated: aws.ToBool(out.IsTruncated), NextVersion: aws.ToString(out.NextVersionIdMarker)}
 	decode := func(k *string) (string, error) {
 		if out.EncodingType != types.EncodingTypeUrl {
 			return aws.ToString(k), nil
 		}
 		d, err := url.QueryUnescape(aws.ToString(k))
 		if err != nil {
-			return "", opErr("list versions", opt.Prefix, fmt.Errorf("bad key encoding %q: %w", aws.ToString(k), err))
+			return "", driver.OpErr("list versions", opt.Prefix, fmt.Errorf("bad key encoding %q: %w", aws.ToString(k), err))
 		}
 		return d, nil
 	}
@@ -140,14 +144,14 @@ func (s *s3Store) ListVersions(ctx context.Context, opt VersionListOptions) (*Ve
 
 // addVersions puts the versions and delete markers of out into page, in
 // the store's order of keys, newest first within a key.
-func (s *s3Store) addVersions(page *VersionPage, out *s3.ListObjectVersionsOutput, decode func(*string) (string, error)) error {
+func (s *s3Store) addVersions(page *object.VersionPage, out *s3.ListObjectVersionsOutput, decode func(*string) (string, error)) error {
 	for _, v := range out.Versions {
 		k, err := decode(v.Key)
 		if err != nil {
 			return err
 		}
-		page.Versions = append(page.Versions, Version{
-			Object: Object{Key: k, Size: aws.ToInt64(v.Size), Mtime: aws.ToTime(v.LastModified), StorageClass: string(v.StorageClass)},
+		page.Versions = append(page.Versions, object.Version{
+			Object: object.Object{Key: k, Size: aws.ToInt64(v.Size), Mtime: aws.ToTime(v.LastModified), StorageClass: string(v.StorageClass)},
 			ID:     aws.ToString(v.VersionId), Latest: aws.ToBool(v.IsLatest),
 		})
 	}
@@ -156,11 +160,21 @@ func (s *s3Store) addVersions(page *VersionPage, out *s3.ListObjectVersionsOutpu
 		if err != nil {
 			return err
 		}
-		page.Versions = append(page.Versions, Version{
-			Object: Object{Key: k, Mtime: aws.ToTime(m.LastModified)},
+		page.Versions = append(page.Versions, object.Version{
+			Object: object.Object{Key: k, Mtime: aws.ToTime(m.LastModified)},
 			ID:     aws.ToString(m.VersionId), Latest: aws.ToBool(m.IsLatest), DeleteMarker: true,
 		})
 	}
 	sortVersions(page.Versions)
 	return nil
+}
+
+// sortVersions orders versions by key, newest first within a key.
+func sortVersions(vs []object.Version) {
+	slices.SortStableFunc(vs, func(a, b object.Version) int {
+		if c := strings.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		return b.Mtime.Compare(a.Mtime)
+	})
 }

@@ -1,6 +1,7 @@
-package object
+package s3
 
 import (
+	"github.com/fsbench/fsbench/pkg/object"
 	"net"
 	"net/url"
 	"strings"
@@ -106,7 +107,7 @@ type s3Target struct {
 	virtual  bool   // virtual-host addressing
 	// user credentials found in the URL, removed from it.
 	urlAccess string
-	urlSecret Secret
+	urlSecret object.Secret
 }
 
 // display is the URL with credentials removed.
@@ -122,53 +123,32 @@ func (t *s3Target) display() string {
 	return host + "/" + t.bucket + "/" + t.prefix
 }
 
-// RedactURL removes the user information (credentials) from a URL the user
-// typed, for messages. Text that does not parse as a URL is cut at its last
-// "@" instead, so a secret never survives.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || !strings.Contains(raw, "://") {
-		if i := strings.LastIndex(raw, "@"); i >= 0 {
-			if j := strings.Index(raw, "://"); j >= 0 && j < i {
-				return raw[:j+3] + Redacted + raw[i:]
-			}
-			return Redacted + raw[i:]
-		}
-		return raw
-	}
-	if u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return strings.Replace(u.String(), "://", "://"+Redacted+"@", 1)
-}
-
 // parseS3URL maps rawURL to a target for provider p.
 func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
-	shown := RedactURL(rawURL)
+	shown := object.RedactURL(rawURL)
 	if !strings.Contains(rawURL, "://") {
-		return nil, configErr("invalid %s URL %q: want one of %s", p.name, shown, strings.Join(p.forms, ", "))
+		return nil, object.ConfigErrorf("invalid %s URL %q: want one of %s", p.name, shown, strings.Join(p.forms, ", "))
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, configErr("invalid %s URL %q", p.name, shown)
+		return nil, object.ConfigErrorf("invalid %s URL %q", p.name, shown)
 	}
 	t := &s3Target{}
 	if u.User != nil {
 		t.urlAccess = u.User.Username()
 		if pw, ok := u.User.Password(); ok {
-			t.urlSecret = NewSecret(pw)
+			t.urlSecret = object.NewSecret(pw)
 		}
 		u.User = nil
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, configErr("invalid %s URL %q: query strings and fragments are not used", p.name, shown)
+		return nil, object.ConfigErrorf("invalid %s URL %q: query strings and fragments are not used", p.name, shown)
 	}
 	path := strings.TrimPrefix(u.Path, "/")
 	switch strings.ToLower(u.Scheme) {
 	case "s3":
 		if p.name != "s3" {
-			return nil, configErr("invalid %s URL %q: s3:// URLs are for --storage s3", p.name, shown)
+			return nil, object.ConfigErrorf("invalid %s URL %q: s3:// URLs are for --storage s3", p.name, shown)
 		}
 		t.scheme = "https"
 		t.bucket = u.Host
@@ -178,10 +158,10 @@ func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
 		t.scheme = strings.ToLower(u.Scheme)
 		host := u.Host
 		if host == "" {
-			return nil, configErr("invalid %s URL %q: no host", p.name, shown)
+			return nil, object.ConfigErrorf("invalid %s URL %q: no host", p.name, shown)
 		}
 		if _, port, err := net.SplitHostPort(host); err == nil && port == "" {
-			return nil, configErr("invalid %s URL %q: empty port", p.name, shown)
+			return nil, object.ConfigErrorf("invalid %s URL %q: empty port", p.name, shown)
 		}
 		if p.virtualHost != nil {
 			if b, ep, region, ok := p.virtualHost(strings.ToLower(u.Hostname())); ok {
@@ -197,10 +177,10 @@ func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
 		t.endpoint = t.scheme + "://" + host
 		t.bucket, t.prefix, _ = strings.Cut(path, "/")
 	default:
-		return nil, configErr("invalid %s URL %q: scheme %q not supported (want one of %s)", p.name, shown, u.Scheme, strings.Join(p.forms, ", "))
+		return nil, object.ConfigErrorf("invalid %s URL %q: scheme %q not supported (want one of %s)", p.name, shown, u.Scheme, strings.Join(p.forms, ", "))
 	}
 	if t.bucket == "" {
-		return nil, configErr("invalid %s URL %q: no bucket (want one of %s)", p.name, shown, strings.Join(p.forms, ", "))
+		return nil, object.ConfigErrorf("invalid %s URL %q: no bucket (want one of %s)", p.name, shown, strings.Join(p.forms, ", "))
 	}
 	if t.prefix != "" && !strings.HasSuffix(t.prefix, "/") {
 		t.prefix += "/"
@@ -215,7 +195,7 @@ func parseS3URL(p provider, rawURL, addressing string) (*s3Target, error) {
 	case "virtual":
 		t.virtual = true
 	default:
-		return nil, configErr("invalid addressing style %q (want path or virtual)", addressing)
+		return nil, object.ConfigErrorf("invalid addressing style %q (want path or virtual)", addressing)
 	}
 	return t, nil
 }

@@ -1,0 +1,9 @@
+package object_test
+
+import (
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
