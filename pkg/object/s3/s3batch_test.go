@@ -2,7 +2,6 @@ package s3_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -47,16 +46,6 @@ func TestDeleteKeysMinIO(t *testing.T) {
 		}
 		if err := s.Delete(ctx, "keep"); err != nil {
 			t.Fatal(err)
-		}
-	}
-}
-
-// A store without the capability says so through a prefixed view.
-func TestDeleteKeysFileNotSupported(t *testing.T) {
-	s := object.WithPrefix(storetest.Open(t, "file", t.TempDir(), object.Config{}), "p/")
-	if b, ok := s.(object.BatchDeleter); ok {
-		if err := b.DeleteKeys(context.Background(), []string{"x"}); !errors.Is(err, object.ErrNotSupported) {
-			t.Errorf("file store: %v, want not supported", err)
 		}
 	}
 }
