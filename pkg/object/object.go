@@ -4,6 +4,13 @@
 // optional capabilities some backends have (multipart upload, file
 // attributes).
 //
+// The drivers are packages of their own that register themselves when
+// imported (pkg/object/s3, pkg/object/nfs, pkg/object/file); this package
+// imports none of them. A program that opens stores by name imports them
+// all at once:
+//
+//	import _ "github.com/fsbench/fsbench/pkg/object/all"
+//
 // Every blocking method takes a context first; cancelling it makes the call
 // return promptly with an error that wraps the context's error.
 package object

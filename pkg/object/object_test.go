@@ -1,7 +1,9 @@
 package object
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -57,5 +59,22 @@ func TestCapabilitiesThroughWrappers(t *testing.T) {
 	}
 	if AsMultipart(ws) == nil || AsFileSystem(ws) != nil {
 		t.Error("wrapped s3 store: multipart, no file attributes expected")
+	}
+}
+
+// A program that imports no driver is told which package to import.
+func TestOpenWithoutDrivers(t *testing.T) {
+	regMu.Lock()
+	saved := drivers
+	drivers = map[string]Driver{}
+	regMu.Unlock()
+	defer func() {
+		regMu.Lock()
+		drivers = saved
+		regMu.Unlock()
+	}()
+	_, err := Open(context.Background(), "s3", "s3://b", Config{})
+	if !errors.Is(err, ErrUnknownDriver) || !strings.Contains(err.Error(), "pkg/object/all") {
+		t.Errorf("err = %v, want one naming pkg/object/all", err)
 	}
 }

@@ -126,7 +126,11 @@ func Open(ctx context.Context, storageType, rawURL string, cfg Config) (Storage,
 	d, ok := drivers[strings.ToLower(storageType)]
 	regMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDriver, storageType, strings.Join(Names(), ", "))
+		names := Names()
+		if len(names) == 0 {
+			return nil, fmt.Errorf("%w %q (no driver is registered: import github.com/fsbench/fsbench/pkg/object/all)", ErrUnknownDriver, storageType)
+		}
+		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDriver, storageType, strings.Join(names, ", "))
 	}
 	if cfg.Endpoint != "" && !d.Endpoints {
 		return nil, ConfigErrorf("%s: other endpoints are for the S3 drivers (s3, minio, cos)", d.Name)
