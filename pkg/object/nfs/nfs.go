@@ -18,10 +18,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/pkg/object"
-	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 	"github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
+
+	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )
 
 func init() {

@@ -9,8 +9,9 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 	"github.com/willscott/go-nfs-client/nfs"
+
+	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )
 
 // Put writes a temporary file and renames it into place, as on local

@@ -7,10 +7,11 @@ import (
 	"io/fs"
 	"sync/atomic"
 
-	"github.com/fsbench/fsbench/pkg/object"
 	"github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 	"github.com/willscott/go-nfs-client/nfs/xdr"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // The NFSv3 (RFC 1813), MOUNT v3 and portmapper procedures the driver

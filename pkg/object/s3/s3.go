@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+
 	"github.com/fsbench/fsbench/pkg/object"
 	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
 	"github.com/fsbench/fsbench/pkg/object"
 	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )

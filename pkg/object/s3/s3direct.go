@@ -23,6 +23,7 @@ import (
 	smithyauth "github.com/aws/smithy-go/auth"
 	"github.com/aws/smithy-go/encoding/httpbinding"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
 	"github.com/fsbench/fsbench/pkg/object"
 )
 

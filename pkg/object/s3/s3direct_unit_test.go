@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/fsbench/fsbench/pkg/object"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // openDirect opens srv's bucket b and returns its direct path.

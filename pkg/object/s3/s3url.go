@@ -1,10 +1,11 @@
 package s3
 
 import (
-	"github.com/fsbench/fsbench/pkg/object"
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // provider is what distinguishes the stores the S3 driver serves: data, not

@@ -2,11 +2,12 @@ package s3
 
 import (
 	"context"
-	"github.com/fsbench/fsbench/pkg/object"
 	"io"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // stallGuard wraps an HTTP transport so that a request fails with a

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/fsbench/fsbench/pkg/object"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // stallServer is an S3 endpoint with the handler h makes; it is closed
