@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/willscott/go-nfs-client/nfs"
+	nfs3 "github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 
 	"github.com/fsbench/fsbench/pkg/object"
@@ -249,8 +249,8 @@ func (s *nfsStore) findBase(ctx context.Context, u nfsURL, fh []byte) error {
 			continue
 		}
 		next, attr, err := s.c.lookup(ctx, fh, name)
-		if err == nil && attr.Type != nfs.NF3Dir {
-			err = nfsStatus(nfs.NFS3ErrNotDir)
+		if err == nil && attr.Type != nfs3.NF3Dir {
+			err = nfsStatus(nfs3.NFS3ErrNotDir)
 		}
 		if err != nil {
 			return driver.WrapKind(object.ErrNoBucket, err, "nfs %s: directory %s: %v (fsbench creates no directory it would leave behind: create it first)", s.host, u.path, err)
@@ -353,8 +353,8 @@ func (s *nfsStore) dirHandle(ctx context.Context, dir string, mk bool) ([]byte, 
 		return nil, err
 	}
 	fh, attr, err := s.c.lookup(ctx, parent, name)
-	if err == nil && attr.Type != nfs.NF3Dir {
-		return nil, nfsStatus(nfs.NFS3ErrNotDir)
+	if err == nil && attr.Type != nfs3.NF3Dir {
+		return nil, nfsStatus(nfs3.NFS3ErrNotDir)
 	}
 	if mk && errors.Is(err, fs.ErrNotExist) {
 		fh, err = s.c.mkdir(ctx, parent, name, 0o755)
@@ -370,7 +370,7 @@ func (s *nfsStore) dirHandle(ctx context.Context, dir string, mk bool) ([]byte, 
 }
 
 // handle returns the handle and attributes of key.
-func (s *nfsStore) handle(ctx context.Context, dir, name string) ([]byte, *nfs.Fattr, error) {
+func (s *nfsStore) handle(ctx context.Context, dir, name string) ([]byte, *nfs3.Fattr, error) {
 	if name == "" {
 		a, err := s.c.getattr(ctx, s.root)
 		return s.root, a, err
@@ -382,7 +382,7 @@ func (s *nfsStore) handle(ctx context.Context, dir, name string) ([]byte, *nfs.F
 	return s.c.lookup(ctx, d, name)
 }
 
-func nfsObject(key string, fa *nfs.Fattr) object.Object {
+func nfsObject(key string, fa *nfs3.Fattr) object.Object {
 	o := object.Object{Key: key, Size: int64(fa.Filesize), Mtime: fa.ModTime(), IsDir: fa.IsDir(),
 		Mode: os.FileMode(fa.FileMode & 0o7777), UID: int(fa.UID), GID: int(fa.GID)}
 	if o.IsDir {
@@ -397,7 +397,7 @@ func (s *nfsStore) Head(ctx context.Context, key string) (object.Object, error) 
 	if err != nil {
 		return object.Object{}, err
 	}
-	var a *nfs.Fattr
+	var a *nfs3.Fattr
 	err = s.retryStale(func() (err error) { _, a, err = s.handle(ctx, dir, name); return err })
 	if err != nil {
 		return object.Object{}, nfsErr(ctx, "head", key, err)
@@ -451,7 +451,7 @@ func (s *nfsStore) readDir(ctx context.Context, dir string, out *[]driver.DirEnt
 	if err != nil {
 		return err
 	}
-	return s.c.readdirplus(ctx, d, func(e *nfs.EntryPlus) {
+	return s.c.readdirplus(ctx, d, func(e *nfs3.EntryPlus) {
 		if e.FileName == "." || e.FileName == ".." || !e.Attr.IsSet {
 			return
 		}
@@ -462,7 +462,7 @@ func (s *nfsStore) readDir(ctx context.Context, dir string, out *[]driver.DirEnt
 	})
 }
 
-func (s *nfsStore) setattr(ctx context.Context, op, key string, sa nfs.Sattr3) error {
+func (s *nfsStore) setattr(ctx context.Context, op, key string, sa nfs3.Sattr3) error {
 	dir, name, isDir, err := splitKey(op, key)
 	if err != nil {
 		return err
@@ -484,23 +484,23 @@ func (s *nfsStore) setattr(ctx context.Context, op, key string, sa nfs.Sattr3) e
 }
 
 func (s *nfsStore) Chmod(ctx context.Context, key string, mode os.FileMode) error {
-	return s.setattr(ctx, "chmod", key, nfs.Sattr3{Mode: nfs.SetMode{SetIt: true, Mode: uint32(mode.Perm())}})
+	return s.setattr(ctx, "chmod", key, nfs3.Sattr3{Mode: nfs3.SetMode{SetIt: true, Mode: uint32(mode.Perm())}})
 }
 
 func (s *nfsStore) Chown(ctx context.Context, key string, uid, gid int) error {
 	if uid < 0 || gid < 0 {
 		return driver.OpErr("chown", key, errors.New("uid and gid must be given, got "+strconv.Itoa(uid)+":"+strconv.Itoa(gid)))
 	}
-	return s.setattr(ctx, "chown", key, nfs.Sattr3{
-		UID: nfs.SetUID{SetIt: true, UID: uint32(uid)},
-		GID: nfs.SetUID{SetIt: true, UID: uint32(gid)},
+	return s.setattr(ctx, "chown", key, nfs3.Sattr3{
+		UID: nfs3.SetUID{SetIt: true, UID: uint32(uid)},
+		GID: nfs3.SetUID{SetIt: true, UID: uint32(gid)},
 	})
 }
 
 func (s *nfsStore) Chtimes(ctx context.Context, key string, mtime time.Time) error {
-	t := nfs.NFS3Time{Seconds: uint32(mtime.Unix()), Nseconds: uint32(mtime.Nanosecond())}
-	return s.setattr(ctx, "chtimes", key, nfs.Sattr3{
-		Atime: nfs.SetTime{SetIt: nfs.SetToClientTime, Time: t},
-		Mtime: nfs.SetTime{SetIt: nfs.SetToClientTime, Time: t},
+	t := nfs3.NFS3Time{Seconds: uint32(mtime.Unix()), Nseconds: uint32(mtime.Nanosecond())}
+	return s.setattr(ctx, "chtimes", key, nfs3.Sattr3{
+		Atime: nfs3.SetTime{SetIt: nfs3.SetToClientTime, Time: t},
+		Mtime: nfs3.SetTime{SetIt: nfs3.SetToClientTime, Time: t},
 	})
 }

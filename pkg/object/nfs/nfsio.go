@@ -9,7 +9,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/willscott/go-nfs-client/nfs"
+	nfs3 "github.com/willscott/go-nfs-client/nfs"
 
 	"github.com/fsbench/fsbench/pkg/object/internal/driver"
 )
@@ -128,7 +128,7 @@ func (s *nfsStore) Get(ctx context.Context, key string, off, limit int64) (io.Re
 		return nil, err
 	}
 	var fh []byte
-	var a *nfs.Fattr
+	var a *nfs3.Fattr
 	err = s.retryStale(func() (err error) { fh, a, err = s.handle(ctx, dir, name); return err })
 	if err != nil {
 		return nil, nfsErr(ctx, "get", key, err)

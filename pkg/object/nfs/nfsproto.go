@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"sync/atomic"
 
-	"github.com/willscott/go-nfs-client/nfs"
+	nfs3 "github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 	"github.com/willscott/go-nfs-client/nfs/xdr"
 
@@ -35,14 +35,14 @@ const (
 type nfsStatus uint32
 
 var nfsStatusNames = map[nfsStatus]string{
-	nfs.NFS3ErrPerm: "operation not permitted", nfs.NFS3ErrNoEnt: "no such file or directory",
-	nfs.NFS3ErrIO: "I/O error", nfs.NFS3ErrAcces: "permission denied", nfs.NFS3ErrExist: "file exists",
-	nfs.NFS3ErrNotDir: "not a directory", nfs.NFS3ErrIsDir: "is a directory", nfs.NFS3ErrInval: "invalid argument",
-	nfs.NFS3ErrNoSpc: "no space left on the server", nfs.NFS3ErrROFS: "read-only file system",
-	nfs.NFS3ErrNameTooLong: "name too long", nfs.NFS3ErrNotEmpty: "directory not empty",
-	nfs.NFS3ErrDQuot: "quota exceeded", nfs.NFS3ErrStale: "stale file handle",
-	nfs.NFS3ErrBadHandle: "bad file handle", nfs.NFS3ErrNotSupp: "operation not supported",
-	nfs.NFS3ErrServerFault: "server fault",
+	nfs3.NFS3ErrPerm: "operation not permitted", nfs3.NFS3ErrNoEnt: "no such file or directory",
+	nfs3.NFS3ErrIO: "I/O error", nfs3.NFS3ErrAcces: "permission denied", nfs3.NFS3ErrExist: "file exists",
+	nfs3.NFS3ErrNotDir: "not a directory", nfs3.NFS3ErrIsDir: "is a directory", nfs3.NFS3ErrInval: "invalid argument",
+	nfs3.NFS3ErrNoSpc: "no space left on the server", nfs3.NFS3ErrROFS: "read-only file system",
+	nfs3.NFS3ErrNameTooLong: "name too long", nfs3.NFS3ErrNotEmpty: "directory not empty",
+	nfs3.NFS3ErrDQuot: "quota exceeded", nfs3.NFS3ErrStale: "stale file handle",
+	nfs3.NFS3ErrBadHandle: "bad file handle", nfs3.NFS3ErrNotSupp: "operation not supported",
+	nfs3.NFS3ErrServerFault: "server fault",
 }
 
 func (s nfsStatus) Error() string {
@@ -55,13 +55,13 @@ func (s nfsStatus) Error() string {
 // Is lets errors.Is match the status against this package's sentinels.
 func (s nfsStatus) Is(target error) bool {
 	switch s {
-	case nfs.NFS3ErrNoEnt, nfs.NFS3ErrNotDir:
+	case nfs3.NFS3ErrNoEnt, nfs3.NFS3ErrNotDir:
 		return target == object.ErrNotExist
-	case nfs.NFS3ErrExist:
+	case nfs3.NFS3ErrExist:
 		return target == fs.ErrExist
-	case nfs.NFS3ErrAcces, nfs.NFS3ErrPerm:
+	case nfs3.NFS3ErrAcces, nfs3.NFS3ErrPerm:
 		return target == object.ErrAccess || target == fs.ErrPermission
-	case nfs.NFS3ErrNotSupp:
+	case nfs3.NFS3ErrNotSupp:
 		return target == object.ErrNotSupported
 	}
 	return false
@@ -70,7 +70,7 @@ func (s nfsStatus) Is(target error) bool {
 // stale tells whether err says a handle no longer names anything.
 func stale(err error) bool {
 	var s nfsStatus
-	return errors.As(err, &s) && (s == nfs.NFS3ErrStale || s == nfs.NFS3ErrBadHandle)
+	return errors.As(err, &s) && (s == nfs3.NFS3ErrStale || s == nfs3.NFS3ErrBadHandle)
 }
 
 // nfsClient speaks NFSv3 to one server.
@@ -124,17 +124,17 @@ func read(v any) func(d *xdrDec) error {
 
 // attrOf returns the attributes of a reply, or an error when the server
 // left them out (servers may; the ones we know send them).
-func attrOf(a nfs.PostOpAttr) (*nfs.Fattr, error) {
+func attrOf(a nfs3.PostOpAttr) (*nfs3.Fattr, error) {
 	if !a.IsSet {
 		return nil, fmt.Errorf("the server sent no attributes")
 	}
 	return &a.Attr, nil
 }
 
-func (c *nfsClient) lookup(ctx context.Context, dir []byte, name string) ([]byte, *nfs.Fattr, error) {
+func (c *nfsClient) lookup(ctx context.Context, dir []byte, name string) ([]byte, *nfs3.Fattr, error) {
 	var fh []byte
-	var attr nfs.PostOpAttr
-	err := c.call(ctx, nfs.NFSProc3Lookup, nfs.Diropargs3{FH: dir, Filename: name}, func(d *xdrDec) error {
+	var attr nfs3.PostOpAttr
+	err := c.call(ctx, nfs3.NFSProc3Lookup, nfs3.Diropargs3{FH: dir, Filename: name}, func(d *xdrDec) error {
 		fh = d.opaque()
 		d.postOpAttr(&attr) // the directory's attributes follow: left unread
 		return nil
@@ -149,30 +149,30 @@ func (c *nfsClient) lookup(ctx context.Context, dir []byte, name string) ([]byte
 	return fh, a, nil
 }
 
-func (c *nfsClient) getattr(ctx context.Context, fh []byte) (*nfs.Fattr, error) {
-	var a nfs.Fattr
-	return &a, c.call(ctx, nfs.NFSProc3GetAttr, struct{ FH []byte }{fh}, func(d *xdrDec) error { d.fattr(&a); return nil })
+func (c *nfsClient) getattr(ctx context.Context, fh []byte) (*nfs3.Fattr, error) {
+	var a nfs3.Fattr
+	return &a, c.call(ctx, nfs3.NFSProc3GetAttr, struct{ FH []byte }{fh}, func(d *xdrDec) error { d.fattr(&a); return nil })
 }
 
 type sattrGuard struct {
-	Check bool         `xdr:"union"`
-	Ctime nfs.NFS3Time `xdr:"unioncase=1"`
+	Check bool          `xdr:"union"`
+	Ctime nfs3.NFS3Time `xdr:"unioncase=1"`
 }
 
-func (c *nfsClient) setattr(ctx context.Context, fh []byte, sa nfs.Sattr3) error {
+func (c *nfsClient) setattr(ctx context.Context, fh []byte, sa nfs3.Sattr3) error {
 	args := struct {
 		FH    []byte
-		Attr  nfs.Sattr3
+		Attr  nfs3.Sattr3
 		Guard sattrGuard
 	}{fh, sa, sattrGuard{}}
-	return c.call(ctx, nfs.NFSProc3SetAttr, args, nil)
+	return c.call(ctx, nfs3.NFSProc3SetAttr, args, nil)
 }
 
 // createRes is the reply of CREATE and MKDIR (its directory's wcc_data
 // is left unread).
 type createRes struct {
-	FH   nfs.PostOpFH3
-	Attr nfs.PostOpAttr
+	FH   nfs3.PostOpFH3
+	Attr nfs3.PostOpAttr
 }
 
 func (res *createRes) decode(d *xdrDec) error {
@@ -194,12 +194,12 @@ func (c *nfsClient) handle(ctx context.Context, res *createRes, dir []byte, name
 // create makes a new file, failing if name exists.
 func (c *nfsClient) create(ctx context.Context, dir []byte, name string, mode uint32) ([]byte, error) {
 	args := struct {
-		Where nfs.Diropargs3
+		Where nfs3.Diropargs3
 		How   uint32
-		Attr  nfs.Sattr3
-	}{nfs.Diropargs3{FH: dir, Filename: name}, createGuarded, nfs.Sattr3{Mode: nfs.SetMode{SetIt: true, Mode: mode}}}
+		Attr  nfs3.Sattr3
+	}{nfs3.Diropargs3{FH: dir, Filename: name}, createGuarded, nfs3.Sattr3{Mode: nfs3.SetMode{SetIt: true, Mode: mode}}}
 	var res createRes
-	if err := c.call(ctx, nfs.NFSProc3Create, args, res.decode); err != nil {
+	if err := c.call(ctx, nfs3.NFSProc3Create, args, res.decode); err != nil {
 		return nil, err
 	}
 	return c.handle(ctx, &res, dir, name)
@@ -207,27 +207,27 @@ func (c *nfsClient) create(ctx context.Context, dir []byte, name string, mode ui
 
 func (c *nfsClient) mkdir(ctx context.Context, dir []byte, name string, mode uint32) ([]byte, error) {
 	args := struct {
-		Where nfs.Diropargs3
-		Attr  nfs.Sattr3
-	}{nfs.Diropargs3{FH: dir, Filename: name}, nfs.Sattr3{Mode: nfs.SetMode{SetIt: true, Mode: mode}}}
+		Where nfs3.Diropargs3
+		Attr  nfs3.Sattr3
+	}{nfs3.Diropargs3{FH: dir, Filename: name}, nfs3.Sattr3{Mode: nfs3.SetMode{SetIt: true, Mode: mode}}}
 	var res createRes
-	if err := c.call(ctx, nfs.NFSProc3Mkdir, args, res.decode); err != nil {
+	if err := c.call(ctx, nfs3.NFSProc3Mkdir, args, res.decode); err != nil {
 		return nil, err
 	}
 	return c.handle(ctx, &res, dir, name)
 }
 
 func (c *nfsClient) remove(ctx context.Context, dir []byte, name string, isDir bool) error {
-	proc := uint32(nfs.NFSProc3Remove)
+	proc := uint32(nfs3.NFSProc3Remove)
 	if isDir {
-		proc = nfs.NFSProc3RmDir
+		proc = nfs3.NFSProc3RmDir
 	}
-	return c.call(ctx, proc, nfs.Diropargs3{FH: dir, Filename: name}, nil)
+	return c.call(ctx, proc, nfs3.Diropargs3{FH: dir, Filename: name}, nil)
 }
 
 func (c *nfsClient) rename(ctx context.Context, fromDir []byte, from string, toDir []byte, to string) error {
-	args := struct{ From, To nfs.Diropargs3 }{nfs.Diropargs3{FH: fromDir, Filename: from}, nfs.Diropargs3{FH: toDir, Filename: to}}
-	return c.call(ctx, nfs.NFSProc3Rename, args, nil)
+	args := struct{ From, To nfs3.Diropargs3 }{nfs3.Diropargs3{FH: fromDir, Filename: from}, nfs3.Diropargs3{FH: toDir, Filename: to}}
+	return c.call(ctx, nfs3.NFSProc3Rename, args, nil)
 }
 
 // read reads into p from off; it returns the bytes read and whether the
@@ -238,8 +238,8 @@ func (c *nfsClient) read(ctx context.Context, fh []byte, off uint64, p []byte) (
 		Offset uint64
 		Count  uint32
 	}{fh, off, uint32(len(p))}
-	err = c.call(ctx, nfs.NFSProc3Read, args, func(d *xdrDec) error {
-		var attr nfs.PostOpAttr
+	err = c.call(ctx, nfs3.NFSProc3Read, args, func(d *xdrDec) error {
+		var attr nfs3.PostOpAttr
 		d.postOpAttr(&attr)
 		count, isEOF, size := d.u32(), d.bool(), d.u32()
 		if d.err != nil {
@@ -272,7 +272,7 @@ func (c *nfsClient) write(ctx context.Context, fh []byte, off uint64, p []byte, 
 		Stable uint32
 	}{fh, off, uint32(len(p)), stable}
 	var res writeRes
-	call := rpcCall{prog: progNFS, vers: 3, proc: nfs.NFSProc3Write, auth: c.auth, args: args, payload: p, hasPayload: true}
+	call := rpcCall{prog: progNFS, vers: 3, proc: nfs3.NFSProc3Write, auth: c.auth, args: args, payload: p, hasPayload: true}
 	err := c.do(ctx, call, statusThen(func(d *xdrDec) error {
 		d.skipWcc()
 		res = writeRes{Count: d.u32(), Committed: d.u32(), Verf: d.u64()}
@@ -290,7 +290,7 @@ func (c *nfsClient) commit(ctx context.Context, fh []byte) (uint64, error) {
 		Count  uint32
 	}{fh, 0, 0}
 	var verf uint64
-	err := c.call(ctx, nfs.NFSProc3Commit, args, func(d *xdrDec) error {
+	err := c.call(ctx, nfs3.NFSProc3Commit, args, func(d *xdrDec) error {
 		d.skipWcc()
 		verf = d.u64()
 		return nil
@@ -316,7 +316,7 @@ type readdirArgs struct {
 }
 
 // readdirplus lists a directory with each entry's attributes and handle.
-func (c *nfsClient) readdirplus(ctx context.Context, dir []byte, each func(e *nfs.EntryPlus)) error {
+func (c *nfsClient) readdirplus(ctx context.Context, dir []byte, each func(e *nfs3.EntryPlus)) error {
 	a := readdirArgs{FH: dir, DirCount: readdirDirCount, MaxCount: readdirMaxCount}
 	for eof := false; !eof; {
 		err := c.call(ctx, nfsReadDir, a, func(d *xdrDec) error { return c.decodeDirPage(d, &a, each, &eof) })
@@ -329,11 +329,11 @@ func (c *nfsClient) readdirplus(ctx context.Context, dir []byte, each func(e *nf
 
 // decodeDirPage decodes one READDIRPLUS reply: each entry goes to each,
 // and a's cookies move on to the next page.
-func (c *nfsClient) decodeDirPage(d *xdrDec, a *readdirArgs, each func(e *nfs.EntryPlus), eof *bool) error {
-	var dirAttr nfs.PostOpAttr
+func (c *nfsClient) decodeDirPage(d *xdrDec, a *readdirArgs, each func(e *nfs3.EntryPlus), eof *bool) error {
+	var dirAttr nfs3.PostOpAttr
 	d.postOpAttr(&dirAttr)
 	a.CookieVerf = d.u64()
-	var e nfs.EntryPlus
+	var e nfs3.EntryPlus
 	entries := 0
 	for d.bool() && d.err == nil {
 		e.FileId = d.u64()
@@ -355,15 +355,15 @@ func (c *nfsClient) decodeDirPage(d *xdrDec, a *readdirArgs, each func(e *nfs.En
 	return d.err
 }
 
-func (c *nfsClient) fsinfo(ctx context.Context, root []byte) (*nfs.FSInfo, error) {
-	var fi nfs.FSInfo
-	return &fi, c.call(ctx, nfs.NFSProc3FSInfo, struct{ FH []byte }{root}, read(&fi))
+func (c *nfsClient) fsinfo(ctx context.Context, root []byte) (*nfs3.FSInfo, error) {
+	var fi nfs3.FSInfo
+	return &fi, c.call(ctx, nfs3.NFSProc3FSInfo, struct{ FH []byte }{root}, read(&fi))
 }
 
 // mount asks the MOUNT service for the handle of an exported path.
 func mount(ctx context.Context, p *rpcPool, auth rpc.Auth, dirpath string) ([]byte, error) {
 	var fh []byte
-	err := p.call(ctx, rpcCall{prog: progMount, vers: 3, proc: nfs.MountProc3MNT, auth: auth, args: dirpath},
+	err := p.call(ctx, rpcCall{prog: progMount, vers: 3, proc: nfs3.MountProc3MNT, auth: auth, args: dirpath},
 		statusThen(func(d *xdrDec) error {
 			fh = d.opaque()
 			return d.err
@@ -372,7 +372,7 @@ func mount(ctx context.Context, p *rpcPool, auth rpc.Auth, dirpath string) ([]by
 }
 
 func unmount(ctx context.Context, p *rpcPool, auth rpc.Auth, dirpath string) error {
-	return p.call(ctx, rpcCall{prog: progMount, vers: 3, proc: nfs.MountProc3UMNT, auth: auth, args: dirpath},
+	return p.call(ctx, rpcCall{prog: progMount, vers: 3, proc: nfs3.MountProc3UMNT, auth: auth, args: dirpath},
 		func(*xdrDec) error { return nil })
 }
 

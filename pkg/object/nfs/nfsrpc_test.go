@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/willscott/go-nfs-client/nfs"
+	nfs3 "github.com/willscott/go-nfs-client/nfs"
 )
 
 // A call to a server that never answers returns as soon as its context is
@@ -147,13 +147,13 @@ func FuzzNFSReplyDecode(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{0xff}, 64))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		c := &nfsClient{}
-		var a nfs.Fattr
+		var a nfs3.Fattr
 		decoders := []func(d *xdrDec) error{
 			statusThen(func(d *xdrDec) error { d.fattr(&a); return nil }),
 			statusThen(new(createRes).decode),
 			statusThen(func(d *xdrDec) error { d.skipWcc(); d.u32(); d.u64(); return nil }),
 			parseReplyHeader,
-			func(d *xdrDec) error { return c.decodeDirPage(d, &readdirArgs{}, func(*nfs.EntryPlus) {}, new(bool)) },
+			func(d *xdrDec) error { return c.decodeDirPage(d, &readdirArgs{}, func(*nfs3.EntryPlus) {}, new(bool)) },
 		}
 		for _, dec := range decoders {
 			_ = decodeRecord(body, dec)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/willscott/go-nfs-client/nfs"
+	nfs3 "github.com/willscott/go-nfs-client/nfs"
 )
 
 // A reply is decoded as it comes off the connection, through a buffered
@@ -171,10 +171,10 @@ func (d *xdrDec) opaque() []byte {
 	return b
 }
 
-func (d *xdrDec) time() nfs.NFS3Time { return nfs.NFS3Time{Seconds: d.u32(), Nseconds: d.u32()} }
+func (d *xdrDec) time() nfs3.NFS3Time { return nfs3.NFS3Time{Seconds: d.u32(), Nseconds: d.u32()} }
 
 // fattr reads a fattr3.
-func (d *xdrDec) fattr(a *nfs.Fattr) {
+func (d *xdrDec) fattr(a *nfs3.Fattr) {
 	a.Type, a.FileMode, a.Nlink, a.UID, a.GID = d.u32(), d.u32(), d.u32(), d.u32(), d.u32()
 	a.Filesize, a.Used = d.u64(), d.u64()
 	a.SpecData = [2]uint32{d.u32(), d.u32()}
@@ -183,14 +183,14 @@ func (d *xdrDec) fattr(a *nfs.Fattr) {
 }
 
 // postOpAttr reads a post_op_attr.
-func (d *xdrDec) postOpAttr(a *nfs.PostOpAttr) {
+func (d *xdrDec) postOpAttr(a *nfs3.PostOpAttr) {
 	if a.IsSet = d.bool(); a.IsSet {
 		d.fattr(&a.Attr)
 	}
 }
 
 // postOpFH reads a post_op_fh3.
-func (d *xdrDec) postOpFH(h *nfs.PostOpFH3) {
+func (d *xdrDec) postOpFH(h *nfs3.PostOpFH3) {
 	if h.IsSet = d.bool(); h.IsSet {
 		h.FH = d.opaque()
 	}
@@ -202,6 +202,6 @@ func (d *xdrDec) skipWcc() {
 	if d.bool() {
 		d.skip(8 + 8 + 8)
 	}
-	var a nfs.PostOpAttr
+	var a nfs3.PostOpAttr
 	d.postOpAttr(&a)
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
@@ -51,7 +51,7 @@ func s3Driver(p provider) object.Driver {
 }
 
 type s3Store struct {
-	client       *s3.Client
+	client       *awss3.Client
 	http         *http.Client
 	bucket       string
 	display      string
@@ -88,7 +88,7 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg object.Config) (
 	if err != nil {
 		return nil, err
 	}
-	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+	client := awss3.NewFromConfig(awsCfg, func(o *awss3.Options) {
 		o.UsePathStyle = !t.virtual
 		if t.endpoint != "" {
 			o.BaseEndpoint = aws.String(t.endpoint)
@@ -160,7 +160,7 @@ func (s *s3Store) Close() error {
 }
 
 func (s *s3Store) Create(ctx context.Context) error {
-	in := &s3.CreateBucketInput{Bucket: aws.String(s.bucket)}
+	in := &awss3.CreateBucketInput{Bucket: aws.String(s.bucket)}
 	_, err := s.client.CreateBucket(ctx, in)
 	if err != nil {
 		var ae smithy.APIError
@@ -178,7 +178,7 @@ func (s *s3Store) Create(ctx context.Context) error {
 // createIn retries CreateBucket with a location constraint, which AWS
 // wants outside us-east-1.
 func (s *s3Store) createIn(ctx context.Context) error {
-	in := &s3.CreateBucketInput{
+	in := &awss3.CreateBucketInput{
 		Bucket:                    aws.String(s.bucket),
 		CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(s.region)},
 	}
@@ -197,7 +197,7 @@ func isAPICode(err error, code string) bool {
 // bodyOpts sets how request bodies are signed. The SDK hashes them over
 // HTTP and sends them unsigned over HTTPS; fsbench sends them unsigned on
 // both unless asked to sign, and then signs them on both.
-func (s *s3Store) bodyOpts(o *s3.Options) {
+func (s *s3Store) bodyOpts(o *awss3.Options) {
 	if s.signPayload {
 		o.APIOptions = append(o.APIOptions, signedPayload)
 	} else {
@@ -231,7 +231,7 @@ func (s *s3Store) Put(ctx context.Context, key string, data io.ReadSeeker) error
 	if s.direct != nil {
 		return s.err("put", key, s.direct.put(ctx, key, data, n))
 	}
-	in := &s3.PutObjectInput{
+	in := &awss3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(key),
 		Body:          data,
@@ -261,7 +261,7 @@ func (s *s3Store) Get(ctx context.Context, key string, off, limit int64) (io.Rea
 			return nil, s.err("get", key, err)
 		}
 	} else {
-		in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
+		in := &awss3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
 		if rng != "" {
 			in.Range = aws.String(rng)
 		}
@@ -294,7 +294,7 @@ func (s *s3Store) Head(ctx context.Context, key string) (object.Object, error) {
 		o, err := s.direct.head(ctx, key)
 		return o, s.err("head", key, err)
 	}
-	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	if err != nil {
 		return object.Object{}, s.err("head", key, err)
 	}
@@ -308,7 +308,7 @@ func (s *s3Store) Delete(ctx context.Context, key string) error {
 	if s.direct != nil {
 		err = s.direct.delete(ctx, key)
 	} else {
-		_, err = s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+		_, err = s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	}
 	if err != nil && isAPICode(err, "NoSuchKey") {
 		return nil
@@ -321,7 +321,7 @@ func (s *s3Store) List(ctx context.Context, opt object.ListOptions) (*object.Lis
 	if limit <= 0 || limit > object.DefaultListLimit {
 		limit = object.DefaultListLimit
 	}
-	in := &s3.ListObjectsV2Input{
+	in := &awss3.ListObjectsV2Input{
 		Bucket:       aws.String(s.bucket),
 		MaxKeys:      aws.Int32(int32(limit)),
 		EncodingType: types.EncodingTypeUrl,
@@ -335,7 +335,7 @@ func (s *s3Store) List(ctx context.Context, opt object.ListOptions) (*object.Lis
 	if opt.Delimiter != "" {
 		in.Delimiter = aws.String(opt.Delimiter)
 	}
-	var out *s3.ListObjectsV2Output
+	var out *awss3.ListObjectsV2Output
 	var err error
 	if s.direct != nil {
 		out, err = s.direct.list(ctx, in)
@@ -390,7 +390,7 @@ func (s *s3Store) List(ctx context.Context, opt object.ListOptions) (*object.Lis
 }
 
 func (s *s3Store) CreateMultipartUpload(ctx context.Context, key string) (*object.MultipartUpload, error) {
-	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
+	out, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{
 		Bucket: aws.String(s.bucket), Key: aws.String(key), StorageClass: s.storageClass,
 	})
 	if err != nil {
@@ -404,7 +404,7 @@ func (s *s3Store) UploadPart(ctx context.Context, key, uploadID string, num int,
 	if err != nil {
 		return object.Part{}, driver.OpErr("upload part", key, err)
 	}
-	out, err := s.client.UploadPart(ctx, &s3.UploadPartInput{
+	out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{
 		Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
 		PartNumber: aws.Int32(int32(num)), Body: data, ContentLength: aws.Int64(n),
 	}, s.bodyOpts)
@@ -419,7 +419,7 @@ func (s *s3Store) CompleteUpload(ctx context.Context, key, uploadID string, part
 	for i, p := range parts {
 		cp[i] = types.CompletedPart{ETag: aws.String(p.ETag), PartNumber: aws.Int32(int32(p.Num))}
 	}
-	_, err := s.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
+	_, err := s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{
 		Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: cp},
 	})
@@ -427,7 +427,7 @@ func (s *s3Store) CompleteUpload(ctx context.Context, key, uploadID string, part
 }
 
 func (s *s3Store) AbortUpload(ctx context.Context, key, uploadID string) error {
-	_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+	_, err := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{
 		Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
 	})
 	return s.err("abort multipart upload", key, err)

@@ -11,7 +11,7 @@ import (
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fsbench/fsbench/pkg/object"
@@ -70,7 +70,7 @@ func (s *s3Store) sdkDeleteKeys(ctx context.Context, keys []string) ([]failedKey
 	for i, k := range keys {
 		objs[i] = types.ObjectIdentifier{Key: aws.String(k)}
 	}
-	out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(s.bucket),
+	out, err := s.client.DeleteObjects(ctx, &awss3.DeleteObjectsInput{Bucket: aws.String(s.bucket),
 		Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(true)}})
 	if err != nil {
 		return nil, err

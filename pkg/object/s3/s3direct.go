@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	smithyauth "github.com/aws/smithy-go/auth"
 	"github.com/aws/smithy-go/encoding/httpbinding"
@@ -55,12 +55,12 @@ const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b785
 // returns the direct path to it, or nil when the SDK must keep every
 // request: checksums asked for, or an endpoint that is not plain SigV4
 // for "s3" (S3 Express, multi-region access points).
-func newS3Direct(ctx context.Context, client *s3.Client, hc *http.Client, bucket string, cfg object.Config) *s3Direct {
+func newS3Direct(ctx context.Context, client *awss3.Client, hc *http.Client, bucket string, cfg object.Config) *s3Direct {
 	if cfg.Checksum == "when-supported" {
 		return nil
 	}
 	o := client.Options()
-	params := s3.EndpointParameters{
+	params := awss3.EndpointParameters{
 		Bucket:         aws.String(bucket),
 		Region:         aws.String(o.Region),
 		Endpoint:       o.BaseEndpoint,

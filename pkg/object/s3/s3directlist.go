@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
@@ -29,7 +29,7 @@ type listResult struct {
 // list sends in as one ListObjectsV2 request and returns the answer as
 // the SDK would: decoded by encoding/xml into the few fields List reads,
 // at a fraction of the SDK's cost for a page of a thousand keys.
-func (d *s3Direct) list(ctx context.Context, in *s3.ListObjectsV2Input) (*s3.ListObjectsV2Output, error) {
+func (d *s3Direct) list(ctx context.Context, in *awss3.ListObjectsV2Input) (*awss3.ListObjectsV2Output, error) {
 	q := url.Values{"list-type": {"2"}, "encoding-type": {string(in.EncodingType)}}
 	if in.MaxKeys != nil {
 		q.Set("max-keys", strconv.Itoa(int(*in.MaxKeys)))
@@ -48,7 +48,7 @@ func (d *s3Direct) list(ctx context.Context, in *s3.ListObjectsV2Input) (*s3.Lis
 	if err := xml.NewDecoder(resp.Body).Decode(&r); err != nil {
 		return nil, err
 	}
-	out := &s3.ListObjectsV2Output{IsTruncated: aws.Bool(r.IsTruncated), EncodingType: types.EncodingType(r.EncodingType),
+	out := &awss3.ListObjectsV2Output{IsTruncated: aws.Bool(r.IsTruncated), EncodingType: types.EncodingType(r.EncodingType),
 		Contents: make([]types.Object, len(r.Contents)), CommonPrefixes: make([]types.CommonPrefix, len(r.CommonPrefixes))}
 	for i := range r.Contents {
 		c := &r.Contents[i]

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fsbench/fsbench/pkg/object"
@@ -25,7 +25,7 @@ func notSupported(err error) bool {
 }
 
 func (s *s3Store) EnableVersioning(ctx context.Context) error {
-	_, err := s.client.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{
+	_, err := s.client.PutBucketVersioning(ctx, &awss3.PutBucketVersioningInput{
 		Bucket:                  aws.String(s.bucket),
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled},
 	})
@@ -36,7 +36,7 @@ func (s *s3Store) EnableVersioning(ctx context.Context) error {
 }
 
 func (s *s3Store) VersioningEnabled(ctx context.Context) (bool, error) {
-	out, err := s.client.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(s.bucket)})
+	out, err := s.client.GetBucketVersioning(ctx, &awss3.GetBucketVersioningInput{Bucket: aws.String(s.bucket)})
 	if err != nil {
 		if notSupported(err) {
 			return false, nil
@@ -51,7 +51,7 @@ func (s *s3Store) PutVersion(ctx context.Context, key string, data io.ReadSeeker
 	if err != nil {
 		return "", driver.OpErr("put", key, err)
 	}
-	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+	out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{
 		Bucket: aws.String(s.bucket), Key: aws.String(key), Body: data,
 		ContentLength: aws.Int64(n), StorageClass: s.storageClass,
 	}, s.bodyOpts)
@@ -66,7 +66,7 @@ func (s *s3Store) PutVersion(ctx context.Context, key string, data io.ReadSeeker
 }
 
 func (s *s3Store) GetVersion(ctx context.Context, key, id string, off, limit int64) (io.ReadCloser, error) {
-	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), VersionId: aws.String(id)}
+	in := &awss3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), VersionId: aws.String(id)}
 	if off > 0 || limit > 0 {
 		r := fmt.Sprintf("bytes=%d-", off)
 		if limit > 0 {
@@ -82,7 +82,7 @@ func (s *s3Store) GetVersion(ctx context.Context, key, id string, off, limit int
 }
 
 func (s *s3Store) HeadVersion(ctx context.Context, key, id string) (object.Version, error) {
-	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), VersionId: aws.String(id)})
+	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), VersionId: aws.String(id)})
 	if err != nil {
 		return object.Version{}, s.versionErr("head", key, id, err)
 	}
@@ -91,7 +91,7 @@ func (s *s3Store) HeadVersion(ctx context.Context, key, id string) (object.Versi
 }
 
 func (s *s3Store) DeleteVersion(ctx context.Context, key, id string) error {
-	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), VersionId: aws.String(id)})
+	_, err := s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), VersionId: aws.String(id)})
 	if err != nil && (isAPICode(err, "NoSuchKey") || isAPICode(err, "NoSuchVersion")) {
 		return nil
 	}
@@ -116,7 +116,7 @@ func (s *s3Store) ListVersions(ctx context.Context, opt object.VersionListOption
 	if limit <= 0 || limit > object.DefaultListLimit {
 		limit = object.DefaultListLimit
 	}
-	in := &s3.ListObjectVersionsInput{Bucket: aws.String(s.bucket), MaxKeys: aws.Int32(int32(limit)),
+	in := &awss3.ListObjectVersionsInput{Bucket: aws.String(s.bucket), MaxKeys: aws.Int32(int32(limit)),
 		Prefix: aws.String(opt.Prefix), EncodingType: types.EncodingTypeUrl}
 	if opt.KeyMarker != "" {
 		in.KeyMarker = aws.String(opt.KeyMarker)
@@ -145,7 +145,7 @@ func (s *s3Store) ListVersions(ctx context.Context, opt object.VersionListOption
 
 // addVersions puts the versions and delete markers of out into page, in
 // the store's order of keys, newest first within a key.
-func (s *s3Store) addVersions(page *object.VersionPage, out *s3.ListObjectVersionsOutput, decode func(*string) (string, error)) error {
+func (s *s3Store) addVersions(page *object.VersionPage, out *awss3.ListObjectVersionsOutput, decode func(*string) (string, error)) error {
 	for _, v := range out.Versions {
 		k, err := decode(v.Key)
 		if err != nil {
