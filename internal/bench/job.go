@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -33,10 +33,10 @@ func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) 
 	o.Fsync = o.Fsync || j.Fsync
 	o.Verify = o.Verify || j.Verify
 	if err := validateJob(&o, j); err != nil {
-		return &badInput{err}
+		return runenv.BadInput(err)
 	}
 	if err := probeEngines(j); err != nil {
-		return &badInput{err}
+		return runenv.BadInput(err)
 	}
 	r := &jobRun{o: o, j: j, res: res, laid: map[string]int64{}}
 	r.warn = func(format string, args ...any) {
@@ -64,9 +64,7 @@ func validateJob(o *Options, j *jobfile.Job) error {
 	case o.Path == "":
 		return errors.New("a PATH to benchmark is required")
 	}
-	switch o.DropCaches {
-	case DropAuto, DropAlways, DropNever:
-	default:
+	if !runenv.ValidDropCaches(o.DropCaches) {
 		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	}
 	return j.Validate()
@@ -79,10 +77,10 @@ type jobRun struct {
 	res  *report.Result
 	warn func(string, ...any)
 
-	dir      string  // the run's own directory
-	own      *ownDir // and a handle to remove it by
+	dir      string         // the run's own directory
+	own      *runenv.RunDir // and a handle to remove it by
 	eng      *workload.Engine
-	drop     *dropper
+	drop     *runenv.Dropper
 	origin   *origin.Probe    // where read phases' bytes come from
 	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
 	tree     *workload.TreeInfo
@@ -93,25 +91,21 @@ type jobRun struct {
 
 func (r *jobRun) run(ctx context.Context) (err error) {
 	o, res := r.o, r.res
-	abs, _, _, err := openTarget(o.Path, res)
+	abs, _, _, err := runenv.OpenTargetMount(o.Path, res)
 	if err != nil {
 		return err
 	}
 	r.origin = origin.New(abs)
 	r.origin.Direct = o.Direct
-	if r.own, err = o.makeOwn(abs); err != nil {
-		return &Error{"prepare", err}
+	if r.own, err = runenv.MakeRunDir(o.env(), abs); err != nil {
+		return err
 	}
-	r.dir = r.own.path
-	if o.Tracer != nil {
-		o.Tracer.Trace(-1, workload.Event{Op: "mkdir", Path: r.dir, Start: time.Now()})
-	}
-	o.created(r.dir)
+	r.dir = r.own.Path()
 	defer r.cleanup()
 	// Before the clean-up removes it: was the directory gone already?
 	defer func() {
 		if err != nil && ctx.Err() == nil {
-			err = explainVanished(r.dir, err)
+			err = runenv.ExplainVanished(r.dir, err)
 		}
 	}()
 
@@ -121,7 +115,7 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	}
 	if t := r.j.Tree; t != nil {
 		if err := r.openTree(abs, seed); err != nil {
-			return &Error{"prepare", err}
+			return &runenv.Error{Phase: "prepare", Err: err}
 		}
 		seed = r.tree.Seed
 	}
@@ -140,7 +134,7 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 			err = align.CheckAligned(names, sizes)
 		}
 		if err != nil {
-			return &Error{"prepare", err}
+			return &runenv.Error{Phase: "prepare", Err: err}
 		}
 	}
 	r.eng = workload.New(workload.Config{
@@ -153,8 +147,8 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	if o.Hooks.Finished != nil {
 		defer o.Hooks.Finished(r.eng)
 	}
-	r.drop = newDropper(o, os.Geteuid() == 0, r.warn)
-	defer func() { res.CacheDrop = r.drop.method }() // after any fallback, as in bench
+	r.drop = runenv.NewDropper(o.env(), os.Geteuid() == 0, r.warn)
+	defer func() { res.CacheDrop = r.drop.Method() }() // after any fallback, as in bench
 
 	for i := range r.j.Phases {
 		if err := r.phase(ctx, &r.j.Phases[i]); err != nil {
@@ -205,15 +199,15 @@ func (r *jobRun) setTreeState(state string, subdirs bool) error {
 
 func (r *jobRun) cleanup() {
 	r.removeShared()
-	if r.tree != nil && !r.reusable && !r.o.Keep && !vanished(r.dir) {
-		done := r.o.wait(fmt.Sprintf("cleaning up %s in %s", countNoun(r.j.Tree.Shape.NumFiles(), "file"), r.treeRoot))
+	if r.tree != nil && !r.reusable && !r.o.Keep && !runenv.Vanished(r.dir) {
+		done := r.o.Hooks.Waiting(fmt.Sprintf("cleaning up %s in %s", units.CountGrouped(r.j.Tree.Shape.NumFiles(), "file"), r.treeRoot))
 		err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape)
 		done()
 		if err != nil {
 			r.warn("clean up %s: %v", r.treeRoot, err)
 		}
 	}
-	r.o.removeOwn(r.own, r.warn) // and what is left of the tree
+	r.own.Remove(r.warn) // and what is left of the tree
 }
 
 // jobFileNames are the files of a phase without a tree: Files per thread,
@@ -317,11 +311,11 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 			if wp.Kind.IsData() {
 				files = wp.Targets.Paths
 			}
-			r.drop.drop(wp.Name, files)
+			r.drop.Drop(wp.Name, files)
 		}
 	}
 	if measured && (wp.Kind == workload.Read || wp.Kind == workload.Mixed) {
-		reading = r.origin.Begin(ctx, wp.Targets.Paths, r.drop.method == "drop_caches")
+		reading = r.origin.Begin(ctx, wp.Targets.Paths, r.drop.Method() == "drop_caches")
 	}
 	if h := r.o.Hooks.Interval; h != nil && wp.Interval > 0 {
 		wp.OnInterval = func(s workload.Sample) { h(wp, s.Report()) }
@@ -334,7 +328,7 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 		r.o.Hooks.PhaseEnd(r.eng, wp)
 	}
 	if err != nil && ctx.Err() == nil {
-		err = &Error{wp.Name, err}
+		err = &runenv.Error{Phase: wp.Name, Err: err}
 	}
 	return res, reading, err
 }
@@ -390,7 +384,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 			r.warn("%s: removing %d files of earlier phases first", p.Name, len(old))
 			for _, n := range old {
 				if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return &Error{p.Name, fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
+					return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
 				}
 				delete(r.laid, n)
 			}
@@ -417,7 +411,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 	for _, n := range need {
 		if _, ok := r.laid[n]; ok {
 			if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return &Error{p.Name, fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
+				return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
 			}
 		}
 	}
@@ -532,10 +526,12 @@ func (r *jobRun) keep(state string, subdirs bool) func(bool) error {
 	}
 }
 
-func phaseErr(p *jobfile.Phase, err error) error { return &Error{p.Name, fmt.Errorf("%v", err)} }
+func phaseErr(p *jobfile.Phase, err error) error {
+	return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("%v", err)}
+}
 
 func phaseErrf(p *jobfile.Phase, format string, args ...any) error {
-	return &Error{p.Name, fmt.Errorf(format, args...)}
+	return &runenv.Error{Phase: p.Name, Err: fmt.Errorf(format, args...)}
 }
 
 // cleanTree empties a dirty tree and makes its directories again.
@@ -557,7 +553,7 @@ func (r *jobRun) cleanTree() error {
 // too).
 func (r *jobRun) autoFormat(ctx context.Context) error {
 	if err := r.cleanTree(); err != nil {
-		return &Error{"format", err}
+		return &runenv.Error{Phase: "format", Err: err}
 	}
 	r.formats++
 	name := "format"

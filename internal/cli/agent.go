@@ -21,6 +21,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/objbench"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -394,14 +395,14 @@ func nextHostDir(base string, job *cluster.Job) string {
 // gateHooks hold bench's and checkpoint's phases at the coordinator's
 // barriers, so that every host starts each phase together, and tell the
 // agent each phase's progress for its heartbeats.
-func gateHooks(ctx context.Context, gate cluster.Gate) bench.Hooks {
+func gateHooks(ctx context.Context, gate cluster.Gate) runenv.Hooks {
 	return gateHooksCounting(ctx, gate, false)
 }
 
 // gateHooksCounting is gateHooks for a run whose phases count operations
 // (job: a workload) or blocks and files (the default benchmark).
-func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) bench.Hooks {
-	return bench.Hooks{
+func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) runenv.Hooks {
+	return runenv.Hooks{
 		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
 			_ = gate(ctx, p.Name)
 			cluster.Meter(ctx, p.Name, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -21,8 +21,8 @@ type run struct {
 	o   *Options
 	res *report.Result
 	ds  *Dataset
-	own *bench.RunDir // the run's directory on one host; nil when reusing a dataset
-	gen bool          // the run makes the dataset
+	own *runenv.RunDir // the run's directory on one host; nil when reusing a dataset
+	gen bool           // the run makes the dataset
 	// complete: the dataset was generated to its end and marked so; only
 	// then does Keep keep it.
 	complete bool
@@ -182,7 +182,7 @@ func (r *run) makeDir(abs string) (string, error) {
 		}
 		return r.o.RunDir, nil
 	}
-	own, err := bench.MakeRunDir(bench.Options{Hooks: bench.Hooks{Created: r.o.Hooks.Created, Removed: r.o.Hooks.Removed}}, abs)
+	own, err := runenv.MakeRunDir(runenv.Options{Hooks: runenv.Hooks{Created: r.o.Hooks.Created, Removed: r.o.Hooks.Removed}}, abs)
 	if err != nil {
 		return "", err
 	}
