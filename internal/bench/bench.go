@@ -275,14 +275,6 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *runenv.Dropper, ps []
 	return nil
 }
 
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // progressUnits is the number of progress units of phase p: files, or
 // blocks when each block is timed.
 func progressUnits(p *workload.Phase) int64 {

@@ -377,7 +377,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 			r.warn("%s: removing %d files of earlier phases first", p.Name, len(old))
 			for _, n := range old {
 				if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
+					return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), sysio.PathCause(err))}
 				}
 				delete(r.laid, n)
 			}
@@ -404,7 +404,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 	for _, n := range need {
 		if _, ok := r.laid[n]; ok {
 			if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
+				return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), sysio.PathCause(err))}
 			}
 		}
 	}

@@ -118,20 +118,12 @@ func weakToken(token string) string {
 func readSecretFile(flag, file string) (string, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", Usagef("%s %s: %v", flag, file, unwrapPathErr(err))
+		return "", Usagef("%s %s: %v", flag, file, sysio.PathCause(err))
 	}
 	if t := strings.TrimSpace(string(b)); t != "" {
 		return t, nil
 	}
 	return "", Usagef("%s %s is empty", flag, file)
-}
-
-func unwrapPathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func runAgent(ctx context.Context, app *App, o *AgentOptions) error {

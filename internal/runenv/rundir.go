@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/leftover"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -62,11 +63,11 @@ func makeOwn(runDir, abs string) (*RunDir, error) {
 	parent, name := filepath.Split(filepath.Clean(runDir))
 	root, err := os.OpenRoot(parent)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", parent, unwrapPath(err))
+		return nil, fmt.Errorf("open %s: %w", parent, sysio.PathCause(err))
 	}
 	if err := root.Mkdir(name, 0o755); err != nil {
 		root.Close()
-		return nil, fmt.Errorf("create benchmark directory %s: %w", runDir, unwrapPath(err))
+		return nil, fmt.Errorf("create benchmark directory %s: %w", runDir, sysio.PathCause(err))
 	}
 	return &RunDir{path: filepath.Clean(runDir), name: name, parent: root}, nil
 }
@@ -76,7 +77,7 @@ func makeOwn(runDir, abs string) (*RunDir, error) {
 func makeOwnDir(parent string) (*RunDir, error) {
 	root, err := os.OpenRoot(parent)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", parent, unwrapPath(err))
+		return nil, fmt.Errorf("open %s: %w", parent, sysio.PathCause(err))
 	}
 	host, _ := os.Hostname()
 	for range 10 {
@@ -89,7 +90,7 @@ func makeOwnDir(parent string) (*RunDir, error) {
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			root.Close()
-			return nil, fmt.Errorf("create benchmark directory in %s: %w", parent, unwrapPath(err))
+			return nil, fmt.Errorf("create benchmark directory in %s: %w", parent, sysio.PathCause(err))
 		}
 	}
 	root.Close()
@@ -106,7 +107,7 @@ func (d *RunDir) Remove(warn func(string, ...any)) {
 		return
 	}
 	if err := d.remove(d.o.Tracer, d.o.Hooks.Waiting); err != nil {
-		warn("clean up %s: %v; left behind: %s", d.path, unwrapPath(err), leftover.Dir(d.path))
+		warn("clean up %s: %v; left behind: %s", d.path, sysio.PathCause(err), leftover.Dir(d.path))
 		return
 	}
 	if d.o.Hooks.Removed != nil {

@@ -137,7 +137,7 @@ func OpenDir(path string, res *report.Result) (abs string, mnt sysio.Mount, ok b
 	st, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
+		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s: %w", abs, sysio.PathCause(err))}
 	case !st.IsDir():
 		return "", mnt, false, &Error{"prepare", &badInput{fmt.Errorf("path %s is not a directory", abs)}}
 	}
@@ -148,12 +148,4 @@ func OpenDir(path string, res *report.Result) (abs string, mnt sysio.Mount, ok b
 	}
 	res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
 	return abs, mnt, true, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -178,7 +178,7 @@ func (r *run) checkSpace(abs string) error {
 func (r *run) makeDir(abs string) (string, error) {
 	if r.o.RunDir != "" {
 		if err := os.Mkdir(r.o.RunDir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("prepare: create %s: %w", r.o.RunDir, unwrapPath(err))
+			return "", fmt.Errorf("prepare: create %s: %w", r.o.RunDir, sysio.PathCause(err))
 		}
 		return r.o.RunDir, nil
 	}
@@ -258,7 +258,7 @@ func (r *run) cleanup() {
 func (r *run) removeShare() {
 	for _, f := range r.o.ownFiles(r.ds.Files) {
 		if err := os.Remove(r.ds.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			r.warn("clean up %s: %v", r.ds.Path(f), unwrapPath(err))
+			r.warn("clean up %s: %v", r.ds.Path(f), sysio.PathCause(err))
 		}
 	}
 	if r.o.Host == 0 {
@@ -288,7 +288,7 @@ func openTarget(path string, res *report.Result) (string, error) {
 	st, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		return "", badf("path %s: %v", abs, unwrapPath(err))
+		return "", badf("path %s: %v", abs, sysio.PathCause(err))
 	case !st.IsDir():
 		return "", badf("path %s is not a directory", abs)
 	}
