@@ -169,11 +169,7 @@ func WriteTreeInfo(root string, t *TreeInfo) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(root, TreeMarker)
-	if err := os.WriteFile(path+".tmp", append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write tree marker: %w", err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
+	if err := sysio.WriteFileAtomic(filepath.Join(root, TreeMarker), "", append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write tree marker: %w", err)
 	}
 	return nil
