@@ -8,25 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/juicefs"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
-)
-
-// Cache-drop modes of --drop-caches.
-const (
-	DropAuto   = "auto"
-	DropAlways = "always"
-	DropNever  = "never"
 )
 
 // Options are the parameters of one bench run.
@@ -50,7 +42,7 @@ type Options struct {
 	ReadExisting bool
 	Sample       Sample
 	// Hooks lets the caller show progress and warnings; all are optional.
-	Hooks Hooks
+	Hooks runenv.Hooks
 
 	// The fields below serve a run on many hosts (fsbench agent).
 	// RunDir is the run's own directory, made by the run (it must not
@@ -70,33 +62,6 @@ type Options struct {
 	Host, Hosts int `json:"-"`
 }
 
-// Hooks are the run's callbacks to its caller.
-type Hooks struct {
-	// PhaseStart is called before each measured phase with the number of
-	// progress units (blocks or files) it will do; PhaseEnd after it.
-	PhaseStart func(e *workload.Engine, p *workload.Phase, total int64)
-	PhaseEnd   func(e *workload.Engine, p *workload.Phase)
-	// Started is called once the run's engine exists, before any phase, and
-	// Finished after the last phase (also on failure).
-	Started  func(e *workload.Engine, dir string)
-	Finished func(e *workload.Engine)
-	// Created is called once the run's own directory exists, with a phrase
-	// that names it and says how to remove it (package leftover); Removed
-	// once it is gone. In between, a process that ends abruptly leaves it
-	// behind.
-	Created func(left string)
-	Removed func()
-	Warn    func(msg string)
-	// Wait is called as the run begins to wait on the storage between
-	// phases, with what it waits for ("flushing and dropping caches",
-	// "cleaning up 12,000 files in DIR"); it returns the function called
-	// when the wait is over.
-	Wait func(what string) (done func())
-	// Interval is called at the end of each interval of a workload phase
-	// with an interval set (RunJob), from a goroutine of the engine's.
-	Interval func(p *workload.Phase, s report.Sample)
-}
-
 // Defaults are JuiceFS bench's defaults.
 func Defaults() Options {
 	return Options{
@@ -105,7 +70,7 @@ func Defaults() Options {
 		SmallFileSize:  128 * units.KiB,
 		SmallFileCount: 100,
 		Threads:        1,
-		DropCaches:     DropAuto,
+		DropCaches:     runenv.DropAuto,
 	}
 }
 
@@ -133,9 +98,7 @@ func (o *Options) Validate() error {
 	case o.BigFileSize == 0 && (o.SmallFileCount == 0 || o.SmallFileSize == 0):
 		return fmt.Errorf("nothing to do: big files are off (--big-file-size 0) and there are no small files")
 	}
-	switch o.DropCaches {
-	case DropAuto, DropAlways, DropNever:
-	default:
+	if !runenv.ValidDropCaches(o.DropCaches) {
 		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	}
 	if o.Path == "" {
@@ -144,29 +107,16 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// Error is a failure of the run, naming the phase it happened in.
-type Error struct {
-	Phase string
-	Err   error
-}
-
-func (e *Error) Error() string {
-	msg := e.Err.Error()
-	if strings.HasPrefix(msg, e.Phase+": ") {
-		return msg // the engine names the phase already
-	}
-	return e.Phase + ": " + msg
-}
-func (e *Error) Unwrap() error { return e.Err }
-
 // ErrBadInput is wrapped by errors the user fixes by changing the command
-// line: options out of range, a PATH that is not a directory.
-var ErrBadInput = errors.New("bad input")
+// line: options out of range, a PATH that is not a directory. It is
+// runenv's, which checks the PATH.
+var ErrBadInput = runenv.ErrBadInput
 
-type badInput struct{ err error }
-
-func (b *badInput) Error() string   { return b.err.Error() }
-func (b *badInput) Unwrap() []error { return []error{ErrBadInput, b.err} }
+// env is what the run's directory and cache drops are made of.
+func (o *Options) env() runenv.Options {
+	return runenv.Options{RunDir: o.RunDir, Keep: o.Keep, DropCaches: o.DropCaches,
+		SkipDropCaches: o.SkipDropCaches, Tracer: o.Tracer, Hooks: o.Hooks}
+}
 
 // Run benchmarks o.Path. It returns the result measured so far together
 // with any error; on cancellation (Ctrl-C) the result is marked interrupted
@@ -174,10 +124,10 @@ func (b *badInput) Unwrap() []error { return []error{ErrBadInput, b.err} }
 // directory, which it removes at the end unless Keep is set.
 func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.Validate(); err != nil {
-		return &badInput{err}
+		return runenv.BadInput(err)
 	}
 	r := &benchRun{o: &o, res: res}
-	abs, mnt, mounted, err := openTarget(o.Path, res)
+	abs, mnt, mounted, err := runenv.OpenTargetMount(o.Path, res)
 	if err != nil {
 		return err
 	}
@@ -188,12 +138,12 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return err
 	}
 	jfs := r.juiceFSBefore(mnt, mounted)
-	dropper := newDropper(o, os.Geteuid() == 0, r.warn)
+	dropper := runenv.NewDropper(o.env(), os.Geteuid() == 0, r.warn)
 	// The method the run ended with: a global drop that fails (a container's
 	// read-only /proc/sys) falls back to fadvise for this and later phases.
-	defer func() { res.CacheDrop = dropper.method }()
+	defer func() { res.CacheDrop = dropper.Method() }()
 
-	runErr := r.runPhases(ctx, dropper, o.phases(r.eng, r.own.path), r.own.path)
+	runErr := r.runPhases(ctx, dropper, o.phases(r.eng, r.own.Path()), r.own.Path())
 	if jfs != nil && runErr == nil {
 		if after, err := juicefs.ReadStats(mnt.MountPoint); err == nil {
 			res.Internal = jfsInternal(*jfs, after, res.Phases)
@@ -218,7 +168,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 type benchRun struct {
 	o   *Options
 	res *report.Result
-	own *ownDir
+	own *runenv.RunDir
 	eng *workload.Engine
 	// origin measures where read phases' bytes come from.
 	origin *origin.Probe
@@ -233,23 +183,18 @@ func (r *benchRun) warn(format string, args ...any) {
 	}
 }
 
-func (r *benchRun) cleanup() { r.o.removeOwn(r.own, r.warn) }
+func (r *benchRun) cleanup() { r.own.Remove(r.warn) }
 
 // prepare makes the run's own directory under abs, checks O_DIRECT's
 // alignment, and builds the engine.
 func (r *benchRun) prepare(abs string) error {
 	o := r.o
-	own, err := o.makeOwn(abs)
+	own, err := runenv.MakeRunDir(o.env(), abs)
 	if err != nil {
-		return &Error{"prepare", err}
+		return err
 	}
 	r.own = own
-	dir := own.path
-	var tracer workload.Tracer = o.Tracer
-	if tracer != nil {
-		tracer.Trace(-1, workload.Event{Op: "mkdir", Path: dir, Start: time.Now()})
-	}
-	o.created(dir)
+	dir := own.Path()
 	var align sysio.Alignment
 	if o.Direct {
 		align, err = sysio.ProbeDirect(dir, r.res.Target.FSType)
@@ -260,7 +205,7 @@ func (r *benchRun) prepare(abs string) error {
 		}
 		if err != nil {
 			r.cleanup()
-			return &Error{"prepare", err}
+			return &runenv.Error{Phase: "prepare", Err: err}
 		}
 	}
 	seed := o.Seed
@@ -269,7 +214,7 @@ func (r *benchRun) prepare(abs string) error {
 	}
 	r.eng = workload.New(workload.Config{
 		Dir: dir, Workers: o.Threads, Direct: o.Direct, Align: align,
-		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: tracer,
+		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer,
 	}, o.maxBlock())
 	if o.Hooks.Started != nil {
 		o.Hooks.Started(r.eng, dir)
@@ -293,18 +238,18 @@ func (r *benchRun) juiceFSBefore(mnt sysio.Mount, mounted bool) *juicefs.Stats {
 
 // runPhases runs the phases ps in dir in order, dropping caches before
 // those that read, until one fails or the run is cancelled.
-func (r *benchRun) runPhases(ctx context.Context, dropper *dropper, ps []workload.Phase, dir string) error {
+func (r *benchRun) runPhases(ctx context.Context, dropper *runenv.Dropper, ps []workload.Phase, dir string) error {
 	o, eng := r.o, r.eng
 	for _, p := range ps {
 		if p.Kind == workload.Read || p.Kind == workload.Stat {
-			dropper.drop(p.Name, p.Targets.Paths)
+			dropper.Drop(p.Name, p.Targets.Paths)
 		}
 		if h := o.Hooks.Interval; h != nil && p.Interval > 0 {
 			p.OnInterval = func(s workload.Sample) { h(&p, s.Report()) }
 		}
 		var reading *origin.Reading
 		if p.Kind == workload.Read {
-			reading = r.origin.Begin(ctx, p.Targets.Paths, dropper.method == "drop_caches")
+			reading = r.origin.Begin(ctx, p.Targets.Paths, dropper.Method() == "drop_caches")
 		}
 		total := progressUnits(&p)
 		if o.Hooks.PhaseStart != nil {
@@ -324,45 +269,10 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *dropper, ps []workloa
 				r.res.Interrupted = true
 				return ctx.Err()
 			}
-			return explainVanished(dir, &Error{p.Title, err})
+			return runenv.ExplainVanished(dir, &runenv.Error{Phase: p.Title, Err: err})
 		}
 	}
 	return nil
-}
-
-// openTarget checks that path is a writable directory, records where it
-// lives in res.Target, and returns its absolute path and its mount (ok is
-// false when the mount table could not be read).
-func openTarget(path string, res *report.Result) (abs string, mnt sysio.Mount, ok bool, err error) {
-	abs, err = filepath.Abs(path)
-	if err != nil {
-		return "", mnt, false, &Error{"prepare", err}
-	}
-	st, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return "", mnt, false, &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
-	case !st.IsDir():
-		return "", mnt, false, &Error{"prepare", &badInput{fmt.Errorf("path %s is not a directory", abs)}}
-	}
-	mnt, merr := sysio.FindMount(abs)
-	res.Target = report.Target{Path: abs}
-	if merr != nil {
-		return abs, mnt, false, nil
-	}
-	res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
-	if mnt.ReadOnly() {
-		return "", mnt, true, &Error{"prepare", fmt.Errorf("path %s is on a read-only mount (%s, type %s)", abs, mnt.MountPoint, mnt.FSType)}
-	}
-	return abs, mnt, true, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // progressUnits is the number of progress units of phase p: files, or
@@ -471,71 +381,4 @@ func flagLabel(on bool, label string) string {
 		return label
 	}
 	return ""
-}
-
-// wait tells the hooks that the run waits for what, and returns the
-// function that ends the wait.
-func (o *Options) wait(what string) func() {
-	if o.Hooks.Wait == nil {
-		return func() {}
-	}
-	return o.Hooks.Wait(what)
-}
-
-// dropper flushes and drops the kernel's caches before read phases.
-type dropper struct {
-	method string // drop_caches, fadvise or none
-	warn   func(string, ...any)
-	wait   func(string) func()
-	warned bool
-}
-
-func newDropper(o Options, root bool, warn func(string, ...any)) *dropper {
-	d := &dropper{warn: warn, wait: o.wait}
-	switch {
-	case o.SkipDropCaches:
-		d.method = "none"
-		warn("SKIP_DROP_CACHES is set: read phases may be served from the page cache")
-	case o.DropCaches == DropNever:
-		d.method = "none"
-	case root || o.DropCaches == DropAlways:
-		d.method = "drop_caches"
-	default:
-		d.method = "fadvise"
-		warn("not root: only the benchmark's own files are dropped from the page cache (fdatasync + fadvise DONTNEED); metadata caches stay warm")
-	}
-	return d
-}
-
-// drop flushes dirty data and drops the caches before phase, naming the
-// wait: on a slow storage it takes as long as writing back what the last
-// phase left in the page cache.
-func (d *dropper) drop(phase string, files []string) {
-	switch d.method {
-	case "drop_caches":
-		defer d.wait("flushing and dropping caches before " + phase)()
-	case "fadvise":
-		defer d.wait(fmt.Sprintf("flushing and dropping %s from the page cache before %s", countNoun(len(files), "file"), phase))()
-	}
-	d.dropNow(phase, files)
-}
-
-func (d *dropper) dropNow(phase string, files []string) {
-	switch d.method {
-	case "drop_caches":
-		if err := sysio.DropCaches(); err != nil {
-			d.warn("before %s: %v; dropping only the benchmark's own files instead", phase, err)
-			d.method = "fadvise"
-			d.dropNow(phase, files)
-		}
-	case "fadvise":
-		for _, f := range files {
-			if err := sysio.DropFileCache(f); err != nil {
-				if !d.warned {
-					d.warn("before %s: drop page cache of %s: %v", phase, f, err)
-					d.warned = true
-				}
-			}
-		}
-	}
 }

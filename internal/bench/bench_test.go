@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/juicefs"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/units"
@@ -186,7 +187,7 @@ func TestRunDiskFull(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("err = %v, want ENOSPC", err)
 	}
-	var be *Error
+	var be *runenv.Error
 	if !errors.As(err, &be) || be.Phase != "Write big file" || !strings.Contains(err.Error(), dir) {
 		t.Errorf("error %q does not name the phase and path", err)
 	}
@@ -358,53 +359,5 @@ func TestThresholds(t *testing.T) {
 	}
 	if _, ok := ThresholdFor("nope", 1, 0); ok {
 		t.Error("unknown item has thresholds")
-	}
-}
-
-func TestDropperMethods(t *testing.T) {
-	var warnings []string
-	warn := func(f string, a ...any) { warnings = append(warnings, f) }
-	o := Defaults()
-	for _, tc := range []struct {
-		mode string
-		skip bool
-		root bool
-		want string
-		warn bool
-	}{
-		{DropAuto, false, true, "drop_caches", false},
-		{DropAuto, false, false, "fadvise", true},
-		{DropAlways, false, false, "drop_caches", false},
-		{DropNever, false, true, "none", false},
-		{DropAuto, true, true, "none", true},
-	} {
-		warnings = nil
-		o.DropCaches, o.SkipDropCaches = tc.mode, tc.skip
-		d := newDropper(o, tc.root, warn)
-		if d.method != tc.want || (len(warnings) > 0) != tc.warn {
-			t.Errorf("%+v: method %s, warnings %v", tc, d.method, warnings)
-		}
-	}
-	// The fadvise path works on our files and warns once, not per file,
-	// when one cannot be dropped.
-	dir := t.TempDir()
-	f := filepath.Join(dir, "a")
-	os.WriteFile(f, make([]byte, 1<<20), 0o644)
-	warnings = nil
-	o.DropCaches, o.SkipDropCaches = DropAuto, false
-	d := newDropper(o, false, warn)
-	warnings = nil
-	d.drop("read", []string{f, filepath.Join(dir, "gone1"), filepath.Join(dir, "gone2")})
-	if len(warnings) != 1 {
-		t.Errorf("warnings = %v, want one", warnings)
-	}
-	// A failed global drop falls back to our files, with a warning.
-	if os.Geteuid() != 0 {
-		warnings = nil
-		d := &dropper{method: "drop_caches", warn: warn}
-		d.drop("read", []string{f})
-		if d.method != "fadvise" || len(warnings) == 0 {
-			t.Errorf("failed drop: method %s, warnings %v", d.method, warnings)
-		}
 	}
 }

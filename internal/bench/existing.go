@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -95,8 +96,7 @@ func (o *Options) validateExisting() error {
 	case o.Path == "":
 		return errors.New("a PATH to read is required")
 	}
-	switch o.DropCaches {
-	case DropAuto, DropAlways, DropNever:
+	if runenv.ValidDropCaches(o.DropCaches) {
 		return nil
 	}
 	return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
@@ -109,9 +109,9 @@ func (o *Options) validateExisting() error {
 // directory, and reads open with O_NOATIME where the kernel allows it.
 func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.validateExisting(); err != nil {
-		return &badInput{err}
+		return runenv.BadInput(err)
 	}
-	abs, err := existingRoot(o.Path, res)
+	abs, _, _, err := runenv.OpenDir(o.Path, res)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 			res.Interrupted = true
 			return ctx.Err()
 		}
-		return &Error{"prepare", err}
+		return &runenv.Error{Phase: "prepare", Err: err}
 	}
 	seed := o.Seed
 	if seed == 0 {
@@ -129,7 +129,7 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	}
 	files := o.Sample.pick(l.Files, seed)
 	if len(files) == 0 {
-		return &Error{"prepare", &badInput{fmt.Errorf("no regular files to read below %s", abs)}}
+		return &runenv.Error{Phase: "prepare", Err: runenv.BadInput(fmt.Errorf("no regular files to read below %s", abs))}
 	}
 	r := &benchRun{o: &o, res: res}
 	r.noteSkipped(l)
@@ -140,7 +140,7 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 			err = align.CheckAligned([]string{"--block-size"}, []int64{o.BlockSize})
 		}
 		if err != nil {
-			return &Error{"prepare", err}
+			return &runenv.Error{Phase: "prepare", Err: err}
 		}
 	}
 	r.eng = workload.New(workload.Config{
@@ -149,35 +149,14 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	if o.Hooks.Started != nil {
 		o.Hooks.Started(r.eng, abs)
 	}
-	dropper := newDropper(o, os.Geteuid() == 0, r.warn)
+	dropper := runenv.NewDropper(o.env(), os.Geteuid() == 0, r.warn)
 	runErr := r.runPhases(ctx, dropper, existingPhases(r.eng, abs, files, o.BlockSize), abs)
-	res.CacheDrop = dropper.method
+	res.CacheDrop = dropper.Method()
 	r.noteAtime()
 	if o.Hooks.Finished != nil {
 		o.Hooks.Finished(r.eng)
 	}
 	return runErr
-}
-
-// existingRoot checks that path is a directory (on any mount, read-only
-// ones too) and records where it lives in res.Target.
-func existingRoot(path string, res *report.Result) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", &Error{"prepare", err}
-	}
-	st, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return "", &Error{"prepare", fmt.Errorf("path %s: %w", abs, unwrapPath(err))}
-	case !st.IsDir():
-		return "", &Error{"prepare", &badInput{fmt.Errorf("path %s is not a directory", abs)}}
-	}
-	res.Target = report.Target{Path: abs}
-	if mnt, err := sysio.FindMount(abs); err == nil {
-		res.Target.FSType, res.Target.MountPoint, res.Target.MountSource, res.Target.MountOptions = mnt.FSType, mnt.MountPoint, mnt.Source, mnt.Options
-	}
-	return abs, nil
 }
 
 // existingPhases splits files into those of at most a block, read whole as

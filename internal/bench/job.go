@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -33,10 +33,10 @@ func RunJob(ctx context.Context, o Options, j *jobfile.Job, res *report.Result) 
 	o.Fsync = o.Fsync || j.Fsync
 	o.Verify = o.Verify || j.Verify
 	if err := validateJob(&o, j); err != nil {
-		return &badInput{err}
+		return runenv.BadInput(err)
 	}
 	if err := probeEngines(j); err != nil {
-		return &badInput{err}
+		return runenv.BadInput(err)
 	}
 	r := &jobRun{o: o, j: j, res: res, laid: map[string]int64{}}
 	r.warn = func(format string, args ...any) {
@@ -64,9 +64,7 @@ func validateJob(o *Options, j *jobfile.Job) error {
 	case o.Path == "":
 		return errors.New("a PATH to benchmark is required")
 	}
-	switch o.DropCaches {
-	case DropAuto, DropAlways, DropNever:
-	default:
+	if !runenv.ValidDropCaches(o.DropCaches) {
 		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	}
 	return j.Validate()
@@ -79,39 +77,34 @@ type jobRun struct {
 	res  *report.Result
 	warn func(string, ...any)
 
-	dir      string  // the run's own directory
-	own      *ownDir // and a handle to remove it by
+	dir      string         // the run's own directory
+	own      *runenv.RunDir // and a handle to remove it by
 	eng      *workload.Engine
-	drop     *dropper
+	drop     *runenv.Dropper
 	origin   *origin.Probe    // where read phases' bytes come from
 	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
-	tree     *workload.TreeInfo
-	treeRoot string
+	tree     *workload.TreeRun
 	reusable bool // the tree is in tree.dir, kept after the run
 	formats  int  // automatic format phases so far
 }
 
 func (r *jobRun) run(ctx context.Context) (err error) {
 	o, res := r.o, r.res
-	abs, _, _, err := openTarget(o.Path, res)
+	abs, _, _, err := runenv.OpenTargetMount(o.Path, res)
 	if err != nil {
 		return err
 	}
 	r.origin = origin.New(abs)
 	r.origin.Direct = o.Direct
-	if r.own, err = o.makeOwn(abs); err != nil {
-		return &Error{"prepare", err}
+	if r.own, err = runenv.MakeRunDir(o.env(), abs); err != nil {
+		return err
 	}
-	r.dir = r.own.path
-	if o.Tracer != nil {
-		o.Tracer.Trace(-1, workload.Event{Op: "mkdir", Path: r.dir, Start: time.Now()})
-	}
-	o.created(r.dir)
+	r.dir = r.own.Path()
 	defer r.cleanup()
 	// Before the clean-up removes it: was the directory gone already?
 	defer func() {
 		if err != nil && ctx.Err() == nil {
-			err = explainVanished(r.dir, err)
+			err = runenv.ExplainVanished(r.dir, err)
 		}
 	}()
 
@@ -121,9 +114,9 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	}
 	if t := r.j.Tree; t != nil {
 		if err := r.openTree(abs, seed); err != nil {
-			return &Error{"prepare", err}
+			return &runenv.Error{Phase: "prepare", Err: err}
 		}
-		seed = r.tree.Seed
+		seed = r.tree.Info.Seed
 	}
 	res.Parameters = r.params()
 
@@ -140,7 +133,7 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 			err = align.CheckAligned(names, sizes)
 		}
 		if err != nil {
-			return &Error{"prepare", err}
+			return &runenv.Error{Phase: "prepare", Err: err}
 		}
 	}
 	r.eng = workload.New(workload.Config{
@@ -153,8 +146,8 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	if o.Hooks.Finished != nil {
 		defer o.Hooks.Finished(r.eng)
 	}
-	r.drop = newDropper(o, os.Geteuid() == 0, r.warn)
-	defer func() { res.CacheDrop = r.drop.method }() // after any fallback, as in bench
+	r.drop = runenv.NewDropper(o.env(), os.Geteuid() == 0, r.warn)
+	defer func() { res.CacheDrop = r.drop.Method() }() // after any fallback, as in bench
 
 	for i := range r.j.Phases {
 		if err := r.phase(ctx, &r.j.Phases[i]); err != nil {
@@ -178,42 +171,36 @@ func (r *jobRun) maxBlock() int64 {
 // reused) or in the run directory.
 func (r *jobRun) openTree(abs string, seed uint64) error {
 	t := r.j.Tree
-	if t.Dir == "" {
-		r.treeRoot = filepath.Join(r.dir, "tree")
-	} else {
-		r.treeRoot = filepath.Join(abs, filepath.Clean(t.Dir))
+	root := filepath.Join(r.dir, "tree")
+	if t.Dir != "" {
+		root = filepath.Join(abs, filepath.Clean(t.Dir))
 		r.reusable = true
 	}
-	info, err := workload.OpenTree(r.treeRoot, t.Shape, seed, t.Format == "yes")
+	tree, err := workload.OpenTreeRun(root, t.Shape, seed, t.Format == "yes")
 	if err != nil {
 		return err
 	}
-	if t.Format == "no" && info.State != workload.TreeFormatted {
-		return fmt.Errorf("tree %s (format: no) is not a complete tree of this shape; run with format: restart first", r.treeRoot)
+	if t.Format == "no" && !tree.Complete() {
+		return fmt.Errorf("tree %s (format: no) is not a complete tree of this shape; run with format: restart first", root)
 	}
-	if r.reusable && info.State == workload.TreeFormatted {
-		r.warn("reusing the tree in %s: %d files of %s (format: %s)", r.treeRoot, t.NumFiles(), units.FormatBytes(t.FileSize), t.Format)
+	if r.reusable && tree.Complete() {
+		r.warn("reusing the tree in %s: %d files of %s (format: %s)", root, t.NumFiles(), units.FormatBytes(t.FileSize), t.Format)
 	}
-	r.tree = info
+	r.tree = tree
 	return nil
-}
-
-func (r *jobRun) setTreeState(state string, subdirs bool) error {
-	r.tree.State, r.tree.Subdirs = state, subdirs
-	return workload.WriteTreeInfo(r.treeRoot, r.tree)
 }
 
 func (r *jobRun) cleanup() {
 	r.removeShared()
-	if r.tree != nil && !r.reusable && !r.o.Keep && !vanished(r.dir) {
-		done := r.o.wait(fmt.Sprintf("cleaning up %s in %s", countNoun(r.j.Tree.Shape.NumFiles(), "file"), r.treeRoot))
-		err := workload.RemoveTree(r.treeRoot, r.j.Tree.Shape)
+	if r.tree != nil && !r.reusable && !r.o.Keep && !runenv.Vanished(r.dir) {
+		done := r.o.Hooks.Waiting(fmt.Sprintf("cleaning up %s in %s", units.CountGrouped(r.j.Tree.Shape.NumFiles(), "file"), r.tree.Root))
+		err := r.tree.Remove()
 		done()
 		if err != nil {
-			r.warn("clean up %s: %v", r.treeRoot, err)
+			r.warn("clean up %s: %v", r.tree.Root, err)
 		}
 	}
-	r.o.removeOwn(r.own, r.warn) // and what is left of the tree
+	r.own.Remove(r.warn) // and what is left of the tree
 }
 
 // jobFileNames are the files of a phase without a tree: Files per thread,
@@ -317,11 +304,11 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 			if wp.Kind.IsData() {
 				files = wp.Targets.Paths
 			}
-			r.drop.drop(wp.Name, files)
+			r.drop.Drop(wp.Name, files)
 		}
 	}
 	if measured && (wp.Kind == workload.Read || wp.Kind == workload.Mixed) {
-		reading = r.origin.Begin(ctx, wp.Targets.Paths, r.drop.method == "drop_caches")
+		reading = r.origin.Begin(ctx, wp.Targets.Paths, r.drop.Method() == "drop_caches")
 	}
 	if h := r.o.Hooks.Interval; h != nil && wp.Interval > 0 {
 		wp.OnInterval = func(s workload.Sample) { h(wp, s.Report()) }
@@ -334,7 +321,7 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 		r.o.Hooks.PhaseEnd(r.eng, wp)
 	}
 	if err != nil && ctx.Err() == nil {
-		err = &Error{wp.Name, err}
+		err = &runenv.Error{Phase: wp.Name, Err: err}
 	}
 	return res, reading, err
 }
@@ -390,7 +377,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 			r.warn("%s: removing %d files of earlier phases first", p.Name, len(old))
 			for _, n := range old {
 				if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return &Error{p.Name, fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
+					return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), sysio.PathCause(err))}
 				}
 				delete(r.laid, n)
 			}
@@ -417,7 +404,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 	for _, n := range need {
 		if _, ok := r.laid[n]; ok {
 			if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return &Error{p.Name, fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), unwrapPath(err))}
+				return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), sysio.PathCause(err))}
 			}
 		}
 	}
@@ -441,123 +428,36 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 // treeTargets readies the tree for a phase and returns the phase's
 // targets, and what to record in the tree's marker after it.
 func (r *jobRun) treeTargets(ctx context.Context, p *jobfile.Phase) (*workload.Targets, func(bool) error, error) {
-	shape := r.j.Tree.Shape
-	if r.tree.State == workload.TreeEmpty {
-		if err := workload.MakeDirs(r.treeRoot, shape); err != nil {
-			return nil, nil, phaseErr(p, err)
-		}
-		if err := r.setTreeState(workload.TreeDirs, r.tree.Subdirs); err != nil {
-			return nil, nil, phaseErr(p, err)
-		}
-	}
-	switch p.Kind() {
-	case workload.Create:
-		return r.createTargets(p)
-	case workload.Mkdir:
-		if r.tree.Subdirs {
-			return nil, nil, phaseErrf(p, "the directories of an earlier mkdir phase exist: add an rmdir phase first")
-		}
-		keep := r.keep(r.tree.State, true)
-		if err := r.setTreeState(workload.TreeDirty, true); err != nil {
-			return nil, nil, phaseErr(p, err)
-		}
-		return r.eng.NewTargets(r.treeRoot, shape.SubdirNames()), keep, nil
-	case workload.Rmdir:
-		if !r.tree.Subdirs {
-			return nil, nil, phaseErrf(p, "rmdir removes the directories of an earlier mkdir phase: add one before it")
-		}
-		return r.eng.NewTargets(r.treeRoot, shape.SubdirNames()), r.keep(r.tree.State, false), nil
-	case workload.Readdir:
-		return r.eng.NewTargets(r.treeRoot, shape.LeafDirs()), nil, nil
-	}
-	return r.fileTargets(ctx, p)
-}
-
-// createTargets readies the tree for a phase that creates its files
-// (create, format).
-func (r *jobRun) createTargets(p *jobfile.Phase) (*workload.Targets, func(bool) error, error) {
-	if p.Op == jobfile.OpFormat && r.tree.State == workload.TreeFormatted {
-		r.warn("%s: the tree is complete already (format=restart): skipped", p.Name)
-		return nil, nil, nil
-	}
-	if err := r.cleanTree(); err != nil {
+	if err := r.tree.Ready(); err != nil {
 		return nil, nil, phaseErr(p, err)
 	}
-	if r.tree.State == workload.TreeFormatted && p.Op == jobfile.OpCreate {
-		return nil, nil, phaseErrf(p, "the tree's files exist already: add an unlink phase before create, or set tree.format: yes")
-	}
-	return r.dirtyFiles(p, workload.TreeFormatted)
-}
-
-// fileTargets readies the tree for a phase that works on its files,
-// formatting it first if needed.
-func (r *jobRun) fileTargets(ctx context.Context, p *jobfile.Phase) (*workload.Targets, func(bool) error, error) {
-	if r.tree.State != workload.TreeFormatted {
+	kind, format := p.Kind(), p.Op == jobfile.OpFormat
+	if r.tree.NeedsFormat(kind) {
 		if err := r.autoFormat(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
-	switch p.Kind() {
-	case workload.Unlink:
-		return r.dirtyFiles(p, workload.TreeDirs)
-	case workload.Rename:
-		return r.dirtyFiles(p, workload.TreeFormatted)
+	if format && r.tree.Complete() {
+		r.warn("%s: the tree is complete already (format=restart): skipped", p.Name)
+		return nil, nil, nil
 	}
-	return r.files(), nil, nil
-}
-
-// dirtyFiles marks the tree dirty while a shape-changing phase runs, so
-// that an interrupted one is rebuilt by the next run rather than reused,
-// and returns the files and what to record after: state when complete.
-func (r *jobRun) dirtyFiles(p *jobfile.Phase, state string) (*workload.Targets, func(bool) error, error) {
-	if err := r.setTreeState(workload.TreeDirty, r.tree.Subdirs); err != nil {
+	names, done, err := r.tree.ForPhase(kind, format)
+	if err != nil {
 		return nil, nil, phaseErr(p, err)
 	}
-	return r.files(), r.keep(state, r.tree.Subdirs), nil
+	return r.eng.NewTargets(r.tree.Root, names), done, nil
 }
 
-// files are the tree's files as targets.
-func (r *jobRun) files() *workload.Targets {
-	return r.eng.NewTargets(r.treeRoot, r.j.Tree.Shape.FileNames())
-}
-
-// keep records state in the tree's marker after a phase, or dirty when the
-// phase did not complete.
-func (r *jobRun) keep(state string, subdirs bool) func(bool) error {
-	return func(complete bool) error {
-		if !complete {
-			state = workload.TreeDirty
-		}
-		return r.setTreeState(state, subdirs)
-	}
-}
-
-func phaseErr(p *jobfile.Phase, err error) error { return &Error{p.Name, fmt.Errorf("%v", err)} }
-
-func phaseErrf(p *jobfile.Phase, format string, args ...any) error {
-	return &Error{p.Name, fmt.Errorf(format, args...)}
-}
-
-// cleanTree empties a dirty tree and makes its directories again.
-func (r *jobRun) cleanTree() error {
-	if r.tree.State != workload.TreeDirty {
-		return nil
-	}
-	if err := workload.ClearTree(r.treeRoot, r.j.Tree.Shape); err != nil {
-		return err
-	}
-	if err := workload.MakeDirs(r.treeRoot, r.j.Tree.Shape); err != nil {
-		return err
-	}
-	return r.setTreeState(workload.TreeDirs, false)
+func phaseErr(p *jobfile.Phase, err error) error {
+	return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("%v", err)}
 }
 
 // autoFormat creates the tree's files before a phase that needs them: a
 // measured phase of its own, named format (vdbench reports its format
 // too).
 func (r *jobRun) autoFormat(ctx context.Context) error {
-	if err := r.cleanTree(); err != nil {
-		return &Error{"format", err}
+	if err := r.tree.Clean(); err != nil {
+		return &runenv.Error{Phase: "format", Err: err}
 	}
 	r.formats++
 	name := "format"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -20,7 +21,7 @@ import (
 func jobOptions(dir string) Options {
 	o := Defaults()
 	o.Path = dir
-	o.DropCaches = DropNever
+	o.DropCaches = runenv.DropNever
 	o.Threads = 2
 	return o
 }

@@ -103,13 +103,13 @@ func (r *jobRun) params() report.Params {
 	if t := j.Tree; t != nil {
 		d := fmt.Sprintf("depth %d, width %d, %d files of %s per directory (%d files)", t.Depth, t.Width, t.Files, units.FormatBytes(t.FileSize), t.NumFiles())
 		if r.reusable {
-			d += " in " + r.treeRoot
-			if r.tree.State == workload.TreeFormatted {
+			d += " in " + r.tree.Root
+			if r.tree.Complete() {
 				d += ", reused"
 			}
 		}
 		ps = append(ps, report.Param{Key: "tree", Label: "Tree", Value: map[string]any{
-			"depth": t.Depth, "width": t.Width, "files": t.Files, "file_size": t.FileSize, "dir": r.treeRoot, "reused": r.reusable && r.tree.State == workload.TreeFormatted,
+			"depth": t.Depth, "width": t.Width, "files": t.Files, "file_size": t.FileSize, "dir": r.tree.Root, "reused": r.reusable && r.tree.Complete(),
 		}, Display: d})
 	}
 	ps = append(ps,

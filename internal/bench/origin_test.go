@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -75,7 +76,7 @@ func checkOrigin(t *testing.T, dir string, direct bool, backing func(string) str
 	// Another process may drop every cache between the write and the
 	// read (fsbench's tests as root do, many times a second on a shared
 	// machine): the files written are pinned in the page cache.
-	o, warnings := runOrigin(t, dir, DropNever, false, backing)
+	o, warnings := runOrigin(t, dir, runenv.DropNever, false, backing)
 	if !strings.HasPrefix(o.Source, "block device loop") {
 		t.Fatalf("source %q (unknown: %s): want the loop device", o.Source, o.Unknown)
 	}
@@ -85,7 +86,7 @@ func checkOrigin(t *testing.T, dir string, direct bool, backing func(string) str
 	if cacheWarning(warnings) == "" {
 		t.Errorf("caches not dropped: no warning naming the page cache and the remedy in %q", warnings)
 	}
-	o, warnings = runOrigin(t, dir, DropAlways, false, nil)
+	o, warnings = runOrigin(t, dir, runenv.DropAlways, false, nil)
 	if o.FromStorage == nil || *o.FromStorage < 95 {
 		t.Errorf("caches dropped: %s from storage (unknown: %q), want at least 95%%", pct(o.FromStorage), o.Unknown)
 	}
@@ -98,7 +99,7 @@ func checkOrigin(t *testing.T, dir string, direct bool, backing func(string) str
 	if !direct {
 		return
 	}
-	o, _ = runOrigin(t, dir, DropNever, true, nil)
+	o, _ = runOrigin(t, dir, runenv.DropNever, true, nil)
 	if o.FromStorage == nil || *o.FromStorage < 95 {
 		t.Errorf("--direct: %s from storage (unknown: %q), want at least 95%%", pct(o.FromStorage), o.Unknown)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -22,8 +22,8 @@ func TestReadBackOrigin(t *testing.T) {
 		ok   func(pct float64) bool
 		want string
 	}{
-		{bench.DropNever, func(p float64) bool { return p < 5 }, "under 5%"},
-		{bench.DropAlways, func(p float64) bool { return p >= 95 }, "at least 95%"},
+		{runenv.DropNever, func(p float64) bool { return p < 5 }, "under 5%"},
+		{runenv.DropAlways, func(p float64) bool { return p >= 95 }, "at least 95%"},
 	} {
 		var res *report.Result
 		var warnings []string
@@ -37,7 +37,7 @@ func TestReadBackOrigin(t *testing.T) {
 			warnings = nil
 			o.Hooks.Warn = func(msg string) { warnings = append(warnings, msg) }
 			release := func() {}
-			if tc.drop == bench.DropNever {
+			if tc.drop == runenv.DropNever {
 				o.Hooks.PhaseEnd = func(_ *workload.Engine, p *workload.Phase) {
 					if p.Name == "write" {
 						release = testenv.PinPageCache(t, p.Targets.Paths...)
@@ -62,7 +62,7 @@ func TestReadBackOrigin(t *testing.T) {
 			t.Errorf("--drop-caches %s: %v%% from storage (%+v), want %s", tc.drop, o.FromStorage, o, tc.want)
 		}
 		warned := strings.Contains(strings.Join(warnings, "\n"), "read: only ")
-		if warned != (tc.drop == bench.DropNever) {
+		if warned != (tc.drop == runenv.DropNever) {
 			t.Errorf("--drop-caches %s: warnings %q", tc.drop, warnings)
 		}
 		for _, name := range []string{"seq-write", "write"} {

@@ -9,9 +9,9 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -49,10 +49,10 @@ type Options struct {
 	BlockSize      int64 // bytes of each read and write call; 0: DefaultBlock
 	Direct         bool
 	Keep           bool
-	DropCaches     string // bench.DropAuto (also ""), DropAlways or DropNever
+	DropCaches     string // runenv.DropAuto (also ""), DropAlways or DropNever
 	SkipDropCaches bool
-	// Hooks are bench's: progress, warnings, the run directory's life.
-	Hooks bench.Hooks
+	// Hooks are runenv's: progress, warnings, the run directory's life.
+	Hooks runenv.Hooks
 
 	// The fields below serve a run on many hosts (fsbench agent): this
 	// host's place among Hosts (0: one host alone), its own run directory
@@ -98,7 +98,7 @@ func (o *Options) Resolve() (Plan, Part, error) {
 		o.PartsInFlight = DefaultPartsInFlight
 	}
 	if o.DropCaches == "" {
-		o.DropCaches = bench.DropAuto
+		o.DropCaches = runenv.DropAuto
 	}
 	switch {
 	case o.Ranks < 0:
@@ -107,7 +107,7 @@ func (o *Options) Resolve() (Plan, Part, error) {
 		return Plan{}, Part{}, errors.New("--size must be greater than 0")
 	case o.BlockSize < 0 || o.BlockSize > maxBlock:
 		return Plan{}, Part{}, fmt.Errorf("--block-size must be between 1 byte and %s", units.FormatBytes(maxBlock))
-	case !bench.ValidDropCaches(o.DropCaches):
+	case !runenv.ValidDropCaches(o.DropCaches):
 		return Plan{}, Part{}, fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	}
 	plan, err := NewPlan(o.Size, o.Ranks)
@@ -131,7 +131,7 @@ type run struct {
 	res   *report.Result
 	dir   string
 	align sysio.Alignment
-	drop  *bench.Dropper
+	drop  *runenv.Dropper
 	clock *rankClock
 	// origin measures where the read-back's bytes come from.
 	origin *origin.Probe
@@ -151,7 +151,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if o.Storage != "" {
 		return r.runObjects(ctx)
 	}
-	abs, err := bench.OpenTarget(o.Path, res)
+	abs, err := runenv.OpenTarget(o.Path, res)
 	if err != nil {
 		return err
 	}
@@ -159,14 +159,14 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := checkSpace(abs, plan.Total); err != nil {
 		return badInput{err}
 	}
-	bo := r.benchOptions()
-	dir, err := bench.MakeRunDir(bo, abs)
+	bo := r.env()
+	dir, err := runenv.MakeRunDir(bo, abs)
 	if err != nil {
 		return err
 	}
 	defer dir.Remove(r.warn)
 	r.dir = dir.Path()
-	r.drop = bench.NewDropper(bo, os.Geteuid() == 0, r.warn)
+	r.drop = runenv.NewDropper(bo, os.Geteuid() == 0, r.warn)
 	r.origin = origin.New(abs)
 	r.origin.Direct = o.Direct
 	defer func() { res.CacheDrop = r.drop.Method() }()
@@ -178,9 +178,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	return err
 }
 
-func (r *run) benchOptions() bench.Options {
+func (r *run) env() runenv.Options {
 	o := r.o
-	return bench.Options{Path: o.Path, Keep: o.Keep, DropCaches: o.DropCaches, SkipDropCaches: o.SkipDropCaches,
+	return runenv.Options{Keep: o.Keep, DropCaches: o.DropCaches, SkipDropCaches: o.SkipDropCaches,
 		RunDir: o.RunDir, Hooks: o.Hooks}
 }
 
@@ -209,7 +209,7 @@ func checkSpace(dir string, need int64) error {
 // read-back, on engines of one stream and of a worker per rank.
 func (r *run) phases(ctx context.Context) error {
 	if err := r.probe(); err != nil {
-		return &bench.Error{Phase: "prepare", Err: err}
+		return &runenv.Error{Phase: "prepare", Err: err}
 	}
 	seed := r.o.Seed
 	if seed == 0 {
@@ -242,7 +242,7 @@ func (r *run) phases(ctx context.Context) error {
 		r.warn("%s", w)
 	}
 	if err == nil && res.Errors > 0 {
-		err = &bench.Error{Phase: read.Title, Err: fmt.Errorf("%d of %d shards differ from what was written: %s",
+		err = &runenv.Error{Phase: read.Title, Err: fmt.Errorf("%d of %d shards differ from what was written: %s",
 			res.Errors, r.part.Ranks, res.Samples[0])}
 	}
 	return err
@@ -315,7 +315,7 @@ func (r *run) measure(ctx context.Context, e *workload.Engine, p *workload.Phase
 	}
 	r.res.Phases = append(r.res.Phases, rp)
 	if err != nil && ctx.Err() == nil {
-		return res, &bench.Error{Phase: p.Title, Err: err}
+		return res, &runenv.Error{Phase: p.Title, Err: err}
 	}
 	return res, err
 }

@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
 func testOptions(dir string) Options {
 	m, _ := FindModel("llama3-70b")
-	return Options{Path: dir, Model: m, Ranks: 4, Size: 8 * units.MiB, BlockSize: 256 * units.KiB, DropCaches: bench.DropNever}
+	return Options{Path: dir, Model: m, Ranks: 4, Size: 8 * units.MiB, BlockSize: 256 * units.KiB, DropCaches: runenv.DropNever}
 }
 
 // empty checks that dir holds nothing: the run removed all it made.
@@ -99,7 +99,7 @@ func TestCorruptShard(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 of 4 shards differ") || !strings.Contains(err.Error(), victim) {
 		t.Fatalf("err = %v; want the corrupted shard %s named", err, victim)
 	}
-	var be *bench.Error
+	var be *runenv.Error
 	if !errors.As(err, &be) || be.Phase != "Checkpoint read-back" {
 		t.Errorf("error %v does not name the read-back", err)
 	}

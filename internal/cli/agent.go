@@ -21,6 +21,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/objbench"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -117,20 +118,12 @@ func weakToken(token string) string {
 func readSecretFile(flag, file string) (string, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", Usagef("%s %s: %v", flag, file, unwrapPathErr(err))
+		return "", Usagef("%s %s: %v", flag, file, sysio.PathCause(err))
 	}
 	if t := strings.TrimSpace(string(b)); t != "" {
 		return t, nil
 	}
 	return "", Usagef("%s %s is empty", flag, file)
-}
-
-func unwrapPathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
@@ -394,14 +387,14 @@ func nextHostDir(base string, job *cluster.Job) string {
 // gateHooks hold bench's and checkpoint's phases at the coordinator's
 // barriers, so that every host starts each phase together, and tell the
 // agent each phase's progress for its heartbeats.
-func gateHooks(ctx context.Context, gate cluster.Gate) bench.Hooks {
+func gateHooks(ctx context.Context, gate cluster.Gate) runenv.Hooks {
 	return gateHooksCounting(ctx, gate, false)
 }
 
 // gateHooksCounting is gateHooks for a run whose phases count operations
 // (job: a workload) or blocks and files (the default benchmark).
-func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) bench.Hooks {
-	return bench.Hooks{
+func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) runenv.Hooks {
+	return runenv.Hooks{
 		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
 			_ = gate(ctx, p.Name)
 			cluster.Meter(ctx, p.Name, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })

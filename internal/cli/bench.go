@@ -16,6 +16,7 @@ import (
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/live"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -69,7 +70,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.BoolVar(&o.Fsync, "fsync", false, "fsync each written file before closing it, to measure durable writes")
 	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors")
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
-	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
+	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
 	f.BoolVar(&o.ReadExisting, "read-existing", false, "read the files already in PATH (every one, or --sample) instead of writing files of its own: nothing is created, changed or removed")
 	f.StringVar(&o.sample, "sample", "", "with --read-existing: read only this many files (500), or this fraction of them (0.1 or 10%), picked at random")
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
@@ -338,7 +339,7 @@ func (o *BenchOptions) setHooks(app *App) *publisher {
 	job := o.Job.Job != nil
 	pub := &publisher{}
 	var prog *Progress
-	o.Hooks = bench.Hooks{
+	o.Hooks = runenv.Hooks{
 		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
 			prog = nil
 			if p.Interval > 0 {

@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/checkpoint"
 	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/live"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -90,7 +90,7 @@ These are fsbench's figures, not an MLPerf Storage result.`,
 	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call")
 	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache")
 	f.BoolVar(&o.Keep, "keep", false, "keep the checkpoint's files instead of removing them")
-	f.StringVar(&o.DropCaches, "drop-caches", bench.DropAuto, "drop kernel caches before the read-back: auto, always, never; SKIP_DROP_CACHES=true disables")
+	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before the read-back: auto, always, never; SKIP_DROP_CACHES=true disables")
 	f.StringVar(&o.partSize, "part-size", "16M", "with --storage: size of each uploaded part and of each ranged GET of the read-back")
 	f.IntVar(&o.PartsInFlight, "parts-in-flight", checkpoint.DefaultPartsInFlight, "with --storage: parts each rank uploads, and ranged GETs it reads, at a time")
 	o.store.add(cmd, &o.Storage, &o.Object)
@@ -212,14 +212,14 @@ func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 // the run's directory for a second Ctrl-C, and publish the live counters
 // of the engine in use for `fsbench stats`. The returned function stops
 // publishing.
-func checkpointHooks(app *App, path string) (bench.Hooks, func()) {
+func checkpointHooks(app *App, path string) (runenv.Hooks, func()) {
 	var prog *Progress
 	var cur atomic.Pointer[workload.Engine]
 	pub, err := live.Start(live.Options{Command: "checkpoint", Target: path, Probe: live.EngineProbe(cur.Load)})
 	if err != nil {
 		app.Warnf("fsbench stats will not see this run: %v", err)
 	}
-	return bench.Hooks{
+	return runenv.Hooks{
 		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
 			cur.Store(e)
 			prog = app.phaseProgress(p, total, "blocks", func() int64 { return e.Live.Ops.Load() })

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/fsbench/fsbench/internal/compare"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // CIOptions are the CI smoke-mode flags every benchmark command shares:
@@ -88,10 +88,7 @@ func (o *CIOptions) resolve(cmd *cobra.Command, cat expect.Catalog) error {
 	for _, name := range o.ExpectFile {
 		f, err := os.Open(name)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
+			err = sysio.PathCause(err)
 			return Usagef("--expect-file %s: %v", name, err)
 		}
 		es, err := expect.ParseLines(f, name)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/compare"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // CompareOptions are the flags of `fsbench compare`.
@@ -151,10 +151,7 @@ func regressionError(rep *compare.Report) error {
 func readResult(path string) (*report.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
+		err = sysio.PathCause(err)
 		return nil, Usagef("result file %s: %v", path, err)
 	}
 	defer f.Close()

@@ -26,6 +26,7 @@ import (
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/prom"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -119,7 +120,7 @@ func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 	if o.HostsFile != "" {
 		data, err := os.ReadFile(o.HostsFile)
 		if err != nil {
-			return Usagef("--hosts-file: %v", unwrapPathErr(err))
+			return Usagef("--hosts-file: %v", sysio.PathCause(err))
 		}
 		more, err := ParseHosts(data)
 		if err != nil {
@@ -212,7 +213,7 @@ func agentArgs(cmd *cobra.Command, args []string) (out []string, files map[strin
 					files = map[string][]byte{}
 				}
 				if files[v], err = os.ReadFile(v); err != nil {
-					err = Usagef("--%s %s: %v", f.Name, v, unwrapPathErr(err))
+					err = Usagef("--%s %s: %v", f.Name, v, sysio.PathCause(err))
 				}
 			}
 		}
@@ -382,7 +383,7 @@ func agentClient(caFile string) (*http.Client, string, error) {
 	}
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
-		return nil, "", Usagef("--tls-ca: %v", unwrapPathErr(err))
+		return nil, "", Usagef("--tls-ca: %v", sysio.PathCause(err))
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {

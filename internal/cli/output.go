@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -130,23 +131,9 @@ func (a *App) saveFiles(res *report.Result, o *OutputOptions) error {
 }
 
 func saveJSON(path string, res *report.Result) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	err := sysio.WriteAtomic(path, "", 0o644, func(w io.Writer) error { return report.WriteJSON(w, res) })
 	if err != nil {
-		return fmt.Errorf("result file: %w", err)
-	}
-	if err := report.WriteJSON(f, res); err != nil {
-		f.Close()
-		os.Remove(tmp)
 		return fmt.Errorf("result file %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("result file %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("result file: %w", err)
 	}
 	return nil
 }

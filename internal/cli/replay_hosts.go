@@ -16,6 +16,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/replay"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // replayCluster makes the replay on the agents: each host replays its own
@@ -77,7 +78,7 @@ func replayCluster(cmd *cobra.Command, args []string, o *ReplayOptions) (*cluste
 func compressedLog(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, Usagef("LOG %s: %v", path, unwrapPathErr(err))
+		return nil, Usagef("LOG %s: %v", path, sysio.PathCause(err))
 	}
 	if len(data) > 1 && data[0] == 0x1f && data[1] == 0x8b {
 		return data, nil

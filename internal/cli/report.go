@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/compare"
 	"github.com/fsbench/fsbench/internal/htmlreport"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 )
 
@@ -174,13 +175,7 @@ func reportNames(files []string) []string {
 // writeFileAtomic writes data to path through a temporary file, so that a
 // failed write leaves no half page behind.
 func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := sysio.WriteFileAtomic(path, "", data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

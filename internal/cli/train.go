@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/train"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/verdict"
@@ -212,7 +213,7 @@ func (o *TrainOptions) loadModel(cmd *cobra.Command) error {
 			return Usagef("-f %s names its model: --model and --accelerator-type do not go with it", o.JobFile)
 		}
 		if o.job, err = os.ReadFile(o.JobFile); err != nil {
-			return Usagef("-f %s: %v", o.JobFile, unwrapPathErr(err))
+			return Usagef("-f %s: %v", o.JobFile, sysio.PathCause(err))
 		}
 		m, err = train.Parse(o.job, o.JobFile)
 	} else {

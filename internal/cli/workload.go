@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -113,10 +113,7 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 		}
 		data, err := os.ReadFile(jf.File)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
+			err = sysio.PathCause(err)
 			return Usagef("-f %s: %v", jf.File, err)
 		}
 		if j, err = jobfile.Parse(data, jf.File); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/prom"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/tick"
 )
 
@@ -317,7 +318,7 @@ func (a *Agent) allowed(path string, need int64) error {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return fmt.Errorf("path %s: %w", path, unwrap(err))
+		return fmt.Errorf("path %s: %w", path, sysio.PathCause(err))
 	}
 	for _, root := range a.o.Roots {
 		rr, err := filepath.EvalSymlinks(root)
@@ -332,14 +333,6 @@ func (a *Agent) allowed(path string, need int64) error {
 		}
 	}
 	return fmt.Errorf("path %s is not under an allowed root (%s)", path, strings.Join(a.o.Roots, ", "))
-}
-
-func unwrap(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func sizeText(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
@@ -559,7 +552,7 @@ func (j *agentJob) writeFiles() (map[string]string, error) {
 		p := filepath.Join(dir, strconv.Itoa(n)+"-"+filepath.Base(name))
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			j.removeFiles()
-			return nil, fmt.Errorf("keep the job's file %s: %w", filepath.Base(name), unwrap(err))
+			return nil, fmt.Errorf("keep the job's file %s: %w", filepath.Base(name), sysio.PathCause(err))
 		}
 		local[name] = p
 	}
@@ -579,7 +572,7 @@ func (j *agentJob) makeBase() error {
 		return nil
 	}
 	if err := os.Mkdir(j.base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("create %s: %w", j.base, unwrap(err))
+		return fmt.Errorf("create %s: %w", j.base, sysio.PathCause(err))
 	}
 	return nil
 }

@@ -163,6 +163,20 @@ func New(n int) *Engine {
 // them between phases.
 func (e *Engine) Workers() []*Worker { return e.workers }
 
+// emptyResult is the result of phase p before any measurement is merged
+// into it.
+func (e *Engine) emptyResult(p *Phase) *Result {
+	return &Result{Name: p.Name, Title: p.Title, Workers: len(e.workers), Hist: metrics.NewHistogram()}
+}
+
+// failed is the result of phase p when it fails before its workers start:
+// nothing measured, incomplete.
+func (e *Engine) failed(p *Phase) *Result {
+	res := e.emptyResult(p)
+	res.Incomplete = true
+	return res
+}
+
 // Current returns the phase in progress, or nil.
 func (e *Engine) Current() *Phase { return e.current.Load() }
 
@@ -173,7 +187,7 @@ func (e *Engine) Current() *Phase { return e.current.Load() }
 // returned, so no operation of the phase is left running.
 func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	if err := p.Validate(); err != nil {
-		return &Result{Name: p.Name, Title: p.Title, Workers: len(e.workers), Hist: metrics.NewHistogram(), Incomplete: true}, err
+		return e.failed(&p), err
 	}
 	e.Live.Reset()
 	e.current.Store(&p)
@@ -194,7 +208,7 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 		w.prepare(r)
 		if p.Setup != nil {
 			if err := p.Setup(w); err != nil {
-				return &Result{Name: p.Name, Title: p.Title, Workers: len(e.workers), Hist: metrics.NewHistogram(), Incomplete: true}, err
+				return e.failed(&p), err
 			}
 		}
 	}
@@ -291,7 +305,7 @@ func (c *clock) at(d time.Duration) time.Time { return c.t0.Add(d) }
 // result merges the workers' measurements. The measured time runs from the
 // end of the warm-up to the last worker's end.
 func (r *run) result(s *seriesCollector) *Result {
-	res := &Result{Name: r.p.Name, Title: r.p.Title, Workers: len(r.e.workers), Hist: metrics.NewHistogram()}
+	res := r.e.emptyResult(r.p)
 	if s != nil {
 		res.Series = s.samples
 	}

@@ -268,3 +268,26 @@ func TestOnceIsOnePassWithADeadline(t *testing.T) {
 		t.Fatalf("stonewalled pass: %d ops, %v", r.Ops, err)
 	}
 }
+
+// A phase that fails before its workers start (a bad phase, a failed
+// setup) returns its error with a result that names it, is incomplete and
+// holds nothing measured.
+func TestFailedBeforeStart(t *testing.T) {
+	e := New(3)
+	setupErr := errors.New("setup failed")
+	for _, p := range []Phase{
+		{Name: "bad", Title: "Bad", Tasks: 1, Rate: -1, Duration: time.Second, Do: op(0)},
+		{Name: "setup", Title: "Setup", Tasks: 1, Ops: 10, Do: op(0), Setup: func(*Worker) error { return setupErr }},
+	} {
+		r, err := e.Run(context.Background(), p)
+		if err == nil || r == nil {
+			t.Fatalf("%s: result %v, err %v", p.Name, r, err)
+		}
+		if p.Setup != nil && !errors.Is(err, setupErr) {
+			t.Errorf("%s: err %v, want the setup's", p.Name, err)
+		}
+		if r.Name != p.Name || r.Title != p.Title || r.Workers != 3 || !r.Incomplete || r.Ops != 0 || r.Hist == nil {
+			t.Errorf("%s: result %+v", p.Name, r)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/tick"
 )
 
 // Worker is one of the engine's workers. Operations use it to time what
@@ -36,7 +37,7 @@ type Worker struct {
 	measured                           bool          // the last operation counted (not warm-up)
 	over                               bool          // Begin said the phase is over for this worker
 	next                               time.Duration // open loop: schedule of the next operation
-	timer                              *time.Timer   // open loop: waits for the schedule
+	sleeper                            tick.Sleeper  // open loop: waits for the schedule
 	end                                time.Duration // when the worker finished, since t0
 	order                              Perm          // one-pass random order of its own tasks
 	phases                             uint64        // phases run, to vary the PRNG between phases
@@ -231,18 +232,7 @@ func (w *Worker) sleepUntil(d time.Duration) bool {
 	if wait <= 0 {
 		return true
 	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(wait)
-	} else {
-		w.timer.Reset(wait)
-	}
-	select {
-	case <-w.timer.C:
-		return true
-	case <-w.clk.cancel:
-		w.timer.Stop()
-		return false
-	}
+	return w.sleeper.Sleep(wait, w.clk.cancel)
 }
 
 // spinWindow is how long before an operation's scheduled start an open

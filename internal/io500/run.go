@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/units"
 )
 
@@ -23,7 +23,7 @@ type Target struct {
 	// directory: on many hosts, the directory of the run they all share.
 	DataDir string
 	Keep    bool
-	// Created and Removed are told of the run's directory (bench.Hooks).
+	// Created and Removed are told of the run's directory (runenv.Hooks).
 	Created func(left string)
 	Removed func()
 }
@@ -35,9 +35,9 @@ func RunAt(ctx context.Context, t Target, o Options, res *report.Result) error {
 		o.World = o.Threads
 	}
 	if err := o.Validate(); err != nil {
-		return &bench.Error{Phase: "prepare", Err: err}
+		return &runenv.Error{Phase: "prepare", Err: err}
 	}
-	abs, err := bench.OpenTarget(t.Path, res)
+	abs, err := runenv.OpenTarget(t.Path, res)
 	if err != nil {
 		return err
 	}
@@ -49,8 +49,8 @@ func RunAt(ctx context.Context, t Target, o Options, res *report.Result) error {
 			o.Warn(msg)
 		}
 	}
-	dir, err := bench.MakeRunDir(bench.Options{Path: t.Path, RunDir: t.RunDir, Keep: t.Keep,
-		Hooks: bench.Hooks{Created: t.Created, Removed: t.Removed, Warn: o.Warn}}, abs)
+	dir, err := runenv.MakeRunDir(runenv.Options{RunDir: t.RunDir, Keep: t.Keep,
+		Hooks: runenv.Hooks{Created: t.Created, Removed: t.Removed, Warn: o.Warn}}, abs)
 	if err != nil {
 		return err
 	}

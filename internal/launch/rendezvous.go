@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // poll is how often the rendezvous directory is looked at.
@@ -68,12 +70,7 @@ func (r *Rendezvous) Open() (string, error) {
 // writeFile writes path whole, mode 0600: into a temporary name first,
 // so that a rank polling for it never reads half of it.
 func writeFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("rendezvous: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
+	if err := sysio.WriteFileAtomic(path, "", data, 0o600); err != nil {
 		return fmt.Errorf("rendezvous: %w", err)
 	}
 	return nil

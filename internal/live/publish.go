@@ -181,12 +181,8 @@ func (p *Publisher) publish() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(p.tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", p.tmp, err)
-	}
-	if err := os.Rename(p.tmp, p.path); err != nil {
-		os.Remove(p.tmp)
-		return fmt.Errorf("rename %s: %w", p.path, err)
+	if err := sysio.WriteFileAtomic(p.path, p.tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p.path, err)
 	}
 	return nil
 }

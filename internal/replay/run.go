@@ -10,11 +10,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/profile"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 )
 
 // Options are the parameters of one replay.
@@ -42,7 +42,7 @@ type Hooks struct {
 	Loaded   func(t *Trace)
 	Started  func(e *engine.Engine, ops int64)
 	Finished func(e *engine.Engine)
-	// Created, Removed and Warn are bench's (bench.Hooks).
+	// Created, Removed and Warn are runenv's (runenv.Hooks).
 	Created func(left string)
 	Removed func()
 	Warn    func(msg string)
@@ -136,14 +136,14 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if o.Hooks.Loaded != nil {
 		o.Hooks.Loaded(t)
 	}
-	abs, err := bench.OpenTarget(o.Path, res)
+	abs, err := runenv.OpenTarget(o.Path, res)
 	if err != nil {
 		return err
 	}
 	res.Parameters = params(o, t)
-	bo := bench.Options{Path: o.Path, Keep: o.Keep, RunDir: o.RunDir,
-		Hooks: bench.Hooks{Created: o.Hooks.Created, Removed: o.Hooks.Removed, Warn: o.Hooks.Warn}}
-	dir, err := bench.MakeRunDir(bo, abs)
+	bo := runenv.Options{Keep: o.Keep, RunDir: o.RunDir,
+		Hooks: runenv.Hooks{Created: o.Hooks.Created, Removed: o.Hooks.Removed, Warn: o.Hooks.Warn}}
+	dir, err := runenv.MakeRunDir(bo, abs)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 			res.Interrupted = true
 			return ctx.Err()
 		}
-		return &bench.Error{Phase: "prepare", Err: err}
+		return &runenv.Error{Phase: "prepare", Err: err}
 	}
 	eng := engine.New(len(t.Streams))
 	if o.Hooks.Started != nil {
@@ -178,7 +178,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return ctx.Err()
 	}
 	if err != nil {
-		return &bench.Error{Phase: "replay", Err: err}
+		return &runenv.Error{Phase: "replay", Err: err}
 	}
 	return nil
 }

@@ -1,5 +1,6 @@
 // Package tick runs a function at a fixed period until told to stop: the
-// loop behind progress bars, live snapshots and heartbeats.
+// loop behind progress bars, live snapshots and heartbeats; and sleeps on
+// one reused timer (Sleeper) for loops that sleep once per operation.
 package tick
 
 import "time"
@@ -18,5 +19,26 @@ func Every(d time.Duration, stop <-chan struct{}, f func() bool) {
 				return
 			}
 		}
+	}
+}
+
+// Sleeper sleeps on one timer, reused from one sleep to the next, so that
+// a loop sleeping once per operation makes no garbage. The zero value is
+// ready; a Sleeper serves one goroutine.
+type Sleeper struct{ t *time.Timer }
+
+// Sleep waits d, or until cancel is closed (then it returns false).
+func (s *Sleeper) Sleep(d time.Duration, cancel <-chan struct{}) bool {
+	if s.t == nil {
+		s.t = time.NewTimer(d)
+	} else {
+		s.t.Reset(d)
+	}
+	select {
+	case <-s.t.C:
+		return true
+	case <-cancel:
+		s.t.Stop()
+		return false
 	}
 }

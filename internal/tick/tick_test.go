@@ -51,3 +51,30 @@ func TestEveryClosedStop(t *testing.T) {
 		return false
 	})
 }
+
+// A Sleeper wakes when its time is up, again and again on one timer, and
+// at once when cancelled, even after a sleep that was cut short.
+func TestSleeper(t *testing.T) {
+	var s Sleeper
+	never := make(chan struct{})
+	for range 3 {
+		if !s.Sleep(time.Millisecond, never) {
+			t.Fatal("a sleep that was not cancelled returned false")
+		}
+	}
+	cancelled := make(chan struct{})
+	close(cancelled)
+	if s.Sleep(time.Hour, cancelled) {
+		t.Fatal("a cancelled sleep returned true")
+	}
+	// The stopped timer is reused: the next sleep waits its own time, not
+	// the hour left of the last one.
+	if !s.Sleep(time.Millisecond, never) {
+		t.Fatal("a sleep after a cancelled one returned false")
+	}
+	first := s.t
+	s.Sleep(time.Millisecond, never)
+	if s.t != first {
+		t.Error("a new timer for each sleep")
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/tick"
 )
 
 // Clock is the time an accelerator runs on: the real one in a run, a fake
@@ -19,8 +20,8 @@ type Clock interface {
 
 // realClock is the monotonic clock, with one timer reused for every sleep.
 type realClock struct {
-	t0    time.Time
-	timer *time.Timer
+	t0      time.Time
+	sleeper tick.Sleeper
 }
 
 // NewRealClock returns a clock on the real time.
@@ -32,18 +33,10 @@ func (c *realClock) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	if c.timer == nil {
-		c.timer = time.NewTimer(d)
-	} else {
-		c.timer.Reset(d)
-	}
-	select {
-	case <-c.timer.C:
-		return nil
-	case <-ctx.Done():
-		c.timer.Stop()
+	if !c.sleeper.Sleep(d, ctx.Done()) {
 		return ctx.Err()
 	}
+	return nil
 }
 
 // batches is where an accelerator gets its batches from.

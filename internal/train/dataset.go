@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -150,7 +151,7 @@ func (d *Dataset) Existing() bool { return d.paths != nil }
 func openFiles(dir string) (*Dataset, error) {
 	l, err := workload.ListTree(context.Background(), dir)
 	if err != nil {
-		return nil, fmt.Errorf("--dataset %s: %w", dir, unwrapPath(err))
+		return nil, fmt.Errorf("--dataset %s: %w", dir, sysio.PathCause(err))
 	}
 	d := &Dataset{Version: datasetVersion, PerFile: 1, Align: 1, dir: dir}
 	for _, f := range l.Files {
@@ -197,7 +198,7 @@ func (d *Dataset) writeMarker() error {
 	}
 	p := filepath.Join(d.dir, markerName)
 	if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", p, unwrapPath(err))
+		return fmt.Errorf("write %s: %w", p, sysio.PathCause(err))
 	}
 	return nil
 }
@@ -210,7 +211,7 @@ func OpenDataset(dir string) (*Dataset, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		return nil, badf("--dataset %s: %v", dir, unwrapPath(err))
+		return nil, badf("--dataset %s: %v", dir, sysio.PathCause(err))
 	case !st.IsDir():
 		return nil, badf("--dataset %s is not a directory", dir)
 	}
@@ -218,7 +219,7 @@ func OpenDataset(dir string) (*Dataset, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return openFiles(dir)
 	} else if err != nil {
-		return nil, fmt.Errorf("--dataset %s: %w", dir, unwrapPath(err))
+		return nil, fmt.Errorf("--dataset %s: %w", dir, sysio.PathCause(err))
 	}
 	d, err := parseMarker(data, dir)
 	if err != nil {
@@ -255,12 +256,4 @@ func (d *Dataset) check() error {
 		}
 	}
 	return nil
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -21,8 +21,8 @@ type run struct {
 	o   *Options
 	res *report.Result
 	ds  *Dataset
-	own *bench.RunDir // the run's directory on one host; nil when reusing a dataset
-	gen bool          // the run makes the dataset
+	own *runenv.RunDir // the run's directory on one host; nil when reusing a dataset
+	gen bool           // the run makes the dataset
 	// complete: the dataset was generated to its end and marked so; only
 	// then does Keep keep it.
 	complete bool
@@ -178,11 +178,11 @@ func (r *run) checkSpace(abs string) error {
 func (r *run) makeDir(abs string) (string, error) {
 	if r.o.RunDir != "" {
 		if err := os.Mkdir(r.o.RunDir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("prepare: create %s: %w", r.o.RunDir, unwrapPath(err))
+			return "", fmt.Errorf("prepare: create %s: %w", r.o.RunDir, sysio.PathCause(err))
 		}
 		return r.o.RunDir, nil
 	}
-	own, err := bench.MakeRunDir(bench.Options{Hooks: bench.Hooks{Created: r.o.Hooks.Created, Removed: r.o.Hooks.Removed}}, abs)
+	own, err := runenv.MakeRunDir(runenv.Options{Hooks: runenv.Hooks{Created: r.o.Hooks.Created, Removed: r.o.Hooks.Removed}}, abs)
 	if err != nil {
 		return "", err
 	}
@@ -258,7 +258,7 @@ func (r *run) cleanup() {
 func (r *run) removeShare() {
 	for _, f := range r.o.ownFiles(r.ds.Files) {
 		if err := os.Remove(r.ds.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			r.warn("clean up %s: %v", r.ds.Path(f), unwrapPath(err))
+			r.warn("clean up %s: %v", r.ds.Path(f), sysio.PathCause(err))
 		}
 	}
 	if r.o.Host == 0 {
@@ -288,7 +288,7 @@ func openTarget(path string, res *report.Result) (string, error) {
 	st, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		return "", badf("path %s: %v", abs, unwrapPath(err))
+		return "", badf("path %s: %v", abs, sysio.PathCause(err))
 	case !st.IsDir():
 		return "", badf("path %s is not a directory", abs)
 	}

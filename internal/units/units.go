@@ -157,3 +157,16 @@ func CountOf(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// CountGrouped is Count with the thousands of n separated: "1 file",
+// "12,000 files".
+func CountGrouped(n int, noun string) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if n != 1 {
+		noun += "s"
+	}
+	return s + " " + noun
+}

@@ -146,3 +146,14 @@ func TestCount(t *testing.T) {
 		t.Errorf("CountOf(3) = %q", got)
 	}
 }
+
+func TestCountGrouped(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{1, "1 file"}, {0, "0 files"}, {999, "999 files"}, {1000, "1,000 files"}, {12000, "12,000 files"}, {1234567, "1,234,567 files"}, {-1000, "-1,000 files"}, {-100, "-100 files"}} {
+		if got := CountGrouped(c.n, "file"); got != c.want {
+			t.Errorf("CountGrouped(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

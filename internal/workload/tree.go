@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // Shape is a vdbench-style file tree: Width directories in each directory
@@ -167,11 +169,7 @@ func WriteTreeInfo(root string, t *TreeInfo) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(root, TreeMarker)
-	if err := os.WriteFile(path+".tmp", append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write tree marker: %w", err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
+	if err := sysio.WriteFileAtomic(filepath.Join(root, TreeMarker), "", append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write tree marker: %w", err)
 	}
 	return nil
@@ -207,7 +205,7 @@ func OpenTree(root string, s Shape, seed uint64, rebuild bool) (*TreeInfo, error
 func MakeDirs(root string, s Shape) error {
 	for _, d := range s.Dirs() {
 		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("mkdir %s: %w", filepath.Join(root, d), unwrap(err))
+			return fmt.Errorf("mkdir %s: %w", filepath.Join(root, d), sysio.PathCause(err))
 		}
 	}
 	return nil
@@ -225,7 +223,7 @@ func ClearTree(root string, s Shape) error {
 	rm := func(p string, _ bool) error {
 		err := os.Remove(p)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("clean up tree: remove %s: %w", p, unwrap(err))
+			return fmt.Errorf("clean up tree: remove %s: %w", p, sysio.PathCause(err))
 		}
 		return nil
 	}
@@ -262,15 +260,7 @@ func RemoveTree(root string, s Shape) error {
 		return fmt.Errorf("clean up tree: %w", err)
 	}
 	if err := os.Remove(root); err != nil {
-		return fmt.Errorf("clean up tree: %w", unwrap(err))
+		return fmt.Errorf("clean up tree: %w", sysio.PathCause(err))
 	}
 	return nil
-}
-
-func unwrap(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -1,4 +1,4 @@
-package bench
+package runenv
 
 import (
 	"crypto/rand"
@@ -9,56 +9,75 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/leftover"
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
-// created tells the hooks that the run's directory exists.
-func (o *Options) created(dir string) {
-	if o.Hooks.Created != nil {
-		o.Hooks.Created(leftover.Dir(dir))
-	}
-}
-
-// ownDir is the run's own directory, with a handle on the directory that
+// RunDir is the run's own directory, with a handle on the directory that
 // holds it. It is removed through that handle, so it is found even when
 // its path no longer leads to it: a file system lazily unmounted, a PATH
 // renamed during the run.
-type ownDir struct {
+type RunDir struct {
 	path   string // absolute
 	name   string // in parent
 	parent *os.Root
+	o      Options
 }
 
-// makeOwn creates the run's own directory: Options.RunDir when given (a
-// host's directory in a run on many hosts; it must not exist), else a new
-// name under abs.
-func (o *Options) makeOwn(abs string) (*ownDir, error) {
-	if o.RunDir == "" {
+// MakeRunDir creates the run's own directory under abs (o.RunDir when set,
+// which must not exist), tells o.Tracer and o.Hooks.Created. Of o it uses
+// RunDir, Keep, Tracer and Hooks.
+func MakeRunDir(o Options, abs string) (*RunDir, error) {
+	d, err := makeOwn(o.RunDir, abs)
+	if err != nil {
+		return nil, &Error{"prepare", err}
+	}
+	d.o = o
+	if o.Tracer != nil {
+		o.Tracer.Trace(-1, workload.Event{Op: "mkdir", Path: d.path, Start: time.Now()})
+	}
+	if o.Hooks.Created != nil {
+		o.Hooks.Created(leftover.Dir(d.path))
+	}
+	return d, nil
+}
+
+// Path is the directory's absolute path.
+func (d *RunDir) Path() string { return d.path }
+
+// Close keeps the directory and releases its handle, instead of Remove.
+func (d *RunDir) Close() { d.parent.Close() }
+
+// makeOwn creates the run's own directory: runDir when given (a host's
+// directory in a run on many hosts; it must not exist), else a new name
+// under abs.
+func makeOwn(runDir, abs string) (*RunDir, error) {
+	if runDir == "" {
 		return makeOwnDir(abs)
 	}
-	parent, name := filepath.Split(filepath.Clean(o.RunDir))
+	parent, name := filepath.Split(filepath.Clean(runDir))
 	root, err := os.OpenRoot(parent)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", parent, unwrapPath(err))
+		return nil, fmt.Errorf("open %s: %w", parent, sysio.PathCause(err))
 	}
 	if err := root.Mkdir(name, 0o755); err != nil {
 		root.Close()
-		return nil, fmt.Errorf("create benchmark directory %s: %w", o.RunDir, unwrapPath(err))
+		return nil, fmt.Errorf("create benchmark directory %s: %w", runDir, sysio.PathCause(err))
 	}
-	return &ownDir{path: filepath.Clean(o.RunDir), name: name, parent: root}, nil
+	return &RunDir{path: filepath.Clean(runDir), name: name, parent: root}, nil
 }
 
 // makeOwnDir creates the run's own directory in parent: a new name that
 // cannot clash with anything already there.
-func makeOwnDir(parent string) (*ownDir, error) {
+func makeOwnDir(parent string) (*RunDir, error) {
 	root, err := os.OpenRoot(parent)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", parent, unwrapPath(err))
+		return nil, fmt.Errorf("open %s: %w", parent, sysio.PathCause(err))
 	}
 	host, _ := os.Hostname()
 	for range 10 {
@@ -67,38 +86,38 @@ func makeOwnDir(parent string) (*ownDir, error) {
 		name := fmt.Sprintf("fsbench-%s-%d-%s", leftover.Label(host, "-.", '_', 32), os.Getpid(), hex.EncodeToString(b[:]))
 		err := root.Mkdir(name, 0o755)
 		if err == nil {
-			return &ownDir{path: filepath.Join(parent, name), name: name, parent: root}, nil
+			return &RunDir{path: filepath.Join(parent, name), name: name, parent: root}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			root.Close()
-			return nil, fmt.Errorf("create benchmark directory in %s: %w", parent, unwrapPath(err))
+			return nil, fmt.Errorf("create benchmark directory in %s: %w", parent, sysio.PathCause(err))
 		}
 	}
 	root.Close()
 	return nil, fmt.Errorf("create benchmark directory in %s: no free name", parent)
 }
 
-// removeOwn removes the run's directory at the end of a run (unless Keep)
-// and tells the hooks. What someone else removed first is gone: not an
-// error.
-func (o *Options) removeOwn(d *ownDir, warn func(string, ...any)) {
+// Remove deletes the directory and what is in it at the end of a run
+// (unless Keep), warning about what it could not remove, and tells
+// o.Hooks.Removed. What someone else removed first is gone: not an error.
+func (d *RunDir) Remove(warn func(string, ...any)) {
 	defer d.parent.Close()
-	if o.Keep {
+	if d.o.Keep {
 		warn("keeping benchmark files in %s (--keep)", d.path)
 		return
 	}
-	if err := d.remove(o.Tracer, o.wait); err != nil {
-		warn("clean up %s: %v; left behind: %s", d.path, unwrapPath(err), leftover.Dir(d.path))
+	if err := d.remove(d.o.Tracer, d.o.Hooks.Waiting); err != nil {
+		warn("clean up %s: %v; left behind: %s", d.path, sysio.PathCause(err), leftover.Dir(d.path))
 		return
 	}
-	if o.Hooks.Removed != nil {
-		o.Hooks.Removed()
+	if d.o.Hooks.Removed != nil {
+		d.o.Hooks.Removed()
 	}
 }
 
 // remove deletes the run directory and what is in it. It only ever
 // touches the directory the run created; names are listed, not guessed.
-func (d *ownDir) remove(tracer workload.Tracer, wait func(string) func()) error {
+func (d *RunDir) remove(tracer workload.Tracer, wait func(string) func()) error {
 	entries, err := d.list()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -142,7 +161,7 @@ type entry struct {
 // name and whether it is a directory: a DirEntry read through an os.Root
 // holds the entry's FileInfo, some 300 bytes, and the small-file phases
 // leave one file per thread and file there (25,600 at -p 256).
-func (d *ownDir) list() ([]entry, error) {
+func (d *RunDir) list() ([]entry, error) {
 	f, err := d.parent.Open(d.name)
 	if err != nil {
 		return nil, err
@@ -163,18 +182,18 @@ func (d *ownDir) list() ([]entry, error) {
 	}
 }
 
-// vanished reports whether the run's directory no longer exists.
-func vanished(dir string) bool {
+// Vanished reports whether the run's directory no longer exists.
+func Vanished(dir string) bool {
 	_, err := os.Lstat(dir)
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// explainVanished says so when a phase failed because the run's directory
+// ExplainVanished says so when a phase failed because the run's directory
 // is gone: the file system was unmounted or the directory deleted during
 // the run. Other errors are returned as they are.
-func explainVanished(dir string, err error) error {
+func ExplainVanished(dir string, err error) error {
 	var e *Error
-	if !errors.As(err, &e) || !vanished(dir) {
+	if !errors.As(err, &e) || !Vanished(dir) {
 		return err
 	}
 	cause := strings.TrimPrefix(e.Err.Error(), e.Phase+": ")
@@ -200,22 +219,9 @@ func cleanupWhat(entries []entry, path string) string {
 			files++
 		}
 	}
-	what := "cleaning up " + countNoun(files, "file")
+	what := "cleaning up " + units.CountGrouped(files, "file")
 	if trees > 0 {
-		what += " and " + countNoun(trees, "directory tree")
+		what += " and " + units.CountGrouped(trees, "directory tree")
 	}
 	return what + " in " + path
-}
-
-// countNoun is n and noun, in the plural unless n is 1, with thousands
-// separated: "1 file", "12,000 files".
-func countNoun(n int, noun string) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if n != 1 {
-		noun += "s"
-	}
-	return s + " " + noun
 }
