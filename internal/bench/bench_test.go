@@ -300,7 +300,7 @@ func TestJuiceFSCPUOverPhaseTime(t *testing.T) {
 	before := juicefs.Stats{"juicefs_cpu_usage": 10.5, "juicefs_uptime": 100}
 	after := juicefs.Stats{"juicefs_cpu_usage": 16.5, "juicefs_uptime": 130, "juicefs_memory": 1 << 30}
 	// 30 s passed between the readings; the phases ran 2.5 + 1.5 s.
-	in := jfsInternal(before, after, []report.Phase{{Name: "write-big", Seconds: 2.5}, {Name: "read-big", Seconds: 1.5}})
+	in := jfsInternal(before, after, []report.PhaseResult{{Name: "write-big", Seconds: 2.5}, {Name: "read-big", Seconds: 1.5}})
 	if in.ClientCPUPercent == nil || *in.ClientCPUPercent != 150 {
 		t.Errorf("client CPU = %v, want 150%% (6 CPU seconds in 4 s of phases)", in.ClientCPUPercent)
 	}

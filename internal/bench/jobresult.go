@@ -14,7 +14,7 @@ import (
 // jobPhase turns a workload phase's measurement into the result model:
 // MiB/s for reads and writes, operations per second for the others, and
 // the mean latency per operation as the cost.
-func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.Phase, fileSize int64) report.Phase {
+func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.Phase, fileSize int64) report.PhaseResult {
 	out := r.Report()
 	kind := wp.Kind
 	switch {
@@ -63,7 +63,7 @@ func phaseOp(wp workload.Phase, fileSize int64) string {
 
 // SummaryLine is a one-line account of a workload phase: IOPS, bandwidth
 // and latency, as the interval lines show them.
-func SummaryLine(p *report.Phase) string {
+func SummaryLine(p *report.PhaseResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %.1f ops/s", p.Name, p.OpsPerSec)
 	if p.Bytes > 0 {

@@ -46,7 +46,7 @@ func ThresholdFor(name string, threads int, bigFileSize int64) (Threshold, bool)
 // JuiceFS's value and cost: MiB/s and s/file for big files, files/s and
 // ms/file for small files and stat. Cost is the mean time one thread spent
 // per file.
-func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
+func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.PhaseResult {
 	p := r.Report()
 	perFile := p.SecondsPer(r.Items, float64(r.Workers))
 	switch wp.Name {
@@ -79,7 +79,7 @@ func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.Phase {
 // read before and after it. Rates, such as the client's CPU, are over the
 // time the phases ran: the cache drops and set-up between them are not
 // part of what was measured.
-func jfsInternal(before, after juicefs.Stats, phases []report.Phase) *report.Internal {
+func jfsInternal(before, after juicefs.Stats, phases []report.PhaseResult) *report.Internal {
 	seconds := 0.0
 	for _, p := range phases {
 		seconds += p.Seconds

@@ -322,7 +322,7 @@ func (r *run) measure(ctx context.Context, e *workload.Engine, p *workload.Phase
 
 // toPhase is the result model's phase: throughput over the slowest rank's
 // time (VALUE) and that time (COST).
-func toPhase(r *workload.Result, wp *workload.Phase) report.Phase {
+func toPhase(r *workload.Result, wp *workload.Phase) report.PhaseResult {
 	p := r.Report()
 	p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
 	p.Cost = report.Measure{Value: p.Seconds, Unit: "s"}

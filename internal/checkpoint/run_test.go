@@ -58,7 +58,7 @@ func TestRun(t *testing.T) {
 // checkRanks checks a phase's rank rows: every rank moved its shard, took
 // no longer than the phase, and wrote its own shard or read the next
 // rank's.
-func checkRanks(t *testing.T, p report.Phase, read bool) {
+func checkRanks(t *testing.T, p report.PhaseResult, read bool) {
 	t.Helper()
 	if len(p.Ranks) != 4 {
 		t.Fatalf("%s: %d rank rows", p.Name, len(p.Ranks))

@@ -36,7 +36,7 @@ func (p *fakePrepared) Run(ctx context.Context, gate Gate) (*report.Result, erro
 	if err := gate(ctx, FinishPhase); err != nil {
 		return nil, err
 	}
-	return &report.Result{Phases: []report.Phase{{Name: "p", Ops: 1}}}, nil
+	return &report.Result{Phases: []report.PhaseResult{{Name: "p", Ops: 1}}}, nil
 }
 
 func newTestAgent(t *testing.T) (*Agent, *httptest.Server) {

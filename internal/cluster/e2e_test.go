@@ -164,7 +164,7 @@ func TestThreeHostsExactCounts(t *testing.T) {
 
 // checkMergedPercentiles: the aggregate p99 is the merged histogram's, not
 // an average of the hosts' percentiles.
-func checkMergedPercentiles(t *testing.T, p *report.Phase) {
+func checkMergedPercentiles(t *testing.T, p *report.PhaseResult) {
 	t.Helper()
 	m := metrics.NewHistogram()
 	for _, h := range p.Hosts {

@@ -85,15 +85,15 @@ func phaseNames(hosts []HostResult) []string {
 // hostPart is one host's measurement of a phase, placed in time.
 type hostPart struct {
 	addr       string
-	p          *report.Phase
+	p          *report.PhaseResult
 	start, end time.Time
 	threads    float64
 	err        string // why the host failed, on the last phase it ran
 }
 
-func mergePhase(name string, hosts []HostResult) (report.Phase, error) {
+func mergePhase(name string, hosts []HostResult) (report.PhaseResult, error) {
 	var parts []hostPart
-	var phases []report.Phase
+	var phases []report.PhaseResult
 	for i := range hosts {
 		h := &hosts[i]
 		if h.Result == nil {
@@ -196,7 +196,7 @@ func stonewall(parts []hostPart, first, firstEnd time.Time) *report.Stonewall {
 
 // doneBy is how many bytes and operations a phase had done t seconds
 // after its start.
-func doneBy(p *report.Phase, t float64) (bytes, ops int64) {
+func doneBy(p *report.PhaseResult, t float64) (bytes, ops int64) {
 	if t <= 0 {
 		return 0, 0
 	}
@@ -240,7 +240,7 @@ func threadsOf(r *report.Result) float64 {
 // measures recomputes the table's value and cost of an aggregate phase in
 // the units of one host's: throughput over the aggregate time, and the
 // time per file or object per thread across all hosts' threads.
-func measures(p *report.Phase, like report.Phase, threads float64) (report.Measure, report.Measure) {
+func measures(p *report.PhaseResult, like report.PhaseResult, threads float64) (report.Measure, report.Measure) {
 	v, c := report.Measure{Unit: like.Value.Unit}, report.Measure{Unit: like.Cost.Unit}
 	switch v.Unit {
 	case "MiB/s":

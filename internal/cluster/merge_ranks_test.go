@@ -18,7 +18,7 @@ func TestMergeCheckpointRanks(t *testing.T) {
 		for i := range 2 {
 			p.Ranks = append(p.Ranks, report.RankPhase{Rank: first + i, Shard: first + i, Bytes: 32 << 20, Seconds: secs})
 		}
-		return &report.Result{Phases: []report.Phase{p}}
+		return &report.Result{Phases: []report.PhaseResult{p}}
 	}
 	base := &report.Result{}
 	err := Merge(base, []HostResult{

@@ -10,12 +10,12 @@ import (
 
 // hostPhase is a host's phase of steady throughput: ops operations of 1
 // MiB over secs seconds, in intervals of a tenth of it.
-func hostPhase(t *testing.T, ops int64, secs float64, lat time.Duration) report.Phase {
+func hostPhase(t *testing.T, ops int64, secs float64, lat time.Duration) report.PhaseResult {
 	h := metrics.NewHistogram()
 	for range ops {
 		h.Record(lat)
 	}
-	p := report.Phase{Name: "write-big", Title: "Write big file", Ops: ops, Items: 1, Bytes: ops << 20, Seconds: secs,
+	p := report.PhaseResult{Name: "write-big", Title: "Write big file", Ops: ops, Items: 1, Bytes: ops << 20, Seconds: secs,
 		Value: report.Measure{Unit: "MiB/s"}, Cost: report.Measure{Unit: "s/file"}}
 	for i := range 10 {
 		p.Series = append(p.Series, report.Sample{Start: secs * float64(i) / 10, Seconds: secs / 10, Ops: ops / 10, Bytes: (ops / 10) << 20})
@@ -32,8 +32,8 @@ func hostPhase(t *testing.T, ops int64, secs float64, lat time.Duration) report.
 // stonewall rate counts what both did until the first one finished.
 func TestMergeSkewAndStonewall(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	res := func(p report.Phase) *report.Result {
-		return &report.Result{Parameters: report.Params{{Key: "threads", Value: 2}}, Phases: []report.Phase{p}}
+	res := func(p report.PhaseResult) *report.Result {
+		return &report.Result{Parameters: report.Params{{Key: "threads", Value: 2}}, Phases: []report.PhaseResult{p}}
 	}
 	hosts := []HostResult{
 		{Address: "a:1", Result: res(hostPhase(t, 100, 1, time.Millisecond)), Starts: map[string]time.Time{"write-big": t0}},

@@ -182,7 +182,7 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 		}
 		for _, x := range []struct {
 			label string
-			p     report.Phase
+			p     report.PhaseResult
 		}{{"OLD", op}, {"NEW", *np}} {
 			if x.p.Incomplete {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("%s did not complete in %s; its figures are partial", op.Name, x.label))
@@ -260,7 +260,7 @@ type figure struct {
 }
 
 // figures are the compared numbers of phase p of result r, in kinds' order.
-func figures(r *report.Result, p report.Phase, kinds []string) []figure {
+func figures(r *report.Result, p report.PhaseResult, kinds []string) []figure {
 	var out []figure
 	if p.Value.Unit == report.CheckNotSupport {
 		return nil // an optional capability the store lacks: nothing measured
@@ -286,15 +286,15 @@ func figures(r *report.Result, p report.Phase, kinds []string) []figure {
 	return out
 }
 
-func latency(p report.Phase, kind string) float64 {
+func latency(p report.PhaseResult, kind string) float64 {
 	l := p.Latency
 	return map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max}[kind]
 }
 
 // runPhases is phase name in each run of a repeated result; nil for a
 // result of one run.
-func runPhases(r *report.Result, name string) []report.Phase {
-	var out []report.Phase
+func runPhases(r *report.Result, name string) []report.PhaseResult {
+	var out []report.PhaseResult
 	for _, run := range r.Runs {
 		for _, p := range run.Phases {
 			if p.Name == name {
@@ -314,7 +314,7 @@ func metricName(phase, kind string) string {
 
 func ptr(v float64) *float64 { return &v }
 
-func (r *Report) onlyOne(res *report.Result, p report.Phase, kinds []string, inOld bool) []Item {
+func (r *Report) onlyOne(res *report.Result, p report.PhaseResult, kinds []string, inOld bool) []Item {
 	var out []Item
 	for _, f := range figures(res, p, kinds) {
 		if !f.ok {
@@ -331,7 +331,7 @@ func (r *Report) onlyOne(res *report.Result, p report.Phase, kinds []string, inO
 	return out
 }
 
-func (r *Report) both(of, nf []figure, op, np report.Phase) []Item {
+func (r *Report) both(of, nf []figure, op, np report.PhaseResult) []Item {
 	var out []Item
 	if len(of) != len(nf) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s is supported in only one of the results, not compared", op.Name))
@@ -416,7 +416,7 @@ func tooFewNote(kind string, count int64) string {
 // errorsItem compares the error counts: errors are counted, not
 // estimated, so any rise is worse, and with a threshold a regression when
 // beyond it (a rise from none always is).
-func (r *Report) errorsItem(op, np report.Phase) Item {
+func (r *Report) errorsItem(op, np report.PhaseResult) Item {
 	old, new := float64(op.Errors), float64(np.Errors)
 	it := Item{Metric: op.Name + ".errors", Phase: op.Name, Kind: "errors", Unit: "errors", Better: "lower",
 		Old: ptr(old), New: ptr(new), Status: Same}

@@ -14,12 +14,12 @@ import (
 )
 
 // phase is a phase whose latency has enough samples for every percentile.
-func phase(name string, value float64, unit string, p99 float64, errs int64) report.Phase {
+func phase(name string, value float64, unit string, p99 float64, errs int64) report.PhaseResult {
 	return phaseN(name, value, unit, p99, errs, 20000)
 }
 
-func phaseN(name string, value float64, unit string, p99 float64, errs, samples int64) report.Phase {
-	return report.Phase{Name: name, Value: report.Measure{Value: value, Unit: unit}, Errors: errs,
+func phaseN(name string, value float64, unit string, p99 float64, errs, samples int64) report.PhaseResult {
+	return report.PhaseResult{Name: name, Value: report.Measure{Value: value, Unit: unit}, Errors: errs,
 		Latency: metrics.Summary{Count: samples, P50: p99 / 2, P90: p99 / 1.5, P99: p99, P999: p99, Max: p99}}
 }
 
@@ -28,13 +28,13 @@ func phaseN(name string, value float64, unit string, p99 float64, errs, samples 
 func repeated(values ...float64) *report.Result {
 	r := res()
 	for i, v := range values {
-		r.Runs = append(r.Runs, report.Run{Index: i + 1, Phases: []report.Phase{phase("write", v, "MiB/s", 1000, 0)}})
+		r.Runs = append(r.Runs, report.Run{Index: i + 1, Phases: []report.PhaseResult{phase("write", v, "MiB/s", 1000, 0)}})
 	}
-	r.Phases = []report.Phase{phase("write", values[len(values)/2], "MiB/s", 1000, 0)}
+	r.Phases = []report.PhaseResult{phase("write", values[len(values)/2], "MiB/s", 1000, 0)}
 	return r
 }
 
-func res(phases ...report.Phase) *report.Result {
+func res(phases ...report.PhaseResult) *report.Result {
 	return &report.Result{SchemaVersion: 1, Command: "bench", Phases: phases,
 		Parameters: report.Params{{Key: "threads", Value: 4}}}
 }
@@ -207,7 +207,7 @@ func TestCompareMismatchAndMissing(t *testing.T) {
 }
 
 func TestCompareNotSupported(t *testing.T) {
-	ns := report.Phase{Name: "chmod", Value: report.Measure{Unit: report.CheckNotSupport}}
+	ns := report.PhaseResult{Name: "chmod", Value: report.Measure{Unit: report.CheckNotSupport}}
 	old := res(phase("chmod", 100, "objects/s", 100, 0), phase("head", 10, "objects/s", 100, 0))
 	new := res(ns, phase("head", 10, "objects/s", 100, 0))
 	r, err := Compare(old, new, "", "", Options{})

@@ -42,8 +42,8 @@ type Result struct {
 // Report turns the measurement into the result model's phase: counters,
 // rates, latency percentiles with their histograms, and the interval
 // series. What the table shows as value and cost is the caller's.
-func (r *Result) Report() report.Phase {
-	p := report.Phase{
+func (r *Result) Report() report.PhaseResult {
+	p := report.PhaseResult{
 		Name: r.Name, Title: r.Title,
 		Ops: r.Ops, Items: r.Items, Bytes: r.Bytes, Errors: r.Errors, Throttled: r.Throttled, Missed: r.Missed,
 		Seconds:    r.Elapsed.Seconds(),

@@ -12,7 +12,7 @@ import (
 )
 
 // Metric is a stable metric name of a command: the name of one of its
-// phases (report.Phase.Name).
+// phases (report.PhaseResult.Name).
 type Metric struct {
 	Name string
 	// Bytes is set when the phase moves data, so a throughput in bytes
@@ -193,7 +193,7 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 
 // judgeOrigin judges NAME.from_storage. A phase whose origin is unknown
 // fails it, saying why: a CI check must not pass on what was not measured.
-func judgeOrigin(x report.Expectation, e Expr, p *report.Phase) report.Expectation {
+func judgeOrigin(x report.Expectation, e Expr, p *report.PhaseResult) report.Expectation {
 	o := p.Origin
 	switch {
 	case o == nil:
@@ -223,8 +223,8 @@ func (e Expr) scale(v float64) float64 {
 
 // evalRate judges a throughput of phase p, over the runs of a repeated
 // benchmark when there are several (their median, p's value).
-func evalRate(x report.Expectation, e Expr, p *report.Phase, runs []report.Run) report.Expectation {
-	rate := func(p *report.Phase) float64 {
+func evalRate(x report.Expectation, e Expr, p *report.PhaseResult, runs []report.Run) report.Expectation {
+	rate := func(p *report.PhaseResult) float64 {
 		switch e.Unit.Dim {
 		case ByteRate:
 			return e.scale(p.BytesPerSec)

@@ -186,7 +186,7 @@ func result() *report.Result {
 	return &report.Result{
 		SchemaVersion: report.SchemaVersion,
 		Command:       "bench",
-		Phases: []report.Phase{
+		Phases: []report.PhaseResult{
 			{Name: "write-big", Bytes: 200 << 20, Items: 2, Ops: 200, Seconds: 2, BytesPerSec: 100 << 20, ItemsPerSec: 1, OpsPerSec: 100,
 				Latency: metrics.Summary{Count: 200, P50: 900, P90: 1500, P99: 4000, P999: 9000, Max: 12000}},
 			{Name: "stat", Items: 200, Ops: 200, Seconds: 0.1, ItemsPerSec: 2000, OpsPerSec: 2000, Errors: 2,
@@ -266,9 +266,9 @@ func repeated(t *testing.T, mibs ...float64) *report.Result {
 	t.Helper()
 	res := &report.Result{SchemaVersion: report.SchemaVersion, Command: "bench"}
 	for i, v := range mibs {
-		p := report.Phase{Name: "write-big", Bytes: int64(v * (1 << 20)), Items: 1, Ops: 100, Seconds: 1,
+		p := report.PhaseResult{Name: "write-big", Bytes: int64(v * (1 << 20)), Items: 1, Ops: 100, Seconds: 1,
 			BytesPerSec: v * (1 << 20), ItemsPerSec: 1, OpsPerSec: 100, Value: report.Measure{Value: v, Unit: "MiB/s"}}
-		res.Runs = append(res.Runs, report.Run{Index: i + 1, Phases: []report.Phase{p}})
+		res.Runs = append(res.Runs, report.Run{Index: i + 1, Phases: []report.PhaseResult{p}})
 	}
 	if err := verdict.SummarizeRuns(res); err != nil {
 		t.Fatal(err)

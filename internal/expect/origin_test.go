@@ -38,7 +38,7 @@ func TestFromStorageParseAndCheck(t *testing.T) {
 
 func TestFromStorageEval(t *testing.T) {
 	pct := func(v float64) *float64 { return &v }
-	res := &report.Result{Phases: []report.Phase{
+	res := &report.Result{Phases: []report.PhaseResult{
 		{Name: "write-big"},
 		{Name: "read-big", Origin: &report.Origin{ReadBytes: 100, FromStorage: pct(97.5)}},
 		{Name: "read-small", Origin: &report.Origin{ReadBytes: 100, FromStorage: pct(1.2)}},

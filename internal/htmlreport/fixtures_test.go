@@ -63,9 +63,9 @@ func (s *sampler) hist(n int, median time.Duration) *metrics.Histogram {
 }
 
 // phase fills a phase from counts and a latency histogram.
-func phase(t *testing.T, name, title, of string, h *metrics.Histogram, items, bytes int64, secs float64, unit string) report.Phase {
+func phase(t *testing.T, name, title, of string, h *metrics.Histogram, items, bytes int64, secs float64, unit string) report.PhaseResult {
 	t.Helper()
-	p := report.Phase{Name: name, Title: title, LatencyOf: of, Ops: h.Count(), Items: items, Bytes: bytes, Seconds: secs}
+	p := report.PhaseResult{Name: name, Title: title, LatencyOf: of, Ops: h.Count(), Items: items, Bytes: bytes, Seconds: secs}
 	p.SetRates()
 	switch unit {
 	case "MiB/s":
@@ -104,7 +104,7 @@ func benchFixture(t *testing.T, seed uint64, speed float64) *report.Result {
 	}
 	r.CacheDrop = "drop_caches"
 	d := func(v float64) time.Duration { return time.Duration(v / speed) }
-	r.Phases = []report.Phase{
+	r.Phases = []report.PhaseResult{
 		phase(t, "write-big", "Write big file", "1 MiB write", s.hist(4096, d(4e6)), 4, 4<<30, 4.4/speed, "MiB/s"),
 		phase(t, "read-big", "Read big file", "1 MiB read", s.hist(4096, d(3e6)), 4, 4<<30, 3.1/speed, "MiB/s"),
 		phase(t, "write-small", "Write small file", "128 KiB file (open to close)", s.hist(400, d(9e6)), 400, 400<<17, 0.95/speed, "files/s"),
@@ -140,7 +140,7 @@ func objbenchFixture(t *testing.T) *report.Result {
 	}
 	put := phase(t, "put-big", "Upload big objects", "4 MiB put", s.hist(256, 60e6), 256, 1<<30, 4.5, "MiB/s")
 	put.Errors, put.ErrorSamples = 2, []string{"put fsbench-objbench/big/17: connection reset by peer"}
-	r.Phases = []report.Phase{put, get,
+	r.Phases = []report.PhaseResult{put, get,
 		phase(t, "put-small", "Put small objects", "128 KiB put", s.hist(100, 9e6), 100, 100<<17, 0.3, "objects/s"),
 		phase(t, "head", "Head objects", "head", s.hist(100, 1e6), 100, 0, 0.05, "objects/s"),
 		{Name: "chmod", Title: "Change permissions", Value: report.Measure{Unit: report.CheckNotSupport}, Cost: report.Measure{Unit: report.CheckNotSupport}},
@@ -169,7 +169,7 @@ func jobFixture(t *testing.T) *report.Result {
 	}
 	read.Series = series(s, 6, 500, 1<<20, 2e6)
 	rnd.Series = series(s, 6, 2000, 4<<10, 150e3)
-	r.Phases = []report.Phase{read, rnd}
+	r.Phases = []report.PhaseResult{read, rnd}
 	return r
 }
 
@@ -194,7 +194,7 @@ func hostsFixture(t *testing.T) *report.Result {
 		{Address: "10.1.0.11:7781", Host: report.Host{Name: "node-a", OS: "linux", Arch: "amd64", CPUs: 16}, Version: "v0.9.0"},
 		{Address: "10.1.0.12:7781", Host: report.Host{Name: "node-b", OS: "linux", Arch: "arm64", CPUs: 8}, Version: "v0.9.0"},
 	}
-	var parts []report.Phase
+	var parts []report.PhaseResult
 	var hosts []report.HostPhase
 	for i, a := range r.Hosts {
 		secs := 4.0 + 1.5*float64(i)
@@ -210,7 +210,7 @@ func hostsFixture(t *testing.T) *report.Result {
 	m.Value = report.Measure{Value: m.BytesPerSec / (1 << 20), Unit: "MiB/s"}
 	m.Hosts, m.StartSkew = hosts, 0.004
 	m.Stonewall = &report.Stonewall{Seconds: 4, Ops: 7000, Bytes: 7000 << 20, BytesPerSec: float64(7000<<20) / 4, OpsPerSec: 1750}
-	r.Phases = []report.Phase{m}
+	r.Phases = []report.PhaseResult{m}
 	return r
 }
 
@@ -234,7 +234,7 @@ func repeatFixture(t *testing.T, seed uint64, speed [4]float64) *report.Result {
 		d := func(v, f float64) time.Duration { return time.Duration(v / f) }
 		w, rd, ws, st := noise(0), noise(1), noise(2), noise(3)
 		r.Runs = append(r.Runs, report.Run{Index: i + 1, StartedAt: at.Add(time.Duration(i) * 9 * time.Second), Seconds: 8.5,
-			Phases: []report.Phase{
+			Phases: []report.PhaseResult{
 				phase(t, "write-big", "Write big file", "1 MiB write", s.hist(512, d(4e6, w)), 4, 2<<30, 2.2/w, "MiB/s"),
 				phase(t, "read-big", "Read big file", "1 MiB read", s.hist(512, d(3e6, rd)), 4, 2<<30, 1.6/rd, "MiB/s"),
 				phase(t, "write-small", "Write small file", "128 KiB file (open to close)", s.hist(100, d(9e6, ws)), 100, 100<<17, 0.24/ws, "files/s"),

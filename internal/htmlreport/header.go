@@ -159,7 +159,7 @@ func paramText(ps report.Params) string {
 // phaseText lists what each phase of a workload did: what one operation
 // moved (its transfer or file size) and for how long it ran, which a
 // workload file sets per phase and the parameters do not hold.
-func phaseText(ps []report.Phase) string {
+func phaseText(ps []report.PhaseResult) string {
 	var parts []string
 	for _, p := range ps {
 		var what []string

@@ -103,7 +103,7 @@ type curve struct {
 
 // phaseCurves returns the latency curves of one result's phase: the
 // latency, and where measured the time to first byte and the service time.
-func phaseCurves(run int, p *report.Phase) (out []curve, notes []string) {
+func phaseCurves(run int, p *report.PhaseResult) (out []curve, notes []string) {
 	kinds := []struct {
 		of   string
 		sum  *metrics.Summary
@@ -148,7 +148,7 @@ func (in *input) latencySection() (section, error) {
 			break
 		}
 	}
-	phases := in.allPhases(func(p *report.Phase) bool { return p.Latency.Count > 0 || p.Histogram != "" })
+	phases := in.allPhases(func(p *report.PhaseResult) bool { return p.Latency.Count > 0 || p.Histogram != "" })
 	for _, ph := range phases {
 		b, err := in.latencyBlock(ph)
 		if err != nil {

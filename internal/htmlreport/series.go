@@ -16,7 +16,7 @@ import (
 func (in *input) seriesSection() (section, error) {
 	s := section{ID: "series", Title: "Over time",
 		Intro: "Throughput and p99 latency per interval (--interval or interval: in a workload file), at the end of each interval since the phase began."}
-	for _, ph := range in.allPhases(func(p *report.Phase) bool { return len(p.Series) > 0 }) {
+	for _, ph := range in.allPhases(func(p *report.PhaseResult) bool { return len(p.Series) > 0 }) {
 		b, err := in.seriesBlock(ph)
 		if err != nil {
 			return s, err
@@ -152,7 +152,7 @@ func (in *input) hostsSection() (section, error) {
 	return s, nil
 }
 
-func (in *input) hostBlock(j int, p *report.Phase) (block, error) {
+func (in *input) hostBlock(j int, p *report.PhaseResult) (block, error) {
 	b := block{Title: fmt.Sprintf("%s: %s (%s)", in.names[j], p.Title, p.Name)}
 	b.Notes = append(b.Notes, fmt.Sprintf("Start skew between hosts: %s.", units.FormatLatency(p.StartSkew*1e6)))
 	if w := p.Stonewall; w != nil {

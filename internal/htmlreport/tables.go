@@ -201,7 +201,7 @@ func (in *input) problemsSection() (section, error) {
 	return s, nil
 }
 
-func phaseProblems(p report.Phase) [][]cell {
+func phaseProblems(p report.PhaseResult) [][]cell {
 	var rows [][]cell
 	if p.Incomplete {
 		rows = append(rows, []cell{{Text: "incomplete", Class: "warn"}, {Text: p.Name}, {Text: "the phase did not complete; its figures are partial"}})

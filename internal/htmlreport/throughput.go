@@ -23,7 +23,7 @@ type unitGroup struct {
 }
 
 // allPhases lists the phases of every result, in the order first seen.
-func (in *input) allPhases(keep func(p *report.Phase) bool) []phaseRef {
+func (in *input) allPhases(keep func(p *report.PhaseResult) bool) []phaseRef {
 	var out []phaseRef
 	seen := map[string]bool{}
 	for _, r := range in.results {

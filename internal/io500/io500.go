@@ -136,7 +136,7 @@ func Run(ctx context.Context, o Options, res *report.Result) (err error) {
 }
 
 // Scores computes the scores of a result's IO500 phases.
-func ScoresOf(phases []report.Phase) Scores {
+func ScoresOf(phases []report.PhaseResult) Scores {
 	var ps []PhaseScore
 	for _, p := range phases {
 		ps = append(ps, PhaseScore{Name: p.Name, Group: Group(p.Name), Value: p.Value.Value})

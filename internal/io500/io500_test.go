@@ -17,7 +17,7 @@ func small() Sizes {
 	return Sizes{EasyXfer: 64 * units.KiB, EasySegments: 8, HardSegments: 20, EasyFiles: 150, HardFiles: 120}
 }
 
-func phaseOf(t *testing.T, res *report.Result, name string) report.Phase {
+func phaseOf(t *testing.T, res *report.Result, name string) report.PhaseResult {
 	t.Helper()
 	for _, p := range res.Phases {
 		if p.Name == name {
@@ -25,7 +25,7 @@ func phaseOf(t *testing.T, res *report.Result, name string) report.Phase {
 		}
 	}
 	t.Fatalf("no phase %s in %d phases", name, len(res.Phases))
-	return report.Phase{}
+	return report.PhaseResult{}
 }
 
 // The whole suite on three ranks: the phases in IO500's order, every count

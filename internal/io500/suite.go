@@ -191,7 +191,7 @@ func (s *suite) timestamp() error {
 // run's directory, each thread a walker. Other hosts record the phase
 // with nothing done, so that every host's result has the same phases.
 func (s *suite) find(ctx context.Context) error {
-	ph := report.Phase{Name: "find", Title: "find"}
+	ph := report.PhaseResult{Name: "find", Title: "find"}
 	if s.o.Rank0 == 0 {
 		f := Find(ctx, s.o.Dir, Match{Name: findName, Size: HardFileSize, Newer: s.stamp}, s.o.Threads)
 		if f.Err != nil {
@@ -271,7 +271,7 @@ func latencyOf(name string, z Sizes) string {
 
 // SetValue sets a phase's value to IO500's figure: GiB/s for an ior
 // phase, thousands of items a second for the others.
-func SetValue(ph *report.Phase) {
+func SetValue(ph *report.PhaseResult) {
 	if Group(ph.Name) == Bandwidth {
 		ph.Value = report.Measure{Value: ph.BytesPerSec / float64(units.GiB), Unit: "GiB/s"}
 	} else {

@@ -95,7 +95,7 @@ func notSupported(err error) bool { return errors.Is(err, object.ErrNotSupported
 // notSupportedRow is the result row of a workload the store cannot run.
 func (r *run) notSupportedRow(wl *Workload, err error) {
 	r.warn("%s: %v", wl.Name, err)
-	r.res.Phases = append(r.res.Phases, report.Phase{Name: wl.Name, Title: wl.Name,
+	r.res.Phases = append(r.res.Phases, report.PhaseResult{Name: wl.Name, Title: wl.Name,
 		Value: report.Measure{Unit: report.CheckNotSupport}, Cost: report.Measure{Unit: report.CheckNotSupport}})
 }
 

@@ -56,7 +56,7 @@ func TestDurationIntervalSeriesOnMinIO(t *testing.T) {
 			t.Errorf("%s: time to first byte %+v, latency p50 %v", p.Name, p.TTFB, p.Latency.P50)
 		}
 	}
-	up := []report.Phase{*results[0].FindPhase("upload"), *results[1].FindPhase("upload")}
+	up := []report.PhaseResult{*results[0].FindPhase("upload"), *results[1].FindPhase("upload")}
 	merged, err := report.MergePhases(up)
 	if err != nil {
 		t.Fatal(err)

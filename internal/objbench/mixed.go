@@ -50,7 +50,7 @@ func (r *run) mixedOp(ctx context.Context, w *engine.Worker, s engine.Start, op 
 
 // mixedRows are the rows of the mix, whose realised proportions are also
 // told.
-func (r *run) mixedRows(res *engine.Result) []report.Phase {
+func (r *run) mixedRows(res *engine.Result) []report.PhaseResult {
 	rows := r.classRows(res)
 	r.info(proportions(rows))
 	return rows

@@ -33,7 +33,7 @@ func runJSON(t *testing.T, env []string, args ...string) *report.Result {
 }
 
 // row returns the result's row called name.
-func row(t *testing.T, res *report.Result, name string) report.Phase {
+func row(t *testing.T, res *report.Result, name string) report.PhaseResult {
 	t.Helper()
 	for _, p := range res.Phases {
 		if p.Name == name {
@@ -41,11 +41,11 @@ func row(t *testing.T, res *report.Result, name string) report.Phase {
 		}
 	}
 	t.Fatalf("no row %s in %+v", name, res.Phases)
-	return report.Phase{}
+	return report.PhaseResult{}
 }
 
 // checkRow checks a row's count of operations, errors and latencies.
-func checkRow(t *testing.T, p report.Phase, ops int64) {
+func checkRow(t *testing.T, p report.PhaseResult, ops int64) {
 	t.Helper()
 	if p.Ops != ops || p.Errors != 0 || p.Latency.Count != ops || p.Histogram == "" {
 		t.Errorf("row %s: %d operations (%d errors), %d latencies; want %d, no error", p.Name, p.Ops, p.Errors, p.Latency.Count, ops)

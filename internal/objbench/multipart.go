@@ -164,10 +164,10 @@ func (u *upload) record(s *steps) {
 
 // multipartRows are the whole objects' row, then the parts' and the
 // completions'.
-func (r *run) multipartRows(res *engine.Result) []report.Phase {
+func (r *run) multipartRows(res *engine.Result) []report.PhaseResult {
 	obj := r.phaseRow("multipart", "multipart upload objects", res)
 	obj.LatencyOf = "whole object: create, parts, complete"
 	parts := r.stepRow(stepPart, "multipart-part", "  upload parts", fmt.Sprintf("one part of up to %s", units.FormatBytes(r.o.PartSize)), res)
 	done := r.stepRow(stepComplete, "multipart-complete", "  complete uploads", "complete multipart upload", res)
-	return []report.Phase{obj, parts, done}
+	return []report.PhaseResult{obj, parts, done}
 }

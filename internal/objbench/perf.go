@@ -201,13 +201,13 @@ var displayOrder = []string{"upload", "download", "put-small", "get-small", "lis
 
 // performance runs the items and records them in display order.
 func (r *run) performance(ctx context.Context) {
-	byName := map[string]report.Phase{}
+	byName := map[string]report.PhaseResult{}
 	for _, it := range r.items() {
 		if ctx.Err() != nil {
 			break
 		}
 		if it.capability == "fs" && object.AsFileSystem(r.store) == nil {
-			byName[it.name] = report.Phase{Name: it.name, Title: it.title,
+			byName[it.name] = report.PhaseResult{Name: it.name, Title: it.title,
 				Value: report.Measure{Unit: report.CheckNotSupport}, Cost: report.Measure{Unit: report.CheckNotSupport}}
 			continue
 		}
@@ -234,11 +234,11 @@ const (
 
 // runItem runs one item as a phase of the engine: the threads start
 // together and take tasks until none are left (or the time is up).
-func (r *run) runItem(ctx context.Context, it item) report.Phase {
+func (r *run) runItem(ctx context.Context, it item) report.PhaseResult {
 	n := r.tasks(&it)
 	if n == 0 {
 		r.warn("%s: skipped, no objects to work on", it.title)
-		return report.Phase{Name: it.name, Title: it.title, Incomplete: true}
+		return report.PhaseResult{Name: it.name, Title: it.title, Incomplete: true}
 	}
 	p := engine.Phase{Name: it.name, Title: it.title, Tasks: n, Shared: true, KeepGoing: true,
 		Ops: r.o.Ops, Duration: r.o.Duration, Warmup: r.o.Warmup, Rate: r.o.Rate, Interval: r.o.Interval,
@@ -391,7 +391,7 @@ func (r *run) get(ctx context.Context, w *engine.Worker, s engine.Start, key str
 // toPhase turns an item's measurement into the result model, with
 // JuiceFS's value and cost: MiB/s or objects/s, and the mean time one
 // thread spent per object (per listing for list).
-func (r *run) toPhase(it item, res *engine.Result) report.Phase {
+func (r *run) toPhase(it item, res *engine.Result) report.PhaseResult {
 	p := res.Report()
 	p.LatencyOf = it.latencyOf
 	p.Items = p.Ops * int64(it.objects)

@@ -62,9 +62,9 @@ func (o *Options) rowSpecs() []rowSpec {
 }
 
 // classRows are the rows of a workload's measurement, as rowSpecs says.
-func (r *run) classRows(res *engine.Result) []report.Phase {
+func (r *run) classRows(res *engine.Result) []report.PhaseResult {
 	nsz := len(r.o.Sizes.Classes())
-	var rows []report.Phase
+	var rows []report.PhaseResult
 	for _, spec := range r.o.rowSpecs() {
 		part := res
 		if spec.op >= 0 || spec.size >= 0 {
@@ -131,7 +131,7 @@ func (r *run) latencyOf(spec rowSpec, part, all *engine.Result) string {
 }
 
 // proportions is the line that shows a mix's realised proportions.
-func proportions(rows []report.Phase) string {
+func proportions(rows []report.PhaseResult) string {
 	var parts []string
 	for _, p := range rows {
 		if op, ok := strings.CutPrefix(p.Name, "mixed-"); ok && opIndex(op) >= 0 {

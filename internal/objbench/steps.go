@@ -69,9 +69,9 @@ func (r *run) stepsSetup(kinds int) func(w *engine.Worker) error {
 // stepRow is the result row of one kind of step, over every worker, in
 // the phase res measured: MiB/s (or steps/s when no bytes moved) and the
 // mean time of a step.
-func (r *run) stepRow(kind int, name, title, latencyOf string, res *engine.Result) report.Phase {
+func (r *run) stepRow(kind int, name, title, latencyOf string, res *engine.Result) report.PhaseResult {
 	h := metrics.NewHistogram()
-	p := report.Phase{Name: name, Title: title, LatencyOf: latencyOf,
+	p := report.PhaseResult{Name: name, Title: title, LatencyOf: latencyOf,
 		Seconds: res.Elapsed.Seconds(), Incomplete: res.Incomplete}
 	for _, s := range r.x.steps {
 		h.Merge(s.hist[kind])

@@ -186,10 +186,10 @@ func (r *run) getVersion(ctx context.Context, w *engine.Worker, task int, v ver)
 
 // versionedRows are the cycles' row, then the rows of its puts, gets and
 // deletes.
-func (r *run) versionedRows(res *engine.Result) []report.Phase {
+func (r *run) versionedRows(res *engine.Result) []report.PhaseResult {
 	cycle := r.phaseRow("versioned", "versioned cycles", res)
 	cycle.LatencyOf = "cycle: put, get (and delete) of versions"
-	return []report.Phase{cycle,
+	return []report.PhaseResult{cycle,
 		r.stepRow(stepVPut, "version-put", "  put versions", "put of a new version", res),
 		r.stepRow(stepVGet, "version-get", "  get versions", "get of a random live version", res),
 		r.stepRow(stepVDelete, "version-delete", "  delete versions", "delete of the oldest version", res),

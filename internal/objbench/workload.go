@@ -41,7 +41,7 @@ type Workload struct {
 	Phase func(r *run, ctx context.Context) engine.Phase
 	// Rows turns the measurement into the result's rows. Optional: by
 	// default one row for the whole phase (see phaseRow).
-	Rows func(r *run, res *engine.Result) []report.Phase
+	Rows func(r *run, res *engine.Result) []report.PhaseResult
 	// Cleanup removes what the workload made outside the run's prefix
 	// (nothing, for every workload so far). Optional.
 	Cleanup func(r *run, ctx context.Context) error
@@ -119,7 +119,7 @@ func (r *run) runWorkload(ctx context.Context) error {
 		r.warn("%s: %v", p.Title, err)
 	}
 	r.ended(&p, res)
-	rows := []report.Phase{r.phaseRow(p.Name, p.Title, res)}
+	rows := []report.PhaseResult{r.phaseRow(p.Name, p.Title, res)}
 	if wl.Rows != nil {
 		rows = wl.Rows(r, res)
 	}
@@ -180,7 +180,7 @@ func (r *run) perOp() int { return max(r.o.Batch, 1) }
 // phaseRow is the result row of a workload's measurement: operations/s,
 // or MiB/s when bytes moved, the mean time one thread spent per
 // operation, and the percentiles of latency and time to first byte.
-func (r *run) phaseRow(name, title string, res *engine.Result) report.Phase {
+func (r *run) phaseRow(name, title string, res *engine.Result) report.PhaseResult {
 	p := res.Report()
 	p.Name, p.Title = name, title
 	p.LatencyOf = name
@@ -200,7 +200,7 @@ func (r *run) phaseRow(name, title string, res *engine.Result) report.Phase {
 
 // warnErrors warns of a row's failed and throttled operations, and of a
 // rate it did not keep.
-func (r *run) warnErrors(p *report.Phase) {
+func (r *run) warnErrors(p *report.PhaseResult) {
 	if p.Errors > 0 && len(p.ErrorSamples) > 0 {
 		r.warn("%s: %d of %d operations failed, e.g.: %s", p.Title, p.Errors, p.Errors+p.Ops, p.ErrorSamples[0])
 	}

@@ -43,7 +43,7 @@ func runWorkload(t *testing.T, env []string, url string, s object.Storage, args 
 	return res
 }
 
-func phase(t *testing.T, res *report.Result, name string) *report.Phase {
+func phase(t *testing.T, res *report.Result, name string) *report.PhaseResult {
 	t.Helper()
 	p := res.FindPhase(name)
 	if p == nil {

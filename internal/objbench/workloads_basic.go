@@ -284,7 +284,7 @@ func (r *run) batchDeletePhase(ctx context.Context) engine.Phase {
 // deleteRows is the row of the delete workload: per size class, or with
 // --batch one row of objects deleted per second, each operation a
 // request of --batch objects (the last may hold fewer).
-func (r *run) deleteRows(res *engine.Result) []report.Phase {
+func (r *run) deleteRows(res *engine.Result) []report.PhaseResult {
 	if r.o.Batch == 0 {
 		return r.classRows(res)
 	}
@@ -293,7 +293,7 @@ func (r *run) deleteRows(res *engine.Result) []report.Phase {
 	p.SetRates()
 	p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "objects/s"}
 	p.LatencyOf = fmt.Sprintf("delete of %d objects in one request", r.o.Batch)
-	return []report.Phase{p}
+	return []report.PhaseResult{p}
 }
 
 // listPage is how many objects one list operation asks for.
@@ -325,12 +325,12 @@ func (r *run) listPageOf(ctx context.Context, page int) error {
 }
 
 // listRows is the row of the list workload: objects listed per second.
-func (r *run) listRows(res *engine.Result) []report.Phase {
+func (r *run) listRows(res *engine.Result) []report.PhaseResult {
 	p := r.phaseRow("list", "list objects", res)
 	pages := (len(r.objs) + listPage - 1) / listPage
 	p.Items = res.Ops * int64(len(r.objs)) / int64(max(pages, 1))
 	p.SetRates()
 	p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "objects/s"}
 	p.LatencyOf = fmt.Sprintf("list of up to %d objects", min(listPage, len(r.objs)))
-	return []report.Phase{p}
+	return []report.PhaseResult{p}
 }

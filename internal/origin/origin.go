@@ -194,7 +194,7 @@ func (p *Probe) Begin(ctx context.Context, files []string, dropped bool) *Readin
 // they moved by and read (the bytes the phase read between Begin and End,
 // a warm-up included), and returns the warning of a phase served mostly
 // from a cache, or "".
-func (r *Reading) End(ctx context.Context, ph *report.Phase, read int64) string {
+func (r *Reading) End(ctx context.Context, ph *report.PhaseResult, read int64) string {
 	if r == nil {
 		return ""
 	}

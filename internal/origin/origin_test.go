@@ -47,7 +47,7 @@ func measure(t *testing.T, p *Probe, read int64, move func()) (*report.Origin, s
 	t.Helper()
 	r := p.Begin(context.Background(), nil, false)
 	move()
-	ph := report.Phase{Name: "read-big", Bytes: read}
+	ph := report.PhaseResult{Name: "read-big", Bytes: read}
 	w := r.End(context.Background(), &ph, read)
 	if ph.Origin == nil {
 		t.Fatal("End set no origin")

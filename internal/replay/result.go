@@ -46,7 +46,7 @@ func classOf(r *engine.Result, i int) *engine.Result {
 
 // row is one row of the table: operations per second, and the mean
 // latency as the cost.
-func row(r *engine.Result, name, title, of string) report.Phase {
+func row(r *engine.Result, name, title, of string) report.PhaseResult {
 	r.Name, r.Title = name, title
 	p := r.Report()
 	p.Value = report.Measure{Value: p.OpsPerSec, Unit: "ops/s"}

@@ -35,7 +35,7 @@ func (r *Result) checkFigures() error {
 
 // checkPhases checks the figures of phases and training; prefix starts
 // the place an error names.
-func checkPhases(prefix string, phases []Phase, t *Training) error {
+func checkPhases(prefix string, phases []PhaseResult, t *Training) error {
 	for i := range phases {
 		p := &phases[i]
 		where := fmt.Sprintf("%sphase %q", prefix, p.Name)
@@ -55,7 +55,7 @@ func checkPhases(prefix string, phases []Phase, t *Training) error {
 	return nil
 }
 
-func phaseFigures(p *Phase) []figure {
+func phaseFigures(p *PhaseResult) []figure {
 	return append([]figure{
 		{"ops", float64(p.Ops)}, {"items", float64(p.Items)}, {"bytes", float64(p.Bytes)},
 		{"errors", float64(p.Errors)}, {"throttled", float64(p.Throttled)}, {"seconds", p.Seconds},

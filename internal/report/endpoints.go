@@ -10,7 +10,7 @@ import (
 // endpoints of one store: each endpoint's rate in the phase's unit, its
 // mean time per request, and its requests and errors; each row has the
 // table's columns.
-func endpointRows(p *Phase, verbose bool, columns int) [][]string {
+func endpointRows(p *PhaseResult, verbose bool, columns int) [][]string {
 	var rows [][]string
 	for _, e := range p.Endpoints {
 		v := Measure{Unit: "req/s", Value: e.RequestsPerSec}

@@ -9,7 +9,7 @@ import (
 // A phase run through several endpoints has a row per endpoint under it,
 // with as many columns as the table, in the plain and the verbose table.
 func TestEndpointRows(t *testing.T) {
-	r := &Result{Phases: []Phase{{Name: "put", Title: "put objects", Ops: 30,
+	r := &Result{Phases: []PhaseResult{{Name: "put", Title: "put objects", Ops: 30,
 		Value: Measure{Value: 12, Unit: "MiB/s"}, Cost: Measure{Value: 3, Unit: "ms/op"},
 		Endpoints: []EndpointRow{
 			{Endpoint: "http://10.0.0.1:9000", Requests: 15, BytesPerSec: 6 << 20, MeanMs: 2.5},

@@ -33,20 +33,20 @@ func (r Ranges) GradeCost(c float64) Grade {
 }
 
 // Grade rates the value and the cost of p.
-func (r Ranges) Grade(p *Phase) {
+func (r Ranges) Grade(p *PhaseResult) {
 	p.Value.Grade = r.GradeValue(p.Value.Value)
 	p.Cost.Grade = r.GradeCost(p.Cost.Value)
 }
 
 // ThroughputValue is p's bytes per second as a value in MiB/s.
-func (p *Phase) ThroughputValue() Measure {
+func (p *PhaseResult) ThroughputValue() Measure {
 	return Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
 }
 
 // SecondsPer is the cost JuiceFS shows: the mean time one of the phase's
 // workers spent on each of n units of work (files, objects, operations);
 // 0 without any.
-func (p *Phase) SecondsPer(n int64, workers float64) float64 {
+func (p *PhaseResult) SecondsPer(n int64, workers float64) float64 {
 	if n <= 0 {
 		return 0
 	}

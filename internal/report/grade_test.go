@@ -13,7 +13,7 @@ func TestRangesGrade(t *testing.T) {
 		{15, 4.9, Fair, Fair},
 		{10, 5, Poor, Poor},
 	} {
-		p := Phase{Value: Measure{Value: tt.value}, Cost: Measure{Value: tt.cost}}
+		p := PhaseResult{Value: Measure{Value: tt.value}, Cost: Measure{Value: tt.cost}}
 		r.Grade(&p)
 		if p.Value.Grade != tt.v || p.Cost.Grade != tt.c {
 			t.Errorf("value %v cost %v: graded %s/%s, want %s/%s", tt.value, tt.cost, p.Value.Grade, p.Cost.Grade, tt.v, tt.c)
@@ -22,7 +22,7 @@ func TestRangesGrade(t *testing.T) {
 }
 
 func TestSecondsPerAndThroughput(t *testing.T) {
-	p := Phase{Seconds: 2, BytesPerSec: 3 << 20}
+	p := PhaseResult{Seconds: 2, BytesPerSec: 3 << 20}
 	if got := p.SecondsPer(8, 4); got != 1 {
 		t.Errorf("SecondsPer(8, 4) over 2 s = %v, want 1", got)
 	}

@@ -162,7 +162,7 @@ func checkCases(cmd string, checks []Check) []JUnitCase {
 }
 
 // phaseCases are the phases: an error when incomplete, failed with errors.
-func phaseCases(cmd string, phases []Phase) []JUnitCase {
+func phaseCases(cmd string, phases []PhaseResult) []JUnitCase {
 	var out []JUnitCase
 	for _, p := range phases {
 		tc := JUnitCase{ClassName: cmd + ".phase", Name: p.Name, Time: seconds(p.Seconds), SystemOut: phaseLine(p)}
@@ -232,12 +232,12 @@ func value(v float64, unit string) string {
 
 func measured(e Expectation) string { return value(e.Measured, e.Unit) }
 
-func phaseValue(p Phase) string {
+func phaseValue(p PhaseResult) string {
 	return FormatMeasure(p.Value) + ", " + FormatMeasure(p.Cost)
 }
 
 // phaseLine is what a phase measured, in one line.
-func phaseLine(p Phase) string {
+func phaseLine(p PhaseResult) string {
 	s := fmt.Sprintf("%s (%s): %s", p.Title, p.Name, phaseValue(p))
 	if l := p.Latency; l.Count > 0 {
 		s += fmt.Sprintf("; latency of %s: p50 %s, p90 %s, p99 %s, p99.9 %s, max %s", orDefault(p.LatencyOf, "one op"),

@@ -59,7 +59,7 @@ func junitResult() *Result {
 			{Category: "sync", Name: "change owner/group", Status: CheckNotSupport},
 			{Category: "basic", Name: "list objects", Status: CheckFailed, Reason: "listed 2 of 3 keys"},
 		},
-		Phases: []Phase{
+		Phases: []PhaseResult{
 			{Name: "upload", Title: "Upload objects", Seconds: 1.25, Ops: 16, Items: 4, Value: Measure{Value: 51.2, Unit: "MiB/s"}, Cost: Measure{Value: 0.31, Unit: "s/object"},
 				LatencyOf: "4 MiB part", Latency: metrics.Summary{Count: 16, P50: 1000, P90: 2000, P99: 3000, P999: 3000, Max: 3000}},
 			{Name: "download", Title: "Download objects", Seconds: 0.5, Errors: 2, ErrorSamples: []string{"get k1: EOF", "get k2: EOF"},

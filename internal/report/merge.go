@@ -8,7 +8,7 @@ import (
 )
 
 // SetLatency fills a phase's latency summary and stored histogram from h.
-func SetLatency(p *Phase, h *metrics.Histogram) error {
+func SetLatency(p *PhaseResult, h *metrics.Histogram) error {
 	p.Latency = h.Summary()
 	enc, err := encodeIfAny(h)
 	p.Histogram = enc
@@ -17,7 +17,7 @@ func SetLatency(p *Phase, h *metrics.Histogram) error {
 
 // SetTTFB fills a phase's time-to-first-byte summary and histogram, if h
 // holds any sample.
-func SetTTFB(p *Phase, h *metrics.Histogram) error {
+func SetTTFB(p *PhaseResult, h *metrics.Histogram) error {
 	if h == nil || h.Count() == 0 {
 		return nil
 	}
@@ -29,7 +29,7 @@ func SetTTFB(p *Phase, h *metrics.Histogram) error {
 }
 
 // SetService fills an open-loop phase's service-time summary and histogram.
-func SetService(p *Phase, h *metrics.Histogram) error {
+func SetService(p *PhaseResult, h *metrics.Histogram) error {
 	if h == nil {
 		return nil
 	}
@@ -49,7 +49,7 @@ func encodeIfAny(h *metrics.Histogram) (string, error) {
 
 // LatencyHistogram decodes a phase's stored latency histogram; nil without
 // error when the phase has none (a version-1 result, or no operation).
-func (p *Phase) LatencyHistogram() (*metrics.Histogram, error) {
+func (p *PhaseResult) LatencyHistogram() (*metrics.Histogram, error) {
 	if p.Histogram == "" {
 		return nil, nil
 	}
@@ -68,18 +68,18 @@ var ErrNoHistogram = errors.New("a phase has operations but no stored histogram 
 // the workers of many hosts, say) into one: counts add up, the time is the
 // longest, rates follow from those, and the latency percentiles come from
 // the merged histograms, never from averaging percentiles.
-func MergePhases(parts []Phase) (Phase, error) {
+func MergePhases(parts []PhaseResult) (PhaseResult, error) {
 	if len(parts) == 0 {
-		return Phase{}, errors.New("nothing to merge")
+		return PhaseResult{}, errors.New("nothing to merge")
 	}
-	out := Phase{Name: parts[0].Name, Title: parts[0].Title, LatencyOf: parts[0].LatencyOf,
+	out := PhaseResult{Name: parts[0].Name, Title: parts[0].Title, LatencyOf: parts[0].LatencyOf,
 		Value: Measure{Unit: parts[0].Value.Unit}, Cost: Measure{Unit: parts[0].Cost.Unit}}
 	lat, ttfb, svc := metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
 	hasTTFB, hasSvc := false, false
 	for i := range parts {
 		p := &parts[i]
 		if p.Name != out.Name {
-			return Phase{}, fmt.Errorf("cannot merge phase %s with phase %s", p.Name, out.Name)
+			return PhaseResult{}, fmt.Errorf("cannot merge phase %s with phase %s", p.Name, out.Name)
 		}
 		out.Ops += p.Ops
 		out.Items += p.Items
@@ -95,34 +95,34 @@ func MergePhases(parts []Phase) (Phase, error) {
 			}
 		}
 		if err := mergeEncoded(lat, p.Histogram, p.Latency.Count, p.Name); err != nil {
-			return Phase{}, err
+			return PhaseResult{}, err
 		}
 		if p.TTFB != nil {
 			hasTTFB = true
 			if err := mergeEncoded(ttfb, p.TTFBHistogram, p.TTFB.Count, p.Name); err != nil {
-				return Phase{}, err
+				return PhaseResult{}, err
 			}
 		}
 		if p.ServiceTime != nil {
 			hasSvc = true
 			if err := mergeEncoded(svc, p.ServiceHistogram, p.ServiceTime.Count, p.Name); err != nil {
-				return Phase{}, err
+				return PhaseResult{}, err
 			}
 		}
 	}
 	out.SetRates()
 	out.Origin = MergeOrigins(parts)
 	if err := SetLatency(&out, lat); err != nil {
-		return Phase{}, err
+		return PhaseResult{}, err
 	}
 	if hasTTFB {
 		if err := SetTTFB(&out, ttfb); err != nil {
-			return Phase{}, err
+			return PhaseResult{}, err
 		}
 	}
 	if hasSvc {
 		if err := SetService(&out, svc); err != nil {
-			return Phase{}, err
+			return PhaseResult{}, err
 		}
 	}
 	return out, nil
@@ -144,7 +144,7 @@ func mergeEncoded(into *metrics.Histogram, enc string, count int64, phase string
 }
 
 // SetRates derives the throughput fields from the counters and Seconds.
-func (p *Phase) SetRates() {
+func (p *PhaseResult) SetRates() {
 	p.BytesPerSec, p.OpsPerSec, p.ItemsPerSec = 0, 0, 0
 	if s := p.Seconds; s > 0 {
 		p.BytesPerSec = float64(p.Bytes) / s
@@ -156,7 +156,7 @@ func (p *Phase) SetRates() {
 // Shortfall says how far an open-loop phase fell behind its rate: the
 // operations it scheduled and never began before its end; "" when it kept
 // up.
-func (p *Phase) Shortfall() string {
+func (p *PhaseResult) Shortfall() string {
 	if p.Missed == 0 {
 		return ""
 	}

@@ -12,13 +12,13 @@ import (
 )
 
 // phaseOf builds a phase whose latency histogram holds the given values.
-func phaseOf(t *testing.T, name string, secs float64, bytesEach int64, lat ...time.Duration) Phase {
+func phaseOf(t *testing.T, name string, secs float64, bytesEach int64, lat ...time.Duration) PhaseResult {
 	t.Helper()
 	h := metrics.NewHistogram()
 	for _, d := range lat {
 		h.Record(d)
 	}
-	p := Phase{Name: name, Title: name, Ops: int64(len(lat)), Items: int64(len(lat)), Bytes: bytesEach * int64(len(lat)), Seconds: secs}
+	p := PhaseResult{Name: name, Title: name, Ops: int64(len(lat)), Items: int64(len(lat)), Bytes: bytesEach * int64(len(lat)), Seconds: secs}
 	p.SetRates()
 	if err := SetLatency(&p, h); err != nil {
 		t.Fatal(err)
@@ -38,9 +38,9 @@ func TestMergeResultsThroughJSON(t *testing.T) {
 	for range 10 {
 		slow = append(slow, 100*time.Millisecond)
 	}
-	a := &Result{SchemaVersion: SchemaVersion, Tool: "fsbench", Command: "bench", Phases: []Phase{phaseOf(t, "write-big", 2, 1<<20, fast...)}}
-	b := &Result{SchemaVersion: SchemaVersion, Tool: "fsbench", Command: "bench", Phases: []Phase{phaseOf(t, "write-big", 4, 1<<20, slow...)}}
-	var parts []Phase
+	a := &Result{SchemaVersion: SchemaVersion, Tool: "fsbench", Command: "bench", Phases: []PhaseResult{phaseOf(t, "write-big", 2, 1<<20, fast...)}}
+	b := &Result{SchemaVersion: SchemaVersion, Tool: "fsbench", Command: "bench", Phases: []PhaseResult{phaseOf(t, "write-big", 4, 1<<20, slow...)}}
+	var parts []PhaseResult
 	for _, r := range []*Result{a, b} {
 		var buf bytes.Buffer
 		if err := WriteJSON(&buf, r); err != nil {
@@ -94,14 +94,14 @@ func TestMergeRefusesVersion1WithoutHistogram(t *testing.T) {
 	if r.SchemaVersion != 1 || len(r.Phases) == 0 {
 		t.Fatalf("read %d phases of version %d", len(r.Phases), r.SchemaVersion)
 	}
-	_, err = MergePhases([]Phase{r.Phases[0], r.Phases[0]})
+	_, err = MergePhases([]PhaseResult{r.Phases[0], r.Phases[0]})
 	if !errors.Is(err, ErrNoHistogram) {
 		t.Fatalf("merging version-1 phases: %v, want ErrNoHistogram", err)
 	}
 }
 
 func TestMergeNamesMismatch(t *testing.T) {
-	_, err := MergePhases([]Phase{phaseOf(t, "a", 1, 0, time.Millisecond), phaseOf(t, "b", 1, 0, time.Millisecond)})
+	_, err := MergePhases([]PhaseResult{phaseOf(t, "a", 1, 0, time.Millisecond), phaseOf(t, "b", 1, 0, time.Millisecond)})
 	if err == nil {
 		t.Fatal("phases of different names merged")
 	}

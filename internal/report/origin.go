@@ -62,7 +62,7 @@ func (o *Origin) SetFromStorage() {
 // MergeOrigins adds up the origins of the same phase over runs or hosts:
 // each kind of bytes when every part has it, else it is unknown. It
 // returns nil when no part has an origin.
-func MergeOrigins(parts []Phase) *Origin {
+func MergeOrigins(parts []PhaseResult) *Origin {
 	var out *Origin
 	missing := false
 	for _, p := range parts {
@@ -119,7 +119,7 @@ func addInt(a, b *int64) *int64 {
 // OriginLine is the table's line for a phase's origin, e.g.
 // "Read big file: 100.0% from storage (block device loop0 (7:0): 256.0
 // MiB of 256.0 MiB); page cache before: 0 B".
-func OriginLine(p *Phase) string {
+func OriginLine(p *PhaseResult) string {
 	o := p.Origin
 	if o == nil {
 		return ""

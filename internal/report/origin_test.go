@@ -28,7 +28,7 @@ func TestOriginTable(t *testing.T) {
 }
 
 func TestOriginLineUnknown(t *testing.T) {
-	p := Phase{Title: "Read big file", Origin: &Origin{ReadBytes: 1 << 20, PageCacheBytes: i64(1 << 20), Unknown: "tmpfs on /dev/shm has no block device (source tmpfs)"}}
+	p := PhaseResult{Title: "Read big file", Origin: &Origin{ReadBytes: 1 << 20, PageCacheBytes: i64(1 << 20), Unknown: "tmpfs on /dev/shm has no block device (source tmpfs)"}}
 	p.Origin.SetFromStorage()
 	want := "Read big file: from storage unknown (tmpfs on /dev/shm has no block device (source tmpfs)); page cache before: 1 MiB"
 	if got := OriginLine(&p); got != want {
@@ -37,33 +37,33 @@ func TestOriginLineUnknown(t *testing.T) {
 }
 
 func TestMergeOrigins(t *testing.T) {
-	part := func(read, storage int64) Phase {
+	part := func(read, storage int64) PhaseResult {
 		o := &Origin{Source: "block device vda (254:0)", ReadBytes: read, StorageBytes: i64(storage), PageCacheBytes: i64(0)}
 		o.SetFromStorage()
-		return Phase{Name: "read-big", Origin: o}
+		return PhaseResult{Name: "read-big", Origin: o}
 	}
-	m := MergeOrigins([]Phase{part(100, 100), part(100, 0)})
+	m := MergeOrigins([]PhaseResult{part(100, 100), part(100, 0)})
 	if m == nil || m.ReadBytes != 200 || *m.StorageBytes != 100 || *m.FromStorage != 50 || m.Source != "block device vda (254:0)" {
 		t.Fatalf("merged %+v: want 100 of 200 bytes, 50%%, one source", m)
 	}
 	if m.CacheBytes != nil {
 		t.Errorf("cache bytes %v: no part measured them", *m.CacheBytes)
 	}
-	m = MergeOrigins([]Phase{part(100, 100), {Name: "read-big"}})
+	m = MergeOrigins([]PhaseResult{part(100, 100), {Name: "read-big"}})
 	if m.FromStorage != nil || m.StorageBytes != nil || !strings.Contains(m.Unknown, "not measured in every") {
 		t.Errorf("merged with a part without origin: %+v: want unknown", m)
 	}
 	other := part(100, 100)
 	other.Origin.Source = "block device vdb (254:16)"
-	unknown := Phase{Name: "read-big", Origin: &Origin{ReadBytes: 100, Unknown: "tmpfs"}}
-	m = MergeOrigins([]Phase{unknown, part(100, 100), other, part(100, 100)})
+	unknown := PhaseResult{Name: "read-big", Origin: &Origin{ReadBytes: 100, Unknown: "tmpfs"}}
+	m = MergeOrigins([]PhaseResult{unknown, part(100, 100), other, part(100, 100)})
 	if m.Source != "block device vda (254:0), block device vdb (254:16)" || m.FromStorage != nil || m.Unknown != "tmpfs" {
 		t.Errorf("merged hosts of two devices and one unknown: %+v", m)
 	}
-	if MergeOrigins([]Phase{{Name: "write-big"}, {Name: "write-big"}}) != nil {
+	if MergeOrigins([]PhaseResult{{Name: "write-big"}, {Name: "write-big"}}) != nil {
 		t.Error("phases without origins merge into one")
 	}
-	merged, err := MergePhases([]Phase{part(100, 100), part(300, 300)})
+	merged, err := MergePhases([]PhaseResult{part(100, 100), part(300, 300)})
 	if err != nil || merged.Origin == nil || *merged.Origin.StorageBytes != 400 {
 		t.Errorf("MergePhases: %v, origin %+v: want the origins added up", err, merged.Origin)
 	}

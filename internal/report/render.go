@@ -432,7 +432,7 @@ func phaseHeader(r *Result, o Options) ([]string, []tw.Align) {
 
 // spreadCell is a repeated phase's range of VALUE over its runs, with the
 // median's interval where the runs are enough for one (-v).
-func spreadCell(p *Phase, o Options) string {
+func spreadCell(p *PhaseResult, o Options) string {
 	s := p.Spread
 	if s == nil {
 		return ""
@@ -447,7 +447,7 @@ func spreadCell(p *Phase, o Options) string {
 }
 
 // phaseCells is the table's row of a phase.
-func phaseCells(p *Phase, o Options, ttfb bool) []string {
+func phaseCells(p *PhaseResult, o Options, ttfb bool) []string {
 	l := p.Latency
 	lat := func(s metrics.Summary, v float64) string {
 		if s.Count == 0 {
@@ -528,7 +528,7 @@ func (e *ErrWriter) Write(p []byte) (int, error) {
 
 // hostRows are the verbose table's rows under a phase run on many hosts:
 // each host's own figures, then the start skew and the stonewall rate.
-func hostRows(p *Phase) [][]string {
+func hostRows(p *PhaseResult) [][]string {
 	if len(p.Hosts) == 0 {
 		return nil
 	}
@@ -561,7 +561,7 @@ func hostRows(p *Phase) [][]string {
 
 // rankRows are the verbose table's rows under a checkpoint phase: each
 // rank's throughput and time, and whose shard it wrote or read.
-func rankRows(p *Phase) [][]string {
+func rankRows(p *PhaseResult) [][]string {
 	var rows [][]string
 	for _, r := range p.Ranks {
 		item := fmt.Sprintf("  rank %d", r.Rank)

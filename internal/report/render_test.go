@@ -53,7 +53,7 @@ func sample() *Result {
 			{Key: "direct", Value: false},
 		},
 		CacheDrop: "drop_caches",
-		Phases: []Phase{
+		Phases: []PhaseResult{
 			{Name: "write-big", Title: "Write big file", Ops: 4096, Items: 4, Bytes: 4 << 30, Seconds: 10.35,
 				BytesPerSec: 414973029.8, OpsPerSec: 395.7, ItemsPerSec: 0.386,
 				Value: Measure{395.75, "MiB/s", Good}, Cost: Measure{10.35, "s/file", Fair}, LatencyOf: "1 MiB write", Latency: lat(2400, 15000, 80000)},
@@ -210,7 +210,7 @@ func TestReadJSONRejectsNegative(t *testing.T) {
 	}
 	// A run of a repeated benchmark is checked as the summary is.
 	r := sample()
-	r.Runs = []Run{{Index: 1, Phases: append([]Phase(nil), r.Phases...)}, {Index: 2, Phases: append([]Phase(nil), r.Phases...)}}
+	r.Runs = []Run{{Index: 1, Phases: append([]PhaseResult(nil), r.Phases...)}, {Index: 2, Phases: append([]PhaseResult(nil), r.Phases...)}}
 	r.Runs[1].Phases[0].Errors = -3
 	b.Reset()
 	if err := WriteJSON(&b, r); err != nil {
@@ -227,7 +227,7 @@ func TestReadJSONRejectsNegative(t *testing.T) {
 func TestTableNotRunPhase(t *testing.T) {
 	r := sample()
 	r.Interrupted = true
-	r.Phases = append(r.Phases, Phase{Name: "read-big", Title: "Read big file", Incomplete: true,
+	r.Phases = append(r.Phases, PhaseResult{Name: "read-big", Title: "Read big file", Incomplete: true,
 		Value: Measure{0, "MiB/s", ""}, Cost: Measure{0, "s/file", ""}, LatencyOf: "1 MiB read"})
 	var b bytes.Buffer
 	if err := WriteTable(&b, r, Options{}); err != nil {
@@ -249,8 +249,8 @@ func TestTableNotRunPhase(t *testing.T) {
 func TestTableNotSupported(t *testing.T) {
 	r := sample()
 	ns := Measure{Unit: CheckNotSupport}
-	r.Phases = append(r.Phases, Phase{Name: "chmod", Title: "change permissions", Value: ns, Cost: ns},
-		Phase{Name: "chtimes", Title: "update mtime", Value: ns, Cost: ns})
+	r.Phases = append(r.Phases, PhaseResult{Name: "chmod", Title: "change permissions", Value: ns, Cost: ns},
+		PhaseResult{Name: "chtimes", Title: "update mtime", Value: ns, Cost: ns})
 	var b bytes.Buffer
 	if err := WriteTable(&b, r, Options{}); err != nil {
 		t.Fatal(err)

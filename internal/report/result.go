@@ -40,7 +40,7 @@ type Result struct {
 	// "none" (--drop-caches never or SKIP_DROP_CACHES), or "" when not applicable.
 	CacheDrop    string        `json:"cache_drop,omitempty"`
 	Checks       []Check       `json:"checks,omitempty"`
-	Phases       []Phase       `json:"phases"`
+	Phases       []PhaseResult `json:"phases"`
 	Internal     *Internal     `json:"internal,omitempty"`
 	Expectations []Expectation `json:"expectations,omitempty"`
 	Usage        Usage         `json:"usage"`
@@ -67,14 +67,14 @@ type Result struct {
 // Run is one run of a repeated benchmark: the whole benchmark, with the
 // figures it measured as a result of one run holds them.
 type Run struct {
-	Index       int       `json:"index"` // 1 for the first run
-	StartedAt   time.Time `json:"started_at"`
-	Seconds     float64   `json:"seconds"`
-	Load        float64   `json:"load,omitempty"` // the host's 1-minute load average at the run's end
-	Phases      []Phase   `json:"phases"`
-	Training    *Training `json:"training,omitempty"`
-	Interrupted bool      `json:"interrupted,omitempty"`
-	Error       string    `json:"error,omitempty"`
+	Index       int           `json:"index"` // 1 for the first run
+	StartedAt   time.Time     `json:"started_at"`
+	Seconds     float64       `json:"seconds"`
+	Load        float64       `json:"load,omitempty"` // the host's 1-minute load average at the run's end
+	Phases      []PhaseResult `json:"phases"`
+	Training    *Training     `json:"training,omitempty"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Error       string        `json:"error,omitempty"`
 }
 
 // Spread is how a phase's VALUE varied over the runs of a repeated
@@ -147,8 +147,8 @@ type Measure struct {
 	Grade Grade   `json:"grade,omitempty"`
 }
 
-// Phase is the measurement of one phase (bench) or item (objbench).
-type Phase struct {
+// PhaseResult is the measurement of one phase (bench) or item (objbench).
+type PhaseResult struct {
 	// Name is the stable metric name used by --expect and compare,
 	// e.g. "write-big"; Title is what the table shows ("Write big file").
 	Name  string `json:"name"`
@@ -473,7 +473,7 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 }
 
 // FindPhase returns the phase with the given name, or nil.
-func (r *Result) FindPhase(name string) *Phase {
+func (r *Result) FindPhase(name string) *PhaseResult {
 	for i := range r.Phases {
 		if r.Phases[i].Name == name {
 			return &r.Phases[i]
@@ -483,7 +483,7 @@ func (r *Result) FindPhase(name string) *Phase {
 }
 
 // FindPhase returns the run's phase of that name, or nil.
-func (r *Run) FindPhase(name string) *Phase {
+func (r *Run) FindPhase(name string) *PhaseResult {
 	for i := range r.Phases {
 		if r.Phases[i].Name == name {
 			return &r.Phases[i]

@@ -41,7 +41,7 @@ type Training struct {
 	Pass    bool    `json:"pass"`
 	// MeasuredSteps counts the steps AU is measured over (each epoch's
 	// first excluded) on every rank, host and run; WaitHistogram holds
-	// their waits for a batch, encoded as Phase.Histogram, so that hosts
+	// their waits for a batch, encoded as PhaseResult.Histogram, so that hosts
 	// and runs merge.
 	MeasuredSteps int64  `json:"measured_steps,omitempty"`
 	WaitHistogram string `json:"wait_histogram,omitempty"`

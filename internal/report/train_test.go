@@ -13,7 +13,7 @@ func TestTrainingTable(t *testing.T) {
 		Ranks:   []RankTrain{{Epochs: []RankEpoch{{Compute: 9, Wall: 10, Seconds: 12}, {Compute: 8, Wall: 10, Seconds: 11}}}},
 		FindMax: []Trial{{Accelerators: 1, AU: 95, Pass: true}, {Accelerators: 2, AU: 80}}}
 	tr.Summarize()
-	r := &Result{Command: "train", Phases: []Phase{{Name: "train", Title: "Train resnet50"}}, Training: tr}
+	r := &Result{Command: "train", Phases: []PhaseResult{{Name: "train", Title: "Train resnet50"}}, Training: tr}
 	var b bytes.Buffer
 	if err := WriteTable(&b, r, Options{}); err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestTrainingTableVerdict(t *testing.T) {
 		MeasuredSteps: 10, AULow: &lo, AUHigh: &hi, AUConfidence: 0.95, Verdict: VerdictTooShort,
 		VerdictReason: "10 measured steps, an AU against 90% needs 100: more steps per epoch (--files), more --epochs, or --repeat"}
 	tr.Summarize()
-	r := &Result{Command: "train", Phases: []Phase{{Name: "train", Title: "Train resnet50"}}, Training: tr,
+	r := &Result{Command: "train", Phases: []PhaseResult{{Name: "train", Title: "Train resnet50"}}, Training: tr,
 		Expectations: []Expectation{{Expr: "au>=90%", Metric: "au", Op: ">=", Want: 90, Unit: "%", Measured: 100, Pass: true,
 			Verdict: VerdictTooShort, Reason: tr.VerdictReason}}}
 	var b bytes.Buffer

@@ -13,8 +13,8 @@ import (
 func TestTableTTFBColumns(t *testing.T) {
 	mk := func(workload bool) *Result {
 		s := metrics.Summary{Count: 3, P50: 1500, P99: 2500, Max: 2600}
-		p := Phase{Name: "get", Title: "get objects", Ops: 3, Latency: metrics.Summary{Count: 3, P50: 2000, P99: 4000, Max: 4100}, TTFB: &s}
-		r := &Result{SchemaVersion: SchemaVersion, Command: "objbench", Phases: []Phase{p, {Name: "stat", Title: "stat objects"}}}
+		p := PhaseResult{Name: "get", Title: "get objects", Ops: 3, Latency: metrics.Summary{Count: 3, P50: 2000, P99: 4000, Max: 4100}, TTFB: &s}
+		r := &Result{SchemaVersion: SchemaVersion, Command: "objbench", Phases: []PhaseResult{p, {Name: "stat", Title: "stat objects"}}}
 		if workload {
 			r.Parameters = Params{{Key: "workload", Value: "get"}}
 		}

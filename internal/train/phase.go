@@ -78,10 +78,10 @@ func (t *trainer) close() {
 }
 
 // train runs the train phase with accel accelerators on this host.
-func (r *run) train(ctx context.Context, accel int) (report.Phase, *report.Training, error) {
+func (r *run) train(ctx context.Context, accel int) (report.PhaseResult, *report.Training, error) {
 	t, err := r.newTrainer(accel)
 	if err != nil {
-		return report.Phase{Name: "train", Title: "Train", Incomplete: true}, nil, err
+		return report.PhaseResult{Name: "train", Title: "Train", Incomplete: true}, nil, err
 	}
 	defer t.close()
 	if n := reliableSteps(r.o.Prefetch); t.plan.Steps < n && !r.o.FindMax {

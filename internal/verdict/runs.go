@@ -19,7 +19,7 @@ func SummarizeRuns(res *report.Result) error {
 		return nil
 	}
 	var names []string
-	byName := map[string][]report.Phase{}
+	byName := map[string][]report.PhaseResult{}
 	for _, r := range res.Runs {
 		for _, p := range r.Phases {
 			if _, ok := byName[p.Name]; !ok {
@@ -28,7 +28,7 @@ func SummarizeRuns(res *report.Result) error {
 			byName[p.Name] = append(byName[p.Name], p)
 		}
 	}
-	res.Phases = make([]report.Phase, 0, len(names)) // a run may share the old slice
+	res.Phases = make([]report.PhaseResult, 0, len(names)) // a run may share the old slice
 	for _, n := range names {
 		p, err := summarizePhase(byName[n])
 		if err != nil {
@@ -42,23 +42,23 @@ func SummarizeRuns(res *report.Result) error {
 }
 
 // summarizePhase is the summary of one phase over the runs that have it.
-func summarizePhase(runs []report.Phase) (report.Phase, error) {
+func summarizePhase(runs []report.PhaseResult) (report.PhaseResult, error) {
 	out, err := report.MergePhases(runs)
 	if err != nil {
-		return report.Phase{}, fmt.Errorf("summary of the runs: %w", err)
+		return report.PhaseResult{}, fmt.Errorf("summary of the runs: %w", err)
 	}
-	pick := func(f func(p *report.Phase) float64) float64 {
+	pick := func(f func(p *report.PhaseResult) float64) float64 {
 		vs := make([]float64, len(runs))
 		for i := range runs {
 			vs[i] = f(&runs[i])
 		}
 		return Summarize(vs).Median
 	}
-	out.Seconds = pick(func(p *report.Phase) float64 { return p.Seconds })
-	out.BytesPerSec = pick(func(p *report.Phase) float64 { return p.BytesPerSec })
-	out.OpsPerSec = pick(func(p *report.Phase) float64 { return p.OpsPerSec })
-	out.ItemsPerSec = pick(func(p *report.Phase) float64 { return p.ItemsPerSec })
-	out.Cost.Value = pick(func(p *report.Phase) float64 { return p.Cost.Value })
+	out.Seconds = pick(func(p *report.PhaseResult) float64 { return p.Seconds })
+	out.BytesPerSec = pick(func(p *report.PhaseResult) float64 { return p.BytesPerSec })
+	out.OpsPerSec = pick(func(p *report.PhaseResult) float64 { return p.OpsPerSec })
+	out.ItemsPerSec = pick(func(p *report.PhaseResult) float64 { return p.ItemsPerSec })
+	out.Cost.Value = pick(func(p *report.PhaseResult) float64 { return p.Cost.Value })
 	values := make([]float64, len(runs))
 	for i := range runs {
 		values[i] = runs[i].Value.Value

@@ -57,12 +57,12 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-func phase(name string, value float64, lat ...time.Duration) report.Phase {
+func phase(name string, value float64, lat ...time.Duration) report.PhaseResult {
 	h := metrics.NewHistogram()
 	for _, d := range lat {
 		h.Record(d)
 	}
-	p := report.Phase{Name: name, Title: name, Ops: int64(len(lat)), Bytes: int64(len(lat)) << 20, Seconds: 1,
+	p := report.PhaseResult{Name: name, Title: name, Ops: int64(len(lat)), Bytes: int64(len(lat)) << 20, Seconds: 1,
 		Value: report.Measure{Value: value, Unit: "MiB/s"}, Cost: report.Measure{Value: 1 / value, Unit: "s/file"}}
 	p.SetRates()
 	if err := report.SetLatency(&p, h); err != nil {
@@ -73,9 +73,9 @@ func phase(name string, value float64, lat ...time.Duration) report.Phase {
 
 func TestSummarizeRuns(t *testing.T) {
 	res := &report.Result{Runs: []report.Run{
-		{Index: 1, Phases: []report.Phase{phase("write", 100, time.Millisecond), phase("read", 300, time.Millisecond)}},
-		{Index: 2, Phases: []report.Phase{phase("write", 120, 3*time.Millisecond)}},
-		{Index: 3, Phases: []report.Phase{phase("write", 110, 2*time.Millisecond), phase("read", 200, time.Millisecond)}},
+		{Index: 1, Phases: []report.PhaseResult{phase("write", 100, time.Millisecond), phase("read", 300, time.Millisecond)}},
+		{Index: 2, Phases: []report.PhaseResult{phase("write", 120, 3*time.Millisecond)}},
+		{Index: 3, Phases: []report.PhaseResult{phase("write", 110, 2*time.Millisecond), phase("read", 200, time.Millisecond)}},
 	}}
 	if err := SummarizeRuns(res); err != nil {
 		t.Fatal(err)
@@ -102,9 +102,9 @@ func TestSummarizeRuns(t *testing.T) {
 // result the runs are summarised into, so its phases share a slice with
 // Runs[0]; the summary must not write over that run's figures.
 func TestSummarizeRunsKeepsRuns(t *testing.T) {
-	first := []report.Phase{phase("write", 100, time.Millisecond)}
+	first := []report.PhaseResult{phase("write", 100, time.Millisecond)}
 	res := &report.Result{Phases: first, Runs: []report.Run{
-		{Index: 1, Phases: first}, {Index: 2, Phases: []report.Phase{phase("write", 200, time.Millisecond)}},
+		{Index: 1, Phases: first}, {Index: 2, Phases: []report.PhaseResult{phase("write", 200, time.Millisecond)}},
 	}}
 	if err := SummarizeRuns(res); err != nil {
 		t.Fatal(err)
