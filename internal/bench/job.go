@@ -205,7 +205,7 @@ func (r *jobRun) cleanup() {
 
 // jobFileNames are the files of a phase without a tree: Files per thread,
 // thread by thread, so worker w owns its own as with fio's numjobs.
-func (r *jobRun) jobFileNames(p *jobfile.Phase) []string {
+func (r *jobRun) jobFileNames(p *jobfile.PhaseSpec) []string {
 	out := make([]string, 0, r.o.Threads*p.Files)
 	for w := 0; w < r.o.Threads; w++ {
 		for i := 0; i < p.Files; i++ {
@@ -216,7 +216,7 @@ func (r *jobRun) jobFileNames(p *jobfile.Phase) []string {
 }
 
 // phase runs one phase of the job, after making what it needs exist.
-func (r *jobRun) phase(ctx context.Context, p *jobfile.Phase) error {
+func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 	kind := p.Kind()
 	var tg *workload.Targets
 	fileSize := p.FileSize
@@ -361,7 +361,7 @@ func progressTotal(p *workload.Phase, threads int) int64 {
 // layout writes the job files a phase needs that do not exist at its file
 // size yet (as fio lays out files before reading them). It is not part of
 // the result.
-func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) error {
+func (r *jobRun) layout(ctx context.Context, p *jobfile.PhaseSpec, names []string) error {
 	kind := p.Kind()
 	var need []string
 	switch kind {
@@ -427,7 +427,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.Phase, names []string) e
 
 // treeTargets readies the tree for a phase and returns the phase's
 // targets, and what to record in the tree's marker after it.
-func (r *jobRun) treeTargets(ctx context.Context, p *jobfile.Phase) (*workload.Targets, func(bool) error, error) {
+func (r *jobRun) treeTargets(ctx context.Context, p *jobfile.PhaseSpec) (*workload.Targets, func(bool) error, error) {
 	if err := r.tree.Ready(); err != nil {
 		return nil, nil, phaseErr(p, err)
 	}
@@ -448,7 +448,7 @@ func (r *jobRun) treeTargets(ctx context.Context, p *jobfile.Phase) (*workload.T
 	return r.eng.NewTargets(r.tree.Root, names), done, nil
 }
 
-func phaseErr(p *jobfile.Phase, err error) error {
+func phaseErr(p *jobfile.PhaseSpec, err error) error {
 	return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("%v", err)}
 }
 
@@ -469,6 +469,6 @@ func (r *jobRun) autoFormat(ctx context.Context) error {
 			name = "auto-" + name
 		}
 	}
-	p := jobfile.Phase{Name: name, Op: jobfile.OpFormat, XferSize: min(units.MiB, r.eng.MaxBlock()), ReadPct: -1}
+	p := jobfile.PhaseSpec{Name: name, Op: jobfile.OpFormat, XferSize: min(units.MiB, r.eng.MaxBlock()), ReadPct: -1}
 	return r.phase(ctx, &p)
 }

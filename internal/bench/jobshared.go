@@ -15,7 +15,7 @@ const sharedName = "job.shared"
 
 // sharedTarget is the shared file and its layout for phase p.
 // A phase of it has no file size of its own (0).
-func (r *jobRun) sharedTarget(p *jobfile.Phase) (*workload.Targets, *workload.SharedFile, int64) {
+func (r *jobRun) sharedTarget(p *jobfile.PhaseSpec) (*workload.Targets, *workload.SharedFile, int64) {
 	hosts := max(r.o.Hosts, 1)
 	world := r.o.Threads * hosts
 	segs := p.Segments

@@ -169,7 +169,7 @@ func (o *JobFlags) adHoc(tree bool) (*jobfile.Job, error) {
 		return nil, Usagef("--rw %q: want one of %s", rw, strings.Join(jobfile.Ops(), ", "))
 	}
 	j := &jobfile.Job{Name: "ad hoc"}
-	p := jobfile.Phase{Name: strings.ToLower(rw), Op: op, Access: access, Files: 1, ReadPct: o.readPct}
+	p := jobfile.PhaseSpec{Name: strings.ToLower(rw), Op: op, Access: access, Files: 1, ReadPct: o.readPct}
 	if o.readPct != -1 && (o.readPct < 0 || o.readPct > 100) {
 		return nil, Usagef("--read-pct %d is not in 0..100", o.readPct)
 	}
@@ -183,7 +183,7 @@ func (o *JobFlags) adHoc(tree bool) (*jobfile.Job, error) {
 		}
 		j.Tree = &jobfile.Tree{Shape: workload.Shape{Depth: o.depth, Width: o.width, Files: files, FileSize: 128 * units.KiB}, Format: "restart"}
 	}
-	j.Phases = []jobfile.Phase{p}
+	j.Phases = []jobfile.PhaseSpec{p}
 	return j, nil
 }
 

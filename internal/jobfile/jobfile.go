@@ -38,7 +38,7 @@ type Job struct {
 	Fsync       bool
 	Verify      bool
 	Tree        *Tree
-	Phases      []Phase
+	Phases      []PhaseSpec
 	File        string // where it was read from, for messages
 }
 
@@ -108,8 +108,9 @@ func Ops() []string {
 		OpRename, OpChmod, OpUtime, OpReaddir, OpUnlink, OpMkdir, OpRmdir}
 }
 
-// Phase is one phase of a job.
-type Phase struct {
+// PhaseSpec is one phase of a job as its file (or the flags of an ad-hoc
+// job) states it, before the job run turns it into a workload phase.
+type PhaseSpec struct {
 	Name     string
 	Op       string // one of the Op constants
 	Access   workload.Access
@@ -138,14 +139,14 @@ type Phase struct {
 }
 
 // Kind is the engine's operation for the phase.
-func (p *Phase) Kind() workload.Kind { return opKinds[p.Op] }
+func (p *PhaseSpec) Kind() workload.Kind { return opKinds[p.Op] }
 
 // Data reports whether the phase reads or writes blocks of files.
-func (p *Phase) Data() bool { return p.Kind().IsData() }
+func (p *PhaseSpec) Data() bool { return p.Kind().IsData() }
 
 // OnePass reports whether the phase does each file (or block) once, as
 // opposed to running for a count of operations or a time.
-func (p *Phase) OnePass() bool { return p.Ops == 0 && p.Duration == 0 }
+func (p *PhaseSpec) OnePass() bool { return p.Ops == 0 && p.Duration == 0 }
 
 // Defaults of a phase's settings.
 const (
@@ -174,7 +175,7 @@ func (e *Error) Error() string {
 }
 
 // fileSize is the size of the files a phase works on.
-func (j *Job) fileSize(ph *Phase) int64 {
+func (j *Job) fileSize(ph *PhaseSpec) int64 {
 	if j.Tree != nil {
 		return j.Tree.FileSize
 	}

@@ -74,7 +74,7 @@ func (o *Overrides) applyFiles(size *int64, files *int) {
 }
 
 // eachFileOnce reports whether the phase's operation does each file once.
-func (p *Phase) eachFileOnce() bool {
+func (p *PhaseSpec) eachFileOnce() bool {
 	switch p.Kind() {
 	case workload.Create, workload.Unlink, workload.Mkdir, workload.Rmdir:
 		return true

@@ -43,7 +43,7 @@ phases:
 
 	// A job built without a file takes every override: Validate says
 	// what does not fit.
-	adhoc := &Job{Phases: []Phase{{Name: "create", Op: OpCreate, Files: 1, ReadPct: -1}}}
+	adhoc := &Job{Phases: []PhaseSpec{{Name: "create", Op: OpCreate, Files: 1, ReadPct: -1}}}
 	(&Overrides{Duration: ptr(time.Second), FileSize: ptr(int64(10)), Files: ptr(3)}).Apply(adhoc)
 	if p := adhoc.Phases[0]; p.Duration != time.Second || p.FileSize != 10 || p.Files != 3 {
 		t.Errorf("ad-hoc phase = %+v", p)

@@ -226,13 +226,13 @@ func (p *parser) format(n *yaml.Node, key string) (string, error) {
 	return f, err
 }
 
-func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (Phase, error) {
+func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (PhaseSpec, error) {
 	what := fmt.Sprintf("phases[%d]", i)
 	kv, err := p.pairs(n, what, phaseKeys)
 	if err != nil {
-		return Phase{}, err
+		return PhaseSpec{}, err
 	}
-	ph := Phase{Line: n.Line, Files: 1, ReadPct: -1}
+	ph := PhaseSpec{Line: n.Line, Files: 1, ReadPct: -1}
 	err = read(append(append([][2]*yaml.Node{}, defs...), kv...), what+".", map[string]reader{
 		"name":       to(&ph.Name, p.str),
 		"op":         func(v *yaml.Node, key string) error { return p.op(v, key, &ph) },
@@ -264,7 +264,7 @@ func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (Phase, error)
 
 // op reads a phase's operation; a random one (randread, ...) sets the
 // phase's access too.
-func (p *parser) op(v *yaml.Node, key string, ph *Phase) error {
+func (p *parser) op(v *yaml.Node, key string, ph *PhaseSpec) error {
 	op, err := p.str(v, key)
 	if err != nil {
 		return err

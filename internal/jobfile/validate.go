@@ -67,7 +67,7 @@ func containsDotDot(p string) bool {
 	return false
 }
 
-func (j *Job) validatePhase(ph *Phase) error {
+func (j *Job) validatePhase(ph *PhaseSpec) error {
 	kind, ok := opKinds[ph.Op]
 	if !ok {
 		return fmt.Errorf("unknown operation %q (want one of %s)", ph.Op, strings.Join(Ops(), ", "))
@@ -124,7 +124,7 @@ func (j *Job) validatePhase(ph *Phase) error {
 }
 
 // validateShared checks a phase on the shared file.
-func (j *Job) validateShared(ph *Phase, written bool) error {
+func (j *Job) validateShared(ph *PhaseSpec, written bool) error {
 	switch {
 	case j.Tree != nil:
 		return errors.New("shared: true works on one file, not on a tree")
