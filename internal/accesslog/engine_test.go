@@ -33,11 +33,11 @@ func BenchmarkEngineStat(b *testing.B) {
 				names[i] = "f." + strconv.Itoa(i)
 			}
 			tg := e.NewTargets(cfg.Dir, names)
-			p := workload.Phase{Name: "w", Title: "w", Kind: workload.Create, Targets: tg, FileSize: 4096, BlockSize: 4096}
+			p := workload.FilePhase{Name: "w", Title: "w", Kind: workload.Create, Targets: tg, FileSize: 4096, BlockSize: 4096}
 			if _, err := e.Run(context.Background(), p); err != nil {
 				b.Fatal(err)
 			}
-			p = workload.Phase{Name: "s", Title: "s", Kind: workload.Stat, Targets: tg}
+			p = workload.FilePhase{Name: "s", Title: "s", Kind: workload.Stat, Targets: tg}
 			b.ResetTimer()
 			for ops := 0; ops < b.N; ops += files {
 				if _, err := e.Run(context.Background(), p); err != nil {

@@ -1,6 +1,6 @@
 // Package bench is `fsbench bench`: JuiceFS's default benchmark (big-file
-// write and read, small-file write, read and stat) as a preset of phases for
-// the workload engine, run in a directory of its own under any path.
+// write and read, small-file write, read and stat) as a preset of file
+// phases for workload.Runner, run in a directory of its own under any path.
 package bench
 
 import (
@@ -169,7 +169,7 @@ type benchRun struct {
 	o   *Options
 	res *report.Result
 	own *runenv.RunDir
-	eng *workload.Engine
+	eng *workload.Runner
 	// origin measures where read phases' bytes come from.
 	origin *origin.Probe
 }
@@ -238,7 +238,7 @@ func (r *benchRun) juiceFSBefore(mnt sysio.Mount, mounted bool) *juicefs.Stats {
 
 // runPhases runs the phases ps in dir in order, dropping caches before
 // those that read, until one fails or the run is cancelled.
-func (r *benchRun) runPhases(ctx context.Context, dropper *runenv.Dropper, ps []workload.Phase, dir string) error {
+func (r *benchRun) runPhases(ctx context.Context, dropper *runenv.Dropper, ps []workload.FilePhase, dir string) error {
 	o, eng := r.o, r.eng
 	for _, p := range ps {
 		if p.Kind == workload.Read || p.Kind == workload.Stat {
@@ -277,7 +277,7 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *runenv.Dropper, ps []
 
 // progressUnits is the number of progress units of phase p: files, or
 // blocks when each block is timed.
-func progressUnits(p *workload.Phase) int64 {
+func progressUnits(p *workload.FilePhase) int64 {
 	n := int64(p.Targets.Len())
 	switch {
 	case p.PerFile || p.Kind == workload.Stat:
@@ -328,8 +328,8 @@ func fileNames(threads, n int, name func(w, i int) string) []string {
 
 // phases is the bench preset: JuiceFS's five phases, in its order. Big
 // files are timed per block, small files from open to close.
-func (o *Options) phases(e *workload.Engine, dir string) []workload.Phase {
-	var ps []workload.Phase
+func (o *Options) phases(e *workload.Runner, dir string) []workload.FilePhase {
+	var ps []workload.FilePhase
 	readDir := dir
 	if o.ReadDir != "" {
 		readDir = o.ReadDir
@@ -338,8 +338,8 @@ func (o *Options) phases(e *workload.Engine, dir string) []workload.Phase {
 		names := fileNames(o.Threads, 1, bigName)
 		bs := min(o.BlockSize, o.BigFileSize)
 		ps = append(ps,
-			workload.Phase{Name: "write-big", Title: "Write big file", Kind: workload.Create, Targets: e.NewTargets(dir, names), FileSize: o.BigFileSize, BlockSize: bs},
-			workload.Phase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Targets: e.NewTargets(readDir, names), FileSize: o.BigFileSize, BlockSize: bs},
+			workload.FilePhase{Name: "write-big", Title: "Write big file", Kind: workload.Create, Targets: e.NewTargets(dir, names), FileSize: o.BigFileSize, BlockSize: bs},
+			workload.FilePhase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Targets: e.NewTargets(readDir, names), FileSize: o.BigFileSize, BlockSize: bs},
 		)
 	}
 	if o.SmallFileCount > 0 {
@@ -351,9 +351,9 @@ func (o *Options) phases(e *workload.Engine, dir string) []workload.Phase {
 		}
 		bs := min(o.BlockSize, o.SmallFileSize)
 		ps = append(ps,
-			workload.Phase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: written, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
-			workload.Phase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Targets: small, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
-			workload.Phase{Name: "stat", Title: "Stat file", Kind: workload.Stat, Targets: small, PerFile: true},
+			workload.FilePhase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: written, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
+			workload.FilePhase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Targets: small, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
+			workload.FilePhase{Name: "stat", Title: "Stat file", Kind: workload.Stat, Targets: small, PerFile: true},
 		)
 	}
 	for i := range ps {

@@ -215,7 +215,7 @@ func TestRunCancel(t *testing.T) {
 	o := small(dir)
 	o.BigFileSize = 4 * units.GiB
 	ctx, cancel := context.WithCancel(context.Background())
-	o.Hooks.PhaseStart = func(e *workload.Engine, p *workload.Phase, total int64) {
+	o.Hooks.PhaseStart = func(e *workload.Runner, p *workload.FilePhase, total int64) {
 		go func() {
 			for e.Live.Ops.Load() < 4 {
 				time.Sleep(time.Millisecond)
@@ -264,7 +264,7 @@ func TestRunJuiceFSMount(t *testing.T) {
 	os.WriteFile(filepath.Join(src, ".stats"), before, 0o644)
 	dir := testenv.Bindfs(t, src, "subtype=juicefs")
 	o := small(dir)
-	o.Hooks.PhaseStart = func(*workload.Engine, *workload.Phase, int64) {
+	o.Hooks.PhaseStart = func(*workload.Runner, *workload.FilePhase, int64) {
 		os.WriteFile(filepath.Join(src, ".stats"), after, 0o644)
 	}
 	res, err := run(t, o)

@@ -161,7 +161,7 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 
 // existingPhases splits files into those of at most a block, read whole as
 // one operation each, and larger ones, read per block.
-func existingPhases(e *workload.Engine, root string, files []workload.TreeFile, bs int64) []workload.Phase {
+func existingPhases(e *workload.Runner, root string, files []workload.TreeFile, bs int64) []workload.FilePhase {
 	var small, big []workload.TreeFile
 	for _, f := range files {
 		if f.Size <= bs {
@@ -170,15 +170,15 @@ func existingPhases(e *workload.Engine, root string, files []workload.TreeFile, 
 			big = append(big, f)
 		}
 	}
-	var ps []workload.Phase
+	var ps []workload.FilePhase
 	if len(small) > 0 {
 		t, largest := existingTargets(e, root, small)
-		ps = append(ps, workload.Phase{Name: ExistingSmall, Title: "Read existing small files", Kind: workload.Read,
+		ps = append(ps, workload.FilePhase{Name: ExistingSmall, Title: "Read existing small files", Kind: workload.Read,
 			Targets: t, FileSize: max(largest, 1), BlockSize: bs, PerFile: true})
 	}
 	if len(big) > 0 {
 		t, largest := existingTargets(e, root, big)
-		ps = append(ps, workload.Phase{Name: ExistingBig, Title: "Read existing big files", Kind: workload.Read,
+		ps = append(ps, workload.FilePhase{Name: ExistingBig, Title: "Read existing big files", Kind: workload.Read,
 			Targets: t, FileSize: largest, BlockSize: bs})
 	}
 	return ps
@@ -186,7 +186,7 @@ func existingPhases(e *workload.Engine, root string, files []workload.TreeFile, 
 
 // existingTargets are files as targets of their own sizes, and the
 // largest size.
-func existingTargets(e *workload.Engine, root string, files []workload.TreeFile) (*workload.Targets, int64) {
+func existingTargets(e *workload.Runner, root string, files []workload.TreeFile) (*workload.Targets, int64) {
 	names := make([]string, len(files))
 	sizes := make([]int64, len(files))
 	var largest int64

@@ -79,7 +79,7 @@ type jobRun struct {
 
 	dir      string         // the run's own directory
 	own      *runenv.RunDir // and a handle to remove it by
-	eng      *workload.Engine
+	eng      *workload.Runner
 	drop     *runenv.Dropper
 	origin   *origin.Probe    // where read phases' bytes come from
 	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
@@ -257,7 +257,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 	if tg == nil {
 		return nil // nothing to do (a format of a reused tree)
 	}
-	wp := workload.Phase{
+	wp := workload.FilePhase{
 		Name: p.Name, Title: p.Name, Kind: kind, Targets: tg,
 		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
 		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
@@ -295,7 +295,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 // runPhase runs an engine phase with the hooks; measured phases drop the
 // caches first when they read, and a measured read phase's reading of the
 // counters of the storage is begun (origin), for its caller to end.
-func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool) (*workload.Result, *origin.Reading, error) {
+func (r *jobRun) runPhase(ctx context.Context, wp *workload.FilePhase, measured bool) (*workload.Result, *origin.Reading, error) {
 	var reading *origin.Reading
 	switch wp.Kind {
 	case workload.Read, workload.Mixed, workload.Stat, workload.Open, workload.Readdir:
@@ -329,7 +329,7 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.Phase, measured bool
 // readBytes is what the phase just run read, its warm-up included as in
 // the counters read around it: the reads of a mixed phase, all bytes of a
 // read phase.
-func (r *jobRun) readBytes(wp *workload.Phase) int64 {
+func (r *jobRun) readBytes(wp *workload.FilePhase) int64 {
 	if wp.Kind == workload.Mixed {
 		return r.eng.Live.ReadBytes.Load()
 	}
@@ -338,7 +338,7 @@ func (r *jobRun) readBytes(wp *workload.Phase) int64 {
 
 // progressTotal is the operations a phase will do, or -1 when it runs for
 // a time.
-func progressTotal(p *workload.Phase, threads int) int64 {
+func progressTotal(p *workload.FilePhase, threads int) int64 {
 	if p.Duration > 0 {
 		return -1
 	}
@@ -409,7 +409,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.PhaseSpec, names []strin
 		}
 	}
 	size := p.FileSize
-	wp := workload.Phase{
+	wp := workload.FilePhase{
 		Name: p.Name + ".layout", Title: "Lay out files", Kind: workload.Create, PerFile: true,
 		Targets: r.eng.NewTargets(r.dir, need), FileSize: size, BlockSize: min(max(p.XferSize, units.MiB), size, r.eng.MaxBlock()),
 	}

@@ -191,7 +191,7 @@ func TestJobTimeLimitAndSeries(t *testing.T) {
 `)
 	var lines int
 	o := jobOptions(dir)
-	o.Hooks.Interval = func(p *workload.Phase, s report.Sample) { lines++ }
+	o.Hooks.Interval = func(p *workload.FilePhase, s report.Sample) { lines++ }
 	var res report.Result
 	t0 := time.Now()
 	if err := RunJob(context.Background(), o, j, &res); err != nil {

@@ -14,7 +14,7 @@ import (
 // jobPhase turns a workload phase's measurement into the result model:
 // MiB/s for reads and writes, operations per second for the others, and
 // the mean latency per operation as the cost.
-func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.PhaseSpec, fileSize int64) report.PhaseResult {
+func jobPhase(r *workload.Result, wp *workload.FilePhase, p *jobfile.PhaseSpec, fileSize int64) report.PhaseResult {
 	out := r.Report()
 	kind := wp.Kind
 	switch {
@@ -33,7 +33,7 @@ func jobPhase(r *workload.Result, wp *workload.Phase, p *jobfile.PhaseSpec, file
 	return out
 }
 
-func latencyOf(wp workload.Phase, p *jobfile.PhaseSpec, fileSize int64) string {
+func latencyOf(wp workload.FilePhase, p *jobfile.PhaseSpec, fileSize int64) string {
 	s := phaseOp(wp, fileSize)
 	if wp.IOEngine == workload.IOUring && wp.Kind.IsData() {
 		s += fmt.Sprintf(", io_uring at depth %d (submission to completion)", max(wp.IODepth, 1))
@@ -41,7 +41,7 @@ func latencyOf(wp workload.Phase, p *jobfile.PhaseSpec, fileSize int64) string {
 	return s
 }
 
-func phaseOp(wp workload.Phase, fileSize int64) string {
+func phaseOp(wp workload.FilePhase, fileSize int64) string {
 	xfer := units.FormatBytes(wp.BlockSize)
 	switch wp.Kind {
 	case workload.Read, workload.Write:

@@ -31,7 +31,7 @@ func runOrigin(t *testing.T, dir, drop string, direct bool, backing func(string)
 	o.Hooks.Warn = func(msg string) { warnings = append(warnings, msg) }
 	release := func() {}
 	if backing != nil {
-		o.Hooks.PhaseEnd = func(_ *workload.Engine, p *workload.Phase) {
+		o.Hooks.PhaseEnd = func(_ *workload.Runner, p *workload.FilePhase) {
 			if p.Name == "write-big" {
 				var files []string
 				for _, f := range p.Targets.Paths {

@@ -46,7 +46,7 @@ func ThresholdFor(name string, threads int, bigFileSize int64) (Threshold, bool)
 // JuiceFS's value and cost: MiB/s and s/file for big files, files/s and
 // ms/file for small files and stat. Cost is the mean time one thread spent
 // per file.
-func toPhase(r *workload.Result, wp *workload.Phase, o Options) report.PhaseResult {
+func toPhase(r *workload.Result, wp *workload.FilePhase, o Options) report.PhaseResult {
 	p := r.Report()
 	perFile := p.SecondsPer(r.Items, float64(r.Workers))
 	switch wp.Name {

@@ -86,8 +86,8 @@ func TestJobSharedFileTwoHosts(t *testing.T) {
 	for h := range 2 {
 		o := jobOptions(base)
 		o.RunDir, o.Host, o.Hosts, o.Seed = filepath.Join(base, "host-"+strconv.Itoa(h)), h, 2, 9
-		o.Hooks.PhaseStart = func(*workload.Engine, *workload.Phase, int64) { b.wait() }
-		o.Hooks.Finished = func(*workload.Engine) { b.wait() }
+		o.Hooks.PhaseStart = func(*workload.Runner, *workload.FilePhase, int64) { b.wait() }
+		o.Hooks.Finished = func(*workload.Runner) { b.wait() }
 		j := parseJob(t, `
 threads: 2
 verify: true

@@ -38,7 +38,7 @@ func TestReadBackOrigin(t *testing.T) {
 			o.Hooks.Warn = func(msg string) { warnings = append(warnings, msg) }
 			release := func() {}
 			if tc.drop == runenv.DropNever {
-				o.Hooks.PhaseEnd = func(_ *workload.Engine, p *workload.Phase) {
+				o.Hooks.PhaseEnd = func(_ *workload.Runner, p *workload.FilePhase) {
 					if p.Name == "write" {
 						release = testenv.PinPageCache(t, p.Targets.Paths...)
 					}

@@ -1,5 +1,5 @@
 // Package checkpoint is `fsbench checkpoint`: the checkpointing workload of
-// MLPerf Storage v2 emulated on the workload engine. Every rank writes its
+// MLPerf Storage v2 emulated on workload.Runner. Every rank writes its
 // shard of a model's checkpoint and fsyncs it; the caches are dropped; then
 // every rank reads back, and checks byte for byte, a shard another rank
 // wrote. A plain sequential write of the same total size, one stream, runs

@@ -264,9 +264,9 @@ func (r *run) probe() error {
 
 // sequential writes this host's share of the checkpoint as one file, one
 // stream, and removes it.
-func (r *run) sequential(ctx context.Context, e *workload.Engine) error {
+func (r *run) sequential(ctx context.Context, e *workload.Runner) error {
 	size := r.seqSize()
-	p := &workload.Phase{Name: "seq-write", Title: "Sequential write (1 stream)", Kind: workload.Create,
+	p := &workload.FilePhase{Name: "seq-write", Title: "Sequential write (1 stream)", Kind: workload.Create,
 		Targets: e.NewTargets(r.dir, []string{sequentialName}), FileSize: size, BlockSize: min(r.o.BlockSize, size)}
 	_, err := r.measure(ctx, e, p)
 	if rerr := os.Remove(p.Targets.Paths[0]); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
@@ -280,7 +280,7 @@ func (r *run) seqSize() int64 { return r.plan.Shard * int64(r.part.Ranks) }
 
 // rankPhases are the checkpoint's write (each rank its own shard) and its
 // read-back (each rank another rank's shard, from ReadDir on many hosts).
-func (r *run) rankPhases(e *workload.Engine, block int64) (write, read *workload.Phase) {
+func (r *run) rankPhases(e *workload.Runner, block int64) (write, read *workload.FilePhase) {
 	var own, other []string
 	for i := range r.part.Ranks {
 		own = append(own, ShardName(r.part.First+i))
@@ -290,16 +290,16 @@ func (r *run) rankPhases(e *workload.Engine, block int64) (write, read *workload
 	if r.o.ReadDir != "" {
 		readDir = r.o.ReadDir
 	}
-	write = &workload.Phase{Name: "write", Title: "Checkpoint write", Kind: workload.Create,
+	write = &workload.FilePhase{Name: "write", Title: "Checkpoint write", Kind: workload.Create,
 		Targets: e.NewTargets(r.dir, own), FileSize: r.plan.Shard, BlockSize: block}
-	read = &workload.Phase{Name: "read", Title: "Checkpoint read-back", Kind: workload.Read,
+	read = &workload.FilePhase{Name: "read", Title: "Checkpoint read-back", Kind: workload.Read,
 		Targets: e.NewTargets(readDir, other), FileSize: r.plan.Shard, BlockSize: block}
 	return write, read
 }
 
 // measure runs one phase and adds it to the result, with a row per rank when
 // the phase is the ranks'.
-func (r *run) measure(ctx context.Context, e *workload.Engine, p *workload.Phase) (*workload.Result, error) {
+func (r *run) measure(ctx context.Context, e *workload.Runner, p *workload.FilePhase) (*workload.Result, error) {
 	h := r.o.Hooks
 	if h.PhaseStart != nil {
 		h.PhaseStart(e, p, int64(p.Targets.Len())*((p.FileSize+p.BlockSize-1)/p.BlockSize))
@@ -322,7 +322,7 @@ func (r *run) measure(ctx context.Context, e *workload.Engine, p *workload.Phase
 
 // toPhase is the result model's phase: throughput over the slowest rank's
 // time (VALUE) and that time (COST).
-func toPhase(r *workload.Result, wp *workload.Phase) report.PhaseResult {
+func toPhase(r *workload.Result, wp *workload.FilePhase) report.PhaseResult {
 	p := r.Report()
 	p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
 	p.Cost = report.Measure{Value: p.Seconds, Unit: "s"}

@@ -80,7 +80,7 @@ func TestCorruptShard(t *testing.T) {
 	dir := t.TempDir()
 	o := testOptions(dir)
 	var victim string
-	o.Hooks.PhaseStart = func(_ *workload.Engine, p *workload.Phase, _ int64) {
+	o.Hooks.PhaseStart = func(_ *workload.Runner, p *workload.FilePhase, _ int64) {
 		if p.Name != "read" {
 			return
 		}
@@ -127,7 +127,7 @@ func TestInterruptEachPhase(t *testing.T) {
 			o.Size, o.BlockSize = size, 64*units.KiB
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			o.Hooks.PhaseStart = func(e *workload.Engine, p *workload.Phase, _ int64) {
+			o.Hooks.PhaseStart = func(e *workload.Runner, p *workload.FilePhase, _ int64) {
 				if p.Name == name {
 					e.Live.Ops.Store(0) // not the last phase's count
 					go cancelAfterFirstOp(ctx, e, cancel)
@@ -161,7 +161,7 @@ func anyIncomplete(ranks []report.RankPhase) bool {
 
 // cancelAfterFirstOp cancels once the phase in progress has done an
 // operation.
-func cancelAfterFirstOp(ctx context.Context, e *workload.Engine, cancel func()) {
+func cancelAfterFirstOp(ctx context.Context, e *workload.Runner, cancel func()) {
 	for e.Live.Ops.Load() == 0 && ctx.Err() == nil {
 		time.Sleep(100 * time.Microsecond)
 	}

@@ -395,11 +395,11 @@ func gateHooks(ctx context.Context, gate cluster.Gate) runenv.Hooks {
 // (job: a workload) or blocks and files (the default benchmark).
 func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) runenv.Hooks {
 	return runenv.Hooks{
-		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
+		PhaseStart: func(e *workload.Runner, p *workload.FilePhase, total int64) {
 			_ = gate(ctx, p.Name)
 			cluster.Meter(ctx, p.Name, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
 		},
-		Finished: func(*workload.Engine) { _ = gate(ctx, cluster.FinishPhase) },
+		Finished: func(*workload.Runner) { _ = gate(ctx, cluster.FinishPhase) },
 	}
 }
 

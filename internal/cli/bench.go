@@ -340,7 +340,7 @@ func (o *BenchOptions) setHooks(app *App) *publisher {
 	pub := &publisher{}
 	var prog *Progress
 	o.Hooks = runenv.Hooks{
-		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
+		PhaseStart: func(e *workload.Runner, p *workload.FilePhase, total int64) {
 			prog = nil
 			if p.Interval > 0 {
 				if !quiet {
@@ -350,26 +350,26 @@ func (o *BenchOptions) setHooks(app *App) *publisher {
 			}
 			prog = app.phaseProgress(p, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
 		},
-		PhaseEnd: func(e *workload.Engine, p *workload.Phase) {
+		PhaseEnd: func(e *workload.Runner, p *workload.FilePhase) {
 			pub.p.EndPhase(p) // exact totals, however short the phase
 			if prog != nil {
 				prog.Done()
 			}
 		},
-		Interval: func(p *workload.Phase, s report.Sample) {
+		Interval: func(p *workload.FilePhase, s report.Sample) {
 			if !quiet {
 				app.progressWrite(bench.IntervalLine(p.Name, s) + "\n")
 			}
 		},
 		Warn: func(msg string) { app.Warnf("%s", msg) },
 		Wait: app.Wait,
-		Started: func(e *workload.Engine, dir string) {
+		Started: func(e *workload.Runner, dir string) {
 			var err error
 			if pub.p, err = live.StartEngine("bench", o.Path, e); err != nil {
 				app.Warnf("fsbench stats will not see this run: %v", err)
 			}
 		},
-		Finished: func(*workload.Engine) { pub.p.Stop() },
+		Finished: func(*workload.Runner) { pub.p.Stop() },
 		Created:  app.Left.Set,
 		Removed:  app.Left.Clear,
 	}
@@ -377,7 +377,7 @@ func (o *BenchOptions) setHooks(app *App) *publisher {
 }
 
 // progressUnit is what a phase's progress bar counts.
-func progressUnit(job bool, p *workload.Phase) string {
+func progressUnit(job bool, p *workload.FilePhase) string {
 	switch {
 	case job:
 		return "ops"

@@ -214,22 +214,22 @@ func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 // publishing.
 func checkpointHooks(app *App, path string) (runenv.Hooks, func()) {
 	var prog *Progress
-	var cur atomic.Pointer[workload.Engine]
-	pub, err := live.Start(live.Options{Command: "checkpoint", Target: path, Probe: live.EngineProbe(cur.Load)})
+	var cur atomic.Pointer[workload.Runner]
+	pub, err := live.Start(live.Options{Command: "checkpoint", Target: path, Probe: live.RunnerProbe(cur.Load)})
 	if err != nil {
 		app.Warnf("fsbench stats will not see this run: %v", err)
 	}
 	return runenv.Hooks{
-		PhaseStart: func(e *workload.Engine, p *workload.Phase, total int64) {
+		PhaseStart: func(e *workload.Runner, p *workload.FilePhase, total int64) {
 			cur.Store(e)
 			prog = app.phaseProgress(p, total, "blocks", func() int64 { return e.Live.Ops.Load() })
 		},
-		PhaseEnd: func(e *workload.Engine, p *workload.Phase) {
+		PhaseEnd: func(e *workload.Runner, p *workload.FilePhase) {
 			pub.EndPhase(p)
 			prog.Done()
 		},
 		// Before the clean-up: the run's counters are final.
-		Finished: func(*workload.Engine) { pub.Stop() },
+		Finished: func(*workload.Runner) { pub.Stop() },
 		Warn:     func(msg string) { app.Warnf("%s", msg) },
 		Wait:     app.Wait,
 		Created:  app.Left.Set,

@@ -49,7 +49,7 @@ func (a *App) StartTimedProgress(title string, d time.Duration, unit string, pol
 // phaseProgress shows a workload phase: a bar of its units when their
 // number is known, else of its time when it runs for a duration (its
 // warm-up included, as the count is), else a count with its rate.
-func (a *App) phaseProgress(p *workload.Phase, total int64, unit string, poll func() int64) *Progress {
+func (a *App) phaseProgress(p *workload.FilePhase, total int64, unit string, poll func() int64) *Progress {
 	if total < 0 && p.Duration > 0 {
 		return a.StartTimedProgress(p.Title, p.Warmup+p.Duration, unit, poll)
 	}

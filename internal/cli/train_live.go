@@ -17,7 +17,7 @@ type trainLive struct {
 }
 
 type livePhase struct {
-	p workload.Phase
+	p workload.FilePhase
 	e *engine.Engine
 }
 
@@ -33,7 +33,7 @@ func startTrainLive(app *App, target string) *trainLive {
 	return l
 }
 
-func (l *trainLive) probe() (*workload.Phase, metrics.Snapshot) {
+func (l *trainLive) probe() (*workload.FilePhase, metrics.Snapshot) {
 	c := l.cur.Load()
 	if c == nil {
 		return nil, metrics.Snapshot{}
@@ -47,7 +47,7 @@ func (l *trainLive) begin(name, title string, e *engine.Engine) {
 	if name == "generate" {
 		kind = workload.Create
 	}
-	l.cur.Store(&livePhase{p: workload.Phase{Name: name, Title: title, Kind: kind}, e: e})
+	l.cur.Store(&livePhase{p: workload.FilePhase{Name: name, Title: title, Kind: kind}, e: e})
 }
 
 func (l *trainLive) end() {

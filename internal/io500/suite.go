@@ -21,7 +21,7 @@ import (
 type suite struct {
 	o     Options
 	res   *report.Result
-	eng   *workload.Engine
+	eng   *workload.Runner
 	stamp time.Time // the timestamp file's time, which find's -newer compares with
 	// wrote is set once the run's directories exist: cleanup removes them.
 	wrote bool
@@ -91,7 +91,7 @@ func (s *suite) run(ctx context.Context, name string) error {
 // interleaved transfers (hard), each read back by another rank.
 func (s *suite) ior(ctx context.Context, name, file string, xfer int64, segs int, perRank bool) (*workload.Result, error) {
 	kind := workload.Read
-	p := workload.Phase{Name: name, Title: name, Targets: s.eng.NewTargets(s.o.Dir, []string{file}), BlockSize: xfer,
+	p := workload.FilePhase{Name: name, Title: name, Targets: s.eng.NewTargets(s.o.Dir, []string{file}), BlockSize: xfer,
 		Shared: &workload.SharedFile{Block: xfer, Segments: segs, Rank0: s.o.Rank0, World: s.o.World, PerRank: perRank}}
 	if name[len(name)-5:] == "write" {
 		kind, p.Duration = workload.Write, s.o.Stonewall
@@ -109,7 +109,7 @@ func (s *suite) create(ctx context.Context, phase string, name func(r, i int) st
 			names = append(names, name(s.o.Rank0+w, i))
 		}
 	}
-	p := workload.Phase{Name: phase, Title: phase, Kind: workload.Create, PerFile: true, Targets: s.eng.NewTargets(s.o.Dir, names),
+	p := workload.FilePhase{Name: phase, Title: phase, Kind: workload.Create, PerFile: true, Targets: s.eng.NewTargets(s.o.Dir, names),
 		FileSize: size, BlockSize: max(size, 1), Duration: s.o.Stonewall, Once: true}
 	return s.eng.Run(ctx, p)
 }
@@ -132,7 +132,7 @@ func (s *suite) meta(ctx context.Context, phase string, name func(r, i int) stri
 	if len(names) == 0 {
 		return nil, errors.New("no files to work on: the create phase made none")
 	}
-	p := workload.Phase{Name: phase, Title: phase, Targets: s.eng.NewTargets(s.o.Dir, names), FileSize: size, BlockSize: max(size, 1)}
+	p := workload.FilePhase{Name: phase, Title: phase, Targets: s.eng.NewTargets(s.o.Dir, names), FileSize: size, BlockSize: max(size, 1)}
 	switch phase[len(phase)-4:] {
 	case "stat":
 		p.Kind = workload.Stat

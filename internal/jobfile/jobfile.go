@@ -109,7 +109,7 @@ func Ops() []string {
 }
 
 // PhaseSpec is one phase of a job as its file (or the flags of an ad-hoc
-// job) states it, before the job run turns it into a workload phase.
+// job) states it, before the job run turns it into a workload.FilePhase.
 type PhaseSpec struct {
 	Name     string
 	Op       string // one of the Op constants

@@ -13,15 +13,15 @@ import (
 )
 
 func TestAccumulator(t *testing.T) {
-	write := &workload.Phase{Name: "write-big", Kind: workload.Write}
-	read := &workload.Phase{Name: "read-big", Kind: workload.Read}
-	stat := &workload.Phase{Name: "stat", Kind: workload.Stat}
+	write := &workload.FilePhase{Name: "write-big", Kind: workload.Write}
+	read := &workload.FilePhase{Name: "read-big", Kind: workload.Read}
+	stat := &workload.FilePhase{Name: "stat", Kind: workload.Stat}
 	snap := func(ops, bytes int64) metrics.Snapshot {
 		return metrics.Snapshot{Ops: ops, Bytes: bytes, LatencyNs: ops * 1000}
 	}
 	type want struct{ ops, read, write int64 }
 	steps := []struct {
-		phase *workload.Phase
+		phase *workload.FilePhase
 		snap  metrics.Snapshot
 		want  want
 		name  string
@@ -62,11 +62,11 @@ func TestAccumulator(t *testing.T) {
 
 type fakeEngine struct {
 	mu    sync.Mutex
-	phase *workload.Phase
+	phase *workload.FilePhase
 	snap  metrics.Snapshot
 }
 
-func (f *fakeEngine) probe() (*workload.Phase, metrics.Snapshot) {
+func (f *fakeEngine) probe() (*workload.FilePhase, metrics.Snapshot) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.phase, f.snap
@@ -74,7 +74,7 @@ func (f *fakeEngine) probe() (*workload.Phase, metrics.Snapshot) {
 
 func TestPublisherWritesAndRemoves(t *testing.T) {
 	dir := t.TempDir()
-	eng := &fakeEngine{phase: &workload.Phase{Name: "write-big", Kind: workload.Write}, snap: metrics.Snapshot{Ops: 3, Bytes: 3 << 20, LatencyNs: 3e6}}
+	eng := &fakeEngine{phase: &workload.FilePhase{Name: "write-big", Kind: workload.Write}, snap: metrics.Snapshot{Ops: 3, Bytes: 3 << 20, LatencyNs: 3e6}}
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	p, err := Start(Options{Command: "bench", Target: "/data/x", Mount: "/data", Probe: eng.probe, Dir: dir, Period: time.Hour,
 		Now: func() time.Time { return now }})
@@ -119,7 +119,7 @@ func TestPublisherPeriodic(t *testing.T) {
 	}
 	defer p.Stop()
 	eng.mu.Lock()
-	eng.phase = &workload.Phase{Name: "read-big", Kind: workload.Read}
+	eng.phase = &workload.FilePhase{Name: "read-big", Kind: workload.Read}
 	eng.snap = metrics.Snapshot{Ops: 9, Bytes: 900}
 	eng.mu.Unlock()
 	// Wait for the background writer to publish the change; no timing is
@@ -249,8 +249,8 @@ func FuzzParse(f *testing.F) {
 // With End called at each phase's end, phases too short for any poll to
 // see are counted exactly, even when the next phase's counters equal them.
 func TestAccumulatorEnd(t *testing.T) {
-	write := &workload.Phase{Name: "write-big", Kind: workload.Write}
-	read := &workload.Phase{Name: "read-big", Kind: workload.Read}
+	write := &workload.FilePhase{Name: "write-big", Kind: workload.Write}
+	read := &workload.FilePhase{Name: "read-big", Kind: workload.Read}
 	final := metrics.Snapshot{Ops: 16, Bytes: 16 << 20, LatencyNs: 16e6}
 	var a Accumulator
 	check := func(step string, ops, r, w int64) {
@@ -294,7 +294,7 @@ func TestPublisherEngine(t *testing.T) {
 		names = append(names, "f."+strconv.Itoa(i))
 	}
 	tg := e.NewTargets(dir, names)
-	for _, ph := range []workload.Phase{
+	for _, ph := range []workload.FilePhase{
 		{Name: "write", Title: "Write", Kind: workload.Create, Targets: tg, FileSize: 16384, BlockSize: 4096},
 		{Name: "read", Title: "Read", Kind: workload.Read, Targets: tg, FileSize: 16384, BlockSize: 4096},
 	} {
@@ -354,7 +354,7 @@ func TestPublisherRemovesStale(t *testing.T) {
 // split as the engine counted them, and carried over into later phases.
 func TestAccumulatorMixed(t *testing.T) {
 	var a Accumulator
-	rw := &workload.Phase{Name: "randrw", Kind: workload.Mixed}
+	rw := &workload.FilePhase{Name: "randrw", Kind: workload.Mixed}
 	a.Update(rw, metrics.Snapshot{Ops: 10, Bytes: 1000, ReadBytes: 300})
 	var s Snapshot
 	a.Fill(&s)
@@ -362,7 +362,7 @@ func TestAccumulatorMixed(t *testing.T) {
 		t.Errorf("during the phase: read %d, write %d, want 300 and 700", s.ReadBytes, s.WriteBytes)
 	}
 	a.End(rw, metrics.Snapshot{Ops: 20, Bytes: 2000, ReadBytes: 1200})
-	a.Update(&workload.Phase{Name: "write", Kind: workload.Write}, metrics.Snapshot{Ops: 1, Bytes: 50})
+	a.Update(&workload.FilePhase{Name: "write", Kind: workload.Write}, metrics.Snapshot{Ops: 1, Bytes: 50})
 	a.Fill(&s)
 	if s.ReadBytes != 1200 || s.WriteBytes != 850 {
 		t.Errorf("after it: read %d, write %d, want 1200 and 850", s.ReadBytes, s.WriteBytes)

@@ -19,12 +19,12 @@ import (
 // Probe reads the phase in progress (nil between phases) and the live
 // counters of a run. The counters start from zero at each phase; the
 // publisher makes them cumulative.
-type Probe func() (*workload.Phase, metrics.Snapshot)
+type Probe func() (*workload.FilePhase, metrics.Snapshot)
 
-// EngineProbe probes a workload engine. get may return nil while the engine
-// is not built yet.
-func EngineProbe(get func() *workload.Engine) Probe {
-	return func() (*workload.Phase, metrics.Snapshot) {
+// RunnerProbe probes the runner of file phases (workload.Runner). get may
+// return nil while the runner is not built yet.
+func RunnerProbe(get func() *workload.Runner) Probe {
+	return func() (*workload.FilePhase, metrics.Snapshot) {
 		e := get()
 		if e == nil {
 			return nil, metrics.Snapshot{}
@@ -160,7 +160,7 @@ func (p *Publisher) Snapshot() *Snapshot {
 // holds its final counters: they are added exactly, however short the
 // phase was. Without it, the publisher notices phases by polling, and may
 // miss the end of a phase shorter than its period.
-func (p *Publisher) EndPhase(phase *workload.Phase) {
+func (p *Publisher) EndPhase(phase *workload.FilePhase) {
 	if p == nil || phase == nil {
 		return
 	}
@@ -224,7 +224,7 @@ type Accumulator struct {
 	baseWrite    int64
 	last         metrics.Snapshot // the phase being counted
 	lastKind     workload.Kind
-	lastPhase    *workload.Phase
+	lastPhase    *workload.FilePhase
 	resetPending bool
 	ended        bool             // End was called and no new phase seen since
 	endedSnap    metrics.Snapshot // the engine's counters at End
@@ -233,7 +233,7 @@ type Accumulator struct {
 }
 
 // End adds the final counters of phase, read when it ended.
-func (a *Accumulator) End(phase *workload.Phase, final metrics.Snapshot) {
+func (a *Accumulator) End(phase *workload.FilePhase, final metrics.Snapshot) {
 	a.last = final
 	a.lastKind = phase.Kind
 	a.fold()
@@ -244,7 +244,7 @@ func (a *Accumulator) End(phase *workload.Phase, final metrics.Snapshot) {
 }
 
 // Update takes one reading.
-func (a *Accumulator) Update(phase *workload.Phase, snap metrics.Snapshot) {
+func (a *Accumulator) Update(phase *workload.FilePhase, snap metrics.Snapshot) {
 	if a.ended {
 		if phase == nil && !below(snap, a.endedSnap) {
 			return // still the totals of the phase that ended
@@ -334,8 +334,8 @@ func (a *Accumulator) Fill(s *Snapshot) {
 
 // StartEngine publishes the counters of engine e, running command on
 // target, with the mount point of target looked up in the mount table.
-func StartEngine(command, target string, e *workload.Engine) (*Publisher, error) {
-	return StartProbe(command, target, EngineProbe(func() *workload.Engine { return e }))
+func StartEngine(command, target string, e *workload.Runner) (*Publisher, error) {
+	return StartProbe(command, target, RunnerProbe(func() *workload.Runner { return e }))
 }
 
 // StartProbe publishes what probe says of command running on target, with

@@ -1,4 +1,4 @@
-// Package runenv is what every benchmark built on the workload engine needs
+// Package runenv is what every benchmark built on workload.Runner needs
 // around its phases: the check of the target directory, the run's own
 // directory under it and its removal, the cache drops before reads, the
 // callbacks that show a run's progress, and the error naming the phase a
@@ -50,12 +50,12 @@ type Options struct {
 type Hooks struct {
 	// PhaseStart is called before each measured phase with the number of
 	// progress units (blocks or files) it will do; PhaseEnd after it.
-	PhaseStart func(e *workload.Engine, p *workload.Phase, total int64)
-	PhaseEnd   func(e *workload.Engine, p *workload.Phase)
+	PhaseStart func(e *workload.Runner, p *workload.FilePhase, total int64)
+	PhaseEnd   func(e *workload.Runner, p *workload.FilePhase)
 	// Started is called once the run's engine exists, before any phase, and
 	// Finished after the last phase (also on failure).
-	Started  func(e *workload.Engine, dir string)
-	Finished func(e *workload.Engine)
+	Started  func(e *workload.Runner, dir string)
+	Finished func(e *workload.Runner)
 	// Created is called once the run's own directory exists, with a phrase
 	// that names it and says how to remove it (package leftover); Removed
 	// once it is gone. In between, a process that ends abruptly leaves it
@@ -70,7 +70,7 @@ type Hooks struct {
 	Wait func(what string) (done func())
 	// Interval is called at the end of each interval of a workload phase
 	// with an interval set, from a goroutine of the engine's.
-	Interval func(p *workload.Phase, s report.Sample)
+	Interval func(p *workload.FilePhase, s report.Sample)
 }
 
 // Waiting tells the Wait hook that the run waits for what, and returns the

@@ -22,7 +22,7 @@ type aheadJob struct {
 // makeAhead starts a helper for a file of phase p, when the worker has a
 // spare buffer, the file has more than one block and its blocks do not
 // come from the worker's stream.
-func (e *Engine) makeAhead(f *files, p *Phase, id uint64) *ahead {
+func (e *Runner) makeAhead(f *files, p *FilePhase, id uint64) *ahead {
 	a := &ahead{}
 	if f.spare == nil || p.FileSize <= p.BlockSize || f.stream != nil && pattern.IsStream(id) {
 		return a

@@ -63,7 +63,7 @@ func (e *PathError) Error() string { return e.Op + " " + e.Path + ": " + e.Err.E
 func (e *PathError) Unwrap() error { return e.Err }
 
 // op returns the function that does one task of phase p.
-func (e *Engine) op(p *Phase) func(w *engine.Worker, i, pass int) error {
+func (e *Runner) op(p *FilePhase) func(w *engine.Worker, i, pass int) error {
 	switch {
 	case p.ringed():
 		return func(w *engine.Worker, i, _ int) error { return e.visitRing(w, p, i) }
@@ -79,11 +79,11 @@ func (e *Engine) op(p *Phase) func(w *engine.Worker, i, pass int) error {
 	return func(w *engine.Worker, i, _ int) error { return e.meta(w, p, i) }
 }
 
-func (e *Engine) trace(w *engine.Worker, op, path string, off, size, done int64, t0 time.Time, d time.Duration, err error) {
+func (e *Runner) trace(w *engine.Worker, op, path string, off, size, done int64, t0 time.Time, d time.Duration, err error) {
 	e.cfg.Tracer.Trace(w.ID, Event{Op: op, Path: path, Offset: off, Size: size, Done: done, Start: t0, Dur: d, Err: err})
 }
 
-func (e *Engine) open(w *engine.Worker, path string, flags int, op string) (int, error) {
+func (e *Runner) open(w *engine.Worker, path string, flags int, op string) (int, error) {
 	if e.cfg.Direct {
 		flags |= sysio.DirectFlag
 	}
@@ -101,7 +101,7 @@ func (e *Engine) open(w *engine.Worker, path string, flags int, op string) (int,
 // openFlags opens path, with O_NOATIME for a read when Config.NoAtime
 // asks for it, and plainly when the kernel refuses that (EPERM: not the
 // file's owner, no CAP_FOWNER).
-func (e *Engine) openFlags(path string, flags int) (int, error) {
+func (e *Runner) openFlags(path string, flags int) (int, error) {
 	flags |= unix.O_CLOEXEC
 	if !e.cfg.NoAtime || sysio.NoAtimeFlag == 0 || flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_CREAT) != 0 {
 		return unix.Open(path, flags, 0o644)
@@ -116,7 +116,7 @@ func (e *Engine) openFlags(path string, flags int) (int, error) {
 
 // closeFile ends a visit to a file: fsync (with Config.Fsync, if it was
 // written) and close.
-func (e *Engine) closeFile(w *engine.Worker, fd int, path string, wrote bool) error {
+func (e *Runner) closeFile(w *engine.Worker, fd int, path string, wrote bool) error {
 	if wrote && e.cfg.Fsync {
 		t0 := time.Now()
 		err := unix.Fsync(fd)
@@ -142,7 +142,7 @@ func (e *Engine) closeFile(w *engine.Worker, fd int, path string, wrote bool) er
 // timedIO reads or writes buf at off of fd, whole, as the operation begun
 // at s, and records it; the trace sees the time the operation took, and
 // telling the tracer is not part of it.
-func (e *Engine) timedIO(w *engine.Worker, s engine.Start, fd int, path string, buf []byte, off int64, write bool) error {
+func (e *Runner) timedIO(w *engine.Worker, s engine.Start, fd int, path string, buf []byte, off int64, write bool) error {
 	t0 := w.Time(s)
 	n, err := e.rw(fd, buf, off, write)
 	t1 := time.Now()
@@ -157,13 +157,13 @@ func (e *Engine) timedIO(w *engine.Worker, s engine.Start, fd int, path string, 
 
 // untimedIO reads or writes buf at off of fd, whole, within an operation
 // timed as a whole.
-func (e *Engine) untimedIO(w *engine.Worker, fd int, path string, buf []byte, off int64, write bool) error {
+func (e *Runner) untimedIO(w *engine.Worker, fd int, path string, buf []byte, off int64, write bool) error {
 	t0 := time.Now()
 	n, err := e.rw(fd, buf, off, write)
 	return e.ioDone(w, path, buf, off, write, n, err, t0, time.Now())
 }
 
-func (e *Engine) rw(fd int, buf []byte, off int64, write bool) (int, error) {
+func (e *Runner) rw(fd int, buf []byte, off int64, write bool) (int, error) {
 	switch {
 	case write:
 		return pwriteFull(fd, buf, off, e.directAlign())
@@ -178,7 +178,7 @@ func (e *Engine) rw(fd int, buf []byte, off int64, write bool) (int, error) {
 // lengths only, so it asks for the aligned length that covers the stretch
 // (the worker's buffers are sized for it) and expects the file to end
 // within it.
-func (e *Engine) readTail(fd int, buf []byte, off int64) (int, error) {
+func (e *Runner) readTail(fd int, buf []byte, off int64) (int, error) {
 	n := (len(buf) + e.align - 1) / e.align * e.align
 	done, err := preadFull(fd, buf[:n], off, e.align)
 	if done >= len(buf) && (err == nil || err == io.EOF || errors.Is(err, ErrUnaligned)) {
@@ -188,7 +188,7 @@ func (e *Engine) readTail(fd int, buf []byte, off int64) (int, error) {
 }
 
 // ioDone traces a read or write and turns its outcome into an error.
-func (e *Engine) ioDone(w *engine.Worker, path string, buf []byte, off int64, write bool, n int, err error, t0, t1 time.Time) error {
+func (e *Runner) ioDone(w *engine.Worker, path string, buf []byte, off int64, write bool, n int, err error, t0, t1 time.Time) error {
 	op := "read"
 	if write {
 		op = "write"
@@ -206,7 +206,7 @@ func (e *Engine) ioDone(w *engine.Worker, path string, buf []byte, off int64, wr
 }
 
 // directAlign is the alignment a short transfer must keep under O_DIRECT.
-func (e *Engine) directAlign() int {
+func (e *Runner) directAlign() int {
 	if e.cfg.Direct {
 		return e.align
 	}
@@ -216,7 +216,7 @@ func (e *Engine) directAlign() int {
 // content is the data of file id at off, len(buf) bytes long: a block of
 // the worker's stream when the file is written as one and the worker has
 // a stream (nothing to make), else made in buf.
-func (e *Engine) content(f *files, buf []byte, id uint64, off int64) []byte {
+func (e *Runner) content(f *files, buf []byte, id uint64, off int64) []byte {
 	if b, ok := f.stream.Block(id, off, len(buf)); ok {
 		return b
 	}
@@ -225,7 +225,7 @@ func (e *Engine) content(f *files, buf []byte, id uint64, off int64) []byte {
 }
 
 // verify checks a block read from file id at off.
-func (e *Engine) verify(buf []byte, id uint64, path string, off int64) error {
+func (e *Runner) verify(buf []byte, id uint64, path string, off int64) error {
 	if !e.cfg.Verify {
 		return nil
 	}
@@ -236,7 +236,7 @@ func (e *Engine) verify(buf []byte, id uint64, path string, off int64) error {
 }
 
 // visitFile does the block operations of one visit to file i.
-func (e *Engine) visitFile(w *engine.Worker, p *Phase, i int) error {
+func (e *Runner) visitFile(w *engine.Worker, p *FilePhase, i int) error {
 	f := w.State.(*files)
 	path, id := p.target(i)
 	fd, err := e.open(w, path, p.Kind.openFlags(), "open")
@@ -287,7 +287,7 @@ func (e *Engine) visitFile(w *engine.Worker, p *Phase, i int) error {
 }
 
 // readWhole reads file i from open to close as one timed operation.
-func (e *Engine) readWhole(w *engine.Worker, p *Phase, i int) error {
+func (e *Runner) readWhole(w *engine.Worker, p *FilePhase, i int) error {
 	f := w.State.(*files)
 	path, id := p.target(i)
 	s, ok := w.Begin()
@@ -322,10 +322,10 @@ func (e *Engine) readWhole(w *engine.Worker, p *Phase, i int) error {
 
 // create creates file i (it must not exist), writes FileSize bytes and
 // closes it: one timed operation with PerFile, else one per write. A big
-// file's blocks come from the worker's stream (Engine.streams); when a CPU
+// file's blocks come from the worker's stream (Runner.streams); when a CPU
 // is spare, a smaller file's next block is made by a helper while one is
 // written.
-func (e *Engine) create(w *engine.Worker, p *Phase, i int) error {
+func (e *Runner) create(w *engine.Worker, p *FilePhase, i int) error {
 	f := w.State.(*files)
 	path, id := p.target(i)
 	var whole engine.Start
@@ -381,7 +381,7 @@ func (e *Engine) create(w *engine.Worker, p *Phase, i int) error {
 }
 
 // meta does one metadata operation on target i.
-func (e *Engine) meta(w *engine.Worker, p *Phase, i int) error {
+func (e *Runner) meta(w *engine.Worker, p *FilePhase, i int) error {
 	f := w.State.(*files)
 	path := p.Targets.Paths[i]
 	s, ok := w.Begin()
@@ -438,7 +438,7 @@ func (e *Engine) meta(w *engine.Worker, p *Phase, i int) error {
 // scheduled start in an open loop; the second half is timed alone, and is
 // not timed at all when the phase's operation count is reached (the names
 // are put back all the same, so the count stays exact).
-func (e *Engine) renamePair(w *engine.Worker, p *Phase, i int) error {
+func (e *Runner) renamePair(w *engine.Worker, p *FilePhase, i int) error {
 	path, alt := p.Targets.Paths[i], p.Targets.alt[i]
 	s, ok := w.Begin()
 	if !ok {
@@ -453,7 +453,7 @@ func (e *Engine) renamePair(w *engine.Worker, p *Phase, i int) error {
 }
 
 // rename renames from to to as the operation begun at s, recorded if timed.
-func (e *Engine) rename(w *engine.Worker, s engine.Start, timed bool, from, to string) error {
+func (e *Runner) rename(w *engine.Worker, s engine.Start, timed bool, from, to string) error {
 	err := unix.Rename(from, to)
 	t1 := time.Now()
 	if err == nil && timed {

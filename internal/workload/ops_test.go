@@ -21,7 +21,7 @@ func jobNames(n int) []string {
 	return out
 }
 
-func generalEngine(t *testing.T, workers int, verify bool, tr Tracer) (*Engine, string) {
+func generalRunner(t *testing.T, workers int, verify bool, tr Tracer) (*Runner, string) {
 	dir := t.TempDir()
 	return New(Config{Dir: dir, Workers: workers, Verify: verify, Seed: 3, Tracer: tr}, 64<<10), dir
 }
@@ -29,9 +29,9 @@ func generalEngine(t *testing.T, workers int, verify bool, tr Tracer) (*Engine, 
 // Random writes of a fresh file touch every block once (one pass); reads
 // with another transfer size and random offsets verify the data.
 func TestRandomWriteThenVerifyOtherSize(t *testing.T) {
-	e, dir := generalEngine(t, 2, true, nil)
+	e, dir := generalRunner(t, 2, true, nil)
 	tg := e.NewTargets(dir, jobNames(2))
-	w := Phase{Name: "randwrite", Title: "randwrite", Kind: Write, Access: Random, Targets: tg, FileSize: 256 << 10, BlockSize: 16 << 10}
+	w := FilePhase{Name: "randwrite", Title: "randwrite", Kind: Write, Access: Random, Targets: tg, FileSize: 256 << 10, BlockSize: 16 << 10}
 	r, err := e.Run(context.Background(), w)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestRandomWriteThenVerifyOtherSize(t *testing.T) {
 			t.Fatalf("%s: %v %v", n, st, err)
 		}
 	}
-	rd := Phase{Name: "randread", Title: "randread", Kind: Read, Access: Random, Targets: tg, FileSize: 256 << 10, BlockSize: 4 << 10}
+	rd := FilePhase{Name: "randread", Title: "randread", Kind: Read, Access: Random, Targets: tg, FileSize: 256 << 10, BlockSize: 4 << 10}
 	r, err = e.Run(context.Background(), rd)
 	if err != nil || r.Errors != 0 || r.Ops != 2*64 {
 		t.Fatalf("randread = %+v, %v", r, err)
@@ -75,10 +75,10 @@ func TestRandomWriteThenVerifyOtherSize(t *testing.T) {
 }
 
 func TestTimeLimitStops(t *testing.T) {
-	e, dir := generalEngine(t, 2, false, nil)
+	e, dir := generalRunner(t, 2, false, nil)
 	tg := e.NewTargets(dir, jobNames(2))
 	var got []Sample
-	p := Phase{Title: "seqwrite", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10,
+	p := FilePhase{Title: "seqwrite", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10,
 		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Interval: 100 * time.Millisecond,
 		OnInterval: func(s Sample) { got = append(got, s) }}
 	t0 := time.Now()
@@ -120,12 +120,12 @@ func TestTimeLimitStops(t *testing.T) {
 }
 
 func TestOpenLoopResponseAtLeastService(t *testing.T) {
-	e, dir := generalEngine(t, 2, false, nil)
+	e, dir := generalRunner(t, 2, false, nil)
 	tg := e.NewTargets(dir, jobNames(2))
-	if _, err := e.Run(context.Background(), Phase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10}); err != nil {
+	if _, err := e.Run(context.Background(), FilePhase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10}); err != nil {
 		t.Fatal(err)
 	}
-	p := Phase{Title: "rate", Kind: Read, Access: Random, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10,
+	p := FilePhase{Title: "rate", Kind: Read, Access: Random, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10,
 		Rate: 400, Duration: 300 * time.Millisecond}
 	r, err := e.Run(context.Background(), p)
 	if err != nil {
@@ -146,7 +146,7 @@ func TestOpenLoopResponseAtLeastService(t *testing.T) {
 
 func TestMetadataPhases(t *testing.T) {
 	tr := &countTracer{ops: map[string]int{}}
-	e, dir := generalEngine(t, 3, false, tr)
+	e, dir := generalRunner(t, 3, false, tr)
 	s := Shape{Depth: 2, Width: 2, Files: 3}
 	if err := MakeDirs(dir, s); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestMetadataPhases(t *testing.T) {
 		{Create, files, n}, {Stat, files, n}, {Open, files, n}, {Rename, files, 2 * n}, {Chmod, files, n},
 		{Utime, files, n}, {Readdir, leaves, 4}, {Mkdir, subdirs, n}, {Rmdir, subdirs, n}, {Unlink, files, n},
 	} {
-		p := Phase{Title: c.kind.String(), Kind: c.kind, Targets: c.tg, BlockSize: 4096, FileSize: 1000, Select: Random}
+		p := FilePhase{Title: c.kind.String(), Kind: c.kind, Targets: c.tg, BlockSize: 4096, FileSize: 1000, Select: Random}
 		r, err := e.Run(context.Background(), p)
 		if err != nil || r.Ops != c.ops || r.Errors != 0 {
 			t.Fatalf("%v: ops %d (want %d), errors %d, %v", c.kind, r.Ops, c.ops, r.Errors, err)
@@ -204,7 +204,7 @@ func TestTreeShapeReuseRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := New(Config{Dir: root, Workers: 2, Seed: info.Seed}, 64<<10)
-	if _, err := e.Run(context.Background(), Phase{Title: "format", Kind: Create, Targets: e.NewTargets(root, s.FileNames()), FileSize: s.FileSize, BlockSize: 4096}); err != nil {
+	if _, err := e.Run(context.Background(), FilePhase{Title: "format", Kind: Create, Targets: e.NewTargets(root, s.FileNames()), FileSize: s.FileSize, BlockSize: 4096}); err != nil {
 		t.Fatal(err)
 	}
 	info.State = TreeFormatted
@@ -243,13 +243,13 @@ func TestTreeShapeReuseRebuild(t *testing.T) {
 // many reads and writes makes no more allocations (a phase allocates a
 // little to start and end, and once per file it opens).
 func TestDataPathDoesNotAllocate(t *testing.T) {
-	e, dir := generalEngine(t, 2, true, nil)
+	e, dir := generalRunner(t, 2, true, nil)
 	tg := e.NewTargets(dir, jobNames(2))
-	if _, err := e.Run(context.Background(), Phase{Title: "lay", Kind: Write, Targets: tg, FileSize: 1 << 20, BlockSize: 4096}); err != nil {
+	if _, err := e.Run(context.Background(), FilePhase{Title: "lay", Kind: Write, Targets: tg, FileSize: 1 << 20, BlockSize: 4096}); err != nil {
 		t.Fatal(err)
 	}
 	mallocs := func(ops int64) uint64 {
-		p := Phase{Title: "rw", Kind: Mixed, ReadPct: 50, Access: Random, Targets: tg, FileSize: 1 << 20, BlockSize: 4096, Ops: ops, Interval: time.Hour}
+		p := FilePhase{Title: "rw", Kind: Mixed, ReadPct: 50, Access: Random, Targets: tg, FileSize: 1 << 20, BlockSize: 4096, Ops: ops, Interval: time.Hour}
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -289,13 +289,13 @@ func (s *stallTracer) Trace(w int, ev Event) {
 // it (response time), not hidden as in a closed loop: coordinated omission.
 func TestOpenLoopChargesStalls(t *testing.T) {
 	tr := &stallTracer{n: 20, d: 100 * time.Millisecond}
-	e, dir := generalEngine(t, 1, false, nil)
+	e, dir := generalRunner(t, 1, false, nil)
 	tg := e.NewTargets(dir, jobNames(1))
-	if _, err := e.Run(context.Background(), Phase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10}); err != nil {
+	if _, err := e.Run(context.Background(), FilePhase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10}); err != nil {
 		t.Fatal(err)
 	}
 	e.cfg.Tracer = tr
-	r, err := e.Run(context.Background(), Phase{Title: "ol", Kind: Read, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10, Rate: 500, Ops: 100})
+	r, err := e.Run(context.Background(), FilePhase{Title: "ol", Kind: Read, Targets: tg, FileSize: 64 << 10, BlockSize: 4 << 10, Rate: 500, Ops: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,11 +317,11 @@ func BenchmarkRandRead4K(b *testing.B) {
 	dir := b.TempDir()
 	e := New(Config{Dir: dir, Workers: 1, Seed: 1}, 1<<20)
 	tg := e.NewTargets(dir, jobNames(1))
-	p := Phase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 20, BlockSize: 1 << 20}
+	p := FilePhase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 20, BlockSize: 1 << 20}
 	if _, err := e.Run(context.Background(), p); err != nil {
 		b.Fatal(err)
 	}
-	p = Phase{Title: "randread", Kind: Read, Access: Random, Targets: tg, FileSize: 64 << 20, BlockSize: 4096, Ops: int64(b.N)}
+	p = FilePhase{Title: "randread", Kind: Read, Access: Random, Targets: tg, FileSize: 64 << 20, BlockSize: 4096, Ops: int64(b.N)}
 	b.SetBytes(4096)
 	b.ResetTimer()
 	if _, err := e.Run(context.Background(), p); err != nil {
@@ -332,13 +332,13 @@ func BenchmarkRandRead4K(b *testing.B) {
 // A rename phase limited by --ops does exactly that many timed renames,
 // and every file has its own name again afterwards.
 func TestRenameOpsExact(t *testing.T) {
-	e, dir := generalEngine(t, 2, false, nil)
+	e, dir := generalRunner(t, 2, false, nil)
 	tg := e.NewTargets(dir, jobNames(4))
-	if _, err := e.Run(context.Background(), Phase{Title: "lay", Kind: Create, Targets: tg, FileSize: 1, BlockSize: 1}); err != nil {
+	if _, err := e.Run(context.Background(), FilePhase{Title: "lay", Kind: Create, Targets: tg, FileSize: 1, BlockSize: 1}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ops := range []int64{1, 5, 7} {
-		r, err := e.Run(context.Background(), Phase{Title: "rename", Kind: Rename, Targets: tg, Ops: ops})
+		r, err := e.Run(context.Background(), FilePhase{Title: "rename", Kind: Rename, Targets: tg, Ops: ops})
 		if err != nil || r.Ops != ops {
 			t.Fatalf("--ops %d: %d renames timed, %v", ops, r.Ops, err)
 		}
@@ -352,7 +352,7 @@ func TestRenameOpsExact(t *testing.T) {
 
 // A file whose writing was interrupted is not a completed item.
 func TestInterruptedWriteIsNoItem(t *testing.T) {
-	e, dir := generalEngine(t, 1, false, nil)
+	e, dir := generalRunner(t, 1, false, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for e.Live.Ops.Load() < 3 {
@@ -360,7 +360,7 @@ func TestInterruptedWriteIsNoItem(t *testing.T) {
 		}
 		cancel()
 	}()
-	r, err := e.Run(ctx, Phase{Title: "w", Kind: Create, Targets: e.NewTargets(dir, jobNames(1)), FileSize: 1 << 30, BlockSize: 64 << 10})
+	r, err := e.Run(ctx, FilePhase{Title: "w", Kind: Create, Targets: e.NewTargets(dir, jobNames(1)), FileSize: 1 << 30, BlockSize: 64 << 10})
 	if !errors.Is(err, context.Canceled) || r.Items != 0 || r.Ops < 3 {
 		t.Fatalf("interrupted write: items %d ops %d, %v", r.Items, r.Ops, err)
 	}

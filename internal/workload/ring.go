@@ -54,12 +54,12 @@ func ParseIOEngine(s string) (IOEngine, error) {
 // ringed reports whether phase p's operations go through io_uring: the
 // block reads and writes of Read, Write and Mixed phases. Creating files
 // and metadata operations are one system call at a time.
-func (p *Phase) ringed() bool {
+func (p *FilePhase) ringed() bool {
 	return p.IOEngine == IOUring && p.Kind.IsData() && !(p.Kind == Read && p.PerFile)
 }
 
 // depth is the phase's operations in flight per worker.
-func (p *Phase) depth() int { return max(p.IODepth, 1) }
+func (p *FilePhase) depth() int { return max(p.IODepth, 1) }
 
 // ioQueue is a worker's io_uring and the operations it has in flight, one
 // slot each: the slot's part of bufs, when it began, what it moves.
@@ -85,7 +85,7 @@ func ProbeIOUring() error {
 }
 
 // setupRing gives worker f a ring and depth slots of need bytes for p.
-func (e *Engine) setupRing(f *files, p *Phase, need int64) error {
+func (e *Runner) setupRing(f *files, p *FilePhase, need int64) error {
 	d := p.depth()
 	q := &f.q
 	r, err := uring.New(uint32(d))
@@ -108,7 +108,7 @@ func (e *Engine) setupRing(f *files, p *Phase, need int64) error {
 }
 
 // closeRings closes the workers' rings at the end of a phase.
-func (e *Engine) closeRings() {
+func (e *Runner) closeRings() {
 	for _, f := range e.files {
 		if f.q.ring != nil {
 			f.q.ring.Close()
@@ -119,9 +119,9 @@ func (e *Engine) closeRings() {
 
 // ringVisit is one visit to a file with operations in flight.
 type ringVisit struct {
-	e        *Engine
+	e        *Runner
 	w        *engine.Worker
-	p        *Phase
+	p        *FilePhase
 	q        *ioQueue
 	fd       int
 	path     string
@@ -139,7 +139,7 @@ type ringVisit struct {
 
 // visitRing does the block operations of one visit to file i at the
 // phase's queue depth.
-func (e *Engine) visitRing(w *engine.Worker, p *Phase, i int) error {
+func (e *Runner) visitRing(w *engine.Worker, p *FilePhase, i int) error {
 	f := w.State.(*files)
 	path, id := p.target(i)
 	fd, err := e.open(w, path, p.Kind.openFlags(), "open")

@@ -11,9 +11,9 @@ import (
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
-// ringEngine is an engine on a real ext4 loop device, with O_DIRECT or
+// ringRunner is a runner on a real ext4 loop device, with O_DIRECT or
 // buffered.
-func ringEngine(t *testing.T, workers int, direct bool, tr Tracer) (*Engine, string) {
+func ringRunner(t *testing.T, workers int, direct bool, tr Tracer) (*Runner, string) {
 	cfg := Config{Dir: testenv.Ext4(t, "64M"), Workers: workers, Verify: true, Seed: 9, Tracer: tr}
 	if direct {
 		a, err := sysio.ProbeDirect(cfg.Dir, "ext4")
@@ -25,16 +25,16 @@ func ringEngine(t *testing.T, workers int, direct bool, tr Tracer) (*Engine, str
 	return New(cfg, 64<<10), cfg.Dir
 }
 
-// A depth-32 random read of files the engine wrote at depth 32 verifies
+// A depth-32 random read of files the runner wrote at depth 32 verifies
 // every block, buffered and under O_DIRECT; a byte changed on disk is
 // found.
 func TestRingDepth32VerifiesEveryBlock(t *testing.T) {
 	testenv.NeedsServer(t, "an ext4 loop device")
 	for _, direct := range []bool{false, true} {
-		e, dir := ringEngine(t, 2, direct, nil)
+		e, dir := ringRunner(t, 2, direct, nil)
 		tg := e.NewTargets(dir, jobNames(2))
 		const size, bs = 4 << 20, 4 << 10
-		w := Phase{Name: "randwrite", Kind: Write, Access: Random, Targets: tg, FileSize: size, BlockSize: bs, IOEngine: IOUring, IODepth: 32}
+		w := FilePhase{Name: "randwrite", Kind: Write, Access: Random, Targets: tg, FileSize: size, BlockSize: bs, IOEngine: IOUring, IODepth: 32}
 		r, err := e.Run(context.Background(), w)
 		if err != nil || r.Errors != 0 || r.Ops != 2*size/bs || r.Bytes != 2*size || r.Items != 2 {
 			t.Fatalf("direct %v: randwrite at depth 32 = ops %d bytes %d items %d errors %d, %v", direct, r.Ops, r.Bytes, r.Items, r.Errors, err)
@@ -72,9 +72,9 @@ func TestRingDepth32VerifiesEveryBlock(t *testing.T) {
 func TestRingOpCountExact(t *testing.T) {
 	testenv.NeedsServer(t, "an ext4 loop device")
 	tr := &countTracer{ops: map[string]int{}}
-	e, dir := ringEngine(t, 3, true, tr)
+	e, dir := ringRunner(t, 3, true, tr)
 	tg := e.NewTargets(dir, jobNames(3))
-	lay := Phase{Name: "lay", Kind: Create, PerFile: true, Targets: tg, FileSize: 1 << 20, BlockSize: 64 << 10}
+	lay := FilePhase{Name: "lay", Kind: Create, PerFile: true, Targets: tg, FileSize: 1 << 20, BlockSize: 64 << 10}
 	if _, err := e.Run(context.Background(), lay); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRingOpCountExact(t *testing.T) {
 		rate  float64
 	}{{1, 777, 0}, {7, 1001, 0}, {64, 5000, 0}, {16, 300, 3000}} {
 		clear(tr.ops)
-		p := Phase{Name: "mix", Kind: Mixed, ReadPct: 70, Access: Random, Targets: tg, FileSize: 1 << 20, BlockSize: 4 << 10,
+		p := FilePhase{Name: "mix", Kind: Mixed, ReadPct: 70, Access: Random, Targets: tg, FileSize: 1 << 20, BlockSize: 4 << 10,
 			Ops: c.ops, Rate: c.rate, IOEngine: IOUring, IODepth: c.depth}
 		r, err := e.Run(context.Background(), p)
 		if err != nil || r.Errors != 0 || r.Ops != c.ops || r.Hist.Count() != c.ops || r.Bytes != c.ops*4096 {
@@ -103,11 +103,11 @@ func TestRingOpCountExact(t *testing.T) {
 // time: the sync engine reads them back and verifies them.
 func TestRingWritesReadBySync(t *testing.T) {
 	testenv.NeedsServer(t, "an ext4 loop device")
-	e, dir := ringEngine(t, 1, false, nil)
+	e, dir := ringRunner(t, 1, false, nil)
 	tg := e.NewTargets(dir, jobNames(1))
 	// A file size that is not a whole number of blocks: the last block
 	// is short.
-	w := Phase{Name: "write", Kind: Write, Targets: tg, FileSize: 1<<20 + 4096, BlockSize: 64 << 10, IOEngine: IOUring, IODepth: 8}
+	w := FilePhase{Name: "write", Kind: Write, Targets: tg, FileSize: 1<<20 + 4096, BlockSize: 64 << 10, IOEngine: IOUring, IODepth: 8}
 	if r, err := e.Run(context.Background(), w); err != nil || r.Ops != 17 {
 		t.Fatalf("write = %+v, %v", r, err)
 	}

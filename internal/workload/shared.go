@@ -83,7 +83,7 @@ func (l *SharedFile) source(r, workers int) int {
 	return (r + shift) % l.World
 }
 
-func (l *SharedFile) check(p *Phase, workers int) error {
+func (l *SharedFile) check(p *FilePhase, workers int) error {
 	if l.World == 0 {
 		l.World = workers
 	}
@@ -108,7 +108,7 @@ func (l *SharedFile) check(p *Phase, workers int) error {
 
 // prepare readies a shared phase before its workers start: a read phase
 // learns how far each rank wrote.
-func (l *SharedFile) prepare(p *Phase, workers int) error {
+func (l *SharedFile) prepare(p *FilePhase, workers int) error {
 	l.Written = make([]int64, workers)
 	l.fds = make([]int, workers)
 	for i := range l.fds {
@@ -170,7 +170,7 @@ func ReadSegments(path string, world int) ([]int64, error) {
 
 // finish closes what the workers left open and, after a write, records
 // the segments of this host's ranks in the status file.
-func (l *SharedFile) finish(p *Phase) error {
+func (l *SharedFile) finish(p *FilePhase) error {
 	var errs []error
 	for i, fd := range l.fds {
 		if fd >= 0 {
@@ -202,7 +202,7 @@ func (l *SharedFile) finish(p *Phase) error {
 // shared does segment task%Segments of worker w's rank: its transfers,
 // each one operation. The worker opens the file at its first segment and
 // closes it (with fsync, if asked) after its last, inside the phase's time.
-func (e *Engine) shared(w *engine.Worker, p *Phase, task int) error {
+func (e *Runner) shared(w *engine.Worker, p *FilePhase, task int) error {
 	l := p.Shared
 	f := w.State.(*files)
 	s := task % l.span
@@ -261,7 +261,7 @@ func (e *Engine) shared(w *engine.Worker, p *Phase, task int) error {
 }
 
 // closeShared ends worker w's use of the shared file.
-func (e *Engine) closeShared(w *engine.Worker, l *SharedFile, path string, wrote bool) error {
+func (e *Runner) closeShared(w *engine.Worker, l *SharedFile, path string, wrote bool) error {
 	fd := l.fds[w.ID]
 	if fd < 0 {
 		return nil
@@ -272,7 +272,7 @@ func (e *Engine) closeShared(w *engine.Worker, l *SharedFile, path string, wrote
 
 // runShared runs a phase on a shared file: one pass of every worker's
 // segments, ended early by the phase's Duration, if any.
-func (e *Engine) runShared(ctx context.Context, p *Phase) (*Result, error) {
+func (e *Runner) runShared(ctx context.Context, p *FilePhase) (*Result, error) {
 	l := p.Shared
 	if err := l.prepare(p, e.cfg.Workers); err != nil {
 		return &Result{Name: p.Name, Title: p.Title, Workers: e.cfg.Workers, Hist: metrics.NewHistogram(), Incomplete: true}, err

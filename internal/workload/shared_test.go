@@ -18,8 +18,8 @@ import (
 // ior-hard's transfer: 47,008 bytes, aligned to nothing.
 const hardXfer = 47008
 
-func sharedPhase(e *Engine, kind Kind, l *SharedFile, xfer int64) Phase {
-	return Phase{Name: kind.String(), Title: kind.String(), Kind: kind, Targets: e.NewTargets(e.cfg.Dir, []string{"shared"}),
+func sharedPhase(e *Runner, kind Kind, l *SharedFile, xfer int64) FilePhase {
+	return FilePhase{Name: kind.String(), Title: kind.String(), Kind: kind, Targets: e.NewTargets(e.cfg.Dir, []string{"shared"}),
 		BlockSize: xfer, Shared: l}
 }
 
@@ -28,7 +28,7 @@ func sharedPhase(e *Engine, kind Kind, l *SharedFile, xfer int64) Phase {
 // hole and no overlap, and each rank reads back, verified, what another
 // wrote.
 func TestSharedStridedWriteReadVerify(t *testing.T) {
-	e, dir := newEngine(t, 4, true, nil)
+	e, dir := newRunner(t, 4, true, nil)
 	const segs = 3
 	r, err := e.Run(context.Background(), sharedPhase(e, Write, &SharedFile{Block: hardXfer, Segments: segs}, hardXfer))
 	if err != nil || r.Ops != 4*segs || r.Items != 4*segs || r.Bytes != 4*segs*hardXfer {
@@ -88,7 +88,7 @@ func (o *offsetTracer) Trace(w int, ev Event) {
 func TestSharedAcrossHostsReadsTheOtherHost(t *testing.T) {
 	dir := t.TempDir()
 	tr := &offsetTracer{reads: map[int][]int64{}}
-	hosts := make([]*Engine, 2)
+	hosts := make([]*Runner, 2)
 	for i := range hosts {
 		cfg := Config{Dir: dir, Workers: 2, Verify: true, Seed: 7}
 		if i == 0 {
@@ -128,7 +128,7 @@ func TestSharedAcrossHostsReadsTheOtherHost(t *testing.T) {
 // A stonewall ends the write early; the status file says how many whole
 // segments each rank wrote, and the read phase reads exactly those.
 func TestSharedStonewallReadsWhatWasWritten(t *testing.T) {
-	e, dir := newEngine(t, 2, true, nil)
+	e, dir := newRunner(t, 2, true, nil)
 	w := sharedPhase(e, Write, &SharedFile{Block: 4096, Segments: 1 << 30}, 4096)
 	w.Duration = 100 * time.Millisecond
 	r, err := e.Run(context.Background(), w)
@@ -151,7 +151,7 @@ func TestSharedStonewallReadsWhatWasWritten(t *testing.T) {
 }
 
 func TestSharedBadLayouts(t *testing.T) {
-	e, _ := newEngine(t, 2, false, nil)
+	e, _ := newRunner(t, 2, false, nil)
 	for _, c := range []struct {
 		l    SharedFile
 		kind Kind
@@ -176,7 +176,7 @@ func TestSharedBadLayouts(t *testing.T) {
 // With a file per rank (ior-easy), each rank's file holds its segments in
 // order, and rank r reads back rank r+1's file, verified.
 func TestSharedFilePerRank(t *testing.T) {
-	e, dir := newEngine(t, 3, true, &offsetTracer{reads: map[int][]int64{}})
+	e, dir := newRunner(t, 3, true, &offsetTracer{reads: map[int][]int64{}})
 	const xfer, block, segs = 8192, 3 * 8192, 4
 	r, err := e.Run(context.Background(), sharedPhase(e, Write, &SharedFile{Block: block, Segments: segs, PerRank: true}, xfer))
 	if err != nil || r.Bytes != 3*segs*block {
@@ -204,7 +204,7 @@ func TestSharedFilePerRank(t *testing.T) {
 // A big file per rank is written from the worker's stream: read back
 // verified, and a byte changed in it is found.
 func TestSharedBigFileFromStream(t *testing.T) {
-	e, dir := newEngine(t, 2, true, nil)
+	e, dir := newRunner(t, 2, true, nil)
 	const xfer, segs = 64 << 10, 80 // 5 MiB a rank: above pattern.StreamMin
 	l := &SharedFile{Block: xfer, Segments: segs, PerRank: true}
 	if _, err := e.Run(context.Background(), sharedPhase(e, Write, l, xfer)); err != nil || !l.big {
@@ -231,7 +231,7 @@ func TestSharedBigFileFromStream(t *testing.T) {
 // A shared-file phase is not run through io_uring: asked to, it is
 // refused before anything is written.
 func TestSharedRefusesIOUring(t *testing.T) {
-	e, dir := newEngine(t, 2, false, nil)
+	e, dir := newRunner(t, 2, false, nil)
 	p := sharedPhase(e, Write, &SharedFile{Block: 4096, Segments: 1}, 4096)
 	p.IOEngine, p.IODepth = IOUring, 8
 	if _, err := e.Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), "use the sync engine") {

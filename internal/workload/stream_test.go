@@ -14,8 +14,8 @@ import (
 )
 
 // streamWrite writes files of a stream's size with a spare CPU, reads them
-// back with verification, and returns the engine.
-func streamWrite(t *testing.T, cfg Config, p Phase) *Engine {
+// back with verification, and returns the runner.
+func streamWrite(t *testing.T, cfg Config, p FilePhase) *Runner {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	e := New(cfg, 64<<10)
@@ -39,12 +39,12 @@ func streamWrite(t *testing.T, cfg Config, p Phase) *Engine {
 // block) read back verified, and hold what Fill makes for them.
 func TestStreamWrites(t *testing.T) {
 	size := int64(pattern.StreamMin + 3<<20 + 5000)
-	create := Phase{Title: "Write", Kind: Create, FileSize: size, BlockSize: 64 << 10}
-	random := Phase{Title: "Write", Kind: Write, Access: Random, FileSize: size - 5000, BlockSize: 16 << 10}
+	create := FilePhase{Title: "Write", Kind: Create, FileSize: size, BlockSize: 64 << 10}
+	random := FilePhase{Title: "Write", Kind: Write, Access: Random, FileSize: size - 5000, BlockSize: 16 << 10}
 	for _, c := range []struct {
 		name   string
 		direct bool
-		p      Phase
+		p      FilePhase
 	}{{"create", false, create}, {"random", false, random}, {"direct", true, random}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -84,7 +84,7 @@ func TestStreamsUpToTwoPerCPU(t *testing.T) {
 	}{{2, true}, {4, true}, {5, false}} {
 		dir := t.TempDir()
 		e := New(Config{Dir: dir, Workers: c.workers, Verify: true, Seed: 5}, 64<<10)
-		p := Phase{Title: "Write", Kind: Create, FileSize: size, BlockSize: 64 << 10, Targets: filesOf(e, 1, names)}
+		p := FilePhase{Title: "Write", Kind: Create, FileSize: size, BlockSize: 64 << 10, Targets: filesOf(e, 1, names)}
 		if r, err := e.Run(context.Background(), p); err != nil || r.Errors != 0 {
 			t.Fatalf("%d workers: write = %+v, %v", c.workers, r, err)
 		}

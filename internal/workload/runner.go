@@ -72,10 +72,11 @@ func (a Access) String() string {
 	return "sequential"
 }
 
-// Phase describes one phase: the workers perform Kind on the Targets, each
-// owning an equal slice of them, until a count, a time limit or one pass
-// over their slice is done.
-type Phase struct {
+// FilePhase describes one phase of file operations: the workers perform
+// Kind on the Targets, each owning an equal slice of them, until a count, a
+// time limit or one pass over their slice is done. Runner.Run turns it into
+// the engine.Phase its workers run.
+type FilePhase struct {
 	Name    string // stable metric name, e.g. "write-big"
 	Title   string // table title, e.g. "Write big file"
 	Kind    Kind
@@ -141,18 +142,18 @@ type Config struct {
 	// that is not ours leaves its access times alone. The kernel allows it
 	// to the file's owner and to a process with CAP_FOWNER; elsewhere the
 	// open fails with EPERM and the file is opened plainly instead
-	// (Engine.PlainOpens counts those).
+	// (Runner.PlainOpens counts those).
 	NoAtime bool
 	// MaxErrorSamples bounds the error messages kept per phase.
 	MaxErrorSamples int
 }
 
-// Engine runs phases of file operations on the one engine. Each worker
-// keeps its buffers across phases; a buffer is made the first time a phase
-// needs it, so workers that only stat or read hold no write-ahead buffer,
-// and made again when a later phase moves more bytes an operation.
-// Streams, and buffers for O_DIRECT, sit in huge pages (sysio.HugeArena).
-type Engine struct {
+// Runner runs phases of file operations on package engine's workers (its
+// core). Each worker keeps its buffers across phases; a buffer is made the
+// first time a phase needs it, so workers that only stat or read hold no
+// write-ahead buffer, and made again when a later phase moves more bytes an
+// operation. Streams, and buffers for O_DIRECT, sit in huge pages (sysio.HugeArena).
+type Runner struct {
 	cfg      Config
 	pattern  *pattern.Pattern
 	core     *engine.Engine
@@ -162,7 +163,7 @@ type Engine struct {
 	bufs     sysio.HugeArena // streams and O_DIRECT buffers
 	ahead    bool            // blocks are made ahead on a spare CPU
 	streams  bool            // big files are written from each worker's stream
-	current  atomic.Pointer[Phase]
+	current  atomic.Pointer[FilePhase]
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
 	Live *metrics.Live
@@ -175,15 +176,15 @@ type Engine struct {
 type files struct {
 	buf     []byte          // I/O buffer
 	spare   []byte          // second write buffer, when blocks are made ahead
-	stream  *pattern.Stream // big files' blocks (Engine.streams)
+	stream  *pattern.Stream // big files' blocks (Runner.streams)
 	dirents []byte          // readdir buffer
 	perm    engine.Perm
 	ts      [2]unix.Timespec
 	q       ioQueue // IOUring phases
 }
 
-// New prepares an engine for phases whose blocks are at most maxBlock bytes.
-func New(cfg Config, maxBlock int64) *Engine {
+// New prepares a runner for phases whose blocks are at most maxBlock bytes.
+func New(cfg Config, maxBlock int64) *Runner {
 	align := 1
 	if cfg.Direct {
 		align = max(cfg.Align.Mem, sysio.DefaultAlign)
@@ -193,7 +194,7 @@ func New(cfg Config, maxBlock int64) *Engine {
 	if cfg.MaxErrorSamples > 0 {
 		core.MaxErrorSamples = cfg.MaxErrorSamples
 	}
-	e := &Engine{cfg: cfg, pattern: pattern.New(cfg.Seed), core: core, maxBlock: maxBlock, align: align, Live: &core.Live}
+	e := &Runner{cfg: cfg, pattern: pattern.New(cfg.Seed), core: core, maxBlock: maxBlock, align: align, Live: &core.Live}
 	// With fewer workers than CPUs, a CPU would idle while a worker waits
 	// for its write: a helper makes the next block then (see create).
 	e.ahead = cfg.Workers < runtime.GOMAXPROCS(0)
@@ -208,17 +209,17 @@ func New(cfg Config, maxBlock int64) *Engine {
 }
 
 // Current returns the phase in progress, or nil.
-func (e *Engine) Current() *Phase { return e.current.Load() }
+func (e *Runner) Current() *FilePhase { return e.current.Load() }
 
-// MaxBlock is the largest transfer size the engine's buffers hold.
-func (e *Engine) MaxBlock() int64 { return e.maxBlock }
+// MaxBlock is the largest transfer size the runner's buffers hold.
+func (e *Runner) MaxBlock() int64 { return e.maxBlock }
 
 // Run runs one phase with all workers, which start together. A fatal error
 // (anything but a verification mismatch) stops the phase and is returned
 // along with what was measured up to then. When ctx is cancelled the
 // workers stop after their current operation and the result is marked
 // incomplete.
-func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
+func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 	if err := e.check(&p); err != nil {
 		return &Result{Name: p.Name, Title: p.Title, Workers: e.cfg.Workers, Hist: metrics.NewHistogram(), Incomplete: true}, err
 	}
@@ -263,7 +264,7 @@ func raiseProcs(workers int) func() {
 }
 
 // check validates a phase before it runs.
-func (e *Engine) check(p *Phase) error {
+func (e *Runner) check(p *FilePhase) error {
 	switch {
 	case p.Targets.Len() == 0:
 		return fmt.Errorf("no files to work on")
@@ -303,7 +304,7 @@ func (e *Engine) check(p *Phase) error {
 // setup gives worker w the buffers phase p needs, keeping those it holds
 // that are large enough. The core calls it for one worker after another,
 // so the arena needs no lock.
-func (e *Engine) setup(w *engine.Worker, p *Phase) error {
+func (e *Runner) setup(w *engine.Worker, p *FilePhase) error {
 	f := e.files[w.ID]
 	w.State = f
 	writes := p.Kind == Write || p.Kind == Mixed || p.Kind == Create
@@ -347,7 +348,7 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) error {
 // huge pages for O_DIRECT, which moves data straight between them and the
 // device (see sysio.HugeArena), in small pages otherwise, where the kernel
 // copies and huge pages made no difference.
-func (e *Engine) buffer(b []byte, n int64) []byte {
+func (e *Runner) buffer(b []byte, n int64) []byte {
 	switch {
 	case int64(len(b)) >= n:
 		return b
@@ -373,7 +374,7 @@ type Targets struct {
 // NewTargets builds a target set. names are the targets' names relative
 // to root; the data written to a file is seeded by its name, so the same
 // tree can be reused by a later run with the same seed.
-func (e *Engine) NewTargets(root string, names []string) *Targets {
+func (e *Runner) NewTargets(root string, names []string) *Targets {
 	t := &Targets{Paths: make([]string, len(names)), IDs: make([]uint64, len(names))}
 	for i, n := range names {
 		t.Paths[i] = root + "/" + n
@@ -385,13 +386,13 @@ func (e *Engine) NewTargets(root string, names []string) *Targets {
 // target is the path of target i of p and the identity its content is
 // written and checked under, which depends on the phase's file size (see
 // pattern.Sized).
-func (p *Phase) target(i int) (string, uint64) {
+func (p *FilePhase) target(i int) (string, uint64) {
 	return p.Targets.Paths[i], pattern.Sized(p.Targets.IDs[i], p.FileSize)
 }
 
 // size is the bytes of target i: its own size when the targets have
 // sizes, else the phase's FileSize.
-func (p *Phase) size(i int) int64 {
+func (p *FilePhase) size(i int) int64 {
 	if p.Targets.Sizes != nil {
 		return p.Targets.Sizes[i]
 	}

@@ -24,7 +24,7 @@ import (
 func names(w, i int) string { return "f." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
 
 // filesOf is n files per worker, worker by worker, named by name.
-func filesOf(e *Engine, n int, name func(w, i int) string) *Targets {
+func filesOf(e *Runner, n int, name func(w, i int) string) *Targets {
 	var ns []string
 	for w := range e.cfg.Workers {
 		for i := range n {
@@ -34,14 +34,14 @@ func filesOf(e *Engine, n int, name func(w, i int) string) *Targets {
 	return e.NewTargets(e.cfg.Dir, ns)
 }
 
-func newEngine(t *testing.T, workers int, verify bool, tr Tracer) (*Engine, string) {
+func newRunner(t *testing.T, workers int, verify bool, tr Tracer) (*Runner, string) {
 	dir := t.TempDir()
 	return New(Config{Dir: dir, Workers: workers, Verify: verify, Seed: 1, Tracer: tr}, 64<<10), dir
 }
 
 func TestWriteReadVerify(t *testing.T) {
-	e, dir := newEngine(t, 3, true, nil)
-	w := Phase{Name: "w", Title: "Write", Kind: Create, Targets: filesOf(e, 4, names), FileSize: 200 << 10, BlockSize: 64 << 10}
+	e, dir := newRunner(t, 3, true, nil)
+	w := FilePhase{Name: "w", Title: "Write", Kind: Create, Targets: filesOf(e, 4, names), FileSize: 200 << 10, BlockSize: 64 << 10}
 	r, err := e.Run(context.Background(), w)
 	if err != nil {
 		t.Fatal(err)
@@ -79,9 +79,9 @@ func TestWriteReadVerify(t *testing.T) {
 }
 
 func TestWriteRefusesExistingFile(t *testing.T) {
-	e, dir := newEngine(t, 1, false, nil)
+	e, dir := newRunner(t, 1, false, nil)
 	os.WriteFile(filepath.Join(dir, names(0, 0)), []byte("mine"), 0o644)
-	_, err := e.Run(context.Background(), Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 1, names), FileSize: 10, BlockSize: 10})
+	_, err := e.Run(context.Background(), FilePhase{Title: "Write", Kind: Create, Targets: filesOf(e, 1, names), FileSize: 10, BlockSize: 10})
 	var pe *PathError
 	if !errors.As(err, &pe) || !errors.Is(err, os.ErrExist) || pe.Op != "create" {
 		t.Fatalf("err = %v, want a create error for an existing file", err)
@@ -92,22 +92,22 @@ func TestWriteRefusesExistingFile(t *testing.T) {
 }
 
 func TestStatUnlinkAndCancel(t *testing.T) {
-	e, dir := newEngine(t, 2, false, nil)
-	w := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 5, names), FileSize: 1, BlockSize: 1, PerFile: true}
+	e, dir := newRunner(t, 2, false, nil)
+	w := FilePhase{Title: "Write", Kind: Create, Targets: filesOf(e, 5, names), FileSize: 1, BlockSize: 1, PerFile: true}
 	if _, err := e.Run(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.Run(context.Background(), Phase{Title: "Stat", Kind: Stat, Targets: filesOf(e, 5, names)})
+	r, err := e.Run(context.Background(), FilePhase{Title: "Stat", Kind: Stat, Targets: filesOf(e, 5, names)})
 	if err != nil || r.Ops != 10 {
 		t.Fatalf("stat = %+v, %v", r, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r, err = e.Run(ctx, Phase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 5, names)})
+	r, err = e.Run(ctx, FilePhase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 5, names)})
 	if !errors.Is(err, context.Canceled) || !r.Incomplete || r.Ops != 0 {
 		t.Fatalf("cancelled unlink = %+v, %v", r, err)
 	}
-	r, err = e.Run(context.Background(), Phase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 5, names)})
+	r, err = e.Run(context.Background(), FilePhase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 5, names)})
 	if err != nil || r.Ops != 10 {
 		t.Fatalf("unlink = %+v, %v", r, err)
 	}
@@ -129,13 +129,13 @@ func (c *countTracer) Trace(w int, ev Event) {
 
 func TestTracerSeesEveryOperation(t *testing.T) {
 	tr := &countTracer{ops: map[string]int{}}
-	e, _ := newEngine(t, 2, false, tr)
-	w := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, names), FileSize: 100 << 10, BlockSize: 64 << 10}
+	e, _ := newRunner(t, 2, false, tr)
+	w := FilePhase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, names), FileSize: 100 << 10, BlockSize: 64 << 10}
 	e.Run(context.Background(), w)
 	w.Kind = Read
 	e.Run(context.Background(), w)
-	e.Run(context.Background(), Phase{Title: "Stat", Kind: Stat, Targets: filesOf(e, 3, names)})
-	e.Run(context.Background(), Phase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 3, names)})
+	e.Run(context.Background(), FilePhase{Title: "Stat", Kind: Stat, Targets: filesOf(e, 3, names)})
+	e.Run(context.Background(), FilePhase{Title: "Unlink", Kind: Unlink, Targets: filesOf(e, 3, names)})
 	want := map[string]int{"create": 6, "write": 12, "close": 12, "open": 6, "read": 12, "stat": 6, "unlink": 6}
 	for op, n := range want {
 		if tr.ops[op] != n {
@@ -144,7 +144,7 @@ func TestTracerSeesEveryOperation(t *testing.T) {
 	}
 }
 
-// BenchmarkWriteRead measures the engine's whole path (pattern, syscalls,
+// BenchmarkWriteRead measures the runner's whole path (pattern, syscalls,
 // histogram) on a temporary directory: 1 MiB blocks, 64 MiB per file.
 func BenchmarkWriteRead(b *testing.B) {
 	dir := b.TempDir()
@@ -152,7 +152,7 @@ func BenchmarkWriteRead(b *testing.B) {
 	b.SetBytes(2 * 64 << 20)
 	for i := 0; i < b.N; i++ {
 		name := func(w, j int) string { return "b." + strconv.Itoa(i) }
-		p := Phase{Title: "W", Kind: Create, Targets: filesOf(e, 1, name), FileSize: 64 << 20, BlockSize: 1 << 20}
+		p := FilePhase{Title: "W", Kind: Create, Targets: filesOf(e, 1, name), FileSize: 64 << 20, BlockSize: 1 << 20}
 		if _, err := e.Run(context.Background(), p); err != nil {
 			b.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestWriteAhead(t *testing.T) {
 	if !e.ahead {
 		t.Fatal("2 workers on 4 CPUs: no blocks made ahead")
 	}
-	w := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, names), FileSize: 1<<20 + 1000, BlockSize: 64 << 10}
+	w := FilePhase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, names), FileSize: 1<<20 + 1000, BlockSize: 64 << 10}
 	if _, err := e.Run(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestWriteAhead(t *testing.T) {
 // TestBuffersFitThePhase: a worker's buffers hold what one operation of the
 // phase moves (4 KiB for 4 KiB files, whatever the largest block), grow
 // when a later phase moves more, and the data stays right. Under O_DIRECT
-// they come from the engine's huge-page arena, packed one after another.
+// they come from the runner's huge-page arena, packed one after another.
 func TestBuffersFitThePhase(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	for _, direct := range []bool{false, true} {
@@ -275,7 +275,7 @@ func TestBuffersFitThePhase(t *testing.T) {
 			buf, spare  int
 		}{{"small", 4096, 1 << 20, 4096, 0}, {"big", 1<<20 + 4096, 256 << 10, 256 << 10, 256 << 10}, {"again", 4096, 1 << 20, 256 << 10, 256 << 10}} {
 			name := func(w, i int) string { return c.prefix + "." + strconv.Itoa(w) + "." + strconv.Itoa(i) }
-			p := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, name), FileSize: c.size, BlockSize: c.block}
+			p := FilePhase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, name), FileSize: c.size, BlockSize: c.block}
 			if _, err := e.Run(context.Background(), p); err != nil {
 				t.Fatal(err)
 			}
@@ -332,7 +332,7 @@ func TestReadOwnSizes(t *testing.T) {
 		}
 		tg := e.NewTargets(dir, ns[first:])
 		tg.Sizes = sizes[first:]
-		p := Phase{Name: "r", Title: "Read", Kind: Read, Targets: tg, FileSize: 300 << 10, BlockSize: 64 << 10, PerFile: perFile}
+		p := FilePhase{Name: "r", Title: "Read", Kind: Read, Targets: tg, FileSize: 300 << 10, BlockSize: 64 << 10, PerFile: perFile}
 		r, err := e.Run(context.Background(), p)
 		if err != nil || r.Errors != 0 || r.Bytes != total || r.Items != int64(len(sizes)-first) {
 			t.Fatalf("perFile=%v: read = %+v, %v; want %d bytes of %d files", perFile, r, err, total, len(sizes)-first)
@@ -369,7 +369,7 @@ func TestReadOwnSizesShrunk(t *testing.T) {
 	tg := e.NewTargets(dir, []string{"a", "b", "c"})
 	tg.Sizes = []int64{10_000, 20_000, 10_000}
 	for _, perFile := range []bool{false, true} {
-		p := Phase{Name: "r", Title: "Read", Kind: Read, Targets: tg, FileSize: 20_000, BlockSize: 4096, PerFile: perFile}
+		p := FilePhase{Name: "r", Title: "Read", Kind: Read, Targets: tg, FileSize: 20_000, BlockSize: 4096, PerFile: perFile}
 		r, err := e.Run(context.Background(), p)
 		if err != nil || r.Errors != 1 || r.Items != 2 || len(r.Samples) != 1 || !strings.Contains(r.Samples[0], dir+"/b ends at 10000") {
 			t.Errorf("perFile=%v: %+v, %v; want one error naming b, 2 files read", perFile, r, err)
@@ -395,8 +395,8 @@ func (p *procsTracer) Trace(int, Event) {
 func TestPhaseRaisesProcs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	tr := &procsTracer{min: 1 << 30}
-	e, _ := newEngine(t, 6, false, tr)
-	p := Phase{Title: "Write", Kind: Create, Targets: filesOf(e, 2, names), FileSize: 4096, BlockSize: 4096}
+	e, _ := newRunner(t, 6, false, tr)
+	p := FilePhase{Title: "Write", Kind: Create, Targets: filesOf(e, 2, names), FileSize: 4096, BlockSize: 4096}
 	if _, err := e.Run(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
