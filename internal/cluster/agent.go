@@ -253,7 +253,7 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	case job.Index < 0 || job.Hosts < 1 || job.Index >= job.Hosts:
 		return nil, fmt.Errorf("host %d of %d", job.Index, job.Hosts)
 	}
-	j := &agentJob{job: job, gos: make(chan Go, 64), events: make(chan Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
+	j := &agentJob{job: job, releases: make(chan Release, 64), events: make(chan Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
 	j.ctx, j.stop = context.WithCancelCause(context.Background())
 	j.id = newID()
 	files, err := j.writeFiles()
@@ -418,13 +418,13 @@ func (a *Agent) remove(w http.ResponseWriter, _ *http.Request, j *agentJob) {
 }
 
 func (a *Agent) release(w http.ResponseWriter, r *http.Request, j *agentJob) {
-	var g Go
+	var g Release
 	if err := json.NewDecoder(r.Body).Decode(&g); err != nil || g.Delay < 0 || g.Delay > time.Minute {
 		httpError(w, http.StatusBadRequest, "malformed go")
 		return
 	}
 	select {
-	case j.gos <- g:
+	case j.releases <- g:
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		httpError(w, http.StatusTooManyRequests, "too many barriers released ahead")
@@ -476,7 +476,7 @@ type agentJob struct {
 	base     string // PATH/RunName, made by the first host to prepare
 	ctx      context.Context
 	stop     context.CancelCauseFunc
-	gos      chan Go
+	releases chan Release
 	events   chan Event
 	done     chan struct{} // the run returned
 	removed  chan struct{}
@@ -509,7 +509,7 @@ func (j *agentJob) gate(ctx context.Context, phase string) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case g := <-j.gos:
+		case g := <-j.releases:
 			if g.Seq != j.seq {
 				continue // a stale release
 			}

@@ -137,7 +137,7 @@ func TestAgentOneJobAndBarriers(t *testing.T) {
 		}
 		seen = append(seen, e.Type+":"+e.Phase)
 		if e.Type == EventReady {
-			g, _ := json.Marshal(Go{Seq: e.Seq, Delay: time.Millisecond})
+			g, _ := json.Marshal(Release{Seq: e.Seq, Delay: time.Millisecond})
 			do(t, srv, "POST", "/v1/jobs/"+acc.ID+"/go", "tok", g)
 		}
 		if e.Type == EventDone {

@@ -361,7 +361,7 @@ func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 	}
 	_ = each(hosts, func(h *host) error {
 		delay := max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)
-		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", Go{Seq: seq, Delay: delay}, nil)
+		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", Release{Seq: seq, Delay: delay}, nil)
 	})
 }
 

@@ -8,8 +8,8 @@
 // prepare (validate, make the run's directory) -> a stream of events
 // (heartbeats, "ready" at each phase's barrier, "started", and finally
 // "done" with the host's result) while the coordinator releases each
-// barrier with "go" and pings -> cleanup. Either side that stops hearing
-// from the other cancels and cleans up.
+// barrier with a Release (POST .../go) and pings -> cleanup. Either side
+// that stops hearing from the other cancels and cleans up.
 package cluster
 
 import (
@@ -139,8 +139,10 @@ type PhaseCounts struct {
 	Buckets   []int64 `json:"buckets,omitempty"`
 }
 
-// Go releases the barrier Seq after Delay.
-type Go struct {
+// Release is the coordinator's message that releases the barrier Seq after
+// Delay, posted to a job's "go" (the path and JSON fields are the wire
+// format; the type's name is not on the wire).
+type Release struct {
 	Seq   int           `json:"seq"`
 	Delay time.Duration `json:"delay_ns"`
 }
