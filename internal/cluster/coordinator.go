@@ -219,8 +219,8 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 		go c.stream(sctx, h, events)
 	}
 	go c.pinger(sctx, hosts)
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
+	lostCheck := time.NewTicker(500 * time.Millisecond)
+	defer lostCheck.Stop()
 	var failure error
 	cancelled := false
 	cancelAll := func(why error) {
@@ -242,7 +242,7 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 			if err := c.handle(he, hosts, cancelled); err != nil {
 				cancelAll(err)
 			}
-		case <-tick.C:
+		case <-lostCheck.C:
 			for _, h := range hosts {
 				if !h.done && time.Since(h.heard) > c.LostAfter {
 					h.done, h.lost = true, true
