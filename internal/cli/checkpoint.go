@@ -241,7 +241,7 @@ func checkpointHooks(app *App, path string) (runenv.Hooks, func()) {
 // checkpoint must fit: on a shared file system, every host sees it all.
 func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) (*clusterRun, error) {
 	plan, _ := checkpoint.NewPlan(o.Size, o.ranks())
-	c, err := o.clusterRun("checkpoint", cmd, args)
+	c, err := o.newClusterRun("checkpoint", cmd, args)
 	if err != nil {
 		return nil, err
 	}

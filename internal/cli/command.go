@@ -45,10 +45,10 @@ func (r *RunFlags) checkRepeat() error {
 	return nil
 }
 
-// clusterRun is the run of command on the agents given by --hosts, with
-// the arguments of this command line.
+// newClusterRun makes the run of command on the agents given by --hosts,
+// with the arguments of this command line.
 // The files its flags name (-f, --ca-cert, ...) travel with the job.
-func (r *RunFlags) clusterRun(command string, cmd *cobra.Command, args []string) (*clusterRun, error) {
+func (r *RunFlags) newClusterRun(command string, cmd *cobra.Command, args []string) (*clusterRun, error) {
 	agentArgs, files, err := agentArgs(cmd, args)
 	if err != nil {
 		return nil, err

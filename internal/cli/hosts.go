@@ -402,7 +402,7 @@ func runName() string {
 
 // benchCluster makes the run of bench (or a workload) on the agents.
 func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterRun, error) {
-	c, err := o.clusterRun("bench", cmd, args)
+	c, err := o.newClusterRun("bench", cmd, args)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +416,7 @@ func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterR
 // objbenchCluster makes the run of objbench on the agents.
 func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) (*clusterRun, error) {
 	f := cmd.Flags()
-	c, err := o.clusterRun("objbench", cmd, args)
+	c, err := o.newClusterRun("objbench", cmd, args)
 	if err != nil {
 		return nil, err
 	}

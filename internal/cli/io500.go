@@ -154,7 +154,7 @@ func runIO500(ctx context.Context, app *App, o *IO500Options) error {
 // every host's ranks in the files and directories the suite shares, so
 // PATH must be one file system every host mounts.
 func io500Cluster(cmd *cobra.Command, args []string, o *IO500Options) (*clusterRun, error) {
-	c, err := o.clusterRun("io500", cmd, args)
+	c, err := o.newClusterRun("io500", cmd, args)
 	if err != nil {
 		return nil, err
 	}

@@ -342,7 +342,7 @@ func addAUExpectation(res *report.Result) error {
 // --accelerators ranks; the hosts generate the dataset together, and each
 // rank reads samples any host wrote.
 func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterRun, error) {
-	c, err := o.clusterRun("train", cmd, args)
+	c, err := o.newClusterRun("train", cmd, args)
 	if err != nil {
 		return nil, err
 	}
