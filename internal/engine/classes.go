@@ -37,37 +37,37 @@ func (c *classStats) reset() {
 
 // prepareClasses readies the worker's classes for a phase of n classes.
 func (w *Worker) prepareClasses(n int) {
-	if cap(w.cls) < n {
-		w.cls = append(w.cls[:cap(w.cls)], make([]classStats, n-cap(w.cls))...)
+	if cap(w.classes) < n {
+		w.classes = append(w.classes[:cap(w.classes)], make([]classStats, n-cap(w.classes))...)
 	}
-	w.cls = w.cls[:n]
-	for i := range w.cls {
-		w.cls[i].reset()
+	w.classes = w.classes[:n]
+	for i := range w.classes {
+		w.classes[i].reset()
 	}
-	w.hasFB = false
+	w.hasFirstByte = false
 }
 
 // EndAs records the operation begun at s, which moved n bytes, as End
 // does, and in class (0 <= class < Phase.Classes) too, with its time to
 // first byte if FirstByte recorded one.
 func (w *Worker) EndAs(s Start, n int64, class int) time.Time {
-	fb, hasFB := w.fb, w.hasFB
+	firstByte, hasFirstByte := w.firstByte, w.hasFirstByte
 	t, lat := w.finish(s, n)
-	if !w.measured || class < 0 || class >= len(w.cls) {
+	if !w.measured || class < 0 || class >= len(w.classes) {
 		return t
 	}
-	c := &w.cls[class]
+	c := &w.classes[class]
 	c.ops++
 	c.bytes += n
 	if c.hist == nil {
 		c.hist = new(metrics.Recorder)
 	}
 	c.hist.Record(lat)
-	if hasFB {
+	if hasFirstByte {
 		if c.ttfb == nil {
 			c.ttfb = new(metrics.Recorder)
 		}
-		c.ttfb.Record(fb)
+		c.ttfb.Record(firstByte)
 	}
 	return t
 }
@@ -75,8 +75,8 @@ func (w *Worker) EndAs(s Start, n int64, class int) time.Time {
 // FailAs counts one failed task as Fail does, and in class too.
 func (w *Worker) FailAs(err error, class int) {
 	w.Fail(err)
-	if class >= 0 && class < len(w.cls) {
-		w.cls[class].errs++
+	if class >= 0 && class < len(w.classes) {
+		w.classes[class].errs++
 	}
 }
 
@@ -90,7 +90,7 @@ func mergeClasses(res *Result, workers []*Worker, n int) {
 		c := &res.Classes[i]
 		c.Hist = metrics.NewHistogram()
 		for _, w := range workers {
-			wc := &w.cls[i]
+			wc := &w.classes[i]
 			c.Ops += wc.ops
 			c.Bytes += wc.bytes
 			c.Errors += wc.errs

@@ -164,7 +164,7 @@ func (s *seriesCollector) run() {
 // pending reports whether operations were recorded since the last take.
 func (s *seriesCollector) pending() bool {
 	for i, w := range s.workers {
-		if w.iv.sum.Load() != s.prevSum[i] || w.iv.errs.Load() != s.prevE[i] {
+		if w.intervals.sum.Load() != s.prevSum[i] || w.intervals.errs.Load() != s.prevE[i] {
 			return true
 		}
 	}
@@ -175,7 +175,7 @@ func (s *seriesCollector) take(from, to time.Time) {
 	clear(s.cur[:])
 	var sum, b, errs, mx int64
 	for i, w := range s.workers {
-		h := w.iv
+		h := w.intervals
 		for j := range h.counts {
 			v := h.counts[j].Load()
 			s.cur[j] += v - s.prev[i][j]

@@ -21,15 +21,15 @@ type Worker struct {
 	// Setup function leaves there for Do.
 	State any
 
-	e   *Engine
-	r   *run
-	clk *clock
-	pcg *rand.PCG
+	e          *Engine
+	r          *run
+	clk        *clock
+	randSource *rand.PCG // Rand's source, seeded again for each phase
 
-	hist *metrics.Recorder
-	svc  *metrics.Recorder // open loop: service time
-	ttfb *metrics.Recorder // time to first byte, on first use
-	iv   *liveHist         // intervals, when the phase has them
+	hist      *metrics.Recorder
+	svc       *metrics.Recorder // open loop: service time
+	ttfb      *metrics.Recorder // time to first byte, on first use
+	intervals *liveHist         // the interval in progress, when the phase has intervals
 
 	ops, items, bytes, errs, throttled int64
 	missed                             int64 // open loop: operations scheduled before the deadline, never begun
@@ -42,14 +42,14 @@ type Worker struct {
 	order                              Perm          // one-pass random order of its own tasks
 	phases                             uint64        // phases run, to vary the PRNG between phases
 
-	cls   []classStats  // per class, when the phase has classes
-	fb    time.Duration // the last operation's time to first byte
-	hasFB bool          // fb belongs to the operation in progress
+	classes      []classStats  // per class, when the phase has classes
+	firstByte    time.Duration // the last operation's time to first byte
+	hasFirstByte bool          // firstByte belongs to the operation in progress
 }
 
 func newWorker(e *Engine, id int) *Worker {
-	w := &Worker{ID: id, e: e, pcg: rand.NewPCG(0, 0), hist: new(metrics.Recorder)}
-	w.Rand = rand.New(w.pcg)
+	w := &Worker{ID: id, e: e, randSource: rand.NewPCG(0, 0), hist: new(metrics.Recorder)}
+	w.Rand = rand.New(w.randSource)
 	return w
 }
 
@@ -62,7 +62,7 @@ func (w *Worker) prepare(r *run) {
 	p := r.p
 	w.r, w.clk = r, r.clk
 	w.phases++
-	w.pcg.Seed(w.e.seed^w.phases*0x9e3779b97f4a7c15, uint64(w.ID))
+	w.randSource.Seed(w.e.seed^w.phases*0x9e3779b97f4a7c15, uint64(w.ID))
 	w.hist.Reset()
 	if w.ttfb != nil {
 		w.ttfb.Reset()
@@ -78,10 +78,10 @@ func (w *Worker) prepare(r *run) {
 		w.svc.Reset()
 	}
 	if p.Interval > 0 {
-		if w.iv == nil {
-			w.iv = new(liveHist)
+		if w.intervals == nil {
+			w.intervals = new(liveHist)
 		}
-		w.iv.reset()
+		w.intervals.reset()
 	}
 	nw := int64(len(w.e.workers))
 	// Spread the workers' schedules over one period.
@@ -258,7 +258,7 @@ func (w *Worker) End(s Start, n int64) time.Time {
 // finish records the operation begun at s and returns when it ended and
 // its latency.
 func (w *Worker) finish(s Start, n int64) (time.Time, time.Duration) {
-	w.hasFB = false
+	w.hasFirstByte = false
 	c := w.clk
 	t2 := c.now()
 	svc := t2 - s.at
@@ -278,8 +278,8 @@ func (w *Worker) finish(s Start, n int64) (time.Time, time.Duration) {
 		if c.period > 0 {
 			w.svc.Record(svc)
 		}
-		if w.iv != nil {
-			w.iv.record(lat, n)
+		if w.intervals != nil {
+			w.intervals.record(lat, n)
 		}
 	}
 	return c.at(t2), lat
@@ -294,8 +294,8 @@ func (w *Worker) FirstByte(s Start) {
 	if w.ttfb == nil {
 		w.ttfb = new(metrics.Recorder)
 	}
-	w.fb, w.hasFB = w.clk.now()-s.at, true
-	w.ttfb.Record(w.fb)
+	w.firstByte, w.hasFirstByte = w.clk.now()-s.at, true
+	w.ttfb.Record(w.firstByte)
 }
 
 // Measured reports whether the operation begun at s counts: it did not
@@ -325,8 +325,8 @@ func (w *Worker) Cancelled() <-chan struct{} { return w.clk.cancel }
 func (w *Worker) Fail(err error) {
 	w.errs++
 	w.e.Live.Errors.Add(1)
-	if w.iv != nil {
-		w.iv.errs.Add(1)
+	if w.intervals != nil {
+		w.intervals.errs.Add(1)
 	}
 	if len(w.samples) < w.e.MaxErrorSamples {
 		w.samples = append(w.samples, err.Error())
