@@ -26,7 +26,7 @@ func BenchmarkEngineStat(b *testing.B) {
 				w = New(io.Discard, 1)
 				cfg.Tracer = w
 			}
-			e := workload.New(cfg, 4096)
+			e := workload.NewRunner(cfg, 4096)
 			const files = 1000
 			names := make([]string, files)
 			for i := range names {

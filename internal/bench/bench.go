@@ -143,7 +143,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	// read-only /proc/sys) falls back to fadvise for this and later phases.
 	defer func() { res.CacheDrop = dropper.Method() }()
 
-	runErr := r.runPhases(ctx, dropper, o.phases(r.eng, r.own.Path()), r.own.Path())
+	runErr := r.runPhases(ctx, dropper, o.phases(r.runner, r.own.Path()), r.own.Path())
 	if jfs != nil && runErr == nil {
 		if after, err := juicefs.ReadStats(mnt.MountPoint); err == nil {
 			res.Internal = jfsInternal(*jfs, after, res.Phases)
@@ -152,7 +152,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		}
 	}
 	if o.Hooks.Finished != nil {
-		o.Hooks.Finished(r.eng)
+		o.Hooks.Finished(r.runner)
 	}
 	r.cleanup()
 	if runErr == nil && ctx.Err() != nil {
@@ -166,10 +166,10 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 
 // benchRun is one run of the default benchmark.
 type benchRun struct {
-	o   *Options
-	res *report.Result
-	own *runenv.RunDir
-	eng *workload.Runner
+	o      *Options
+	res    *report.Result
+	own    *runenv.RunDir
+	runner *workload.Runner
 	// origin measures where read phases' bytes come from.
 	origin *origin.Probe
 }
@@ -186,7 +186,7 @@ func (r *benchRun) warn(format string, args ...any) {
 func (r *benchRun) cleanup() { r.own.Remove(r.warn) }
 
 // prepare makes the run's own directory under abs, checks O_DIRECT's
-// alignment, and builds the engine.
+// alignment, and builds the runner.
 func (r *benchRun) prepare(abs string) error {
 	o := r.o
 	own, err := runenv.MakeRunDir(o.env(), abs)
@@ -212,12 +212,12 @@ func (r *benchRun) prepare(abs string) error {
 	if seed == 0 {
 		seed = pattern.RandomSeed()
 	}
-	r.eng = workload.New(workload.Config{
+	r.runner = workload.NewRunner(workload.Config{
 		Dir: dir, Workers: o.Threads, Direct: o.Direct, Align: align,
 		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer,
 	}, o.maxBlock())
 	if o.Hooks.Started != nil {
-		o.Hooks.Started(r.eng, dir)
+		o.Hooks.Started(r.runner, dir)
 	}
 	return nil
 }
@@ -239,7 +239,7 @@ func (r *benchRun) juiceFSBefore(mnt sysio.Mount, mounted bool) *juicefs.Stats {
 // runPhases runs the phases ps in dir in order, dropping caches before
 // those that read, until one fails or the run is cancelled.
 func (r *benchRun) runPhases(ctx context.Context, dropper *runenv.Dropper, ps []workload.FilePhase, dir string) error {
-	o, eng := r.o, r.eng
+	o, runner := r.o, r.runner
 	for _, p := range ps {
 		if p.Kind == workload.Read || p.Kind == workload.Stat {
 			dropper.Drop(p.Name, p.Targets.Paths)
@@ -253,11 +253,11 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *runenv.Dropper, ps []
 		}
 		total := progressUnits(&p)
 		if o.Hooks.PhaseStart != nil {
-			o.Hooks.PhaseStart(eng, &p, total)
+			o.Hooks.PhaseStart(runner, &p, total)
 		}
-		res, err := eng.Run(ctx, p)
+		res, err := runner.Run(ctx, p)
 		if o.Hooks.PhaseEnd != nil {
-			o.Hooks.PhaseEnd(eng, &p)
+			o.Hooks.PhaseEnd(runner, &p)
 		}
 		ph := toPhase(res, &p, *o)
 		if w := reading.End(ctx, &ph, ph.Bytes); w != "" {

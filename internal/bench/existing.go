@@ -143,18 +143,18 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 			return &runenv.Error{Phase: "prepare", Err: err}
 		}
 	}
-	r.eng = workload.New(workload.Config{
+	r.runner = workload.NewRunner(workload.Config{
 		Dir: abs, Workers: o.Threads, Direct: o.Direct, Align: align, NoAtime: true, Tracer: o.Tracer,
 	}, o.BlockSize)
 	if o.Hooks.Started != nil {
-		o.Hooks.Started(r.eng, abs)
+		o.Hooks.Started(r.runner, abs)
 	}
 	dropper := runenv.NewDropper(o.env(), os.Geteuid() == 0, r.warn)
-	runErr := r.runPhases(ctx, dropper, existingPhases(r.eng, abs, files, o.BlockSize), abs)
+	runErr := r.runPhases(ctx, dropper, existingPhases(r.runner, abs, files, o.BlockSize), abs)
 	res.CacheDrop = dropper.Method()
 	r.noteAtime()
 	if o.Hooks.Finished != nil {
-		o.Hooks.Finished(r.eng)
+		o.Hooks.Finished(r.runner)
 	}
 	return runErr
 }
@@ -211,7 +211,7 @@ func (r *benchRun) noteSkipped(l *workload.Listing) {
 // update access times (depending on the mount's atime options).
 func (r *benchRun) noteAtime() {
 	how := "noatime"
-	if n := r.eng.PlainOpens.Load(); n > 0 {
+	if n := r.runner.PlainOpens.Load(); n > 0 {
 		how = "plain"
 		r.warn("O_NOATIME refused (EPERM: not the files' owner, no CAP_FOWNER) on %d opens: those files were opened plainly, and their access times may change as the mount's atime options allow", n)
 	}

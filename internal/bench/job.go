@@ -79,7 +79,7 @@ type jobRun struct {
 
 	dir      string         // the run's own directory
 	own      *runenv.RunDir // and a handle to remove it by
-	eng      *workload.Runner
+	runner   *workload.Runner
 	drop     *runenv.Dropper
 	origin   *origin.Probe    // where read phases' bytes come from
 	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
@@ -136,15 +136,15 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 			return &runenv.Error{Phase: "prepare", Err: err}
 		}
 	}
-	r.eng = workload.New(workload.Config{
+	r.runner = workload.NewRunner(workload.Config{
 		Dir: r.dir, Workers: o.Threads, Direct: o.Direct, Align: align,
 		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer,
 	}, r.maxBlock())
 	if o.Hooks.Started != nil {
-		o.Hooks.Started(r.eng, r.dir)
+		o.Hooks.Started(r.runner, r.dir)
 	}
 	if o.Hooks.Finished != nil {
-		defer o.Hooks.Finished(r.eng)
+		defer o.Hooks.Finished(r.runner)
 	}
 	r.drop = runenv.NewDropper(o.env(), os.Geteuid() == 0, r.warn)
 	defer func() { res.CacheDrop = r.drop.Method() }() // after any fallback, as in bench
@@ -235,7 +235,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 		if err := r.layout(ctx, p, names); err != nil {
 			return err
 		}
-		tg = r.eng.NewTargets(r.dir, names)
+		tg = r.runner.NewTargets(r.dir, names)
 		after = func(complete bool) error {
 			for _, n := range names {
 				switch {
@@ -271,7 +271,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 		wp.Interval = r.o.Interval
 	}
 	if !kind.IsData() {
-		wp.BlockSize = min(wp.BlockSize, r.eng.MaxBlock())
+		wp.BlockSize = min(wp.BlockSize, r.runner.MaxBlock())
 	}
 	res, reading, err := r.runPhase(ctx, &wp, true)
 	if res != nil {
@@ -292,7 +292,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 	return err
 }
 
-// runPhase runs an engine phase with the hooks; measured phases drop the
+// runPhase runs a file phase with the hooks; measured phases drop the
 // caches first when they read, and a measured read phase's reading of the
 // counters of the storage is begun (origin), for its caller to end.
 func (r *jobRun) runPhase(ctx context.Context, wp *workload.FilePhase, measured bool) (*workload.Result, *origin.Reading, error) {
@@ -314,11 +314,11 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.FilePhase, measured 
 		wp.OnInterval = func(s workload.Sample) { h(wp, s.Report()) }
 	}
 	if r.o.Hooks.PhaseStart != nil {
-		r.o.Hooks.PhaseStart(r.eng, wp, progressTotal(wp, r.o.Threads))
+		r.o.Hooks.PhaseStart(r.runner, wp, progressTotal(wp, r.o.Threads))
 	}
-	res, err := r.eng.Run(ctx, *wp)
+	res, err := r.runner.Run(ctx, *wp)
 	if r.o.Hooks.PhaseEnd != nil {
-		r.o.Hooks.PhaseEnd(r.eng, wp)
+		r.o.Hooks.PhaseEnd(r.runner, wp)
 	}
 	if err != nil && ctx.Err() == nil {
 		err = &runenv.Error{Phase: wp.Name, Err: err}
@@ -331,9 +331,9 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.FilePhase, measured 
 // read phase.
 func (r *jobRun) readBytes(wp *workload.FilePhase) int64 {
 	if wp.Kind == workload.Mixed {
-		return r.eng.Live.ReadBytes.Load()
+		return r.runner.Live.ReadBytes.Load()
 	}
-	return r.eng.Live.Bytes.Load()
+	return r.runner.Live.Bytes.Load()
 }
 
 // progressTotal is the operations a phase will do, or -1 when it runs for
@@ -411,7 +411,7 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.PhaseSpec, names []strin
 	size := p.FileSize
 	wp := workload.FilePhase{
 		Name: p.Name + ".layout", Title: "Lay out files", Kind: workload.Create, PerFile: true,
-		Targets: r.eng.NewTargets(r.dir, need), FileSize: size, BlockSize: min(max(p.XferSize, units.MiB), size, r.eng.MaxBlock()),
+		Targets: r.runner.NewTargets(r.dir, need), FileSize: size, BlockSize: min(max(p.XferSize, units.MiB), size, r.runner.MaxBlock()),
 	}
 	if size == 0 {
 		wp.BlockSize = 4096
@@ -445,7 +445,7 @@ func (r *jobRun) treeTargets(ctx context.Context, p *jobfile.PhaseSpec) (*worklo
 	if err != nil {
 		return nil, nil, phaseErr(p, err)
 	}
-	return r.eng.NewTargets(r.tree.Root, names), done, nil
+	return r.runner.NewTargets(r.tree.Root, names), done, nil
 }
 
 func phaseErr(p *jobfile.PhaseSpec, err error) error {
@@ -469,6 +469,6 @@ func (r *jobRun) autoFormat(ctx context.Context) error {
 			name = "auto-" + name
 		}
 	}
-	p := jobfile.PhaseSpec{Name: name, Op: jobfile.OpFormat, XferSize: min(units.MiB, r.eng.MaxBlock()), ReadPct: -1}
+	p := jobfile.PhaseSpec{Name: name, Op: jobfile.OpFormat, XferSize: min(units.MiB, r.runner.MaxBlock()), ReadPct: -1}
 	return r.phase(ctx, &p)
 }

@@ -26,7 +26,7 @@ func (r *jobRun) sharedTarget(p *jobfile.PhaseSpec) (*workload.Targets, *workloa
 	if hosts > 1 {
 		root = filepath.Dir(r.dir)
 	}
-	return r.eng.NewTargets(root, []string{sharedName}), &workload.SharedFile{
+	return r.runner.NewTargets(root, []string{sharedName}), &workload.SharedFile{
 		Block: p.Block, Segments: segs, Rank0: r.o.Host * r.o.Threads, World: world,
 	}, 0
 }

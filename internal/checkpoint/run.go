@@ -218,9 +218,9 @@ func (r *run) phases(ctx context.Context) error {
 	cfg := workload.Config{Dir: r.dir, Direct: r.o.Direct, Align: r.align, Fsync: true, Verify: true, Seed: seed,
 		Workers: 1, MaxErrorSamples: 5}
 	block := min(r.o.BlockSize, r.plan.Shard)
-	seq := workload.New(cfg, min(r.o.BlockSize, r.seqSize()))
+	seq := workload.NewRunner(cfg, min(r.o.BlockSize, r.seqSize()))
 	cfg.Workers, cfg.Tracer = r.part.Ranks, r.clock
-	ranks := workload.New(cfg, block)
+	ranks := workload.NewRunner(cfg, block)
 	if h := r.o.Hooks; h.Started != nil {
 		h.Started(ranks, r.dir)
 	}

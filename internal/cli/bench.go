@@ -365,7 +365,7 @@ func (o *BenchOptions) setHooks(app *App) *publisher {
 		Wait: app.Wait,
 		Started: func(e *workload.Runner, dir string) {
 			var err error
-			if pub.p, err = live.StartEngine("bench", o.Path, e); err != nil {
+			if pub.p, err = live.StartRunner("bench", o.Path, e); err != nil {
 				app.Warnf("fsbench stats will not see this run: %v", err)
 			}
 		},

@@ -126,7 +126,7 @@ func Run(ctx context.Context, o Options, res *report.Result) (err error) {
 	}()
 	for _, name := range Order {
 		if o.PhaseStart != nil {
-			o.PhaseStart(name, s.eng.Live.Ops.Load)
+			o.PhaseStart(name, s.runner.Live.Ops.Load)
 		}
 		if err := s.run(ctx, name); err != nil {
 			return fmt.Errorf("%s: %w", name, err)

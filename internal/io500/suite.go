@@ -19,10 +19,10 @@ import (
 
 // suite is the state of one run.
 type suite struct {
-	o     Options
-	res   *report.Result
-	eng   *workload.Runner
-	stamp time.Time // the timestamp file's time, which find's -newer compares with
+	o      Options
+	res    *report.Result
+	runner *workload.Runner
+	stamp  time.Time // the timestamp file's time, which find's -newer compares with
 	// wrote is set once the run's directories exist: cleanup removes them.
 	wrote bool
 	// Found is what the find phase found, and Expected what it should
@@ -31,8 +31,8 @@ type suite struct {
 }
 
 func newSuite(o Options, res *report.Result) *suite {
-	eng := workload.New(workload.Config{Dir: o.Dir, Workers: o.Threads, Verify: o.Verify, Seed: o.Seed}, max(o.Sizes.EasyXfer, HardXfer, 4096))
-	return &suite{o: o, res: res, eng: eng}
+	runner := workload.NewRunner(workload.Config{Dir: o.Dir, Workers: o.Threads, Verify: o.Verify, Seed: o.Seed}, max(o.Sizes.EasyXfer, HardXfer, 4096))
+	return &suite{o: o, res: res, runner: runner}
 }
 
 func rankDir(r int) string { return "rank." + strconv.Itoa(r) }
@@ -91,13 +91,13 @@ func (s *suite) run(ctx context.Context, name string) error {
 // interleaved transfers (hard), each read back by another rank.
 func (s *suite) ior(ctx context.Context, name, file string, xfer int64, segs int, perRank bool) (*workload.Result, error) {
 	kind := workload.Read
-	p := workload.FilePhase{Name: name, Title: name, Targets: s.eng.NewTargets(s.o.Dir, []string{file}), BlockSize: xfer,
+	p := workload.FilePhase{Name: name, Title: name, Targets: s.runner.NewTargets(s.o.Dir, []string{file}), BlockSize: xfer,
 		Shared: &workload.SharedFile{Block: xfer, Segments: segs, Rank0: s.o.Rank0, World: s.o.World, PerRank: perRank}}
 	if name[len(name)-5:] == "write" {
 		kind, p.Duration = workload.Write, s.o.Stonewall
 	}
 	p.Kind = kind
-	return s.eng.Run(ctx, p)
+	return s.runner.Run(ctx, p)
 }
 
 // create runs a stonewalled mdtest create phase: each rank creates its
@@ -109,9 +109,9 @@ func (s *suite) create(ctx context.Context, phase string, name func(r, i int) st
 			names = append(names, name(s.o.Rank0+w, i))
 		}
 	}
-	p := workload.FilePhase{Name: phase, Title: phase, Kind: workload.Create, PerFile: true, Targets: s.eng.NewTargets(s.o.Dir, names),
+	p := workload.FilePhase{Name: phase, Title: phase, Kind: workload.Create, PerFile: true, Targets: s.runner.NewTargets(s.o.Dir, names),
 		FileSize: size, BlockSize: max(size, 1), Duration: s.o.Stonewall, Once: true}
-	return s.eng.Run(ctx, p)
+	return s.runner.Run(ctx, p)
 }
 
 // meta runs an mdtest phase on the files that exist: rank r works on
@@ -132,7 +132,7 @@ func (s *suite) meta(ctx context.Context, phase string, name func(r, i int) stri
 	if len(names) == 0 {
 		return nil, errors.New("no files to work on: the create phase made none")
 	}
-	p := workload.FilePhase{Name: phase, Title: phase, Targets: s.eng.NewTargets(s.o.Dir, names), FileSize: size, BlockSize: max(size, 1)}
+	p := workload.FilePhase{Name: phase, Title: phase, Targets: s.runner.NewTargets(s.o.Dir, names), FileSize: size, BlockSize: max(size, 1)}
 	switch phase[len(phase)-4:] {
 	case "stat":
 		p.Kind = workload.Stat
@@ -141,7 +141,7 @@ func (s *suite) meta(ctx context.Context, phase string, name func(r, i int) stri
 	default:
 		p.Kind = workload.Unlink
 	}
-	return s.eng.Run(ctx, p)
+	return s.runner.Run(ctx, p)
 }
 
 // source is the rank whose files rank r works on in a metadata phase.
@@ -240,7 +240,7 @@ func (s *suite) warn(format string, args ...any) {
 	}
 }
 
-// record adds an engine phase to the result with IO500's figure as its
+// record adds a phase's measurement to the result with IO500's figure as its
 // value.
 func (s *suite) record(name string, r *workload.Result) {
 	ph := r.Report()

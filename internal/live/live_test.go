@@ -283,8 +283,8 @@ func TestAccumulatorEnd(t *testing.T) {
 func TestPublisherEngine(t *testing.T) {
 	t.Setenv(DirEnv, t.TempDir())
 	dir := t.TempDir()
-	e := workload.New(workload.Config{Dir: dir, Workers: 2, Seed: 1}, 4096)
-	p, err := StartEngine("bench", dir, e)
+	e := workload.NewRunner(workload.Config{Dir: dir, Workers: 2, Seed: 1}, 4096)
+	p, err := StartRunner("bench", dir, e)
 	if err != nil {
 		t.Fatal(err)
 	}

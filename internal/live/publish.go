@@ -332,9 +332,9 @@ func (a *Accumulator) Fill(s *Snapshot) {
 	s.Phase, s.Kind = a.name, a.kind
 }
 
-// StartEngine publishes the counters of engine e, running command on
+// StartRunner publishes the counters of runner e, running command on
 // target, with the mount point of target looked up in the mount table.
-func StartEngine(command, target string, e *workload.Runner) (*Publisher, error) {
+func StartRunner(command, target string, e *workload.Runner) (*Publisher, error) {
 	return StartProbe(command, target, RunnerProbe(func() *workload.Runner { return e }))
 }
 

@@ -52,7 +52,7 @@ type Hooks struct {
 	// progress units (blocks or files) it will do; PhaseEnd after it.
 	PhaseStart func(e *workload.Runner, p *workload.FilePhase, total int64)
 	PhaseEnd   func(e *workload.Runner, p *workload.FilePhase)
-	// Started is called once the run's engine exists, before any phase, and
+	// Started is called once the run's runner exists, before any phase, and
 	// Finished after the last phase (also on failure).
 	Started  func(e *workload.Runner, dir string)
 	Finished func(e *workload.Runner)

@@ -23,7 +23,7 @@ func jobNames(n int) []string {
 
 func generalRunner(t *testing.T, workers int, verify bool, tr Tracer) (*Runner, string) {
 	dir := t.TempDir()
-	return New(Config{Dir: dir, Workers: workers, Verify: verify, Seed: 3, Tracer: tr}, 64<<10), dir
+	return NewRunner(Config{Dir: dir, Workers: workers, Verify: verify, Seed: 3, Tracer: tr}, 64<<10), dir
 }
 
 // Random writes of a fresh file touch every block once (one pass); reads
@@ -203,7 +203,7 @@ func TestTreeShapeReuseRebuild(t *testing.T) {
 	if err := MakeDirs(root, s); err != nil {
 		t.Fatal(err)
 	}
-	e := New(Config{Dir: root, Workers: 2, Seed: info.Seed}, 64<<10)
+	e := NewRunner(Config{Dir: root, Workers: 2, Seed: info.Seed}, 64<<10)
 	if _, err := e.Run(context.Background(), FilePhase{Title: "format", Kind: Create, Targets: e.NewTargets(root, s.FileNames()), FileSize: s.FileSize, BlockSize: 4096}); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestOpenLoopChargesStalls(t *testing.T) {
 // counters.
 func BenchmarkRandRead4K(b *testing.B) {
 	dir := b.TempDir()
-	e := New(Config{Dir: dir, Workers: 1, Seed: 1}, 1<<20)
+	e := NewRunner(Config{Dir: dir, Workers: 1, Seed: 1}, 1<<20)
 	tg := e.NewTargets(dir, jobNames(1))
 	p := FilePhase{Title: "lay", Kind: Write, Targets: tg, FileSize: 64 << 20, BlockSize: 1 << 20}
 	if _, err := e.Run(context.Background(), p); err != nil {

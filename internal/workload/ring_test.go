@@ -22,7 +22,7 @@ func ringRunner(t *testing.T, workers int, direct bool, tr Tracer) (*Runner, str
 		}
 		cfg.Direct, cfg.Align = true, a
 	}
-	return New(cfg, 64<<10), cfg.Dir
+	return NewRunner(cfg, 64<<10), cfg.Dir
 }
 
 // A depth-32 random read of files the runner wrote at depth 32 verifies

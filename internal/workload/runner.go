@@ -183,8 +183,9 @@ type files struct {
 	q       ioQueue // IOUring phases
 }
 
-// New prepares a runner for phases whose blocks are at most maxBlock bytes.
-func New(cfg Config, maxBlock int64) *Runner {
+// NewRunner prepares a runner for phases whose blocks are at most maxBlock
+// bytes.
+func NewRunner(cfg Config, maxBlock int64) *Runner {
 	align := 1
 	if cfg.Direct {
 		align = max(cfg.Align.Mem, sysio.DefaultAlign)

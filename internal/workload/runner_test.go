@@ -36,7 +36,7 @@ func filesOf(e *Runner, n int, name func(w, i int) string) *Targets {
 
 func newRunner(t *testing.T, workers int, verify bool, tr Tracer) (*Runner, string) {
 	dir := t.TempDir()
-	return New(Config{Dir: dir, Workers: workers, Verify: verify, Seed: 1, Tracer: tr}, 64<<10), dir
+	return NewRunner(Config{Dir: dir, Workers: workers, Verify: verify, Seed: 1, Tracer: tr}, 64<<10), dir
 }
 
 func TestWriteReadVerify(t *testing.T) {
@@ -148,7 +148,7 @@ func TestTracerSeesEveryOperation(t *testing.T) {
 // histogram) on a temporary directory: 1 MiB blocks, 64 MiB per file.
 func BenchmarkWriteRead(b *testing.B) {
 	dir := b.TempDir()
-	e := New(Config{Dir: dir, Workers: 1, Seed: 1}, 1<<20)
+	e := NewRunner(Config{Dir: dir, Workers: 1, Seed: 1}, 1<<20)
 	b.SetBytes(2 * 64 << 20)
 	for i := 0; i < b.N; i++ {
 		name := func(w, j int) string { return "b." + strconv.Itoa(i) }
@@ -207,7 +207,7 @@ func TestIOFullRetriesShortTransfers(t *testing.T) {
 func TestWriteAhead(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	dir := t.TempDir()
-	e := New(Config{Dir: dir, Workers: 2, Verify: true, Seed: 3}, 64<<10)
+	e := NewRunner(Config{Dir: dir, Workers: 2, Verify: true, Seed: 3}, 64<<10)
 	if !e.ahead {
 		t.Fatal("2 workers on 4 CPUs: no blocks made ahead")
 	}
@@ -224,7 +224,7 @@ func TestWriteAhead(t *testing.T) {
 		t.Fatalf("read back = %+v, %v", r, err)
 	}
 	// The same bytes as a run that makes every block in line.
-	inline := New(Config{Dir: t.TempDir(), Workers: 4, Seed: 3}, 64<<10)
+	inline := NewRunner(Config{Dir: t.TempDir(), Workers: 4, Seed: 3}, 64<<10)
 	wi := w
 	wi.Targets = filesOf(inline, 3, names)
 	if _, err := inline.Run(context.Background(), wi); err != nil {
@@ -268,7 +268,7 @@ func TestBuffersFitThePhase(t *testing.T) {
 			}
 			cfg.Direct, cfg.Align = true, a
 		}
-		e := New(cfg, 1<<20)
+		e := NewRunner(cfg, 1<<20)
 		for _, c := range []struct {
 			prefix      string
 			size, block int64
@@ -322,7 +322,7 @@ func TestReadOwnSizes(t *testing.T) {
 		ns = append(ns, name)
 		total += n
 	}
-	e := New(Config{Dir: dir, Workers: 2, Seed: 1, NoAtime: true}, 64<<10)
+	e := NewRunner(Config{Dir: dir, Workers: 2, Seed: 1, NoAtime: true}, 64<<10)
 	for _, perFile := range []bool{false, true} {
 		// Timed per block, an empty file has no operation: it is read per
 		// file (open to close) only.
@@ -365,7 +365,7 @@ func TestReadOwnSizesShrunk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := New(Config{Dir: dir, Workers: 1, Seed: 1, NoAtime: true}, 4096)
+	e := NewRunner(Config{Dir: dir, Workers: 1, Seed: 1, NoAtime: true}, 4096)
 	tg := e.NewTargets(dir, []string{"a", "b", "c"})
 	tg.Sizes = []int64{10_000, 20_000, 10_000}
 	for _, perFile := range []bool{false, true} {

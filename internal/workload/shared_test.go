@@ -94,7 +94,7 @@ func TestSharedAcrossHostsReadsTheOtherHost(t *testing.T) {
 		if i == 0 {
 			cfg.Tracer = tr
 		}
-		hosts[i] = New(cfg, 64<<10)
+		hosts[i] = NewRunner(cfg, 64<<10)
 	}
 	const xfer, block = 10000, 40000
 	var wg sync.WaitGroup

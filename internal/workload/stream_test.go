@@ -18,7 +18,7 @@ import (
 func streamWrite(t *testing.T, cfg Config, p FilePhase) *Runner {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	e := New(cfg, 64<<10)
+	e := NewRunner(cfg, 64<<10)
 	p.Targets = filesOf(e, 2, names)
 	if _, err := e.Run(context.Background(), p); err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestStreamsUpToTwoPerCPU(t *testing.T) {
 		streams bool
 	}{{2, true}, {4, true}, {5, false}} {
 		dir := t.TempDir()
-		e := New(Config{Dir: dir, Workers: c.workers, Verify: true, Seed: 5}, 64<<10)
+		e := NewRunner(Config{Dir: dir, Workers: c.workers, Verify: true, Seed: 5}, 64<<10)
 		p := FilePhase{Title: "Write", Kind: Create, FileSize: size, BlockSize: 64 << 10, Targets: filesOf(e, 1, names)}
 		if r, err := e.Run(context.Background(), p); err != nil || r.Errors != 0 {
 			t.Fatalf("%d workers: write = %+v, %v", c.workers, r, err)
