@@ -153,8 +153,8 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	if err := o.store.resolveOptional(app, cmd, o.Path); err != nil {
 		return err
 	}
-	if o.Storage != "" && o.Cluster.active() {
-		return Usagef("--hosts: training from an object store runs on one host")
+	if o.Storage != "" && o.Cluster.Launch.env != nil {
+		return Usagef("--storage under a launcher: run the agents and give --hosts (see docs/many-hosts.md)")
 	}
 	switch o.dropCaches {
 	case "auto":
@@ -338,15 +338,22 @@ func addAUExpectation(res *report.Result) error {
 }
 
 // trainCluster makes the run of train on the agents: each runs
-// --accelerators ranks; the hosts generate the dataset together, and each
-// rank reads samples any host wrote.
+// --accelerators ranks; the hosts generate the dataset together (in the
+// run's directory, or with --storage under its key prefix), and each rank
+// reads samples any host wrote.
 func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterRun, error) {
 	c, err := o.clusterRun("train", cmd, args)
 	if err != nil {
 		return nil, err
 	}
-	c.left = runDirLeft(o.Path)
-	if o.Dataset == "" {
+	dir := storeTarget(o.Storage, o.Path)
+	if dir != "" {
+		c.left = runDirLeft(dir)
+	} else {
+		c.left = objectsLeft(o.Path, func(run string, _ int) string { return trainPrefix(run) })
+	}
+	c.secrets = o.Storage != "" && storeSecrets(cmd, o.Path)
+	if o.Dataset == "" && dir != "" {
 		c.job.Need = int64(float64(o.Files*o.SamplesPerFile)*float64(o.SampleSize)*1.1) / int64(len(o.Cluster.Hosts))
 	}
 	c.finish = mergeTraining
