@@ -69,7 +69,10 @@ another rank's shard with --parts-in-flight ranged GETs of --part-size at a
 time and checks every byte. The shards are under a new prefix
 (fsbench-checkpoint-HOST-TIME-RANDOM/) and deleted by their keys at the end
 unless --keep; nothing else in the bucket is written or deleted. There is no
-sequential single-stream row, no cache to drop and no --direct.
+sequential single-stream row, no cache to drop and no --direct. With
+--hosts as well, every agent opens the store itself (credentials from its
+own environment, or sent over TLS only); host i's ranks write under its own
+prefix of the run and read back the shards of host i+1.
 
 These are fsbench's figures, not an MLPerf Storage result.`,
 		Example: `  fsbench checkpoint /mnt/jfs --model llama3-8b

@@ -79,13 +79,17 @@ on every object under PREFIX, one sample each, read only). Readers GET whole
 objects, or with --samples-per-file over 1 ranged GETs of one sample each
 within record objects, into buffers they reuse. Objects already in the
 bucket are never written or deleted; a bucket that does not exist is
-created and left in place.`,
+created and left in place. With --hosts as well, every agent opens the
+store itself (credentials from its own environment, or sent over TLS
+only) and the hosts make one dataset under the run's key prefix, as on a
+shared file system.`,
 		Example: `  fsbench train /mnt/jfs --model resnet50 --accelerators 8
   fsbench train /mnt/jfs --model unet3d --accelerator-type a100 --accelerators 4 --epochs 5
   fsbench train /mnt/jfs --model resnet50 --files 64 --keep
   fsbench train /mnt/jfs --model resnet50 --dataset /mnt/jfs/fsbench-host-123-abcd --find-max
   fsbench train /mnt/jfs -f my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781
-  fsbench train --storage minio http://127.0.0.1:9000/train --model resnet50 --samples-per-file 64 --find-max`,
+  fsbench train --storage minio http://127.0.0.1:9000/train --model resnet50 --samples-per-file 64 --find-max
+  fsbench train --storage minio http://minio:9000/train --model resnet50 -n 4 --hosts node1:7781,node2:7781`,
 		Args: trainArgs,
 	}
 	run := hostsCommand[*TrainOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: trainCluster, run: runTrain,
@@ -152,9 +156,6 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	}
 	if err := o.store.resolveOptional(app, cmd, o.Path); err != nil {
 		return err
-	}
-	if o.Storage != "" && o.Cluster.Launch.env != nil {
-		return Usagef("--storage under a launcher: run the agents and give --hosts (see docs/many-hosts.md)")
 	}
 	switch o.dropCaches {
 	case "auto":
