@@ -177,7 +177,8 @@ func checkStoreCheckpoint(t *testing.T, r *report.Result, agents []*agent, size 
 // Credentials given to the coordinator travel with the job only over
 // TLS: over plain HTTP both commands refuse before any agent runs
 // anything; over TLS the agents (with none in their environment) train
-// from the store, and the secret shows nowhere.
+// from the store, keep the dataset and train on it again, and the secret
+// shows nowhere.
 func TestStoreHostsCredentialsOverTLS(t *testing.T) {
 	m := testenv.SharedMinIO(t, false)
 	root := t.TempDir()
@@ -197,12 +198,45 @@ func TestStoreHostsCredentialsOverTLS(t *testing.T) {
 			t.Errorf("%s with credentials over plain HTTP: exit %d: %s", cmd[0], out.Code, out.Stderr)
 		}
 	}
-	out := coordinator(t, context.Background(), append(append([]string{"train"}, creds...), "--files", "8", "--samples-per-file", "10",
-		"--sample-size", "8K", "--sample-size-stdev", "1K", "--batch-size", "5", "--accelerators", "2", "--read-threads", "2",
-		"--compute-time", "5ms", "--epochs", "2", "--au-threshold", "1", "--seed", "3", "--hosts", hostsFlag(a, b), "--tls-ca", ca, "-o", "json")...)
-	checkStoreTrain(t, resultOf(t, out), []*agent{a, b})
-	checkBucketAsBefore(t, s)
+	args := append(append([]string{"train"}, creds...), "--batch-size", "5", "--accelerators", "2", "--read-threads", "2",
+		"--compute-time", "5ms", "--epochs", "2", "--au-threshold", "1", "--seed", "3", "--hosts", hostsFlag(a, b), "--tls-ca", ca, "-o", "json")
+	out := coordinator(t, context.Background(), append(args, "--files", "8", "--samples-per-file", "10", "--sample-size", "8K",
+		"--sample-size-stdev", "1K", "--keep")...)
+	r := resultOf(t, out)
+	checkStoreTrain(t, r, []*agent{a, b})
 	noSecret(t, m.SecretKey, out, a, b, plain)
+	// The kept dataset, trained on again by both hosts: a key prefix in the
+	// store, not a path on the agents' hosts.
+	prefix := keptPrefix(t, r)
+	out = coordinator(t, context.Background(), append(args, "--dataset", prefix)...)
+	again := resultOf(t, out)
+	samples, _, _ := trainShape{files: 8, perFile: 10, size: 8192, stdev: 1024, seed: 3, hosts: 2, perHost: 2, batch: 5, epochs: 2}.reads(t)
+	if tr := again.FindPhase("train"); again.FindPhase("generate") != nil || tr == nil || tr.Items != samples || len(tr.Hosts) != 2 {
+		t.Errorf("training again on %s: %+v", prefix, again.Phases)
+	}
+	noSecret(t, m.SecretKey, out, a, b, plain)
+	kept := keysIn(t, object.WithPrefix(s, prefix))
+	if len(kept) != 9 { // 8 files and the description
+		t.Errorf("kept %d objects under %s: %v", len(kept), prefix, kept)
+	}
+	for _, k := range kept {
+		if err := s.Delete(context.Background(), prefix+k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkBucketAsBefore(t, s)
+}
+
+// keptPrefix is the prefix of the dataset a run kept, from its warning.
+func keptPrefix(t *testing.T, r *report.Result) string {
+	t.Helper()
+	for _, w := range r.Warnings {
+		if _, after, ok := strings.Cut(w, "--dataset "); ok {
+			return strings.TrimSuffix(after, ")")
+		}
+	}
+	t.Fatalf("no dataset kept: %v", r.Warnings)
+	return ""
 }
 
 // A checkpoint through the NFS driver on two agents: each host's shards
