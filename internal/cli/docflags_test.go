@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestDocsFlags: every fsbench command line shown in README and docs/
@@ -49,6 +51,7 @@ func TestCheckDocCommand(t *testing.T) {
 	for line, want := range map[string]string{
 		"fsbench bench data -p 2 --big-file-size 1G -q":           "",
 		"fsbench bench data --job mix.yaml":                       "",
+		"fsbench train data -f job.yaml":                          "write --job",
 		"fsbench bench data --workload mix.yaml":                  "hidden",
 		"fsbench report run1.json -o page.html":                   "hidden",
 		"fsbench stats /mnt/jfs --no-such-flag":                   "unknown",
@@ -170,6 +173,30 @@ func checkDocFlag(cmd *cobra.Command, w string) string {
 		return fmt.Sprintf("unknown flag %s for %s", m[1]+m[2], cmd.CommandPath())
 	case f.Hidden:
 		return fmt.Sprintf("%s of %s is a hidden former spelling: use the current name", m[1]+m[2], cmd.CommandPath())
+	case m[1] == "-" && len(shorthandMeanings(cmd.Root())[m[2]]) > 1:
+		return fmt.Sprintf("-%s means %s in different commands: write --%s", m[2],
+			strings.Join(shorthandMeanings(cmd.Root())[m[2]], ", "), f.Name)
 	}
 	return ""
+}
+
+// shorthandMeanings maps each one-letter flag to the long names it stands
+// or stood for across the commands, hidden former spellings included: a
+// letter with two meanings (-f is a job file in bench and train, and was
+// "follow" in profile) is written long in the docs.
+func shorthandMeanings(root *cobra.Command) map[string][]string {
+	meanings := map[string][]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Shorthand != "" && !slices.Contains(meanings[f.Shorthand], f.Name) {
+				meanings[f.Shorthand] = append(meanings[f.Shorthand], f.Name)
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	return meanings
 }
