@@ -14,7 +14,7 @@ import (
 )
 
 // TestDocsFlags: every fsbench command line shown in README and docs/
-// (code blocks and inline code) uses flags its command has now, by their
+// (code blocks and inline code) and in the commands' examples uses flags its command has now, by their
 // current names: a renamed flag kept only as a hidden former spelling
 // (bench --workload FILE, report -o FILE) is reported too, since a new
 // user copies what the guide shows.
@@ -37,10 +37,35 @@ func TestDocsFlags(t *testing.T) {
 		}
 		checked += len(lines)
 	}
+	checked += checkHelpExamples(t, root)
 	if checked < 100 {
 		t.Errorf("only %d command lines found in the docs: the extraction is broken", checked)
 	}
 	t.Logf("%d command lines checked", checked)
+}
+
+// checkHelpExamples checks the command lines of every command's examples
+// (--help and the reference show them) as TestDocsFlags checks the docs.
+func checkHelpExamples(t *testing.T, root *cobra.Command) int {
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		text := ""
+		for _, l := range strings.Split(c.Example, "\n") {
+			text += strings.TrimSpace(l) + "\n"
+		}
+		for _, line := range docCommandLines("```\n" + text + "```\n") {
+			n++
+			for _, problem := range checkDocCommand(root, line) {
+				t.Errorf("example of %s: %q: %s", c.CommandPath(), line, problem)
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	return n
 }
 
 // TestCheckDocCommand: the checker finds what it is for (an unknown flag,
