@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,6 +80,9 @@ func TestCheckDocCommand(t *testing.T) {
 		"fsbench train data -f job.yaml":                          "write --job",
 		"fsbench bench data --workload mix.yaml":                  "hidden",
 		"fsbench report run1.json -o page.html":                   "hidden",
+		"fsbench profile x.log --interval 5 --op read":            "former form",
+		"fsbench profile x.log --interval=0.5":                    "former form",
+		"fsbench profile x.log --interval 0":                      "",
 		"fsbench stats /mnt/jfs --no-such-flag":                   "unknown",
 		"fsbench train data --big-file-size 1G":                   "unknown",
 		"fsbench probe --interval 1m bench /mnt/jfs --quick -p 2": "",
@@ -135,9 +139,12 @@ func checkDocCommand(root *cobra.Command, line string) []string {
 		return nil
 	}
 	var problems []string
-	for _, w := range rest {
+	for i, w := range rest {
 		if strings.ContainsAny(w, "|;&>") && !strings.HasPrefix(w, "-") {
 			break // a pipe or the next command
+		}
+		if p := checkDocInterval(rest[i:]); p != "" {
+			problems = append(problems, p)
 		}
 		if cmd.Name() == "probe" {
 			if sub, _ := findDocCommand(root, []string{w}); sub != nil {
@@ -150,6 +157,22 @@ func checkDocCommand(root *cobra.Command, line string) []string {
 		}
 	}
 	return problems
+}
+
+// checkDocInterval refuses --interval N with a plain number of seconds
+// other than 0: the former form, which now prints a deprecation notice.
+func checkDocInterval(words []string) string {
+	v, ok := strings.CutPrefix(words[0], "--interval=")
+	if !ok {
+		if words[0] != "--interval" || len(words) < 2 {
+			return ""
+		}
+		v = words[1]
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs != 0 {
+		return fmt.Sprintf("--interval %s is the former form (a number of seconds): write a duration such as %gs", v, secs)
+	}
+	return ""
 }
 
 // findDocCommand follows words down the command tree while they name
