@@ -235,7 +235,7 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 	o.Hooks = objbench.Hooks{
 		Info: func(msg string) { app.Infof("%s", msg) },
 		Warn: func(msg string) { app.Warnf("%s", msg) },
-		ItemStart: func(title string, total int64, poll func() int64) {
+		ItemStart: func(title, unit string, total int64, poll func() int64) {
 			prog = nil
 			if o.Interval > 0 {
 				if !app.Globals.Quiet {
@@ -244,10 +244,10 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 				return
 			}
 			if total < 0 && o.Duration > 0 && o.Ops == 0 {
-				prog = app.StartTimedProgress(title, o.Warmup+o.Duration, "objects", poll)
+				prog = app.StartTimedProgress(title, o.Warmup+o.Duration, unit, poll)
 				return
 			}
-			prog = app.StartProgress(title, total, "objects", poll)
+			prog = app.StartProgress(title, total, unit, poll)
 		},
 		ItemEnd: func(string) {
 			if prog != nil {

@@ -55,3 +55,27 @@ func TestObjWorkloadUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestObjWorkloadProgressUnits: a workload's progress line counts what one
+// of its operations is: the list workload counted pages of up to 1000
+// objects as "objects" (61 "objects" beside a table of 9847 objects/s),
+// and the mixed workload its operations.
+func TestObjWorkloadProgressUnits(t *testing.T) {
+	for _, tc := range []struct{ workload, ops, want string }{
+		{"list", "3", "list objects: 3 pages in "},
+		{"mixed", "40", "mixed operations: 40 ops in "},
+		{"get", "40", "get objects: 40 objects in "},
+	} {
+		t.Run(tc.workload, func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, stderr := runCLI(t, "objbench", dir, "--workload", tc.workload, "--objects", "30",
+				"--obj-size", "1K", "-p", "1", "--ops", tc.ops)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("progress does not contain %q:\n%s", tc.want, stderr)
+			}
+		})
+	}
+}
