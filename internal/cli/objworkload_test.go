@@ -79,3 +79,29 @@ func TestObjWorkloadProgressUnits(t *testing.T) {
 		})
 	}
 }
+
+// TestObjWorkloadIntervalHeaders: with --interval, the timed phase's lines
+// come under one header, and the untimed prepare, which has no interval
+// lines, prints no header of its own (it printed one with nothing under it).
+func TestObjWorkloadIntervalHeaders(t *testing.T) {
+	code, _, stderr := runCLI(t, "objbench", t.TempDir(), "--workload", "get", "--objects", "20",
+		"--obj-size", "1K", "-p", "1", "--duration", "400ms", "--interval", "100ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	headers := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "prepare objects") {
+			t.Errorf("a line for the untimed prepare: %q", line)
+		}
+		if f := strings.Fields(line); len(f) >= 4 && f[len(f)-4] == "time" && f[len(f)-1] == "latency" {
+			headers++
+			if !strings.HasPrefix(line, "get objects ") {
+				t.Errorf("header of another item: %q", line)
+			}
+		}
+	}
+	if headers != 1 || !strings.Contains(stderr, "get objects ") {
+		t.Errorf("want one header over the get phase's lines:\n%s", stderr)
+	}
+}
