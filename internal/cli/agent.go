@@ -420,9 +420,9 @@ func objbenchOnAgent(ctx context.Context, gate cluster.Gate, o *ObjbenchOptions,
 	if o.Interval == 0 {
 		o.Interval = stonewallInterval
 	}
-	o.Hooks = objbench.Hooks{ItemStart: func(title string, total int64, poll func() int64) {
+	o.Hooks = objbench.Hooks{ItemStart: func(title, unit string, total int64, poll func() int64) {
 		_ = gate(ctx, title)
-		cluster.Meter(ctx, title, total, "objects", poll)
+		cluster.Meter(ctx, title, total, unit, poll)
 	}}
 	return agentRun("objbench", func(res *report.Result) error { return objbench.Run(ctx, o.Options, res) })
 }

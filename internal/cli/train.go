@@ -88,7 +88,7 @@ shared file system.`,
   fsbench train /mnt/jfs --model unet3d --accelerator-type a100 --accelerators 4 --epochs 5
   fsbench train /mnt/jfs --model resnet50 --files 64 --keep
   fsbench train /mnt/jfs --model resnet50 --dataset /mnt/jfs/fsbench-host-123-abcd --find-max
-  fsbench train /mnt/jfs -f my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781
+  fsbench train /mnt/jfs --job my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781
   fsbench train --storage minio http://127.0.0.1:9000/train --model resnet50 --samples-per-file 64 --find-max
   fsbench train --storage minio http://minio:9000/train --model resnet50 -n 4 --hosts node1:7781,node2:7781`,
 		Args: trainArgs,
