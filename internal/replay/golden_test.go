@@ -168,4 +168,3 @@ func dumpTrace(tr *Trace, err error) string {
 	}
 	return b.String()
 }
-
