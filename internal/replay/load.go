@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/accesslog"
 )
@@ -58,12 +59,18 @@ func load(data []byte) (*Trace, error) { return loadPart(data, 0, 1) }
 // for one host of a replay on many.
 func loadPart(data []byte, part, parts int) (*Trace, error) {
 	l := newLoader()
-	idx := l.order(data)
+	recs, idx := l.order(data)
 	if parts > 1 {
 		l.part, l.host, l.owner = part, splitStreams(l.b.sizes, parts), map[uint64]int{}
 	}
-	for _, i := range idx {
-		l.line(l.lines[i])
+	if idx == nil {
+		for i := range recs {
+			l.line(data, &recs[i])
+		}
+	} else {
+		for _, i := range idx {
+			l.line(data, &recs[i])
+		}
 	}
 	t := l.b.finish()
 	if t.Ops() == 0 {
@@ -72,49 +79,109 @@ func loadPart(data []byte, part, parts int) (*Trace, error) {
 	return t, nil
 }
 
-// order splits data into lines and returns the order to read them in:
-// by completion time, as the operations completed. JuiceFS writes its log
-// in that order; fsbench writes each worker's operations in batches, so
-// its log is only nearly in order.
-func (l *loader) order(data []byte) []int {
-	lines := bytes.Count(data, []byte{'\n'}) + 1
-	times := make([]int64, 0, lines)
-	l.lines = make([][]byte, 0, lines)
-	sorted := true
-	for len(data) > 0 {
-		line := data
-		if k := bytes.IndexByte(data, '\n'); k >= 0 {
-			line, data = data[:k], data[k+1:]
-		} else {
-			data = nil
-		}
-		t := int64(math.MinInt64) // lines that are not entries keep their place
-		switch {
-		case len(line) > maxLine:
-		case isStrace(line):
-			pid, _ := num(line[:bytes.IndexByte(line, ' ')])
-			l.b.sizes[uint32(pid)]++
-		case l.p.Parse(line, &l.e) == nil:
-			t = l.e.Time
-			l.b.sizes[l.e.PID]++
-		}
-		if n := len(times); t == math.MinInt64 && n > 0 {
-			t = times[n-1]
-		}
-		if n := len(times); n > 0 && t < times[n-1] {
-			sorted = false
-		}
-		l.lines = append(l.lines, line)
-		times = append(times, t)
+// Kinds of lines, as the first pass reads them.
+const (
+	kindEntry     = iota // an entry of JuiceFS's or fsbench's log
+	kindStrace           // a line of strace's output
+	kindBlank            // a blank or keep-alive line
+	kindMalformed        // anything else, a line too long included
+)
+
+// rec is one line of the log as the first pass read it: where it is in
+// the log and, for an entry, its parse, its fields as offsets in the
+// line. It holds no pointer, so that a million of them cost the collector
+// nothing, and the second pass does not parse the line again.
+type rec struct {
+	off, n int // the line: data[off:off+n]
+	time   int64
+	lat    time.Duration
+	pid    uint32
+	kind   uint8
+	f      [8]uint32 // op, args, rest and status: start and end in the line
+}
+
+// span is where sub, a part of line, is in it.
+func span(line, sub []byte) (uint32, uint32) {
+	if len(sub) == 0 {
+		return 0, 0
 	}
-	idx := make([]int, len(l.lines))
+	i := cap(line) - cap(sub)
+	return uint32(i), uint32(i + len(sub))
+}
+
+// entry is the parse of an entry rec made by the first pass.
+func (r *rec) entry(line []byte, e *accesslog.Entry) {
+	e.Time, e.PID, e.Latency = r.time, r.pid, r.lat
+	e.Op, e.Args = line[r.f[0]:r.f[1]], line[r.f[2]:r.f[3]]
+	e.Rest, e.Status = line[r.f[4]:r.f[5]], line[r.f[6]:r.f[7]]
+}
+
+// read reads one line into r: its kind, and for an entry its parse.
+func (l *loader) read(line []byte, r *rec) {
+	switch {
+	case len(line) > maxLine:
+		r.kind = kindMalformed
+	case isStrace(line):
+		pid, _ := num(line[:bytes.IndexByte(line, ' ')])
+		r.kind, r.pid = kindStrace, uint32(pid)
+	default:
+		e := &l.e
+		switch err := l.p.Parse(line, e); {
+		case err == nil:
+			r.kind, r.time, r.pid, r.lat = kindEntry, e.Time, e.PID, e.Latency
+			r.f[0], r.f[1] = span(line, e.Op)
+			r.f[2], r.f[3] = span(line, e.Args)
+			r.f[4], r.f[5] = span(line, e.Rest)
+			r.f[6], r.f[7] = span(line, e.Status)
+		case errors.Is(err, accesslog.ErrBlank) || errors.Is(err, accesslog.ErrKeepAlive):
+			r.kind = kindBlank
+		default:
+			r.kind = kindMalformed
+		}
+	}
+}
+
+// order splits data into lines, reads each, and returns them with the
+// order to take them in (nil: as they are): by completion time, as the
+// operations completed. JuiceFS writes its log in that order; fsbench
+// writes each worker's operations in batches, so its log is only nearly
+// in order. Lines that are not entries keep their place.
+func (l *loader) order(data []byte) ([]rec, []int) {
+	recs := make([]rec, 0, bytes.Count(data, []byte{'\n'})+1)
+	sorted, last := true, int64(math.MinInt64)
+	for off := 0; off < len(data); {
+		n := bytes.IndexByte(data[off:], '\n')
+		next := off + n + 1
+		if n < 0 {
+			n, next = len(data)-off, len(data)
+		}
+		recs = append(recs, rec{off: off, n: n})
+		r := &recs[len(recs)-1]
+		l.read(data[off:off+n:len(data)], r)
+		switch {
+		case r.kind == kindStrace:
+			l.b.sizes[r.pid]++
+			r.time = last
+		case r.kind == kindEntry:
+			l.b.sizes[r.pid]++
+			if r.time < last {
+				sorted = false
+			}
+			last = r.time
+		default:
+			r.time = last
+		}
+		off = next
+	}
+	if sorted {
+		return recs, nil
+	}
+	idx := make([]int, len(recs))
 	for i := range idx {
 		idx[i] = i
 	}
-	if !sorted {
-		sort.SliceStable(idx, func(a, b int) bool { return times[idx[a]] < times[idx[b]] })
-	}
-	return idx
+	sort.SliceStable(idx, func(a, b int) bool { return recs[idx[a]].time < recs[idx[b]].time })
+	return recs, idx
 }
 
 // loader holds the state of one Load.
@@ -126,8 +193,7 @@ type loader struct {
 	fsb   *fsb
 	st    *strc
 	names map[string]string // interned operation names
-	lines [][]byte
-	f     [][]byte // the fields of the line in progress
+	f     [][]byte          // the fields of the line in progress
 	// host, when the log is split across hosts, gives each recorded pid
 	// its host; part is this one.
 	host  map[uint32]int
@@ -209,16 +275,20 @@ func newLoader() *loader {
 	return &loader{p: accesslog.NewParser(nil), b: b, jfs: newJFS(b), fsb: f, st: newStrace(f), names: map[string]string{}}
 }
 
-// line reads one line of the log.
-func (l *loader) line(line []byte) {
+// line reads one line of the log, as the first pass read it into r.
+func (l *loader) line(data []byte, r *rec) {
 	sk := &l.b.t.Skipped
 	sk.Lines++
-	if len(line) > maxLine {
+	line := data[r.off : r.off+r.n]
+	switch r.kind {
+	case kindMalformed:
 		sk.Malformed++
 		return
-	}
-	if isStrace(line) {
-		if pid, _ := num(line[:bytes.IndexByte(line, ' ')]); l.elsewhere(uint32(pid), "", nil, nil) {
+	case kindBlank:
+		sk.Blank++
+		return
+	case kindStrace:
+		if l.elsewhere(r.pid, "", nil, nil) {
 			sk.Elsewhere++
 			return
 		}
@@ -226,14 +296,7 @@ func (l *loader) line(line []byte) {
 		return
 	}
 	e := &l.e
-	if err := l.p.Parse(line, e); err != nil {
-		if errors.Is(err, accesslog.ErrBlank) || errors.Is(err, accesslog.ErrKeepAlive) {
-			sk.Blank++
-		} else {
-			sk.Malformed++
-		}
-		return
-	}
+	r.entry(line, e)
 	name := l.intern(e.Op)
 	p := pending{op: Op{handle: -1, prep: -1, RecLatency: e.Latency}, pid: e.PID, name: name, end: e.Time}
 	if !e.OK() {
@@ -266,7 +329,7 @@ func (l *loader) line(line []byte) {
 		added = l.jfs.add(e, f, &p)
 	}
 	if !added {
-		clear(l.b.deps)
+		l.b.deps = l.b.deps[:0]
 		sk.Unsupported[name]++
 	}
 }
@@ -307,7 +370,7 @@ func (l *loader) strace(line []byte) {
 	case virtual:
 		sk.Virtual++
 	case !added:
-		clear(l.b.deps)
+		l.b.deps = l.b.deps[:0]
 		sk.Unsupported[name]++
 	}
 }
