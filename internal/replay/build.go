@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
@@ -103,8 +104,9 @@ func (b *builder) child(parent int32, name string) int32 {
 	if n, ok := b.dentries[k]; ok {
 		return n
 	}
+	name = strings.Clone(name) // name may be a passing string over a line
 	n := b.newNode(parent, name)
-	b.dentries[k] = n
+	b.dentries[dentry{parent, name}] = n
 	return n
 }
 

@@ -362,7 +362,7 @@ func (l *loader) strace(line []byte) {
 		sk.Blank++ // an exit, a signal, or the first half of a call
 		return
 	}
-	name := l.intern([]byte(c.name))
+	name := c.name // interned by parseCall
 	p := pending{op: Op{handle: -1, prep: -1, RecLatency: c.lat, errno: c.errno}, pid: c.pid, name: name,
 		end: c.start + int64(c.lat), failed: c.errno != 0}
 	added, virtual := l.st.add(&c, &p)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +22,9 @@ const FormatStrace = "strace"
 // strc is the state of an strace log being read.
 type strc struct {
 	f       *fsb
+	names   map[string]string // interned call names
+	args    []string          // the arguments of the call in progress
+	buf     []byte            // a path being joined
 	fds     map[pidFD]*stFD
 	pending map[uint32][]byte // a thread's unfinished call
 }
@@ -39,7 +43,7 @@ type stFD struct {
 }
 
 func newStrace(f *fsb) *strc {
-	return &strc{f: f, fds: map[pidFD]*stFD{}, pending: map[uint32][]byte{}}
+	return &strc{f: f, fds: map[pidFD]*stFD{}, pending: map[uint32][]byte{}, names: map[string]string{}}
 }
 
 // isStrace reports whether a line is strace's: "PID SECONDS.MICROS call(".
@@ -80,15 +84,16 @@ type call struct {
 
 // parseStrace reads one line; ok is false for lines that are not a
 // complete call (a signal, an exit, an unfinished call kept for its
-// resumption).
+// resumption). The call's arguments and result are strings over the
+// line's bytes, valid while the log is: what keeps one copies it.
 func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 	i := bytes.IndexByte(line, ' ')
 	pid, _ := num(line[:i])
 	c.pid = uint32(pid)
 	rest := bytes.TrimLeft(line[i:], " ")
 	j := bytes.IndexByte(rest, ' ')
-	sec, err := strconv.ParseFloat(string(rest[:j]), 64)
-	if err != nil {
+	sec, ok := decimal(rest[:j])
+	if !ok {
 		return c, false, true
 	}
 	c.start = int64(sec * 1e9)
@@ -109,14 +114,54 @@ func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 		delete(s.pending, c.pid)
 		body = append(head, body[k+len(" resumed>"):]...)
 	}
-	return c, parseCall(body, &c), false
+	return c, s.parseCall(body, &c), false
+}
+
+// str is the string over b's bytes, without a copy: for the lines of a
+// log, which nothing changes while it is read.
+func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// decimal reads a number as strconv.ParseFloat does, to the same value:
+// "DIGITS.DIGITS" whose digits make a number below 2^53 with at most 22
+// after the point is that number divided, exactly rounded, by a power of
+// ten (as ParseFloat computes it); anything else goes to ParseFloat.
+func decimal(b []byte) (float64, bool) {
+	var m uint64
+	digits, frac, dot := 0, 0, false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9' && digits < 19:
+			m = m*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return parseFloat(b)
+		}
+	}
+	if digits == 0 || frac >= len(pow10) || m >= 1<<53 {
+		return parseFloat(b)
+	}
+	return float64(m) / pow10[frac], true
+}
+
+func parseFloat(b []byte) (float64, bool) {
+	v, err := strconv.ParseFloat(str(b), 64)
+	return v, err == nil
 }
 
 // parseCall reads "name(args) = ret <lat>".
-func parseCall(body []byte, c *call) bool {
+func (s *strc) parseCall(body []byte, c *call) bool {
 	open := bytes.IndexByte(body, '(')
-	lt := bytes.LastIndex(body, []byte(" <"))
-	eq := bytes.LastIndex(body, []byte(") = "))
+	lt := lastIndex(body, " <")
+	eq := lastIndex(body, ") = ")
 	if open <= 0 || eq < open || lt < eq+4 || body[len(body)-1] != '>' {
 		return false
 	}
@@ -124,9 +169,11 @@ func parseCall(body []byte, c *call) bool {
 	if !ok {
 		return false
 	}
-	c.name, c.lat = string(body[:open]), lat
-	c.args = splitArgs(string(body[open+1 : eq]))
-	ret := string(body[eq+4 : lt])
+	c.lat = lat
+	c.name = s.intern(body[:open])
+	s.args = splitArgs(s.args[:0], str(body[open+1:eq]))
+	c.args = s.args
+	ret := str(body[eq+4 : lt])
 	if strings.HasPrefix(ret, "-1 ") {
 		f := strings.Fields(ret)
 		c.errno = errOther
@@ -141,19 +188,44 @@ func parseCall(body []byte, c *call) bool {
 	return true
 }
 
+// lastIndex is bytes.LastIndex for a short sep: its last byte found from
+// the end, then the rest compared.
+func lastIndex(b []byte, sep string) int {
+	n := len(sep)
+	for end := len(b); end >= n; {
+		k := bytes.LastIndexByte(b[:end], sep[n-1])
+		if k < n-1 {
+			return -1
+		}
+		if string(b[k-n+1:k+1]) == sep {
+			return k - n + 1
+		}
+		end = k
+	}
+	return -1
+}
+
+func (s *strc) intern(b []byte) string {
+	name, ok := s.names[string(b)]
+	if !ok {
+		name = string(b)
+		s.names[name] = name
+	}
+	return name
+}
+
 // seconds reads "0.000059".
 func seconds(b []byte) (time.Duration, bool) {
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || v < 0 || v > 1e6 {
+	v, ok := decimal(b)
+	if !ok || v < 0 || v > 1e6 {
 		return 0, false
 	}
 	return time.Duration(v * 1e9), true
 }
 
 // splitArgs splits strace's arguments at the commas outside strings,
-// brackets, braces and paths.
-func splitArgs(s string) []string {
-	var out []string
+// brackets, braces and paths, appending them to out.
+func splitArgs(out []string, s string) []string {
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -202,12 +274,18 @@ func quoted(a string) (string, bool) {
 	return v, err == nil
 }
 
-// under resolves a path argument against its directory argument.
-func under(dir, p string) string {
+// under resolves a path argument against its directory argument. The
+// join is made in buf, and path.Clean keeps a clean path as it is: the
+// result may be a string over buf, valid until its next use.
+func under(buf *[]byte, dir, p string) string {
 	if strings.HasPrefix(p, "/") {
 		return path.Clean(p)
 	}
-	return path.Join(dir, p)
+	if dir == "" {
+		return path.Clean(p)
+	}
+	*buf = append(append(append((*buf)[:0], dir...), '/'), p...)
+	return path.Clean(str(*buf))
 }
 
 // replayable reports whether a path is a file of the workload: not a
@@ -219,7 +297,7 @@ func replayable(p string) bool {
 
 // pathArg is the path a call names: argument i, relative to the
 // directory descriptor in argument i-1 when dirfd is set.
-func pathArg(c *call, i int, dirfd bool) (string, bool) {
+func (s *strc) pathArg(c *call, i int, dirfd bool) (string, bool) {
 	if i >= len(c.args) {
 		return "", false
 	}
@@ -238,7 +316,7 @@ func pathArg(c *call, i int, dirfd bool) (string, bool) {
 	if p == "" { // AT_EMPTY_PATH: the descriptor itself
 		return path.Clean(dir), true
 	}
-	return under(dir, p), true
+	return under(&s.buf, dir, p), true
 }
 
 // pathCalls are the calls on a path: the argument of the path, whether a
@@ -269,7 +347,7 @@ var fdCalls = map[string]action{
 // set).
 func (s *strc) add(c *call, p *pending) (added, virtual bool) {
 	if spec, ok := pathCalls[c.name]; ok {
-		pth, ok := pathArg(c, spec.arg, spec.dirfd)
+		pth, ok := s.pathArg(c, spec.arg, spec.dirfd)
 		if !ok {
 			return false, false
 		}
@@ -320,10 +398,14 @@ var errnoNames = func() map[string]uint16 {
 // that say how the file is used.
 func stFlags(a string) int32 {
 	var v int32
-	for _, f := range strings.Split(a, "|") {
+	for {
+		f, rest, more := strings.Cut(a, "|")
 		v |= straceOpenFlags[f]
+		if !more {
+			return v
+		}
+		a = rest
 	}
-	return v
 }
 
 // straceOpenFlags are the open(2) flags that say how a file is used, by name.
@@ -376,7 +458,8 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 		}
 		b.touchNode(n, r, true)
 	case actRename:
-		to, ok := pathArg(c, spec.arg+1+btoi(spec.dirfd), spec.dirfd)
+		pth = strings.Clone(pth) // pathArg's buffer makes the next path
+		to, ok := s.pathArg(c, spec.arg+1+btoi(spec.dirfd), spec.dirfd)
 		if !ok || !replayable(to) {
 			return false
 		}
