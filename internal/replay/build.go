@@ -67,6 +67,7 @@ type builder struct {
 	// consecutive lines are often of one pid.
 	lastPID    uint32
 	lastStream int32
+	lastClass  int16 // class's last answer
 	// sizes holds, per recorded pid, how many lines of the log it has: a
 	// bound on its stream's operations, so that each stream's slice is
 	// allocated once rather than grown (and copied) as the log is read.
@@ -89,6 +90,7 @@ func newBuilder(format string) *builder {
 		streams:    map[uint32]int32{},
 		classes:    map[string]int16{},
 		lastStream: -1,
+		lastClass:  -1,
 		sizes:      map[uint32]int32{},
 		ids:        map[string]int32{"": 0},
 	}
@@ -284,12 +286,17 @@ func (b *builder) commit(p *pending, s int32) {
 }
 
 func (b *builder) class(name string) int16 {
+	if b.lastClass >= 0 && b.t.Classes[b.lastClass].Name == name {
+		return b.lastClass // a log's lines often repeat an operation
+	}
 	if c, ok := b.classes[name]; ok {
+		b.lastClass = c
 		return c
 	}
 	c := int16(len(b.t.Classes))
 	b.classes[name] = c
 	b.t.Classes = append(b.t.Classes, Class{Name: name, Latency: metrics.NewHistogram()})
+	b.lastClass = c
 	return c
 }
 

@@ -101,7 +101,7 @@ func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 	if bytes.HasPrefix(body, []byte("+++")) || bytes.HasPrefix(body, []byte("---")) {
 		return c, false, false
 	}
-	if k := bytes.Index(body, []byte(" <unfinished ...>")); k >= 0 {
+	if k := indexAngle(body, " <unfinished ...>"); k >= 0 {
 		s.pending[c.pid] = append([]byte(nil), body[:k]...)
 		return c, false, false
 	}
@@ -115,6 +115,22 @@ func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 		body = append(head, body[k+len(" resumed>"):]...)
 	}
 	return c, s.parseCall(body, &c), false
+}
+
+// indexAngle is bytes.Index for a sep that starts with " <": the '<' of
+// a line are few (its descriptors' paths, its latency), its spaces many.
+func indexAngle(b []byte, sep string) int {
+	for from := 0; ; {
+		k := bytes.IndexByte(b[from:], '<')
+		if k < 0 {
+			return -1
+		}
+		k += from
+		if k > 0 && len(b)-(k-1) >= len(sep) && string(b[k-1:k-1+len(sep)]) == sep {
+			return k - 1
+		}
+		from = k + 1
+	}
 }
 
 // str is the string over b's bytes, without a copy: for the lines of a
