@@ -149,6 +149,17 @@ func (l *loader) read(line []byte, r *rec) {
 func (l *loader) order(data []byte) ([]rec, []int) {
 	recs := make([]rec, 0, bytes.Count(data, []byte{'\n'})+1)
 	sorted, last := true, int64(math.MinInt64)
+	// count counts the lines of a pid in sizes, a run of one pid's lines
+	// at a time.
+	pid, run := uint32(0), int32(0)
+	count := func(p uint32) {
+		if p != pid && run > 0 {
+			l.b.sizes[pid] += run
+			run = 0
+		}
+		pid = p
+		run++
+	}
 	for off := 0; off < len(data); {
 		n := bytes.IndexByte(data[off:], '\n')
 		next := off + n + 1
@@ -160,10 +171,10 @@ func (l *loader) order(data []byte) ([]rec, []int) {
 		l.read(data[off:off+n:len(data)], r)
 		switch {
 		case r.kind == kindStrace:
-			l.b.sizes[r.pid]++
+			count(r.pid)
 			r.time = last
 		case r.kind == kindEntry:
-			l.b.sizes[r.pid]++
+			count(r.pid)
 			if r.time < last {
 				sorted = false
 			}
@@ -172,6 +183,9 @@ func (l *loader) order(data []byte) ([]rec, []int) {
 			r.time = last
 		}
 		off = next
+	}
+	if run > 0 {
+		l.b.sizes[pid] += run
 	}
 	if sorted {
 		return recs, nil
@@ -193,7 +207,9 @@ type loader struct {
 	fsb   *fsb
 	st    *strc
 	names map[string]string // interned operation names
-	f     [][]byte          // the fields of the line in progress
+	// lastName is intern's last answer.
+	lastName string
+	f        [][]byte // the fields of the line in progress
 	// host, when the log is split across hosts, gives each recorded pid
 	// its host; part is this one.
 	host  map[uint32]int
@@ -341,11 +357,15 @@ func (l *loader) setFormat(f string) {
 }
 
 func (l *loader) intern(b []byte) string {
+	if string(b) == l.lastName {
+		return l.lastName // a log's lines often repeat an operation
+	}
 	name, ok := l.names[string(b)]
 	if !ok {
 		name = string(b)
 		l.names[name] = name
 	}
+	l.lastName = name
 	return name
 }
 
