@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,4 +168,25 @@ func dumpTrace(tr *Trace, err error) string {
 		}
 	}
 	return b.String()
+}
+
+// TestReadLinesInPieces: a log read in pieces at once gives the lines the
+// one piece gives, whatever the pieces and whether the log ends with a
+// newline.
+func TestReadLinesInPieces(t *testing.T) {
+	var all []byte
+	for _, name := range slices.Sorted(maps.Keys(goldenLogs(t))) {
+		all = append(all, goldenLogs(t)[name]...)
+	}
+	for _, data := range [][]byte{all, all[:len(all)-1], all[:len(all)/2], []byte("x"), nil} {
+		want := readLines(data, 1)
+		if n := bytes.Count(data, []byte{'\n'}); len(want) < n {
+			t.Fatalf("%d lines of %d", len(want), n)
+		}
+		for parts := 2; parts <= 7; parts++ {
+			if got := readLines(data, parts); !slices.Equal(got, want) {
+				t.Fatalf("%d bytes in %d pieces: %d lines, want %d", len(data), parts, len(got), len(want))
+			}
+		}
+	}
 }
