@@ -22,9 +22,10 @@ const FormatStrace = "strace"
 // strc is the state of an strace log being read.
 type strc struct {
 	f       *fsb
-	names   map[string]string // interned call names
-	args    []string          // the arguments of the call in progress
-	buf     []byte            // a path being joined
+	names   map[string]*callKind // by call name
+	last    *callKind            // kind's last answer
+	args    []string             // the arguments of the call in progress
+	buf     []byte               // a path being joined
 	fds     map[pidFD]*stFD
 	pending map[uint32][]byte // a thread's unfinished call
 }
@@ -43,7 +44,7 @@ type stFD struct {
 }
 
 func newStrace(f *fsb) *strc {
-	return &strc{f: f, fds: map[pidFD]*stFD{}, pending: map[uint32][]byte{}, names: map[string]string{}}
+	return &strc{f: f, fds: map[pidFD]*stFD{}, pending: map[uint32][]byte{}, names: map[string]*callKind{}}
 }
 
 // isStrace reports whether a line is strace's: "PID SECONDS.MICROS call(".
@@ -76,6 +77,7 @@ type call struct {
 	pid   uint32
 	start int64 // ns since the epoch
 	name  string
+	kind  *callKind // what the replay does of calls of the name
 	args  []string
 	ret   string // the result, with its path: "5</tmp/out/a.txt>"
 	errno uint16
@@ -186,7 +188,8 @@ func (s *strc) parseCall(body []byte, c *call) bool {
 		return false
 	}
 	c.lat = lat
-	c.name = s.intern(body[:open])
+	c.kind = s.kind(body[:open])
+	c.name = c.kind.name
 	s.args = splitArgs(s.args[:0], str(body[open+1:eq]))
 	c.args = s.args
 	ret := str(body[eq+4 : lt])
@@ -221,13 +224,30 @@ func lastIndex(b []byte, sep string) int {
 	return -1
 }
 
-func (s *strc) intern(b []byte) string {
-	name, ok := s.names[string(b)]
-	if !ok {
-		name = string(b)
-		s.names[name] = name
+// callKind is what the replay does of the calls of one name: those of
+// pathCalls, of fdCalls, or neither.
+type callKind struct {
+	name   string
+	onPath bool
+	path   pathCall
+	onFD   bool
+	act    action
+}
+
+// kind is the kind of the calls named b, looked up once per name.
+func (s *strc) kind(b []byte) *callKind {
+	if k := s.last; k != nil && string(b) == k.name {
+		return k // a log's lines often repeat a call
 	}
-	return name
+	k, ok := s.names[string(b)]
+	if !ok {
+		k = &callKind{name: string(b)}
+		k.path, k.onPath = pathCalls[k.name]
+		k.act, k.onFD = fdCalls[k.name]
+		s.names[k.name] = k
+	}
+	s.last = k
+	return k
 }
 
 // seconds reads "0.000059".
@@ -335,13 +355,15 @@ func (s *strc) pathArg(c *call, i int, dirfd bool) (string, bool) {
 	return under(&s.buf, dir, p), true
 }
 
-// pathCalls are the calls on a path: the argument of the path, whether a
-// directory descriptor precedes it, and the replay's action.
-var pathCalls = map[string]struct {
+type pathCall struct {
 	arg   int
 	dirfd bool
 	act   action
-}{
+}
+
+// pathCalls are the calls on a path: the argument of the path, whether a
+// directory descriptor precedes it, and the replay's action.
+var pathCalls = map[string]pathCall{
 	"open": {0, false, actOpen}, "creat": {0, false, actOpen}, "openat": {1, true, actOpen},
 	"stat": {0, false, actStat}, "lstat": {0, false, actStat}, "newfstatat": {1, true, actStat},
 	"fstatat64": {1, true, actStat}, "statx": {1, true, actStat},
@@ -362,7 +384,7 @@ var fdCalls = map[string]action{
 // call on something that is not a file of the workload: virtual is then
 // set).
 func (s *strc) add(c *call, p *pending) (added, virtual bool) {
-	if spec, ok := pathCalls[c.name]; ok {
+	if spec, ok := c.kind.path, c.kind.onPath; ok {
 		pth, ok := s.pathArg(c, spec.arg, spec.dirfd)
 		if !ok {
 			return false, false
@@ -372,7 +394,7 @@ func (s *strc) add(c *call, p *pending) (added, virtual bool) {
 		}
 		return s.onPath(c, p, spec.act, pth), false
 	}
-	act, ok := fdCalls[c.name]
+	act, ok := c.kind.act, c.kind.onFD
 	if c.name == "lseek" {
 		s.seek(c)
 	}
@@ -433,7 +455,7 @@ var straceOpenFlags = map[string]int32{
 
 // onPath adds a call on a path.
 func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
-	spec := pathCalls[c.name]
+	spec := c.kind.path
 	b := s.f.b
 	if _, resolved, ok := fdPath(c.ret); act == actOpen && ok && replayable(resolved) {
 		pth = resolved // the file a symbolic link led to
