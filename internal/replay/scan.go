@@ -78,4 +78,3 @@ func lastIndex(b []byte, sep string) int {
 	}
 	return -1
 }
-
