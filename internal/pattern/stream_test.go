@@ -152,3 +152,26 @@ func BenchmarkStreamGiB(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/GiB")
 }
+
+// BenchmarkHardTransfer is what making one of IOR's 47,008-byte
+// transfers of a big shared file costs: taken from a stream (Block), or
+// made in a buffer (Fill), as every transfer off a 4 KiB boundary was.
+func BenchmarkHardTransfer(b *testing.B) {
+	const xfer = 47008
+	p := New(1)
+	id := Sized(p.ID("ior_file_hard"), 1<<30)
+	s := p.NewStream(make([]byte, StreamLen(2<<20)), 2<<20)
+	buf := make([]byte, xfer)
+	b.Run("stream", func(b *testing.B) {
+		b.SetBytes(xfer)
+		for i := int64(0); b.Loop(); i++ {
+			s.Block(id, i*xfer, xfer)
+		}
+	})
+	b.Run("fill", func(b *testing.B) {
+		b.SetBytes(xfer)
+		for i := int64(0); b.Loop(); i++ {
+			p.Fill(buf, id, i*xfer)
+		}
+	})
+}
