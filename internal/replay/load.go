@@ -175,25 +175,33 @@ func readLines(data []byte, parts int) []rec {
 	}
 	recs := make([]rec, first[parts])
 	var wg sync.WaitGroup
+	panics := make([]any, parts)
 	for i := range parts {
-		wg.Go(func() {
-			p, e := accesslog.NewParser(nil), &accesslog.Entry{}
-			k := first[i]
-			for off, end := bounds[i], bounds[i+1]; off < end; k++ {
-				n := bytes.IndexByte(data[off:end], '\n')
-				next := off + n + 1
-				if n < 0 {
-					n, next = end-off, end
-				}
-				r := &recs[k]
-				r.off, r.n = off, n
-				read(p, e, data[off:off+n:len(data)], r)
-				off = next
-			}
-		})
+		wg.Go(func() { panics[i] = reraise(func() { readPiece(data, recs, bounds[i], bounds[i+1], first[i]) }) })
 	}
 	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
 	return recs
+}
+
+// readPiece reads the lines of data[off:end] into recs from k on.
+func readPiece(data []byte, recs []rec, off, end, k int) {
+	p, e := accesslog.NewParser(nil), &accesslog.Entry{}
+	for ; off < end; k++ {
+		n := bytes.IndexByte(data[off:end], '\n')
+		next := off + n + 1
+		if n < 0 {
+			n, next = end-off, end
+		}
+		r := &recs[k]
+		r.off, r.n = off, n
+		read(p, e, data[off:off+n:len(data)], r)
+		off = next
+	}
 }
 
 // order reads the lines of data and returns them with the order to take
