@@ -87,28 +87,38 @@ const (
 	kindStrace           // a line of strace's output
 	kindBlank            // a blank or keep-alive line
 	kindMalformed        // anything else, a line too long included
+	// kindLongEntry is an entry longer than the spans of a rec reach:
+	// parsed again by the second pass.
+	kindLongEntry
 )
 
 // rec is one line of the log as the first pass read it: where it is in
 // the log and, for an entry, its parse, its fields as offsets in the
 // line. It holds no pointer, so that a million of them cost the collector
-// nothing, and the second pass does not parse the line again.
+// nothing, and the second pass does not parse the line again. It is 56
+// bytes: a log's recs are written by the first pass and read back by the
+// second, a million lines' worth through memory.
 type rec struct {
-	off, n int // the line: data[off:off+n]
-	time   int64
-	lat    time.Duration
-	pid    uint32
-	kind   uint8
-	f      [8]uint32 // op, args, rest and status: start and end in the line
+	off  int // the line: data[off:off+n]
+	time int64
+	lat  time.Duration
+	n    uint32 // maxLine+1 at most
+	pid  uint32
+	f    [8]uint16 // op, args, rest and status: start and end in the line
+	kind uint8
 }
 
+// maxSpan is the longest line whose parse a rec holds: longer entries
+// are kindLongEntry.
+const maxSpan = 1<<16 - 1
+
 // span is where sub, a part of line, is in it.
-func span(line, sub []byte) (uint32, uint32) {
+func span(line, sub []byte) (uint16, uint16) {
 	if len(sub) == 0 {
 		return 0, 0
 	}
 	i := cap(line) - cap(sub)
-	return uint32(i), uint32(i + len(sub))
+	return uint16(i), uint16(i + len(sub))
 }
 
 // entry is the parse of an entry rec made by the first pass.
@@ -129,6 +139,8 @@ func read(p *accesslog.Parser, e *accesslog.Entry, line []byte, r *rec) {
 		r.kind, r.pid = kindStrace, uint32(pid)
 	default:
 		switch err := p.Parse(line, e); {
+		case err == nil && len(line) > maxSpan:
+			r.kind, r.time, r.pid, r.lat = kindLongEntry, e.Time, e.PID, e.Latency
 		case err == nil:
 			r.kind, r.time, r.pid, r.lat = kindEntry, e.Time, e.PID, e.Latency
 			r.f[0], r.f[1] = span(line, e.Op)
@@ -198,7 +210,7 @@ func readPiece(data []byte, recs []rec, off, end, k int) {
 			n, next = end-off, end
 		}
 		r := &recs[k]
-		r.off, r.n = off, n
+		r.off, r.n = off, uint32(min(n, maxLine+1))
 		read(p, e, data[off:off+n:len(data)], r)
 		off = next
 	}
@@ -230,7 +242,7 @@ func (l *loader) order(data []byte) ([]rec, []int) {
 		case kindStrace:
 			count(r.pid)
 			r.time = last
-		case kindEntry:
+		case kindEntry, kindLongEntry:
 			count(r.pid)
 			if r.time < last {
 				sorted = false
@@ -351,7 +363,7 @@ func newLoader() *loader {
 func (l *loader) line(data []byte, r *rec) {
 	sk := &l.b.t.Skipped
 	sk.Lines++
-	line := data[r.off : r.off+r.n]
+	line := data[r.off : r.off+int(r.n)]
 	switch r.kind {
 	case kindMalformed:
 		sk.Malformed++
@@ -368,7 +380,14 @@ func (l *loader) line(data []byte, r *rec) {
 		return
 	}
 	e := &l.e
-	r.entry(line, e)
+	if r.kind == kindLongEntry {
+		if l.p == nil {
+			l.p = accesslog.NewParser(nil)
+		}
+		_ = l.p.Parse(line, e) // as the first pass did
+	} else {
+		r.entry(line, e)
+	}
 	name := l.intern(e.Op)
 	p := pending{op: Op{handle: -1, prep: -1, RecLatency: e.Latency}, pid: e.PID, name: name, end: e.Time}
 	if !e.OK() {

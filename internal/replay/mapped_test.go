@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -87,5 +89,26 @@ func TestLoadTruncatedWhileRead(t *testing.T) {
 	tr, err := loadMapped(m, 0, 1)
 	if !errors.Is(err, errChanged) || tr != nil {
 		t.Fatalf("load of a log truncated while mapped: %v, %v", tr, err)
+	}
+}
+
+// TestLoadLongLines: an entry longer than a rec's spans reach is read in
+// full all the same, in its place among the others; one longer than
+// maxLine is malformed.
+func TestLoadLongLines(t *testing.T) {
+	long := "/d/" + strings.Repeat("n", 70_000)
+	tr, err := Load(strings.NewReader(strings.Join([]string{
+		"2026.11.21 21:03:17.000001 [uid:0,gid:0,pid:7] stat (/d) - OK <0.000100>",
+		"2026.11.21 21:03:17.000003 [uid:0,gid:0,pid:7] stat (" + long + ") - OK <0.000300>",
+		"2026.11.21 21:03:17.000002 [uid:0,gid:0,pid:7] write (/d/x,4096,0): 4096 - OK <0.000200>",
+		"2026.11.21 21:03:17.000004 [uid:0,gid:0,pid:7] stat (/d/" + strings.Repeat("m", maxLine) + ") - OK <0.000100>",
+	}, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := tr.Streams[0].Ops
+	if tr.Skipped.Malformed != 1 || len(ops) != 3 || tr.paths[ops[2].path] != long ||
+		ops[2].RecLatency != 300*time.Microsecond || tr.Classes[ops[2].class].Name != "stat" || ops[1].act != actWrite {
+		t.Fatalf("skipped %+v, %d ops, the long one %+v", tr.Skipped, len(ops), ops[len(ops)-1])
 	}
 }
