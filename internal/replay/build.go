@@ -76,7 +76,13 @@ type builder struct {
 	// bound on its stream's operations, so that each stream's slice is
 	// allocated once rather than grown (and copied) as the log is read.
 	sizes map[uint32]int32
-	ids   map[string]int32 // paths -> their index in Trace.paths
+	// base is the start of the log's first entry, as the first pass read
+	// it: an operation's Start is kept relative to it, so that finish
+	// only goes over the operations again when the first operation is
+	// not that entry's (a skipped line, or strace's, whose times the
+	// first pass does not read).
+	base int64
+	ids  map[string]int32 // paths -> their index in Trace.paths
 }
 
 type dentry struct {
@@ -285,7 +291,7 @@ func (b *builder) commit(p *pending, s int32) {
 		b.last = p.end
 	}
 	b.any = true
-	op.Start = start // made relative to the first operation in finish
+	op.Start = start - b.base // made relative to the first operation in finish
 	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, op)
 }
 
@@ -476,10 +482,12 @@ func (b *builder) grow(n int32, size int64) {
 // first operation, and the trace's span.
 func (b *builder) finish() *Trace {
 	t := b.t
-	for i := range t.Streams {
-		ops := t.Streams[i].Ops
-		for j := range ops {
-			ops[j].Start -= b.first
+	if d := b.first - b.base; d != 0 {
+		for i := range t.Streams {
+			ops := t.Streams[i].Ops
+			for j := range ops {
+				ops[j].Start -= d
+			}
 		}
 	}
 	if b.any {

@@ -225,6 +225,7 @@ func readPiece(data []byte, recs []rec, off, end, k int) {
 func (l *loader) order(data []byte) ([]rec, []int) {
 	recs := readLines(data, min(runtime.GOMAXPROCS(0), max(1, len(data)/minChunk)))
 	sorted, last := true, int64(math.MinInt64)
+	base := int64(math.MaxInt64) // the first entry's start
 	// count counts the lines of a pid in sizes, a run of one pid's lines
 	// at a time.
 	pid, run := uint32(0), int32(0)
@@ -248,12 +249,16 @@ func (l *loader) order(data []byte) ([]rec, []int) {
 				sorted = false
 			}
 			last = r.time
+			base = min(base, r.time-int64(r.lat))
 		default:
 			r.time = last
 		}
 	}
 	if run > 0 {
 		l.b.sizes[pid] += run
+	}
+	if base != math.MaxInt64 {
+		l.b.base = base
 	}
 	if sorted {
 		return recs, nil
