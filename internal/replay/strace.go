@@ -410,7 +410,7 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 			}
 			b.removedBy(n, r)
 			b.unlinkName(n)
-			delete(s.f.paths, pth)
+			s.f.forget(pth)
 		}
 		b.touchNode(n, r, true)
 	case actMkdir:
