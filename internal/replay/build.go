@@ -266,7 +266,7 @@ func (b *builder) touchHandle(h int32, r ref, change bool) {
 // commit appends the operation to its stream, with the dependencies
 // collected since the last commit, and counts it in its class.
 func (b *builder) commit(p *pending, s int32) {
-	op := p.op
+	op := &p.op // p's: the operation is copied once, into its stream
 	op.depLo = int32(len(b.t.deps))
 	for _, d := range b.deps {
 		b.t.deps = append(b.t.deps, d)
@@ -292,7 +292,7 @@ func (b *builder) commit(p *pending, s int32) {
 	}
 	b.any = true
 	op.Start = start - b.base // made relative to the first operation in finish
-	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, op)
+	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, *op)
 }
 
 func (b *builder) class(name string) int16 {

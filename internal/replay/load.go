@@ -394,7 +394,9 @@ func (l *loader) line(data []byte, r *rec) {
 		r.entry(line, e)
 	}
 	name := l.intern(e.Op)
-	p := pending{op: Op{handle: -1, prep: -1, RecLatency: e.Latency}, pid: e.PID, name: name, end: e.Time}
+	var p pending // set field by field: a literal is built aside and copied
+	p.op.handle, p.op.prep, p.op.RecLatency = -1, -1, e.Latency
+	p.pid, p.name, p.end = e.PID, name, e.Time
 	if !e.OK() {
 		p.failed = true
 		p.op.errno = errOther
@@ -463,8 +465,9 @@ func (l *loader) strace(line []byte) {
 		return
 	}
 	name := c.name // interned by parseCall
-	p := pending{op: Op{handle: -1, prep: -1, RecLatency: c.lat, errno: c.errno}, pid: c.pid, name: name,
-		end: c.start + int64(c.lat), failed: c.errno != 0}
+	var p pending
+	p.op.handle, p.op.prep, p.op.RecLatency, p.op.errno = -1, -1, c.lat, c.errno
+	p.pid, p.name, p.end, p.failed = c.pid, name, c.start+int64(c.lat), c.errno != 0
 	added, virtual := l.st.add(&c, &p)
 	switch {
 	case virtual:
