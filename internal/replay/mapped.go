@@ -34,9 +34,8 @@ func mapLog(f *os.File) (data []byte, ok bool) {
 var errChanged = errors.New("truncated while it was read")
 
 // loadMapped reads part of parts of a log, mapped by mapLog or read. A
-// mapped log cut
-// short by another program while it is read makes the pages past its new
-// end fault: that is an error, not a crash. What the trace keeps of the
+// mapped log cut short by another program while it is read makes the
+// pages past its new end fault: that is an error, not a crash. What the trace keeps of the
 // log's text is copied (TestLoadKeepsNoText), so the caller unmaps data
 // once this returns.
 func loadMapped(data []byte, part, parts int) (t *Trace, err error) {
