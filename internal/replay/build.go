@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
@@ -59,12 +60,29 @@ type builder struct {
 	first    int64
 	last     int64
 	any      bool
-	deps     map[int32]int32 // the operation in progress's: stream -> position
+	// deps are the operation in progress's: the latest position in each
+	// stream it waits for (a few at most: a slice, not a map).
+	deps []ref
+	// lastPID and lastStream cache stream's last answer: a log's
+	// consecutive lines are often of one pid.
+	lastPID    uint32
+	lastStream int32
+	lastClass  int16 // class's last answer
+	// lat records each class's recorded latencies while the log is read,
+	// added to its Histogram once at the end: a Recorder counts a value
+	// in a few instructions, where a Histogram's record costs more.
+	lat []*metrics.Recorder
 	// sizes holds, per recorded pid, how many lines of the log it has: a
 	// bound on its stream's operations, so that each stream's slice is
 	// allocated once rather than grown (and copied) as the log is read.
 	sizes map[uint32]int32
-	ids   map[string]int32 // paths -> their index in Trace.paths
+	// base is the start of the log's first entry, as the first pass read
+	// it: an operation's Start is kept relative to it, so that finish
+	// only goes over the operations again when the first operation is
+	// not that entry's (a skipped line, or strace's, whose times the
+	// first pass does not read).
+	base int64
+	ids  map[string]int32 // paths -> their index in Trace.paths
 }
 
 type dentry struct {
@@ -77,13 +95,14 @@ const root = 0
 
 func newBuilder(format string) *builder {
 	b := &builder{
-		t:        &Trace{Format: format, Skipped: Skipped{Unsupported: map[string]int64{}}},
-		dentries: map[dentry]int32{},
-		streams:  map[uint32]int32{},
-		classes:  map[string]int16{},
-		deps:     map[int32]int32{},
-		sizes:    map[uint32]int32{},
-		ids:      map[string]int32{"": 0},
+		t:          &Trace{Format: format, Skipped: Skipped{Unsupported: map[string]int64{}}},
+		dentries:   map[dentry]int32{},
+		streams:    map[uint32]int32{},
+		classes:    map[string]int16{},
+		lastStream: -1,
+		lastClass:  -1,
+		sizes:      map[uint32]int32{},
+		ids:        map[string]int32{"": 0},
 	}
 	b.t.paths = []string{""}
 	b.nodes = append(b.nodes, node{parent: -1, dir: true, seen: true, exists: true, entry: -1})
@@ -97,8 +116,9 @@ func (b *builder) child(parent int32, name string) int32 {
 	if n, ok := b.dentries[k]; ok {
 		return n
 	}
+	name = strings.Clone(name) // name may be a passing string over a line
 	n := b.newNode(parent, name)
-	b.dentries[k] = n
+	b.dentries[dentry{parent, name}] = n
 	return n
 }
 
@@ -184,12 +204,16 @@ type pending struct {
 // stream returns the index of the stream of pid, and the position the
 // next operation takes in it.
 func (b *builder) stream(pid uint32) (int32, int32) {
+	if b.lastStream >= 0 && pid == b.lastPID {
+		return b.lastStream, int32(len(b.t.Streams[b.lastStream].Ops))
+	}
 	s, ok := b.streams[pid]
 	if !ok {
 		s = int32(len(b.t.Streams))
 		b.streams[pid] = s
 		b.t.Streams = append(b.t.Streams, Stream{ID: pid, Ops: make([]Op, 0, b.sizes[pid])})
 	}
+	b.lastPID, b.lastStream = pid, s
 	return s, int32(len(b.t.Streams[s].Ops))
 }
 
@@ -218,9 +242,13 @@ func (b *builder) touch(u *uses, r ref, change bool) {
 }
 
 func (b *builder) dep(x ref) {
-	if p, ok := b.deps[x.stream]; !ok || x.pos > p {
-		b.deps[x.stream] = x.pos
+	for i := range b.deps {
+		if b.deps[i].stream == x.stream {
+			b.deps[i].pos = max(b.deps[i].pos, x.pos)
+			return
+		}
 	}
+	b.deps = append(b.deps, x)
 }
 
 // touchNode and touchHandle touch a node or a handle.
@@ -238,14 +266,14 @@ func (b *builder) touchHandle(h int32, r ref, change bool) {
 // commit appends the operation to its stream, with the dependencies
 // collected since the last commit, and counts it in its class.
 func (b *builder) commit(p *pending, s int32) {
-	op := p.op
+	op := &p.op // p's: the operation is copied once, into its stream
 	op.depLo = int32(len(b.t.deps))
-	for st, pos := range b.deps {
-		b.t.deps = append(b.t.deps, ref{st, pos})
-		b.t.Streams[st].Ops[pos].signal = true
+	for _, d := range b.deps {
+		b.t.deps = append(b.t.deps, d)
+		b.t.Streams[d.stream].Ops[d.pos].signal = true
 	}
 	op.depHi = int32(len(b.t.deps))
-	clear(b.deps)
+	b.deps = b.deps[:0]
 	op.class = b.class(p.name)
 	c := &b.t.Classes[op.class]
 	if p.failed {
@@ -253,7 +281,7 @@ func (b *builder) commit(p *pending, s int32) {
 	} else {
 		c.Ops++
 		c.Bytes += op.Done
-		c.Latency.Record(op.RecLatency)
+		b.lat[op.class].Record(op.RecLatency)
 	}
 	start := p.end - int64(op.RecLatency)
 	if !b.any || start < b.first {
@@ -263,17 +291,23 @@ func (b *builder) commit(p *pending, s int32) {
 		b.last = p.end
 	}
 	b.any = true
-	op.Start = start // made relative to the first operation in finish
-	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, op)
+	op.Start = start - b.base // made relative to the first operation in finish
+	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, *op)
 }
 
 func (b *builder) class(name string) int16 {
+	if b.lastClass >= 0 && b.t.Classes[b.lastClass].Name == name {
+		return b.lastClass // a log's lines often repeat an operation
+	}
 	if c, ok := b.classes[name]; ok {
+		b.lastClass = c
 		return c
 	}
 	c := int16(len(b.t.Classes))
 	b.classes[name] = c
 	b.t.Classes = append(b.t.Classes, Class{Name: name, Latency: metrics.NewHistogram()})
+	b.lat = append(b.lat, new(metrics.Recorder))
+	b.lastClass = c
 	return c
 }
 
@@ -448,14 +482,19 @@ func (b *builder) grow(n int32, size int64) {
 // first operation, and the trace's span.
 func (b *builder) finish() *Trace {
 	t := b.t
-	for i := range t.Streams {
-		ops := t.Streams[i].Ops
-		for j := range ops {
-			ops[j].Start -= b.first
+	if d := b.first - b.base; d != 0 {
+		for i := range t.Streams {
+			ops := t.Streams[i].Ops
+			for j := range ops {
+				ops[j].Start -= d
+			}
 		}
 	}
 	if b.any {
 		t.Span = time.Duration(b.last - b.first)
+	}
+	for i := range t.Classes {
+		t.Classes[i].Latency.Add(b.lat[i])
 	}
 	t.Handles = len(b.handles)
 	b.closeLost()
