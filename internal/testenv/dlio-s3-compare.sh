@@ -58,6 +58,9 @@ UNET3D_FILES=${UNET3D_FILES:-16}
 RESNET50_FILES=${RESNET50_FILES:-4000}
 EPOCHS=${EPOCHS:-2}
 PY="$DLIO_VENV/bin/python"
+# DLIO runs through dlio-s3-keys.py: DLIO's S3 storage keys each object by
+# its whole URI ("s3://BUCKET/..."), which MinIO refuses; see that file.
+KEYS=$PWD/internal/testenv/dlio-s3-keys.py
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 CACHE_BIN=${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}
 MINIO=${MINIO:-$(command -v minio || { [ -x "$CACHE_BIN/minio" ] && echo "$CACHE_BIN/minio"; } || true)}
@@ -76,6 +79,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM
 # shellcheck source=internal/testenv/minio-lib.sh
 . internal/testenv/minio-lib.sh
 start_minio "$name"
@@ -109,7 +113,7 @@ dlio() {
 	[ "$gen" = True ] || outer=("${OUTER[@]}" "$out")
 	mkdir -p "$out"
 	# shellcheck disable=SC2046 # the workload's words are overrides
-	(cd "$out" && "${outer[@]}" "${MPIRUN[@]}" -np "$np" "$@" dlio_benchmark $(dlio_workload "$c") \
+	(cd "$out" && "${outer[@]}" "${MPIRUN[@]}" -np "$np" "$@" "$PY" "$KEYS" $(dlio_workload "$c") \
 		++workload.workflow.generate_data="$gen" ++workload.workflow.train="$train" \
 		++workload.workflow.checkpoint=False \
 		++workload.storage.storage_type=s3 ++workload.storage.storage_root="$BUCKET" \
@@ -118,7 +122,7 @@ dlio() {
 		++workload.storage.storage_options.secret_access_key="$SK" \
 		++workload.storage.storage_options.endpoint_url="http://$MINIO_ADDR" \
 		++workload.storage.storage_options.region=us-east-1 \
-		++workload.storage.storage_options.s3_force_path_style=true \
+		++workload.storage.storage_options.s3_force_path_style="'true'" \
 		++workload.dataset.num_subfolders_train=0 ++workload.dataset.num_subfolders_eval=0 \
 		++workload.dataset.num_files_train="$(files "$c")" ++workload.dataset.num_samples_per_file=1 \
 		++workload.dataset.record_length_bytes="$(sample_size "$c")" ++workload.dataset.record_length_bytes_stdev=0 \
