@@ -7,7 +7,10 @@
 # mpirun and every DLIO rank and data-loader worker, or the one fsbench
 # process; start-up included) and CPU seconds per GiB of samples read, the
 # peak RSS of the largest client process and the sum of every rank's peak,
-# MinIO's CPU seconds during the run, the wall time and the machine's
+# MinIO's CPU seconds during the run, the time of the training epochs (for
+# DLIO, the slowest rank's) and the MiB/s of samples read over them (first
+# steps included: the AU is counted without them, see docs/training.md), the
+# wall time of the whole run and the machine's
 # 1-minute load average at the start of the run; then the medians per case,
 # tool and accelerator count.
 #
@@ -35,7 +38,7 @@
 # PATH, or make test-deps' copy) are needed; root is not. Environment:
 # FSBENCH (default bin/fsbench), CASES, ACCELERATORS (default "1 2"), PAIRS
 # (runs of each tool per case and count, alternated, default 6),
-# UNET3D_FILES (default 16), RESNET50_FILES (default 4000), EPOCHS
+# UNET3D_FILES (default 56), RESNET50_FILES (default 8000), EPOCHS
 # (default 2), WORK (a directory for MinIO's data and the runs' outputs,
 # default a new one under /var/tmp, removed at the end), KEEP (a directory
 # to keep every run's logs, summaries and results in).
@@ -54,8 +57,8 @@ FSBENCH=${FSBENCH:-bin/fsbench}
 CASES=${CASES:-"unet3d resnet50"}
 ACCELERATORS=${ACCELERATORS:-"1 2"}
 PAIRS=${PAIRS:-6}
-UNET3D_FILES=${UNET3D_FILES:-16}
-RESNET50_FILES=${RESNET50_FILES:-4000}
+UNET3D_FILES=${UNET3D_FILES:-56}
+RESNET50_FILES=${RESNET50_FILES:-8000}
 EPOCHS=${EPOCHS:-2}
 PY="$DLIO_VENV/bin/python"
 # DLIO runs through dlio-s3-keys.py: DLIO's S3 storage keys each object by
@@ -191,28 +194,40 @@ generate() {
 
 # run TOOL CASE N PAIR: one timed training run; prints its line.
 run() {
-	local tool=$1 c=$2 n=$3 p=$4 out load m0 m1 t0 t1 au
+	local tool=$1 c=$2 n=$3 p=$4 out load m0 m1 t0 t1 au secs bytes
 	out="$work/out/$c-$tool-$n-$p"
 	load=$(cut -d' ' -f1 /proc/loadavg) m0=$(minio_cpu) t0=$(date +%s.%N)
 	if [ "$tool" = dlio ]; then
 		dlio "$c" "$out" "$n" False "${TIMED[@]}" "$out"
 		au=$("$PY" -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["metric"]["train_au_mean_percentage"])' "$out/summary.json")
+		secs=$("$PY" - "$out" <<-'EOF'
+			import glob, json, sys
+			epochs = {}
+			for f in glob.glob(sys.argv[1] + "/*_per_epoch_stats.json"):
+			    for e, v in json.load(open(f)).items():
+			        epochs[e] = max(epochs.get(e, 0.0), float(v["duration"]))
+			print("%.2f" % sum(epochs.values()))
+		EOF
+		)
 	else
 		fsbench "$c" "$out" --dataset "$DATASET" --accelerators "$n"
 		au=$("$PY" -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["training"]["au_pct"])' "$out/result.json")
+		secs=$("$PY" -c 'import json,sys; print("%.2f" % [p for p in json.load(open(sys.argv[1]))["phases"] if p["name"] == "train"][0]["seconds"])' "$out/result.json")
 	fi
 	t1=$(date +%s.%N) m1=$(minio_cpu)
 	read -r cpu rmax rsum <<<"$(usage "$out")"
-	# CPU per GiB of samples read: every sample once an epoch.
-	printf '%-8s %-7s %4s %4s %7s %8s %8s %8s %8s %7s %6.0f %5s\n' "$c" "$tool" "$p" "$n" "$au" "$cpu" \
-		"$(awk -v c="$cpu" -v f="$(files "$c")" -v s="$(sample_size "$c")" -v e="$EPOCHS" 'BEGIN { printf "%.2f", c / (f * s * e / 2^30) }')" \
-		"$rmax" "$rsum" "$(awk -v a="$m0" -v b="$m1" 'BEGIN { printf "%.1f", b - a }')" \
+	# Samples read: every sample once an epoch.
+	bytes=$(awk -v f="$(files "$c")" -v s="$(sample_size "$c")" -v e="$EPOCHS" 'BEGIN { print f * s * e }')
+	printf '%-8s %-7s %4s %4s %7s %8s %8s %8s %8s %7s %7s %7s %6.0f %5s\n' "$c" "$tool" "$p" "$n" "$au" "$cpu" \
+		"$(awk -v c="$cpu" -v b="$bytes" 'BEGIN { printf "%.2f", c / (b / 2^30) }')" \
+		"$rmax" "$rsum" "$(awk -v a="$m0" -v b="$m1" 'BEGIN { printf "%.1f", b - a }')" "$secs" \
+		"$(awk -v t="$secs" -v b="$bytes" 'BEGIN { printf "%.0f", b / 2^20 / t }')" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$load" | tee -a "$work/out/runs.txt"
 }
 
 echo "$name: DLIO $("$PY" -c 'import importlib.metadata as m; print(m.version("dlio-benchmark"))') (s3torchconnector $("$PY" -c 'import importlib.metadata as m; print(m.version("s3torchconnector"))')) vs fsbench $("$FSBENCH" --version | awk '{print $2}'); MinIO at $MINIO_ADDR, data in $work/minio; $EPOCHS epochs; $PAIRS pairs; $(nproc) cores, $(free -g | awk '/^Mem/{print $2}') GiB"
 mkdir -p "$work/out"
-printf '%-8s %-7s %4s %4s %7s %8s %8s %8s %8s %7s %6s %5s\n' case tool pair acc "AU%" "CPU s" "CPU/GiB" "RSS max" "RSS sum" "MinIO s" "wall s" load | tee "$work/out/runs.txt"
+printf '%-8s %-7s %4s %4s %7s %8s %8s %8s %8s %7s %7s %7s %6s %5s\n' case tool pair acc "AU%" "CPU s" "CPU/GiB" "RSS max" "RSS sum" "MinIO s" "train s" "MiB/s" "wall s" load | tee "$work/out/runs.txt"
 for c in $CASES; do
 	generate "$c"
 	for p in $(seq "$PAIRS"); do
@@ -230,9 +245,9 @@ echo "medians (AU >= 90% counts as passing):"
 	groups = {}
 	for r in rows:
 	    groups.setdefault((r[0], r[1], int(r[3])), []).append(r)
-	print("%-8s %-7s %4s %5s %7s %8s %8s %8s %8s %8s %6s" % ("case", "tool", "acc", "runs", "AU%", "passing", "CPU s", "CPU/GiB", "RSS max", "RSS sum", "load"))
+	print("%-8s %-7s %4s %5s %7s %8s %8s %8s %8s %8s %7s %6s" % ("case", "tool", "acc", "runs", "AU%", "passing", "CPU s", "CPU/GiB", "RSS max", "RSS sum", "MiB/s", "load"))
 	for (c, t, n), rs in sorted(groups.items()):
 	    med = lambda i: statistics.median(float(r[i]) for r in rs)
 	    ok = sum(float(r[4]) >= 90 for r in rs)
-	    print("%-8s %-7s %4d %5d %7.2f %8s %8.1f %8.2f %8.0f %8.0f %6.1f" % (c, t, n, len(rs), med(4), "%d/%d" % (ok, len(rs)), med(5), med(6), med(7), med(8), med(11)))
+	    print("%-8s %-7s %4d %5d %7.2f %8s %8.1f %8.2f %8.0f %8.0f %7.0f %6.1f" % (c, t, n, len(rs), med(4), "%d/%d" % (ok, len(rs)), med(5), med(6), med(7), med(8), med(11), med(13)))
 EOF
