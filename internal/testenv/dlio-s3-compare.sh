@@ -10,9 +10,8 @@
 # MinIO's CPU seconds during the run, the time of the training epochs (for
 # DLIO, the slowest rank's) and the MiB/s of samples read over them (first
 # steps included: the AU is counted without them, see docs/training.md), the
-# wall time of the whole run and the machine's
-# 1-minute load average at the start of the run; then the medians per case,
-# tool and accelerator count.
+# wall time of the whole run and the machine's 1-minute load average at the
+# start of the run; then the medians per case, tool and accelerator count.
 #
 # Cases (CASES, default "unet3d resnet50"):
 #   unet3d    DLIO's unet3d_h100_s3 (MLPerf Storage's 3D U-Net on H100,
@@ -39,9 +38,10 @@
 # FSBENCH (default bin/fsbench), CASES, ACCELERATORS (default "1 2"), PAIRS
 # (runs of each tool per case and count, alternated, default 6),
 # UNET3D_FILES (default 56), RESNET50_FILES (default 8000), EPOCHS
-# (default 2), WORK (a directory for MinIO's data and the runs' outputs,
-# default a new one under /var/tmp, removed at the end), KEEP (a directory
-# to keep every run's logs, summaries and results in).
+# (default 2), WORK (where the run makes its own directory for MinIO's data
+# and the runs' outputs, default /var/tmp; that directory, and nothing else,
+# is removed at the end), KEEP (a directory to keep every run's logs,
+# summaries and results in).
 set -euo pipefail
 name=dlio-s3-compare
 if [ -z "${DLIO_VENV:-}" ] || [ ! -x "${DLIO_VENV}/bin/dlio_benchmark" ]; then
@@ -73,8 +73,8 @@ command -v mpirun >/dev/null || { echo "$name: mpirun is not on PATH (apt-get in
 curl --help all 2>/dev/null | grep -q -- --aws-sigv4 || { echo "$name: curl has no --aws-sigv4 (curl 7.75 or later is needed to create the bucket)" >&2; exit 2; }
 "$FSBENCH" train --help 2>/dev/null | grep -q -- --storage || { echo "$name: $FSBENCH has no train --storage (make build)" >&2; exit 2; }
 
-work=${WORK:-$(mktemp -d /var/tmp/$name.XXXXXX)}
-mkdir -p "$work"
+mkdir -p "${WORK:=/var/tmp}"
+work=$(mktemp -d "$WORK/$name.XXXXXX")
 minio_pid=
 cleanup() {
 	[ -z "$minio_pid" ] || { kill "$minio_pid" 2>/dev/null; wait "$minio_pid" 2>/dev/null || true; }
