@@ -162,8 +162,8 @@ func (x *objRun) phase(ctx context.Context, name, title string, do func(context.
 		}}
 	res, err := engine.New(x.part.Ranks).Run(ctx, p)
 	rp := res.Report()
-	rp.Value = report.Measure{Value: rp.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
-	rp.Cost = report.Measure{Value: rp.Seconds, Unit: "s"}
+	rp.Value = report.Measure{Value: rp.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
+	rp.Cost = report.Measure{Value: rp.Seconds, Unit: report.UnitSeconds}
 	rp.LatencyOf = "a rank's whole shard: " + map[string]string{"write": "parts uploaded and completed", "read": "ranged GETs, checked"}[name]
 	rp.Ranks = rows
 	x.res.Phases = append(x.res.Phases, rp)

@@ -324,8 +324,8 @@ func (r *run) measure(ctx context.Context, e *workload.Engine, p *workload.Phase
 // time (VALUE) and that time (COST).
 func toPhase(r *workload.Result, wp *workload.Phase) report.Phase {
 	p := r.Report()
-	p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
-	p.Cost = report.Measure{Value: p.Seconds, Unit: "s"}
+	p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
+	p.Cost = report.Measure{Value: p.Seconds, Unit: report.UnitSeconds}
 	op := "write"
 	if wp.Kind == workload.Read {
 		op = "read"

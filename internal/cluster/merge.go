@@ -112,7 +112,7 @@ func mergePhase(name string, hosts []HostResult) (report.Phase, error) {
 		parts = append(parts, hp)
 		phases = append(phases, *p)
 	}
-	if phases[0].Value.Unit == report.CheckNotSupport {
+	if phases[0].Value.Unit == report.UnitNotSupported {
 		return phases[0], nil
 	}
 	out, err := report.MergePhases(phases)
@@ -136,8 +136,8 @@ func mergePhase(name string, hosts []HostResult) (report.Phase, error) {
 			out.Ranks = append(out.Ranks, r)
 		}
 	}
-	out.Value, out.Cost = measures(&out, phases[0], threads)
-	return out, nil
+	out.Value, out.Cost, err = measures(&out, parts, phases[0], threads)
+	return out, err
 }
 
 // span is the first start, the last end, the first end and the last start
@@ -238,30 +238,61 @@ func threadsOf(r *report.Result) float64 {
 }
 
 // measures recomputes the table's value and cost of an aggregate phase in
-// the units of one host's: throughput over the aggregate time, and the
-// time per file or object per thread across all hosts' threads.
-func measures(p *report.Phase, like report.Phase, threads float64) (report.Measure, report.Measure) {
-	v, c := report.Measure{Unit: like.Value.Unit}, report.Measure{Unit: like.Cost.Unit}
-	switch v.Unit {
-	case "MiB/s":
-		v.Value = p.ThroughputValue().Value
-	case "ops/s":
-		v.Value = p.OpsPerSec
-	default: // files/s, objects/s
-		v.Value = p.ItemsPerSec
+// the units of one host's: rates over the aggregate time, and the time per
+// file or object per thread across all hosts' threads. A unit without a
+// rule is an error, never a figure of 0.
+func measures(p *report.Phase, parts []hostPart, like report.Phase, threads float64) (v, c report.Measure, err error) {
+	v, c = report.Measure{Unit: like.Value.Unit}, report.Measure{Unit: like.Cost.Unit}
+	if v.Value, err = figure(p, v.Unit, threads, func() float64 { return hostsMean(parts, valueOf) }); err != nil {
+		return v, c, err
+	}
+	c.Value, err = figure(p, c.Unit, threads, func() float64 { return hostsMean(parts, costOf) })
+	return v, c, err
+}
+
+func valueOf(p *report.Phase) float64 { return p.Value.Value }
+func costOf(p *report.Phase) float64  { return p.Cost.Value }
+
+// figure is aggregate phase p's figure in unit u, from its counts and
+// time and the threads of all hosts; mean is the hosts' own figures'
+// mean, by threads. Every unit of report.Units has a case here
+// (TestEveryUnitMerges).
+func figure(p *report.Phase, u report.Unit, threads float64, mean func() float64) (float64, error) {
+	if r, ok := u.Rate(p.Bytes, p.Items, p.Ops, p.Seconds); ok {
+		return r, nil
 	}
 	perThread := func(n int64) float64 { return p.SecondsPer(n, threads) }
-	switch c.Unit {
-	case "s/file":
-		c.Value = perThread(p.Items)
-	case "ms/file":
-		c.Value = 1000 * perThread(p.Items)
-	case "ms/object", "ms/list":
-		c.Value = 1000 * perThread(p.Ops)
-	case "ms/op":
-		c.Value = p.Latency.Mean / 1e3
-	case "s": // checkpoint: the slowest rank's time
-		c.Value = p.Seconds
+	switch u {
+	case report.UnitSecondsPerFile:
+		return perThread(p.Items), nil
+	case report.UnitMsPerFile:
+		return 1000 * perThread(p.Items), nil
+	case report.UnitMsPerObject, report.UnitMsPerList:
+		return 1000 * perThread(p.Ops), nil
+	case report.UnitMsPerOp:
+		return p.Latency.Mean / 1e3, nil
+	case report.UnitSeconds: // checkpoint: the slowest rank's time
+		return p.Seconds, nil
+	case report.UnitOperations:
+		return float64(p.Ops), nil
+	case report.UnitAUPercent: // train recomputes it from all ranks (cli's mergeTraining)
+		return mean(), nil
+	case report.UnitNotSupported:
+		return 0, nil
 	}
-	return v, c
+	return 0, fmt.Errorf("phase %s: no rule merges figures in %q across hosts: give the unit a case in cluster's figure", p.Name, u)
+}
+
+// hostsMean is the mean of the hosts' own figures of a phase, each
+// weighted by its threads.
+func hostsMean(parts []hostPart, of func(*report.Phase) float64) float64 {
+	var sum, weight float64
+	for _, hp := range parts {
+		sum += of(hp.p) * hp.threads
+		weight += hp.threads
+	}
+	if weight == 0 {
+		return 0
+	}
+	return sum / weight
 }

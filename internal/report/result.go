@@ -143,7 +143,7 @@ const (
 // Measure is a number with its unit, e.g. 98.9 MiB/s or 2.17 ms/file.
 type Measure struct {
 	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
+	Unit  Unit    `json:"unit"`
 	Grade Grade   `json:"grade,omitempty"`
 }
 
