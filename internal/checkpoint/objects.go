@@ -85,7 +85,7 @@ func (r *run) runObjects(ctx context.Context) error {
 	}
 	defer base.Close()
 	r.res.Target = report.Target{Storage: r.o.Storage, URL: base.String()}
-	r.res.Parameters = r.objectParams()
+	r.res.Parameters, r.res.Threads = r.objectParams(), r.part.Ranks
 	x := &objRun{run: r, base: base, prefix: objstore.NewPrefix("checkpoint"), written: make([]bool, r.part.Ranks)}
 	created, err := objstore.Claim(ctx, base, x.prefix, timeout)
 	if created {

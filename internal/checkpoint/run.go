@@ -155,7 +155,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err != nil {
 		return err
 	}
-	res.Parameters = r.params()
+	res.Parameters, res.Threads = r.params(), r.part.Ranks
 	if err := checkSpace(abs, plan.Total); err != nil {
 		return badInput{err}
 	}

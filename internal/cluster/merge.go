@@ -51,7 +51,7 @@ func Merge(base *report.Result, hosts []HostResult) error {
 	if first == nil {
 		return fmt.Errorf("no host returned a result")
 	}
-	base.Target, base.CacheDrop, base.Checks = first.Target, first.CacheDrop, first.Checks
+	base.Target, base.CacheDrop, base.Checks, base.Threads = first.Target, first.CacheDrop, first.Checks, first.Threads
 	base.Parameters = append(append(report.Params{}, first.Parameters...),
 		report.Param{Key: "hosts", Label: "Hosts", Value: len(hosts), Display: fmt.Sprint(len(hosts))})
 	for _, name := range phaseNames(hosts) {
@@ -105,7 +105,7 @@ func mergePhase(name string, hosts []HostResult) (report.Phase, error) {
 		}
 		start := h.Starts[name]
 		hp := hostPart{addr: h.Address, p: p, start: start,
-			end: start.Add(time.Duration(p.Seconds * float64(time.Second))), threads: threadsOf(h.Result)}
+			end: start.Add(time.Duration(p.Seconds * float64(time.Second))), threads: float64(h.Result.ThreadCount())}
 		if ps := h.Result.Phases; &ps[len(ps)-1] == p {
 			hp.err = h.Err
 		}
@@ -221,20 +221,6 @@ func doneBy(p *report.Phase, t float64) (bytes, ops int64) {
 		}
 	}
 	return int64(math.Round(b)), int64(math.Round(o))
-}
-
-// threadsOf is a result's thread count, from its parameters.
-func threadsOf(r *report.Result) float64 {
-	switch v := r.Parameters.Get("threads").(type) {
-	case int:
-		return float64(v)
-	case float64:
-		return v
-	case interface{ Float64() (float64, error) }:
-		f, _ := v.Float64()
-		return f
-	}
-	return 1
 }
 
 // measures recomputes the table's value and cost of an aggregate phase in

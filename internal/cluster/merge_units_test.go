@@ -77,3 +77,26 @@ func TestMergedRates(t *testing.T) {
 		}
 	}
 }
+
+// The cost per file counts the threads each host says it ran, as its
+// typed field; the parameter of the same name is only for older results.
+func TestMergeCountsTypedThreads(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var hosts []HostResult
+	for i, addr := range []string{"a:1", "b:1"} {
+		r := &report.Result{Threads: 3, Parameters: report.Params{{Key: "threads", Value: 100}},
+			Phases: []report.Phase{hostPhase(t, 100, 2, time.Millisecond)}}
+		hosts = append(hosts, HostResult{Address: addr, Result: r, Starts: map[string]time.Time{"write-big": t0.Add(time.Duration(i))}})
+	}
+	base := &report.Result{}
+	if err := Merge(base, hosts); err != nil {
+		t.Fatal(err)
+	}
+	p := base.Phases[0]
+	if want := p.Seconds * 6 / 2; p.Cost.Value != want { // 6 threads, 2 files
+		t.Errorf("cost %v s/file, want %v", p.Cost.Value, want)
+	}
+	if base.Threads != 3 {
+		t.Errorf("merged result: %d threads a host, want 3", base.Threads)
+	}
+}

@@ -83,3 +83,28 @@ func TestUnitRate(t *testing.T) {
 		t.Errorf("a rate over no time: %v", got)
 	}
 }
+
+// The thread count is the typed field, or in a result of an older
+// version the parameter threads as JSON gives it back.
+func TestThreadCount(t *testing.T) {
+	for in, want := range map[string]int{
+		`{"threads":3,"parameters":{"threads":8}}`:       3,
+		`{"parameters":{"block_size":1024,"threads":4}}`: 4,
+		`{"parameters":{}}`:                              1,
+		`{"parameters":{"threads":0}}`:                   1,
+	} {
+		var r Result
+		if err := json.Unmarshal([]byte(in), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.ThreadCount(); got != want {
+			t.Errorf("%s: %d threads, want %d", in, got, want)
+		}
+	}
+	r := Result{Threads: 5}
+	b, _ := json.Marshal(&r)
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil || back.ThreadCount() != 5 {
+		t.Errorf("%s read back as %d threads (%v)", b, back.ThreadCount(), err)
+	}
+}
