@@ -8,6 +8,9 @@
 set -euo pipefail
 FSBENCH=${FSBENCH:-$PWD/bin/fsbench}
 [ -x "$FSBENCH" ] || { echo "run.sh: $FSBENCH not found: run make build first" >&2; exit 1; }
+# The examples call plain `fsbench`: the one just built, not one on PATH.
+PATH="$(cd "$(dirname "$FSBENCH")" && pwd):$PATH"
+[ "$(command -v fsbench)" -ef "$FSBENCH" ] || { echo "run.sh: $FSBENCH must be named fsbench" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"

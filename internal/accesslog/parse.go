@@ -166,16 +166,23 @@ func (p *Parser) header(line []byte, e *Entry) ([]byte, error) {
 	}
 	rest = rest[1:]
 	var ok bool
-	for _, id := range []struct {
-		prefix string
-		v      *uint32
-	}{{"[uid:", &e.UID}, {",gid:", &e.GID}, {",pid:", &e.PID}} {
-		if rest, ok = skipPrefix(rest, id.prefix); !ok {
-			return nil, errIDs
-		}
-		if *id.v, rest, ok = number(rest); !ok {
-			return nil, errIDs
-		}
+	if rest, ok = skipPrefix(rest, "[uid:"); !ok {
+		return nil, errIDs
+	}
+	if e.UID, rest, ok = number(rest); !ok {
+		return nil, errIDs
+	}
+	if rest, ok = skipPrefix(rest, ",gid:"); !ok {
+		return nil, errIDs
+	}
+	if e.GID, rest, ok = number(rest); !ok {
+		return nil, errIDs
+	}
+	if rest, ok = skipPrefix(rest, ",pid:"); !ok {
+		return nil, errIDs
+	}
+	if e.PID, rest, ok = number(rest); !ok {
+		return nil, errIDs
 	}
 	if rest, ok = skipPrefix(rest, "] "); !ok {
 		return nil, errIDs

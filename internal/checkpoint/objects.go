@@ -39,11 +39,14 @@ const (
 // objRun is the state of a checkpoint in an object store.
 type objRun struct {
 	*run
-	base, store object.Storage
-	prefix      string
-	mp          object.MultipartUploader
-	pat         *pattern.Pattern
-	written     []bool // shards whose upload was begun, by local rank
+	// store is base under prefix, where this host's ranks write; reads
+	// is where they read back: store on one host, the next host's prefix
+	// on many.
+	base, store, reads object.Storage
+	prefix             string
+	mp                 object.MultipartUploader
+	pat                *pattern.Pattern
+	written            []bool // shards whose upload was begun, by local rank
 }
 
 // checkObjects checks the options of a checkpoint of plan in an object
@@ -56,8 +59,6 @@ func (o *Options) checkObjects(plan Plan) error {
 	switch {
 	case o.Direct:
 		return errors.New("--direct is for a file system; an object store is written with PUTs")
-	case o.Hosts > 1:
-		return errors.New("a checkpoint in an object store runs on one host")
 	case o.PartSize < minPartSize:
 		return fmt.Errorf("--part-size %s is below the least part an S3 store takes, %s", units.FormatBytes(o.PartSize), units.FormatBytes(minPartSize))
 	case o.PartsInFlight < 1 || o.PartsInFlight > maxPartsInFlight:
@@ -86,7 +87,10 @@ func (r *run) runObjects(ctx context.Context) error {
 	defer base.Close()
 	r.res.Target = report.Target{Storage: r.o.Storage, URL: base.String()}
 	r.res.Parameters, r.res.Threads = r.objectParams(), r.part.Ranks
-	x := &objRun{run: r, base: base, prefix: objstore.NewPrefix("checkpoint"), written: make([]bool, r.part.Ranks)}
+	x := &objRun{run: r, base: base, prefix: r.o.RunDir, written: make([]bool, r.part.Ranks)}
+	if x.prefix == "" {
+		x.prefix = objstore.NewPrefix("checkpoint")
+	}
 	created, err := objstore.Claim(ctx, base, x.prefix, timeout)
 	if created {
 		r.warn("created bucket %s (it is left in place when the run ends)", base.String())
@@ -95,6 +99,10 @@ func (r *run) runObjects(ctx context.Context) error {
 		return &Error{"prepare", err}
 	}
 	x.store = object.WithPrefix(base, x.prefix)
+	x.reads = x.store
+	if r.o.ReadDir != "" {
+		x.reads = object.WithPrefix(base, r.o.ReadDir)
+	}
 	if h := r.o.Hooks.Created; h != nil {
 		h(objstore.Leftover(x.store))
 	}
@@ -107,6 +115,9 @@ func (r *run) runObjects(ctx context.Context) error {
 	}
 	x.pat = pattern.New(seed)
 	err = x.phases(ctx)
+	if h := r.o.ObjectHooks.Finished; h != nil {
+		h() // before the clean-up: another host may still read this one's shards
+	}
 	x.cleanup()
 	if ctx.Err() != nil {
 		r.res.Interrupted = true
@@ -160,7 +171,15 @@ func (x *objRun) phase(ctx context.Context, name, title string, do func(context.
 			w.Item()
 			return nil
 		}}
-	res, err := engine.New(x.part.Ranks).Run(ctx, p)
+	eng := engine.New(x.part.Ranks)
+	h := x.o.ObjectHooks
+	if h.PhaseStart != nil {
+		h.PhaseStart(name, title, eng, int64(x.part.Ranks))
+	}
+	res, err := eng.Run(ctx, p)
+	if h.PhaseEnd != nil {
+		h.PhaseEnd(name)
+	}
 	rp := res.Report()
 	rp.Value = report.Measure{Value: rp.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
 	rp.Cost = report.Measure{Value: rp.Seconds, Unit: report.UnitSeconds}
@@ -250,7 +269,7 @@ func (x *objRun) readBack(ctx context.Context, i int) (int64, error) {
 			defer func() { bufs <- buf }()
 			off := int64(j) * step
 			b := buf[:min(step, size-off)]
-			rc, err := x.store.Get(gctx, key, off, int64(len(b)))
+			rc, err := x.reads.Get(gctx, key, off, int64(len(b)))
 			if err != nil {
 				return err
 			}

@@ -93,7 +93,7 @@ func TestObjectsReadBackVerifies(t *testing.T) {
 	plan, _ := NewPlan(4*8*units.MiB, 4)
 	part, _ := plan.Split(0, 1)
 	x := &objRun{run: &run{o: Options{PartSize: 5 * units.MiB, PartsInFlight: 2}, plan: plan, part: part, res: &report.Result{}},
-		store: s, pat: pattern.New(7), written: make([]bool, 4)}
+		store: s, reads: s, pat: pattern.New(7), written: make([]bool, 4)}
 	for i := range 4 {
 		if _, err := x.upload(context.Background(), i); err != nil {
 			t.Fatal(err)

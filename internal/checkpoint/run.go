@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
@@ -53,15 +54,29 @@ type Options struct {
 	SkipDropCaches bool
 	// Hooks are runenv's: progress, warnings, the run directory's life.
 	Hooks runenv.Hooks
+	// ObjectHooks are the calls around the phases of a checkpoint in an
+	// object store, whose phases have no file engine: before and after
+	// each (in progress units of shards), and after the last, before the
+	// clean-up. Warnings and the prefix's life go through Hooks.
+	ObjectHooks ObjectHooks
 
 	// The fields below serve a run on many hosts (fsbench agent): this
 	// host's place among Hosts (0: one host alone), its own run directory
 	// (which must not exist) and the next host's, whose shards it reads
 	// back, and the seed all hosts share so that they verify each other's
-	// shards.
+	// shards. With Storage, RunDir and ReadDir are key prefixes (ending in
+	// "/") in the store.
 	Host, Hosts     int
 	RunDir, ReadDir string
 	Seed            uint64
+}
+
+// ObjectHooks are the callbacks of a checkpoint in an object store; all
+// are optional.
+type ObjectHooks struct {
+	PhaseStart func(name, title string, e *engine.Engine, shards int64)
+	PhaseEnd   func(name string)
+	Finished   func()
 }
 
 // ErrBadInput is wrapped by errors the user fixes by changing the command

@@ -372,23 +372,23 @@ func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) runenv.
 // objbenchTarget is the directory objbench writes under: its directory
 // for --storage file, none for an object store.
 func objbenchTarget(o *ObjbenchOptions) string {
-	if o.Storage == "file" {
-		return strings.TrimPrefix(o.URL, "file://")
+	if o.Storage == "" {
+		return ""
 	}
-	return ""
+	return storeTarget(o.Storage, o.URL)
 }
 
 // objbenchOnAgent is objbench's performance items on an agent; the
 // functional checks run on the first host only.
 func objbenchOnAgent(ctx context.Context, gate cluster.Gate, o *ObjbenchOptions, job *cluster.Job) (*report.Result, error) {
-	o.Prefix = job.RunName + "/" + cluster.HostDir(job.Index) + "/"
+	o.Prefix = hostPrefix(job.RunName, job.Index)
 	o.SkipFunctional = o.SkipFunctional || job.Index > 0
 	if o.Interval == 0 {
 		o.Interval = stonewallInterval
 	}
-	o.Hooks = objbench.Hooks{ItemStart: func(title string, total int64, poll func() int64) {
+	o.Hooks = objbench.Hooks{ItemStart: func(title, unit string, total int64, poll func() int64) {
 		_ = gate(ctx, title)
-		cluster.Meter(ctx, title, total, "objects", poll)
+		cluster.Meter(ctx, title, total, unit, poll)
 	}}
 	return agentRun("objbench", func(res *report.Result) error { return objbench.Run(ctx, o.Options, res) })
 }

@@ -59,14 +59,14 @@ func prepareObjbench(app *App, job *cluster.Job, _ map[string]string, prepared *
 
 func prepareCheckpoint(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
 	return newCheckpointCmdWith(app, func(_ context.Context, o *CheckpointOptions) error {
-		*prepared = newAgentJob(o, job, o.Path, checkpointOnAgent)
+		*prepared = newAgentJob(o, job, storeTarget(o.Storage, o.Path), checkpointOnAgent)
 		return nil
 	})
 }
 
 func prepareTrain(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
 	return newTrainCmdWith(app, func(_ context.Context, o *TrainOptions) error {
-		*prepared = newAgentJob(o, job, o.Path, trainOnAgent)
+		*prepared = newAgentJob(o, job, storeTarget(o.Storage, o.Path), trainOnAgent)
 		return nil
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/checkpoint"
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/live"
 	"github.com/fsbench/fsbench/internal/report"
@@ -68,7 +69,10 @@ another rank's shard with --parts-in-flight ranged GETs of --part-size at a
 time and checks every byte. The shards are under a new prefix
 (fsbench-checkpoint-HOST-TIME-RANDOM/) and deleted by their keys at the end
 unless --keep; nothing else in the bucket is written or deleted. There is no
-sequential single-stream row, no cache to drop and no --direct.
+sequential single-stream row, no cache to drop and no --direct. With
+--hosts as well, every agent opens the store itself (credentials from its
+own environment, or sent over TLS only); host i's ranks write under its own
+prefix of the run and read back the shards of host i+1.
 
 These are fsbench's figures, not an MLPerf Storage result.`,
 		Example: `  fsbench checkpoint /mnt/jfs --model llama3-8b
@@ -146,7 +150,7 @@ func (o *CheckpointOptions) resolveStore(cmd *cobra.Command, app *App) error {
 		}
 		return nil
 	}
-	for _, n := range []string{"direct", "drop-caches", "hosts"} {
+	for _, n := range []string{"direct", "drop-caches"} {
 		if f.Changed(n) {
 			return Usagef("--%s does not apply to a checkpoint in an object store", n)
 		}
@@ -191,6 +195,13 @@ func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 	}
 	o.Hooks, stop = checkpointHooks(app, target)
 	defer stop()
+	var prog *Progress
+	o.ObjectHooks = checkpoint.ObjectHooks{
+		PhaseStart: func(_, title string, e *engine.Engine, shards int64) {
+			prog = app.StartProgress(title, shards, "shards", func() int64 { return e.Live.Ops.Load() })
+		},
+		PhaseEnd: func(string) { prog.Done() },
+	}
 	if !app.Globals.Quiet && (o.Storage != "" || !notADir(o.Path)) {
 		fmt.Fprintf(app.IO.Err, "Checkpointing %s (%s) in %s with %s\n",
 			o.Model.Name, units.FormatBytes(o.Size), target, units.Count(o.ranks(), "rank"))
@@ -245,8 +256,13 @@ func checkpointCluster(cmd *cobra.Command, args []string, o *CheckpointOptions) 
 	if err != nil {
 		return nil, err
 	}
-	c.left = runDirLeft(o.Path)
-	c.job.Need = plan.Total
+	if dir := storeTarget(o.Storage, o.Path); dir != "" {
+		c.left = runDirLeft(dir)
+		c.job.Need = plan.Total
+	} else {
+		c.left = objectsLeft(o.Path, hostPrefix)
+	}
+	c.secrets = o.Storage != "" && storeSecrets(cmd, o.Path)
 	return c, nil
 }
 
@@ -258,15 +274,28 @@ func (o *CheckpointOptions) ranks() int {
 }
 
 // checkpointOnAgent is checkpoint on an agent: host i of n, in its own
-// directory of the run, reading back the shards of host i+1.
+// directory of the run (with --storage, its own key prefix of the run's,
+// in the store it opens itself), reading back the shards of host i+1.
 func checkpointOnAgent(ctx context.Context, gate cluster.Gate, o *CheckpointOptions, job *cluster.Job) (*report.Result, error) {
-	base, err := runBase(o.Path, job)
-	if err != nil {
-		return nil, err
-	}
 	o.Host, o.Hosts, o.Seed = job.Index, job.Hosts, job.Seed
-	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
-	o.ReadDir = nextHostDir(base, job)
+	if o.Storage != "" {
+		o.RunDir = hostPrefix(job.RunName, job.Index)
+		o.ReadDir = hostPrefix(job.RunName, (job.Index+1)%job.Hosts)
+	} else {
+		base, err := runBase(o.Path, job)
+		if err != nil {
+			return nil, err
+		}
+		o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
+		o.ReadDir = nextHostDir(base, job)
+	}
 	o.Hooks = gateHooks(ctx, gate)
+	o.ObjectHooks = checkpoint.ObjectHooks{
+		PhaseStart: func(name, _ string, e *engine.Engine, shards int64) {
+			_ = gate(ctx, name)
+			cluster.Meter(ctx, name, shards, "shards", func() int64 { return e.Live.Ops.Load() })
+		},
+		Finished: func() { _ = gate(ctx, cluster.FinishPhase) },
+	}
 	return agentRun("checkpoint", func(res *report.Result) error { return checkpoint.Run(ctx, o.Options, res) })
 }

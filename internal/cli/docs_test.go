@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -73,7 +75,8 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 }
 
 // TestDocsLinks: the README stays a front page (under 250 lines), and
-// every relative link in it and in docs/ names a file that exists.
+// every relative link in it and in docs/ names a file that exists and,
+// with a #fragment, a heading of that file.
 func TestDocsLinks(t *testing.T) {
 	root := filepath.Join("..", "..")
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -95,7 +98,68 @@ func TestDocsLinks(t *testing.T) {
 			target := filepath.Join(filepath.Dir(page), string(m[1]))
 			if _, err := os.Stat(target); err != nil {
 				t.Errorf("%s links to %s, which does not exist", page, m[1])
+			} else if anchor := strings.TrimPrefix(string(m[2]), "#"); anchor != "" && strings.HasSuffix(target, ".md") && !headingAnchors(t, target)[anchor] {
+				t.Errorf("%s links to %s#%s: no heading there has that anchor", page, m[1], anchor)
 			}
 		}
+		for _, m := range inPage.FindAllSubmatch(text, -1) {
+			if !headingAnchors(t, page)[string(m[1])] {
+				t.Errorf("%s links to #%s: no heading of the page has that anchor", page, m[1])
+			}
+		}
+	}
+}
+
+var (
+	inPage      = regexp.MustCompile(`\]\(#([^)]+)\)`)
+	headingLine = regexp.MustCompile(`^#{1,6}\s+(.+?)\s*#*\s*$`)
+	notInSlug   = regexp.MustCompile(`[^\p{L}\p{N}_ -]`)
+)
+
+// headingAnchors returns the anchors GitHub gives the headings of a
+// markdown page: lower case, punctuation dropped, blanks made hyphens,
+// a repeated heading suffixed -1, -2, ...; headings in code blocks do
+// not count.
+func headingAnchors(t *testing.T, page string) map[string]bool {
+	t.Helper()
+	text, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors, seen, fenced := map[string]bool{}, map[string]int{}, false
+	for _, line := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+		}
+		m := headingLine.FindStringSubmatch(line)
+		if fenced || m == nil {
+			continue
+		}
+		slug := strings.ReplaceAll(notInSlug.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+		if n := seen[slug]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			anchors[slug] = true
+		}
+		seen[slug]++
+	}
+	return anchors
+}
+
+// TestHeadingAnchors: GitHub's anchors, as the link check computes them.
+func TestHeadingAnchors(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "p.md")
+	text := "# Many hosts: `fsbench agent` and `--hosts`\n## Faults\n```\n## Not a heading\n```\n## Faults\n### One file shared by every thread (N-1)\n"
+	if err := os.WriteFile(page, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := headingAnchors(t, page)
+	for _, want := range []string{"many-hosts-fsbench-agent-and---hosts", "faults", "faults-1", "one-file-shared-by-every-thread-n-1"} {
+		if !got[want] {
+			t.Errorf("no anchor %q in %v", want, got)
+		}
+	}
+	if got["not-a-heading"] || len(got) != 4 {
+		t.Errorf("anchors %v: want exactly the four headings outside the code block", got)
 	}
 }

@@ -56,7 +56,8 @@ func isAgentFile(f *pflag.Flag) bool {
 
 // agentPathAnnotation marks a flag that names a path of each host's own
 // (a kept dataset): an agent refuses it unless it lies under an allowed
-// root, before anything reads it.
+// root, before anything reads it; given with --storage, it names a key
+// prefix in the store instead (the file store refuses "..").
 const agentPathAnnotation = "fsbench-agent-path"
 
 // markAgentPath marks cmd's flag name as naming a path on every host.
@@ -237,7 +238,8 @@ func localArgs(cmd *cobra.Command, files map[string]string, confine func(string)
 				}
 				out = append(out, "--"+f.Name+"="+local)
 			}
-		case isAgentPath(f) && f.Value.String() != "":
+		case isAgentPath(f) && f.Value.String() != "" && !cmd.Flags().Changed("storage"):
+			// With --storage it is a key prefix in the store, not a path.
 			if err = confine(f.Value.String()); err == nil {
 				out = append(out, "--"+f.Name+"="+f.Value.String())
 			}
@@ -408,24 +410,52 @@ func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterR
 
 // objbenchCluster makes the run of objbench on the agents.
 func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) (*clusterRun, error) {
-	f := cmd.Flags()
 	c, err := o.clusterRun("objbench", cmd, args)
 	if err != nil {
 		return nil, err
 	}
-	c.secrets = object.RedactURL(o.URL) != o.URL
-	for _, n := range []string{"secret-key", "session-token", "secret-key-file", "session-token-file"} {
-		c.secrets = c.secrets || f.Changed(n)
-	}
+	c.secrets = storeSecrets(cmd, o.URL)
 	if dir := objbenchTarget(o); dir != "" {
 		c.left = runDirLeft(dir)
 	} else {
-		url := strings.TrimSuffix(object.RedactURL(o.URL), "/")
-		c.left = func(run string, i int) string {
-			return leftover.Objects(url + "/" + run + "/" + cluster.HostDir(i) + "/")
-		}
+		c.left = objectsLeft(o.URL, hostPrefix)
 	}
 	return c, nil
+}
+
+// storeSecrets reports whether a command line naming the store at url
+// carries credentials to the agents: in the URL, or in the flags (a
+// file's content travels with the job). Then the coordinator sends the
+// job over TLS only; else each agent takes them from its own environment.
+func storeSecrets(cmd *cobra.Command, url string) bool {
+	secrets := object.RedactURL(url) != url
+	for _, n := range []string{"secret-key", "session-token", "secret-key-file", "session-token-file"} {
+		secrets = secrets || cmd.Flags().Changed(n)
+	}
+	return secrets
+}
+
+// hostPrefix is host i's own key prefix in the run's: RUN/host-i/.
+func hostPrefix(run string, i int) string { return run + "/" + cluster.HostDir(i) + "/" }
+
+// objectsLeft names what host i leaves behind in the store at url when
+// its agent is gone before the clean-up: the objects under its prefix.
+func objectsLeft(url string, prefix func(run string, i int) string) func(run string, i int) string {
+	u := strings.TrimSuffix(object.RedactURL(url), "/")
+	return func(run string, i int) string { return leftover.Objects(u + "/" + prefix(run, i)) }
+}
+
+// storeTarget is the local directory a command that may work in a store
+// writes under: PATH without --storage, the directory of --storage file,
+// none ("") in an object store.
+func storeTarget(storage, path string) string {
+	switch storage {
+	case "":
+		return path
+	case "file":
+		return strings.TrimPrefix(path, "file://")
+	}
+	return ""
 }
 
 // runDirLeft names what a host leaves behind under path: the run's

@@ -94,6 +94,9 @@ func (o *HostsOptions) resolveLaunched(cmd *cobra.Command) error {
 	if cmd.Name() == "objbench" {
 		return Usagef("objbench does not run under a launcher (%s): run it on one rank, give --launcher none, or use --hosts with agents", o.Launch.env.From)
 	}
+	if f.Lookup("storage") != nil && f.Changed("storage") {
+		return Usagef("%s --storage does not run under a launcher (%s): the ranks meet on a file system; use --hosts with agents, or give --launcher none", cmd.Name(), o.Launch.env.From)
+	}
 	for _, n := range []string{"token-file", "tls-ca"} {
 		if f.Changed(n) {
 			return Usagef("--%s goes with --hosts: under a launcher rank 0 makes the run's token and talks to the other ranks itself", n)

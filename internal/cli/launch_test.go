@@ -35,6 +35,8 @@ func TestLauncherUsage(t *testing.T) {
 		{ompiRank1of2, []string{"bench", dir, "--rendezvous-timeout", "0s"}, "--rendezvous-timeout 0s"},
 		{ompiRank1of2, []string{"bench", dir + "/missing"}, "not a directory every rank sees"},
 		{ompiRank1of2, []string{"objbench", "--storage", "file", dir}, "objbench does not run under a launcher"},
+		{ompiRank1of2, []string{"train", "--storage", "file", dir}, "train --storage does not run under a launcher"},
+		{ompiRank1of2, []string{"checkpoint", "--storage", "minio", "http://127.0.0.1:1/b"}, "checkpoint --storage does not run under a launcher"},
 		{map[string]string{"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "2"}, []string{"bench", dir}, "is not below the world size 2"},
 	}
 	for _, c := range cases {

@@ -232,22 +232,24 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(o.GCPercent()))
 	}
 	var prog *Progress
+	// header is the item whose interval lines are still to be headed: the
+	// header comes with its first line, so that an item without intervals
+	// (a workload's untimed prepare) leaves no header with nothing under it.
+	var header string
 	o.Hooks = objbench.Hooks{
 		Info: func(msg string) { app.Infof("%s", msg) },
 		Warn: func(msg string) { app.Warnf("%s", msg) },
-		ItemStart: func(title string, total int64, poll func() int64) {
+		ItemStart: func(title, unit string, total int64, poll func() int64) {
 			prog = nil
 			if o.Interval > 0 {
-				if !app.Globals.Quiet {
-					app.progressWrite(fmt.Sprintf("%-14s %8s %16s %15s  %s\n", title, "time", "rate", "bandwidth", "latency"))
-				}
+				header = title
 				return
 			}
 			if total < 0 && o.Duration > 0 && o.Ops == 0 {
-				prog = app.StartTimedProgress(title, o.Warmup+o.Duration, "objects", poll)
+				prog = app.StartTimedProgress(title, o.Warmup+o.Duration, unit, poll)
 				return
 			}
-			prog = app.StartProgress(title, total, "objects", poll)
+			prog = app.StartProgress(title, total, unit, poll)
 		},
 		ItemEnd: func(string) {
 			if prog != nil {
@@ -255,9 +257,14 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 			}
 		},
 		Interval: func(title string, s report.Sample) {
-			if !app.Globals.Quiet {
-				app.progressWrite(bench.IntervalLine(title, s) + "\n")
+			if app.Globals.Quiet {
+				return
 			}
+			if header != "" {
+				app.progressWrite(fmt.Sprintf("%-14s %8s %16s %15s  %s\n", header, "time", "rate", "bandwidth", "latency"))
+				header = ""
+			}
+			app.progressWrite(bench.IntervalLine(title, s) + "\n")
 		},
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,

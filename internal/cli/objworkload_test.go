@@ -55,3 +55,53 @@ func TestObjWorkloadUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestObjWorkloadProgressUnits: a workload's progress line counts what one
+// of its operations is: the list workload counted pages of up to 1000
+// objects as "objects" (61 "objects" beside a table of 9847 objects/s),
+// and the mixed workload its operations.
+func TestObjWorkloadProgressUnits(t *testing.T) {
+	for _, tc := range []struct{ workload, ops, want string }{
+		{"list", "3", "list objects: 3 pages in "},
+		{"mixed", "40", "mixed operations: 40 ops in "},
+		{"get", "40", "get objects: 40 objects in "},
+	} {
+		t.Run(tc.workload, func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, stderr := runCLI(t, "objbench", dir, "--workload", tc.workload, "--objects", "30",
+				"--obj-size", "1K", "-p", "1", "--ops", tc.ops)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("progress does not contain %q:\n%s", tc.want, stderr)
+			}
+		})
+	}
+}
+
+// TestObjWorkloadIntervalHeaders: with --interval, the timed phase's lines
+// come under one header, and the untimed prepare, which has no interval
+// lines, prints no header of its own (it printed one with nothing under it).
+func TestObjWorkloadIntervalHeaders(t *testing.T) {
+	code, _, stderr := runCLI(t, "objbench", t.TempDir(), "--workload", "get", "--objects", "20",
+		"--obj-size", "1K", "-p", "1", "--duration", "400ms", "--interval", "100ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	headers := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "prepare objects") {
+			t.Errorf("a line for the untimed prepare: %q", line)
+		}
+		if f := strings.Fields(line); len(f) >= 4 && f[len(f)-4] == "time" && f[len(f)-1] == "latency" {
+			headers++
+			if !strings.HasPrefix(line, "get objects ") {
+				t.Errorf("header of another item: %q", line)
+			}
+		}
+	}
+	if headers != 1 || !strings.Contains(stderr, "get objects ") {
+		t.Errorf("want one header over the get phase's lines:\n%s", stderr)
+	}
+}

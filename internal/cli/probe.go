@@ -40,7 +40,7 @@ func newProbeCmdWith(app *App, runF func(context.Context, *ProbeOptions) error) 
 		Short: "Run a small benchmark every interval, for weeks, and export each round as Prometheus metrics",
 		Long:  probeLong,
 		Example: `  fsbench probe --interval 5m --metrics-listen :9782 --expect 'write.p99<50ms' bench /mnt/jfs --rw write --file-size 4M --duration 10s
-  fsbench probe --interval 1m --push http://pushgateway:9091 bench /mnt/nfs -f examples/metadata.yaml --files 200
+  fsbench probe --interval 1m --push http://pushgateway:9091 bench /mnt/nfs --job examples/metadata.yaml --files 200
   fsbench probe --interval 30s --duration 24h --metrics-listen :9782 objbench --storage minio http://minio:9000/probe --workload mixed --duration 10s`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {

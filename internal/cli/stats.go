@@ -69,7 +69,7 @@ func newStatsCmdWith(app *App, runF func(context.Context, *StatsOptions) error) 
 		Short: "Show live metrics of a mount: JuiceFS, kernel, Prometheus, running benchmarks",
 		Long:  statsLong(),
 		Example: `  fsbench stats /mnt/jfs
-  fsbench stats /mnt/jfs --schema ufmcob -l 1 --interval 5
+  fsbench stats /mnt/jfs --schema ufmcob -l 1 --interval 5s
   fsbench stats /mnt/nfs --count 10 -o csv > nfs.csv
   fsbench stats --metrics http://localhost:9567/metrics
   fsbench stats /data --metrics http://minio:9000/minio/v2/metrics/cluster --metric 'req=minio_s3_requests_total'`,

@@ -80,13 +80,17 @@ on every object under PREFIX, one sample each, read only). Readers GET whole
 objects, or with --samples-per-file over 1 ranged GETs of one sample each
 within record objects, into buffers they reuse. Objects already in the
 bucket are never written or deleted; a bucket that does not exist is
-created and left in place.`,
+created and left in place. With --hosts as well, every agent opens the
+store itself (credentials from its own environment, or sent over TLS
+only) and the hosts make one dataset under the run's key prefix, as on a
+shared file system.`,
 		Example: `  fsbench train /mnt/jfs --model resnet50 --accelerators 8
   fsbench train /mnt/jfs --model unet3d --accelerator-type a100 --accelerators 4 --epochs 5
   fsbench train /mnt/jfs --model resnet50 --files 64 --keep
   fsbench train /mnt/jfs --model resnet50 --dataset /mnt/jfs/fsbench-host-123-abcd --find-max
-  fsbench train /mnt/jfs -f my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781
-  fsbench train --storage minio http://127.0.0.1:9000/train --model resnet50 --samples-per-file 64 --find-max`,
+  fsbench train /mnt/jfs --job my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781
+  fsbench train --storage minio http://127.0.0.1:9000/train --model resnet50 --samples-per-file 64 --find-max
+  fsbench train --storage minio http://minio:9000/train --model resnet50 -n 4 --hosts node1:7781,node2:7781`,
 		Args: trainArgs,
 	}
 	run := hostsCommand[*TrainOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: trainCluster, run: runTrain,
@@ -153,9 +157,6 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	}
 	if err := o.store.resolveOptional(app, cmd, o.Path); err != nil {
 		return err
-	}
-	if o.Storage != "" && o.Cluster.active() {
-		return Usagef("--hosts: training from an object store runs on one host")
 	}
 	switch o.dropCaches {
 	case "auto":
@@ -339,15 +340,22 @@ func addAUExpectation(res *report.Result) error {
 }
 
 // trainCluster makes the run of train on the agents: each runs
-// --accelerators ranks; the hosts generate the dataset together, and each
-// rank reads samples any host wrote.
+// --accelerators ranks; the hosts generate the dataset together (in the
+// run's directory, or with --storage under its key prefix), and each rank
+// reads samples any host wrote.
 func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterRun, error) {
 	c, err := o.clusterRun("train", cmd, args)
 	if err != nil {
 		return nil, err
 	}
-	c.left = runDirLeft(o.Path)
-	if o.Dataset == "" {
+	dir := storeTarget(o.Storage, o.Path)
+	if dir != "" {
+		c.left = runDirLeft(dir)
+	} else {
+		c.left = objectsLeft(o.Path, func(run string, _ int) string { return trainPrefix(run) })
+	}
+	c.secrets = o.Storage != "" && storeSecrets(cmd, o.Path)
+	if o.Dataset == "" && dir != "" {
 		c.job.Need = int64(float64(o.Files*o.SamplesPerFile)*float64(o.SampleSize)*1.1) / int64(len(o.Cluster.Hosts))
 	}
 	c.finish = mergeTraining

@@ -11,13 +11,19 @@ import (
 )
 
 // trainOnAgent is train on an agent: this host's ranks, and its share of
-// the dataset, made in the run's directory that all hosts share.
+// the dataset, made in the run's directory that all hosts share (with
+// --storage, under the run's key prefix: each host opens the store
+// itself).
 func trainOnAgent(ctx context.Context, gate cluster.Gate, o *TrainOptions, job *cluster.Job) (*report.Result, error) {
-	base, err := runBase(o.Path, job)
-	if err != nil {
-		return nil, err
+	if o.Storage != "" {
+		o.RunDir = trainPrefix(job.RunName)
+	} else {
+		base, err := runBase(o.Path, job)
+		if err != nil {
+			return nil, err
+		}
+		o.RunDir = filepath.Join(base, "dataset")
 	}
-	o.RunDir = filepath.Join(base, "dataset")
 	o.Host, o.Hosts = job.Index, job.Hosts
 	o.Hooks = train.Hooks{
 		PhaseStart: func(name string, e *engine.Engine, total int64, unit string) {
@@ -28,3 +34,7 @@ func trainOnAgent(ctx context.Context, gate cluster.Gate, o *TrainOptions, job *
 	}
 	return agentRun("train", func(res *report.Result) error { return train.Run(ctx, o.Options, res) })
 }
+
+// trainPrefix is the key prefix of a run's dataset in a store, shared by
+// the hosts, as PATH/RUN/dataset is on a file system.
+func trainPrefix(run string) string { return run + "/dataset/" }

@@ -31,6 +31,13 @@ func nsAgents(t *testing.T, n int, extra ...string) (*testenv.Hosts, []*agent, s
 		testenv.Unavailable(t, "mount a tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", root).Run() })
+	return hosts, nsAgentsOn(t, hosts, root, nil, extra...), root
+}
+
+// nsAgentsOn starts an agent in each of the test hosts, serving root,
+// with env added to its environment.
+func nsAgentsOn(t *testing.T, hosts *testenv.Hosts, root string, env []string, extra ...string) []*agent {
+	t.Helper()
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(testToken), 0o600); err != nil {
 		t.Fatal(err)
@@ -40,6 +47,7 @@ func nsAgents(t *testing.T, n int, extra ...string) (*testenv.Hosts, []*agent, s
 		addr := net.JoinHostPort(h.Addr(), "7781")
 		args := append([]string{"agent", "--listen", addr, "--token-file", tok, "--allow-root", root}, extra...)
 		cmd := h.Command(context.Background(), testenv.Binary(t), args...)
+		cmd.Env = append(os.Environ(), env...)
 		a := &agent{addr: addr, cmd: cmd, log: &bytes.Buffer{}}
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
@@ -65,7 +73,7 @@ func nsAgents(t *testing.T, n int, extra ...string) (*testenv.Hosts, []*agent, s
 		}
 		agents = append(agents, a)
 	}
-	return hosts, agents, root
+	return agents
 }
 
 func TestNetnsThreeHosts(t *testing.T) {

@@ -45,22 +45,37 @@ func TestNetnsTrain(t *testing.T) {
 	}
 }
 
-// trainPlan is what the run reads: samples, bytes, and how many of the
-// samples lie in files another host made.
+// trainPlan is what the run of TestNetnsTrain reads.
 func trainPlan(t *testing.T) (samples, bytes, foreign int64) {
-	ds := train.NewDataset("", 9, 20, 8192, 1024, 3, 1)
-	p, err := train.NewPlan(ds.Samples(), 6, 5)
+	return trainShape{files: 9, perFile: 20, size: 8192, stdev: 1024, seed: 3, hosts: 3, perHost: 2, batch: 5, epochs: 2}.reads(t)
+}
+
+// trainShape is the dataset and the ranks of a train run on many hosts.
+type trainShape struct {
+	files, perFile                int
+	size, stdev                   int64
+	seed                          uint64
+	hosts, perHost, batch, epochs int
+}
+
+// reads is what the run reads: samples, bytes, and how many of the
+// samples lie in files another host made (host h makes every hosts-th
+// file from h on).
+func (sh trainShape) reads(t *testing.T) (samples, bytes, foreign int64) {
+	ds := train.NewDataset("", sh.files, sh.perFile, sh.size, sh.stdev, sh.seed, 1)
+	ranks := sh.hosts * sh.perHost
+	p, err := train.NewPlan(ds.Samples(), ranks, sh.batch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for e := range 2 {
-		s := train.NewShuffle(p.Samples, 3, e)
-		for r := range 6 {
+	for e := range sh.epochs {
+		s := train.NewShuffle(p.Samples, sh.seed, e)
+		for r := range ranks {
 			for j := range p.Steps * p.Batch {
 				file, _, size := ds.Locate(p.Sample(s, r, j))
 				samples++
 				bytes += size
-				if file%3 != r/2 {
+				if file%sh.hosts != r/sh.perHost {
 					foreign++
 				}
 			}

@@ -76,6 +76,15 @@ func TestEndEarly(t *testing.T) {
 		if end && (res.Elapsed >= time.Second || calls != 3) {
 			t.Errorf("ended early after %s and %d calls", res.Elapsed, calls)
 		}
+		// The operations finished after the decision are in its interval,
+		// not in a sliver of their own.
+		var ops int64
+		for _, smp := range res.Series {
+			ops += smp.Ops
+		}
+		if end && (len(res.Series) != 3 || ops != res.Ops) {
+			t.Errorf("ended early: %d intervals with %d operations, want 3 with %d", len(res.Series), ops, res.Ops)
+		}
 		if !end && res.Elapsed < 2*time.Second {
 			t.Errorf("a phase not ended early lasted %s", res.Elapsed)
 		}

@@ -173,7 +173,31 @@ func (s *seriesCollector) pending() bool {
 
 func (s *seriesCollector) take(from, to time.Time) {
 	clear(s.cur[:])
-	var sum, b, errs, mx int64
+	var a intervalTotals
+	s.gather(&a)
+	smp := s.sample(from, to, &a)
+	if s.endEarly != nil && s.p.EndEarly(append(s.samples, smp)) {
+		s.endEarly()
+		s.endEarly = nil
+		// What the workers finish between this decision and their stop
+		// belongs to this, the last interval: a sliver of an interval of
+		// its own would show a rate from a few operations.
+		<-s.quit
+		s.gather(&a)
+		smp = s.sample(from, time.Now(), &a)
+	}
+	s.samples = append(s.samples, smp)
+	if s.p.OnInterval != nil {
+		s.p.OnInterval(smp)
+	}
+}
+
+// intervalTotals are the sums of the workers' counters over an interval.
+type intervalTotals struct{ sum, bytes, errs, max int64 }
+
+// gather adds to s.cur and a what the workers recorded since the last
+// gather.
+func (s *seriesCollector) gather(a *intervalTotals) {
 	for i, w := range s.workers {
 		h := w.iv
 		for j := range h.counts {
@@ -182,26 +206,23 @@ func (s *seriesCollector) take(from, to time.Time) {
 			s.prev[i][j] = v
 		}
 		v := h.sum.Load()
-		sum += v - s.prevSum[i]
+		a.sum += v - s.prevSum[i]
 		s.prevSum[i] = v
 		v = h.bytes.Load()
-		b += v - s.prevB[i]
+		a.bytes += v - s.prevB[i]
 		s.prevB[i] = v
 		v = h.errs.Load()
-		errs += v - s.prevE[i]
+		a.errs += v - s.prevE[i]
 		s.prevE[i] = v
-		mx = max(mx, h.max.Swap(0))
+		a.max = max(a.max, h.max.Swap(0))
 	}
-	smp := Sample{Start: from.Sub(s.c.at(s.c.measure)), Dur: to.Sub(from), Bytes: b, Errors: errs}
-	smp.Latency, smp.Ops = summarize(&s.cur, sum, mx)
-	s.samples = append(s.samples, smp)
-	if s.p.OnInterval != nil {
-		s.p.OnInterval(smp)
-	}
-	if s.endEarly != nil && s.p.EndEarly(s.samples) {
-		s.endEarly()
-		s.endEarly = nil
-	}
+}
+
+// sample is the interval from..to of the totals a and the buckets s.cur.
+func (s *seriesCollector) sample(from, to time.Time, a *intervalTotals) Sample {
+	smp := Sample{Start: from.Sub(s.c.at(s.c.measure)), Dur: to.Sub(from), Bytes: a.bytes, Errors: a.errs}
+	smp.Latency, smp.Ops = summarize(&s.cur, a.sum, a.max)
+	return smp
 }
 
 // summarize turns bucket counts into a latency summary in microseconds.

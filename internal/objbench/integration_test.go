@@ -493,7 +493,7 @@ func TestRunUnderURLPrefix(t *testing.T) {
 	o.Object = object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
 	res := &report.Result{}
 	var seen []string
-	o.Hooks.ItemStart = func(title string, total int64, poll func() int64) { seen = append(seen, title) }
+	o.Hooks.ItemStart = func(title, _ string, total int64, poll func() int64) { seen = append(seen, title) }
 	if err := Run(context.Background(), o, res); err != nil {
 		t.Fatalf("Run: %v", err)
 	}

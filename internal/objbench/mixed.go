@@ -13,7 +13,7 @@ import (
 // the prepared ones, and its puts): its gets and stats read only those,
 // and its deletes remove one of them, so no operation meets an object
 // another thread deleted, and nothing the run did not make is deleted.
-var mixedWorkload = &Workload{Name: "mixed", Help: "get, stat, put and delete in one phase, weighted by --mix (warp's mix by default)",
+var mixedWorkload = &Workload{Name: "mixed", Unit: "ops", Help: "get, stat, put and delete in one phase, weighted by --mix (warp's mix by default)",
 	Check: checkObjects(true), Prepare: (*run).prepareObjects, Phase: (*run).mixedPhase, Rows: (*run).mixedRows}
 
 func (r *run) mixedPhase(ctx context.Context) engine.Phase {

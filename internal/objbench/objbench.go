@@ -96,10 +96,11 @@ type Hooks struct {
 	Info func(msg string)
 	// Warn is told of every warning, which is also kept in the result.
 	Warn func(msg string)
-	// ItemStart is called before a performance item with the number of
-	// objects it will do and a function returning how many are done;
-	// ItemEnd after it.
-	ItemStart func(title string, total int64, poll func() int64)
+	// ItemStart is called before a performance item with what its
+	// progress counts (objects, or the pages, operations or cycles of a
+	// workload), how many it will do and a function returning how many
+	// are done; ItemEnd after it.
+	ItemStart func(title, unit string, total int64, poll func() int64)
 	ItemEnd   func(title string)
 	// Check is called after each functional check.
 	Check func(c report.Check)

@@ -110,7 +110,7 @@ func TestItemOrder(t *testing.T) {
 	o := small("file", t.TempDir())
 	o.SkipFunctional = true
 	var ran []string
-	o.Hooks.ItemStart = func(title string, _ int64, _ func() int64) { ran = append(ran, title) }
+	o.Hooks.ItemStart = func(title, _ string, _ int64, _ func() int64) { ran = append(ran, title) }
 	res := &report.Result{}
 	if err := Run(context.Background(), o, res); err != nil {
 		t.Fatal(err)

@@ -262,6 +262,12 @@ func (r *run) runItem(ctx context.Context, it item) report.Phase {
 // runPhase runs a phase on the engine, telling the hooks of its start,
 // intervals and end; objects is how many objects one operation covers.
 func (r *run) runPhase(ctx context.Context, p engine.Phase, objects int) (*engine.Result, error) {
+	return r.runPhaseOf(ctx, p, objects, "objects")
+}
+
+// runPhaseOf is runPhase for a phase whose progress counts unit (the
+// pages of a listing, the operations of a mix) rather than objects.
+func (r *run) runPhaseOf(ctx context.Context, p engine.Phase, objects int, unit string) (*engine.Result, error) {
 	if h := r.o.Hooks.Interval; h != nil && p.Interval > 0 {
 		p.OnInterval = func(s engine.Sample) { h(p.Title, s.Report()) }
 	}
@@ -270,7 +276,7 @@ func (r *run) runPhase(ctx context.Context, p engine.Phase, objects int) (*engin
 		if p.Duration > 0 || p.Ops > 0 {
 			total = -1
 		}
-		h(p.Title, total, func() int64 { return r.eng.Live.Ops.Load() * int64(objects) })
+		h(p.Title, unit, total, func() int64 { return r.eng.Live.Ops.Load() * int64(objects) })
 	}
 	res, err := r.eng.Run(ctx, p)
 	if r.o.Hooks.ItemEnd != nil {

@@ -17,7 +17,7 @@ import (
 // keeps: a cycle that makes one more deletes the oldest.
 const keepVersions = 3
 
-var versionedWorkload = &Workload{Name: "versioned",
+var versionedWorkload = &Workload{Name: "versioned", Unit: "cycles",
 	Help:  fmt.Sprintf("put a new version of one of --objects keys, get a random version of it, delete its oldest beyond %d: rows per operation", keepVersions),
 	Check: checkVersioned, Prepare: (*run).prepareVersioned, Phase: (*run).versionedPhase, Rows: (*run).versionedRows}
 

@@ -1,6 +1,7 @@
 package objbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -28,6 +29,9 @@ import (
 type Workload struct {
 	Name string // what --workload takes
 	Help string // one line for --help
+	// Unit names what one operation of the timed phase is, for its
+	// progress ("pages", "ops", "cycles"); "objects" when empty.
+	Unit string
 
 	// Check validates the options the workload depends on, before
 	// anything is opened; its errors are usage errors. Optional.
@@ -114,7 +118,7 @@ func (r *run) runWorkload(ctx context.Context) error {
 	p := wl.Phase(r, ctx)
 	r.limits(&p)
 	before := r.endpointStats()
-	res, err := r.runPhase(ctx, p, r.perOp())
+	res, err := r.runPhaseOf(ctx, p, r.perOp(), cmp.Or(wl.Unit, "objects"))
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", p.Title, err)
 	}

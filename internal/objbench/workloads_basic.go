@@ -43,7 +43,7 @@ var (
 		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).statPhase, Rows: (*run).classRows}
 	deleteWorkload = &Workload{Name: "delete", Help: "delete the prepared objects, each once (--batch N: N a request): the phase ends when none is left",
 		Check: checkObjects(false), Prepare: (*run).prepareDelete, Phase: (*run).deletePhase, Rows: (*run).deleteRows}
-	listWorkload = &Workload{Name: "list", Help: "list the prepared objects, a page of up to 1000 per operation",
+	listWorkload = &Workload{Name: "list", Unit: "pages", Help: "list the prepared objects, a page of up to 1000 per operation",
 		Check: checkObjects(false), Prepare: (*run).prepareObjects, Phase: (*run).listPhase, Rows: (*run).listRows}
 )
 

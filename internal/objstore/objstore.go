@@ -153,7 +153,9 @@ func Close(rc io.ReadCloser) error {
 
 // Remove deletes the keys a run wrote under prefix of base, one by one
 // (no listing: nothing else under the prefix or in the bucket can go), and
-// on file-system stores the prefix's directory, once empty. It runs to its
+// on file-system stores the prefix's directory, once empty, and those of
+// its parents within the prefix (a run on many hosts has "RUN/host-0/":
+// the last host's removal of "RUN/" succeeds). It runs to its
 // end after Ctrl-C too, within wait, and returns the first error and how
 // many keys are left.
 func Remove(base object.Storage, prefix string, keys []string, wait time.Duration) (left int, first error) {
@@ -168,9 +170,17 @@ func Remove(base object.Storage, prefix string, keys []string, wait time.Duratio
 		}
 	}
 	if object.AsFileSystem(base) != nil {
-		_ = base.Delete(ctx, prefix) // a directory: removed only if empty
+		for dir := prefix; dir != ""; dir = parentDir(dir) {
+			_ = base.Delete(ctx, dir) // a directory: removed only if empty
+		}
 	}
 	return left, first
+}
+
+// parentDir is the directory key above dir ("a/b/" -> "a/"), or "".
+func parentDir(dir string) string {
+	i := strings.LastIndexByte(strings.TrimSuffix(dir, "/"), '/')
+	return dir[:i+1]
 }
 
 // Leftover names what a run leaves behind under s (a store opened with

@@ -1,9 +1,15 @@
 package objstore
 
 import (
+	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // body is a response body that records whether its end was seen before
@@ -33,5 +39,39 @@ func TestCloseSeesEOF(t *testing.T) {
 	}
 	if err := Close(b); err != nil || !b.eofSeen {
 		t.Errorf("closed with the end seen %v (%v)", b.eofSeen, err)
+	}
+}
+
+// On a file-system store, Remove takes the run's directories too once
+// they are empty: the host's prefix, then the run's above it when no
+// other host's is left in it; a user's file beside them stays.
+func TestRemoveParentsOnFileStore(t *testing.T) {
+	dir := t.TempDir()
+	s, err := object.Open(context.Background(), "file", dir, object.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for _, k := range []string{"run/host-0/a", "run/host-1/b", "mine"} {
+		if err := s.Put(ctx, k, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, err := Remove(s, "run/host-0/", []string{"a"}, time.Minute); left != 0 {
+		t.Fatalf("%d left: %v", left, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run", "host-1", "b")); err != nil {
+		t.Fatalf("the other host's object: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run", "host-0")); !os.IsNotExist(err) {
+		t.Fatalf("host-0's directory: %v", err)
+	}
+	if left, err := Remove(s, "run/host-1/", []string{"b"}, time.Minute); left != 0 {
+		t.Fatalf("%d left: %v", left, err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 1 || ents[0].Name() != "mine" {
+		t.Fatalf("left in the store: %v (%v)", ents, err)
 	}
 }

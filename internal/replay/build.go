@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
@@ -59,7 +60,14 @@ type builder struct {
 	first    int64
 	last     int64
 	any      bool
-	deps     map[int32]int32 // the operation in progress's: stream -> position
+	// deps are the operation in progress's: the latest position in each
+	// stream it waits for (a few at most: a slice, not a map).
+	deps []ref
+	// lastPID and lastStream cache stream's last answer: a log's
+	// consecutive lines are often of one pid.
+	lastPID    uint32
+	lastStream int32
+	lastClass  int16 // class's last answer
 	// sizes holds, per recorded pid, how many lines of the log it has: a
 	// bound on its stream's operations, so that each stream's slice is
 	// allocated once rather than grown (and copied) as the log is read.
@@ -77,13 +85,14 @@ const root = 0
 
 func newBuilder(format string) *builder {
 	b := &builder{
-		t:        &Trace{Format: format, Skipped: Skipped{Unsupported: map[string]int64{}}},
-		dentries: map[dentry]int32{},
-		streams:  map[uint32]int32{},
-		classes:  map[string]int16{},
-		deps:     map[int32]int32{},
-		sizes:    map[uint32]int32{},
-		ids:      map[string]int32{"": 0},
+		t:          &Trace{Format: format, Skipped: Skipped{Unsupported: map[string]int64{}}},
+		dentries:   map[dentry]int32{},
+		streams:    map[uint32]int32{},
+		classes:    map[string]int16{},
+		lastStream: -1,
+		lastClass:  -1,
+		sizes:      map[uint32]int32{},
+		ids:        map[string]int32{"": 0},
 	}
 	b.t.paths = []string{""}
 	b.nodes = append(b.nodes, node{parent: -1, dir: true, seen: true, exists: true, entry: -1})
@@ -97,8 +106,9 @@ func (b *builder) child(parent int32, name string) int32 {
 	if n, ok := b.dentries[k]; ok {
 		return n
 	}
+	name = strings.Clone(name) // name may be a passing string over a line
 	n := b.newNode(parent, name)
-	b.dentries[k] = n
+	b.dentries[dentry{parent, name}] = n
 	return n
 }
 
@@ -184,12 +194,16 @@ type pending struct {
 // stream returns the index of the stream of pid, and the position the
 // next operation takes in it.
 func (b *builder) stream(pid uint32) (int32, int32) {
+	if b.lastStream >= 0 && pid == b.lastPID {
+		return b.lastStream, int32(len(b.t.Streams[b.lastStream].Ops))
+	}
 	s, ok := b.streams[pid]
 	if !ok {
 		s = int32(len(b.t.Streams))
 		b.streams[pid] = s
 		b.t.Streams = append(b.t.Streams, Stream{ID: pid, Ops: make([]Op, 0, b.sizes[pid])})
 	}
+	b.lastPID, b.lastStream = pid, s
 	return s, int32(len(b.t.Streams[s].Ops))
 }
 
@@ -218,9 +232,13 @@ func (b *builder) touch(u *uses, r ref, change bool) {
 }
 
 func (b *builder) dep(x ref) {
-	if p, ok := b.deps[x.stream]; !ok || x.pos > p {
-		b.deps[x.stream] = x.pos
+	for i := range b.deps {
+		if b.deps[i].stream == x.stream {
+			b.deps[i].pos = max(b.deps[i].pos, x.pos)
+			return
+		}
 	}
+	b.deps = append(b.deps, x)
 }
 
 // touchNode and touchHandle touch a node or a handle.
@@ -240,12 +258,12 @@ func (b *builder) touchHandle(h int32, r ref, change bool) {
 func (b *builder) commit(p *pending, s int32) {
 	op := p.op
 	op.depLo = int32(len(b.t.deps))
-	for st, pos := range b.deps {
-		b.t.deps = append(b.t.deps, ref{st, pos})
-		b.t.Streams[st].Ops[pos].signal = true
+	for _, d := range b.deps {
+		b.t.deps = append(b.t.deps, d)
+		b.t.Streams[d.stream].Ops[d.pos].signal = true
 	}
 	op.depHi = int32(len(b.t.deps))
-	clear(b.deps)
+	b.deps = b.deps[:0]
 	op.class = b.class(p.name)
 	c := &b.t.Classes[op.class]
 	if p.failed {
@@ -268,12 +286,17 @@ func (b *builder) commit(p *pending, s int32) {
 }
 
 func (b *builder) class(name string) int16 {
+	if b.lastClass >= 0 && b.t.Classes[b.lastClass].Name == name {
+		return b.lastClass // a log's lines often repeat an operation
+	}
 	if c, ok := b.classes[name]; ok {
+		b.lastClass = c
 		return c
 	}
 	c := int16(len(b.t.Classes))
 	b.classes[name] = c
 	b.t.Classes = append(b.t.Classes, Class{Name: name, Latency: metrics.NewHistogram()})
+	b.lastClass = c
 	return c
 }
 

@@ -17,6 +17,9 @@ type fsb struct {
 	b     *builder
 	open  map[streamPath]int32 // a stream's open handle of a path
 	paths map[string]int32     // path -> node, for the paths seen
+	// paths2 and rest are pathArgs's, reused from line to line.
+	paths2 []string
+	rest   [][]byte
 }
 
 type streamPath struct {
@@ -35,13 +38,15 @@ func isPathArgs(args []byte) bool {
 }
 
 // pathArgs splits fsbench's arguments "(path[,x,y])" or "(old,new)" into
-// the path(s) and the rest of the fields.
-func pathArgs(args []byte) (paths []string, rest [][]byte, ok bool) {
+// the path(s) and the rest of the fields, appended to f's buffers (valid
+// until the next call; an unquoted path is a string over the line).
+func (f *fsb) pathArgs(args []byte) (paths []string, rest [][]byte, ok bool) {
+	paths, rest = f.paths2[:0], f.rest[:0]
 	a := args[1 : len(args)-1]
 	for len(a) > 0 && len(paths) < 2 {
 		var p string
 		if a[0] == '"' {
-			q, err := strconv.QuotedPrefix(string(a))
+			q, err := strconv.QuotedPrefix(str(a))
 			if err != nil {
 				return nil, nil, false
 			}
@@ -54,7 +59,7 @@ func pathArgs(args []byte) (paths []string, rest [][]byte, ok bool) {
 			if k < 0 {
 				k = len(a)
 			}
-			p, a = string(a[:k]), a[k:]
+			p, a = str(a[:k]), a[k:]
 		} else {
 			break
 		}
@@ -66,22 +71,41 @@ func pathArgs(args []byte) (paths []string, rest [][]byte, ok bool) {
 	if len(paths) == 0 {
 		return nil, nil, false
 	}
-	if len(a) > 0 {
-		rest = bytes.Split(a, []byte{','})
+	for len(a) > 0 { // as bytes.Split(a, ","), without allocating
+		k := bytes.IndexByte(a, ',')
+		if k < 0 {
+			rest = append(rest, a)
+			break
+		}
+		rest, a = append(rest, a[:k]), a[k+1:]
+		if len(a) == 0 {
+			rest = append(rest, a)
+		}
 	}
+	f.paths2, f.rest = paths, rest
 	return paths, rest, true
 }
 
-// node is the node of an absolute path, its parents made as needed.
+// node is the node of an absolute path, its parents made as needed. The
+// path may be a passing string (over a line, or a buffer): the map keeps
+// a copy.
 func (f *fsb) node(path string) int32 {
 	if n, ok := f.paths[path]; ok {
 		return n
 	}
+	return f.newNode(strings.Clone(path))
+}
+
+// newNode is node for a path of the map's own, not yet in it.
+func (f *fsb) newNode(path string) int32 {
 	i := strings.LastIndexByte(path, '/')
 	if i < 0 {
 		return root
 	}
-	parent := f.node(path[:i])
+	parent, ok := f.paths[path[:i]]
+	if !ok {
+		parent = f.newNode(path[:i])
+	}
 	n := f.b.child(parent, path[i+1:])
 	f.paths[path] = n
 	return n
@@ -89,7 +113,7 @@ func (f *fsb) node(path string) int32 {
 
 // add adds one entry; false when it is not one the replay performs.
 func (f *fsb) add(e *accesslog.Entry, p *pending) bool {
-	paths, rest, ok := pathArgs(e.Args)
+	paths, rest, ok := f.pathArgs(e.Args)
 	if !ok || !strings.HasPrefix(paths[0], "/") {
 		return false
 	}
@@ -165,7 +189,7 @@ func (f *fsb) openHandle(r ref, path string, failed bool) int32 {
 		return -1
 	}
 	h := f.b.newHandle(f.paths[path])
-	f.open[streamPath{r.stream, path}] = h
+	f.open[streamPath{r.stream, strings.Clone(path)}] = h
 	f.b.touchHandle(h, r, true)
 	return h
 }
@@ -182,7 +206,7 @@ func (f *fsb) byHandle(e *accesslog.Entry, rest [][]byte, path string, n int32, 
 	h, ok := f.open[key]
 	if !ok {
 		h = b.newHandle(n)
-		f.open[key] = h
+		f.open[streamPath{s, strings.Clone(path)}] = h
 	}
 	op.handle = h
 	f.needed(n, false, p)
@@ -232,7 +256,7 @@ func (f *fsb) rename(paths []string, n int32, p *pending, s int32, r ref) bool {
 		nd := b.nodes[dst]
 		b.move(n, to, nd.name)
 		delete(f.paths, paths[0])
-		f.paths[paths[1]] = n
+		f.paths[strings.Clone(paths[1])] = n
 	}
 	b.commit(p, s)
 	return true

@@ -205,7 +205,7 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 			return false
 		}
 	}
-	name := string(bytes.Join(f[1:nameEnd], []byte{','}))
+	name := joined(f[1:nameEnd])
 	n := b.child(parent, name)
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
@@ -263,6 +263,16 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 	}
 	b.commit(p, s)
 	return true
+}
+
+// joined is the fields of a name that held commas, joined again: a
+// string over the line for a name of one field (the usual), which
+// builder.child copies if it keeps it.
+func joined(f [][]byte) string {
+	if len(f) == 1 {
+		return str(f[0])
+	}
+	return string(bytes.Join(f, []byte{','}))
 }
 
 // openHandle is the handle an open or a create gave, -1 for a failure.

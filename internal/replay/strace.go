@@ -21,6 +21,10 @@ const FormatStrace = "strace"
 // strc is the state of an strace log being read.
 type strc struct {
 	f       *fsb
+	names   map[string]*callKind // by call name
+	last    *callKind            // kind's last answer
+	args    []string             // the arguments of the call in progress
+	buf     []byte               // a path being joined
 	fds     map[pidFD]*stFD
 	pending map[uint32][]byte // a thread's unfinished call
 }
@@ -39,7 +43,7 @@ type stFD struct {
 }
 
 func newStrace(f *fsb) *strc {
-	return &strc{f: f, fds: map[pidFD]*stFD{}, pending: map[uint32][]byte{}}
+	return &strc{f: f, fds: map[pidFD]*stFD{}, pending: map[uint32][]byte{}, names: map[string]*callKind{}}
 }
 
 // isStrace reports whether a line is strace's: "PID SECONDS.MICROS call(".
@@ -72,6 +76,7 @@ type call struct {
 	pid   uint32
 	start int64 // ns since the epoch
 	name  string
+	kind  *callKind // what the replay does of calls of the name
 	args  []string
 	ret   string // the result, with its path: "5</tmp/out/a.txt>"
 	errno uint16
@@ -80,15 +85,16 @@ type call struct {
 
 // parseStrace reads one line; ok is false for lines that are not a
 // complete call (a signal, an exit, an unfinished call kept for its
-// resumption).
+// resumption). The call's arguments and result are strings over the
+// line's bytes, valid while the log is: what keeps one copies it.
 func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 	i := bytes.IndexByte(line, ' ')
 	pid, _ := num(line[:i])
 	c.pid = uint32(pid)
 	rest := bytes.TrimLeft(line[i:], " ")
 	j := bytes.IndexByte(rest, ' ')
-	sec, err := strconv.ParseFloat(string(rest[:j]), 64)
-	if err != nil {
+	sec, ok := decimal(rest[:j])
+	if !ok {
 		return c, false, true
 	}
 	c.start = int64(sec * 1e9)
@@ -96,7 +102,7 @@ func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 	if bytes.HasPrefix(body, []byte("+++")) || bytes.HasPrefix(body, []byte("---")) {
 		return c, false, false
 	}
-	if k := bytes.Index(body, []byte(" <unfinished ...>")); k >= 0 {
+	if k := indexAngle(body, " <unfinished ...>"); k >= 0 {
 		s.pending[c.pid] = append([]byte(nil), body[:k]...)
 		return c, false, false
 	}
@@ -109,14 +115,14 @@ func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 		delete(s.pending, c.pid)
 		body = append(head, body[k+len(" resumed>"):]...)
 	}
-	return c, parseCall(body, &c), false
+	return c, s.parseCall(body, &c), false
 }
 
 // parseCall reads "name(args) = ret <lat>".
-func parseCall(body []byte, c *call) bool {
+func (s *strc) parseCall(body []byte, c *call) bool {
 	open := bytes.IndexByte(body, '(')
-	lt := bytes.LastIndex(body, []byte(" <"))
-	eq := bytes.LastIndex(body, []byte(") = "))
+	lt := lastIndex(body, " <")
+	eq := lastIndex(body, ") = ")
 	if open <= 0 || eq < open || lt < eq+4 || body[len(body)-1] != '>' {
 		return false
 	}
@@ -124,9 +130,12 @@ func parseCall(body []byte, c *call) bool {
 	if !ok {
 		return false
 	}
-	c.name, c.lat = string(body[:open]), lat
-	c.args = splitArgs(string(body[open+1 : eq]))
-	ret := string(body[eq+4 : lt])
+	c.lat = lat
+	c.kind = s.kind(body[:open])
+	c.name = c.kind.name
+	s.args = splitArgs(s.args[:0], str(body[open+1:eq]))
+	c.args = s.args
+	ret := str(body[eq+4 : lt])
 	if strings.HasPrefix(ret, "-1 ") {
 		f := strings.Fields(ret)
 		c.errno = errOther
@@ -141,19 +150,44 @@ func parseCall(body []byte, c *call) bool {
 	return true
 }
 
+// callKind is what the replay does of the calls of one name: those of
+// pathCalls, of fdCalls, or neither.
+type callKind struct {
+	name   string
+	onPath bool
+	path   pathCall
+	onFD   bool
+	act    action
+}
+
+// kind is the kind of the calls named b, looked up once per name.
+func (s *strc) kind(b []byte) *callKind {
+	if k := s.last; k != nil && string(b) == k.name {
+		return k // a log's lines often repeat a call
+	}
+	k, ok := s.names[string(b)]
+	if !ok {
+		k = &callKind{name: string(b)}
+		k.path, k.onPath = pathCalls[k.name]
+		k.act, k.onFD = fdCalls[k.name]
+		s.names[k.name] = k
+	}
+	s.last = k
+	return k
+}
+
 // seconds reads "0.000059".
 func seconds(b []byte) (time.Duration, bool) {
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || v < 0 || v > 1e6 {
+	v, ok := decimal(b)
+	if !ok || v < 0 || v > 1e6 {
 		return 0, false
 	}
 	return time.Duration(v * 1e9), true
 }
 
 // splitArgs splits strace's arguments at the commas outside strings,
-// brackets, braces and paths.
-func splitArgs(s string) []string {
-	var out []string
+// brackets, braces and paths, appending them to out.
+func splitArgs(out []string, s string) []string {
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -202,12 +236,18 @@ func quoted(a string) (string, bool) {
 	return v, err == nil
 }
 
-// under resolves a path argument against its directory argument.
-func under(dir, p string) string {
+// under resolves a path argument against its directory argument. The
+// join is made in buf, and path.Clean keeps a clean path as it is: the
+// result may be a string over buf, valid until its next use.
+func under(buf *[]byte, dir, p string) string {
 	if strings.HasPrefix(p, "/") {
 		return path.Clean(p)
 	}
-	return path.Join(dir, p)
+	if dir == "" {
+		return path.Clean(p)
+	}
+	*buf = append(append(append((*buf)[:0], dir...), '/'), p...)
+	return path.Clean(str(*buf))
 }
 
 // replayable reports whether a path is a file of the workload: not a
@@ -219,7 +259,7 @@ func replayable(p string) bool {
 
 // pathArg is the path a call names: argument i, relative to the
 // directory descriptor in argument i-1 when dirfd is set.
-func pathArg(c *call, i int, dirfd bool) (string, bool) {
+func (s *strc) pathArg(c *call, i int, dirfd bool) (string, bool) {
 	if i >= len(c.args) {
 		return "", false
 	}
@@ -238,16 +278,18 @@ func pathArg(c *call, i int, dirfd bool) (string, bool) {
 	if p == "" { // AT_EMPTY_PATH: the descriptor itself
 		return path.Clean(dir), true
 	}
-	return under(dir, p), true
+	return under(&s.buf, dir, p), true
+}
+
+type pathCall struct {
+	arg   int
+	dirfd bool
+	act   action
 }
 
 // pathCalls are the calls on a path: the argument of the path, whether a
 // directory descriptor precedes it, and the replay's action.
-var pathCalls = map[string]struct {
-	arg   int
-	dirfd bool
-	act   action
-}{
+var pathCalls = map[string]pathCall{
 	"open": {0, false, actOpen}, "creat": {0, false, actOpen}, "openat": {1, true, actOpen},
 	"stat": {0, false, actStat}, "lstat": {0, false, actStat}, "newfstatat": {1, true, actStat},
 	"fstatat64": {1, true, actStat}, "statx": {1, true, actStat},
@@ -268,8 +310,8 @@ var fdCalls = map[string]action{
 // call on something that is not a file of the workload: virtual is then
 // set).
 func (s *strc) add(c *call, p *pending) (added, virtual bool) {
-	if spec, ok := pathCalls[c.name]; ok {
-		pth, ok := pathArg(c, spec.arg, spec.dirfd)
+	if spec, ok := c.kind.path, c.kind.onPath; ok {
+		pth, ok := s.pathArg(c, spec.arg, spec.dirfd)
 		if !ok {
 			return false, false
 		}
@@ -278,7 +320,7 @@ func (s *strc) add(c *call, p *pending) (added, virtual bool) {
 		}
 		return s.onPath(c, p, spec.act, pth), false
 	}
-	act, ok := fdCalls[c.name]
+	act, ok := c.kind.act, c.kind.onFD
 	if c.name == "lseek" {
 		s.seek(c)
 	}
@@ -320,10 +362,14 @@ var errnoNames = func() map[string]uint16 {
 // that say how the file is used.
 func stFlags(a string) int32 {
 	var v int32
-	for _, f := range strings.Split(a, "|") {
+	for {
+		f, rest, more := strings.Cut(a, "|")
 		v |= straceOpenFlags[f]
+		if !more {
+			return v
+		}
+		a = rest
 	}
-	return v
 }
 
 // straceOpenFlags are the open(2) flags that say how a file is used, by name.
@@ -335,7 +381,7 @@ var straceOpenFlags = map[string]int32{
 
 // onPath adds a call on a path.
 func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
-	spec := pathCalls[c.name]
+	spec := c.kind.path
 	b := s.f.b
 	if _, resolved, ok := fdPath(c.ret); act == actOpen && ok && replayable(resolved) {
 		pth = resolved // the file a symbolic link led to
@@ -376,7 +422,8 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 		}
 		b.touchNode(n, r, true)
 	case actRename:
-		to, ok := pathArg(c, spec.arg+1+btoi(spec.dirfd), spec.dirfd)
+		pth = strings.Clone(pth) // pathArg's buffer makes the next path
+		to, ok := s.pathArg(c, spec.arg+1+btoi(spec.dirfd), spec.dirfd)
 		if !ok || !replayable(to) {
 			return false
 		}

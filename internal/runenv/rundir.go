@@ -125,7 +125,9 @@ func (d *RunDir) remove(tracer workload.Tracer, wait func(string) func()) error 
 	if err != nil {
 		return err
 	}
-	defer wait(cleanupWhat(entries, d.path))()
+	if len(entries) > 0 { // an empty directory goes at once: no wait to name
+		defer wait(cleanupWhat(entries, d.path))()
+	}
 	var firstErr error
 	note := func(op, name string, fn func(string) error) {
 		t0 := time.Now()

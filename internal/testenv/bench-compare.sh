@@ -10,7 +10,9 @@
 #
 # Then io_uring rows (uring-compare.sh): 4 KiB random reads, O_DIRECT, one
 # thread, fio's io_uring beside fsbench's at queue depths URING_DEPTHS
-# (default "1 32"), URING_RUNTIME seconds a run (default 4), RUNS pairs.
+# (default "1 32"), URING_RUNTIME seconds a run (default 4), RUNS pairs,
+# and the device's limit (fio with URING_LIMIT_JOBS threads at depth 64,
+# default 4; 0: none).
 #
 # Environment: SIZE (per job, default 1G), JOBS (default "1 4"), RUNS
 # (repetitions, the median is shown; default 3), WARMUP (runs of each tool
@@ -121,4 +123,5 @@ read -r _ _ rss < <(SIZE=64M; "$FSBENCH" bench "$work" -q --json -p 16 --big-fil
 echo "fsbench peak memory at -p 16 (64 MiB big files, 100 small files per thread): $((rss / 1048576)) MiB"
 # io_uring: the same file read by both tools at each queue depth.
 WORKLOADS=randread:4K DEPTHS=${URING_DEPTHS:-"1 32"} RUNTIME=${URING_RUNTIME:-4} RUNS=$RUNS SIZE=$SIZE FSBENCH=$FSBENCH \
+	LIMIT_JOBS=${URING_LIMIT_JOBS:-4} \
 	bash internal/testenv/uring-compare.sh "$work:direct"

@@ -17,8 +17,9 @@ import (
 // rows of -p 1 with fio's figure, fsbench's, their ratios and the count of
 // pairs fsbench was ahead in (one pair: 0/1 or 1/1), count only
 // the measured runs (the warm-up is not among them), report fsbench's
-// peak memory, print the io_uring rows at two depths and leave nothing in
-// the directory it was given.
+// peak memory, print the io_uring rows at two depths and the device's
+// limit, with CPU and voluntary context switches per I/O, and leave
+// nothing in the directory it was given.
 func TestBenchCompare(t *testing.T) {
 	fio, err := LookPath("fio")
 	if err != nil {
@@ -32,7 +33,7 @@ func TestBenchCompare(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "internal", "testenv", "bench-compare.sh"), dir)
 	cmd.Env = append(os.Environ(), "FSBENCH="+Binary(t), "PATH="+filepath.Dir(fio)+":"+os.Getenv("PATH"),
-		"SIZE=16M", "JOBS=1", "RUNS=1", "WARMUP=1", "URING_DEPTHS=1 8", "URING_RUNTIME=1")
+		"SIZE=16M", "JOBS=1", "RUNS=1", "WARMUP=1", "URING_DEPTHS=1 8", "URING_RUNTIME=1", "URING_LIMIT_JOBS=2")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -54,12 +55,15 @@ func TestBenchCompare(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^fsbench peak memory at -p 16 .*: [1-9][0-9]* MiB$`).MatchString(stdout.String()) {
 		t.Errorf("no peak memory line:\n%s", stdout.String())
 	}
-	// The io_uring rows: fio's and fsbench's IOPS and CPU per I/O at each
-	// depth, with their ratios and the pairs fsbench was ahead in.
-	for _, d := range []string{"1", "8"} {
-		row := regexp.MustCompile(`(?m)^randread 4K direct ext4 qd ` + d + `\s+[1-9][0-9]*\s+[1-9][0-9]*\s+` + ratio + `\s+` + ratio + `\s+` + ratio + `\s+` + ratio + `\s+` + ahead + `\s+[0-9.]+/[0-9.]+$`)
+	// The io_uring rows: fio's and fsbench's IOPS, CPU and voluntary
+	// context switches per I/O at each depth and at the device's limit,
+	// with their ratios and the pairs fsbench was ahead in.
+	cs := `[0-9]+\.[0-9]{3}`
+	for _, d := range []string{"qd 1", "qd 8", "limit"} {
+		row := regexp.MustCompile(`(?m)^randread 4K direct ext4 ` + d + `\s+[1-9][0-9]*\s+[1-9][0-9]*\s+` + ratio + `\s+` + ratio + `\s+` + ratio + `\s+` + ratio +
+			`\s+` + cs + `\s+` + cs + `\s+` + ahead + `\s+[0-9.]+/[0-9.]+$`)
 		if !row.MatchString(stdout.String()) {
-			t.Errorf("no io_uring row at depth %s:\n%s", d, stdout.String())
+			t.Errorf("no io_uring row %s:\n%s", d, stdout.String())
 		}
 	}
 	ents, err := os.ReadDir(dir)

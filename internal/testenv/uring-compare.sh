@@ -10,14 +10,23 @@
 # cache). Pairs alternate which tool goes first, so whatever one run leaves
 # behind (the host's cache of a virtual disk, writeback) falls on each in
 # turn. CPU per I/O is the process's user+system time (getrusage, through
-# /usr/bin/time) over its operations: fio's and fsbench's whole runs.
+# /usr/bin/time) over its operations: fio's and fsbench's whole runs; "cs"
+# is the process's voluntary context switches per I/O the same way (its
+# threads going to sleep: waits for completions, and whatever else wakes
+# up), which load on the machine disturbs less than IOPS.
+#
+# After each directory's randread rows, the device's limit (LIMIT_JOBS,
+# default 4; 0: no such row): fio with LIMIT_JOBS threads at depth 64 on
+# the same file beside fsbench's one thread at depth 64 (the goal: within
+# 5%).
 #
 # Usage: uring-compare.sh DIR[:MODE]... (a row set per directory; MODE is
 # direct, buffered or auto: O_DIRECT where the file system takes it).
 # Environment: DEPTHS (default "1 4 16 32 64"), RUNS (pairs, default 6),
 # RUNTIME (seconds, default 4), SIZE (default 256M), WORKLOADS (default
-# "randread:4K"; also randwrite:4K, read:1M, ...), MODE (the default of
-# the directories' MODE: auto unless set).
+# "randread:4K randwrite:4K read:1M": 4 KiB random reads and writes in
+# place and 1 MiB sequential reads), MODE (the default of the directories'
+# MODE: auto unless set).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FSBENCH=${FSBENCH:-bin/fsbench}
@@ -25,7 +34,8 @@ DEPTHS=${DEPTHS:-"1 4 16 32 64"}
 RUNS=${RUNS:-6}
 RUNTIME=${RUNTIME:-4}
 SIZE=${SIZE:-256M}
-WORKLOADS=${WORKLOADS:-"randread:4K"}
+WORKLOADS=${WORKLOADS:-"randread:4K randwrite:4K read:1M"}
+LIMIT_JOBS=${LIMIT_JOBS:-4}
 MODE=${MODE:-auto}
 command -v fio >/dev/null || { echo "uring-compare: fio is not installed (make test-deps)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "uring-compare: need python3" >&2; exit 1; }
@@ -50,37 +60,56 @@ fsbench_args() {
 		--tree-dir uring-compare --rw "$2" --xfer-size "$3" $flag
 }
 
-# fsbench_run DIR RW BS DIRECT DEPTH -> "iops cpu_us_per_io"
+# fsbench_run DIR RW BS DIRECT DEPTH -> "iops cpu_us_per_io csw_per_io"
 fsbench_run() {
 	# shellcheck disable=SC2046
-	/usr/bin/time -o "$tmp/t" -f "%U %S" "$FSBENCH" $(fsbench_args "$1" "$2" "$3" "$4") --duration "${RUNTIME}s" \
+	/usr/bin/time -o "$tmp/t" -f "%U %S %w" "$FSBENCH" $(fsbench_args "$1" "$2" "$3" "$4") --duration "${RUNTIME}s" \
 		--ioengine io_uring --iodepth "$5" >"$tmp/o"
-	python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["phases"][-1]; u,s=open(sys.argv[2]).read().split()[-2:]
-print("%.1f %.2f" % (p["ops_per_sec"], (float(u)+float(s))*1e6/p["ops"]))' "$tmp/o" "$tmp/t"
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["phases"][-1]; u,s,w=open(sys.argv[2]).read().split()[-3:]
+print("%.1f %.2f %.4f" % (p["ops_per_sec"], (float(u)+float(s))*1e6/p["ops"], float(w)/p["ops"]))' "$tmp/o" "$tmp/t"
 }
 
-# fio_run FILE RW BS DIRECT DEPTH -> "iops cpu_us_per_io"
+# fio_run FILE RW BS DIRECT DEPTH [JOBS] -> "iops cpu_us_per_io csw_per_io"
+# (JOBS threads, default 1, reported as one group)
 fio_run() {
-	local dir=read
+	local dir=read jobs=()
 	case $2 in *write) dir=write ;; esac
-	/usr/bin/time -o "$tmp/t" -f "%U %S" fio --name=job --filename="$1" --ioengine=io_uring --iodepth="$5" --rw="$2" \
-		--bs="$3" --direct="$4" --size="$SIZE" --time_based --runtime="$RUNTIME" --invalidate=0 --output-format=json >"$tmp/o" 2>/dev/null
-	python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0][sys.argv[3]]; u,s=open(sys.argv[2]).read().split()[-2:]
-print("%.1f %.2f" % (j["iops"], (float(u)+float(s))*1e6/max(j["total_ios"],1)))' "$tmp/o" "$tmp/t" "$dir"
+	[ "${6:-1}" -gt 1 ] && jobs=(--numjobs="$6" --thread --group_reporting)
+	/usr/bin/time -o "$tmp/t" -f "%U %S %w" fio --name=job --filename="$1" --ioengine=io_uring --iodepth="$5" --rw="$2" \
+		--bs="$3" --direct="$4" --size="$SIZE" --time_based --runtime="$RUNTIME" --invalidate=0 \
+		"${jobs[@]}" --output-format=json >"$tmp/o" 2>/dev/null
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0][sys.argv[3]]; u,s,w=open(sys.argv[2]).read().split()[-3:]; n=max(j["total_ios"],1)
+print("%.1f %.2f %.4f" % (j["iops"], (float(u)+float(s))*1e6/n, float(w)/n))' "$tmp/o" "$tmp/t" "$dir"
 }
 
-# summary "FIO" "FSBENCH" (pairs "iops cpu", space-separated lists) ->
-# medians, ratios and how many pairs fsbench was ahead in.
+# summary "FIO" "FSBENCH" (triples "iops cpu csw", space-separated lists)
+# -> medians, ratios and how many pairs fsbench was ahead in.
 summary() {
 	python3 -c 'import sys, statistics as st
 f=[float(x) for x in sys.argv[1].split()]; s=[float(x) for x in sys.argv[2].split()]
-fi, fc, si, sc = f[0::2], f[1::2], s[0::2], s[1::2]
+fi, fc, fw, si, sc, sw = f[0::3], f[1::3], f[2::3], s[0::3], s[1::3], s[2::3]
 mi, ni, mc, nc = st.median(fi), st.median(si), st.median(fc), st.median(sc)
-print("%.0f %.0f %.2f %.2f %.2f %.2f %d/%d" % (mi, ni, ni/mi if mi else 0, mc, nc, nc/mc if mc else 0, sum(b > a for a, b in zip(fi, si)), len(fi)))' "$1" "$2"
+print("%.0f %.0f %.2f %.2f %.2f %.2f %.3f %.3f %d/%d" % (mi, ni, ni/mi if mi else 0, mc, nc, nc/mc if mc else 0,
+	st.median(fw), st.median(sw), sum(b > a for a, b in zip(fi, si)), len(fi)))' "$1" "$2"
+}
+
+# row LABEL DIR FILE RW BS DIRECT DEPTH FIOJOBS: RUNS alternating pairs,
+# every run on stderr, the medians' row on stdout.
+row() {
+	local l0 f=() s=() run
+	l0=$(cut -d' ' -f1 /proc/loadavg)
+	for run in $(seq "$RUNS"); do
+		if [ $((run % 2)) = 0 ]; then s+=($(fsbench_run "$2" "$4" "$5" "$6" "$7")); fi
+		f+=($(fio_run "$3" "$4" "$5" "$6" "$7" "$8"))
+		if [ $((run % 2)) = 1 ]; then s+=($(fsbench_run "$2" "$4" "$5" "$6" "$7")); fi
+	done
+	echo "  runs, $1 (IOPS CPU-us cs): fio ${f[*]} | fsbench ${s[*]}" >&2
+	read -r mi ni ri mc nc rc mw nw ahead < <(summary "${f[*]}" "${s[*]}")
+	printf '%-34s %9s %9s %6s %8s %8s %6s %7s %7s %6s %s\n' "$1" "$mi" "$ni" "$ri" "$mc" "$nc" "$rc" "$mw" "$nw" "$ahead" "$l0/$(cut -d' ' -f1 /proc/loadavg)"
 }
 
 echo "fio $(fio --version) --ioengine=io_uring vs fsbench $("$FSBENCH" --version 2>/dev/null | awk '{print $2}') --ioengine io_uring, one thread, SIZE=$SIZE, ${RUNTIME}s a run, medians of $RUNS alternating pairs"
-printf '%-34s %9s %9s %6s %8s %8s %6s %6s %s\n' job "fio IOPS" fsbench ratio "fio us" fsbench ratio ahead "load (1 min, before/after)"
+printf '%-34s %9s %9s %6s %8s %8s %6s %7s %7s %6s %s\n' job "fio IOPS" fsbench ratio "fio us" fsbench ratio "fio cs" fsbench ahead "load (1 min, before/after)"
 for arg in "$@"; do
 	dir=${arg%%:*} dmode=$MODE
 	[ "$dir" = "$arg" ] || dmode=${arg#*:}
@@ -95,16 +124,11 @@ for arg in "$@"; do
 		"$FSBENCH" $(fsbench_args "$dir" read "$bs" "$direct") --ops 1 >/dev/null
 		file="$dir/uring-compare/f1"
 		for depth in $DEPTHS; do
-			l0=$(cut -d' ' -f1 /proc/loadavg)
-			f=() s=()
-			for run in $(seq "$RUNS"); do
-				if [ $((run % 2)) = 0 ]; then s+=($(fsbench_run "$dir" "$rw" "$bs" "$direct" "$depth")); fi
-				f+=($(fio_run "$file" "$rw" "$bs" "$direct" "$depth"))
-				if [ $((run % 2)) = 1 ]; then s+=($(fsbench_run "$dir" "$rw" "$bs" "$direct" "$depth")); fi
-			done
-			echo "  runs, $rw $bs $mode $fstype qd $depth (IOPS CPU-us): fio ${f[*]} | fsbench ${s[*]}" >&2
-			read -r mi ni ri mc nc rc ahead < <(summary "${f[*]}" "${s[*]}")
-			printf '%-34s %9s %9s %6s %8s %8s %6s %6s %s\n' "$rw $bs $mode $fstype qd $depth" "$mi" "$ni" "$ri" "$mc" "$nc" "$rc" "$ahead" "$l0/$(cut -d' ' -f1 /proc/loadavg)"
+			row "$rw $bs $mode $fstype qd $depth" "$dir" "$file" "$rw" "$bs" "$direct" "$depth" 1
 		done
+		if [ "$rw" = randread ] && [ "$LIMIT_JOBS" -gt 0 ]; then
+			# The device's limit: fio's LIMIT_JOBS threads at depth 64.
+			row "$rw $bs $mode $fstype limit" "$dir" "$file" "$rw" "$bs" "$direct" 64 "$LIMIT_JOBS"
+		fi
 	done
 done

@@ -27,9 +27,6 @@ import (
 // and left in place.
 func (r *run) openObjects(ctx context.Context) error {
 	o := r.o
-	if o.Hosts > 1 {
-		return badf("training from an object store runs on one host")
-	}
 	cfg := o.Object
 	if cfg.Threads == 0 {
 		cfg.Threads = poolSize(o)
@@ -59,7 +56,10 @@ func (r *run) openObjects(ctx context.Context) error {
 	if _, err := NewPlan(o.Files*o.SamplesPerFile, o.ranks(), o.BatchSize); err != nil {
 		return err
 	}
-	prefix := objstore.NewPrefix("train")
+	prefix := o.RunDir // on many hosts: the run's, which every host claims before any writes
+	if prefix == "" {
+		prefix = objstore.NewPrefix("train")
+	}
 	created, err := objstore.Claim(ctx, base, prefix, objstore.Timeout(o.Object))
 	if created {
 		r.warn("created bucket %s (it is left in place when the run ends)", base.String())
@@ -231,11 +231,14 @@ func (t *trainer) getSample(ctx context.Context, i int, buf []byte) (int64, erro
 	return size, nil
 }
 
-// removeObjects deletes the objects this run wrote, by their keys, and
+// removeObjects deletes the objects this host wrote, by their keys, and
 // nothing else: the description (host 0), then the files; on file-system
 // stores also the prefix's directory, once empty.
 func (r *run) removeObjects() {
-	keys := []string{markerName}
+	var keys []string
+	if r.o.Host == 0 {
+		keys = append(keys, markerName)
+	}
 	for _, f := range r.o.ownFiles(r.ds.Files) {
 		keys = append(keys, r.ds.Key(f))
 	}

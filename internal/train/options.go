@@ -48,7 +48,8 @@ type Options struct {
 
 	// The fields below serve a run on many hosts (fsbench agent). RunDir
 	// is the run's directory, shared by the hosts, in which the dataset is
-	// made (it may exist); Host is this host's index of Hosts. Ranks are
+	// made (it may exist), or with Storage its key prefix (ending in "/",
+	// which every host claims before any host writes); Host is this host's index of Hosts. Ranks are
 	// numbered across hosts: host h runs ranks h*Accelerators and on.
 	RunDir string `json:"-"`
 	Host   int    `json:"-"`

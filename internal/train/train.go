@@ -202,11 +202,13 @@ func (r *run) removeDir(dir string) {
 // finishDataset marks the dataset complete (for --keep and --dataset)
 // and drops it from the caches before training.
 func (r *run) finishDataset(ctx context.Context) error {
-	if r.store != nil {
+	switch {
+	case r.o.Host != 0: // host 0 describes the dataset
+	case r.store != nil:
 		if err := r.ds.putMarker(ctx, r.store); err != nil {
 			return err
 		}
-	} else if r.o.Host == 0 {
+	default:
 		if err := r.ds.writeMarker(); err != nil {
 			return err
 		}

@@ -3,9 +3,14 @@ package uring
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -117,4 +122,91 @@ func TestWhy(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || !strings.HasSuffix(err.Error(), "; use --ioengine sync") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("explain: %q", err)
 	}
+}
+
+// A held wait (SetHold) keeps its P while the kernel waits: Go counts
+// its goroutine as running Go code, where the usual entry counts it in a
+// system call. It does not keep the world from stopping: the signal Go
+// sends to stop it for a garbage collection ends the wait. The read
+// waited for, from an empty pipe, completes only after the collection. A
+// wait that kept the world from stopping would hang the collection, and
+// the test with it (to go test's -timeout): while the world is stopping,
+// no timer of this process fires.
+func TestHeldWait(t *testing.T) {
+	for _, hold := range []bool{true, false} {
+		base := notInGo()
+		w := startPipeWait(t, hold)
+		if got, want := notInGo()-base, map[bool]uint64{true: 0, false: 1}[hold]; got != want {
+			t.Errorf("hold %v: %d more goroutines outside Go code during the wait, want %d", hold, got, want)
+		}
+		runtime.GC()
+		select {
+		case res := <-w.done:
+			t.Fatalf("hold %v: the wait ended with result %d before anything was written", hold, res)
+		default:
+		}
+		unix.Write(w.pipe[1], []byte{1})
+		if res := <-w.done; res != 1 {
+			t.Errorf("hold %v: read from the pipe: result %d, want 1", hold, res)
+		}
+	}
+}
+
+type pipeWait struct {
+	pipe [2]int
+	done chan int32
+}
+
+// startPipeWait starts a goroutine that reads a byte from an empty pipe
+// through a ring and waits for the completion, and returns once that
+// goroutine's thread is in io_uring_enter.
+func startPipeWait(t *testing.T, hold bool) *pipeWait {
+	w := &pipeWait{done: make(chan int32, 1)}
+	if err := unix.Pipe(w.pipe[:]); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(w.pipe[0]); unix.Close(w.pipe[1]) })
+	r, err := New(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	r.SetHold(hold)
+	buf := make([]byte, 1)
+	r.Prep(false, w.pipe[0], buf, -1, 7)
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid <- unix.Gettid()
+		res := int32(-1)
+		for {
+			if err := r.Enter(1, 0); err != nil {
+				t.Error(err)
+				break
+			}
+			if r.Reap(func(_ uint64, got int32) { res = got }) > 0 {
+				break
+			}
+		}
+		w.done <- res
+	}()
+	inEnter := fmt.Sprintf("%d ", unix.SYS_IO_URING_ENTER)
+	sysfile := fmt.Sprintf("/proc/self/task/%d/syscall", <-tid)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if b, _ := os.ReadFile(sysfile); strings.HasPrefix(string(b), inEnter) {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting thread never entered io_uring_enter")
+		}
+	}
+}
+
+// notInGo is how many goroutines Go counts as outside Go code (in system
+// calls).
+func notInGo() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines/not-in-go:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -21,6 +21,8 @@ func New(entries uint32) (*Ring, error) {
 
 func (r *Ring) Close() error                                                     { return nil }
 func (r *Ring) RegisterBuffer(buf []byte) bool                                   { return false }
+func (r *Ring) SetHold(on bool)                                                  {}
+func (r *Ring) Holds() bool                                                      { return false }
 func (r *Ring) Free() int                                                        { return 0 }
 func (r *Ring) Prep(write bool, fd int, buf []byte, off int64, data uint64) bool { return false }
 func (r *Ring) Enter(wait uint32, timeout time.Duration) error                   { return ErrUnavailable }

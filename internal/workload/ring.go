@@ -12,6 +12,7 @@ package workload
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -93,6 +94,9 @@ func (e *Engine) setupRing(f *files, p *Phase, need int64) error {
 		return err
 	}
 	q.ring = r
+	// A worker with a P of its own (raiseProcs) keeps it while the kernel
+	// waits, as fio's thread does (uring.Ring.SetHold).
+	r.SetHold(runtime.GOMAXPROCS(0) > e.cfg.Workers)
 	q.slot = int(need)
 	q.bufs = e.buffer(q.bufs, int64(d)*need)
 	r.RegisterBuffer(q.bufs[:d*q.slot])

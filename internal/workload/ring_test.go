@@ -5,6 +5,7 @@ package workload
 import (
 	"context"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -120,5 +121,28 @@ func TestRingWritesReadBySync(t *testing.T) {
 	bad.IODepth = 4
 	if _, err := e.Run(context.Background(), bad); err == nil {
 		t.Fatal("depth 4 with the sync engine: no error")
+	}
+}
+
+// A worker keeps its P in the ring's waits (uring.Ring.SetHold) when it
+// has one to itself, and only then: with more workers than Ps a held P
+// would keep the others from running.
+func TestRingHoldsPOnlyWithOneEach(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		workers, procs int
+		hold           bool
+	}{{1, 2, true}, {3, 4, true}, {2, 2, false}, {4, 2, false}} {
+		runtime.GOMAXPROCS(c.procs)
+		e := New(Config{Dir: t.TempDir(), Workers: c.workers}, 64<<10)
+		f := &files{}
+		p := &Phase{Kind: Read, IOEngine: IOUring, IODepth: 4}
+		if err := e.setupRing(f, p, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.q.ring.Holds(); got != c.hold {
+			t.Errorf("%d workers, GOMAXPROCS %d: ring holds its P %v, want %v", c.workers, c.procs, got, c.hold)
+		}
+		f.q.ring.Close()
 	}
 }

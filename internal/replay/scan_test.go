@@ -1,0 +1,54 @@
+package replay
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// TestDecimalAsParseFloat: decimal reads every number to the value
+// strconv.ParseFloat gives, and refuses what it refuses.
+func TestDecimalAsParseFloat(t *testing.T) {
+	in := []string{"", ".", "5.", ".5", "0", "00.000", "1e5", "0x1p-2", "+1", "-1", "inf", "NaN", "1_0", "1..2",
+		"1795570281.950820", "9007199254740993", "9007199254740993.5", "0.0000000000000000000000001",
+		"12345678901234567890123", "1.2.3", " 1", "0.000059", "99999999999999999999.9"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		b := make([]byte, 1+r.IntN(24))
+		for i := range b {
+			b[i] = byte('0' + r.IntN(10))
+		}
+		if r.IntN(4) > 0 {
+			b[r.IntN(len(b))] = '.'
+		}
+		in = append(in, string(b))
+	}
+	for _, s := range in {
+		want, err := strconv.ParseFloat(s, 64)
+		got, ok := decimal([]byte(s))
+		if ok != (err == nil) || ok && math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("decimal(%q) = %v, %v; ParseFloat: %v, %v", s, got, ok, want, err)
+		}
+	}
+}
+
+// TestScanAsBytes: lastIndex and indexAngle find what bytes.LastIndex and
+// bytes.Index find.
+func TestScanAsBytes(t *testing.T) {
+	lines := []string{"", "<", " <", "a <b <c", `read(3</a>, "x <y", 4) = 4 <0.1>`, ") = ) =  <", "x <unfinished ...>",
+		`3 <unfinished ...> <unfinished ...>`, "<<< <un"}
+	for _, l := range lines {
+		for _, sep := range []string{" <", ") = ", " <unfinished ...>"} {
+			if got, want := lastIndex([]byte(l), sep), bytes.LastIndex([]byte(l), []byte(sep)); got != want {
+				t.Errorf("lastIndex(%q, %q) = %d, want %d", l, sep, got, want)
+			}
+			if sep[0] == ' ' && sep[1] == '<' {
+				if got, want := indexAngle([]byte(l), sep), bytes.Index([]byte(l), []byte(sep)); got != want {
+					t.Errorf("indexAngle(%q, %q) = %d, want %d", l, sep, got, want)
+				}
+			}
+		}
+	}
+}
