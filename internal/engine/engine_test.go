@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -290,4 +291,31 @@ func TestFailedBeforeStart(t *testing.T) {
 			t.Errorf("%s: result %+v", p.Name, r)
 		}
 	}
+}
+
+// TestCollectsBeforeStart: a phase starts after a garbage collection that
+// began once its workers were set up, so no collection its preparation
+// called for runs during the operations timed.
+func TestCollectsBeforeStart(t *testing.T) {
+	e := New(2)
+	var setUp, first atomic.Uint32
+	var once sync.Once
+	_, err := e.Run(context.Background(), Phase{Name: "gc", Tasks: 4,
+		Setup: func(w *Worker) error { setUp.Store(gcCycles()); return nil },
+		Do: func(w *Worker, task, pass int) error {
+			once.Do(func() { first.Store(gcCycles()) })
+			return op(1)(w, task, pass)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Load() <= setUp.Load() {
+		t.Fatalf("no collection between the workers' setup (cycle %d) and the first operation (cycle %d)", setUp.Load(), first.Load())
+	}
+}
+
+func gcCycles() uint32 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.NumGC
 }

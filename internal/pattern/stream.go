@@ -115,11 +115,14 @@ func (p *Pattern) NewStream(buf []byte, maxBlock int) *Stream {
 func StreamLen(maxBlock int) int { return streamBase + maxBlock }
 
 // Block returns the content of n bytes of id from off on, as a slice of
-// the stream's buffer that is valid until the next call. ok is false when
-// id is not a stream identity, off is not on a 4 KiB boundary or n is
-// larger than the stream's maxBlock: make the block with Fill then.
+// the stream's buffer that is valid until the next call. Any offset is
+// served: a block starts in the buffer where off falls within 4 KiB, so it
+// is as aligned as off is, up to 4 KiB (what O_DIRECT needs), and an
+// unaligned transfer such as IOR's 47,008 bytes is not made anew either.
+// ok is false when id is not a stream identity or n is larger than the
+// stream's maxBlock: make the block with Fill then.
 func (s *Stream) Block(id uint64, off int64, n int) (b []byte, ok bool) {
-	if s == nil || !IsStream(id) || off%block != 0 || n > s.maxBlock || n < 0 {
+	if s == nil || !IsStream(id) || off < 0 || n > s.maxBlock || n < 0 {
 		return nil, false
 	}
 	pos := (streamStart(id) + uint64(off)) % streamBase

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 func TestSized(t *testing.T) {
@@ -25,8 +26,10 @@ func TestSized(t *testing.T) {
 
 // TestStreamBlockIsFill: every block a Stream hands out is what Fill
 // makes for the same file and offset, over many files, offsets past the
-// base's period, sizes that end inside a stamp or a block, in an order
-// that reuses the same part of the stream's buffer for different files.
+// base's period and off 4 KiB boundaries, sizes that end inside a stamp or
+// a block, in an order that reuses the same part of the stream's buffer
+// for different files; and a block sits in the buffer as aligned as its
+// offset is (within 4 KiB), which O_DIRECT relies on.
 func TestStreamBlockIsFill(t *testing.T) {
 	p := New(5)
 	const maxBlock = 1 << 20
@@ -38,10 +41,16 @@ func TestStreamBlockIsFill(t *testing.T) {
 	for i := range 400 {
 		id := ids[r.IntN(len(ids))]
 		off := int64(r.IntN(1<<20)) * block // up to 4 GiB
+		if i%3 == 1 {
+			off += int64(1 + r.IntN(block-1)) // unaligned, as IOR's 47,008-byte transfers
+		}
 		n := sizes[i%len(sizes)]
 		got, ok := s.Block(id, off, n)
 		if !ok {
 			t.Fatalf("Block(%x, %d, %d) refused", id, off, n)
+		}
+		if n > 0 && int64(addr(got)-addr(s.buf))%block != off%block {
+			t.Fatalf("Block(%x, %d, %d) starts at %d of its 4 KiB", id, off, n, int64(addr(got)-addr(s.buf))%block)
 		}
 		p.Fill(want[:n], id, off)
 		if !bytes.Equal(got, want[:n]) {
@@ -49,6 +58,8 @@ func TestStreamBlockIsFill(t *testing.T) {
 		}
 	}
 }
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 func firstDiff(a, b []byte) int {
 	for i := range min(len(a), len(b)) {
@@ -67,7 +78,7 @@ func TestStreamBlockRefuses(t *testing.T) {
 		id  uint64
 		off int64
 		n   int
-	}{{p.ID("f"), 0, 4096}, {big, 100, 4096}, {big, 0, 8193}} {
+	}{{p.ID("f"), 0, 4096}, {p.ID("f"), 100, 4096}, {big, 0, 8193}, {big, -1, 4096}} {
 		if _, ok := s.Block(c.id, c.off, c.n); ok {
 			t.Errorf("Block(%x, %d, %d) accepted", c.id, c.off, c.n)
 		}
@@ -140,4 +151,27 @@ func BenchmarkStreamGiB(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/GiB")
+}
+
+// BenchmarkHardTransfer is what making one of IOR's 47,008-byte
+// transfers of a big shared file costs: taken from a stream (Block), or
+// made in a buffer (Fill), as every transfer off a 4 KiB boundary was.
+func BenchmarkHardTransfer(b *testing.B) {
+	const xfer = 47008
+	p := New(1)
+	id := Sized(p.ID("ior_file_hard"), 1<<30)
+	s := p.NewStream(make([]byte, StreamLen(2<<20)), 2<<20)
+	buf := make([]byte, xfer)
+	b.Run("stream", func(b *testing.B) {
+		b.SetBytes(xfer)
+		for i := int64(0); b.Loop(); i++ {
+			s.Block(id, i*xfer, xfer)
+		}
+	})
+	b.Run("fill", func(b *testing.B) {
+		b.SetBytes(xfer)
+		for i := int64(0); b.Loop(); i++ {
+			p.Fill(buf, id, i*xfer)
+		}
+	})
 }

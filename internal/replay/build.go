@@ -68,11 +68,21 @@ type builder struct {
 	lastPID    uint32
 	lastStream int32
 	lastClass  int16 // class's last answer
+	// lat records each class's recorded latencies while the log is read,
+	// added to its Histogram once at the end: a Recorder counts a value
+	// in a few instructions, where a Histogram's record costs more.
+	lat []*metrics.Recorder
 	// sizes holds, per recorded pid, how many lines of the log it has: a
 	// bound on its stream's operations, so that each stream's slice is
 	// allocated once rather than grown (and copied) as the log is read.
 	sizes map[uint32]int32
-	ids   map[string]int32 // paths -> their index in Trace.paths
+	// base is the start of the log's first entry, as the first pass read
+	// it: an operation's Start is kept relative to it, so that finish
+	// only goes over the operations again when the first operation is
+	// not that entry's (a skipped line, or strace's, whose times the
+	// first pass does not read).
+	base int64
+	ids  map[string]int32 // paths -> their index in Trace.paths
 }
 
 type dentry struct {
@@ -256,7 +266,7 @@ func (b *builder) touchHandle(h int32, r ref, change bool) {
 // commit appends the operation to its stream, with the dependencies
 // collected since the last commit, and counts it in its class.
 func (b *builder) commit(p *pending, s int32) {
-	op := p.op
+	op := &p.op // p's: the operation is copied once, into its stream
 	op.depLo = int32(len(b.t.deps))
 	for _, d := range b.deps {
 		b.t.deps = append(b.t.deps, d)
@@ -271,7 +281,7 @@ func (b *builder) commit(p *pending, s int32) {
 	} else {
 		c.Ops++
 		c.Bytes += op.Done
-		c.Latency.Record(op.RecLatency)
+		b.lat[op.class].Record(op.RecLatency)
 	}
 	start := p.end - int64(op.RecLatency)
 	if !b.any || start < b.first {
@@ -281,8 +291,8 @@ func (b *builder) commit(p *pending, s int32) {
 		b.last = p.end
 	}
 	b.any = true
-	op.Start = start // made relative to the first operation in finish
-	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, op)
+	op.Start = start - b.base // made relative to the first operation in finish
+	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, *op)
 }
 
 func (b *builder) class(name string) int16 {
@@ -296,6 +306,7 @@ func (b *builder) class(name string) int16 {
 	c := int16(len(b.t.Classes))
 	b.classes[name] = c
 	b.t.Classes = append(b.t.Classes, Class{Name: name, Latency: metrics.NewHistogram()})
+	b.lat = append(b.lat, new(metrics.Recorder))
 	b.lastClass = c
 	return c
 }
@@ -471,14 +482,19 @@ func (b *builder) grow(n int32, size int64) {
 // first operation, and the trace's span.
 func (b *builder) finish() *Trace {
 	t := b.t
-	for i := range t.Streams {
-		ops := t.Streams[i].Ops
-		for j := range ops {
-			ops[j].Start -= b.first
+	if d := b.first - b.base; d != 0 {
+		for i := range t.Streams {
+			ops := t.Streams[i].Ops
+			for j := range ops {
+				ops[j].Start -= d
+			}
 		}
 	}
 	if b.any {
 		t.Span = time.Duration(b.last - b.first)
+	}
+	for i := range t.Classes {
+		t.Classes[i].Latency.Add(b.lat[i])
 	}
 	t.Handles = len(b.handles)
 	b.closeLost()

@@ -17,6 +17,15 @@ type fsb struct {
 	b     *builder
 	open  map[streamPath]int32 // a stream's open handle of a path
 	paths map[string]int32     // path -> node, for the paths seen
+	// lastPath and lastNode are node's last answer, while lastOK: a
+	// path of paths and its node (a log's consecutive lines often name
+	// one file).
+	lastPath string
+	lastNode int32
+	lastOK   bool
+	// opened holds, per stream, the handle of the path it opened last
+	// while it is open (the entry of open): its reads and writes follow.
+	opened []openPath
 	// paths2 and rest are pathArgs's, reused from line to line.
 	paths2 []string
 	rest   [][]byte
@@ -25,6 +34,12 @@ type fsb struct {
 type streamPath struct {
 	stream int32
 	path   string
+}
+
+type openPath struct {
+	path string
+	h    int32
+	ok   bool
 }
 
 func newFSB(b *builder) *fsb {
@@ -90,10 +105,55 @@ func (f *fsb) pathArgs(args []byte) (paths []string, rest [][]byte, ok bool) {
 // path may be a passing string (over a line, or a buffer): the map keeps
 // a copy.
 func (f *fsb) node(path string) int32 {
-	if n, ok := f.paths[path]; ok {
+	if f.lastOK && path == f.lastPath {
+		return f.lastNode
+	}
+	n, ok := f.paths[path]
+	if !ok {
+		path = strings.Clone(path)
+		n = f.newNode(path)
+	} else if nd := &f.b.nodes[n]; nd.path == path {
+		path = nd.path // a string of the builder's, not over a line
+	} else {
 		return n
 	}
-	return f.newNode(strings.Clone(path))
+	f.lastPath, f.lastNode, f.lastOK = path, n, true
+	return n
+}
+
+// forget takes path out of paths.
+func (f *fsb) forget(path string) {
+	delete(f.paths, path)
+	f.lastOK = false
+}
+
+// setOpen records h as stream s's open handle of path, a string of its
+// own.
+func (f *fsb) setOpen(s int32, path string, h int32) {
+	f.open[streamPath{s, path}] = h
+	for int(s) >= len(f.opened) {
+		f.opened = append(f.opened, openPath{})
+	}
+	f.opened[s] = openPath{path, h, true}
+}
+
+// openOf is stream s's open handle of path.
+func (f *fsb) openOf(s int32, path string) (int32, bool) {
+	if int(s) < len(f.opened) {
+		if o := f.opened[s]; o.ok && o.path == path {
+			return o.h, true
+		}
+	}
+	h, ok := f.open[streamPath{s, path}]
+	return h, ok
+}
+
+// closeOpen takes stream s's open handle of path out of open.
+func (f *fsb) closeOpen(s int32, path string) {
+	delete(f.open, streamPath{s, path})
+	if int(s) < len(f.opened) && f.opened[s].path == path {
+		f.opened[s].ok = false
+	}
 }
 
 // newNode is node for a path of the map's own, not yet in it.
@@ -156,7 +216,7 @@ func (f *fsb) add(e *accesslog.Entry, p *pending) bool {
 			}
 			b.removedBy(n, r)
 			b.unlinkName(n)
-			delete(f.paths, paths[0])
+			f.forget(paths[0])
 		}
 		b.touchNode(parent, r, false)
 		b.touchNode(n, r, true)
@@ -189,7 +249,7 @@ func (f *fsb) openHandle(r ref, path string, failed bool) int32 {
 		return -1
 	}
 	h := f.b.newHandle(f.paths[path])
-	f.open[streamPath{r.stream, strings.Clone(path)}] = h
+	f.setOpen(r.stream, strings.Clone(path), h)
 	f.b.touchHandle(h, r, true)
 	return h
 }
@@ -202,11 +262,10 @@ func (f *fsb) byHandle(e *accesslog.Entry, rest [][]byte, path string, n int32, 
 	if (p.name == "read" || p.name == "write") && len(rest) < 2 {
 		return false
 	}
-	key := streamPath{s, path}
-	h, ok := f.open[key]
+	h, ok := f.openOf(s, path)
 	if !ok {
 		h = b.newHandle(n)
-		f.open[streamPath{s, strings.Clone(path)}] = h
+		f.setOpen(s, strings.Clone(path), h)
 	}
 	op.handle = h
 	f.needed(n, false, p)
@@ -231,7 +290,7 @@ func (f *fsb) byHandle(e *accesslog.Entry, rest [][]byte, path string, n int32, 
 	case "close":
 		op.act = actClose
 		b.handles[h].closed = true
-		delete(f.open, key)
+		f.closeOpen(s, path)
 	}
 	b.touchNode(n, r, change)
 	b.touchHandle(h, r, p.name == "close")
@@ -255,7 +314,7 @@ func (f *fsb) rename(paths []string, n int32, p *pending, s int32, r ref) bool {
 		b.need(n, false, op)
 		nd := b.nodes[dst]
 		b.move(n, to, nd.name)
-		delete(f.paths, paths[0])
+		f.forget(paths[0])
 		f.paths[strings.Clone(paths[1])] = n
 	}
 	b.commit(p, s)

@@ -26,6 +26,42 @@ type jfs struct {
 	inos map[uint64]int32 // inode -> node
 	fhs  map[uint64]int32 // recorded fh -> handle
 	dirs map[int32]int32  // node -> its directory handle
+	// ino and fh are the last entries of inos and fhs used: a log's
+	// consecutive lines often name one file and one handle.
+	ino, fh last64
+}
+
+// last64 is one entry of a map of uint64 keys, while ok.
+type last64 struct {
+	k  uint64
+	v  int32
+	ok bool
+}
+
+// get is the value of k in m.
+func (c *last64) get(m map[uint64]int32, k uint64) (int32, bool) {
+	if c.ok && c.k == k {
+		return c.v, true
+	}
+	v, ok := m[k]
+	if ok {
+		*c = last64{k, v, true}
+	}
+	return v, ok
+}
+
+// set sets k to v in m.
+func (c *last64) set(m map[uint64]int32, k uint64, v int32) {
+	m[k] = v
+	*c = last64{k, v, true}
+}
+
+// del deletes k from m.
+func (c *last64) del(m map[uint64]int32, k uint64) {
+	delete(m, k)
+	if c.k == k {
+		c.ok = false
+	}
 }
 
 func newJFS(b *builder) *jfs {
@@ -74,11 +110,11 @@ func num(b []byte) (uint64, bool) {
 // node is the node of an inode, named after it below the run directory
 // when the log never gave it a name.
 func (j *jfs) node(ino uint64) int32 {
-	if n, ok := j.inos[ino]; ok {
+	if n, ok := j.ino.get(j.inos, ino); ok {
 		return n
 	}
 	n := j.b.child(root, "ino-"+strconv.FormatUint(ino, 10))
-	j.inos[ino] = n
+	j.ino.set(j.inos, ino, n)
 	return n
 }
 
@@ -86,11 +122,11 @@ func (j *jfs) node(ino uint64) int32 {
 // shows it.
 func (j *jfs) name(ino uint64, parent int32, name string) int32 {
 	n := j.b.child(parent, name)
-	if old, ok := j.inos[ino]; ok && old != n && !j.b.nodes[old].seen {
+	if old, ok := j.ino.get(j.inos, ino); ok && old != n && !j.b.nodes[old].seen {
 		// Named only by its inode so far, never used: the name wins.
 		delete(j.b.dentries, dentry{root, j.b.nodes[old].name})
 	}
-	j.inos[ino] = n
+	j.ino.set(j.inos, ino, n)
 	return n
 }
 
@@ -282,7 +318,7 @@ func (j *jfs) openHandle(n int32, rest []byte, failed bool) int32 {
 	}
 	h := j.b.newHandle(n)
 	if v, ok := fh(rest); ok {
-		j.fhs[v] = h
+		j.fh.set(j.fhs, v, h)
 	}
 	return h
 }
@@ -437,12 +473,12 @@ func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) b
 	}
 	b := j.b
 	n := j.node(ino)
-	h, ok := j.fhs[v]
+	h, ok := j.fh.get(j.fhs, v)
 	if !ok {
 		// Opened before the recording started: the replay opens it
 		// before its first use.
 		h = b.newHandle(n)
-		j.fhs[v] = h
+		j.fh.set(j.fhs, v, h)
 	}
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
@@ -470,7 +506,7 @@ func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) b
 	case "release":
 		op.act, change = actClose, true
 		b.handles[h].closed = true
-		delete(j.fhs, v)
+		j.fh.del(j.fhs, v)
 	}
 	b.touchNode(n, r, change)
 	b.touchHandle(h, r, p.name == "release")

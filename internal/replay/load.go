@@ -87,28 +87,38 @@ const (
 	kindStrace           // a line of strace's output
 	kindBlank            // a blank or keep-alive line
 	kindMalformed        // anything else, a line too long included
+	// kindLongEntry is an entry longer than the spans of a rec reach:
+	// parsed again by the second pass.
+	kindLongEntry
 )
 
 // rec is one line of the log as the first pass read it: where it is in
 // the log and, for an entry, its parse, its fields as offsets in the
 // line. It holds no pointer, so that a million of them cost the collector
-// nothing, and the second pass does not parse the line again.
+// nothing, and the second pass does not parse the line again. It is 56
+// bytes: a log's recs are written by the first pass and read back by the
+// second, a million lines' worth through memory.
 type rec struct {
-	off, n int // the line: data[off:off+n]
-	time   int64
-	lat    time.Duration
-	pid    uint32
-	kind   uint8
-	f      [8]uint32 // op, args, rest and status: start and end in the line
+	off  int // the line: data[off:off+n]
+	time int64
+	lat  time.Duration
+	n    uint32 // maxLine+1 at most
+	pid  uint32
+	f    [8]uint16 // op, args, rest and status: start and end in the line
+	kind uint8
 }
 
+// maxSpan is the longest line whose parse a rec holds: longer entries
+// are kindLongEntry.
+const maxSpan = 1<<16 - 1
+
 // span is where sub, a part of line, is in it.
-func span(line, sub []byte) (uint32, uint32) {
+func span(line, sub []byte) (uint16, uint16) {
 	if len(sub) == 0 {
 		return 0, 0
 	}
 	i := cap(line) - cap(sub)
-	return uint32(i), uint32(i + len(sub))
+	return uint16(i), uint16(i + len(sub))
 }
 
 // entry is the parse of an entry rec made by the first pass.
@@ -129,6 +139,8 @@ func read(p *accesslog.Parser, e *accesslog.Entry, line []byte, r *rec) {
 		r.kind, r.pid = kindStrace, uint32(pid)
 	default:
 		switch err := p.Parse(line, e); {
+		case err == nil && len(line) > maxSpan:
+			r.kind, r.time, r.pid, r.lat = kindLongEntry, e.Time, e.PID, e.Latency
 		case err == nil:
 			r.kind, r.time, r.pid, r.lat = kindEntry, e.Time, e.PID, e.Latency
 			r.f[0], r.f[1] = span(line, e.Op)
@@ -175,25 +187,33 @@ func readLines(data []byte, parts int) []rec {
 	}
 	recs := make([]rec, first[parts])
 	var wg sync.WaitGroup
+	panics := make([]any, parts)
 	for i := range parts {
-		wg.Go(func() {
-			p, e := accesslog.NewParser(nil), &accesslog.Entry{}
-			k := first[i]
-			for off, end := bounds[i], bounds[i+1]; off < end; k++ {
-				n := bytes.IndexByte(data[off:end], '\n')
-				next := off + n + 1
-				if n < 0 {
-					n, next = end-off, end
-				}
-				r := &recs[k]
-				r.off, r.n = off, n
-				read(p, e, data[off:off+n:len(data)], r)
-				off = next
-			}
-		})
+		wg.Go(func() { panics[i] = reraise(func() { readPiece(data, recs, bounds[i], bounds[i+1], first[i]) }) })
 	}
 	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
 	return recs
+}
+
+// readPiece reads the lines of data[off:end] into recs from k on.
+func readPiece(data []byte, recs []rec, off, end, k int) {
+	p, e := accesslog.NewParser(nil), &accesslog.Entry{}
+	for ; off < end; k++ {
+		n := bytes.IndexByte(data[off:end], '\n')
+		next := off + n + 1
+		if n < 0 {
+			n, next = end-off, end
+		}
+		r := &recs[k]
+		r.off, r.n = off, uint32(min(n, maxLine+1))
+		read(p, e, data[off:off+n:len(data)], r)
+		off = next
+	}
 }
 
 // order reads the lines of data and returns them with the order to take
@@ -205,6 +225,7 @@ func readLines(data []byte, parts int) []rec {
 func (l *loader) order(data []byte) ([]rec, []int) {
 	recs := readLines(data, min(runtime.GOMAXPROCS(0), max(1, len(data)/minChunk)))
 	sorted, last := true, int64(math.MinInt64)
+	base := int64(math.MaxInt64) // the first entry's start
 	// count counts the lines of a pid in sizes, a run of one pid's lines
 	// at a time.
 	pid, run := uint32(0), int32(0)
@@ -222,18 +243,22 @@ func (l *loader) order(data []byte) ([]rec, []int) {
 		case kindStrace:
 			count(r.pid)
 			r.time = last
-		case kindEntry:
+		case kindEntry, kindLongEntry:
 			count(r.pid)
 			if r.time < last {
 				sorted = false
 			}
 			last = r.time
+			base = min(base, r.time-int64(r.lat))
 		default:
 			r.time = last
 		}
 	}
 	if run > 0 {
 		l.b.sizes[pid] += run
+	}
+	if base != math.MaxInt64 {
+		l.b.base = base
 	}
 	if sorted {
 		return recs, nil
@@ -343,7 +368,7 @@ func newLoader() *loader {
 func (l *loader) line(data []byte, r *rec) {
 	sk := &l.b.t.Skipped
 	sk.Lines++
-	line := data[r.off : r.off+r.n]
+	line := data[r.off : r.off+int(r.n)]
 	switch r.kind {
 	case kindMalformed:
 		sk.Malformed++
@@ -360,9 +385,18 @@ func (l *loader) line(data []byte, r *rec) {
 		return
 	}
 	e := &l.e
-	r.entry(line, e)
+	if r.kind == kindLongEntry {
+		if l.p == nil {
+			l.p = accesslog.NewParser(nil)
+		}
+		_ = l.p.Parse(line, e) // as the first pass did
+	} else {
+		r.entry(line, e)
+	}
 	name := l.intern(e.Op)
-	p := pending{op: Op{handle: -1, prep: -1, RecLatency: e.Latency}, pid: e.PID, name: name, end: e.Time}
+	var p pending // set field by field: a literal is built aside and copied
+	p.op.handle, p.op.prep, p.op.RecLatency = -1, -1, e.Latency
+	p.pid, p.name, p.end = e.PID, name, e.Time
 	if !e.OK() {
 		p.failed = true
 		p.op.errno = errOther
@@ -431,8 +465,9 @@ func (l *loader) strace(line []byte) {
 		return
 	}
 	name := c.name // interned by parseCall
-	p := pending{op: Op{handle: -1, prep: -1, RecLatency: c.lat, errno: c.errno}, pid: c.pid, name: name,
-		end: c.start + int64(c.lat), failed: c.errno != 0}
+	var p pending
+	p.op.handle, p.op.prep, p.op.RecLatency, p.op.errno = -1, -1, c.lat, c.errno
+	p.pid, p.name, p.end, p.failed = c.pid, name, c.start+int64(c.lat), c.errno != 0
 	added, virtual := l.st.add(&c, &p)
 	switch {
 	case virtual:

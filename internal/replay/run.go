@@ -82,19 +82,26 @@ func ReadLogPart(path string, part, parts int) (*Trace, error) {
 		return nil, &badInput{fmt.Errorf("open log: %w", err)}
 	}
 	defer f.Close()
-	r, err := profile.Decompress(f)
-	if err != nil {
+	data, mapped := mapLog(f)
+	if mapped {
+		defer func() { _ = unix.Munmap(data) }()
+	} else if data, err = readLog(f); err != nil {
 		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
 	}
-	data, err := readAll(f, r)
-	if err != nil {
-		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
-	}
-	t, err := loadPart(data, part, parts)
+	t, err := loadMapped(data, part, parts)
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("log %s: %w", path, err)}
 	}
 	return t, nil
+}
+
+// readLog reads the log in f, decompressed.
+func readLog(f *os.File) ([]byte, error) {
+	r, err := profile.Decompress(f)
+	if err != nil {
+		return nil, err
+	}
+	return readAll(f, r)
 }
 
 // readAll reads what r decompresses of f into a buffer sized from f's

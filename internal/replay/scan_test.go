@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -49,6 +50,23 @@ func TestScanAsBytes(t *testing.T) {
 					t.Errorf("indexAngle(%q, %q) = %d, want %d", l, sep, got, want)
 				}
 			}
+		}
+	}
+}
+
+// splitArgs splits at the commas outside strings (escaped quotes
+// included), brackets, braces and the paths strace shows in angles.
+func TestSplitArgs(t *testing.T) {
+	for in, want := range map[string][]string{
+		`3</w/a,b>, "x\",y"..., 16384`:                               {`3</w/a,b>`, `"x\",y"...`, `16384`},
+		`AT_FDCWD</w>, "/w/f", {st_mode=S_IFREG|0644, ...}, 0`:       {`AT_FDCWD</w>`, `"/w/f"`, `{st_mode=S_IFREG|0644, ...}`, `0`},
+		`[{iov_base="a,b", iov_len=3}, {iov_base="", iov_len=0}], 2`: {`[{iov_base="a,b", iov_len=3}, {iov_base="", iov_len=0}]`, `2`},
+		` 5 `: {`5`},
+		``:    nil,
+		`a,`:  {`a`, ``},
+	} {
+		if got := splitArgs(nil, in); !slices.Equal(got, want) {
+			t.Errorf("splitArgs(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -185,23 +185,46 @@ func seconds(b []byte) (time.Duration, bool) {
 	return time.Duration(v * 1e9), true
 }
 
+// Classes of the bytes of strace's arguments, for splitArgs.
+const (
+	argPlain = iota
+	argQuote
+	argOpen
+	argClose
+	argComma
+)
+
+// argClass classes each byte, so that splitArgs's loop passes over the
+// plain ones (most of them) with one load and one test.
+var argClass = func() (t [256]uint8) {
+	t['"'], t[','] = argQuote, argComma
+	for _, c := range "[{(<" {
+		t[c] = argOpen
+	}
+	for _, c := range "]})>" {
+		t[c] = argClose
+	}
+	return t
+}()
+
 // splitArgs splits strace's arguments at the commas outside strings,
 // brackets, braces and paths, appending them to out.
 func splitArgs(out []string, s string) []string {
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '"':
+		switch argClass[s[i]] {
+		case argPlain:
+		case argQuote:
 			for i++; i < len(s) && s[i] != '"'; i++ {
 				if s[i] == '\\' {
 					i++
 				}
 			}
-		case '[', '{', '(', '<':
+		case argOpen:
 			depth++
-		case ']', '}', ')', '>':
+		case argClose:
 			depth--
-		case ',':
+		default:
 			if depth == 0 {
 				out = append(out, strings.TrimSpace(s[start:i]))
 				start = i + 1
@@ -410,7 +433,7 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 			}
 			b.removedBy(n, r)
 			b.unlinkName(n)
-			delete(s.f.paths, pth)
+			s.f.forget(pth)
 		}
 		b.touchNode(n, r, true)
 	case actMkdir:

@@ -18,8 +18,10 @@ fsbench=${FSBENCH:-$here/bin/fsbench}
 ior=$ior_dir/src/ior
 mdtest=$ior_dir/src/mdtest
 mpirun=(mpirun --allow-run-as-root --oversubscribe)
-# The same amounts a rank on both sides.
-easy_mib=32 hard_segs=1000 easy_files=2000 hard_files=1000
+# The same amounts a rank on both sides; EASY_MIB, HARD_SEGS, EASY_FILES
+# and HARD_FILES set others (phases of a few milliseconds, as the defaults
+# make on tmpfs, time their start and end more than their operations).
+easy_mib=${EASY_MIB:-32} hard_segs=${HARD_SEGS:-1000} easy_files=${EASY_FILES:-2000} hard_files=${HARD_FILES:-1000}
 
 tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
 mount -t tmpfs -o size=3g tmpfs "$tmpfs"
@@ -74,7 +76,7 @@ for fs in tmpfs disk; do
 	done
 done
 
-echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs; raw figures in $out"
+echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
 python3 - "$out" <<'PY'
 import sys, statistics, collections
 v = collections.defaultdict(list)

@@ -319,8 +319,8 @@ func (e *Engine) setup(w *engine.Worker, p *Phase) error {
 	if p.Kind.IsData() || p.Kind == Create {
 		f.buf = e.buffer(f.buf, need)
 	}
-	// Every block a stream hands out starts on a 4 KiB boundary of its
-	// buffer: aligned for O_DIRECT up to that.
+	// A block a stream hands out is as aligned in its buffer as its
+	// offset is in the file, up to 4 KiB: enough for O_DIRECT up to that.
 	stream := (p.FileSize >= pattern.StreamMin || p.Shared != nil && p.Shared.big) && e.align <= 4096
 	switch {
 	case !writes:

@@ -51,8 +51,8 @@ type SharedFile struct {
 	paths   []string // PerRank: each rank's file, by global rank
 	ids     []uint64
 	id      uint64 // the shared file's identity
-	// big files are written as streams (pattern.Sized): blocks on 4 KiB
-	// boundaries come from the worker's stream, not made anew.
+	// big files are written as streams (pattern.Sized): their blocks, at
+	// any offset, come from the worker's stream, not made anew.
 	big bool
 	fds []int // per worker: its open descriptor, -1 when closed
 }
