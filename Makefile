@@ -14,7 +14,7 @@ PODMAN    ?= bash internal/testenv/podman.sh
 
 FUZZTIME  ?= 3s
 
-.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio dlio-compare demo clean docs
+.PHONY: all build image test test-deps unit lint fuzz bench bench-compare bench-fio dlio-compare dlio-s3-compare demo clean docs
 
 all: build
 
@@ -103,6 +103,13 @@ bench-fio: build
 # DLIO_VENV is a Python venv with dlio-benchmark; see docs/training.md.
 dlio-compare: build
 	DLIO_VENV='$(DLIO_VENV)' bash internal/testenv/dlio-compare.sh
+
+# DLIO's object-store reader (s3torchconnector) and `fsbench train --storage
+# minio` on the same unet3d and resnet50 datasets in one local MinIO: AU,
+# client CPU seconds, peak RSS per accelerator count, PAIRS runs alternated.
+# DLIO_VENV is a venv with DLIO's source and s3torchconnector; see docs/training.md.
+dlio-s3-compare: build
+	DLIO_VENV='$(DLIO_VENV)' bash internal/testenv/dlio-s3-compare.sh
 
 # The main job on an embedded default: bench on a temporary local directory.
 demo: build
