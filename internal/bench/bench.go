@@ -131,7 +131,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err != nil {
 		return err
 	}
-	res.Parameters = o.params()
+	res.Parameters, res.Threads = o.params(), o.Threads
 	r.origin = origin.New(abs)
 	r.origin.Direct = o.Direct
 	if err := r.prepare(abs); err != nil {

@@ -87,6 +87,9 @@ func checkComplete(t *testing.T, res *report.Result, o Options) {
 			t.Errorf("%s: implausible measurement %+v", p.Name, p)
 		}
 	}
+	if res.Threads != o.Threads {
+		t.Errorf("result says %d threads, ran %d", res.Threads, o.Threads)
+	}
 	T := int64(o.Threads)
 	big, smallN := o.BigFileSize*T, int64(o.SmallFileCount)*T
 	want := map[string][3]int64{ // ops, items, bytes

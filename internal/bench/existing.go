@@ -133,7 +133,7 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	}
 	r := &benchRun{o: &o, res: res}
 	r.noteSkipped(l)
-	res.Parameters = o.existingParams(len(files), len(l.Files))
+	res.Parameters, res.Threads = o.existingParams(len(files), len(l.Files)), o.Threads
 	var align sysio.Alignment
 	if o.Direct {
 		if align, err = sysio.ProbeDirectRead(filepath.Join(abs, files[0].Name), res.Target.FSType); err == nil {

@@ -118,7 +118,7 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 		}
 		seed = r.tree.Info.Seed
 	}
-	res.Parameters = r.params()
+	res.Parameters, res.Threads = r.params(), r.o.Threads
 
 	var align sysio.Alignment
 	if o.Direct {

@@ -21,11 +21,11 @@ func jobPhase(r *workload.Result, wp *workload.FilePhase, p *jobfile.PhaseSpec, 
 	case kind.IsData():
 		out.Value = out.ThroughputValue()
 	case kind == workload.Create:
-		out.Value = report.Measure{Value: out.ItemsPerSec, Unit: "files/s"}
+		out.Value = report.Measure{Value: out.ItemsPerSec, Unit: report.UnitFilesPerSec}
 	default:
-		out.Value = report.Measure{Value: out.OpsPerSec, Unit: "ops/s"}
+		out.Value = report.Measure{Value: out.OpsPerSec, Unit: report.UnitOpsPerSec}
 	}
-	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/op"}
+	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: report.UnitMsPerOp}
 	out.LatencyOf = latencyOf(*wp, p, fileSize)
 	if s := out.ServiceTime; s != nil {
 		out.LatencyOf += fmt.Sprintf(", response time (service time p50 %s, p99 %s)", units.FormatLatency(s.P50), units.FormatLatency(s.P99))

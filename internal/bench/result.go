@@ -52,10 +52,10 @@ func toPhase(r *workload.Result, wp *workload.FilePhase, o Options) report.Phase
 	switch wp.Name {
 	case "write-big", "read-big", ExistingBig:
 		p.Value = p.ThroughputValue()
-		p.Cost = report.Measure{Value: perFile, Unit: "s/file"}
+		p.Cost = report.Measure{Value: perFile, Unit: report.UnitSecondsPerFile}
 	default:
-		p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "files/s"}
-		p.Cost = report.Measure{Value: perFile * 1000, Unit: "ms/file"}
+		p.Value = report.Measure{Value: p.ItemsPerSec, Unit: report.UnitFilesPerSec}
+		p.Cost = report.Measure{Value: perFile * 1000, Unit: report.UnitMsPerFile}
 	}
 	switch {
 	case wp.Kind == workload.Stat:

@@ -86,7 +86,7 @@ func (r *run) runObjects(ctx context.Context) error {
 	}
 	defer base.Close()
 	r.res.Target = report.Target{Storage: r.o.Storage, URL: base.String()}
-	r.res.Parameters = r.objectParams()
+	r.res.Parameters, r.res.Threads = r.objectParams(), r.part.Ranks
 	x := &objRun{run: r, base: base, prefix: r.o.RunDir, written: make([]bool, r.part.Ranks)}
 	if x.prefix == "" {
 		x.prefix = objstore.NewPrefix("checkpoint")
@@ -181,8 +181,8 @@ func (x *objRun) phase(ctx context.Context, name, title string, do func(context.
 		h.PhaseEnd(name)
 	}
 	rp := res.Report()
-	rp.Value = report.Measure{Value: rp.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
-	rp.Cost = report.Measure{Value: rp.Seconds, Unit: "s"}
+	rp.Value = report.Measure{Value: rp.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
+	rp.Cost = report.Measure{Value: rp.Seconds, Unit: report.UnitSeconds}
 	rp.LatencyOf = "a rank's whole shard: " + map[string]string{"write": "parts uploaded and completed", "read": "ranged GETs, checked"}[name]
 	rp.Ranks = rows
 	x.res.Phases = append(x.res.Phases, rp)

@@ -170,7 +170,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err != nil {
 		return err
 	}
-	res.Parameters = r.params()
+	res.Parameters, res.Threads = r.params(), r.part.Ranks
 	if err := checkSpace(abs, plan.Total); err != nil {
 		return badInput{err}
 	}
@@ -339,8 +339,8 @@ func (r *run) measure(ctx context.Context, e *workload.Runner, p *workload.FileP
 // time (VALUE) and that time (COST).
 func toPhase(r *workload.Result, wp *workload.FilePhase) report.PhaseResult {
 	p := r.Report()
-	p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
-	p.Cost = report.Measure{Value: p.Seconds, Unit: "s"}
+	p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
+	p.Cost = report.Measure{Value: p.Seconds, Unit: report.UnitSeconds}
 	op := "write"
 	if wp.Kind == workload.Read {
 		op = "read"

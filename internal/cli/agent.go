@@ -249,48 +249,14 @@ func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine
 	return prepared, nil
 }
 
-// command is the command a job runs, whose run on an agent sets prepared.
+// command is the command a job runs (agentCommands), whose run on an
+// agent sets prepared.
 func (r *agentRunner) command(job *cluster.Job, files map[string]string, prepared *cluster.Prepared) (*cobra.Command, error) {
-	sub := r.quietApp()
-	switch job.Command {
-	case "bench":
-		return newBenchCmdWith(sub, func(_ context.Context, o *BenchOptions) error {
-			if job.ReadOthers && o.Job.Job != nil {
-				return Usagef("--read-others applies to the default benchmark, not to workloads")
-			}
-			*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o))
-			return nil
-		}), nil
-	case "objbench":
-		return newObjbenchCmdWith(sub, func(_ context.Context, o *ObjbenchOptions) error {
-			if job.ReadOthers {
-				return Usagef("--read-others applies to bench")
-			}
-			*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
-			return nil
-		}), nil
-	case "checkpoint":
-		return newCheckpointCmdWith(sub, func(_ context.Context, o *CheckpointOptions) error {
-			*prepared = newAgentJob(o, job, storeTarget(o.Storage, o.Path), checkpointOnAgent)
-			return nil
-		}), nil
-	case "replay":
-		return newReplayAgentCmd(sub, func(_ context.Context, o *ReplayOptions) (err error) {
-			*prepared, err = replayAgentJob(o, job, files)
-			return err
-		}), nil
-	case "io500":
-		return newIO500CmdWith(sub, func(_ context.Context, o *IO500Options) error {
-			*prepared = newAgentJob(o, job, o.Path, io500OnAgent)
-			return nil
-		}), nil
-	case "train":
-		return newTrainCmdWith(sub, func(_ context.Context, o *TrainOptions) error {
-			*prepared = newAgentJob(o, job, storeTarget(o.Storage, o.Path), trainOnAgent)
-			return nil
-		}), nil
+	c, ok := agentCommands[job.Command]
+	if !ok {
+		return nil, fmt.Errorf("unknown command %q", job.Command)
 	}
-	return nil, fmt.Errorf("unknown command %q", job.Command)
+	return c.prepare(r.quietApp(), job, files, prepared), nil
 }
 
 // benchTreeDir is the directory of a workload's kept tree (tree.dir,

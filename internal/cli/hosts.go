@@ -45,27 +45,13 @@ type HostsOptions struct {
 	token string
 }
 
-// coordinatorFlags are the flags of the coordinator alone, of every
-// command that runs on many hosts: they are not sent to the agents, and an
-// agent refuses a job that carries one. Most name files or outputs of the
-// coordinator's host, which an agent must never read or write. Every other
-// flag is sent as given, except that a file it names travels with the
-// job (isAgentFile).
-var coordinatorFlags = map[string]bool{
-	"hosts": true, "hosts-file": true, "token-file": true, "tls-ca": true, "read-others": true,
-	"output": true, "json": true, "result-file": true, "html": true, "access-log": true,
-	"expect": true, "expect-file": true, "baseline": true, "threshold": true, "baseline-metrics": true,
-	"repeat": true, "print-job": true, "metrics-listen": true, "find-max": true, "help": true,
-	"launcher": true, "world-size": true, "rendezvous": true, "rendezvous-timeout": true,
-}
-
 // isAgentFile reports whether f names a file the run reads on every host
 // (marked fileIn, and not the coordinator's): the coordinator reads it and
 // sends its content with the job, and an agent reads only that copy, never
 // a path of its own host.
 func isAgentFile(f *pflag.Flag) bool {
 	dir := f.Annotations[fileAnnotation]
-	return len(dir) == 1 && dir[0] == fileIn && !coordinatorFlags[f.Name]
+	return len(dir) == 1 && dir[0] == fileIn && !isCoordinatorFlag(f)
 }
 
 // agentPathAnnotation marks a flag that names a path of each host's own
@@ -200,11 +186,16 @@ func givenFlags(cmd *cobra.Command, fn func(f *pflag.Flag, values []string)) {
 }
 
 // agentArgs rebuilds the command's arguments for the agents: every flag
-// the user gave, less the coordinator's own, and the positional argument;
-// files holds the content of the files the flags name, by the name given.
+// the user gave that agents get (agentFlags), and the positional
+// argument; files holds the content of the files the flags name, by the
+// name given.
 func agentArgs(cmd *cobra.Command, args []string) (out []string, files map[string][]byte, err error) {
 	givenFlags(cmd, func(f *pflag.Flag, values []string) {
-		if coordinatorFlags[f.Name] || err != nil {
+		if err != nil || isCoordinatorFlag(f) {
+			return
+		}
+		if agentFlags[f.Name] != sentFlag {
+			err = undecidedFlag(f)
 			return
 		}
 		for _, v := range values {
@@ -234,8 +225,10 @@ func localArgs(cmd *cobra.Command, files map[string]string, confine func(string)
 	givenFlags(cmd, func(f *pflag.Flag, values []string) {
 		switch {
 		case err != nil:
-		case coordinatorFlags[f.Name]:
+		case isCoordinatorFlag(f):
 			err = fmt.Errorf("--%s is the coordinator's: an agent does not take it", f.Name)
+		case agentFlags[f.Name] != sentFlag:
+			err = undecidedFlag(f)
 		case isAgentFile(f):
 			for _, v := range values {
 				local, ok := files[v]

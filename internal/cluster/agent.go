@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,21 +231,11 @@ func (a *Agent) prepare(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, Accepted{ID: j.id})
 }
 
-// jobCommands are the commands an agent runs.
-var jobCommands = map[string]bool{
-	"bench":      true,
-	"objbench":   true,
-	"checkpoint": true,
-	"train":      true,
-	"replay":     true,
-	"io500":      true,
-}
-
 // check validates a job: its arguments, its path under an allowed root,
 // the free space there.
 func (a *Agent) check(job *Job) (*agentJob, error) {
 	switch {
-	case !jobCommands[job.Command]:
+	case !slices.Contains(Commands, job.Command):
 		return nil, fmt.Errorf("unknown command %q", job.Command)
 	case len(job.Args) > maxArgs:
 		return nil, fmt.Errorf("%d arguments, more than %d", len(job.Args), maxArgs)

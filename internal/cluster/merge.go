@@ -51,7 +51,7 @@ func Merge(base *report.Result, hosts []HostResult) error {
 	if first == nil {
 		return fmt.Errorf("no host returned a result")
 	}
-	base.Target, base.CacheDrop, base.Checks = first.Target, first.CacheDrop, first.Checks
+	base.Target, base.CacheDrop, base.Checks, base.Threads = first.Target, first.CacheDrop, first.Checks, first.Threads
 	base.Parameters = append(append(report.Params{}, first.Parameters...),
 		report.Param{Key: "hosts", Label: "Hosts", Value: len(hosts), Display: fmt.Sprint(len(hosts))})
 	for _, name := range phaseNames(hosts) {
@@ -105,14 +105,14 @@ func mergePhase(name string, hosts []HostResult) (report.PhaseResult, error) {
 		}
 		start := h.Starts[name]
 		hp := hostPart{addr: h.Address, p: p, start: start,
-			end: start.Add(time.Duration(p.Seconds * float64(time.Second))), threads: threadsOf(h.Result)}
+			end: start.Add(time.Duration(p.Seconds * float64(time.Second))), threads: float64(h.Result.ThreadCount())}
 		if ps := h.Result.Phases; &ps[len(ps)-1] == p {
 			hp.err = h.Err
 		}
 		parts = append(parts, hp)
 		phases = append(phases, *p)
 	}
-	if phases[0].Value.Unit == report.CheckNotSupport {
+	if phases[0].Value.Unit == report.UnitNotSupported {
 		return phases[0], nil
 	}
 	out, err := report.MergePhases(phases)
@@ -136,8 +136,8 @@ func mergePhase(name string, hosts []HostResult) (report.PhaseResult, error) {
 			out.Ranks = append(out.Ranks, r)
 		}
 	}
-	out.Value, out.Cost = measures(&out, phases[0], threads)
-	return out, nil
+	out.Value, out.Cost, err = measures(&out, parts, phases[0], threads)
+	return out, err
 }
 
 // span is the first start, the last end, the first end and the last start
@@ -223,45 +223,62 @@ func doneBy(p *report.PhaseResult, t float64) (bytes, ops int64) {
 	return int64(math.Round(b)), int64(math.Round(o))
 }
 
-// threadsOf is a result's thread count, from its parameters.
-func threadsOf(r *report.Result) float64 {
-	switch v := r.Parameters.Get("threads").(type) {
-	case int:
-		return float64(v)
-	case float64:
-		return v
-	case interface{ Float64() (float64, error) }:
-		f, _ := v.Float64()
-		return f
+// measures recomputes the table's value and cost of an aggregate phase in
+// the units of one host's: rates over the aggregate time, and the time per
+// file or object per thread across all hosts' threads. A unit without a
+// rule is an error, never a figure of 0.
+func measures(p *report.PhaseResult, parts []hostPart, like report.PhaseResult, threads float64) (v, c report.Measure, err error) {
+	v, c = report.Measure{Unit: like.Value.Unit}, report.Measure{Unit: like.Cost.Unit}
+	if v.Value, err = figure(p, v.Unit, threads, func() float64 { return hostsMean(parts, valueOf) }); err != nil {
+		return v, c, err
 	}
-	return 1
+	c.Value, err = figure(p, c.Unit, threads, func() float64 { return hostsMean(parts, costOf) })
+	return v, c, err
 }
 
-// measures recomputes the table's value and cost of an aggregate phase in
-// the units of one host's: throughput over the aggregate time, and the
-// time per file or object per thread across all hosts' threads.
-func measures(p *report.PhaseResult, like report.PhaseResult, threads float64) (report.Measure, report.Measure) {
-	v, c := report.Measure{Unit: like.Value.Unit}, report.Measure{Unit: like.Cost.Unit}
-	switch v.Unit {
-	case "MiB/s":
-		v.Value = p.ThroughputValue().Value
-	case "ops/s":
-		v.Value = p.OpsPerSec
-	default: // files/s, objects/s
-		v.Value = p.ItemsPerSec
+func valueOf(p *report.PhaseResult) float64 { return p.Value.Value }
+func costOf(p *report.PhaseResult) float64  { return p.Cost.Value }
+
+// figure is aggregate phase p's figure in unit u, from its counts and
+// time and the threads of all hosts; mean is the hosts' own figures'
+// mean, by threads. Every unit of report.Units has a case here
+// (TestEveryUnitMerges).
+func figure(p *report.PhaseResult, u report.Unit, threads float64, mean func() float64) (float64, error) {
+	if r, ok := u.Rate(p.Bytes, p.Items, p.Ops, p.Seconds); ok {
+		return r, nil
 	}
 	perThread := func(n int64) float64 { return p.SecondsPer(n, threads) }
-	switch c.Unit {
-	case "s/file":
-		c.Value = perThread(p.Items)
-	case "ms/file":
-		c.Value = 1000 * perThread(p.Items)
-	case "ms/object", "ms/list":
-		c.Value = 1000 * perThread(p.Ops)
-	case "ms/op":
-		c.Value = p.Latency.Mean / 1e3
-	case "s": // checkpoint: the slowest rank's time
-		c.Value = p.Seconds
+	switch u {
+	case report.UnitSecondsPerFile:
+		return perThread(p.Items), nil
+	case report.UnitMsPerFile:
+		return 1000 * perThread(p.Items), nil
+	case report.UnitMsPerObject, report.UnitMsPerList:
+		return 1000 * perThread(p.Ops), nil
+	case report.UnitMsPerOp:
+		return p.Latency.Mean / 1e3, nil
+	case report.UnitSeconds: // checkpoint: the slowest rank's time
+		return p.Seconds, nil
+	case report.UnitOperations:
+		return float64(p.Ops), nil
+	case report.UnitAUPercent: // train recomputes it from all ranks (cli's mergeTraining)
+		return mean(), nil
+	case report.UnitNotSupported:
+		return 0, nil
 	}
-	return v, c
+	return 0, fmt.Errorf("phase %s: no rule merges figures in %q across hosts: give the unit a case in cluster's figure", p.Name, u)
+}
+
+// hostsMean is the mean of the hosts' own figures of a phase, each
+// weighted by its threads.
+func hostsMean(parts []hostPart, of func(*report.PhaseResult) float64) float64 {
+	var sum, weight float64
+	for _, hp := range parts {
+		sum += of(hp.p) * hp.threads
+		weight += hp.threads
+	}
+	if weight == 0 {
+		return 0
+	}
+	return sum / weight
 }

@@ -16,7 +16,7 @@ func hostPhase(t *testing.T, ops int64, secs float64, lat time.Duration) report.
 		h.Record(lat)
 	}
 	p := report.PhaseResult{Name: "write-big", Title: "Write big file", Ops: ops, Items: 1, Bytes: ops << 20, Seconds: secs,
-		Value: report.Measure{Unit: "MiB/s"}, Cost: report.Measure{Unit: "s/file"}}
+		Value: report.Measure{Unit: report.UnitMiBPerSec}, Cost: report.Measure{Unit: report.UnitSecondsPerFile}}
 	for i := range 10 {
 		p.Series = append(p.Series, report.Sample{Start: secs * float64(i) / 10, Seconds: secs / 10, Ops: ops / 10, Bytes: (ops / 10) << 20})
 	}

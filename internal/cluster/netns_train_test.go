@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/train"
 )
 
@@ -28,7 +29,7 @@ func TestNetnsTrain(t *testing.T) {
 		t.Fatalf("train read %d samples, %d bytes; want %d, %d: %+v", tr.Items, tr.Bytes, samples, bytes, tr)
 	}
 	f := r.Training
-	if f == nil || f.Accelerators != 6 || len(f.Ranks) != 6 || f.Samples != samples || !f.Pass || tr.Cost.Unit != train.AUUnit || tr.Cost.Value != f.AU {
+	if f == nil || f.Accelerators != 6 || len(f.Ranks) != 6 || f.Samples != samples || !f.Pass || tr.Cost.Unit != report.UnitAUPercent || tr.Cost.Value != f.AU {
 		t.Fatalf("figures: %+v", f)
 	}
 	for i, rk := range f.Ranks {

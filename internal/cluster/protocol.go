@@ -1,7 +1,8 @@
 // Package cluster runs one benchmark on many hosts: `fsbench agent` serves
-// jobs on each client host, and a coordinator (the ordinary bench or
-// objbench command given --hosts) starts every phase on all of them
-// together and merges what they measured into one result.
+// jobs on each client host, and a coordinator (the ordinary command given
+// --hosts: one of Commands, such as bench, objbench or train) starts every
+// phase on all of them together and merges what they measured into one
+// result.
 //
 // The protocol is HTTP with JSON, TLS when the agent has a certificate,
 // and a bearer token on every request. A job's life on an agent: info ->
@@ -61,15 +62,32 @@ type Root struct {
 	FreeBytes int64  `json:"free_bytes"`
 }
 
+// The commands an agent runs, by the name a Job gives.
+const (
+	CommandBench      = "bench"
+	CommandObjbench   = "objbench"
+	CommandCheckpoint = "checkpoint"
+	CommandTrain      = "train"
+	CommandReplay     = "replay"
+	CommandIO500      = "io500"
+)
+
+// Commands are the commands an agent runs: the one list that an agent's
+// check of a job reads, and that cli's table of the commands it builds
+// on an agent (agentCommands, with the flags each sends) must match, as
+// its tests check. A command added here is added there.
+var Commands = []string{CommandBench, CommandObjbench, CommandCheckpoint, CommandTrain, CommandReplay, CommandIO500}
+
 // Job is what a coordinator asks an agent to run.
 type Job struct {
-	// Command is "bench", "objbench", "checkpoint", "train", "replay" or "io500"; Args are its arguments as the
+	// Command is one of Commands; Args are its arguments as the
 	// coordinator's user gave them, less the coordinator's own flags.
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
-	// Files holds the workload files the arguments name (-f), by the name
-	// given on the command line; the agent keeps them in a directory of
-	// its own while the job runs.
+	// Files holds the files the arguments name that every host reads
+	// (workload files, logs to replay, CA certificates, key files), by
+	// the name given on the command line; the agent keeps them in a
+	// directory of its own while the job runs and reads no other.
 	Files map[string][]byte `json:"files,omitempty"`
 	// RunName is the run's directory (or key prefix) under the benchmark
 	// path, shared by all hosts; each host works in RunName/host-N.

@@ -262,14 +262,14 @@ type figure struct {
 // figures are the compared numbers of phase p of result r, in kinds' order.
 func figures(r *report.Result, p report.PhaseResult, kinds []string) []figure {
 	var out []figure
-	if p.Value.Unit == report.CheckNotSupport {
+	if p.Value.Unit == report.UnitNotSupported {
 		return nil // an optional capability the store lacks: nothing measured
 	}
 	runs := runPhases(r, p.Name)
 	for _, k := range kinds {
 		f := figure{kind: k, unit: "us", better: "lower", ok: p.Latency.Count > 0, v: latency(p, k), count: p.Latency.Count}
 		if k == "throughput" {
-			f = figure{kind: k, unit: p.Value.Unit, better: "higher", ok: true, v: p.Value.Value}
+			f = figure{kind: k, unit: string(p.Value.Unit), better: "higher", ok: true, v: p.Value.Value}
 		}
 		for _, rp := range runs {
 			if k == "throughput" {

@@ -14,11 +14,11 @@ import (
 )
 
 // phase is a phase whose latency has enough samples for every percentile.
-func phase(name string, value float64, unit string, p99 float64, errs int64) report.PhaseResult {
+func phase(name string, value float64, unit report.Unit, p99 float64, errs int64) report.PhaseResult {
 	return phaseN(name, value, unit, p99, errs, 20000)
 }
 
-func phaseN(name string, value float64, unit string, p99 float64, errs, samples int64) report.PhaseResult {
+func phaseN(name string, value float64, unit report.Unit, p99 float64, errs, samples int64) report.PhaseResult {
 	return report.PhaseResult{Name: name, Value: report.Measure{Value: value, Unit: unit}, Errors: errs,
 		Latency: metrics.Summary{Count: samples, P50: p99 / 2, P90: p99 / 1.5, P99: p99, P999: p99, Max: p99}}
 }

@@ -144,7 +144,7 @@ func FormatValue(v float64, unit string) string {
 	case "errors":
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return report.FormatMeasure(report.Measure{Value: v, Unit: unit})
+	return report.FormatMeasure(report.Measure{Value: v, Unit: report.Unit(unit)})
 }
 
 // FormatChange prints an Item's change: the percentage, or for error counts

@@ -174,7 +174,7 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 	switch {
 	case p == nil:
 		return fails(e.Name + " was not measured in this run")
-	case p.Value.Unit == report.CheckNotSupport:
+	case p.Value.Unit == report.UnitNotSupported:
 		return fails(e.Name + " is not supported by this storage")
 	case e.Stat == Errors:
 		x.Unit = "errors"

@@ -63,7 +63,7 @@ func (s *sampler) hist(n int, median time.Duration) *metrics.Histogram {
 }
 
 // phase fills a phase from counts and a latency histogram.
-func phase(t *testing.T, name, title, of string, h *metrics.Histogram, items, bytes int64, secs float64, unit string) report.PhaseResult {
+func phase(t *testing.T, name, title, of string, h *metrics.Histogram, items, bytes int64, secs float64, unit report.Unit) report.PhaseResult {
 	t.Helper()
 	p := report.PhaseResult{Name: name, Title: title, LatencyOf: of, Ops: h.Count(), Items: items, Bytes: bytes, Seconds: secs}
 	p.SetRates()

@@ -20,7 +20,7 @@ import (
 // spreadText says how the runs behind a median varied: their count, and
 // the median's confidence interval where the runs are enough for one, or
 // else their range.
-func spreadText(s *report.Spread, unit string) string {
+func spreadText(s *report.Spread, unit report.Unit) string {
 	if s == nil || s.Runs < 2 {
 		return ""
 	}
@@ -34,7 +34,7 @@ func spreadText(s *report.Spread, unit string) string {
 
 // fmtValue prints a VALUE without its unit, with the decimals the table
 // gives that unit.
-func fmtValue(v float64, unit string) string {
+func fmtValue(v float64, unit report.Unit) string {
 	m := report.FormatMeasure(report.Measure{Value: v, Unit: unit})
 	if i := len(m) - len(unit) - 1; unit != "" && i > 0 {
 		return m[:i]

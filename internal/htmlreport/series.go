@@ -33,12 +33,12 @@ func (in *input) seriesRate(name string) (unit string, rate func(report.Sample) 
 		if p := r.FindPhase(name); p != nil {
 			for _, s := range p.Series {
 				if s.Bytes > 0 {
-					return "MiB/s", func(s report.Sample) float64 { return s.BytesPerSec / float64(units.MiB) }
+					return string(report.UnitMiBPerSec), func(s report.Sample) float64 { return s.BytesPerSec / float64(units.MiB) }
 				}
 			}
 		}
 	}
-	return "ops/s", func(s report.Sample) float64 { return s.OpsPerSec }
+	return string(report.UnitOpsPerSec), func(s report.Sample) float64 { return s.OpsPerSec }
 }
 
 func (in *input) seriesBlock(ph phaseRef) (block, error) {
@@ -159,9 +159,9 @@ func (in *input) hostBlock(j int, p *report.PhaseResult) (block, error) {
 		b.Notes = append(b.Notes, fmt.Sprintf("Stonewall (first %.2f s, all hosts running): %s, %.1f ops/s; whole phase: %s, %.1f ops/s.",
 			w.Seconds, mibps(w.BytesPerSec), w.OpsPerSec, mibps(p.BytesPerSec), p.OpsPerSec))
 	}
-	unit, rate := "MiB/s", func(h report.HostPhase) float64 { return h.BytesPerSec / float64(units.MiB) }
+	unit, rate := string(report.UnitMiBPerSec), func(h report.HostPhase) float64 { return h.BytesPerSec / float64(units.MiB) }
 	if p.Bytes == 0 {
-		unit, rate = "ops/s", func(h report.HostPhase) float64 { return h.OpsPerSec }
+		unit, rate = string(report.UnitOpsPerSec), func(h report.HostPhase) float64 { return h.OpsPerSec }
 	}
 	rows := make([]phaseRef, len(p.Hosts))
 	byAddr := map[string]float64{}

@@ -18,7 +18,7 @@ type phaseRef struct{ name, title string }
 // unitGroup is the phases whose VALUE has one unit (MiB/s, files/s, ...):
 // only those share an axis.
 type unitGroup struct {
-	unit   string
+	unit   report.Unit
 	phases []phaseRef
 }
 
@@ -41,11 +41,11 @@ func (in *input) allPhases(keep func(p *report.PhaseResult) bool) []phaseRef {
 
 func (in *input) unitGroups() []unitGroup {
 	var out []unitGroup
-	idx := map[string]int{}
+	idx := map[report.Unit]int{}
 	for _, r := range in.results {
 		for _, p := range r.Phases {
 			u := p.Value.Unit
-			if u == "" || u == report.CheckNotSupport {
+			if u == "" || u == report.UnitNotSupported {
 				continue
 			}
 			k, ok := idx[u]
@@ -87,7 +87,7 @@ func (in *input) throughputSection() (section, error) {
 	for j, r := range in.results {
 		var none []string
 		for _, p := range r.Phases {
-			if p.Value.Unit == report.CheckNotSupport {
+			if p.Value.Unit == report.UnitNotSupported {
 				none = append(none, p.Title+" ("+p.Name+")")
 			}
 		}
@@ -106,7 +106,7 @@ func (in *input) throughputSection() (section, error) {
 }
 
 // value is phase name's VALUE in result j, or NaN when it has none in g's unit.
-func (in *input) value(j int, name, unit string) float64 {
+func (in *input) value(j int, name string, unit report.Unit) float64 {
 	p := in.results[j].FindPhase(name)
 	if p == nil || p.Value.Unit != unit {
 		return math.NaN()
@@ -116,7 +116,7 @@ func (in *input) value(j int, name, unit string) float64 {
 
 // spread is how phase name's VALUE in result j varied over its runs; nil
 // for a single run or another unit.
-func (in *input) spread(j int, name, unit string) *report.Spread {
+func (in *input) spread(j int, name string, unit report.Unit) *report.Spread {
 	p := in.results[j].FindPhase(name)
 	if p == nil || p.Value.Unit != unit {
 		return nil
@@ -125,9 +125,9 @@ func (in *input) spread(j int, name, unit string) *report.Spread {
 }
 
 func (in *input) throughputBlock(g unitGroup) (block, error) {
-	title := "Throughput in " + g.unit
+	title := "Throughput in " + string(g.unit)
 	b := block{Title: title}
-	svg, err := barChart(title, g.unit, in.names, 0, g.phases, func(j int, name string) float64 { return in.value(j, name, g.unit) },
+	svg, err := barChart(title, string(g.unit), in.names, 0, g.phases, func(j int, name string) float64 { return in.value(j, name, g.unit) },
 		func(j int, name string) *report.Spread { return in.spread(j, name, g.unit) })
 	if err != nil {
 		return b, err

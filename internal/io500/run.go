@@ -41,7 +41,7 @@ func RunAt(ctx context.Context, t Target, o Options, res *report.Result) error {
 	if err != nil {
 		return err
 	}
-	res.Parameters = params(o)
+	res.Parameters, res.Threads = params(o), o.Threads
 	warn := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		res.Warnings = append(res.Warnings, msg)

@@ -200,7 +200,7 @@ func (s *suite) find(ctx context.Context) error {
 		ph.Ops, ph.Items, ph.Errors, ph.Seconds = f.Scanned, f.Scanned, f.Errors, f.Elapsed.Seconds()
 		ph.SetRates()
 		SetValue(&ph)
-		ph.Cost = report.Measure{Value: ph.Seconds, Unit: "s"}
+		ph.Cost = report.Measure{Value: ph.Seconds, Unit: report.UnitSeconds}
 		ph.LatencyOf = fmt.Sprintf("entries looked at; %d of them matched -newer -size %dc -name %q", f.Found, HardFileSize, findName)
 		s.Found = f.Found
 		exp, err := s.expected()
@@ -245,7 +245,7 @@ func (s *suite) warn(format string, args ...any) {
 func (s *suite) record(name string, r *workload.Result) {
 	ph := r.Report()
 	SetValue(&ph)
-	ph.Cost = report.Measure{Value: ph.Latency.Mean / 1e3, Unit: "ms/op"}
+	ph.Cost = report.Measure{Value: ph.Latency.Mean / 1e3, Unit: report.UnitMsPerOp}
 	ph.LatencyOf = latencyOf(name, s.o.Sizes)
 	s.res.Phases = append(s.res.Phases, ph)
 	if len(name) > 6 && name[len(name)-6:] == "-write" && r.Elapsed < s.o.Stonewall && !s.o.Quick {
@@ -273,9 +273,9 @@ func latencyOf(name string, z Sizes) string {
 // phase, thousands of items a second for the others.
 func SetValue(ph *report.PhaseResult) {
 	if Group(ph.Name) == Bandwidth {
-		ph.Value = report.Measure{Value: ph.BytesPerSec / float64(units.GiB), Unit: "GiB/s"}
+		ph.Value = report.Measure{Value: ph.BytesPerSec / float64(units.GiB), Unit: report.UnitGiBPerSec}
 	} else {
-		ph.Value = report.Measure{Value: ph.ItemsPerSec / 1000, Unit: "kIOPS"}
+		ph.Value = report.Measure{Value: ph.ItemsPerSec / 1000, Unit: report.UnitKIOPS}
 	}
 }
 

@@ -96,7 +96,7 @@ func notSupported(err error) bool { return errors.Is(err, object.ErrNotSupported
 func (r *run) notSupportedRow(wl *Workload, err error) {
 	r.warn("%s: %v", wl.Name, err)
 	r.res.Phases = append(r.res.Phases, report.PhaseResult{Name: wl.Name, Title: wl.Name,
-		Value: report.Measure{Unit: report.CheckNotSupport}, Cost: report.Measure{Unit: report.CheckNotSupport}})
+		Value: report.Measure{Unit: report.UnitNotSupported}, Cost: report.Measure{Unit: report.UnitNotSupported}})
 }
 
 // moreParams are the parameters of endpoints and multipart uploads, when

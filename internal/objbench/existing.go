@@ -76,7 +76,7 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	for _, obj := range r.objs {
 		total += obj.size
 	}
-	res.Parameters = r.o.existingParams(len(r.objs), total)
+	res.Parameters, res.Threads = r.o.existingParams(len(r.objs), total), r.o.Threads
 	r.seed, r.pat = r.o.Seed, pattern.New(r.o.Seed)
 	r.newEngine()
 	return r.getExisting(ctx)

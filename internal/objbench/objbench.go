@@ -262,7 +262,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	o = r.o
 	res.Target = report.Target{Storage: o.Storage, URL: object.RedactURL(o.URL)}
-	res.Parameters = o.params()
+	res.Parameters, res.Threads = o.params(), o.Threads
 
 	base, err := r.openStore(ctx, res)
 	if err != nil {

@@ -190,14 +190,14 @@ func (r *run) phaseRow(name, title string, res *engine.Result) report.PhaseResul
 	p.LatencyOf = name
 	threads := float64(res.Workers)
 	if p.Ops > 0 {
-		p.Cost = report.Measure{Value: p.Seconds * 1000 * threads / float64(p.Ops), Unit: "ms/op"}
+		p.Cost = report.Measure{Value: p.Seconds * 1000 * threads / float64(p.Ops), Unit: report.UnitMsPerOp}
 	} else {
-		p.Cost = report.Measure{Unit: "ms/op"}
+		p.Cost = report.Measure{Unit: report.UnitMsPerOp}
 	}
 	if p.Bytes > 0 {
-		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
 	} else {
-		p.Value = report.Measure{Value: p.OpsPerSec, Unit: "ops/s"}
+		p.Value = report.Measure{Value: p.OpsPerSec, Unit: report.UnitOpsPerSec}
 	}
 	return p
 }

@@ -208,7 +208,7 @@ func (r *run) performance(ctx context.Context) {
 		}
 		if it.capability == "fs" && object.AsFileSystem(r.store) == nil {
 			byName[it.name] = report.PhaseResult{Name: it.name, Title: it.title,
-				Value: report.Measure{Unit: report.CheckNotSupport}, Cost: report.Measure{Unit: report.CheckNotSupport}}
+				Value: report.Measure{Unit: report.UnitNotSupported}, Cost: report.Measure{Unit: report.UnitNotSupported}}
 			continue
 		}
 		if it.name == "list" {
@@ -406,11 +406,11 @@ func (r *run) toPhase(it item, res *engine.Result) report.PhaseResult {
 	if it.bytes {
 		p.Value = p.ThroughputValue()
 	} else {
-		p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "objects/s"}
+		p.Value = report.Measure{Value: p.ItemsPerSec, Unit: report.UnitObjectsPerSec}
 	}
-	p.Cost = report.Measure{Value: perOp, Unit: "ms/object"}
+	p.Cost = report.Measure{Value: perOp, Unit: report.UnitMsPerObject}
 	if it.name == "list" {
-		p.Cost.Unit = "ms/list"
+		p.Cost.Unit = report.UnitMsPerList
 	}
 	if !p.Incomplete && p.Ops > 0 {
 		it.grade.Grade(&p)

@@ -84,11 +84,11 @@ func (r *run) stepRow(kind int, name, title, latencyOf string, res *engine.Resul
 	p.Items = p.Ops
 	p.SetRates()
 	_ = report.SetLatency(&p, h)
-	p.Cost = report.Measure{Value: p.Latency.Mean / 1000, Unit: "ms/op"}
+	p.Cost = report.Measure{Value: p.Latency.Mean / 1000, Unit: report.UnitMsPerOp}
 	if p.Bytes > 0 {
-		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
 	} else {
-		p.Value = report.Measure{Value: p.OpsPerSec, Unit: "ops/s"}
+		p.Value = report.Measure{Value: p.OpsPerSec, Unit: report.UnitOpsPerSec}
 	}
 	return p
 }

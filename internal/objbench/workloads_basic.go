@@ -291,7 +291,7 @@ func (r *run) deleteRows(res *engine.Result) []report.PhaseResult {
 	p := r.phaseRow("delete", "delete objects", res)
 	p.Items = min(res.Ops*int64(r.o.Batch), int64(len(r.objs)))
 	p.SetRates()
-	p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "objects/s"}
+	p.Value = report.Measure{Value: p.ItemsPerSec, Unit: report.UnitObjectsPerSec}
 	p.LatencyOf = fmt.Sprintf("delete of %d objects in one request", r.o.Batch)
 	return []report.PhaseResult{p}
 }
@@ -330,7 +330,7 @@ func (r *run) listRows(res *engine.Result) []report.PhaseResult {
 	pages := (len(r.objs) + listPage - 1) / listPage
 	p.Items = res.Ops * int64(len(r.objs)) / int64(max(pages, 1))
 	p.SetRates()
-	p.Value = report.Measure{Value: p.ItemsPerSec, Unit: "objects/s"}
+	p.Value = report.Measure{Value: p.ItemsPerSec, Unit: report.UnitObjectsPerSec}
 	p.LatencyOf = fmt.Sprintf("list of up to %d objects", min(listPage, len(r.objs)))
 	return []report.PhaseResult{p}
 }

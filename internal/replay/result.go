@@ -49,8 +49,8 @@ func classOf(r *engine.Result, i int) *engine.Result {
 func row(r *engine.Result, name, title, of string) report.PhaseResult {
 	r.Name, r.Title = name, title
 	p := r.Report()
-	p.Value = report.Measure{Value: p.OpsPerSec, Unit: "ops/s"}
-	p.Cost = report.Measure{Value: p.Latency.Mean / 1000, Unit: "ms/op"}
+	p.Value = report.Measure{Value: p.OpsPerSec, Unit: report.UnitOpsPerSec}
+	p.Cost = report.Measure{Value: p.Latency.Mean / 1000, Unit: report.UnitMsPerOp}
 	p.LatencyOf = of
 	return p
 }

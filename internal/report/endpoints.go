@@ -13,9 +13,9 @@ import (
 func endpointRows(p *PhaseResult, verbose bool, columns int) [][]string {
 	var rows [][]string
 	for _, e := range p.Endpoints {
-		v := Measure{Unit: "req/s", Value: e.RequestsPerSec}
-		if p.Value.Unit == "MiB/s" {
-			v = Measure{Unit: "MiB/s", Value: e.BytesPerSec / float64(units.MiB)}
+		v := Measure{Unit: UnitRequestsPerSec, Value: e.RequestsPerSec}
+		if p.Value.Unit == UnitMiBPerSec {
+			v = Measure{Unit: UnitMiBPerSec, Value: e.BytesPerSec / float64(units.MiB)}
 		}
 		cost := strconv.FormatFloat(e.MeanMs, 'f', 2, 64) + " ms/req"
 		what := "endpoint: " + count(e.Requests, "request")

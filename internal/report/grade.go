@@ -40,7 +40,7 @@ func (r Ranges) Grade(p *PhaseResult) {
 
 // ThroughputValue is p's bytes per second as a value in MiB/s.
 func (p *PhaseResult) ThroughputValue() Measure {
-	return Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+	return Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: UnitMiBPerSec}
 }
 
 // SecondsPer is the cost JuiceFS shows: the mean time one of the phase's

@@ -136,7 +136,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 		_ = cw.Write([]string{
 			p.Name, p.Title, d(p.Ops), d(p.Items), d(p.Bytes), d(p.Errors), d(p.Throttled), f(round(p.Seconds, 6)),
 			f(round(p.BytesPerSec, 3)), f(round(p.OpsPerSec, 3)), f(round(p.ItemsPerSec, 3)),
-			f(round(p.Value.Value, 3)), p.Value.Unit, f(round(p.Cost.Value, 3)), p.Cost.Unit,
+			f(round(p.Value.Value, 3)), string(p.Value.Unit), f(round(p.Cost.Value, 3)), string(p.Cost.Unit),
 			p.LatencyOf, f(round(l.Mean, 3)), f(l.P50), f(l.P90), f(l.P99), f(l.P999), f(l.Max),
 			strconv.FormatBool(p.Incomplete),
 		})
@@ -204,17 +204,10 @@ func anySlice(s []string) []any {
 
 // FormatMeasure prints a value with the precision JuiceFS uses for its unit.
 func FormatMeasure(m Measure) string {
-	if m.Unit == CheckNotSupport {
-		return m.Unit // an item the storage cannot do (objbench: chmod on S3)
+	if m.Unit == UnitNotSupported {
+		return string(m.Unit) // an item the storage cannot do (objbench: chmod on S3)
 	}
-	prec := 2
-	if strings.HasPrefix(m.Unit, "files/") || strings.HasPrefix(m.Unit, "objects/") || strings.HasPrefix(m.Unit, "ops/") {
-		prec = 1
-	}
-	if m.Unit == "operations" {
-		prec = 0
-	}
-	return strconv.FormatFloat(m.Value, 'f', prec, 64) + " " + m.Unit
+	return strconv.FormatFloat(m.Value, 'f', m.Unit.decimals(), 64) + " " + string(m.Unit)
 }
 
 // WriteTable writes the human-readable report: a header, the functional
@@ -298,7 +291,7 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 	header, align := phaseHeader(r, o)
 	t := NewTable(bw, header, align)
 	for _, p := range r.Phases {
-		if p.Value.Unit == CheckNotSupport {
+		if p.Value.Unit == UnitNotSupported {
 			continue // named in one line under the table
 		}
 		cells := phaseCells(&p, o, showTTFB(r))
@@ -535,13 +528,8 @@ func hostRows(p *PhaseResult) [][]string {
 	var rows [][]string
 	for _, h := range p.Hosts {
 		v := Measure{Unit: p.Value.Unit, Value: h.OpsPerSec}
-		switch p.Value.Unit {
-		case "MiB/s":
-			v.Value = h.BytesPerSec / float64(units.MiB)
-		case "files/s", "objects/s":
-			if h.Seconds > 0 {
-				v.Value = float64(h.Items) / h.Seconds
-			}
+		if r, ok := v.Unit.Rate(h.Bytes, h.Items, h.Ops, h.Seconds); ok {
+			v.Value = r
 		}
 		l := h.Latency
 		rows = append(rows, []string{"  " + h.Address, FormatMeasure(v), fmt.Sprintf("+%.0f ms", h.StartOffset*1000),
@@ -549,9 +537,10 @@ func hostRows(p *PhaseResult) [][]string {
 			units.FormatLatency(l.Max), "host (start offset)", strconv.FormatInt(h.Ops, 10), strconv.FormatInt(h.Errors, 10)})
 	}
 	if sw := p.Stonewall; sw != nil {
+		// A stonewall counts no items: its operations stand for them.
 		v := Measure{Unit: p.Value.Unit, Value: sw.OpsPerSec}
-		if p.Value.Unit == "MiB/s" {
-			v.Value = sw.BytesPerSec / float64(units.MiB)
+		if r, ok := v.Unit.Rate(sw.Bytes, sw.Ops, sw.Ops, sw.Seconds); ok {
+			v.Value = r
 		}
 		rows = append(rows, []string{"  stonewall", FormatMeasure(v), fmt.Sprintf("skew %.0f ms", p.StartSkew*1000),
 			"", "", "", "", "", fmt.Sprintf("while all hosts ran (%.2f s)", sw.Seconds), strconv.FormatInt(sw.Ops, 10), ""})
@@ -575,7 +564,7 @@ func rankRows(p *PhaseResult) [][]string {
 		if r.Incomplete {
 			what += " (incomplete)"
 		}
-		v := Measure{Value: r.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
+		v := Measure{Value: r.BytesPerSec / float64(units.MiB), Unit: UnitMiBPerSec}
 		rows = append(rows, []string{item, FormatMeasure(v), fmt.Sprintf("%.2f s", r.Seconds),
 			"", "", "", "", "", what, "", strconv.FormatInt(r.Errors, 10)})
 	}

@@ -35,6 +35,11 @@ type Result struct {
 	Hosts      []AgentHost `json:"hosts,omitempty"`
 	Target     Target      `json:"target"`
 	Parameters Params      `json:"parameters"`
+	// Threads is how many threads (bench, objbench), accelerators (train)
+	// or ranks (checkpoint, io500) measured the phases, on each host: the
+	// workers a cost per file or object is counted over. Read it with
+	// ThreadCount, which also reads results of older versions.
+	Threads int `json:"threads,omitempty"`
 	// CacheDrop says how kernel caches were dropped before read phases:
 	// "drop_caches" (all caches, as root), "fadvise" (only our files' pages),
 	// "none" (--drop-caches never or SKIP_DROP_CACHES), or "" when not applicable.
@@ -143,7 +148,7 @@ const (
 // Measure is a number with its unit, e.g. 98.9 MiB/s or 2.17 ms/file.
 type Measure struct {
 	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
+	Unit  Unit    `json:"unit"`
 	Grade Grade   `json:"grade,omitempty"`
 }
 
@@ -413,6 +418,26 @@ func (p Params) Get(key string) any {
 		}
 	}
 	return nil
+}
+
+// ThreadCount is how many threads measured r's phases on its host (see
+// Threads). A result of an older version keeps it only as the parameter
+// "threads", read from JSON as a number; without either it is 1.
+func (r *Result) ThreadCount() int {
+	if r.Threads > 0 {
+		return r.Threads
+	}
+	switch v := r.Parameters.Get("threads").(type) {
+	case int:
+		return max(v, 1)
+	case json.Number:
+		if n, err := v.Int64(); err == nil && n > 0 {
+			return int(n)
+		}
+	case float64:
+		return max(int(v), 1)
+	}
+	return 1
 }
 
 // MarshalJSON writes the parameters as one object, in order.

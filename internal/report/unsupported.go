@@ -15,7 +15,7 @@ func notSupportedLine(r *Result) string {
 func unsupported(r *Result) []string {
 	var names []string
 	for _, p := range r.Phases {
-		if p.Value.Unit == CheckNotSupport {
+		if p.Value.Unit == UnitNotSupported {
 			names = append(names, p.Title)
 		}
 	}

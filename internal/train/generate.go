@@ -64,8 +64,8 @@ func (r *run) generate(ctx context.Context) (report.PhaseResult, error) {
 	eng := engine.New(min(r.o.GenThreads, p.Tasks))
 	res, err := r.runPhase(ctx, eng, &p, int64(len(g.files)), "files")
 	out := res.Report()
-	out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: "MiB/s"}
-	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: "ms/file"}
+	out.Value = report.Measure{Value: out.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
+	out.Cost = report.Measure{Value: out.Latency.Mean / 1e3, Unit: report.UnitMsPerFile}
 	out.LatencyOf = fmt.Sprintf("write a file of %d samples (create to close)", r.ds.PerFile)
 	if r.store != nil {
 		out.LatencyOf = fmt.Sprintf("put an object of %d samples", r.ds.PerFile)

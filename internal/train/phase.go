@@ -16,9 +16,6 @@ import (
 	"github.com/fsbench/fsbench/internal/verdict"
 )
 
-// AUUnit is the unit of the train phase's cost: its AU.
-const AUUnit = "% AU"
-
 // newTrainer readies the ranks of this host for a run of accel
 // accelerators per host; close releases its files.
 func (r *run) newTrainer(accel int) (*trainer, error) {
@@ -101,7 +98,7 @@ func (r *run) train(ctx context.Context, accel int) (report.PhaseResult, *report
 	}
 	out.Items = tr.Samples
 	out.SetRates()
-	out.Value = report.Measure{Value: out.ItemsPerSec, Unit: "samples/s"}
+	out.Value = report.Measure{Value: out.ItemsPerSec, Unit: report.UnitSamplesPerSec}
 	out.Cost = AUMeasure(tr)
 	out.LatencyOf = fmt.Sprintf("accelerator wait for a batch of %d samples", r.o.BatchSize)
 	tr.SamplesPerSec, tr.BytesPerSec = out.ItemsPerSec, out.BytesPerSec
@@ -130,7 +127,7 @@ func filesFor(ds *Dataset, n int) int { return (n + ds.PerFile - 1) / ds.PerFile
 // verdict (fair when too short to judge), or against the threshold when
 // it was not judged.
 func AUMeasure(t *report.Training) report.Measure {
-	m := report.Measure{Value: t.AU, Unit: AUUnit, Grade: report.Good}
+	m := report.Measure{Value: t.AU, Unit: report.UnitAUPercent, Grade: report.Good}
 	switch {
 	case t.Verdict == report.VerdictTooShort:
 		m.Grade = report.Fair

@@ -66,7 +66,7 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	defer r.cleanup()
-	r.res.Parameters = r.params()
+	r.res.Parameters, r.res.Threads = r.params(), r.o.Accelerators
 	r.checkMemory()
 	if r.gen {
 		p, err := r.generate(ctx)

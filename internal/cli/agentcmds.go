@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fsbench/fsbench/internal/cluster"
+)
+
+// agentCommand is a command that runs on agents (one of
+// cluster.Commands): how it is built where its user runs it, and on an
+// agent.
+type agentCommand struct {
+	// build makes the command as its user runs it; given --hosts, it
+	// coordinates the run on the agents.
+	build func(*App) *cobra.Command
+	// prepare makes the command an agent parses a job with: the job's
+	// flags are checked as on one host, and its run, rather than running,
+	// sets prepared to what the agent runs.
+	prepare func(app *App, job *cluster.Job, files map[string]string, prepared *cluster.Prepared) *cobra.Command
+}
+
+// agentCommands are the commands that run on agents, by name: the one
+// table that an agent's Prepare and the tests read, matching
+// cluster.Commands (which an agent's check of a job reads). To make a
+// command run on agents, add it to both, and decide for each of its
+// flags whether agents get it (agentFlags).
+var agentCommands = map[string]agentCommand{
+	cluster.CommandBench:      {build: newBenchCmd, prepare: prepareBench},
+	cluster.CommandObjbench:   {build: newObjbenchCmd, prepare: prepareObjbench},
+	cluster.CommandCheckpoint: {build: newCheckpointCmd, prepare: prepareCheckpoint},
+	cluster.CommandTrain:      {build: newTrainCmd, prepare: prepareTrain},
+	cluster.CommandReplay:     {build: newReplayCmd, prepare: prepareReplay},
+	cluster.CommandIO500:      {build: newIO500Cmd, prepare: prepareIO500},
+}
+
+func prepareBench(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
+	return newBenchCmdWith(app, func(_ context.Context, o *BenchOptions) error {
+		if job.ReadOthers && o.Job.Job != nil {
+			return Usagef("--read-others applies to the default benchmark, not to workloads")
+		}
+		*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o))
+		return nil
+	})
+}
+
+func prepareObjbench(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
+	return newObjbenchCmdWith(app, func(_ context.Context, o *ObjbenchOptions) error {
+		if job.ReadOthers {
+			return Usagef("--read-others applies to bench")
+		}
+		*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
+		return nil
+	})
+}
+
+func prepareCheckpoint(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
+	return newCheckpointCmdWith(app, func(_ context.Context, o *CheckpointOptions) error {
+		*prepared = newAgentJob(o, job, storeTarget(o.Storage, o.Path), checkpointOnAgent)
+		return nil
+	})
+}
+
+func prepareTrain(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
+	return newTrainCmdWith(app, func(_ context.Context, o *TrainOptions) error {
+		*prepared = newAgentJob(o, job, storeTarget(o.Storage, o.Path), trainOnAgent)
+		return nil
+	})
+}
+
+func prepareReplay(app *App, job *cluster.Job, files map[string]string, prepared *cluster.Prepared) *cobra.Command {
+	return newReplayAgentCmd(app, func(_ context.Context, o *ReplayOptions) (err error) {
+		*prepared, err = replayAgentJob(o, job, files)
+		return err
+	})
+}
+
+func prepareIO500(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
+	return newIO500CmdWith(app, func(_ context.Context, o *IO500Options) error {
+		*prepared = newAgentJob(o, job, o.Path, io500OnAgent)
+		return nil
+	})
+}
+
+// agentFlag is what becomes of a flag of a command run on agents.
+type agentFlag int
+
+const (
+	// undecided: nobody said; the coordinator refuses to send it and an
+	// agent to take it, and TestAgentFlagsDecided fails.
+	undecided agentFlag = iota
+	// sentFlag goes to the agents as given (a file it names travels with
+	// the job: isAgentFile).
+	sentFlag
+	// coordinatorFlag is the coordinator's alone: not sent, and an agent
+	// refuses a job that carries one. Most name files or outputs of the
+	// coordinator's host, which an agent must never read or write.
+	coordinatorFlag
+)
+
+// agentFlags says, by name, what becomes of every flag of the commands
+// run on agents; a name means the same in every command, as in
+// flagGroups.
+var agentFlags = map[string]agentFlag{}
+
+func init() {
+	for decision, names := range map[agentFlag][]string{
+		coordinatorFlag: {
+			"hosts", "hosts-file", "token-file", "tls-ca", "read-others", // read-others travels as cluster.Job.ReadOthers
+			"launcher", "world-size", "rendezvous", "rendezvous-timeout",
+			"output", "json", "result-file", "html", "access-log", "metrics-listen", "print-job", "help",
+			"expect", "expect-file", "baseline", "threshold", "baseline-metrics",
+			"repeat", "find-max",
+		},
+		sentFlag: {
+			// What runs and how much of it.
+			"quick", "job", "workload", "threads", "keep", "verify", "seed", "interval", "duration", "warmup",
+			"ops", "rate", "direct", "drop-caches",
+			// bench.
+			"big-file-size", "small-file-count", "small-file-size", "block-size", "fsync", "depth", "width",
+			"file-select", "file-size", "files", "iodepth", "ioengine", "read-existing", "read-pct", "rw", "sample",
+			"tree-dir", "tree-format", "xfer-size",
+			// objbench.
+			"big-object-size", "small-object-size", "small-objects", "objects", "obj-size", "obj-size-dist",
+			"part-size", "parts-in-flight", "autoterm", "autoterm-dur", "autoterm-pct", "batch", "mix", "range",
+			"list-existing", "skip-functional-tests", "endpoints", "prefix", "storage-class",
+			// The object store and its credentials (storeFlags).
+			"storage", "access-key", "secret-key", "secret-key-file", "session-token", "session-token-file",
+			"anonymous", "region", "addressing", "retries", "checksum", "sign-payload", "insecure", "ca-cert", "timeout",
+			// train and checkpoint.
+			"model", "accelerator-type", "accelerators", "au-threshold", "batch-size", "compute-time", "dataset",
+			"epochs", "gen-threads", "prefetch", "read-threads", "sample-size", "sample-size-stdev",
+			"samples-per-file", "ranks", "size",
+			// replay and io500.
+			"speed", "stonewall", "ior-easy-transfers", "ior-easy-xfer", "ior-hard-segments",
+			"mdtest-easy-files", "mdtest-hard-files",
+		},
+	} {
+		for _, n := range names {
+			if agentFlags[n] != undecided {
+				panic(fmt.Sprintf("agentFlags: --%s is decided twice", n))
+			}
+			agentFlags[n] = decision
+		}
+	}
+}
+
+// isCoordinatorFlag reports whether f is the coordinator's alone.
+func isCoordinatorFlag(f *pflag.Flag) bool { return agentFlags[f.Name] == coordinatorFlag }
+
+// undecidedFlag is the error for a flag nobody decided agents get or not.
+func undecidedFlag(f *pflag.Flag) error {
+	return fmt.Errorf("--%s: whether agents get it is not decided (agentFlags, internal/cli/agentcmds.go)", f.Name)
+}
