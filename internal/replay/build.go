@@ -63,6 +63,10 @@ type builder struct {
 	// deps are the operation in progress's: the latest position in each
 	// stream it waits for (a few at most: a slice, not a map).
 	deps []ref
+	// pendingUses are the operation in progress's uses of nodes and
+	// handles, applied when it is committed: a line the replay does not
+	// perform leaves no use behind for a later one to wait on.
+	pendingUses []pendingUse
 	// lastPID and lastStream cache stream's last answer: a log's
 	// consecutive lines are often of one pid.
 	lastPID    uint32
@@ -217,8 +221,18 @@ func (b *builder) stream(pid uint32) (int32, int32) {
 	return s, int32(len(b.t.Streams[s].Ops))
 }
 
-// touch records that the operation at r uses u (changes it when change
-// is set), collecting in b.deps what it must wait for.
+// pendingUse is a use of node or handle i by the operation at r, kept
+// until the operation is committed.
+type pendingUse struct {
+	r      ref
+	i      int32
+	handle bool
+	change bool
+}
+
+// touch collects in b.deps what the operation at r, using u (changing
+// it when change is set), must wait for; the use itself is recorded in
+// u when the operation is committed (applyUses).
 func (b *builder) touch(u *uses, r ref, change bool) {
 	if u.hasLast && u.last.stream != r.stream {
 		b.dep(u.last)
@@ -229,6 +243,12 @@ func (b *builder) touch(u *uses, r ref, change bool) {
 				b.dep(x)
 			}
 		}
+	}
+}
+
+// use records in u that the operation at r used it.
+func use(u *uses, r ref, change bool) {
+	if change {
 		u.last, u.hasLast, u.reads = r, true, u.reads[:0]
 		return
 	}
@@ -239,6 +259,25 @@ func (b *builder) touch(u *uses, r ref, change bool) {
 		}
 	}
 	u.reads = append(u.reads, r)
+}
+
+// applyUses records the committed operation's uses, in their order.
+func (b *builder) applyUses() {
+	for _, p := range b.pendingUses {
+		if p.handle {
+			use(&b.handles[p.i].use, p.r, p.change)
+		} else {
+			use(&b.nodes[p.i].use, p.r, p.change)
+		}
+	}
+	b.pendingUses = b.pendingUses[:0]
+}
+
+// abandon forgets what the line in progress collected: it is not an
+// operation of the replay's.
+func (b *builder) abandon() {
+	b.deps = b.deps[:0]
+	b.pendingUses = b.pendingUses[:0]
 }
 
 func (b *builder) dep(x ref) {
@@ -255,11 +294,13 @@ func (b *builder) dep(x ref) {
 func (b *builder) touchNode(n int32, r ref, change bool) {
 	if n >= 0 {
 		b.touch(&b.nodes[n].use, r, change)
+		b.pendingUses = append(b.pendingUses, pendingUse{r: r, i: n, change: change})
 	}
 }
 func (b *builder) touchHandle(h int32, r ref, change bool) {
 	if h >= 0 {
 		b.touch(&b.handles[h].use, r, change)
+		b.pendingUses = append(b.pendingUses, pendingUse{r: r, i: h, handle: true, change: change})
 	}
 }
 
@@ -274,6 +315,7 @@ func (b *builder) commit(p *pending, s int32) {
 	}
 	op.depHi = int32(len(b.t.deps))
 	b.deps = b.deps[:0]
+	b.applyUses()
 	op.class = b.class(p.name)
 	c := &b.t.Classes[op.class]
 	if p.failed {
@@ -317,6 +359,9 @@ func (b *builder) class(name string) int16 {
 // parents, before the replay starts, or, inside a directory the log
 // created, just before op, untimed.
 func (b *builder) need(n int32, dir bool, op *Op) {
+	if n < 0 {
+		return // the root's parent: outside the replay, there
+	}
 	b.markDir(b.nodes[n].parent)
 	nd := &b.nodes[n]
 	if nd.seen || n == root {

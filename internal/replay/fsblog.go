@@ -302,6 +302,9 @@ func (f *fsb) byHandle(e *accesslog.Entry, rest [][]byte, path string, n int32, 
 func (f *fsb) rename(paths []string, n int32, p *pending, s int32, r ref) bool {
 	b := f.b
 	dst := f.node(paths[1])
+	if n == root || dst == root {
+		return false // the replay's own directory is not renamed
+	}
 	op := &p.op
 	op.act, op.to = actRename, b.pathID(dst)
 	from, to := b.nodes[n].parent, b.nodes[dst].parent

@@ -368,6 +368,7 @@ func newLoader() *loader {
 func (l *loader) line(data []byte, r *rec) {
 	sk := &l.b.t.Skipped
 	sk.Lines++
+	l.b.abandon() // nothing of an earlier line that added no operation
 	line := data[r.off : r.off+int(r.n)]
 	switch r.kind {
 	case kindMalformed:
@@ -427,7 +428,7 @@ func (l *loader) line(data []byte, r *rec) {
 		added = l.jfs.add(e, f, &p)
 	}
 	if !added {
-		l.b.deps = l.b.deps[:0]
+		l.b.abandon()
 		sk.Unsupported[name]++
 	}
 }
@@ -473,7 +474,7 @@ func (l *loader) strace(line []byte) {
 	case virtual:
 		sk.Virtual++
 	case !added:
-		l.b.deps = l.b.deps[:0]
+		l.b.abandon()
 		sk.Unsupported[name]++
 	}
 }
