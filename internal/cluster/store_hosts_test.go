@@ -13,60 +13,8 @@ import (
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/train"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
-
-// userKey is the object a user keeps in the bucket: every run leaves it,
-// and nothing else, behind.
-const userKey = "user/keep-me.bin"
-
-// userBucket opens the bucket at url, creating it, and puts the user's
-// object in it.
-func userBucket(t *testing.T, storage, url string, cfg object.Config) object.Storage {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := object.Open(ctx, storage, url, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Put(ctx, userKey, strings.NewReader("the user's own")); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// keysIn lists every key in s.
-func keysIn(t *testing.T, s object.Storage) []string {
-	t.Helper()
-	var keys []string
-	opt := object.ListOptions{}
-	for {
-		page, err := s.List(context.Background(), opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range page.Objects {
-			keys = append(keys, o.Key)
-		}
-		if !page.Truncated {
-			return keys
-		}
-		opt.StartAfter = page.Next
-	}
-}
-
-// checkBucketAsBefore fails the test unless s holds the user's object and
-// nothing else.
-func checkBucketAsBefore(t *testing.T, s object.Storage) {
-	t.Helper()
-	if keys := keysIn(t, s); !slices.Equal(keys, []string{userKey}) {
-		t.Errorf("the bucket holds %v; want only the user's %s", keys, userKey)
-	}
-}
 
 // noSecret fails the test if the secret shows in the coordinator's output
 // or in an agent's log.
@@ -93,21 +41,21 @@ func TestNetnsStoreHosts(t *testing.T) {
 	cfg := object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
 	t.Run("train", func(t *testing.T) {
 		url := m.Endpoints[0] + "/hosts-train"
-		s := userBucket(t, "minio", url, cfg)
+		s := objecttest.UserStore(t, "minio", url, cfg)
 		out := coordinator(t, context.Background(), "train", "--storage", "minio", url, "--files", "8", "--samples-per-file", "10",
 			"--sample-size", "8K", "--sample-size-stdev", "1K", "--batch-size", "5", "--accelerators", "2", "--read-threads", "2",
 			"--compute-time", "5ms", "--epochs", "2", "--au-threshold", "1", "--seed", "3", "--hosts", hostsFlag(agents...), "-o", "json")
 		checkStoreTrain(t, resultOf(t, out), agents)
-		checkBucketAsBefore(t, s)
+		objecttest.CheckUntouched(t, s)
 		noSecret(t, m.SecretKey, out, agents...)
 	})
 	t.Run("checkpoint", func(t *testing.T) {
 		url := m.Endpoints[1] + "/hosts-checkpoint"
-		s := userBucket(t, "minio", url, cfg)
+		s := objecttest.UserStore(t, "minio", url, cfg)
 		out := coordinator(t, context.Background(), "checkpoint", "--storage", "minio", url, "--ranks", "4", "--size", "40M",
 			"--part-size", "5M", "--parts-in-flight", "2", "--hosts", hostsFlag(agents...), "-o", "json")
 		checkStoreCheckpoint(t, resultOf(t, out), agents, 40<<20)
-		checkBucketAsBefore(t, s)
+		objecttest.CheckUntouched(t, s)
 		noSecret(t, m.SecretKey, out, agents...)
 	})
 }
@@ -190,7 +138,7 @@ func TestStoreHostsCredentialsOverTLS(t *testing.T) {
 	}
 	url := m.URL("hosts-tls-train")
 	cfg := object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
-	s := userBucket(t, "minio", url, cfg)
+	s := objecttest.UserStore(t, "minio", url, cfg)
 	creds := []string{"--storage", "minio", url, "--access-key", m.AccessKey, "--secret-key-file", secret}
 	for _, cmd := range [][]string{{"train"}, {"checkpoint", "--ranks", "2"}} {
 		out := coordinator(t, context.Background(), append(append(cmd, creds...), "--hosts", plain.addr)...)
@@ -215,7 +163,7 @@ func TestStoreHostsCredentialsOverTLS(t *testing.T) {
 		t.Errorf("training again on %s: %+v", prefix, again.Phases)
 	}
 	noSecret(t, m.SecretKey, out, a, b, plain)
-	kept := keysIn(t, object.WithPrefix(s, prefix))
+	kept := objecttest.Keys(t, object.WithPrefix(s, prefix))
 	if len(kept) != 9 { // 8 files and the description
 		t.Errorf("kept %d objects under %s: %v", len(kept), prefix, kept)
 	}
@@ -224,7 +172,7 @@ func TestStoreHostsCredentialsOverTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkBucketAsBefore(t, s)
+	objecttest.CheckUntouched(t, s)
 }
 
 // keptPrefix is the prefix of the dataset a run kept, from its warning.
