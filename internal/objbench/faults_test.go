@@ -26,6 +26,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
 // startObjbench starts the binary on bucket of m with args added.
@@ -40,7 +41,7 @@ func startObjbench(t *testing.T, m *testenv.MinIO, bucket string, args ...string
 // ours lists the run's keys in s: those under an objbench prefix.
 func ours(t *testing.T, s object.Storage) []string {
 	var keys []string
-	for _, k := range listAll(t, s) {
+	for _, k := range objecttest.Keys(t, s) {
 		if strings.HasPrefix(k, "fsbench-objbench-") {
 			keys = append(keys, k)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
 // quickArgs keep a full run (every check and item) short.
@@ -62,27 +63,6 @@ func openMinIO(t *testing.T, m *testenv.MinIO, bucket string) object.Storage {
 	return s
 }
 
-// listAll returns every key in s.
-func listAll(t *testing.T, s object.Storage) []string {
-	t.Helper()
-	var keys []string
-	opt := object.ListOptions{}
-	for range 100 {
-		page, err := s.List(context.Background(), opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range page.Objects {
-			keys = append(keys, o.Key)
-		}
-		if !page.Truncated {
-			break
-		}
-		opt.StartAfter = page.Next
-	}
-	return keys
-}
-
 // putPrecious stores an object of the user's that the run must not touch.
 // userBucket is a new bucket named prefix-N holding one object of the
 // user's, which a run must leave alone (checkPrecious).
@@ -103,7 +83,7 @@ func putPrecious(t *testing.T, s object.Storage) {
 
 func checkPrecious(t *testing.T, s object.Storage) {
 	t.Helper()
-	keys := listAll(t, s)
+	keys := objecttest.Keys(t, s)
 	if len(keys) != 1 || keys[0] != "precious/data.bin" {
 		t.Errorf("after the run the bucket holds %v, want only precious/data.bin", keys)
 	}
@@ -403,7 +383,7 @@ func TestBinaryCreatesBucket(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stderr, "created bucket") {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	if keys := listAll(t, openMinIO(t, m, bucket)); len(keys) != 0 {
+	if keys := objecttest.Keys(t, openMinIO(t, m, bucket)); len(keys) != 0 {
 		t.Errorf("objects left in the new bucket: %v", keys)
 	}
 }

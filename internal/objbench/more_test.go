@@ -16,6 +16,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/pkg/object"
+	"github.com/fsbench/fsbench/pkg/object/objecttest"
 )
 
 // runJSON runs the binary, which must succeed, and reads its result.
@@ -55,7 +56,7 @@ func checkRow(t *testing.T, p report.PhaseResult, ops int64) {
 // runPrefix is the prefix of the run whose objects s keeps (--keep).
 func runPrefix(t *testing.T, s object.Storage) string {
 	t.Helper()
-	for _, k := range listAll(t, s) {
+	for _, k := range objecttest.Keys(t, s) {
 		if strings.HasPrefix(k, "fsbench-objbench-") {
 			return k[:strings.Index(k, "/")+1]
 		}
@@ -94,7 +95,7 @@ func TestMultipartWorkloadMinIO(t *testing.T) {
 	}
 	prefix := runPrefix(t, s)
 	run := object.WithPrefix(s, prefix)
-	pat, keys := pattern.New(7), listAll(t, run)
+	pat, keys := pattern.New(7), objecttest.Keys(t, run)
 	if len(keys) != 5 {
 		t.Fatalf("kept objects %v, want 5", keys)
 	}
