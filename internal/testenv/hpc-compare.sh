@@ -9,6 +9,9 @@
 # IOR_DIR holds src/ior and src/mdtest (./bootstrap && ./configure && make
 # with Debian's Open MPI). Every figure is in IO500's units: GiB/s for the
 # ior phases, thousands of operations a second for the mdtest ones.
+# fsbench's ranks are processes started by the same mpirun as IOR's
+# (RANKS=threads: fsbench -p N in one process). While it runs, memory the
+# guest frees stays in the guest (host-memory.sh).
 set -euo pipefail
 ior_dir=${1:?usage: hpc-compare.sh IOR_DIR [PAIRS] [DISK_DIR]}
 pairs=${2:-6}
@@ -21,18 +24,27 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe)
 # The same amounts a rank on both sides; EASY_MIB, HARD_SEGS, EASY_FILES
 # and HARD_FILES set others (phases of a few milliseconds, as the defaults
 # make on tmpfs, time their start and end more than their operations).
+ranks=${RANKS:-processes}
+case $ranks in processes | threads) ;; *) echo "hpc-compare.sh: RANKS is processes or threads, not $ranks" >&2; exit 2 ;; esac
 easy_mib=${EASY_MIB:-32} hard_segs=${HARD_SEGS:-1000} easy_files=${EASY_FILES:-2000} hard_files=${HARD_FILES:-1000}
 
 tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
 mount -t tmpfs -o size=3g tmpfs "$tmpfs"
 mkdir -p "$disk"
 out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
-cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "$disk/run"; }
+# shellcheck source=internal/testenv/host-memory.sh
+source "$(dirname "$0")/host-memory.sh"
+cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "$disk/run"; release_freed_memory; }
 trap cleanup EXIT
+hold_freed_memory
 
-# run_fsbench FS NP DIR: one fsbench io500 run, one line a phase.
+# run_fsbench FS NP DIR: one fsbench io500 run, one line a phase. Its
+# ranks are processes started by mpirun, as IOR's and mdtest's are
+# (RANKS=threads: one process with a thread a rank instead).
 run_fsbench() {
-	"$fsbench" io500 "$3" -p "$2" -q -o json --stonewall 300s --ior-easy-transfers $((easy_mib / 2)) \
+	local launch=("${mpirun[@]}" -np "$2") threads=1
+	if [ "$ranks" = threads ]; then launch=() threads=$2; fi
+	"${launch[@]}" "$fsbench" io500 "$3" -p "$threads" -q -o json --stonewall 300s --ior-easy-transfers $((easy_mib / 2)) \
 		--ior-hard-segments $hard_segs --mdtest-easy-files $easy_files --mdtest-hard-files $hard_files |
 		python3 -c 'import json,sys
 r=json.load(sys.stdin)
@@ -76,7 +88,7 @@ for fs in tmpfs disk; do
 	done
 done
 
-echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
+echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs, fsbench ranks as $ranks; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
 python3 - "$out" <<'PY'
 import sys, statistics, collections
 v = collections.defaultdict(list)

@@ -1,0 +1,32 @@
+# Sourced by the comparison scripts, not run. On a virtual machine whose
+# kernel hands the memory it frees back to the host at once (free page
+# reporting: /sys/module/page_reporting/parameters/min_free_ms 0), the
+# first write into a new page-cache or tmpfs page after that costs a trip
+# to the host, and writes into memory run at about a fifth of their speed.
+# Which tool of a pair meets that memory depends on what ran just before
+# it, not on the tool (docs/hpc.md, "Memory the host took back"), so the
+# comparisons keep freed memory in the guest for a minute while they run
+# and put the setting back at the end.
+#
+#   hold_freed_memory    # sets min_free_ms to 60000 when it can, prints what it did
+#   release_freed_memory # puts the old value back (call it from the EXIT trap)
+
+page_reporting=/sys/module/page_reporting/parameters/min_free_ms
+page_reporting_was=
+
+hold_freed_memory() {
+	[ -w "$page_reporting" ] || return 0
+	page_reporting_was=$(cat "$page_reporting")
+	if echo 60000 >"$page_reporting" 2>/dev/null; then
+		echo "# freed memory kept in the guest for 60 s while this runs (free page reporting's min_free_ms was $page_reporting_was)" >&2
+	else
+		page_reporting_was=
+	fi
+}
+
+release_freed_memory() {
+	[ -n "$page_reporting_was" ] || return 0
+	# The kernel refuses 0 here once it has been changed; 1 ms is the nearest.
+	echo "$page_reporting_was" >"$page_reporting" 2>/dev/null || echo 1 >"$page_reporting" 2>/dev/null || true
+	page_reporting_was=
+}
