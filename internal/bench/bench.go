@@ -252,8 +252,10 @@ func (r *benchRun) runPhases(ctx context.Context, dropper *runenv.Dropper, ps []
 			reading = r.origin.Begin(ctx, p.Targets.Paths, dropper.Method() == "drop_caches")
 		}
 		total := progressUnits(&p)
-		if o.Hooks.PhaseStart != nil {
-			o.Hooks.PhaseStart(runner, &p, total)
+		if h := o.Hooks.PhaseStart; h != nil {
+			// At the phase's start, once it is set up: a host's barrier
+			// then leaves each host's preparation out of the common time.
+			p.Ready = func() { h(runner, &p, total) }
 		}
 		res, err := runner.Run(ctx, p)
 		if o.Hooks.PhaseEnd != nil {

@@ -313,8 +313,9 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.FilePhase, measured 
 	if h := r.o.Hooks.Interval; h != nil && wp.Interval > 0 {
 		wp.OnInterval = func(s workload.Sample) { h(wp, s.Report()) }
 	}
-	if r.o.Hooks.PhaseStart != nil {
-		r.o.Hooks.PhaseStart(r.runner, wp, progressTotal(wp, r.o.Threads))
+	if h := r.o.Hooks.PhaseStart; h != nil {
+		total := progressTotal(wp, r.o.Threads)
+		wp.Ready = func() { h(r.runner, wp, total) } // at the start, as bench's phases
 	}
 	res, err := r.runner.Run(ctx, *wp)
 	if r.o.Hooks.PhaseEnd != nil {

@@ -365,6 +365,7 @@ func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) runenv.
 			_ = gate(ctx, p.Name)
 			cluster.Meter(ctx, p.Name, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
 		},
+		PhaseEnd: func(*workload.Runner, *workload.FilePhase) { cluster.Settle(ctx) },
 		Finished: func(*workload.Runner) { _ = gate(ctx, cluster.FinishPhase) },
 	}
 }

@@ -51,6 +51,23 @@ func Meter(ctx context.Context, phase string, total int64, unit string, poll fun
 	m.phase, m.total, m.unit, m.poll = phase, total, unit, poll
 }
 
+// Settle tells the agent that runs ctx's job that the phase in progress
+// has ended: its count stays what it is now. The counter it polled may
+// start again for the next phase before the next barrier, where this
+// phase's last count is reported. Outside an agent's job it does nothing.
+func Settle(ctx context.Context) {
+	m, _ := ctx.Value(meterKey{}).(*meter)
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.poll != nil {
+		n := m.poll()
+		m.poll = func() int64 { return n }
+	}
+}
+
 // read is the phase in progress, or nil before the first.
 func (m *meter) read() *Progress {
 	m.mu.Lock()

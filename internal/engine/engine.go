@@ -84,6 +84,13 @@ type Phase struct {
 	// start barrier (buffers, handles); an error ends the phase before it
 	// starts.
 	Setup func(w *Worker) error
+	// Ready, if set, is called once all workers are set up and the
+	// collection before the phase is done, just before the clock starts:
+	// the barrier a phase shares with other hosts or ranks, so that what
+	// each does to get ready (its set-up, its collection) is not part of
+	// their common time. When the phase fails before that point, it is
+	// called as Run returns; it is called once either way.
+	Ready func()
 	// Do performs task (0 <= task < Tasks) of the given pass on worker w.
 	// It calls w.Begin before each timed operation (and stops when Begin
 	// says so) and w.End after it, w.Item when the task is complete, and
@@ -187,6 +194,15 @@ func (e *Engine) Current() *Phase { return e.current.Load() }
 // the result is marked incomplete; Run returns only after every worker has
 // returned, so no operation of the phase is left running.
 func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
+	gate := p.Ready
+	p.Ready = nil
+	atGate := func() {
+		if f := gate; f != nil {
+			gate = nil
+			f()
+		}
+	}
+	defer atGate()
 	if err := p.Validate(); err != nil {
 		return e.failed(&p), err
 	}
@@ -230,6 +246,7 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 		})
 	}
 	ready.Wait()
+	atGate()
 	r.clk.t0 = time.Now()
 	series := startSeries(e.workers, &p, r.clk, func() { r.early.Store(true); r.stop.Store(true) })
 	close(start)

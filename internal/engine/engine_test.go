@@ -319,3 +319,54 @@ func gcCycles() uint32 {
 	runtime.ReadMemStats(&m)
 	return m.NumGC
 }
+
+// TestReadyIsTheStart: Ready is called once, after every worker's setup,
+// before the first operation and before the clock
+// starts, so that what it waits for (other hosts) is not in the phase's
+// time; a phase that fails before its start calls it too, once.
+func TestReadyIsTheStart(t *testing.T) {
+	e := New(3)
+	var setUps, calls atomic.Int32
+	var atReady atomic.Int32
+	var beforeReady atomic.Bool
+	var readyEnd time.Time
+	res, err := e.Run(context.Background(), Phase{Name: "ready", Tasks: 6, Ops: 6,
+		Setup: func(w *Worker) error { setUps.Add(1); return nil },
+		Ready: func() {
+			calls.Add(1)
+			atReady.Store(setUps.Load())
+			time.Sleep(30 * time.Millisecond) // another host still getting ready
+			readyEnd = time.Now()
+		},
+		Do: func(w *Worker, task, pass int) error {
+			if calls.Load() == 0 {
+				beforeReady.Store(true)
+			}
+			return op(1)(w, task, pass)
+		}})
+	since := time.Since(readyEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 || atReady.Load() != 3 || beforeReady.Load() {
+		t.Fatalf("Ready called %d times, after %d of 3 setups; an operation before it: %v", calls.Load(), atReady.Load(), beforeReady.Load())
+	}
+	if res.Ops != 6 || res.Elapsed > since {
+		t.Fatalf("%d ops in %v, longer than the %v since Ready returned: the clock started before it", res.Ops, res.Elapsed, since)
+	}
+
+	calls.Store(0)
+	setupErr := errors.New("setup failed")
+	for _, p := range []Phase{
+		{Name: "bad", Tasks: 1, Rate: -1, Duration: time.Second, Do: op(0)},
+		{Name: "setup", Tasks: 1, Ops: 1, Do: op(0), Setup: func(*Worker) error { return setupErr }},
+	} {
+		p.Ready = func() { calls.Add(1) }
+		if _, err := e.Run(context.Background(), p); err == nil {
+			t.Fatalf("%s: no error", p.Name)
+		}
+	}
+	if calls.Load() != 2 {
+		t.Fatalf("Ready called %d times for 2 phases that failed before their start", calls.Load())
+	}
+}

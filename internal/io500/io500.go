@@ -62,8 +62,11 @@ type Options struct {
 	Verify    bool
 	Quick     bool // a smoke run: no warning that a write ended before the stonewall
 	Seed      uint64
-	// PhaseStart, if set, is called before each phase (a host's barrier)
-	// with a count of its operations so far, for progress; Warn with what
+	// PhaseStart, if set, is called at each phase's start (a host's
+	// barrier): after what the phase prepares (its list of files, its
+	// workers' buffers, a collection), just before its clock starts, so
+	// that hosts start their clocks together. It gets a count of the
+	// run's operations so far, for progress. Warn is called with what
 	// a reader of the result should know.
 	PhaseStart func(name string, ops func() int64)
 	Warn       func(msg string)
@@ -125,10 +128,13 @@ func Run(ctx context.Context, o Options, res *report.Result) (err error) {
 		}
 	}()
 	for _, name := range Order {
+		s.gate = nil
 		if o.PhaseStart != nil {
-			o.PhaseStart(name, s.runner.Live.Ops.Load)
+			s.gate = func() { o.PhaseStart(name, s.runner.Live.Ops.Load) }
 		}
-		if err := s.run(ctx, name); err != nil {
+		err := s.run(ctx, name)
+		s.ready() // a phase that failed before its start still passes it
+		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}

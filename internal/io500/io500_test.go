@@ -124,3 +124,44 @@ func TestStonewallCountsCarryOver(t *testing.T) {
 		t.Errorf("left behind: %v, %v", ents, err)
 	}
 }
+
+// TestPhaseStartIsTheClock: PhaseStart (a host's barrier) is called once
+// a phase, in IO500's order, once the phase is ready to start its clock:
+// inside the engine's run of the phase (whose count starts again at 0),
+// after what the phase prepares (but for what the ior reads learn from
+// the writers); the time it takes (another host getting
+// ready) is in no phase's time.
+func TestPhaseStartIsTheClock(t *testing.T) {
+	const wait = 40 * time.Millisecond
+	var names []string
+	counts := map[string]int64{}
+	var res report.Result
+	o := Options{Dir: t.TempDir(), Threads: 2, Stonewall: time.Hour, Sizes: small(), Seed: 5, Quick: true,
+		PhaseStart: func(name string, ops func() int64) {
+			names = append(names, name)
+			counts[name] = ops()
+			time.Sleep(wait)
+		}}
+	t0 := time.Now()
+	if err := Run(context.Background(), o, &res); err != nil {
+		t.Fatal(err)
+	}
+	total := time.Since(t0)
+	if strings.Join(names, " ") != strings.Join(Order, " ") {
+		t.Fatalf("PhaseStart for %v, want %v", names, Order)
+	}
+	for name, n := range counts {
+		// find runs outside the engine; the ior reads pass the barrier
+		// before they read the writers' segment counts (prepare).
+		if n != 0 && name != "find" && name != "ior-easy-read" && name != "ior-hard-read" {
+			t.Errorf("%s: PhaseStart saw %d operations counted: called before the phase's run began", name, n)
+		}
+	}
+	var phases time.Duration
+	for _, p := range res.Phases {
+		phases += time.Duration(p.Seconds * float64(time.Second))
+	}
+	if outside := total - time.Duration(len(Order))*wait; phases > outside {
+		t.Fatalf("the phases took %v of the %v left beside PhaseStart's waits: a wait was timed", phases, outside)
+	}
+}

@@ -25,6 +25,8 @@ type suite struct {
 	stamp  time.Time // the timestamp file's time, which find's -newer compares with
 	// wrote is set once the run's directories exist: cleanup removes them.
 	wrote bool
+	// gate is the phase's start (Options.PhaseStart), until ready calls it.
+	gate func()
 	// Found is what the find phase found, and Expected what it should
 	// find: the mdtest-hard files whose names match.
 	Found, Expected int64
@@ -33,6 +35,15 @@ type suite struct {
 func newSuite(o Options, res *report.Result) *suite {
 	runner := workload.NewRunner(workload.Config{Dir: o.Dir, Workers: o.Threads, Verify: o.Verify, Seed: o.Seed}, max(o.Sizes.EasyXfer, HardXfer, 4096))
 	return &suite{o: o, res: res, runner: runner}
+}
+
+// ready passes the phase's start, once: a FilePhase's Ready, or the
+// find phase's start.
+func (s *suite) ready() {
+	if f := s.gate; f != nil {
+		s.gate = nil
+		f()
+	}
 }
 
 func rankDir(r int) string { return "rank." + strconv.Itoa(r) }
@@ -92,7 +103,7 @@ func (s *suite) run(ctx context.Context, name string) error {
 func (s *suite) ior(ctx context.Context, name, file string, xfer int64, segs int, perRank bool) (*workload.Result, error) {
 	kind := workload.Read
 	p := workload.FilePhase{Name: name, Title: name, Targets: s.runner.NewTargets(s.o.Dir, []string{file}), BlockSize: xfer,
-		Shared: &workload.SharedFile{Block: xfer, Segments: segs, Rank0: s.o.Rank0, World: s.o.World, PerRank: perRank}}
+		Shared: &workload.SharedFile{Block: xfer, Segments: segs, Rank0: s.o.Rank0, World: s.o.World, PerRank: perRank}, Ready: s.ready}
 	if name[len(name)-5:] == "write" {
 		kind, p.Duration = workload.Write, s.o.Stonewall
 	}
@@ -110,7 +121,7 @@ func (s *suite) create(ctx context.Context, phase string, name func(r, i int) st
 		}
 	}
 	p := workload.FilePhase{Name: phase, Title: phase, Kind: workload.Create, PerFile: true, Targets: s.runner.NewTargets(s.o.Dir, names),
-		FileSize: size, BlockSize: max(size, 1), Duration: s.o.Stonewall, Once: true}
+		FileSize: size, BlockSize: max(size, 1), Duration: s.o.Stonewall, Once: true, Ready: s.ready}
 	return s.runner.Run(ctx, p)
 }
 
@@ -132,7 +143,7 @@ func (s *suite) meta(ctx context.Context, phase string, name func(r, i int) stri
 	if len(names) == 0 {
 		return nil, errors.New("no files to work on: the create phase made none")
 	}
-	p := workload.FilePhase{Name: phase, Title: phase, Targets: s.runner.NewTargets(s.o.Dir, names), FileSize: size, BlockSize: max(size, 1)}
+	p := workload.FilePhase{Name: phase, Title: phase, Targets: s.runner.NewTargets(s.o.Dir, names), FileSize: size, BlockSize: max(size, 1), Ready: s.ready}
 	switch phase[len(phase)-4:] {
 	case "stat":
 		p.Kind = workload.Stat
@@ -192,6 +203,7 @@ func (s *suite) timestamp() error {
 // with nothing done, so that every host's result has the same phases.
 func (s *suite) find(ctx context.Context) error {
 	ph := report.PhaseResult{Name: "find", Title: "find"}
+	s.ready()
 	if s.o.Rank0 == 0 {
 		f := Find(ctx, s.o.Dir, Match{Name: findName, Size: HardFileSize, Newer: s.stamp}, s.o.Threads)
 		if f.Err != nil {

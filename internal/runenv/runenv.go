@@ -48,8 +48,10 @@ type Options struct {
 
 // Hooks are the run's callbacks to its caller.
 type Hooks struct {
-	// PhaseStart is called before each measured phase with the number of
-	// progress units (blocks or files) it will do; PhaseEnd after it.
+	// PhaseStart is called at the start of each measured phase, once its
+	// workers are set up and just before its clock starts (a host's
+	// barrier), with the number of progress units (blocks or files) it
+	// will do; PhaseEnd after it.
 	PhaseStart func(e *workload.Runner, p *workload.FilePhase, total int64)
 	PhaseEnd   func(e *workload.Runner, p *workload.FilePhase)
 	// Started is called once the run's runner exists, before any phase, and

@@ -108,6 +108,11 @@ type FilePhase struct {
 	// goroutine of its own.
 	Interval   time.Duration
 	OnInterval func(Sample)
+	// Ready, if set, is the phase's barrier with other hosts or ranks:
+	// called once, when the workers are set up and the clock is about to
+	// start, or as Run returns when the phase failed before that
+	// (engine.Phase.Ready).
+	Ready func()
 	// Shared, if set, has every worker write or read its part of the one
 	// target, the phase's only one (see SharedFile); a Duration is then a
 	// stonewall that ends the phase's one pass early.
@@ -222,6 +227,9 @@ func (e *Runner) MaxBlock() int64 { return e.maxBlock }
 // incomplete.
 func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 	if err := e.check(&p); err != nil {
+		if p.Ready != nil {
+			p.Ready()
+		}
 		return &Result{Name: p.Name, Title: p.Title, Workers: e.cfg.Workers, Hist: metrics.NewHistogram(), Incomplete: true}, err
 	}
 	e.current.Store(&p)
@@ -234,7 +242,7 @@ func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 	return e.core.Run(ctx, engine.Phase{
 		Name: p.Name, Title: p.Title, Tasks: p.Targets.Len(), Random: p.Select == Random,
 		Ops: p.Ops, Duration: p.Duration, Once: p.Once, Warmup: p.Warmup, Rate: p.Rate,
-		Interval: p.Interval, OnInterval: p.OnInterval,
+		Interval: p.Interval, OnInterval: p.OnInterval, Ready: p.Ready,
 		Setup: func(w *engine.Worker) error { return e.setup(w, &p) },
 		Do:    e.op(&p),
 	})
