@@ -36,7 +36,10 @@ if [ -z "$base" ]; then
 	trap 'rm -rf "$base"' EXIT
 fi
 work=$(mktemp -d "$base/run.XXXXXX")
-trap 'rm -rf "$work"; [ -n "${1:-}" ] || rm -rf "$base"' EXIT
+# shellcheck source=internal/testenv/host-memory.sh
+source internal/testenv/host-memory.sh
+trap 'rm -rf "$work"; [ -n "${1:-}" ] || rm -rf "$base"; release_freed_memory' EXIT
+hold_freed_memory
 
 drop() { sync; [ "$(id -u)" -eq 0 ] && echo 3 > /proc/sys/vm/drop_caches || true; }
 

@@ -37,7 +37,10 @@ if [ -z "$base" ]; then
 	base=$(mktemp -d "$PWD/.fio-compare.XXXXXX")
 fi
 work=$(mktemp -d "$base/run.XXXXXX")
-trap 'rm -rf "$work"; [ -n "${1:-}" ] || rm -rf "$base"' EXIT
+# shellcheck source=internal/testenv/host-memory.sh
+source internal/testenv/host-memory.sh
+trap 'rm -rf "$work"; [ -n "${1:-}" ] || rm -rf "$base"; release_freed_memory' EXIT
+hold_freed_memory
 
 drop() { sync; if [ "$(id -u)" -eq 0 ]; then echo 3 > /proc/sys/vm/drop_caches; fi; }
 

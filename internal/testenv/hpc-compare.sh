@@ -33,7 +33,7 @@ mount -t tmpfs -o size=3g tmpfs "$tmpfs"
 mkdir -p "$disk"
 out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
 # shellcheck source=internal/testenv/host-memory.sh
-source "$(dirname "$0")/host-memory.sh"
+source "$here/internal/testenv/host-memory.sh"
 cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "$disk/run"; release_freed_memory; }
 trap cleanup EXIT
 hold_freed_memory
