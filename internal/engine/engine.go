@@ -150,7 +150,11 @@ func (p *Phase) onePass() bool { return p.Once || p.Ops == 0 && p.Bytes == 0 && 
 type Engine struct {
 	workers []*Worker
 	// Live counts the operations of the phase in progress, warm-up
-	// included; progress bars and the stats publisher read it.
+	// included; progress bars and the stats publisher read it. Each
+	// worker adds its operations every 64 or 10 ms (and all at its end),
+	// not one by one: workers on several CPUs writing the same counters
+	// at every operation cost each operation the counters' trips between
+	// the CPUs.
 	Live    metrics.Live
 	current atomic.Pointer[Phase]
 	// MaxErrorSamples bounds the error messages kept per phase.

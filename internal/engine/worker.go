@@ -42,6 +42,9 @@ type Worker struct {
 	order                              Perm          // one-pass random order of its own tasks
 	phases                             uint64        // phases run, to vary the PRNG between phases
 
+	live   metrics.LiveBatch // operations not yet in Engine.Live
+	liveAt time.Duration     // when live was last flushed, since t0
+
 	classes      []classStats  // per class, when the phase has classes
 	firstByte    time.Duration // the last operation's time to first byte
 	hasFirstByte bool          // firstByte belongs to the operation in progress
@@ -69,7 +72,7 @@ func (w *Worker) prepare(r *run) {
 	}
 	w.ops, w.items, w.bytes, w.errs, w.throttled, w.missed = 0, 0, 0, 0, 0, 0
 	w.samples = w.samples[:0]
-	w.measured, w.over, w.end = false, false, 0
+	w.measured, w.over, w.end, w.liveAt = false, false, 0, 0
 	w.prepareClasses(p.Classes)
 	if r.clk.period > 0 {
 		if w.svc == nil {
@@ -99,7 +102,10 @@ func (w *Worker) own() (lo, hi int) {
 
 // loop is the worker's life in a phase: tasks until the limit.
 func (w *Worker) loop() error {
-	defer func() { w.end = w.clk.now() }()
+	defer func() {
+		w.end = w.clk.now()
+		w.flushLive(w.end)
+	}()
 	p := w.r.p
 	for visit := 0; ; visit++ {
 		task, pass, ok := w.task(visit)
@@ -266,7 +272,10 @@ func (w *Worker) finish(s Start, n int64) (time.Time, time.Duration) {
 	if c.period > 0 {
 		lat = t2 - s.sched
 	}
-	w.e.Live.Add(n, lat)
+	w.live.Add(n, lat)
+	if w.live.Ops() >= liveBatchOps || t2-w.liveAt >= liveBatchAge {
+		w.flushLive(t2)
+	}
 	if w.r.p.Bytes > 0 {
 		w.r.bytes.Add(n)
 	}
@@ -284,6 +293,24 @@ func (w *Worker) finish(s Start, n int64) (time.Time, time.Duration) {
 	}
 	return c.at(t2), lat
 }
+
+// Engine.Live is what a phase in progress shows (progress, live metrics,
+// other hosts' heartbeats): a worker adds its operations to it every
+// liveBatchOps operations or liveBatchAge, whichever comes first, and at
+// its end.
+const (
+	liveBatchOps = 64
+	liveBatchAge = 10 * time.Millisecond
+)
+
+func (w *Worker) flushLive(now time.Duration) {
+	w.e.Live.Flush(&w.live)
+	w.liveAt = now
+}
+
+// CountRead counts n bytes of the operation just ended as read (Live's
+// ReadBytes).
+func (w *Worker) CountRead(n int64) { w.live.AddRead(n) }
 
 // FirstByte records the time to the first byte of the operation begun at
 // s (a download).

@@ -53,12 +53,47 @@ func TestHistogramMergeAndClamp(t *testing.T) {
 
 func TestLive(t *testing.T) {
 	var l Live
-	l.Add(4096, time.Millisecond)
-	l.Add(0, time.Millisecond)
+	var b LiveBatch
+	b.Add(4096, time.Millisecond)
+	b.AddRead(4096)
+	b.Add(0, time.Millisecond)
 	l.Errors.Add(1)
+	if s := l.Snapshot(); s.Ops != 0 || s.Bytes != 0 || b.Ops() != 2 {
+		t.Fatalf("before the flush: snapshot %+v, %d in the batch", s, b.Ops())
+	}
+	l.Flush(&b)
+	l.Flush(&b) // emptied by the first
 	s := l.Snapshot()
-	if s.Ops != 2 || s.Bytes != 4096 || s.Errors != 1 || s.LatencyNs != int64(2*time.Millisecond) {
-		t.Fatalf("snapshot = %+v", s)
+	if s.Ops != 2 || s.Bytes != 4096 || s.ReadBytes != 4096 || s.Errors != 1 || s.LatencyNs != int64(2*time.Millisecond) || l.Buckets[10].Load() != 2 {
+		t.Fatalf("snapshot = %+v, %d in the 1 ms bucket", s, l.Buckets[10].Load())
+	}
+}
+
+// TestLiveBatchIsAdd: a batch flushed now and then counts what adding
+// each operation to Live would have, bucket by bucket.
+func TestLiveBatchIsAdd(t *testing.T) {
+	var want, got Live
+	var b LiveBatch
+	for i := range 1000 {
+		lat := time.Duration(i*i*37) * time.Nanosecond
+		n := int64(i % 7)
+		want.Ops.Add(1)
+		want.Bytes.Add(n)
+		want.LatencyNs.Add(int64(lat))
+		want.Buckets[liveBucket(lat)].Add(1)
+		b.Add(n, lat)
+		if i%13 == 0 {
+			got.Flush(&b)
+		}
+	}
+	got.Flush(&b)
+	if want.Snapshot() != got.Snapshot() {
+		t.Fatalf("batched %+v, added %+v", got.Snapshot(), want.Snapshot())
+	}
+	for k := range want.Buckets {
+		if want.Buckets[k].Load() != got.Buckets[k].Load() {
+			t.Errorf("bucket %d: batched %d, added %d", k, got.Buckets[k].Load(), want.Buckets[k].Load())
+		}
 	}
 }
 
@@ -87,8 +122,10 @@ func TestLiveBuckets(t *testing.T) {
 		}
 	}
 	var l Live
-	l.Add(10, 3*time.Microsecond)
-	l.Add(10, 3*time.Second)
+	var b LiveBatch
+	b.Add(10, 3*time.Microsecond)
+	b.Add(10, 3*time.Second)
+	l.Flush(&b)
 	if l.Buckets[2].Load() != 1 || l.Buckets[22].Load() != 1 {
 		t.Fatalf("buckets after two adds: 3µs in %d, 3s in %d", l.Buckets[2].Load(), l.Buckets[22].Load())
 	}

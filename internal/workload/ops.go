@@ -159,7 +159,7 @@ func (e *Runner) timedIO(w *engine.Worker, s engine.Start, fd int, path string, 
 	if err == nil {
 		t1 = w.End(s, int64(len(buf)))
 		if !write {
-			e.Live.ReadBytes.Add(int64(len(buf)))
+			w.CountRead(int64(len(buf)))
 		}
 	} else {
 		t1 = e.traceNow()

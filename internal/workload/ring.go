@@ -278,7 +278,7 @@ func (v *ringVisit) complete(data uint64, res int32) {
 	if err == nil {
 		t1 = w.End(s, int64(n))
 		if !write {
-			e.Live.ReadBytes.Add(int64(n))
+			w.CountRead(int64(n))
 		}
 	} else {
 		t1 = time.Now()
