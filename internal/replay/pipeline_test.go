@@ -1,0 +1,77 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestLoadPipelined: each golden log, cut into chunks of a line or a few
+// (so that the second pass waits for the first, and the first for the
+// buffers the second hands back), builds the trace kept in
+// testdata/golden: pipelined when its lines are out of order only between
+// neighbours (JuiceFS's sample), and read again whole at the first line
+// that completes before one already built (fsbench's, written in
+// batches; the unsorted log cut into lines).
+func TestLoadPipelined(t *testing.T) {
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	for name, data := range goldenLogs(t) {
+		want, err := os.ReadFile(filepath.Join("testdata", "golden", name+".0-1.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{1, 100, 1000, 1 << 20} {
+			t.Run(fmt.Sprintf("%s/%d", name, size), func(t *testing.T) {
+				chunkBytes = size
+				l := newLoader()
+				ok := l.pipeline(bytes.Clone(data))
+				switch name {
+				case "gen-fsbench-unsorted": // in one chunk, sorted there
+					if size == 1 && ok || size == 1<<20 && !ok {
+						t.Fatalf("unsorted log pipelined: %v", ok)
+					}
+				case "fsbench-bench": // fsbench's batches: out of order
+				default:
+					if !ok {
+						t.Fatal("pipeline gave up")
+					}
+				}
+				if ok {
+					if got := dumpTrace(l.b.finish(), nil); got != string(want) {
+						t.Fatalf("pipelined parse differs from the golden one:\n%s", got)
+					}
+				}
+				if got := dumpTrace(loadPart(bytes.Clone(data), 0, 1)); got != string(want) {
+					t.Fatalf("parse differs from the golden one:\n%s", got)
+				}
+			})
+		}
+	}
+}
+
+// TestGrowOps: a stream's operations grown while the log is read keep
+// their values, and the room made for more follows the share of the log
+// read so far.
+func TestGrowOps(t *testing.T) {
+	b := newBuilder("")
+	ops := make([]Op, 1000)
+	for i := range ops {
+		ops[i].Start = int64(i)
+	}
+	b.size, b.read = 4000, 1000 // a quarter read: three times as many to come
+	grown := b.growOps(ops)
+	if len(grown) != len(ops) || cap(grown) != 1000+3000+3000/8 {
+		t.Fatalf("len %d cap %d, want 1000 and %d", len(grown), cap(grown), 1000+3000+3000/8)
+	}
+	for i := range grown {
+		if grown[i].Start != int64(i) {
+			t.Fatalf("op %d: start %d", i, grown[i].Start)
+		}
+	}
+	b.read = b.size // all read: a little more room
+	if g := b.growOps(ops); cap(g) != 1000+1000/4+256 {
+		t.Fatalf("cap %d at the end of the log", cap(g))
+	}
+}
