@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 )
 
 // TestLoadPipelined: each golden log, cut into chunks of a line or a few
@@ -73,5 +74,27 @@ func TestGrowOps(t *testing.T) {
 	b.read = b.size // all read: a little more room
 	if g := b.growOps(ops); cap(g) != 1000+1000/4+256 {
 		t.Fatalf("cap %d at the end of the log", cap(g))
+	}
+}
+
+// TestKnownOps: each operation the replay performs has a slot of its own,
+// where it is found; other names are not.
+func TestKnownOps(t *testing.T) {
+	for _, n := range opNames {
+		if s := knownOp([]byte(n)); s < 0 || knownOps[s] != n {
+			t.Errorf("%s: slot %d", n, s)
+		}
+	}
+	for _, n := range []string{"", "r", "setxattr", "reads", "Open"} {
+		if s := knownOp([]byte(n)); s >= 0 {
+			t.Errorf("%q found in slot %d", n, s)
+		}
+	}
+}
+
+// TestOpSize: an operation takes 88 bytes, its fields without padding.
+func TestOpSize(t *testing.T) {
+	if n := unsafe.Sizeof(Op{}); n != 88 {
+		t.Fatalf("Op is %d bytes, want 88", n)
 	}
 }
