@@ -72,6 +72,9 @@ type builder struct {
 	lastPID    uint32
 	lastStream int32
 	lastClass  int16 // class's last answer
+	// known holds, plus one, the class of each of knownOps's names (0:
+	// none yet).
+	known [64]int16
 	// lat records each class's recorded latencies while the log is read,
 	// added to its Histogram once at the end: a Recorder counts a value
 	// in a few instructions, where a Histogram's record costs more.
@@ -369,6 +372,11 @@ func (b *builder) class(name string) int16 {
 	if b.lastClass >= 0 && b.t.Classes[b.lastClass].Name == name {
 		return b.lastClass // a log's lines often repeat an operation
 	}
+	k := knownOp(name)
+	if k >= 0 && b.known[k] > 0 {
+		b.lastClass = b.known[k] - 1
+		return b.lastClass
+	}
 	if c, ok := b.classes[name]; ok {
 		b.lastClass = c
 		return c
@@ -377,6 +385,9 @@ func (b *builder) class(name string) int16 {
 	b.classes[name] = c
 	b.t.Classes = append(b.t.Classes, Class{Name: name, Latency: metrics.NewHistogram()})
 	b.lat = append(b.lat, new(metrics.Recorder))
+	if k >= 0 {
+		b.known[k] = c + 1
+	}
 	b.lastClass = c
 	return c
 }

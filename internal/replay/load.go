@@ -454,6 +454,10 @@ func (l *loader) intern(b []byte) string {
 	if string(b) == l.lastName {
 		return l.lastName // a log's lines often repeat an operation
 	}
+	if k := knownOp(b); k >= 0 {
+		l.lastName = knownOps[k]
+		return l.lastName
+	}
 	name, ok := l.names[string(b)]
 	if !ok {
 		name = string(b)
