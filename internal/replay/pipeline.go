@@ -34,8 +34,8 @@ type chunk struct {
 }
 
 // pipeline reads the lines of data and builds the trace from them while
-// they are read: the first pass reads chunks of the log on every
-// processor, a few chunks ahead of the second, which builds from each
+// they are read: the first pass reads chunks of the log on the processors
+// the second leaves (one at least), a few chunks ahead of the second, which builds from each
 // chunk, in order of completion, as soon as it and the next are read,
 // and hands its buffer back. The elapsed time is about the second pass's
 // alone, and the first pass's records stay in a few buffers that the
@@ -62,7 +62,9 @@ func (l *loader) pipeline(data []byte) bool {
 		close(quit)
 		wg.Wait()
 	}()
-	for range min(procs, len(chunks)) {
+	// A reader on every processor as well made the second pass slower (it
+	// lost its processor and its caches to them), not the load shorter.
+	for range min(max(1, procs-1), len(chunks)) {
 		wg.Go(func() { readChunks(data, chunks, &next, free, quit) })
 	}
 	l.b.size = int64(len(data))
@@ -120,8 +122,10 @@ type merger struct {
 func (m *merger) build(c *chunk, upto int64) {
 	runs := [3][]rec{m.carry, c.recs[:c.lead], c.recs[c.lead:]}
 	out := m.spare[:0]
-	if len(runs[0]) == 0 && len(runs[1]) == 0 { // the usual: c alone
-		rs := runs[2]
+	lead, rest := runs[1], runs[2]
+	if len(m.carry) == 0 && (len(lead) == 0 || len(rest) == 0 || lead[len(lead)-1].time <= rest[0].time) {
+		// The usual: c alone, in order (strace's lines are all lead).
+		rs := c.recs
 		k := 0
 		for ; k < len(rs) && rs[k].time <= upto; k++ {
 			m.l.line(m.data, &rs[k])
