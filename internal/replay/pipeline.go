@@ -17,6 +17,11 @@ import (
 // into many chunks).
 var chunkBytes = 256 << 10
 
+// maxCarry bounds the lines carried from chunk to chunk (each chunk
+// copies them once more): a log out of order by more than that is read
+// again whole and sorted instead.
+var maxCarry = 1 << 16
+
 // chunk is one task of the first pass of a pipelined load: whole lines of
 // the log, read into recs.
 type chunk struct {
@@ -100,6 +105,9 @@ func (l *loader) pipeline(data []byte) bool {
 			l.b.read = int64(prev.end)
 			m.build(prev, below)
 			free <- prev.recs
+			if len(m.carry) > maxCarry {
+				return false
+			}
 		}
 		prev = c
 	}

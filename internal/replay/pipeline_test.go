@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -96,5 +97,34 @@ func TestKnownOps(t *testing.T) {
 func TestOpSize(t *testing.T) {
 	if n := unsafe.Sizeof(Op{}); n != 88 {
 		t.Fatalf("Op is %d bytes, want 88", n)
+	}
+}
+
+// TestLoadCarryBound: lines that complete after all the lines that follow
+// them are carried from chunk to chunk up to maxCarry; past it the
+// pipeline gives up, and the load reads the log again whole, to the same
+// trace.
+func TestLoadCarryBound(t *testing.T) {
+	defer func(n, c int) { chunkBytes, maxCarry = n, c }(chunkBytes, maxCarry)
+	lines := strings.SplitAfter(string(genLog(FormatJuiceFS, 100)), "\n")
+	// The first ten lines complete last, each before the one above it:
+	// each is carried until the end.
+	for k := range 10 {
+		lines[k] = fmt.Sprintf("2026.11.21 21:00:01.%06d", 10-k) + lines[k][len("2026.11.21 21:00:00.000000"):]
+	}
+	data := []byte(strings.Join(lines, ""))
+	chunkBytes = 1
+	whole := newLoader()
+	whole.ordered(bytes.Clone(data), 0, 1)
+	want := dumpTrace(whole.b.finish(), nil)
+	for _, c := range []int{100, 5} {
+		maxCarry = c
+		l := newLoader()
+		if ok := l.pipeline(bytes.Clone(data)); ok != (c == 100) {
+			t.Fatalf("carry bound %d: pipelined %v", c, ok)
+		}
+		if got := dumpTrace(loadPart(bytes.Clone(data), 0, 1)); got != want {
+			t.Fatalf("carry bound %d: parse differs from the sorted one:\n%s", c, got)
+		}
 	}
 }
