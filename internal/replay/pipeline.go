@@ -102,7 +102,6 @@ func (l *loader) pipeline(data []byte) bool {
 			}
 		}
 		if prev != nil {
-			l.b.read = int64(prev.end)
 			m.build(prev, below)
 			free <- prev.recs
 			if len(m.carry) > maxCarry {
