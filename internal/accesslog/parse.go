@@ -368,19 +368,25 @@ func seconds(b []byte) (time.Duration, bool) {
 	if b[i] != '.' || i+1 == len(b) {
 		return 0, false
 	}
-	scale := int64(1e9)
+	// The fraction's first nine digits, then scaled once: no division
+	// per digit. Digits past the ninth (below a nanosecond) are checked
+	// and dropped.
+	digits := 0
 	for i++; i < len(b); i++ {
 		c := b[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		if scale > 1 {
-			scale /= 10
-			frac += int64(c-'0') * scale
+		if digits < 9 {
+			frac = frac*10 + int64(c-'0')
+			digits++
 		}
 	}
-	return time.Duration(sec*1e9 + frac), true
+	return time.Duration(sec*1e9 + frac*pow10[9-digits]), true
 }
+
+// pow10 scales a fraction of n digits (9-n here) to nanoseconds.
+var pow10 = [10]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
 func digits2(b []byte) (int, bool) {
 	if b[0] < '0' || b[0] > '9' || b[1] < '0' || b[1] > '9' {

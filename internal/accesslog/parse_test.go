@@ -382,3 +382,21 @@ func TestParseRest(t *testing.T) {
 		}
 	}
 }
+
+// TestSeconds: a latency of any number of fraction digits, those below a
+// nanosecond dropped, and what is not one.
+func TestSeconds(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"0.000010": 10 * time.Microsecond, "1.5": 1500 * time.Millisecond, "12": 12 * time.Second,
+		"2.123456789": 2123456789, "2.1234567891": 2123456789, "0.0000000019": 1,
+	} {
+		if got, ok := seconds([]byte(in)); !ok || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "1.", ".5", "0.1x", "1.2.3", "1234567890.0"} {
+		if got, ok := seconds([]byte(in)); ok {
+			t.Errorf("%q: %v, want no latency", in, got)
+		}
+	}
+}

@@ -72,6 +72,9 @@ type builder struct {
 	lastPID    uint32
 	lastStream int32
 	lastClass  int16 // class's last answer
+	// known holds, plus one, the class of each of knownOps's names (0:
+	// none yet).
+	known [64]int16
 	// lat records each class's recorded latencies while the log is read,
 	// added to its Histogram once at the end: a Recorder counts a value
 	// in a few instructions, where a Histogram's record costs more.
@@ -85,8 +88,13 @@ type builder struct {
 	// only goes over the operations again when the first operation is
 	// not that entry's (a skipped line, or strace's, whose times the
 	// first pass does not read).
-	base int64
-	ids  map[string]int32 // paths -> their index in Trace.paths
+	base    int64
+	hasBase bool             // base is set: else the first operation's start sets it
+	ids     map[string]int32 // paths -> their index in Trace.paths
+	// size and read are the bytes of the log and those read so far, when
+	// the log is read while its lines are parsed (sizes unknown): what
+	// growOps projects a stream's length from.
+	size, read int64
 }
 
 type dentry struct {
@@ -333,13 +341,41 @@ func (b *builder) commit(p *pending, s int32) {
 		b.last = p.end
 	}
 	b.any = true
+	if !b.hasBase {
+		b.base, b.hasBase = start, true
+	}
 	op.Start = start - b.base // made relative to the first operation in finish
-	b.t.Streams[s].Ops = append(b.t.Streams[s].Ops, *op)
+	st := &b.t.Streams[s]
+	if len(st.Ops) == cap(st.Ops) {
+		st.Ops = b.growOps(st.Ops)
+	}
+	st.Ops = append(st.Ops, *op)
+}
+
+// growOps is ops with room for more operations: when the log is read
+// while it is parsed, as many again as its share of the log read so far
+// projects for the rest (an eighth more, so that a stream is seldom
+// copied twice), the memory past them untouched until used.
+func (b *builder) growOps(ops []Op) []Op {
+	c := len(ops)
+	more := c/4 + 256
+	if b.read > 0 && b.size > b.read {
+		est := int(int64(c) * (b.size - b.read) / b.read)
+		more = max(more, est+est/8)
+	}
+	grown := make([]Op, c, c+more)
+	copy(grown, ops)
+	return grown
 }
 
 func (b *builder) class(name string) int16 {
 	if b.lastClass >= 0 && b.t.Classes[b.lastClass].Name == name {
 		return b.lastClass // a log's lines often repeat an operation
+	}
+	k := knownOp(name)
+	if k >= 0 && b.known[k] > 0 {
+		b.lastClass = b.known[k] - 1
+		return b.lastClass
 	}
 	if c, ok := b.classes[name]; ok {
 		b.lastClass = c
@@ -349,6 +385,9 @@ func (b *builder) class(name string) int16 {
 	b.classes[name] = c
 	b.t.Classes = append(b.t.Classes, Class{Name: name, Latency: metrics.NewHistogram()})
 	b.lat = append(b.lat, new(metrics.Recorder))
+	if k >= 0 {
+		b.known[k] = c + 1
+	}
 	b.lastClass = c
 	return c
 }

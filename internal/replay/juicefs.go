@@ -78,13 +78,15 @@ func fields(dst [][]byte, args []byte) [][]byte {
 		return dst
 	}
 	args = args[1 : len(args)-1]
-	for {
-		i := bytes.IndexByte(args, ',')
-		if i < 0 {
-			return append(dst, args)
+	// One pass over the bytes: the fields are short (numbers, mostly),
+	// where a call of bytes.IndexByte per field costs more than it finds.
+	start := 0
+	for i, c := range args {
+		if c == ',' {
+			dst, start = append(dst, args[start:i]), i+1
 		}
-		dst, args = append(dst, args[:i]), args[i+1:]
 	}
+	return append(dst, args[start:])
 }
 
 // num reads a decimal number without converting b to a string (which
@@ -118,10 +120,9 @@ func (j *jfs) node(ino uint64) int32 {
 	return n
 }
 
-// name binds ino to (parent, name), as a lookup, create or mkdir result
-// shows it.
-func (j *jfs) name(ino uint64, parent int32, name string) int32 {
-	n := j.b.child(parent, name)
+// name binds ino to node n, (parent, name), as a lookup, create or mkdir
+// result shows it.
+func (j *jfs) name(ino uint64, n int32) int32 {
 	if old, ok := j.ino.get(j.inos, ino); ok && old != n && !j.b.nodes[old].seen {
 		// Named only by its inode so far, never used: the name wins.
 		delete(j.b.dentries, dentry{root, j.b.nodes[old].name})
@@ -254,7 +255,7 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 		op.act = actStat
 		if !p.failed {
 			if ino, ok := resultIno(e.Rest); ok {
-				n = j.name(ino, parent, name)
+				n = j.name(ino, n)
 			}
 			b.need(n, false, op)
 			if size, ok := resultSize(e.Rest); ok {
@@ -271,7 +272,7 @@ func (j *jfs) named(e *accesslog.Entry, f [][]byte, parentIno uint64, p *pending
 		}
 		if !p.failed {
 			if ino, ok := resultIno(e.Rest); ok {
-				n = j.name(ino, parent, name)
+				n = j.name(ino, n)
 			}
 			b.created(n, p.name == "mkdir")
 		} else if p.op.errno == uint16(unix.EEXIST) {

@@ -61,6 +61,22 @@ func load(data []byte) (*Trace, error) { return loadPart(data, 0, 1) }
 // for one host of a replay on many.
 func loadPart(data []byte, part, parts int) (*Trace, error) {
 	l := newLoader()
+	if parts > 1 || !l.pipeline(data) {
+		// Split across hosts (by the pids' sizes, from the whole log), or
+		// out of order: read whole first.
+		l = newLoader()
+		l.ordered(data, part, parts)
+	}
+	t := l.b.finish()
+	if t.Ops() == 0 {
+		return t, errors.New("the log holds no operation to replay")
+	}
+	return t, nil
+}
+
+// ordered reads part of parts of the log in data, its lines all read
+// first, and then built from in order of completion.
+func (l *loader) ordered(data []byte, part, parts int) {
 	recs, idx := l.order(data)
 	if parts > 1 {
 		l.part, l.host, l.owner = part, splitStreams(l.b.sizes, parts), map[uint64]int{}
@@ -74,11 +90,6 @@ func loadPart(data []byte, part, parts int) (*Trace, error) {
 			l.line(data, &recs[i])
 		}
 	}
-	t := l.b.finish()
-	if t.Ops() == 0 {
-		return t, errors.New("the log holds no operation to replay")
-	}
-	return t, nil
 }
 
 // Kinds of lines, as the first pass reads them.
@@ -258,7 +269,7 @@ func (l *loader) order(data []byte) ([]rec, []int) {
 		l.b.sizes[pid] += run
 	}
 	if base != math.MaxInt64 {
-		l.b.base = base
+		l.b.base, l.b.hasBase = base, true
 	}
 	if sorted {
 		return recs, nil
@@ -370,6 +381,7 @@ func (l *loader) line(data []byte, r *rec) {
 	sk.Lines++
 	l.b.abandon() // nothing of an earlier line that added no operation
 	line := data[r.off : r.off+int(r.n)]
+	l.b.read = int64(r.off) + int64(r.n) // for growOps
 	switch r.kind {
 	case kindMalformed:
 		sk.Malformed++
@@ -442,6 +454,10 @@ func (l *loader) setFormat(f string) {
 func (l *loader) intern(b []byte) string {
 	if string(b) == l.lastName {
 		return l.lastName // a log's lines often repeat an operation
+	}
+	if k := knownOp(b); k >= 0 {
+		l.lastName = knownOps[k]
+		return l.lastName
 	}
 	name, ok := l.names[string(b)]
 	if !ok {
