@@ -210,3 +210,59 @@ func notInGo() uint64 {
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
+
+// A deferred ring, started on a locked thread, reads and writes at depth;
+// it is bound to that thread (another thread's submission is refused,
+// which only a ring set up for one thread does). A kernel that refuses the
+// one-thread flags gives New's ring, which works on any thread.
+func TestDeferred(t *testing.T) {
+	const depth, bs = 16, 4096
+	f, err := os.Create(filepath.Join(t.TempDir(), "g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, refuse := range []uint32{0, setupDeferTaskrun} {
+		refuseFlags = refuse
+		t.Cleanup(func() { refuseFlags = 0 })
+		r, err := NewDeferred(depth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Deferred() != (refuse == 0) {
+			t.Fatalf("refused %#x: Deferred() = %v", refuse, r.Deferred())
+		}
+		arena := make([]byte, depth*bs)
+		if !r.RegisterBuffer(arena) {
+			t.Fatal("register buffer refused before Start")
+		}
+		done, release := make(chan error), make(chan struct{})
+		go func() {
+			// The thread stays this goroutine's until the check below.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			err := errors.New("the round trip failed") // until it is over
+			defer func() { done <- err; <-release }()  // after a Fatal too
+			if err = r.Start(); err == nil {
+				err = errors.New("the round trip failed")
+				roundTrip(t, r, arena, depth, 300, bs, 0)
+				err = nil
+			}
+		}()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		runtime.LockOSThread()
+		r.Prep(true, int(f.Fd()), arena[:bs], 0, 0)
+		err = r.Enter(1, 0)
+		runtime.UnlockOSThread()
+		close(release)
+		if refuse == 0 && !errors.Is(err, unix.EEXIST) {
+			t.Fatalf("deferred ring: another thread's submission = %v, want EEXIST", err)
+		}
+		if refuse != 0 && (err != nil || r.Reap(func(uint64, int32) {}) != 1) {
+			t.Fatalf("fallback ring: another thread's submission = %v", err)
+		}
+		r.Close()
+	}
+}
