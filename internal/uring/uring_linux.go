@@ -33,22 +33,16 @@ const (
 	offCQRing = 0x8000000
 	offSQEs   = 0x10000000
 
-	setupCoopTaskrun   = 1 << 8  // IORING_SETUP_COOP_TASKRUN (5.19)
-	setupClamp         = 1 << 4  // IORING_SETUP_CLAMP
-	setupCQSize        = 1 << 3  // IORING_SETUP_CQSIZE
-	setupRDisabled     = 1 << 6  // IORING_SETUP_R_DISABLED (5.10)
-	setupSingleIssuer  = 1 << 12 // IORING_SETUP_SINGLE_ISSUER (6.0)
-	setupDeferTaskrun  = 1 << 13 // IORING_SETUP_DEFER_TASKRUN (6.1)
-	setupOneThreadOnly = setupRDisabled | setupSingleIssuer | setupDeferTaskrun
+	setupCoopTaskrun = 1 << 8 // IORING_SETUP_COOP_TASKRUN (5.19)
+	setupClamp       = 1 << 4 // IORING_SETUP_CLAMP
 
 	enterGetEvents = 1 << 0 // IORING_ENTER_GETEVENTS
 	enterExtArg    = 1 << 3 // IORING_ENTER_EXT_ARG (5.11)
 
 	featExtArg = 1 << 8 // IORING_FEAT_EXT_ARG
 
-	registerBuffers     = 0  // IORING_REGISTER_BUFFERS
-	unregisterBuffers   = 1  // IORING_UNREGISTER_BUFFERS
-	registerEnableRings = 12 // IORING_REGISTER_ENABLE_RINGS
+	registerBuffers   = 0 // IORING_REGISTER_BUFFERS
+	unregisterBuffers = 1
 )
 
 type sqringOffsets struct {
@@ -118,8 +112,6 @@ type Ring struct {
 	fixed    []byte // the registered buffer, if any
 	features uint32
 	hold     bool // untimed calls keep the thread's P (SetHold)
-	deferred bool // set up for one thread (NewDeferred)
-	disabled bool // deferred, and Start not yet called
 }
 
 // ErrUnavailable wraps every reason io_uring cannot be set up.
@@ -128,55 +120,19 @@ var ErrUnavailable = errors.New("io_uring is not available")
 // DisabledPath is the sysctl that switches io_uring off.
 var disabledPath = "/proc/sys/kernel/io_uring_disabled"
 
-// New sets up a ring with room for entries operations in flight, for use
-// by one goroutine on any thread.
+// New sets up a ring with room for entries operations in flight.
 func New(entries uint32) (*Ring, error) {
-	return create(entries, setupCoopTaskrun|setupClamp)
-}
-
-// NewDeferred sets up a ring as fio does, for one OS thread alone: the
-// kernel runs the completions' work only when that thread waits for them
-// (IORING_SETUP_SINGLE_ISSUER and IORING_SETUP_DEFER_TASKRUN), not by
-// interrupting it while it runs. The ring is created disabled, so the
-// calling goroutine may set it up (RegisterBuffer) on any thread; Start
-// then binds it to the thread that makes every later call, which the
-// caller keeps with runtime.LockOSThread. On a kernel without those flags
-// (before 6.1) the ring is New's, and Start does nothing: Deferred tells.
-func NewDeferred(entries uint32) (*Ring, error) {
-	return create(entries, setupOneThreadOnly|setupCoopTaskrun|setupClamp|setupCQSize)
-}
-
-// create sets up a ring with flags, dropping those the kernel does not
-// know (EINVAL) one group at a time, as fio does.
-func create(entries, flags uint32) (*Ring, error) {
-	var p params
-	var fd int
-	var err error
-	for {
-		p = params{flags: flags}
-		if flags&setupCQSize != 0 {
-			p.cqEntries = entries // fio's: the CQ no larger than the SQ
-		}
-		if fd, err = setup(entries, &p); err != unix.EINVAL {
-			break
-		}
-		switch {
-		case flags&setupOneThreadOnly != 0:
-			flags &^= setupOneThreadOnly
-		case flags&setupCoopTaskrun != 0:
-			flags &^= setupCoopTaskrun // before 5.19
-		case flags&setupCQSize != 0:
-			flags &^= setupCQSize
-		default:
-			return nil, explain(err)
-		}
+	p := params{flags: setupCoopTaskrun | setupClamp}
+	fd, err := setup(entries, &p)
+	if err == unix.EINVAL {
+		// A kernel before 5.19: no cooperative task running.
+		p = params{flags: setupClamp}
+		fd, err = setup(entries, &p)
 	}
 	if err != nil {
 		return nil, explain(err)
 	}
 	r := &Ring{fd: fd, features: p.features, extArg: p.features&featExtArg != 0}
-	r.deferred = flags&setupDeferTaskrun != 0
-	r.disabled = r.deferred
 	if err := r.mapRings(&p); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("io_uring: map the rings: %w", err)
@@ -184,14 +140,7 @@ func create(entries, flags uint32) (*Ring, error) {
 	return r, nil
 }
 
-// refuseFlags are setup flags io_uring_setup fails with EINVAL, as a
-// kernel without them would (the tests' way to the fallbacks).
-var refuseFlags uint32
-
 func setup(entries uint32, p *params) (int, error) {
-	if p.flags&refuseFlags != 0 {
-		return -1, unix.EINVAL
-	}
 	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(p)), 0)
 	if errno != 0 {
 		return -1, errno
@@ -302,24 +251,6 @@ func (r *Ring) RegisterBuffer(buf []byte) bool {
 	return true
 }
 
-// Deferred reports whether the ring is NewDeferred's, bound to one thread.
-func (r *Ring) Deferred() bool { return r.deferred }
-
-// Start binds a deferred ring to the calling thread, which makes every
-// later Enter: the caller holds it with runtime.LockOSThread until the
-// ring is closed. It does nothing on a ring not deferred, or started.
-func (r *Ring) Start() error {
-	if !r.disabled {
-		return nil
-	}
-	_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerEnableRings, 0, 0, 0, 0)
-	if errno != 0 {
-		return fmt.Errorf("io_uring: enable the ring: %w", errno)
-	}
-	r.disabled = false
-	return nil
-}
-
 // Free is how many more operations can be prepared before Enter.
 func (r *Ring) Free() int { return len(r.sqes) - int(r.tail-atomic.LoadUint32(r.sqHead)) }
 
@@ -387,9 +318,7 @@ func (r *Ring) Holds() bool { return r.hold }
 func (r *Ring) Enter(wait uint32, timeout time.Duration) error {
 	atomic.StoreUint32(r.sqTail, r.tail)
 	flags := uintptr(0)
-	if wait > 0 || r.deferred {
-		// A deferred ring's completions are posted only in calls that
-		// get events, a submission's too (as fio's are).
+	if wait > 0 {
 		flags |= enterGetEvents
 	}
 	var n uintptr

@@ -19,11 +19,6 @@ func New(entries uint32) (*Ring, error) {
 	return nil, fmt.Errorf("%w: it is Linux's; use --ioengine sync", ErrUnavailable)
 }
 
-// NewDeferred fails: io_uring is Linux's.
-func NewDeferred(entries uint32) (*Ring, error) { return New(entries) }
-
-func (r *Ring) Deferred() bool                                                   { return false }
-func (r *Ring) Start() error                                                     { return ErrUnavailable }
 func (r *Ring) Close() error                                                     { return nil }
 func (r *Ring) RegisterBuffer(buf []byte) bool                                   { return false }
 func (r *Ring) SetHold(on bool)                                                  {}

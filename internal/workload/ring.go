@@ -68,15 +68,14 @@ func (p *FilePhase) depth() int { return max(p.IODepth, 1) }
 // ioQueue is a worker's io_uring and the operations it has in flight, one
 // slot each: the slot's part of bufs, when it began, what it moves.
 type ioQueue struct {
-	ring    *uring.Ring
-	started bool // the ring is bound to the worker's thread (start)
-	bufs    []byte
-	slot    int // bytes of bufs per slot
-	free    []int
-	starts  []engine.Start
-	offs    []int64
-	lens    []int
-	writes  []bool
+	ring   *uring.Ring
+	bufs   []byte
+	slot   int // bytes of bufs per slot
+	free   []int
+	starts []engine.Start
+	offs   []int64
+	lens   []int
+	writes []bool
 }
 
 // ProbeIOUring sets up and closes a ring: nil when io_uring is available
@@ -93,12 +92,11 @@ func ProbeIOUring() error {
 func (e *Runner) setupRing(f *files, p *FilePhase, need int64) error {
 	d := p.depth()
 	q := &f.q
-	// Bound to the worker's thread at its first visit (startRing).
-	r, err := uring.NewDeferred(uint32(d))
+	r, err := uring.New(uint32(d))
 	if err != nil {
 		return err
 	}
-	q.ring, q.started = r, false
+	q.ring = r
 	// A worker with a P of its own (raiseProcs) keeps it while the kernel
 	// waits, as fio's thread does (uring.Ring.SetHold).
 	r.SetHold(runtime.GOMAXPROCS(0) > e.cfg.Workers)
@@ -114,19 +112,6 @@ func (e *Runner) setupRing(f *files, p *FilePhase, need int64) error {
 	q.lens = make([]int, d)
 	q.writes = make([]bool, d)
 	return nil
-}
-
-// start binds a deferred ring to the worker's thread at its first visit:
-// every later call on the ring is made there. The goroutine stays on that
-// thread until it ends with the phase, and the thread with it (Go ends a
-// thread whose goroutine exits locked to it), after the ring's last call.
-func (q *ioQueue) start() error {
-	if !q.ring.Deferred() || q.started {
-		return nil
-	}
-	runtime.LockOSThread()
-	q.started = true
-	return q.ring.Start()
 }
 
 // closeRings closes the workers' rings at the end of a phase.
@@ -163,9 +148,6 @@ type ringVisit struct {
 // phase's queue depth.
 func (e *Runner) visitRing(w *engine.Worker, p *FilePhase, i int) error {
 	f := w.State.(*files)
-	if err := f.q.start(); err != nil {
-		return err
-	}
 	path, id := p.target(i)
 	fd, err := e.open(w, path, p.Kind.openFlags(), "open")
 	if err != nil {
