@@ -20,6 +20,13 @@
 # the same file beside fsbench's one thread at depth 64 (the goal: within
 # 5%).
 #
+# Then, for each workload, the synchronous engine (one pread or pwrite at a
+# time per thread) at SYNC_THREADS threads (default "1 4 16 32 64"; ""
+# for none): fsbench --ioengine sync -p N beside fio --ioengine=psync
+# --numjobs=N --thread, each thread on a file of its own of SIZE/N (laid
+# out once by each tool and kept: DIR/uring-compare-sync-N,
+# DIR/uring-compare-fio-N).
+#
 # Usage: uring-compare.sh DIR[:MODE]... (a row set per directory; MODE is
 # direct, buffered or auto: O_DIRECT where the file system takes it).
 # Environment: DEPTHS (default "1 4 16 32 64"), RUNS (pairs, default 6),
@@ -37,6 +44,7 @@ SIZE=${SIZE:-256M}
 WORKLOADS=${WORKLOADS:-"randread:4K randwrite:4K read:1M"}
 LIMIT_JOBS=${LIMIT_JOBS:-4}
 MODE=${MODE:-auto}
+SYNC_THREADS=${SYNC_THREADS-"1 4 16 32 64"}
 command -v fio >/dev/null || { echo "uring-compare: fio is not installed (make test-deps)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "uring-compare: need python3" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "uring-compare: need /usr/bin/time (GNU time)" >&2; exit 1; }
@@ -60,23 +68,38 @@ fsbench_args() {
 		--tree-dir uring-compare --rw "$2" --xfer-size "$3" $flag
 }
 
-# fsbench_run DIR RW BS DIRECT DEPTH -> "iops cpu_us_per_io csw_per_io"
+# per_thread N: SIZE/N in MiB, at least 1 MiB.
+per_thread() { echo "$(( $(numfmt --from=iec "$SIZE") / $1 / 1048576 > 0 ? $(numfmt --from=iec "$SIZE") / $1 / 1048576 : 1 ))M"; }
+
+# fsbench_run DIR RW BS DIRECT DEPTH [THREADS] -> "iops cpu_us_per_io csw_per_io"
+# (with THREADS: the sync engine, THREADS threads, a file each)
 fsbench_run() {
-	# shellcheck disable=SC2046
-	/usr/bin/time -o "$tmp/t" -f "%U %S %w" "$FSBENCH" $(fsbench_args "$1" "$2" "$3" "$4") --duration "${RUNTIME}s" \
-		--ioengine io_uring --iodepth "$5" >"$tmp/o"
+	local args
+	if [ -n "${6:-}" ]; then
+		args="bench $1 -q --json --drop-caches never --depth 0 --width 1 --files $6 -p $6 --file-size $(per_thread "$6")
+			--tree-dir uring-compare-sync-$6 --rw $2 --xfer-size $3 --ioengine sync"
+		[ "$4" = 1 ] && args+=" --direct"
+	else
+		args="$(fsbench_args "$1" "$2" "$3" "$4") --ioengine io_uring --iodepth $5"
+	fi
+	# shellcheck disable=SC2086
+	/usr/bin/time -o "$tmp/t" -f "%U %S %w" "$FSBENCH" $args --duration "${RUNTIME}s" >"$tmp/o"
 	python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["phases"][-1]; u,s,w=open(sys.argv[2]).read().split()[-3:]
 print("%.1f %.2f %.4f" % (p["ops_per_sec"], (float(u)+float(s))*1e6/p["ops"], float(w)/p["ops"]))' "$tmp/o" "$tmp/t"
 }
 
-# fio_run FILE RW BS DIRECT DEPTH [JOBS] -> "iops cpu_us_per_io csw_per_io"
-# (JOBS threads, default 1, reported as one group)
+# fio_run FILE RW BS DIRECT DEPTH [JOBS] [sync] -> "iops cpu_us_per_io csw_per_io"
+# (JOBS threads, default 1, reported as one group; sync: psync, a file of
+# SIZE/JOBS each in FILE's directory's uring-compare-fio-JOBS)
 fio_run() {
-	local dir=read jobs=()
+	local dir=read jobs=() where=(--filename="$1" --ioengine=io_uring --iodepth="$5" --size="$SIZE")
 	case $2 in *write) dir=write ;; esac
 	[ "${6:-1}" -gt 1 ] && jobs=(--numjobs="$6" --thread --group_reporting)
-	/usr/bin/time -o "$tmp/t" -f "%U %S %w" fio --name=job --filename="$1" --ioengine=io_uring --iodepth="$5" --rw="$2" \
-		--bs="$3" --direct="$4" --size="$SIZE" --time_based --runtime="$RUNTIME" --invalidate=0 \
+	if [ "${7:-}" = sync ]; then
+		where=(--directory="${1%/*/*}/uring-compare-fio-$6" --ioengine=psync --size="$(per_thread "$6")")
+	fi
+	/usr/bin/time -o "$tmp/t" -f "%U %S %w" fio --name=job "${where[@]}" --rw="$2" \
+		--bs="$3" --direct="$4" --time_based --runtime="$RUNTIME" --invalidate=0 \
 		"${jobs[@]}" --output-format=json >"$tmp/o" 2>/dev/null
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0][sys.argv[3]]; u,s,w=open(sys.argv[2]).read().split()[-3:]; n=max(j["total_ios"],1)
 print("%.1f %.2f %.4f" % (j["iops"], (float(u)+float(s))*1e6/n, float(w)/n))' "$tmp/o" "$tmp/t" "$dir"
@@ -93,15 +116,17 @@ print("%.0f %.0f %.2f %.2f %.2f %.2f %.3f %.3f %d/%d" % (mi, ni, ni/mi if mi els
 	st.median(fw), st.median(sw), sum(b > a for a, b in zip(fi, si)), len(fi)))' "$1" "$2"
 }
 
-# row LABEL DIR FILE RW BS DIRECT DEPTH FIOJOBS: RUNS alternating pairs,
-# every run on stderr, the medians' row on stdout.
+# row LABEL DIR FILE RW BS DIRECT DEPTH FIOJOBS [SYNC_THREADS]: RUNS
+# alternating pairs, every run on stderr, the medians' row on stdout. With
+# SYNC_THREADS, the synchronous engines at that many threads.
 row() {
-	local l0 f=() s=() run
+	local l0 f=() s=() run sync=""
+	[ -n "${9:-}" ] && sync=sync
 	l0=$(cut -d' ' -f1 /proc/loadavg)
 	for run in $(seq "$RUNS"); do
-		if [ $((run % 2)) = 0 ]; then s+=($(fsbench_run "$2" "$4" "$5" "$6" "$7")); fi
-		f+=($(fio_run "$3" "$4" "$5" "$6" "$7" "$8"))
-		if [ $((run % 2)) = 1 ]; then s+=($(fsbench_run "$2" "$4" "$5" "$6" "$7")); fi
+		if [ $((run % 2)) = 0 ]; then s+=($(fsbench_run "$2" "$4" "$5" "$6" "$7" "${9:-}")); fi
+		f+=($(fio_run "$3" "$4" "$5" "$6" "$7" "$8" $sync))
+		if [ $((run % 2)) = 1 ]; then s+=($(fsbench_run "$2" "$4" "$5" "$6" "$7" "${9:-}")); fi
 	done
 	echo "  runs, $1 (IOPS CPU-us cs): fio ${f[*]} | fsbench ${s[*]}" >&2
 	read -r mi ni ri mc nc rc mw nw ahead < <(summary "${f[*]}" "${s[*]}")
@@ -130,5 +155,15 @@ for arg in "$@"; do
 			# The device's limit: fio's LIMIT_JOBS threads at depth 64.
 			row "$rw $bs $mode $fstype limit" "$dir" "$file" "$rw" "$bs" "$direct" 64 "$LIMIT_JOBS"
 		fi
+		for n in $SYNC_THREADS; do
+			# Each tool's files laid out once, then kept.
+			# shellcheck disable=SC2046
+			"$FSBENCH" bench "$dir" -q --drop-caches never --depth 0 --width 1 --files "$n" -p "$n" --file-size "$(per_thread "$n")" \
+				--tree-dir "uring-compare-sync-$n" --rw read --xfer-size 1M --ops 1 >/dev/null
+			mkdir -p "$dir/uring-compare-fio-$n"
+			fio --name=job --directory="$dir/uring-compare-fio-$n" --numjobs="$n" --thread --size="$(per_thread "$n")" \
+				--rw=read --bs=1M --output=/dev/null >/dev/null 2>&1
+			row "$rw $bs $mode $fstype sync -p $n" "$dir" "$file" "$rw" "$bs" "$direct" 1 "$n" "$n"
+		done
 	done
 done

@@ -3,12 +3,15 @@ package workload
 // Block reads and writes at a queue depth: with IOEngine IOUring, a worker
 // keeps up to IODepth operations in flight on the file it visits, in one
 // io_uring of its own. Each operation is one latency sample, from Begin
-// (before it is queued) to its completion being reaped; submission and
-// completion are batched: the worker queues operations until its slots are
-// all in flight, submits them in one system call that also waits for the
-// first completion, and takes every completion there is. In an open loop
-// (Rate) an operation is submitted when its schedule comes, and the worker
-// waits for completions until the next one is due.
+// (before it is queued) to its completion being reaped. As fio does
+// (iodepth_batch_submit=1), each operation is submitted as soon as it is
+// queued, while its slots are free, and then the worker waits for the
+// first completion and takes every completion there is: the device gets
+// the first new operation without waiting for the rest to be queued
+// (submitting them together and waiting in the same call kept fewer in
+// flight, see docs/speed-fio.md). In an open loop (Rate) an operation is
+// submitted when its schedule comes, and the worker waits for completions
+// until the next one is due.
 
 import (
 	"fmt"
@@ -237,7 +240,9 @@ func (v *ringVisit) fill() {
 		ask := (n + v.e.align - 1) / v.e.align * v.e.align
 		q.ring.Prep(!read, v.fd, mem[:ask], off, uint64(slot))
 		v.inflight++
-		if p.Rate > 0 {
+		if p.Rate > 0 || len(q.free) > 0 && v.next < v.blocks {
+			// Another comes after it: this one goes now. The last
+			// is submitted by the wait that follows, in one call.
 			v.err = v.submit()
 		}
 	}
