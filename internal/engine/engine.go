@@ -198,15 +198,11 @@ func (e *Engine) Current() *Phase { return e.current.Load() }
 // the result is marked incomplete; Run returns only after every worker has
 // returned, so no operation of the phase is left running.
 func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
-	gate := p.Ready
-	p.Ready = nil
-	atGate := func() {
-		if f := gate; f != nil {
-			gate = nil
-			f()
-		}
+	atGate := func() {}
+	if p.Ready != nil {
+		atGate = sync.OnceFunc(p.Ready)
+		defer atGate()
 	}
-	defer atGate()
 	if err := p.Validate(); err != nil {
 		return e.failed(&p), err
 	}

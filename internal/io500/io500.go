@@ -128,7 +128,6 @@ func Run(ctx context.Context, o Options, res *report.Result) (err error) {
 		}
 	}()
 	for _, name := range Order {
-		s.gate = nil
 		if o.PhaseStart != nil {
 			s.gate = func() { o.PhaseStart(name, s.runner.Live.Ops.Load) }
 		}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -226,10 +227,12 @@ func (e *Runner) MaxBlock() int64 { return e.maxBlock }
 // workers stop after their current operation and the result is marked
 // incomplete.
 func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
+	if p.Ready != nil {
+		// Once, and also when the phase fails before its start.
+		p.Ready = sync.OnceFunc(p.Ready)
+		defer p.Ready()
+	}
 	if err := e.check(&p); err != nil {
-		if p.Ready != nil {
-			p.Ready()
-		}
 		return &Result{Name: p.Name, Title: p.Title, Workers: e.cfg.Workers, Hist: metrics.NewHistogram(), Incomplete: true}, err
 	}
 	e.current.Store(&p)

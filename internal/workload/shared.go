@@ -274,22 +274,17 @@ func (e *Runner) closeShared(w *engine.Worker, l *SharedFile, path string, wrote
 // segments, ended early by the phase's Duration, if any.
 func (e *Runner) runShared(ctx context.Context, p *FilePhase) (*Result, error) {
 	l := p.Shared
-	ready := p.Ready
-	if p.Kind != Write && ready != nil {
+	if p.Kind != Write && p.Ready != nil {
 		// A read counts the segments every writer wrote (prepare): on
 		// many hosts, only once all have passed the barrier.
-		ready()
-		ready = nil
+		p.Ready()
 	}
 	if err := l.prepare(p, e.cfg.Workers); err != nil {
-		if ready != nil {
-			ready()
-		}
 		return &Result{Name: p.Name, Title: p.Title, Workers: e.cfg.Workers, Hist: metrics.NewHistogram(), Incomplete: true}, err
 	}
 	res, err := e.core.Run(ctx, engine.Phase{
 		Name: p.Name, Title: p.Title, Tasks: e.cfg.Workers * l.span, Once: true,
-		Duration: p.Duration, Interval: p.Interval, OnInterval: p.OnInterval, Ready: ready,
+		Duration: p.Duration, Interval: p.Interval, OnInterval: p.OnInterval, Ready: p.Ready,
 		Setup: func(w *engine.Worker) error { e.setup(w, p); return nil },
 		Do:    func(w *engine.Worker, task, _ int) error { return e.shared(w, p, task) },
 	})
