@@ -147,7 +147,9 @@ func (s *seriesCollector) run() {
 				s.take(last, time.Now())
 				return
 			}
-			s.take(last, now)
+			if s.take(last, now) {
+				return // EndEarly ended the phase with this interval
+			}
 			last = now
 		case <-s.quit:
 			now := time.Now()
@@ -171,7 +173,10 @@ func (s *seriesCollector) pending() bool {
 	return false
 }
 
-func (s *seriesCollector) take(from, to time.Time) {
+// take records the interval from..to. It reports whether that interval was
+// the phase's last: EndEarly ended the phase, and the interval runs on to
+// the workers' stop.
+func (s *seriesCollector) take(from, to time.Time) (last bool) {
 	clear(s.cur[:])
 	var a intervalTotals
 	s.gather(&a)
@@ -185,11 +190,13 @@ func (s *seriesCollector) take(from, to time.Time) {
 		<-s.quit
 		s.gather(&a)
 		smp = s.sample(from, time.Now(), &a)
+		last = true
 	}
 	s.samples = append(s.samples, smp)
 	if s.p.OnInterval != nil {
 		s.p.OnInterval(smp)
 	}
+	return last
 }
 
 // intervalTotals are the sums of the workers' counters over an interval.
