@@ -370,3 +370,39 @@ func TestReadyIsTheStart(t *testing.T) {
 		t.Fatalf("Ready called %d times for 2 phases that failed before their start", calls.Load())
 	}
 }
+
+// A worker passes through Go's scheduler about every yieldEvery, however
+// long it runs without blocking in Go: never more often, and not much less.
+func TestWorkerYields(t *testing.T) {
+	var yields atomic.Int64
+	prev := gosched
+	gosched = func() { yields.Add(1); runtime.Gosched() }
+	defer func() { gosched = prev }()
+	var longest atomic.Int64 // the longest operation, in ns
+	p := Phase{Name: "spin", Tasks: 2, Duration: 12 * yieldEvery,
+		Do: func(w *Worker, _, _ int) error {
+			s, ok := w.Begin()
+			if !ok {
+				return nil
+			}
+			t0 := time.Now()
+			for time.Since(t0) < 100*time.Microsecond {
+			}
+			if d := int64(time.Since(t0)); d > longest.Load() {
+				longest.Store(d)
+			}
+			w.End(s, 0)
+			return nil
+		}}
+	res, err := New(2).Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, most := yields.Load(), 2*(int64(res.Elapsed/yieldEvery)+1)
+	// Each worker yields at the end of the first operation past
+	// yieldEvery: the gap is at most yieldEvery and the longest operation.
+	least := 2 * (int64(res.Elapsed/(yieldEvery+time.Duration(longest.Load()))) - 1)
+	if n > most || n < least {
+		t.Errorf("%d yields in %s by 2 workers (longest operation %s), want %d..%d", n, res.Elapsed, time.Duration(longest.Load()), least, most)
+	}
+}
