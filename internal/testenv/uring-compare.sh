@@ -9,7 +9,10 @@
 # runs (neither tool drops caches: other work on the machine keeps its
 # cache). Pairs alternate which tool goes first, so whatever one run leaves
 # behind (the host's cache of a virtual disk, writeback) falls on each in
-# turn. CPU per I/O is the process's user+system time (getrusage, through
+# turn. Before a row's pairs, its files are read once, whole (warm): on a
+# virtual machine, a file not read for a while comes from below the host's
+# cache, and the first runs of a row ramped from a tenth of the rate up to
+# it, whichever tool ran them. CPU per I/O is the process's user+system time (getrusage, through
 # /usr/bin/time) over its operations: fio's and fsbench's whole runs; "cs"
 # is the process's voluntary context switches per I/O the same way (its
 # threads going to sleep: waits for completions, and whatever else wakes
@@ -58,6 +61,17 @@ direct_ok() {
 	case $2 in direct) echo 1; return ;; buffered) echo 0; return ;; esac
 	if dd if=/dev/zero of="$1/.direct-probe" bs=4096 count=1 oflag=direct status=none 2>/dev/null; then echo 1; else echo 0; fi
 	rm -f "$1/.direct-probe"
+}
+
+# warm DIRECT DIR...: read the files under each DIR once, whole, with
+# O_DIRECT when DIRECT is 1 (the host's cache is what it warms).
+warm() {
+	local flag=() f
+	[ "$1" = 1 ] && flag=(iflag=direct)
+	shift
+	find "$@" -type f -print0 | while IFS= read -r -d '' f; do
+		dd if="$f" of=/dev/null bs=1M "${flag[@]}" status=none
+	done
 }
 
 # fsbench_args DIR RW BS DIRECT: the fsbench command on the kept file.
@@ -148,6 +162,7 @@ for arg in "$@"; do
 		# shellcheck disable=SC2046
 		"$FSBENCH" $(fsbench_args "$dir" read "$bs" "$direct") --ops 1 >/dev/null
 		file="$dir/uring-compare/f1"
+		warm "$direct" "$dir/uring-compare"
 		for depth in $DEPTHS; do
 			row "$rw $bs $mode $fstype qd $depth" "$dir" "$file" "$rw" "$bs" "$direct" "$depth" 1
 		done
@@ -163,6 +178,7 @@ for arg in "$@"; do
 			mkdir -p "$dir/uring-compare-fio-$n"
 			fio --name=job --directory="$dir/uring-compare-fio-$n" --numjobs="$n" --thread --size="$(per_thread "$n")" \
 				--rw=read --bs=1M --output=/dev/null >/dev/null 2>&1
+			warm "$direct" "$dir/uring-compare-sync-$n" "$dir/uring-compare-fio-$n"
 			row "$rw $bs $mode $fstype sync -p $n" "$dir" "$file" "$rw" "$bs" "$direct" 1 "$n" "$n"
 		done
 	done
