@@ -101,6 +101,10 @@ const (
 	// kindLongEntry is an entry longer than the spans of a rec reach:
 	// parsed again by the second pass.
 	kindLongEntry
+	// kindStraceCall is a complete call of strace's, parsed by the first
+	// pass (readStrace): its start in lat, its latency in f[6:8], the
+	// spans of its name, arguments and result in f[0:6].
+	kindStraceCall
 )
 
 // rec is one line of the log as the first pass read it: where it is in
@@ -112,10 +116,10 @@ const (
 type rec struct {
 	off  int // the line: data[off:off+n]
 	time int64
-	lat  time.Duration
-	n    uint32 // maxLine+1 at most
+	lat  time.Duration // an entry's latency; a kindStraceCall's start (ns since the epoch)
+	n    uint32        // maxLine+1 at most
 	pid  uint32
-	f    [8]uint16 // op, args, rest and status: start and end in the line
+	f    [8]uint16 // op, args, rest and status: start and end in the line (a kindStraceCall: readStrace's)
 	kind uint8
 }
 
@@ -147,7 +151,8 @@ func read(p *accesslog.Parser, e *accesslog.Entry, line []byte, r *rec) {
 		r.kind = kindMalformed
 	case isStrace(line):
 		pid, _ := num(line[:bytes.IndexByte(line, ' ')])
-		r.kind, r.pid = kindStrace, uint32(pid)
+		r.pid = uint32(pid)
+		readStrace(line, r)
 	default:
 		switch err := p.Parse(line, e); {
 		case err == nil && len(line) > maxSpan:
@@ -251,7 +256,7 @@ func (l *loader) order(data []byte) ([]rec, []int) {
 	for i := range recs {
 		r := &recs[i]
 		switch r.kind {
-		case kindStrace:
+		case kindStrace, kindStraceCall:
 			count(r.pid)
 			r.time = last
 		case kindEntry, kindLongEntry:
@@ -389,12 +394,12 @@ func (l *loader) line(data []byte, r *rec) {
 	case kindBlank:
 		sk.Blank++
 		return
-	case kindStrace:
+	case kindStrace, kindStraceCall:
 		if l.elsewhere(r.pid, "", nil, nil) {
 			sk.Elsewhere++
 			return
 		}
-		l.strace(line)
+		l.strace(line, r)
 		return
 	}
 	e := &l.e
@@ -468,11 +473,18 @@ func (l *loader) intern(b []byte) string {
 	return name
 }
 
-// strace reads one line of strace's output.
-func (l *loader) strace(line []byte) {
+// strace reads one line of strace's output, as the first pass read it
+// into r.
+func (l *loader) strace(line []byte, r *rec) {
 	sk := &l.b.t.Skipped
 	l.setFormat(FormatStrace)
-	c, ok, bad := l.st.parseStrace(line)
+	var c call
+	ok, bad := true, false
+	if r.kind == kindStraceCall {
+		c = l.st.callOf(line, r)
+	} else {
+		c, ok, bad = l.st.parseStrace(line)
+	}
 	switch {
 	case bad:
 		sk.Malformed++
@@ -481,7 +493,7 @@ func (l *loader) strace(line []byte) {
 		sk.Blank++ // an exit, a signal, or the first half of a call
 		return
 	}
-	name := c.name // interned by parseCall
+	name := c.name // interned by fill
 	var p pending
 	p.op.handle, p.op.prep, p.op.RecLatency, p.op.errno = -1, -1, c.lat, c.errno
 	p.pid, p.name, p.end, p.failed = c.pid, name, c.start+int64(c.lat), c.errno != 0

@@ -120,34 +120,89 @@ func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 
 // parseCall reads "name(args) = ret <lat>".
 func (s *strc) parseCall(body []byte, c *call) bool {
-	open := bytes.IndexByte(body, '(')
-	lt := lastIndex(body, " <")
-	eq := lastIndex(body, ") = ")
-	if open <= 0 || eq < open || lt < eq+4 || body[len(body)-1] != '>' {
-		return false
-	}
-	lat, ok := seconds(body[lt+2 : len(body)-1])
+	open, eq, lt, lat, ok := callSpans(body)
 	if !ok {
 		return false
 	}
+	s.fill(c, body[:open], body[open+1:eq], body[eq+4:lt], lat)
+	return true
+}
+
+// callSpans finds the parts of "name(args) = ret <lat>": the name is
+// body[:open], the arguments body[open+1:eq], the result body[eq+4:lt].
+func callSpans(body []byte) (open, eq, lt int, lat time.Duration, ok bool) {
+	open = bytes.IndexByte(body, '(')
+	lt = lastIndex(body, " <")
+	eq = lastIndex(body, ") = ")
+	if open <= 0 || eq < open || lt < eq+4 || body[len(body)-1] != '>' {
+		return 0, 0, 0, 0, false
+	}
+	lat, ok = seconds(body[lt+2 : len(body)-1])
+	return open, eq, lt, lat, ok
+}
+
+// fill sets the call's name, arguments, result and errno from their
+// parts of the line.
+func (s *strc) fill(c *call, name, args, ret []byte, lat time.Duration) {
 	c.lat = lat
-	c.kind = s.kind(body[:open])
+	c.kind = s.kind(name)
 	c.name = c.kind.name
-	s.args = splitArgs(s.args[:0], str(body[open+1:eq]))
+	s.args = splitArgs(s.args[:0], str(args))
 	c.args = s.args
-	ret := str(body[eq+4 : lt])
-	if strings.HasPrefix(ret, "-1 ") {
-		f := strings.Fields(ret)
+	r := str(ret)
+	if strings.HasPrefix(r, "-1 ") {
+		f := strings.Fields(r)
 		c.errno = errOther
 		if len(f) > 1 {
 			if e, ok := errnoNames[f[1]]; ok {
 				c.errno = e
 			}
 		}
-		ret = "-1"
+		r = "-1"
 	}
-	c.ret = ret
-	return true
+	c.ret = r
+}
+
+// readStrace is the first pass's read of strace's line, its pid in r: a
+// complete call is parsed into r (kindStraceCall), so that the second
+// pass, which builds the trace in order, only takes it from there.
+// Anything else (an unfinished call or its resumption, an exit, a signal,
+// a line that does not parse, or one longer than a rec's spans reach) is
+// left to the second pass (kindStrace), which reads it as parseStrace
+// does.
+func readStrace(line []byte, r *rec) {
+	r.kind = kindStrace
+	if len(line) > maxSpan {
+		return
+	}
+	rest := bytes.TrimLeft(line[bytes.IndexByte(line, ' '):], " ")
+	j := bytes.IndexByte(rest, ' ')
+	sec, ok := decimal(rest[:j])
+	if !ok {
+		return
+	}
+	body := rest[j+1:]
+	if bytes.HasPrefix(body, []byte("+++")) || bytes.HasPrefix(body, []byte("---")) ||
+		bytes.HasPrefix(body, []byte("<... ")) || indexAngle(body, " <unfinished ...>") >= 0 {
+		return
+	}
+	open, eq, lt, lat, ok := callSpans(body)
+	if !ok || lat >= 1<<32 {
+		return
+	}
+	r.kind, r.lat = kindStraceCall, time.Duration(int64(sec*1e9))
+	r.f[0], r.f[1] = span(line, body[:open])
+	r.f[2], r.f[3] = span(line, body[open+1:eq])
+	r.f[4], r.f[5] = span(line, body[eq+4:lt])
+	r.f[6], r.f[7] = uint16(lat), uint16(lat>>16)
+}
+
+// callOf is the call the first pass parsed into r (kindStraceCall).
+func (s *strc) callOf(line []byte, r *rec) call {
+	c := call{pid: r.pid, start: int64(r.lat)}
+	lat := time.Duration(uint32(r.f[6]) | uint32(r.f[7])<<16)
+	s.fill(&c, line[r.f[0]:r.f[1]], line[r.f[2]:r.f[3]], line[r.f[4]:r.f[5]], lat)
+	return c
 }
 
 // callKind is what the replay does of the calls of one name: those of

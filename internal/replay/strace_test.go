@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/report"
@@ -97,4 +99,55 @@ func writtenTo(t *testing.T, log, dir string) int64 {
 		t.Fatalf("no write to %s in the trace", dir)
 	}
 	return n
+}
+
+// The first pass parses strace's complete calls (readStrace) into what the
+// second pass would have read from the line (parseStrace): every line of a
+// real trace, and lines the first pass must leave to the second.
+func TestReadStraceAsParse(t *testing.T) {
+	data, err := os.ReadFile("testdata/strace-tar.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := `1  1.000001 write(3</o>, "` + strings.Repeat("x", maxSpan) + `", 8) = 8 <0.000001>`
+	lines := append(bytes.Split(data, []byte("\n")),
+		[]byte(`7  1795718335.1 read(3</a>, "", 4) = 0 <4295.000000>`), // a latency past 32 bits of ns
+		[]byte(`7  1795718335.1 read(3</a>, "a <unfinished ...>", 4) = 1 <0.000001>`),
+		[]byte(`7  1795718335.1 close(3</a>) = -1 EBADF (Bad file descriptor) <0.000002>`),
+		[]byte(`7  1795718335.x close(3</a>) = 0 <0.000002>`),
+		[]byte(`7  1795718335.1 getpid() = 7 <0.000001>`),
+		[]byte(long))
+	calls := 0
+	for i, line := range lines {
+		if !isStrace(line) {
+			continue
+		}
+		var r rec
+		r.pid = 7
+		readStrace(line, &r)
+		// A parser of each pass's own, so that no state is shared.
+		want, ok, bad := newStrace(nil).parseStrace(line)
+		if r.kind != kindStraceCall {
+			if r.kind != kindStrace {
+				t.Fatalf("line %d: kind %d", i+1, r.kind)
+			}
+			if ok && !bytes.Contains(line, []byte("unfinished")) && len(line) <= maxSpan && want.lat < 1<<32 {
+				t.Errorf("line %d: a complete call left to the second pass: %s", i+1, line)
+			}
+			continue
+		}
+		calls++
+		if !ok || bad {
+			t.Errorf("line %d: parsed by the first pass, not a complete call to parseStrace: %s", i+1, line)
+			continue
+		}
+		r.pid = want.pid
+		got := newStrace(nil).callOf(line, &r)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("line %d: first pass %+v, second %+v", i+1, got, want)
+		}
+	}
+	if calls < 100 {
+		t.Errorf("%d complete calls parsed by the first pass", calls)
+	}
 }
