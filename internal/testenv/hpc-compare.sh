@@ -64,13 +64,17 @@ mdtest_rates() {
 		printf "%s\t%s\tior\t%s-%s\t%.6f\n", fs, np, ph, n, $5/1000}'
 }
 
+# mdtest's -N 1: a rank stats, reads and deletes other ranks' files (those of
+# rank+1, +2 and +3), as fsbench's ranks work on rank+1's; without it each
+# mdtest rank found its own files, created on its own processor, and the two
+# sides did not do the same job.
 run_ior() {
 	local fs=$1 np=$2 d=$3/run
 	rm -rf "$d" && mkdir -p "$d/easy" "$d/hard"
 	"${mpirun[@]}" -np "$np" "$ior" -a POSIX -F -C -w -r -t 2m -b ${easy_mib}m -o "$d/easy/f" | ior_rates "$fs" "$np" ior-easy
 	"${mpirun[@]}" -np "$np" "$ior" -a POSIX -C -w -r -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f" | ior_rates "$fs" "$np" ior-hard
-	"${mpirun[@]}" -np "$np" "$mdtest" -F -u -n $easy_files -d "$d/mde" | mdtest_rates "$fs" "$np" mdtest-easy
-	"${mpirun[@]}" -np "$np" "$mdtest" -F -n $hard_files -w 3901 -e 3901 -d "$d/mdh" | mdtest_rates "$fs" "$np" mdtest-hard
+	"${mpirun[@]}" -np "$np" "$mdtest" -F -u -N 1 -n $easy_files -d "$d/mde" | mdtest_rates "$fs" "$np" mdtest-easy
+	"${mpirun[@]}" -np "$np" "$mdtest" -F -N 1 -n $hard_files -w 3901 -e 3901 -d "$d/mdh" | mdtest_rates "$fs" "$np" mdtest-hard
 	rm -rf "$d"
 }
 
