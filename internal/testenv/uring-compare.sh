@@ -12,11 +12,12 @@
 # turn. Before a row's pairs, its files are read once, whole (warm): on a
 # virtual machine, a file not read for a while comes from below the host's
 # cache, and the first runs of a row ramped from a tenth of the rate up to
-# it, whichever tool ran them. CPU per I/O is the process's user+system time (getrusage, through
-# /usr/bin/time) over its operations: fio's and fsbench's whole runs; "cs"
-# is the process's voluntary context switches per I/O the same way (its
-# threads going to sleep: waits for completions, and whatever else wakes
-# up), which load on the machine disturbs less than IOPS.
+# it, whichever tool ran them. CPU per I/O is the process's user+system
+# time (getrusage, through /usr/bin/time) over its operations: fio's and
+# fsbench's whole runs; "cs" is the process's voluntary context switches
+# per I/O the same way (its threads going to sleep: waits for completions,
+# and whatever else wakes up), which load on the machine disturbs less
+# than IOPS.
 #
 # After each directory's randread rows, the device's limit (LIMIT_JOBS,
 # default 4; 0: no such row): fio with LIMIT_JOBS threads at depth 64 on
