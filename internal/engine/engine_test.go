@@ -378,20 +378,24 @@ func TestWorkerYields(t *testing.T) {
 	prev := gosched
 	gosched = func() { yields.Add(1); runtime.Gosched() }
 	defer func() { gosched = prev }()
-	var longest atomic.Int64 // the longest operation, in ns
+	// Per worker, when its last operation ended and the longest time from
+	// one operation's end to the next's (a machine that stops a worker
+	// between its operations lengthens it).
+	var last [2]time.Time
+	var gap [2]time.Duration
 	p := Phase{Name: "spin", Tasks: 2, Duration: 12 * yieldEvery,
 		Do: func(w *Worker, _, _ int) error {
 			s, ok := w.Begin()
 			if !ok {
 				return nil
 			}
-			t0 := time.Now()
-			for time.Since(t0) < 100*time.Microsecond {
+			for t0 := time.Now(); time.Since(t0) < 100*time.Microsecond; {
 			}
-			if d := int64(time.Since(t0)); d > longest.Load() {
-				longest.Store(d)
+			end := w.End(s, 0)
+			if !last[w.ID].IsZero() {
+				gap[w.ID] = max(gap[w.ID], end.Sub(last[w.ID]))
 			}
-			w.End(s, 0)
+			last[w.ID] = end
 			return nil
 		}}
 	res, err := New(2).Run(context.Background(), p)
@@ -399,10 +403,14 @@ func TestWorkerYields(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, most := yields.Load(), 2*(int64(res.Elapsed/yieldEvery)+1)
-	// Each worker yields at the end of the first operation past
-	// yieldEvery: the gap is at most yieldEvery and the longest operation.
-	least := 2 * (int64(res.Elapsed/(yieldEvery+time.Duration(longest.Load()))) - 1)
+	// Each worker yields at the end of its first operation yieldEvery
+	// after the last yield: the yields are at most yieldEvery and the
+	// longest gap apart.
+	var least int64
+	for _, g := range gap {
+		least += max(0, int64(res.Elapsed/(yieldEvery+g))-1)
+	}
 	if n > most || n < least {
-		t.Errorf("%d yields in %s by 2 workers (longest operation %s), want %d..%d", n, res.Elapsed, time.Duration(longest.Load()), least, most)
+		t.Errorf("%d yields in %s by 2 workers (longest gaps %v), want %d..%d", n, res.Elapsed, gap, least, most)
 	}
 }
