@@ -203,6 +203,10 @@ type LiveBatch struct {
 	used                             uint32 // the buckets with counts, a bit each
 }
 
+// LiveBatch.used has a bit for each of Live's buckets: this fails to
+// compile when there are more buckets than bits.
+var _ [32 - LiveBuckets]struct{}
+
 // Add records one completed operation in the batch.
 func (b *LiveBatch) Add(bytes int64, lat time.Duration) {
 	b.ops++

@@ -286,7 +286,7 @@ func (v *ringVisit) complete(data uint64, res int32) {
 			w.CountRead(int64(n))
 		}
 	} else {
-		t1 = time.Now()
+		t1 = e.traceNow()
 	}
 	if err := e.ioDone(w, v.path, buf, off, write, done, err, w.Time(s), t1); err != nil {
 		if v.err == nil {
