@@ -26,7 +26,7 @@ hold_freed_memory() {
 
 release_freed_memory() {
 	[ -n "$page_reporting_was" ] || return 0
-	# The kernel refuses 0 here once it has been changed; 1 ms is the nearest.
+	# Should the kernel refuse the old value, 1 ms is the nearest to 0.
 	echo "$page_reporting_was" >"$page_reporting" 2>/dev/null || echo 1 >"$page_reporting" 2>/dev/null || true
 	page_reporting_was=
 }
