@@ -110,7 +110,7 @@ const (
 // rec is one line of the log as the first pass read it: where it is in
 // the log and, for an entry, its parse, its fields as offsets in the
 // line. It holds no pointer, so that a million of them cost the collector
-// nothing, and the second pass does not parse the line again. It is 56
+// nothing, and the second pass does not parse the line again. It is 72
 // bytes: a log's recs are written by the first pass and read back by the
 // second, a million lines' worth through memory.
 type rec struct {
@@ -120,6 +120,12 @@ type rec struct {
 	n    uint32        // maxLine+1 at most
 	pid  uint32
 	f    [8]uint16 // op, args, rest and status: start and end in the line (a kindStraceCall: readStrace's)
+	// A kindStraceCall's: the start and end of its first arguments, how
+	// many it has (noArgs: more than a holds, split by the second pass),
+	// and its index in callKinds (0: none, its arguments not read).
+	a    [2 * maxArgs]uint16
+	args uint8
+	call uint8
 	kind uint8
 }
 
@@ -146,28 +152,28 @@ func (r *rec) entry(line []byte, e *accesslog.Entry) {
 // read reads one line into r: its kind, and for an entry its parse (p
 // and e are the parser's, one per goroutine).
 func read(p *accesslog.Parser, e *accesslog.Entry, line []byte, r *rec) {
-	switch {
-	case len(line) > maxLine:
+	if len(line) > maxLine {
 		r.kind = kindMalformed
-	case isStrace(line):
-		pid, _ := num(line[:bytes.IndexByte(line, ' ')])
-		r.pid = uint32(pid)
-		readStrace(line, r)
+		return
+	}
+	if pid, start, body, ok := straceHead(line); ok {
+		r.pid = pid
+		readStrace(line, start, body, r)
+		return
+	}
+	switch err := p.Parse(line, e); {
+	case err == nil && len(line) > maxSpan:
+		r.kind, r.time, r.pid, r.lat = kindLongEntry, e.Time, e.PID, e.Latency
+	case err == nil:
+		r.kind, r.time, r.pid, r.lat = kindEntry, e.Time, e.PID, e.Latency
+		r.f[0], r.f[1] = span(line, e.Op)
+		r.f[2], r.f[3] = span(line, e.Args)
+		r.f[4], r.f[5] = span(line, e.Rest)
+		r.f[6], r.f[7] = span(line, e.Status)
+	case errors.Is(err, accesslog.ErrBlank) || errors.Is(err, accesslog.ErrKeepAlive):
+		r.kind = kindBlank
 	default:
-		switch err := p.Parse(line, e); {
-		case err == nil && len(line) > maxSpan:
-			r.kind, r.time, r.pid, r.lat = kindLongEntry, e.Time, e.PID, e.Latency
-		case err == nil:
-			r.kind, r.time, r.pid, r.lat = kindEntry, e.Time, e.PID, e.Latency
-			r.f[0], r.f[1] = span(line, e.Op)
-			r.f[2], r.f[3] = span(line, e.Args)
-			r.f[4], r.f[5] = span(line, e.Rest)
-			r.f[6], r.f[7] = span(line, e.Status)
-		case errors.Is(err, accesslog.ErrBlank) || errors.Is(err, accesslog.ErrKeepAlive):
-			r.kind = kindBlank
-		default:
-			r.kind = kindMalformed
-		}
+		r.kind = kindMalformed
 	}
 }
 

@@ -2,7 +2,7 @@ package replay
 
 import (
 	"bytes"
-	"strconv"
+	"math"
 	"unsafe"
 )
 
@@ -26,41 +26,41 @@ func indexAngle(b []byte, sep string) int {
 // log, which nothing changes while it is read.
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// pow10 are the powers of ten a float64 holds exactly.
-var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+// maxSeconds is the most seconds whose nanoseconds an int64 holds.
+const maxSeconds = math.MaxInt64 / 1_000_000_000
 
-// decimal reads a number as strconv.ParseFloat does, to the same value:
-// "DIGITS.DIGITS" whose digits make a number below 2^53 with at most 22
-// after the point is that number divided, exactly rounded, by a power of
-// ten (as ParseFloat computes it); anything else goes to ParseFloat.
-func decimal(b []byte) (float64, bool) {
-	var m uint64
-	digits, frac, dot := 0, 0, false
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9' && digits < 19:
-			m = m*10 + uint64(c-'0')
-			digits++
-			if dot {
-				frac++
-			}
-		case c == '.' && !dot:
-			dot = true
-		default:
-			return parseFloat(b)
+// nanos reads "SECONDS.FRACTION" (strace's times and latencies: digits,
+// a point, digits) as nanoseconds, exactly: the digits of the fraction
+// past the ninth are dropped. ok is false for anything else, and for a
+// value past an int64's nanoseconds.
+func nanos(b []byte) (ns int64, ok bool) {
+	var sec, frac int64
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if sec > maxSeconds/10 {
+			return 0, false
+		}
+		sec = sec*10 + int64(b[i]-'0')
+	}
+	if i == 0 || i >= len(b)-1 || b[i] != '.' || sec > maxSeconds {
+		return 0, false
+	}
+	k := 0 // digits of the fraction kept
+	for i++; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if k < 9 {
+			frac, k = frac*10+int64(c-'0'), k+1
 		}
 	}
-	if digits == 0 || frac >= len(pow10) || m >= 1<<53 {
-		return parseFloat(b)
-	}
-	return float64(m) / pow10[frac], true
+	ns = sec*1e9 + frac*pow10i[9-k]
+	return ns, ns >= 0
 }
 
-func parseFloat(b []byte) (float64, bool) {
-	v, err := strconv.ParseFloat(str(b), 64)
-	return v, err == nil
-}
+// pow10i are the powers of ten to a billion.
+var pow10i = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
 // lastIndex is bytes.LastIndex for a short sep: its last byte found from
 // the end, then the rest compared.

@@ -2,19 +2,21 @@ package replay
 
 import (
 	"bytes"
-	"math"
+	"math/big"
 	"math/rand/v2"
+	"regexp"
 	"slices"
-	"strconv"
 	"testing"
 )
 
-// TestDecimalAsParseFloat: decimal reads every number to the value
-// strconv.ParseFloat gives, and refuses what it refuses.
-func TestDecimalAsParseFloat(t *testing.T) {
+// TestNanos: nanos reads "DIGITS.DIGITS" to its exact value in
+// nanoseconds, rounded down, and refuses anything else and what an int64
+// does not hold.
+func TestNanos(t *testing.T) {
 	in := []string{"", ".", "5.", ".5", "0", "00.000", "1e5", "0x1p-2", "+1", "-1", "inf", "NaN", "1_0", "1..2",
-		"1795570281.950820", "9007199254740993", "9007199254740993.5", "0.0000000000000000000000001",
-		"12345678901234567890123", "1.2.3", " 1", "0.000059", "99999999999999999999.9"}
+		"1795570281.950820", "1795570281.950820123456", "9007199254740993.5", "0.0000000000000000000000001",
+		"9223372036.854775807", "9223372036.854775808", "9223372037.0", "99999999999999999999.9", "1.2.3",
+		" 1", "0.000059", "1.5 "}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 100000 {
 		b := make([]byte, 1+r.IntN(24))
@@ -26,11 +28,17 @@ func TestDecimalAsParseFloat(t *testing.T) {
 		}
 		in = append(in, string(b))
 	}
+	form := regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 	for _, s := range in {
-		want, err := strconv.ParseFloat(s, 64)
-		got, ok := decimal([]byte(s))
-		if ok != (err == nil) || ok && math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("decimal(%q) = %v, %v; ParseFloat: %v, %v", s, got, ok, want, err)
+		want, wantOK := big.NewInt(0), false
+		if q, ok := new(big.Rat).SetString(s); ok && form.MatchString(s) {
+			q.Mul(q, big.NewRat(1e9, 1))
+			want.Quo(q.Num(), q.Denom())
+			wantOK = want.IsInt64()
+		}
+		got, ok := nanos([]byte(s))
+		if ok != wantOK || ok && got != want.Int64() {
+			t.Fatalf("nanos(%q) = %d, %v; want %v, %v", s, got, ok, want, wantOK)
 		}
 	}
 }

@@ -25,14 +25,12 @@ type strc struct {
 	last    *callKind            // kind's last answer
 	args    []string             // the arguments of the call in progress
 	buf     []byte               // a path being joined
-	fds     map[pidFD]*stFD
-	pending map[uint32][]byte // a thread's unfinished call
+	fds     map[uint64]*stFD     // by fdKey
+	pending map[uint32][]byte    // a thread's unfinished call
 }
 
-type pidFD struct {
-	pid uint32
-	fd  int
-}
+// fdKey is the key in fds of a thread's descriptor.
+func fdKey(pid uint32, fd int) uint64 { return uint64(pid)<<32 | uint64(uint32(fd)) }
 
 // stFD is an open file descriptor of the recording: its handle and the
 // file position that read and write use.
@@ -43,7 +41,7 @@ type stFD struct {
 }
 
 func newStrace(f *fsb) *strc {
-	return &strc{f: f, fds: map[pidFD]*stFD{}, pending: map[uint32][]byte{}, names: map[string]*callKind{}}
+	return &strc{f: f, fds: map[uint64]*stFD{}, pending: map[uint32][]byte{}, names: map[string]*callKind{}}
 }
 
 // call is one parsed system call.
@@ -63,22 +61,17 @@ type call struct {
 // resumption). The call's arguments and result are strings over the
 // line's bytes, valid while the log is: what keeps one copies it.
 func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
-	i := bytes.IndexByte(line, ' ')
-	pid, _ := num(line[:i])
-	c.pid = uint32(pid)
-	rest := bytes.TrimLeft(line[i:], " ")
-	j := bytes.IndexByte(rest, ' ')
-	sec, ok := decimal(rest[:j])
+	pid, start, at, ok := straceHead(line)
 	if !ok {
 		return c, false, true
 	}
-	c.start = int64(sec * 1e9)
-	body := rest[j+1:]
+	c.pid, c.start = pid, start
+	body := line[at:]
 	if bytes.HasPrefix(body, []byte("+++")) || bytes.HasPrefix(body, []byte("---")) {
 		return c, false, false
 	}
-	if k := indexAngle(body, " <unfinished ...>"); k >= 0 {
-		s.pending[c.pid] = append([]byte(nil), body[:k]...)
+	if bytes.HasSuffix(body, []byte(unfinished)) {
+		s.pending[c.pid] = append([]byte(nil), body[:len(body)-len(unfinished)]...)
 		return c, false, false
 	}
 	if bytes.HasPrefix(body, []byte("<... ")) {
@@ -99,31 +92,41 @@ func (s *strc) parseCall(body []byte, c *call) bool {
 	if !ok {
 		return false
 	}
-	s.fill(c, body[:open], body[open+1:eq], body[eq+4:lt], lat)
+	s.fill(c, body[:open], body[eq+4:lt], lat)
+	if c.kind.args {
+		s.args = splitArgs(s.args[:0], str(body[open+1:eq]))
+		c.args = s.args
+	}
 	return true
 }
 
 // callSpans finds the parts of "name(args) = ret <lat>": the name is
 // body[:open], the arguments body[open+1:eq], the result body[eq+4:lt].
 func callSpans(body []byte) (open, eq, lt int, lat time.Duration, ok bool) {
-	open = bytes.IndexByte(body, '(')
-	lt = lastIndex(body, " <")
-	eq = lastIndex(body, ") = ")
-	if open <= 0 || eq < open || lt < eq+4 || body[len(body)-1] != '>' {
+	n := len(body)
+	if n == 0 || body[n-1] != '>' {
 		return 0, 0, 0, 0, false
 	}
-	lat, ok = seconds(body[lt+2 : len(body)-1])
+	open = bytes.IndexByte(body, '(')
+	lt = bytes.LastIndexByte(body[:n-1], '<') - 1 // no '<' in a latency
+	if open <= 0 || lt < open || body[lt] != ' ' {
+		return 0, 0, 0, 0, false
+	}
+	eq = lastIndex(body[:lt], ") = ")
+	if eq < open || lt < eq+4 {
+		return 0, 0, 0, 0, false
+	}
+	lat, ok = seconds(body[lt+2 : n-1])
 	return open, eq, lt, lat, ok
 }
 
-// fill sets the call's name, arguments, result and errno from their
-// parts of the line.
-func (s *strc) fill(c *call, name, args, ret []byte, lat time.Duration) {
+// fill sets the call's name, result and errno from their parts of the
+// line; its arguments are the caller's to set, when the replay reads
+// them (kind.args).
+func (s *strc) fill(c *call, name, ret []byte, lat time.Duration) {
 	c.lat = lat
 	c.kind = s.kind(name)
 	c.name = c.kind.name
-	s.args = splitArgs(s.args[:0], str(args))
-	c.args = s.args
 	r := str(ret)
 	if strings.HasPrefix(r, "-1 ") {
 		f := strings.Fields(r)
@@ -138,93 +141,6 @@ func (s *strc) fill(c *call, name, args, ret []byte, lat time.Duration) {
 	c.ret = r
 }
 
-// callKind is what the replay does of the calls of one name: those of
-// pathCalls, of fdCalls, or neither.
-type callKind struct {
-	name   string
-	onPath bool
-	path   pathCall
-	onFD   bool
-	act    action
-}
-
-// kind is the kind of the calls named b, looked up once per name.
-func (s *strc) kind(b []byte) *callKind {
-	if k := s.last; k != nil && string(b) == k.name {
-		return k // a log's lines often repeat a call
-	}
-	k, ok := s.names[string(b)]
-	if !ok {
-		k = &callKind{name: string(b)}
-		k.path, k.onPath = pathCalls[k.name]
-		k.act, k.onFD = fdCalls[k.name]
-		s.names[k.name] = k
-	}
-	s.last = k
-	return k
-}
-
-// seconds reads "0.000059".
-func seconds(b []byte) (time.Duration, bool) {
-	v, ok := decimal(b)
-	if !ok || v < 0 || v > 1e6 {
-		return 0, false
-	}
-	return time.Duration(v * 1e9), true
-}
-
-// Classes of the bytes of strace's arguments, for splitArgs.
-const (
-	argPlain = iota
-	argQuote
-	argOpen
-	argClose
-	argComma
-)
-
-// argClass classes each byte, so that splitArgs's loop passes over the
-// plain ones (most of them) with one load and one test.
-var argClass = func() (t [256]uint8) {
-	t['"'], t[','] = argQuote, argComma
-	for _, c := range "[{(<" {
-		t[c] = argOpen
-	}
-	for _, c := range "]})>" {
-		t[c] = argClose
-	}
-	return t
-}()
-
-// splitArgs splits strace's arguments at the commas outside strings,
-// brackets, braces and paths, appending them to out.
-func splitArgs(out []string, s string) []string {
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch argClass[s[i]] {
-		case argPlain:
-		case argQuote:
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' {
-					i++
-				}
-			}
-		case argOpen:
-			depth++
-		case argClose:
-			depth--
-		default:
-			if depth == 0 {
-				out = append(out, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
-		}
-	}
-	if rest := strings.TrimSpace(s[start:]); rest != "" || len(out) > 0 {
-		out = append(out, rest)
-	}
-	return out
-}
-
 // fdPath reads "5</tmp/out/a.txt>" (or "AT_FDCWD</tmp>"): the number
 // (-100 for AT_FDCWD) and the path.
 func fdPath(a string) (int, string, bool) {
@@ -236,8 +152,8 @@ func fdPath(a string) (int, string, bool) {
 	if a[:i] == "AT_FDCWD" {
 		return unix.AT_FDCWD, p, true
 	}
-	n, err := strconv.Atoi(a[:i])
-	return n, p, err == nil
+	n, ok := integer(a[:i])
+	return int(n), p, ok
 }
 
 // quoted reads a string argument.
@@ -351,11 +267,28 @@ func (s *strc) seek(c *call) {
 		return
 	}
 	fd, _, ok := fdPath(c.args[0])
-	if d := s.fds[pidFD{c.pid, fd}]; ok && d != nil {
+	if d := s.fds[fdKey(c.pid, fd)]; ok && d != nil {
 		if v, err := strconv.ParseInt(c.ret, 10, 64); err == nil && v >= 0 {
 			d.pos = v
 		}
 	}
+}
+
+// integer reads a decimal number as strconv.ParseInt does.
+func integer(a string) (int64, bool) {
+	if len(a) > 0 && len(a) < 19 {
+		var v int64
+		for i := range len(a) {
+			if a[i] < '0' || a[i] > '9' {
+				goto slow // a sign, or not a number
+			}
+			v = v*10 + int64(a[i]-'0')
+		}
+		return v, true
+	}
+slow:
+	v, err := strconv.ParseInt(a, 10, 64)
+	return v, err == nil
 }
 
 // errnoNames maps errno names (ENOENT) to their values.
@@ -369,13 +302,13 @@ var errnoNames = func() map[string]uint16 {
 	return m
 }()
 
-// openFlags reads open's flags, "O_WRONLY|O_CREAT|O_EXCL", keeping those
+// stFlags reads open's flags, "O_WRONLY|O_CREAT|O_EXCL", keeping those
 // that say how the file is used.
 func stFlags(a string) int32 {
 	var v int32
 	for {
 		f, rest, more := strings.Cut(a, "|")
-		v |= straceOpenFlags[f]
+		v |= openFlag(f)
 		if !more {
 			return v
 		}
@@ -383,11 +316,30 @@ func stFlags(a string) int32 {
 	}
 }
 
-// straceOpenFlags are the open(2) flags that say how a file is used, by name.
-var straceOpenFlags = map[string]int32{
-	"O_WRONLY": unix.O_WRONLY, "O_RDWR": unix.O_RDWR, "O_CREAT": unix.O_CREAT, "O_EXCL": unix.O_EXCL,
-	"O_TRUNC": unix.O_TRUNC, "O_APPEND": unix.O_APPEND, "O_DIRECTORY": unix.O_DIRECTORY,
-	"O_NOFOLLOW": unix.O_NOFOLLOW, "O_PATH": unix.O_PATH,
+// openFlag is the value of an open(2) flag that says how a file is used,
+// by name; 0 for the others.
+func openFlag(name string) int32 {
+	switch name {
+	case "O_WRONLY":
+		return unix.O_WRONLY
+	case "O_RDWR":
+		return unix.O_RDWR
+	case "O_CREAT":
+		return unix.O_CREAT
+	case "O_EXCL":
+		return unix.O_EXCL
+	case "O_TRUNC":
+		return unix.O_TRUNC
+	case "O_APPEND":
+		return unix.O_APPEND
+	case "O_DIRECTORY":
+		return unix.O_DIRECTORY
+	case "O_NOFOLLOW":
+		return unix.O_NOFOLLOW
+	case "O_PATH":
+		return unix.O_PATH
+	}
+	return 0
 }
 
 // onPath adds a call on a path.
@@ -477,7 +429,7 @@ func (s *strc) open(c *call, p *pending, n int32, fa int, r ref) bool {
 	b.touchNode(n, r, op.act == actCreate || flags&unix.O_TRUNC != 0)
 	if fd, _, ok := fdPath(c.ret); ok && !p.failed {
 		op.handle = b.newHandle(n)
-		s.fds[pidFD{c.pid, fd}] = &stFD{h: op.handle}
+		s.fds[fdKey(c.pid, fd)] = &stFD{h: op.handle}
 		b.touchHandle(op.handle, r, true)
 	}
 	b.commit(p, r.stream)
@@ -488,7 +440,7 @@ func (s *strc) open(c *call, p *pending, n int32, fa int, r ref) bool {
 func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
 	b := s.f.b
 	n := s.f.node(pth)
-	key := pidFD{c.pid, fd}
+	key := fdKey(c.pid, fd)
 	d := s.fds[key]
 	if d == nil {
 		// Opened before the recording, or by another thread: the replay
@@ -528,18 +480,18 @@ func (s *strc) transfer(c *call, p *pending, d *stFD, n int32) bool {
 	if len(c.args) < 3 {
 		return false
 	}
-	size, err := strconv.ParseInt(c.args[2], 10, 64)
-	if err != nil {
+	size, ok := integer(c.args[2])
+	if !ok {
 		return false
 	}
-	done, _ := strconv.ParseInt(c.ret, 10, 64)
+	done, _ := integer(c.ret)
 	done = max(done, 0)
 	off, positioned := d.pos, strings.HasPrefix(c.name, "p")
 	if positioned {
 		if len(c.args) < 4 {
 			return false
 		}
-		if off, err = strconv.ParseInt(c.args[3], 10, 64); err != nil {
+		if off, ok = integer(c.args[3]); !ok {
 			return false
 		}
 	}
