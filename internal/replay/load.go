@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -60,6 +61,7 @@ func load(data []byte) (*Trace, error) { return loadPart(data, 0, 1) }
 // of the recorded processes or threads that splitStreams gives that part,
 // for one host of a replay on many.
 func loadPart(data []byte, part, parts int) (*Trace, error) {
+	defer raiseGC(loadGC)()
 	l := newLoader()
 	if parts > 1 || !l.pipeline(data) {
 		// Split across hosts (by the pids' sizes, from the whole log), or
@@ -72,6 +74,24 @@ func loadPart(data []byte, part, parts int) (*Trace, error) {
 		return t, errors.New("the log holds no operation to replay")
 	}
 	return t, nil
+}
+
+// loadGC is the collector's percentage while a log loads. What a load
+// allocates is nearly all the trace, which it keeps: a collection at each
+// doubling of the heap (the default, 100) finds little to free, and took
+// a tenth of a strace log's load, more in the system's time of the pages
+// it made the runtime give back and fault in again.
+const loadGC = 400
+
+// raiseGC raises the collector's percentage to p, unless it is higher or
+// the collector is off, and returns what puts it back.
+func raiseGC(p int) (restore func()) {
+	old := debug.SetGCPercent(p)
+	if old < 0 || old >= p {
+		debug.SetGCPercent(old)
+		return func() {}
+	}
+	return func() { debug.SetGCPercent(old) }
 }
 
 // ordered reads part of parts of the log in data, its lines all read
@@ -487,7 +507,7 @@ func (l *loader) strace(line []byte, r *rec) {
 	var c call
 	ok, bad := true, false
 	if r.kind == kindStraceCall {
-		c = l.st.callOf(line, r)
+		l.st.callOf(line, r, &c)
 	} else {
 		c, ok, bad = l.st.parseStrace(line)
 	}

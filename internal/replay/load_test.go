@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,4 +182,30 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("counts %+v", s)
 		}
 	})
+}
+
+// A load raises the collector's percentage while it runs and puts it
+// back; a higher one, or the collector off, it leaves alone.
+func TestLoadRaisesGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, before := range []int{100, 50, loadGC * 2, -1} {
+		debug.SetGCPercent(before)
+		restore := raiseGC(loadGC)
+		during := debug.SetGCPercent(-1)
+		debug.SetGCPercent(during)
+		restore()
+		if want := max(before, loadGC); before < 0 && during != before || before >= 0 && during != want {
+			t.Errorf("percentage %d: %d during the load", before, during)
+		}
+		if after := debug.SetGCPercent(100); after != before {
+			t.Errorf("percentage %d: %d after the load", before, after)
+		}
+	}
+	debug.SetGCPercent(70)
+	if _, err := ReadLog(writeLog(t, `7  1795718335.000001 close(3</w/a>) = 0 <0.000001>`)); err != nil {
+		t.Fatal(err)
+	}
+	if after := debug.SetGCPercent(100); after != 70 {
+		t.Errorf("percentage 70: %d after ReadLog", after)
+	}
 }

@@ -148,7 +148,8 @@ func TestReadStraceAsParse(t *testing.T) {
 			continue
 		}
 		r.pid = want.pid
-		got := newStrace(nil).callOf(line, &r)
+		var got call
+		newStrace(nil).callOf(line, &r, &got)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("line %d: first pass %+v, second %+v", i+1, got, want)
 		}

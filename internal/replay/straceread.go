@@ -114,14 +114,15 @@ func notCall(body []byte) bool {
 // unfinished ends the first half of a call another thread interrupted.
 const unfinished = " <unfinished ...>"
 
-// callOf is the call the first pass parsed into r (kindStraceCall).
-func (s *strc) callOf(line []byte, r *rec) call {
-	c := call{pid: r.pid, start: int64(r.lat)}
+// callOf sets c to the call the first pass parsed into r
+// (kindStraceCall).
+func (s *strc) callOf(line []byte, r *rec, c *call) {
+	*c = call{pid: r.pid, start: int64(r.lat)}
 	lat := time.Duration(uint32(r.f[6]) | uint32(r.f[7])<<16)
 	if r.call > 0 && s.last != callKinds[r.call] {
 		s.last = callKinds[r.call] // as kind would find it
 	}
-	s.fill(&c, line[r.f[0]:r.f[1]], line[r.f[4]:r.f[5]], lat)
+	s.fill(c, line[r.f[0]:r.f[1]], line[r.f[4]:r.f[5]], lat)
 	switch {
 	case !c.kind.args:
 	case r.args == noArgs:
@@ -134,5 +135,4 @@ func (s *strc) callOf(line []byte, r *rec) call {
 		}
 		c.args = s.args
 	}
-	return c
 }
