@@ -209,7 +209,9 @@ type pending struct {
 	op     Op
 	pid    uint32
 	name   string
-	end    int64 // recorded completion, ns since the epoch
+	end    int64         // recorded completion, ns since the epoch
+	done   int64         // bytes the recording moved (read, write)
+	lat    time.Duration // recorded latency
 	failed bool
 }
 
@@ -330,10 +332,10 @@ func (b *builder) commit(p *pending, s int32) {
 		c.Failed++
 	} else {
 		c.Ops++
-		c.Bytes += op.Done
-		b.lat[op.class].Record(op.RecLatency)
+		c.Bytes += p.done
+		b.lat[op.class].Record(p.lat)
 	}
-	start := p.end - int64(op.RecLatency)
+	start := p.end - int64(p.lat)
 	if !b.any || start < b.first {
 		b.first = start
 	}

@@ -278,12 +278,12 @@ func (f *fsb) byHandle(e *accesslog.Entry, rest [][]byte, path string, n int32, 
 			return false
 		}
 		op.act, op.Size, op.Off = actRead, int64(size), int64(off)
-		op.Done, _ = resultNum(e.Rest)
+		p.done, _ = resultNum(e.Rest)
 		if p.name == "write" {
 			op.act, change = actWrite, true
 			b.nodes[n].written = true
 		} else {
-			b.grow(n, op.Off+op.Done)
+			b.grow(n, op.Off+p.done)
 		}
 	case "fsync":
 		op.act = actFsync

@@ -156,7 +156,7 @@ func dumpTrace(tr *Trace, err error) string {
 		fmt.Fprintf(&b, "path %d %q\n", i, p)
 	}
 	for _, st := range tr.Streams {
-		fmt.Fprintf(&b, "stream %d ops %d: act class errno flags handle prep prepN signal clear path to size off done start latency deps closes\n", st.ID, len(st.Ops))
+		fmt.Fprintf(&b, "stream %d ops %d: act class errno flags handle prep prepN signal clear path to size off start deps closes\n", st.ID, len(st.Ops))
 		for _, op := range st.Ops {
 			// An operation's dependencies are a set, its lost handles
 			// too: their order in the trace's arrays is not kept.
@@ -164,7 +164,7 @@ func dumpTrace(tr *Trace, err error) string {
 			slices.SortFunc(deps, func(a, b ref) int { return cmp.Or(cmp.Compare(a.stream, b.stream), cmp.Compare(a.pos, b.pos)) })
 			closes := slices.Sorted(slices.Values(tr.closes[op.closeLo:op.closeHi]))
 			fmt.Fprintln(&b, op.act, op.class, op.errno, op.flags, op.handle, op.prep, op.prepN, op.signal, op.clear,
-				op.path, op.to, op.Size, op.Off, op.Done, op.Start, int64(op.RecLatency), deps, closes)
+				op.path, op.to, op.Size, op.Off, op.Start, deps, closes)
 		}
 	}
 	return b.String()

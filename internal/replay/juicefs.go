@@ -494,10 +494,10 @@ func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) b
 		off, _ := num(f[2])
 		op.Size, op.Off = int64(size), int64(off)
 		if p.name == "write" {
-			op.act, op.Done, change = actWrite, op.Size, true
+			op.act, p.done, change = actWrite, op.Size, true
 			b.nodes[n].written = true
 		} else if done, ok := resultNum(e.Rest); ok {
-			op.Done = done
+			p.done = done
 			b.grow(n, op.Off+done)
 		}
 	case "flush":

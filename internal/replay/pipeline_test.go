@@ -93,10 +93,10 @@ func TestKnownOps(t *testing.T) {
 	}
 }
 
-// TestOpSize: an operation takes 88 bytes, its fields without padding.
+// TestOpSize: an operation takes 72 bytes, its fields without padding.
 func TestOpSize(t *testing.T) {
-	if n := unsafe.Sizeof(Op{}); n != 88 {
-		t.Fatalf("Op is %d bytes, want 88", n)
+	if n := unsafe.Sizeof(Op{}); n != 72 {
+		t.Fatalf("Op is %d bytes, want 72", n)
 	}
 }
 

@@ -499,7 +499,7 @@ func (s *strc) transfer(c *call, p *pending, d *stFD, n int32) bool {
 	if op.act == actReadDir {
 		return true
 	}
-	op.Done = done
+	p.done = done
 	if op.act == actWrite {
 		op.Size = done
 		s.f.b.nodes[n].written = true
