@@ -171,6 +171,15 @@ func LoadAverage() float64 {
 	return float64(si.Loads[0]) / (1 << unix.SI_LOAD_SHIFT)
 }
 
+// MemoryBytes is the host's memory, 0 when unknown.
+func MemoryBytes() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}
+
 func Kernel() string {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {

@@ -57,5 +57,8 @@ func Kernel() string { return "" }
 // OpenFileLimit is not known on this platform.
 func OpenFileLimit() int { return 0 }
 
+// MemoryBytes is the host's memory: unknown (0) on this system.
+func MemoryBytes() int64 { return 0 }
+
 // LoadAverage is unknown (0) on this system.
 func LoadAverage() float64 { return 0 }

@@ -164,7 +164,7 @@ func (r *run) figures(t *trainer, res *engine.Result) (*report.Training, error) 
 		Model: r.o.Model, Accelerator: r.o.Accelerator, Accelerators: len(t.ranks), Epochs: r.o.Epochs,
 		Steps: t.plan.Steps, BatchSize: t.plan.Batch, Dropped: t.plan.Dropped(),
 		ComputeSeconds: r.o.ComputeTime.Seconds(), Threshold: r.o.AUThreshold,
-		DatasetBytes: r.ds.Bytes, MemoryBytes: memoryBytes(),
+		DatasetBytes: r.ds.Bytes, MemoryBytes: sysio.MemoryBytes(),
 	}
 	return tr, addRanks(tr, t.ranks)
 }
@@ -189,7 +189,7 @@ func addRanks(tr *report.Training, ranks []*rank) error {
 // checkMemory warns when the dataset is under five times the clients'
 // memory (MLPerf Storage's rule): the page cache may serve the reads.
 func (r *run) checkMemory() {
-	mem := memoryBytes() * int64(max(r.o.Hosts, 1))
+	mem := sysio.MemoryBytes() * int64(max(r.o.Hosts, 1))
 	if mem == 0 || r.ds.Bytes >= 5*mem {
 		return
 	}

@@ -207,8 +207,10 @@ func NewRunner(cfg Config, maxBlock int64) *Runner {
 	e.ahead = cfg.Workers < runtime.GOMAXPROCS(0)
 	// A stream takes a pass over the data out of every write, which counts
 	// most when the CPUs are all busy, but it holds about 5 MiB a worker:
-	// up to two workers a CPU have one, more make blocks in their buffer.
-	e.streams = cfg.Workers <= 2*runtime.GOMAXPROCS(0)
+	// up to two workers a CPU have one, and more as long as their streams
+	// take no more than a sixteenth of the host's memory; past that they
+	// make blocks in their buffer.
+	e.streams = useStreams(cfg.Workers, int(maxBlock), runtime.GOMAXPROCS(0), hostMemory())
 	for range cfg.Workers {
 		e.files = append(e.files, &files{})
 	}
@@ -311,6 +313,16 @@ func (e *Runner) check(p *FilePhase) error {
 		}
 	}
 	return nil
+}
+
+// hostMemory is the host's memory (a variable for tests).
+var hostMemory = sysio.MemoryBytes
+
+// useStreams reports whether workers writing blocks of at most maxBlock
+// bytes, on procs CPUs of a host with memory bytes (0: unknown), each
+// have a stream.
+func useStreams(workers, maxBlock, procs int, memory int64) bool {
+	return workers <= 2*procs || int64(workers)*int64(pattern.StreamLen(maxBlock)) <= memory/16
 }
 
 // setup gives worker w the buffers phase p needs, keeping those it holds

@@ -73,15 +73,19 @@ func TestStreamWrites(t *testing.T) {
 
 // TestStreamsUpToTwoPerCPU: with every CPU busy a worker still writes big
 // files from its stream, up to two workers a CPU (the data the same as
-// Fill's); with more, no worker holds a stream and blocks are made in its
-// buffer, the same bytes again.
+// Fill's), and more while their streams take a sixteenth of the host's
+// memory at most; past that, no worker holds a stream and blocks are
+// made in its buffer, the same bytes again.
 func TestStreamsUpToTwoPerCPU(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer func(m func() int64) { hostMemory = m }(hostMemory)
 	size := int64(pattern.StreamMin + 70000)
 	for _, c := range []struct {
 		workers int
+		memory  int64
 		streams bool
-	}{{2, true}, {4, true}, {5, false}} {
+	}{{2, 0, true}, {4, 0, true}, {5, 0, false}, {5, 1 << 30, true}, {5, 64 << 20, false}} {
+		hostMemory = func() int64 { return c.memory }
 		dir := t.TempDir()
 		e := NewRunner(Config{Dir: dir, Workers: c.workers, Verify: true, Seed: 5}, 64<<10)
 		p := FilePhase{Title: "Write", Kind: Create, FileSize: size, BlockSize: 64 << 10, Targets: filesOf(e, 1, names)}
@@ -90,8 +94,8 @@ func TestStreamsUpToTwoPerCPU(t *testing.T) {
 		}
 		for w, f := range e.files {
 			if (f.stream != nil) != c.streams || f.spare != nil {
-				t.Fatalf("%d workers on 2 CPUs, worker %d: stream %v (want %v), second buffer %v",
-					c.workers, w, f.stream != nil, c.streams, f.spare != nil)
+				t.Fatalf("%d workers on 2 CPUs, %d bytes, worker %d: stream %v (want %v), second buffer %v",
+					c.workers, c.memory, w, f.stream != nil, c.streams, f.spare != nil)
 			}
 		}
 		name := names(c.workers-1, 0)
