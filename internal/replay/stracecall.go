@@ -29,24 +29,21 @@ func newCallKind(name string) *callKind {
 // the same for every log; knownCalls indexes them by name, from 1.
 var callKinds, knownCalls = func() ([]*callKind, map[string]uint8) {
 	ks, idx := []*callKind{nil}, map[string]uint8{}
-	for _, m := range []map[string]bool{keys(pathCalls), keys(fdCalls), {"lseek": true}} {
-		for name := range m {
-			if idx[name] == 0 {
-				idx[name] = uint8(len(ks))
-				ks = append(ks, newCallKind(name))
-			}
+	add := func(name string) {
+		if idx[name] == 0 {
+			idx[name] = uint8(len(ks))
+			ks = append(ks, newCallKind(name))
 		}
 	}
+	for name := range pathCalls {
+		add(name)
+	}
+	for name := range fdCalls {
+		add(name)
+	}
+	add("lseek")
 	return ks, idx
 }()
-
-func keys[V any](m map[string]V) map[string]bool {
-	out := map[string]bool{}
-	for k := range m {
-		out[k] = true
-	}
-	return out
-}
 
 // kind is the kind of the calls named b, looked up once per name.
 func (s *strc) kind(b []byte) *callKind {
