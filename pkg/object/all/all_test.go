@@ -100,7 +100,12 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("Open(%s, %q): name %q shows the secret", driver, rawURL, name)
 		}
 		if u, perr := url.Parse(rawURL); perr == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok && len(pw) > 3 && strings.Contains(s.String(), pw) {
+			// A password that is also part of the host or the path
+			// ("http://:b@h/b") is in the name as that part.
+			rest := *u
+			rest.User = nil
+			pw, ok := u.User.Password()
+			if ok && len(pw) > 3 && strings.Contains(s.String(), pw) && !strings.Contains(rest.String(), pw) {
 				t.Fatalf("Open(%s, %q): name %q shows the URL's password", driver, rawURL, s.String())
 			}
 		}
