@@ -78,9 +78,10 @@ func loadPart(data []byte, part, parts int) (*Trace, error) {
 
 // loadGC is the collector's percentage while a log loads. What a load
 // allocates is nearly all the trace, which it keeps: a collection at each
-// doubling of the heap (the default, 100) finds little to free, and took
-// a tenth of a strace log's load, more in the system's time of the pages
-// it made the runtime give back and fault in again.
+// doubling of the heap (the default, 100) finds little to free, and cost
+// a million-line strace log's load 7% of its time and 9% of its
+// processor time, much of it the system's, for pages the runtime gave
+// back and faulted in again (docs/replay.md).
 const loadGC = 400
 
 // raiseGC raises the collector's percentage to p, unless it is higher or
