@@ -91,7 +91,7 @@ func fields(dst [][]byte, args []byte) [][]byte {
 
 // num reads a decimal number without converting b to a string (which
 // strconv would keep, and so allocate, for its error).
-func num(b []byte) (uint64, bool) {
+func num[T string | []byte](b T) (uint64, bool) {
 	if len(b) == 0 || len(b) > 19 {
 		if len(b) > 19 {
 			v, err := strconv.ParseUint(string(b), 10, 64)
@@ -100,11 +100,11 @@ func num(b []byte) (uint64, bool) {
 		return 0, false
 	}
 	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
+	for i := range len(b) {
+		if b[i] < '0' || b[i] > '9' {
 			return 0, false
 		}
-		v = v*10 + uint64(c-'0')
+		v = v*10 + uint64(b[i]-'0')
 	}
 	return v, true
 }

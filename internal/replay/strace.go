@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -274,19 +275,12 @@ func (s *strc) seek(c *call) {
 	}
 }
 
-// integer reads a decimal number as strconv.ParseInt does.
+// integer reads a decimal number as strconv.ParseInt does: num's, and
+// what num does not read (a sign) through ParseInt.
 func integer(a string) (int64, bool) {
-	if len(a) > 0 && len(a) < 19 {
-		var v int64
-		for i := range len(a) {
-			if a[i] < '0' || a[i] > '9' {
-				goto slow // a sign, or not a number
-			}
-			v = v*10 + int64(a[i]-'0')
-		}
-		return v, true
+	if v, ok := num(a); ok && v <= math.MaxInt64 {
+		return int64(v), true
 	}
-slow:
 	v, err := strconv.ParseInt(a, 10, 64)
 	return v, err == nil
 }

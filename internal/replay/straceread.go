@@ -9,12 +9,6 @@ import (
 // The first pass's part of reading strace's output: which lines are
 // strace's, and the parse of a complete call into its line's rec.
 
-// isStrace reports whether a line is strace's: "PID SECONDS.MICROS call(".
-func isStrace(line []byte) bool {
-	_, _, _, ok := straceHead(line)
-	return ok
-}
-
 // straceHead reads the head of strace's line, "PID  SECONDS.MICROS ": the
 // thread id, the start in nanoseconds since the epoch and where the call
 // begins. ok is false for a line that is not strace's.
@@ -106,9 +100,8 @@ func argSpans(s []byte, i int, a *[2 * maxArgs]uint16) uint8 {
 // exit or a signal ("+++", "---"), the first half of a call (which strace
 // ends with " <unfinished ...>") or its second ("<... name resumed>").
 func notCall(body []byte) bool {
-	return len(body) >= 3 && (string(body[:3]) == "+++" || string(body[:3]) == "---" ||
-		string(body[:3]) == "<.." && len(body) >= 5 && string(body[:5]) == "<... ") ||
-		bytes.HasSuffix(body, []byte(unfinished))
+	return bytes.HasPrefix(body, []byte("+++")) || bytes.HasPrefix(body, []byte("---")) ||
+		bytes.HasPrefix(body, []byte("<... ")) || bytes.HasSuffix(body, []byte(unfinished))
 }
 
 // unfinished ends the first half of a call another thread interrupted.
@@ -119,8 +112,8 @@ const unfinished = " <unfinished ...>"
 func (s *strc) callOf(line []byte, r *rec, c *call) {
 	*c = call{pid: r.pid, start: int64(r.lat)}
 	lat := time.Duration(uint32(r.f[6]) | uint32(r.f[7])<<16)
-	if r.call > 0 && s.last != callKinds[r.call] {
-		s.last = callKinds[r.call] // as kind would find it
+	if r.call > 0 {
+		s.last = callKinds[r.call] // where kind finds it
 	}
 	s.fill(c, line[r.f[0]:r.f[1]], line[r.f[4]:r.f[5]], lat)
 	switch {
