@@ -159,7 +159,6 @@ func GetUsage() Usage {
 	}
 }
 
-// Kernel returns the kernel release, e.g. "6.1.0-18-amd64".
 // LoadAverage is the system's load average over the last minute: runnable
 // and waiting tasks, for comparing how busy the machine was during two
 // runs; 0 when unknown.
@@ -180,6 +179,7 @@ func MemoryBytes() int64 {
 	return int64(si.Totalram) * int64(si.Unit)
 }
 
+// Kernel returns the kernel release, e.g. "6.1.0-18-amd64".
 func Kernel() string {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
