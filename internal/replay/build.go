@@ -93,7 +93,7 @@ type builder struct {
 	ids     map[string]int32 // paths -> their index in Trace.paths
 	// size and read are the bytes of the log and those read so far, when
 	// the log is read while its lines are parsed (sizes unknown): what
-	// growOps projects a stream's length from.
+	// grow projects a slice's length from.
 	size, read int64
 }
 
@@ -135,6 +135,9 @@ func (b *builder) child(parent int32, name string) int32 {
 }
 
 func (b *builder) newNode(parent int32, name string) int32 {
+	if len(b.nodes) == cap(b.nodes) {
+		b.nodes = grow(b, b.nodes)
+	}
 	b.nodes = append(b.nodes, node{parent: parent, name: name, entry: -1})
 	return int32(len(b.nodes) - 1)
 }
@@ -165,6 +168,9 @@ func (b *builder) pathID(n int32) int32 {
 		if !ok {
 			id = int32(len(b.t.paths))
 			b.ids[p] = id
+			if len(b.t.paths) == cap(b.t.paths) {
+				b.t.paths = grow(b, b.t.paths)
+			}
 			b.t.paths = append(b.t.paths, p)
 		}
 		nd.id = id
@@ -196,6 +202,9 @@ func (b *builder) move(n, parent int32, name string) {
 
 // newHandle is a new handle of the recording, on node n.
 func (b *builder) newHandle(n int32) int32 {
+	if len(b.handles) == cap(b.handles) {
+		b.handles = grow(b, b.handles)
+	}
 	b.handles = append(b.handles, handle{node: n})
 	if n >= 0 {
 		b.nodes[n].handles = append(b.nodes[n].handles, int32(len(b.handles)-1))
@@ -349,24 +358,29 @@ func (b *builder) commit(p *pending, s int32) {
 	op.Start = start - b.base // made relative to the first operation in finish
 	st := &b.t.Streams[s]
 	if len(st.Ops) == cap(st.Ops) {
-		st.Ops = b.growOps(st.Ops)
+		st.Ops = grow(b, st.Ops)
 	}
 	st.Ops = append(st.Ops, *op)
 }
 
-// growOps is ops with room for more operations: when the log is read
-// while it is parsed, as many again as its share of the log read so far
-// projects for the rest (an eighth more, so that a stream is seldom
-// copied twice), the memory past them untouched until used.
-func (b *builder) growOps(ops []Op) []Op {
-	c := len(ops)
+// grow is s with room for more: when the log is read while it is
+// parsed, as many again as its share of the log read so far projects for
+// the rest (an eighth more, so that it is seldom copied twice), the
+// memory past them untouched until used; at most sixteen times its length
+// more, so that what a log does only at its start (a first listing of a
+// tree) is not projected over the whole log. It serves a stream's operations
+// and the builder's nodes, handles and paths: append's own growth, a
+// quarter at a time past 256, would copy them many times over, each copy
+// in memory touched for the first time.
+func grow[T any](b *builder, s []T) []T {
+	c := len(s)
 	more := c/4 + 256
 	if b.read > 0 && b.size > b.read {
 		est := int(int64(c) * (b.size - b.read) / b.read)
-		more = max(more, est+est/8)
+		more = max(more, min(est+est/8, 16*c))
 	}
-	grown := make([]Op, c, c+more)
-	copy(grown, ops)
+	grown := make([]T, c, c+more)
+	copy(grown, s)
 	return grown
 }
 

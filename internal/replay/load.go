@@ -413,7 +413,7 @@ func (l *loader) line(data []byte, r *rec) {
 	sk.Lines++
 	l.b.abandon() // nothing of an earlier line that added no operation
 	line := data[r.off : r.off+int(r.n)]
-	l.b.read = int64(r.off) + int64(r.n) // for growOps
+	l.b.read = int64(r.off) + int64(r.n) // for grow
 	switch r.kind {
 	case kindMalformed:
 		sk.Malformed++

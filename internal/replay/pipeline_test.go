@@ -53,17 +53,17 @@ func TestLoadPipelined(t *testing.T) {
 	}
 }
 
-// TestGrowOps: a stream's operations grown while the log is read keep
-// their values, and the room made for more follows the share of the log
-// read so far.
-func TestGrowOps(t *testing.T) {
+// TestGrow: a stream's operations grown while the log is read keep their
+// values, and the room made for more follows the share of the log read
+// so far, up to sixteen times as many.
+func TestGrow(t *testing.T) {
 	b := newBuilder("")
 	ops := make([]Op, 1000)
 	for i := range ops {
 		ops[i].Start = int64(i)
 	}
 	b.size, b.read = 4000, 1000 // a quarter read: three times as many to come
-	grown := b.growOps(ops)
+	grown := grow(b, ops)
 	if len(grown) != len(ops) || cap(grown) != 1000+3000+3000/8 {
 		t.Fatalf("len %d cap %d, want 1000 and %d", len(grown), cap(grown), 1000+3000+3000/8)
 	}
@@ -73,8 +73,16 @@ func TestGrowOps(t *testing.T) {
 		}
 	}
 	b.read = b.size // all read: a little more room
-	if g := b.growOps(ops); cap(g) != 1000+1000/4+256 {
+	if g := grow(b, ops); cap(g) != 1000+1000/4+256 {
 		t.Fatalf("cap %d at the end of the log", cap(g))
+	}
+	b.read = 10 // a four-hundredth read: no more than sixteen times as many
+	if g := grow(b, ops); cap(g) != 1000+16000 {
+		t.Fatalf("cap %d early in the log", cap(g))
+	}
+	paths := grow(b, []string{"a", "b"}) // any slice, grown the same way
+	if len(paths) != 2 || paths[1] != "b" || cap(paths) != 2+256 {
+		t.Fatalf("%q, cap %d", paths, cap(paths))
 	}
 }
 
