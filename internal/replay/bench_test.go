@@ -196,8 +196,12 @@ func BenchmarkDispatch(b *testing.B) {
 			for i := range t.Streams {
 				for k := range t.Streams[i].Ops {
 					op := &t.Streams[i].Ops[k]
-					op.act, op.prepN, op.closeHi, op.clear = actNone, 0, op.closeLo, false
+					op.act, op.clear = actNone, false
 				}
+			}
+			for i := range t.more {
+				x := &t.more[i]
+				x.prepN, x.closeHi = 0, x.closeLo
 			}
 			benchPlay(b, t, b.TempDir(), false)
 		})

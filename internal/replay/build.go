@@ -116,7 +116,7 @@ func newBuilder(format string) *builder {
 		sizes:      map[uint32]int32{},
 		ids:        map[string]int32{"": 0},
 	}
-	b.t.paths = []string{""}
+	b.t.paths, b.t.more = []string{""}, []opMore{{}}
 	b.nodes = append(b.nodes, node{parent: -1, dir: true, seen: true, exists: true, entry: -1})
 	return b
 }
@@ -135,10 +135,7 @@ func (b *builder) child(parent int32, name string) int32 {
 }
 
 func (b *builder) newNode(parent int32, name string) int32 {
-	if len(b.nodes) == cap(b.nodes) {
-		b.nodes = grow(b, b.nodes)
-	}
-	b.nodes = append(b.nodes, node{parent: parent, name: name, entry: -1})
+	b.nodes = push(b, b.nodes, node{parent: parent, name: name, entry: -1})
 	return int32(len(b.nodes) - 1)
 }
 
@@ -168,10 +165,7 @@ func (b *builder) pathID(n int32) int32 {
 		if !ok {
 			id = int32(len(b.t.paths))
 			b.ids[p] = id
-			if len(b.t.paths) == cap(b.t.paths) {
-				b.t.paths = grow(b, b.t.paths)
-			}
-			b.t.paths = append(b.t.paths, p)
+			b.t.paths = push(b, b.t.paths, p)
 		}
 		nd.id = id
 	}
@@ -202,10 +196,7 @@ func (b *builder) move(n, parent int32, name string) {
 
 // newHandle is a new handle of the recording, on node n.
 func (b *builder) newHandle(n int32) int32 {
-	if len(b.handles) == cap(b.handles) {
-		b.handles = grow(b, b.handles)
-	}
-	b.handles = append(b.handles, handle{node: n})
+	b.handles = push(b, b.handles, handle{node: n})
 	if n >= 0 {
 		b.nodes[n].handles = append(b.nodes[n].handles, int32(len(b.handles)-1))
 	}
@@ -329,7 +320,7 @@ func (b *builder) commit(p *pending, s int32) {
 	op := &p.op // p's: the operation is copied once, into its stream
 	op.depLo = int32(len(b.t.deps))
 	for _, d := range b.deps {
-		b.t.deps = append(b.t.deps, d)
+		b.t.deps = push(b, b.t.deps, d)
 		b.t.Streams[d.stream].Ops[d.pos].signal = true
 	}
 	op.depHi = int32(len(b.t.deps))
@@ -357,10 +348,7 @@ func (b *builder) commit(p *pending, s int32) {
 	}
 	op.Start = start - b.base // made relative to the first operation in finish
 	st := &b.t.Streams[s]
-	if len(st.Ops) == cap(st.Ops) {
-		st.Ops = grow(b, st.Ops)
-	}
-	st.Ops = append(st.Ops, *op)
+	st.Ops = push(b, st.Ops, *op)
 }
 
 // grow is s with room for more: when the log is read while it is
@@ -368,8 +356,8 @@ func (b *builder) commit(p *pending, s int32) {
 // the rest (an eighth more, so that it is seldom copied twice), the
 // memory past them untouched until used; at most sixteen times its length
 // more, so that what a log does only at its start (a first listing of a
-// tree) is not projected over the whole log. It serves a stream's operations
-// and the builder's nodes, handles and paths: append's own growth, a
+// tree) is not projected over the whole log. It serves a stream's
+// operations and the builder's other long slices: append's own growth, a
 // quarter at a time past 256, would copy them many times over, each copy
 // in memory touched for the first time.
 func grow[T any](b *builder, s []T) []T {
@@ -382,6 +370,14 @@ func grow[T any](b *builder, s []T) []T {
 	grown := make([]T, c, c+more)
 	copy(grown, s)
 	return grown
+}
+
+// push appends v to s, grown by grow when full.
+func push[T any](b *builder, s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = grow(b, s)
+	}
+	return append(s, v)
 }
 
 func (b *builder) class(name string) int16 {
@@ -480,12 +476,29 @@ func (b *builder) initial(n int32) {
 // implied adds n to the entries made just before op.
 func (b *builder) implied(n int32, op *Op) {
 	nd := &b.nodes[n]
-	if op.prep < 0 {
-		op.prep = int32(len(b.t.Implied))
-	}
 	nd.entry, nd.implied = int32(len(b.t.Implied)), true
 	b.t.Implied = append(b.t.Implied, Entry{Path: b.pathOf(n), Dir: nd.dir})
-	op.prepN++
+	m := b.more(op)
+	if m.prepN == 0 {
+		m.prep = int32(len(b.t.Implied) - 1)
+	}
+	m.prepN++
+}
+
+// more is what op has besides its own fields, made for it the first time.
+// The pointer holds until the next call.
+func (b *builder) more(op *Op) *opMore {
+	if op.more == 0 {
+		op.more = int32(len(b.t.more))
+		b.t.more = push(b, b.t.more, opMore{})
+	}
+	return &b.t.more[op.more]
+}
+
+// rename sets op's target, path n.
+func (b *builder) rename(op *Op, n int32) {
+	to := b.pathID(n)
+	b.more(op).to = to
 }
 
 // created says that the operation made node n.
@@ -554,10 +567,10 @@ func (b *builder) closeLost() {
 		lost[r] = append(lost[r], int32(h))
 	}
 	for r, hs := range lost {
-		op := &b.t.Streams[r.stream].Ops[r.pos]
-		op.closeLo = int32(len(b.t.closes))
+		lo := int32(len(b.t.closes))
 		b.t.closes = append(b.t.closes, hs...)
-		op.closeHi = int32(len(b.t.closes))
+		m := b.more(&b.t.Streams[r.stream].Ops[r.pos])
+		m.closeLo, m.closeHi = lo, int32(len(b.t.closes))
 	}
 }
 

@@ -104,11 +104,12 @@ func (p *player) play(w *engine.Worker, i int) error {
 	buf := w.State.([]byte)
 	for k := range ops {
 		op := &ops[k]
-		if !p.ready(w, op) {
+		x := p.t.extra(op)
+		if !p.ready(w, op, x) {
 			return nil
 		}
-		p.prepare(w, op)
-		for _, h := range p.t.closes[op.closeLo:op.closeHi] {
+		p.prepare(w, x)
+		for _, h := range p.t.closes[x.closeLo:x.closeHi] {
 			if fd := p.fds[h].Swap(-1); fd >= 0 {
 				unix.Close(int(fd))
 			}
@@ -138,7 +139,7 @@ func (p *player) play(w *engine.Worker, i int) error {
 // ready waits for the operation's time (with --speed) and for the
 // operations of other streams it depends on; false when the phase ended
 // meanwhile.
-func (p *player) ready(w *engine.Worker, op *Op) bool {
+func (p *player) ready(w *engine.Worker, op *Op, x *opMore) bool {
 	if p.speed > 0 {
 		at := p.t0.Add(time.Duration(float64(op.Start) / p.speed))
 		if d := time.Until(at); d > 0 {
@@ -240,8 +241,8 @@ func (p *player) isDir(op *Op) bool {
 
 // prepare makes, untimed, what the operation is the first to use that
 // the recording never created.
-func (p *player) prepare(w *engine.Worker, op *Op) {
-	for i := op.prep; i < op.prep+op.prepN; i++ {
+func (p *player) prepare(w *engine.Worker, x *opMore) {
+	for i := x.prep; i < x.prep+x.prepN; i++ {
 		e := p.t.Implied[i]
 		if err := p.make(e, w.State.([]byte)); err != nil && !errors.Is(err, unix.EEXIST) {
 			w.Fail(fmt.Errorf("make %s: %w", p.dir+e.Path, err))

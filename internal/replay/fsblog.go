@@ -306,7 +306,8 @@ func (f *fsb) rename(paths []string, n int32, p *pending, s int32, r ref) bool {
 		return false // the replay's own directory is not renamed
 	}
 	op := &p.op
-	op.act, op.to = actRename, b.pathID(dst)
+	op.act = actRename
+	b.rename(op, dst)
 	from, to := b.nodes[n].parent, b.nodes[dst].parent
 	b.need(from, true, op)
 	b.need(to, true, op)

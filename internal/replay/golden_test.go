@@ -158,13 +158,18 @@ func dumpTrace(tr *Trace, err error) string {
 	for _, st := range tr.Streams {
 		fmt.Fprintf(&b, "stream %d ops %d: act class errno flags handle prep prepN signal clear path to size off start deps closes\n", st.ID, len(st.Ops))
 		for _, op := range st.Ops {
+			x := tr.extra(&op)
 			// An operation's dependencies are a set, its lost handles
 			// too: their order in the trace's arrays is not kept.
 			deps := slices.Clone(tr.deps[op.depLo:op.depHi])
 			slices.SortFunc(deps, func(a, b ref) int { return cmp.Or(cmp.Compare(a.stream, b.stream), cmp.Compare(a.pos, b.pos)) })
-			closes := slices.Sorted(slices.Values(tr.closes[op.closeLo:op.closeHi]))
-			fmt.Fprintln(&b, op.act, op.class, op.errno, op.flags, op.handle, op.prep, op.prepN, op.signal, op.clear,
-				op.path, op.to, op.Size, op.Off, op.Start, deps, closes)
+			closes := slices.Sorted(slices.Values(tr.closes[x.closeLo:x.closeHi]))
+			prep := x.prep
+			if x.prepN == 0 {
+				prep = -1 // as the dumps have it: none
+			}
+			fmt.Fprintln(&b, op.act, op.class, op.errno, op.flags, op.handle, prep, x.prepN, op.signal, op.clear,
+				op.path, x.to, op.Size, op.Off, op.Start, deps, closes)
 		}
 	}
 	return b.String()

@@ -351,7 +351,8 @@ func (j *jfs) rename(f [][]byte, p *pending) bool {
 	s, pos := b.stream(p.pid)
 	r := ref{s, pos}
 	op := &p.op
-	op.act, op.path, op.to = actRename, b.pathID(n), b.pathID(dst)
+	op.act, op.path = actRename, b.pathID(n)
+	b.rename(op, dst)
 	b.need(from, true, op)
 	b.need(to, true, op)
 	for _, x := range []int32{from, to, n, dst} {

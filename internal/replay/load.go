@@ -440,7 +440,7 @@ func (l *loader) line(data []byte, r *rec) {
 	}
 	name := l.intern(e.Op)
 	var p pending // set field by field: a literal is built aside and copied
-	p.op.handle, p.op.prep, p.lat = -1, -1, e.Latency
+	p.op.handle, p.lat = -1, e.Latency
 	p.pid, p.name, p.end = e.PID, name, e.Time
 	if !e.OK() {
 		p.failed = true
@@ -522,7 +522,7 @@ func (l *loader) strace(line []byte, r *rec) {
 	}
 	name := c.name // interned by fill
 	var p pending
-	p.op.handle, p.op.prep, p.lat, p.op.errno = -1, -1, c.lat, c.errno
+	p.op.handle, p.lat, p.op.errno = -1, c.lat, c.errno
 	p.pid, p.name, p.end, p.failed = c.pid, name, c.start+int64(c.lat), c.errno != 0
 	added, virtual := l.st.add(&c, &p)
 	switch {

@@ -41,7 +41,7 @@ func (p *player) meta(op *Op, path string) error {
 	case actUnlink:
 		return unix.Unlink(path)
 	case actRename:
-		return unix.Rename(path, p.full[op.to])
+		return unix.Rename(path, p.full[p.t.extra(op).to])
 	case actChmod:
 		return unix.Chmod(path, 0o644)
 	case actUtime:

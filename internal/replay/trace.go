@@ -64,20 +64,28 @@ type Op struct {
 	// handle is the index of the handle the operation uses or opens, -1
 	// for none.
 	handle int32
+	// path indexes Trace.paths: an Op holds no pointer, so that the
+	// collector never scans a trace's millions of them.
+	path int32
+	// more indexes Trace.more: what few operations have, kept apart so
+	// that the millions of others take less memory; 0 for none.
+	more      int32
+	depLo     int32 // the operation's dependencies: Trace.deps[depLo:depHi]
+	depHi     int32
+	Size, Off int64
+	Start     int64 // recorded start, ns since the recording's first operation
+}
+
+// opMore is what few operations have: Trace.more[Op.more].
+type opMore struct {
+	to int32 // a rename's target, in Trace.paths
 	// prep is the index in Trace.Implied of a file or directory the
 	// recording used without creating it, inside a directory it created:
-	// made (untimed) just before this, its first use; -1 for none.
+	// made (untimed) just before the operation, its first use.
 	prep    int32
 	prepN   int32 // how many, from prep
 	closeLo int32 // handles to close, untimed, first: Trace.closes[closeLo:closeHi]
 	closeHi int32
-	depLo   int32 // the operation's dependencies: Trace.deps[depLo:depHi]
-	depHi   int32
-	// path and to (a rename's) index Trace.paths: an Op holds no pointer,
-	// so that the collector never scans a trace's millions of them.
-	path, to  int32
-	Size, Off int64
-	Start     int64 // recorded start, ns since the recording's first operation
 }
 
 // ref names one operation: its stream and its position there.
@@ -130,7 +138,12 @@ type Trace struct {
 	deps    []ref
 	closes  []int32
 	paths   []string // below the run directory; paths[0] is the run directory's ""
+	more    []opMore // more[0] is empty, every Op's without more
 }
+
+// extra is what the operation has besides its own fields: nothing (an
+// empty opMore) for most.
+func (t *Trace) extra(op *Op) *opMore { return &t.more[op.more] }
 
 // Skipped counts the lines of a log that are not replayed, and why.
 type Skipped struct {
