@@ -57,24 +57,43 @@ ior_rates() {
 		s && ($1=="write" || $1=="read") {printf "%s\t%s\tior\t%s-%s\t%.6f\n", fs, np, ph, $1, $2/1024}'
 }
 
-# mdtest_rates FS NP PHASE: mdtest's rates as kIOPS.
+# mdtest_rates FS NP PHASE: mdtest's rates as kIOPS; a run of one phase
+# (-C, -T, -E or -r) prints the others as 0.
 mdtest_rates() {
-	awk -v fs="$1" -v np="$2" -v ph="$3" '$1=="File" {
+	awk -v fs="$1" -v np="$2" -v ph="$3" '$1=="File" && $5 > 0 {
 		n = ($2=="creation") ? "write" : ($2=="removal") ? "delete" : $2
 		printf "%s\t%s\tior\t%s-%s\t%.6f\n", fs, np, ph, n, $5/1000}'
 }
 
-# mdtest's -N 1: a rank stats, reads and deletes other ranks' files (those of
-# rank+1, +2 and +3), as fsbench's ranks work on rank+1's; without it each
-# mdtest rank found its own files, created on its own processor, and the two
-# sides did not do the same job.
+# run_ior FS NP DIR: IOR's and mdtest's phases in IO500's order, each its
+# own run, as IO500 runs them and fsbench io500 does: a phase that reads
+# what an earlier one wrote finds it after the same phases on both sides.
+# (`ior -w -r` read its files a moment after writing them, while fsbench's
+# read phase comes after the other write phases and find: on the disk, the
+# page cache and its writeback were then in another state.) GNU find
+# stands in for IO500's find, for its time only. mdtest's -N 1: a rank stats, reads and
+# deletes other ranks' files (those of rank+1, +2 and +3), as fsbench's
+# ranks work on rank+1's; without it each mdtest rank found its own files,
+# created on its own processor, and the two sides did not do the same job.
 run_ior() {
 	local fs=$1 np=$2 d=$3/run
-	rm -rf "$d" && mkdir -p "$d/easy" "$d/hard"
-	"${mpirun[@]}" -np "$np" "$ior" -a POSIX -F -C -w -r -t 2m -b ${easy_mib}m -o "$d/easy/f" | ior_rates "$fs" "$np" ior-easy
-	"${mpirun[@]}" -np "$np" "$ior" -a POSIX -C -w -r -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f" | ior_rates "$fs" "$np" ior-hard
-	"${mpirun[@]}" -np "$np" "$mdtest" -F -u -N 1 -n $easy_files -d "$d/mde" | mdtest_rates "$fs" "$np" mdtest-easy
-	"${mpirun[@]}" -np "$np" "$mdtest" -F -N 1 -n $hard_files -w 3901 -e 3901 -d "$d/mdh" | mdtest_rates "$fs" "$np" mdtest-hard
+	local run=("${mpirun[@]}" -np "$np")
+	local easy=(-a POSIX -F -C -k -t 2m -b ${easy_mib}m -o "$d/easy/f")
+	local hard=(-a POSIX -C -k -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f")
+	local mde=(-F -u -N 1 -n $easy_files -d "$d/mde") mdh=(-F -N 1 -n $hard_files -w 3901 -e 3901 -d "$d/mdh")
+	rm -rf "$d" && mkdir -p "$d/easy" "$d/hard" && touch "$d/timestampfile"
+	"${run[@]}" "$ior" -w "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
+	"${run[@]}" "$mdtest" -C "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
+	"${run[@]}" "$ior" -w "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
+	"${run[@]}" "$mdtest" -C "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
+	find "$d" -newer "$d/timestampfile" -size 3901c -name '*01*' >/dev/null
+	"${run[@]}" "$ior" -r "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
+	"${run[@]}" "$mdtest" -T "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
+	"${run[@]}" "$ior" -r "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
+	"${run[@]}" "$mdtest" -T "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
+	"${run[@]}" "$mdtest" -r "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
+	"${run[@]}" "$mdtest" -E "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
+	"${run[@]}" "$mdtest" -r "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	rm -rf "$d"
 }
 
