@@ -89,6 +89,78 @@ func fields(dst [][]byte, args []byte) [][]byte {
 	return append(dst, args[start:])
 }
 
+// jargs are a JuiceFS entry's argument fields, and its first fields'
+// numbers as the first pass read them: it splits an entry's arguments
+// and reads their numbers, which the builder, on its one processor,
+// would otherwise read, some more than once.
+type jargs struct {
+	f [][]byte
+	argNums
+}
+
+// argNums are the first maxArgs fields of an entry's arguments as
+// numbers: v[k] is field k's when bit k of isNum is set; bit k of read
+// says the first pass read field k (else jargs.num reads it).
+type argNums struct {
+	v           [maxArgs]uint64
+	read, isNum uint8
+}
+
+// num is field k as a decimal number.
+func (a *jargs) num(k int) (uint64, bool) {
+	if k < maxArgs && a.read>>k&1 != 0 {
+		return a.v[k], a.isNum>>k&1 != 0
+	}
+	return num(a.f[k])
+}
+
+// readArgs is the first pass's split of a JuiceFS argument list, args in
+// line, into r: the fields' spans in r.a and their count in r.args
+// (noArgs: more than r.a holds, or an argument list that is not one),
+// and the numbers among them. It splits as fields does.
+func readArgs(line, args []byte, r *rec) {
+	r.args, r.an = noArgs, argNums{}
+	if len(args) < 2 {
+		r.args = 0
+		return
+	}
+	args = args[1 : len(args)-1]
+	k, start := 0, 0
+	for i := 0; i <= len(args); i++ {
+		if i < len(args) && args[i] != ',' {
+			continue
+		}
+		if k == maxArgs {
+			r.args, r.an = noArgs, argNums{}
+			return
+		}
+		fld := args[start:i]
+		at := cap(line) - cap(fld)
+		r.a[2*k], r.a[2*k+1] = uint16(at), uint16(at+len(fld))
+		v, ok := num(fld)
+		r.an.v[k], r.an.read = v, r.an.read|1<<k
+		if ok {
+			r.an.isNum |= 1 << k
+		}
+		k, start = k+1, i+1
+	}
+	r.args = uint8(k)
+}
+
+// of sets a to the fields of the entry's arguments, args in line: from
+// the first pass's split in r when it made one.
+func (a *jargs) of(line, args []byte, r *rec) {
+	if r.kind != kindEntry || r.args == noArgs {
+		a.f, a.argNums = fields(a.f, args), argNums{}
+		return
+	}
+	a.f = a.f[:0]
+	for k := range int(r.args) {
+		a.f = append(a.f, line[r.a[2*k]:r.a[2*k+1]])
+	}
+	a.argNums = r.an
+}
+
 // num reads a decimal number without converting b to a string (which
 // strconv would keep, and so allocate, for its error).
 func num[T string | []byte](b T) (uint64, bool) {
@@ -189,38 +261,39 @@ func fh(rest []byte) (uint64, bool) {
 
 // virtual reports whether the entry is about one of JuiceFS's virtual
 // files: an inode from minInternal up, or a virtual name in the root.
-func virtual(f [][]byte, op string) bool {
-	if len(f) == 0 {
+func virtual(a *jargs, op string) bool {
+	if len(a.f) == 0 {
 		return false
 	}
-	if v, ok := num(f[0]); ok && v >= minInternal {
+	v, ok := a.num(0)
+	if ok && v >= minInternal {
 		return true
 	}
 	switch op {
 	case "lookup", "create", "mknod", "mkdir", "unlink", "rmdir", "rename":
-		return len(f) > 1 && string(f[0]) == "1" && virtualNames[string(f[1])]
+		return len(a.f) > 1 && string(a.f[0]) == "1" && virtualNames[string(a.f[1])]
 	}
 	return false
 }
 
 // add adds one entry; false when it is not one the replay performs.
-func (j *jfs) add(e *accesslog.Entry, f [][]byte, p *pending) bool {
-	if len(f) == 0 {
+func (j *jfs) add(e *accesslog.Entry, a *jargs, p *pending) bool {
+	if len(a.f) == 0 {
 		return false
 	}
-	ino, ok := num(f[0])
+	ino, ok := a.num(0)
 	if !ok {
 		return false
 	}
 	switch p.name {
 	case "lookup", "unlink", "rmdir", "create", "mkdir", "mknod":
-		return j.named(e, f, ino, p)
+		return j.named(e, a.f, ino, p)
 	case "rename":
-		return j.rename(f, p)
+		return j.rename(a, p)
 	case "getattr", "access", "statfs", "open", "opendir", "readdir", "releasedir":
-		return j.byInode(e, f, ino, p)
+		return j.byInode(e, a, ino, p)
 	case "read", "write", "flush", "release", "fsync":
-		return j.byHandle(e, f, ino, p)
+		return j.byHandle(e, a, ino, p)
 	}
 	return false
 }
@@ -325,7 +398,8 @@ func (j *jfs) openHandle(n int32, rest []byte, failed bool) int32 {
 }
 
 // rename adds a rename (parent,name,newparent,newname,flags).
-func (j *jfs) rename(f [][]byte, p *pending) bool {
+func (j *jfs) rename(a *jargs, p *pending) bool {
+	f := a.f
 	if len(f) < 5 {
 		return false
 	}
@@ -333,7 +407,7 @@ func (j *jfs) rename(f [][]byte, p *pending) bool {
 	// first name that is a number followed by the new name.
 	mid := -1
 	for i := 2; i < len(f)-2; i++ {
-		if _, ok := num(f[i]); ok {
+		if _, ok := a.num(i); ok {
 			mid = i
 			break
 		}
@@ -341,8 +415,8 @@ func (j *jfs) rename(f [][]byte, p *pending) bool {
 	if mid < 0 {
 		return false
 	}
-	pi, _ := num(f[0])
-	npi, _ := num(f[mid])
+	pi, _ := a.num(0)
+	npi, _ := a.num(mid)
 	b := j.b
 	from, to := j.node(pi), j.node(npi)
 	name := string(bytes.Join(f[1:mid], []byte{','}))
@@ -368,7 +442,7 @@ func (j *jfs) rename(f [][]byte, p *pending) bool {
 
 // byInode adds the operations on an inode that open no file handle, or
 // open or use a directory's.
-func (j *jfs) byInode(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bool {
+func (j *jfs) byInode(e *accesslog.Entry, a *jargs, ino uint64, p *pending) bool {
 	b := j.b
 	n := j.node(ino)
 	s, pos := b.stream(p.pid)
@@ -389,7 +463,7 @@ func (j *jfs) byInode(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bo
 	case "statfs":
 		op.act = actStatfs
 	case "open":
-		op.act, op.flags = actOpen, openFlags(f)
+		op.act, op.flags = actOpen, openFlags(a.f)
 		op.handle = j.openHandle(n, e.Rest, p.failed)
 		b.touchHandle(op.handle, r, true)
 	case "opendir":
@@ -405,8 +479,8 @@ func (j *jfs) byInode(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bo
 			op.act = actClose
 		}
 		op.handle = j.dirHandle(n)
-		if len(f) > 1 {
-			v, _ := num(f[1])
+		if len(a.f) > 1 {
+			v, _ := a.num(1)
 			op.Size = int64(v)
 		}
 		b.touchHandle(op.handle, r, p.name == "releasedir")
@@ -448,7 +522,7 @@ func openFlags(f [][]byte) int32 {
 // fhOf is the recorded file handle of an operation on one: read and
 // write (ino,size,off,fh), flush (ino,fh,owner), release (ino,fh), fsync
 // (ino,datasync,fh).
-func fhOf(name string, f [][]byte) (uint64, bool) {
+func fhOf(name string, a *jargs) (uint64, bool) {
 	idx := 1 // flush, release
 	switch name {
 	case "read", "write":
@@ -459,17 +533,17 @@ func fhOf(name string, f [][]byte) (uint64, bool) {
 	default:
 		return 0, false
 	}
-	if len(f) <= idx {
+	if len(a.f) <= idx {
 		return 0, false
 	}
-	return num(f[idx])
+	return a.num(idx)
 }
 
 // byHandle adds the operations on a file handle: read (ino,size,off,fh),
 // write (ino,size,off,fh), flush (ino,fh,owner), release (ino,fh), fsync
 // (ino,datasync,fh).
-func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) bool {
-	v, ok := fhOf(p.name, f)
+func (j *jfs) byHandle(e *accesslog.Entry, a *jargs, ino uint64, p *pending) bool {
+	v, ok := fhOf(p.name, a)
 	if !ok {
 		return false
 	}
@@ -491,8 +565,8 @@ func (j *jfs) byHandle(e *accesslog.Entry, f [][]byte, ino uint64, p *pending) b
 	switch p.name {
 	case "read", "write":
 		op.act = actRead
-		size, _ := num(f[1])
-		off, _ := num(f[2])
+		size, _ := a.num(1)
+		off, _ := a.num(2)
 		op.Size, op.Off = int64(size), int64(off)
 		if p.name == "write" {
 			op.act, p.done, change = actWrite, op.Size, true

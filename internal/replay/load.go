@@ -148,6 +148,9 @@ type rec struct {
 	args uint8
 	call uint8
 	kind uint8
+	// A kindEntry's of JuiceFS's: a and args are its argument fields',
+	// an their numbers (readArgs).
+	an argNums
 }
 
 // maxSpan is the longest line whose parse a rec holds: longer entries
@@ -191,6 +194,10 @@ func read(p *accesslog.Parser, e *accesslog.Entry, line []byte, r *rec) {
 		r.f[2], r.f[3] = span(line, e.Args)
 		r.f[4], r.f[5] = span(line, e.Rest)
 		r.f[6], r.f[7] = span(line, e.Status)
+		r.args = noArgs
+		if !isPathArgs(e.Args) {
+			readArgs(line, e.Args, r)
+		}
 	case errors.Is(err, accesslog.ErrBlank) || errors.Is(err, accesslog.ErrKeepAlive):
 		r.kind = kindBlank
 	default:
@@ -325,7 +332,7 @@ type loader struct {
 	names map[string]string // interned operation names
 	// lastName is intern's last answer.
 	lastName string
-	f        [][]byte // the fields of the line in progress
+	f        jargs // the fields of the line in progress
 	// host, when the log is split across hosts, gives each recorded pid
 	// its host; part is this one.
 	host  map[uint32]int
@@ -380,7 +387,7 @@ func (t *Trace) SplitStreams() int {
 // of a split log; f are the fields of a JuiceFS line, to follow pid 0's
 // lines to the host that opened their handle (rest: the line's result,
 // which holds the handle an open returned).
-func (l *loader) elsewhere(pid uint32, name string, f [][]byte, rest []byte) bool {
+func (l *loader) elsewhere(pid uint32, name string, f *jargs, rest []byte) bool {
 	if l.host == nil {
 		return false
 	}
@@ -458,8 +465,8 @@ func (l *loader) line(data []byte, r *rec) {
 		l.setFormat(FormatFSBench)
 		added = l.fsb.add(e, &p)
 	} else {
-		l.f = fields(l.f, e.Args)
-		f := l.f
+		f := &l.f
+		f.of(line, e.Args, r)
 		if virtual(f, name) {
 			sk.Virtual++
 			return
