@@ -131,9 +131,9 @@ const (
 // rec is one line of the log as the first pass read it: where it is in
 // the log and, for an entry, its parse, its fields as offsets in the
 // line. It holds no pointer, so that a million of them cost the collector
-// nothing, and the second pass does not parse the line again. It is 72
-// bytes: a log's recs are written by the first pass and read back by the
-// second, a million lines' worth through memory.
+// nothing, and the second pass does not parse the line again. It is 112
+// bytes; the records of a few chunks of the log are in memory at once
+// (pipeline), written by the first pass and read back by the second.
 type rec struct {
 	off  int // the line: data[off:off+n]
 	time int64

@@ -102,10 +102,13 @@ func TestKnownOps(t *testing.T) {
 }
 
 // TestOpSize: an operation takes 56 bytes, its fields with a byte of
-// padding.
+// padding; a line's record, 112.
 func TestOpSize(t *testing.T) {
 	if n := unsafe.Sizeof(Op{}); n != 56 {
 		t.Fatalf("Op is %d bytes, want 56", n)
+	}
+	if n := unsafe.Sizeof(rec{}); n != 112 {
+		t.Fatalf("rec is %d bytes, want 112", n)
 	}
 }
 
