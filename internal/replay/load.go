@@ -141,16 +141,16 @@ type rec struct {
 	n    uint32        // maxLine+1 at most
 	pid  uint32
 	f    [8]uint16 // op, args, rest and status: start and end in the line (a kindStraceCall: readStrace's)
-	// A kindStraceCall's: the start and end of its first arguments, how
-	// many it has (noArgs: more than a holds, split by the second pass),
-	// and its index in callKinds (0: none, its arguments not read).
+	// A kindStraceCall's, and a JuiceFS kindEntry's (readArgs): the start
+	// and end of its first arguments, and how many it has (noArgs: more
+	// than a holds, split by the second pass). call is a kindStraceCall's
+	// index in callKinds (0: none, its arguments not read); an, a JuiceFS
+	// entry's numbers among its arguments.
 	a    [2 * maxArgs]uint16
 	args uint8
 	call uint8
 	kind uint8
-	// A kindEntry's of JuiceFS's: a and args are its argument fields',
-	// an their numbers (readArgs).
-	an argNums
+	an   argNums
 }
 
 // maxSpan is the longest line whose parse a rec holds: longer entries
