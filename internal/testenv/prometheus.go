@@ -42,25 +42,50 @@ func StartPrometheus(t testing.TB, targets ...string) *Prometheus {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	p := &Prometheus{URL: "http://" + addr}
-	p.proc = StartProcess(t, exec.Command(bin, "--config.file="+confPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn"))
-	awaitHTTP(t, p.proc, p.URL+"/-/ready", "prometheus")
+	p := &Prometheus{}
+	p.proc, p.URL = startHTTP(t, "prometheus", func() int { return FreePort(t) }, func(addr string) *exec.Cmd {
+		return exec.Command(bin, "--config.file="+confPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+			"--web.listen-address="+addr, "--log.level=warn")
+	})
 	return p
 }
 
-// awaitHTTP waits until url answers 200, failing if proc exits first.
-func awaitHTTP(t testing.TB, proc *Process, url, what string) {
+// startHTTP starts a server on a port of 127.0.0.1 that port chooses (cmd
+// makes its command for the address) and waits until its /-/ready answers
+// 200. A server that ends because another process took the port between
+// the choice and its listening is started again on another, a few times.
+func startHTTP(t testing.TB, what string, port func() int, cmd func(addr string) *exec.Cmd) (*Process, string) {
 	t.Helper()
-	proc.Await(what+" ready", 2*time.Minute, func() bool {
-		resp, err := http.Get(url)
-		if err != nil {
-			return false
+	for try := 1; ; try++ {
+		addr := fmt.Sprintf("127.0.0.1:%d", port())
+		proc := StartProcess(t, cmd(addr))
+		url := "http://" + addr
+		if awaitReady(proc, url+"/-/ready", 2*time.Minute) {
+			return proc, url
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+		if proc.Exited() && strings.Contains(strings.ToLower(proc.Stderr()), "address already in use") && try < 5 {
+			continue
+		}
+		t.Fatalf("waiting for %s ready on %s: %v, exited %v; stderr:\n%s", what, addr, proc.Cmd.Args, proc.Exited(), proc.Stderr())
+	}
+}
+
+// awaitReady polls url until it answers 200 (true), the process ends or
+// limit passes (false). Each request has a second: whatever else holds the
+// port may take the connection and never answer.
+func awaitReady(proc *Process, url string, limit time.Duration) bool {
+	c := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for !proc.Exited() && time.Now().Before(deadline) {
+		if resp, err := c.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
 }
 
 // Query evaluates an instant PromQL query and returns the values of its
@@ -115,10 +140,10 @@ func StartPushgateway(t testing.TB) *Pushgateway {
 			Unavailable(t, "prometheus-pushgateway not installed")
 		}
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	g := &Pushgateway{URL: "http://" + addr}
-	g.proc = StartProcess(t, exec.Command(bin, "--web.listen-address="+addr, "--log.level=warn"))
-	awaitHTTP(t, g.proc, g.URL+"/-/ready", "pushgateway")
+	g := &Pushgateway{}
+	g.proc, g.URL = startHTTP(t, "pushgateway", func() int { return FreePort(t) }, func(addr string) *exec.Cmd {
+		return exec.Command(bin, "--web.listen-address="+addr, "--log.level=warn")
+	})
 	return g
 }
 
