@@ -25,6 +25,7 @@ func TestFreePortNeverTwice(t *testing.T) {
 // TestStartHTTPTakesAnotherPort: a server whose port another process took
 // before it listened is started again on another port, and is ready there.
 func TestStartHTTPTakesAnotherPort(t *testing.T) {
+	NeedsServer(t, "a python http.server")
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		Unavailable(t, "python3: %v", err)
