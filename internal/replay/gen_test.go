@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/report"
@@ -98,5 +99,30 @@ func TestReplaySplit(t *testing.T) {
 				t.Errorf("%d streams over the parts, the log has %d", streams, len(whole.Streams))
 			}
 		})
+	}
+}
+
+// TestSplitPathLogPidZero: a log of fsbench's (paths, no JuiceFS fields)
+// with lines of pid 0 splits across hosts: each line is replayed by one
+// part, and a part left with none says so.
+func TestSplitPathLogPidZero(t *testing.T) {
+	log := writeLog(t, "2026.11.21 21:03:17.000001 [uid:0,gid:0,pid:0] read (/w/a,4096,0): 4096 - OK <0.000100>\n"+
+		"2026.11.21 21:03:17.000002 [uid:0,gid:0,pid:5] read (/w/a,4096,0): 4096 - OK <0.000100>")
+	ops := int64(0)
+	for part := range 2 {
+		tr, err := ReadLogPart(log, part, 2)
+		if err != nil {
+			if !strings.Contains(err.Error(), "no operation") {
+				t.Fatalf("part %d: %v", part, err)
+			}
+			continue
+		}
+		ops += tr.Ops()
+		if tr.Skipped.Lines != 2 || tr.Ops()+tr.Skipped.Elsewhere != 2 {
+			t.Errorf("part %d: %d ops, skipped %+v", part, tr.Ops(), tr.Skipped)
+		}
+	}
+	if ops != 2 {
+		t.Errorf("%d operations over the parts, the log has 2", ops)
 	}
 }

@@ -461,7 +461,7 @@ func fhOf(name string, a *jargs) (uint64, bool) {
 	default:
 		return 0, false
 	}
-	if len(a.f) <= idx {
+	if a == nil || len(a.f) <= idx { // nil: a line with no JuiceFS fields
 		return 0, false
 	}
 	return a.num(idx)
