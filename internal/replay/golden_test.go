@@ -195,3 +195,18 @@ func TestReadLinesInPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCRLF: a log whose lines end in CRLF (a copy made on Windows)
+// parses as the same log with LF does.
+func TestLoadCRLF(t *testing.T) {
+	for name, data := range goldenLogs(t) {
+		crlf := bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
+		want := dumpTrace(load(bytes.Clone(data)))
+		if got := dumpTrace(load(crlf)); got != want {
+			t.Errorf("%s with CRLF:\n%s\nwant\n%s", name, got, want)
+		}
+		if !strings.HasPrefix(want, "err <nil>") {
+			t.Errorf("%s: %s", name, want[:strings.IndexByte(want, '\n')])
+		}
+	}
+}

@@ -71,9 +71,39 @@ func loadPart(data []byte, part, parts int) (*Trace, error) {
 	}
 	t := l.b.finish()
 	if t.Ops() == 0 {
-		return t, errors.New("the log holds no operation to replay")
+		return t, noOps(&t.Skipped)
 	}
 	return t, nil
+}
+
+// noOps is the error of a log, or of a host's part of one, that holds no
+// operation to replay: it says what its lines were instead.
+func noOps(s *Skipped) error {
+	var what []string
+	add := func(n int64, say string) {
+		if n > 0 {
+			what = append(what, fmt.Sprintf("%d %s", n, say))
+		}
+	}
+	add(s.Malformed, "in no format fsbench reads (JuiceFS's or fsbench's access log, strace -f -ttt -T -y)")
+	add(s.Blank, "blank, or an exit, a signal or half a call in strace's output")
+	add(s.Virtual, "on JuiceFS's virtual files or on what is not a file")
+	var unsupported int64
+	for _, n := range s.Unsupported {
+		unsupported += n
+	}
+	if names := s.UnsupportedNames(); len(names) > 0 {
+		add(unsupported, "of operations fsbench does not replay ("+strings.Join(names[:min(len(names), 3)], ", ")+")")
+	}
+	add(s.Elsewhere, "of streams other hosts replay")
+	if len(what) == 0 {
+		return errors.New("the log holds no operation to replay: it is empty")
+	}
+	lines := "lines"
+	if s.Lines == 1 {
+		lines = "line"
+	}
+	return fmt.Errorf("the log holds no operation to replay: of its %d %s, %s", s.Lines, lines, strings.Join(what, "; "))
 }
 
 // loadGC is the collector's percentage while a log loads. What a load
@@ -254,16 +284,27 @@ func readLines(data []byte, parts int) []rec {
 func readPiece(data []byte, recs []rec, off, end, k int) {
 	p, e := accesslog.NewParser(nil), &accesslog.Entry{}
 	for ; off < end; k++ {
-		n := bytes.IndexByte(data[off:end], '\n')
-		next := off + n + 1
-		if n < 0 {
-			n, next = end-off, end
-		}
+		n, next := lineAt(data, off, end)
 		r := &recs[k]
 		r.off, r.n = off, uint32(min(n, maxLine+1))
 		read(p, e, data[off:off+n:len(data)], r)
 		off = next
 	}
+}
+
+// lineAt is the length of the line of data that starts at off, before
+// end, without the '\n' that ends it or a '\r' before that (a log whose
+// lines end in CRLF, as a copy made on Windows has), and where the next
+// line starts.
+func lineAt(data []byte, off, end int) (n, next int) {
+	n = bytes.IndexByte(data[off:end], '\n')
+	if next = off + n + 1; n < 0 {
+		n, next = end-off, end
+	}
+	if n > 0 && data[off+n-1] == '\r' {
+		n--
+	}
+	return n, next
 }
 
 // order reads the lines of data and returns them with the order to take

@@ -209,3 +209,20 @@ func TestLoadRaisesGC(t *testing.T) {
 		t.Errorf("percentage 70: %d after ReadLog", after)
 	}
 }
+
+// TestNoOpsSaysWhy: a log with nothing to replay fails with what its
+// lines were.
+func TestNoOpsSaysWhy(t *testing.T) {
+	for _, c := range []struct{ log, want string }{
+		{"garbage\n\nx y z\n", "of its 3 lines, 2 in no format fsbench reads (JuiceFS's or fsbench's access log, strace -f -ttt -T -y); 1 blank"},
+		{"1 1.0 getpid() = 7 <0.000001>\n", "of its 1 line, 1 of operations fsbench does not replay (getpid)"},
+		{"2026.11.21 21:03:17.000003 [uid:0,gid:0,pid:8] lookup (1,.stats): (9223372032828243970,[-r--r--r--:0100444,1,0,0,0,0,0,0]) - OK <0.000001>\n",
+			"1 on JuiceFS's virtual files"},
+		{"", "it is empty"},
+	} {
+		_, err := load([]byte(c.log))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q in it", c.log, err, c.want)
+		}
+	}
+}

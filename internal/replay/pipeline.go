@@ -215,11 +215,7 @@ func readChunk(p *accesslog.Parser, e *accesslog.Entry, data []byte, c *chunk, r
 	sorted := true
 	c.lead, c.hasEntry, c.last = 0, false, math.MinInt64
 	for off := c.off; off < c.end; {
-		n := bytes.IndexByte(data[off:c.end], '\n')
-		next := off + n + 1
-		if n < 0 {
-			n, next = c.end-off, c.end
-		}
+		n, next := lineAt(data, off, c.end)
 		recs = append(recs, rec{})
 		r := &recs[len(recs)-1]
 		r.off, r.n = off, uint32(min(n, maxLine+1))
