@@ -54,6 +54,7 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
 		Long:  replayLong,
 		Example: `  fsbench replay /jfs-logs/access.log /mnt/nfs
   fsbench replay access.log.gz /mnt/jfs --speed 1
+  head -n 100000 /jfs/.accesslog | fsbench replay - /mnt/nfs
   strace -f -ttt -T -y -o app.trace ./app && fsbench replay app.trace /mnt/nfs
   fsbench bench /data --access-log /tmp/bench.log && fsbench replay /tmp/bench.log /mnt/other
   fsbench replay access.log /mnt/jfs --expect 'replay-read.p99<10ms' -o json > replay.json
@@ -105,7 +106,7 @@ on this storage?" is measured rather than guessed.
 LOG is JuiceFS's access log (the .accesslog of a mount, saved with cat), the
 log fsbench writes with --access-log, or the output of
 "strace -f -ttt -T -y -o LOG COMMAND" (any program on any Linux file system);
-plain or gzip-compressed. Every recorded
+plain or gzip-compressed; "-" reads it from standard input. Every recorded
 process or thread becomes a stream that keeps its recorded order; the streams
 run together, as recorded, and an operation waits for another stream's only
 where the recording shows that stream changing the same file, directory or
@@ -163,6 +164,9 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 		return Usagef("%d logs for %d hosts: give one LOG per host, or one LOG to split by its recorded processes", len(o.Logs), hosts)
 	}
 	for _, l := range o.Logs {
+		if l == replay.StdinLog && o.Cluster.active() {
+			return Usagef("LOG - (standard input) is for a replay on this host: with --hosts, give the log's file")
+		}
 		if st, err := os.Stat(l); err == nil && st.IsDir() {
 			return Usagef("LOG %s is a directory: give the log file (for a JuiceFS mount, save its .accesslog first)", l)
 		}
@@ -177,11 +181,19 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 // on stderr while it runs, the result on stdout.
 func runReplay(ctx context.Context, app *App, o *ReplayOptions) error {
 	var prog *Progress
+	if o.Log == replay.StdinLog && app.IO.InTTY {
+		return Usagef("LOG - reads the log from standard input, which is a terminal here: pipe the log in, or give its file")
+	}
+	o.Stdin = app.IO.In
+	from := o.Log
+	if from == replay.StdinLog {
+		from = "standard input"
+	}
 	o.Hooks = replay.Hooks{
 		Loaded: func(t *replay.Trace) {
 			if !app.Globals.Quiet && !notADir(o.Path) {
 				fmt.Fprintf(app.IO.Err, "Replaying %s of %s from %s (%s log) in %s\n",
-					units.Count(int(t.Ops()), "operation"), units.Count(len(t.Streams), "stream"), o.Log, t.Format, o.Path)
+					units.Count(int(t.Ops()), "operation"), units.Count(len(t.Streams), "stream"), from, t.Format, o.Path)
 			}
 		},
 		Started: func(e *engine.Engine, ops int64) {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/replay"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
@@ -49,6 +52,7 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{juiceFSSample, file}, "not a directory"},
 		{[]string{juiceFSSample, dir, "--expect", "write-big>1MiB/s"}, `replay measures no metric "write-big"`},
 		{[]string{juiceFSSample}, "a LOG to replay and the PATH"},
+		{[]string{"-", dir, "--hosts", "127.0.0.1:7781"}, "LOG - (standard input) is for a replay on this host"},
 	} {
 		_, code, msg := parseReplay(t, tc.args...)
 		if code != ExitUsage || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
@@ -68,6 +72,51 @@ func TestReplayBadInput(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 2 {
 		t.Errorf("made something in %s: %v", dir, left)
+	}
+}
+
+// TestReplayStdin: LOG "-" reads the log, gzip-compressed here, from
+// standard input, and replays what the same log's file replays.
+func TestReplayStdin(t *testing.T) {
+	dir := t.TempDir()
+	want := replayBinary(t, juiceFSSample, dir)
+	data, err := os.ReadFile(juiceFSSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write(data)
+	w.Close()
+	cmd := exec.Command(testenv.Binary(t), "replay", "-", dir, "-o", "json")
+	cmd.Stdin = &gz
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "from standard input (juicefs log)") {
+		t.Errorf("stderr %q does not say where the log came from", stderr.String())
+	}
+	got, err := report.ReadJSON(bytes.NewReader(out))
+	if err != nil || got.Replay == nil || len(got.Replay.Ops) != len(want.Replay.Ops) {
+		t.Fatalf("%+v: %v", got, err)
+	}
+	for i, o := range got.Replay.Ops {
+		if w := want.Replay.Ops[i]; o.Op != w.Op || o.Ops != w.Ops || o.Bytes != w.Bytes || o.Failed != w.Failed {
+			t.Errorf("%s from standard input: %d ops, %d bytes, %d failed; from the file %d, %d, %d", o.Op, o.Ops, o.Bytes, o.Failed, w.Ops, w.Bytes, w.Failed)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind in %s: %v", dir, left)
+	}
+	// A terminal on standard input: a clear error, not a wait for typing.
+	app, _, _ := testApp(nil)
+	app.IO.InTTY = true
+	o := &ReplayOptions{Options: replay.Options{Log: "-", Path: dir}}
+	if err := runReplay(t.Context(), app, o); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "standard input, which is a terminal") {
+		t.Errorf("stdin a terminal: %v", err)
 	}
 }
 

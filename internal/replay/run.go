@@ -19,8 +19,10 @@ import (
 
 // Options are the parameters of one replay.
 type Options struct {
-	Log  string // the access log, plain or gzip-compressed
-	Path string // the directory to replay in (in a directory of its own)
+	Log string // the access log, plain or gzip-compressed; "-": Stdin
+	// Stdin is what LOG "-" reads (os.Stdin when nil).
+	Stdin io.Reader
+	Path  string // the directory to replay in (in a directory of its own)
 	// Speed is the pace: 0 as fast as possible, 1 as recorded, 2 twice as
 	// fast.
 	Speed float64
@@ -95,6 +97,34 @@ func ReadLogPart(path string, part, parts int) (*Trace, error) {
 	return t, nil
 }
 
+// StdinLog is the name of the log read from standard input.
+const StdinLog = "-"
+
+// loadLog reads and parses the run's part of o.Log, from o.Stdin when it
+// is StdinLog.
+func (o Options) loadLog() (*Trace, error) {
+	if o.Log != StdinLog {
+		return ReadLogPart(o.Log, o.Part, o.Parts)
+	}
+	in := o.Stdin
+	if in == nil {
+		in = os.Stdin
+	}
+	r, err := profile.Decompress(in)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("read log from standard input: %w", err)}
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("read log from standard input: %w", err)}
+	}
+	t, err := loadPart(data, o.Part, o.Parts)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("log from standard input: %w", err)}
+	}
+	return t, nil
+}
+
 // readLog reads the log in f, decompressed.
 func readLog(f *os.File) ([]byte, error) {
 	r, err := profile.Decompress(f)
@@ -136,7 +166,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.Validate(); err != nil {
 		return &badInput{err}
 	}
-	t, err := ReadLogPart(o.Log, o.Part, o.Parts)
+	t, err := o.loadLog()
 	if err != nil {
 		return err
 	}
