@@ -22,8 +22,7 @@ func grow[T any](b *builder, s []T) []T {
 		est := int(int64(c) * (b.size - b.read) / b.read)
 		more = max(more, min(est+est/8, 16*c))
 	}
-	grown := make([]T, c, c+more)
-	hugePages(grown[:cap(grown)])
+	grown := makeHuge[T](c, c+more)
 	copy(grown, s)
 	return grown
 }
@@ -32,27 +31,34 @@ func grow[T any](b *builder, s []T) []T {
 // with 4 KiB pages.
 const hugePage = 2 << 20
 
-// hugePages asks the system to back s, a new slice not yet touched, with
-// huge pages where they fit in it whole. A million-line log's trace
-// takes some hundred megabytes, every page of which faults once when the
-// builder first writes it: a fault for each 2 MiB rather than each 4 KiB
-// took a million-line strace log's load from 282 to 215 ns a line
-// (docs/replay.md). Where transparent huge pages are off, nothing
+// makeHuge is make([]T, n, capacity), backed by huge pages when it takes
+// a huge page or more. A million-line log's trace takes some hundred
+// megabytes, every page of which faults once when the builder first
+// writes it, on its one processor: a fault for each 2 MiB rather than
+// each 4 KiB took a million-line strace log's load from 282 to 215 ns a
+// line (docs/replay.md). The slice starts at a huge page's boundary and
+// is advised MADV_HUGEPAGE over whole huge pages from there, so that all
+// of it can be: the allocation is up to two huge pages longer, memory that
+// is never touched. Where transparent huge pages are off, nothing
 // changes.
-func hugePages[T any](s []T) {
-	var z T
-	n := uintptr(len(s)) * unsafe.Sizeof(z)
-	if n < hugePage {
-		return
+func makeHuge[T any](n, capacity int) []T {
+	size := unsafe.Sizeof(*new(T))
+	if size == 0 || uintptr(capacity)*size < hugePage {
+		return make([]T, n, capacity)
 	}
-	start := unsafe.Pointer(unsafe.SliceData(s))
+	// Room for a head before the first boundary and for the slice in
+	// whole huge pages after it.
+	whole := (uintptr(capacity)*size + hugePage - 1) &^ (hugePage - 1)
+	raw := make([]T, (hugePage+whole+size-1)/size)
+	start := unsafe.Pointer(unsafe.SliceData(raw))
 	p := uintptr(start)
-	lo := (p+hugePage-1)&^(hugePage-1) - p
-	hi := (p+n)&^(hugePage-1) - p
-	if hi <= lo {
-		return
+	lo := (p+hugePage-1)&^(hugePage-1) - p // the first boundary, from start
+	hi := (p+uintptr(len(raw))*size)&^(hugePage-1) - p
+	if hi > lo {
+		_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(start, lo)), hi-lo), unix.MADV_HUGEPAGE)
 	}
-	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(start, lo)), hi-lo), unix.MADV_HUGEPAGE)
+	off := int((lo + size - 1) / size)
+	return raw[off : off+n : off+capacity]
 }
 
 // push appends v to s, grown by grow when full.

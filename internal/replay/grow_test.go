@@ -38,28 +38,36 @@ func vmFlags(t *testing.T, a uintptr) string {
 	return ""
 }
 
-// TestHugePages: a slice of several huge pages is advised to be backed
-// by them ("hg" in its mapping's flags), a smaller one is not, and one
-// that holds no whole huge page is left alone without failing.
-func TestHugePages(t *testing.T) {
+// TestMakeHuge: a slice of a few huge pages starts at most an element
+// past a huge page's boundary and is advised to be backed by them ("hg"
+// in its mapping's flags); a smaller one is an ordinary slice, not
+// advised.
+func TestMakeHuge(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
 		t.Skip("this kernel has no transparent huge pages:", err)
 	}
-	small := make([]byte, hugePage/2)
-	hugePages(small)
+	small := makeHuge[byte](10, hugePage/2)
+	if len(small) != 10 || cap(small) != hugePage/2 {
+		t.Fatalf("len %d cap %d", len(small), cap(small))
+	}
 	if f := vmFlags(t, uintptr(unsafe.Pointer(&small[0]))); strings.Contains(f, " hg") {
 		t.Errorf("a slice of half a huge page was advised: %s", f)
 	}
-	big := make([]Op, 4*hugePage/int(unsafe.Sizeof(Op{})))
-	hugePages(big)
-	mid := uintptr(unsafe.Pointer(&big[len(big)/2]))
-	if f := vmFlags(t, mid); !strings.Contains(f, " hg") {
-		t.Errorf("the middle of a slice of four huge pages was not advised: %s", f)
+	size := int(unsafe.Sizeof(Op{}))
+	big := makeHuge[Op](3, 3*hugePage/size)
+	if len(big) != 3 || cap(big) != 3*hugePage/size {
+		t.Fatalf("len %d cap %d", len(big), cap(big))
 	}
-	// Over one huge page long but starting past a boundary: no whole
-	// huge page in it.
-	odd := make([]byte, 3*hugePage)
-	p := uintptr(unsafe.Pointer(&odd[0]))
-	skip := int((p+hugePage-1)&^(hugePage-1)-p) + 4096
-	hugePages(odd[skip : skip+hugePage+1])
+	p := uintptr(unsafe.Pointer(&big[0]))
+	if past := p % hugePage; past >= uintptr(size) {
+		t.Errorf("starts %d bytes past a huge page's boundary", past)
+	}
+	for _, at := range []int{0, cap(big) / 2, cap(big) - 1} {
+		if f := vmFlags(t, uintptr(unsafe.Pointer(&big[:cap(big)][at]))); !strings.Contains(f, " hg") {
+			t.Errorf("element %d of %d not advised: %s", at, cap(big), f)
+		}
+	}
+	for i := range big[:cap(big)] { // the whole capacity is the slice's to use
+		big[:cap(big)][i].Size = int64(i)
+	}
 }
