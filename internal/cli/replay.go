@@ -130,6 +130,51 @@ all starting together, and the results are merged: give one LOG per host,
 or one LOG whose recorded processes are shared out among the hosts. The
 logs travel with the job; an agent reads no path of its own but PATH.`
 
+// loadProgressMin is the size of a log from which its load shows its
+// progress: a million lines (80 to 100 MiB) load in a quarter of a second.
+var loadProgressMin int64 = 64 << 20
+
+// replayHooks are a replay's hooks for its progress on stderr, and what
+// ends the load's display if the load never ends (a bad log).
+func replayHooks(app *App, o *ReplayOptions) (replay.Hooks, func()) {
+	from := o.Log
+	if from == replay.StdinLog {
+		from = "standard input"
+	}
+	var loading, prog *Progress
+	endLoad := func() {
+		if loading != nil {
+			loading.Done()
+			loading = nil
+		}
+	}
+	return replay.Hooks{
+		Loading: func(size int64, read func() int64) {
+			if size >= loadProgressMin {
+				loading = app.StartProgress("Load", size>>20, "MiB", func() int64 { return read() >> 20 })
+			}
+		},
+		Loaded: func(t *replay.Trace) {
+			endLoad()
+			if !app.Globals.Quiet && !notADir(o.Path) {
+				fmt.Fprintf(app.IO.Err, "Replaying %s of %s from %s (%s log) in %s\n",
+					units.Count(int(t.Ops()), "operation"), units.Count(len(t.Streams), "stream"), from, t.Format, o.Path)
+			}
+		},
+		Started: func(e *engine.Engine, ops int64) {
+			prog = app.StartProgress("Replay", ops, "ops", func() int64 { return e.Live.Ops.Load() })
+		},
+		Finished: func(*engine.Engine) {
+			if prog != nil {
+				prog.Done()
+			}
+		},
+		Warn:    func(msg string) { app.Warnf("%s", msg) },
+		Created: app.Left.Set,
+		Removed: app.Left.Clear,
+	}, endLoad
+}
+
 // replayCatalog is what a replay can measure: the whole replay and each
 // type of operation it performs.
 func replayCatalog() expect.Catalog {
@@ -177,40 +222,20 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 	return o.Output.resolve()
 }
 
-// runReplay replays the log and reports it: a progress bar of operations
-// on stderr while it runs, the result on stdout.
+// runReplay replays the log and reports it: a progress bar of the log's
+// load (a long one) and of operations on stderr while it runs, the result
+// on stdout.
 func runReplay(ctx context.Context, app *App, o *ReplayOptions) error {
-	var prog *Progress
 	if o.Log == replay.StdinLog && app.IO.InTTY {
 		return Usagef("LOG - reads the log from standard input, which is a terminal here: pipe the log in, or give its file")
 	}
 	o.Stdin = app.IO.In
-	from := o.Log
-	if from == replay.StdinLog {
-		from = "standard input"
-	}
-	o.Hooks = replay.Hooks{
-		Loaded: func(t *replay.Trace) {
-			if !app.Globals.Quiet && !notADir(o.Path) {
-				fmt.Fprintf(app.IO.Err, "Replaying %s of %s from %s (%s log) in %s\n",
-					units.Count(int(t.Ops()), "operation"), units.Count(len(t.Streams), "stream"), from, t.Format, o.Path)
-			}
-		},
-		Started: func(e *engine.Engine, ops int64) {
-			prog = app.StartProgress("Replay", ops, "ops", func() int64 { return e.Live.Ops.Load() })
-		},
-		Finished: func(*engine.Engine) {
-			if prog != nil {
-				prog.Done()
-			}
-		},
-		Warn:    func(msg string) { app.Warnf("%s", msg) },
-		Created: app.Left.Set,
-		Removed: app.Left.Clear,
-	}
+	var endLoad func()
+	o.Hooks, endLoad = replayHooks(app, o)
 	res, err := app.measure(ctx, "replay", 1, func(ctx context.Context, res *report.Result) error {
 		return replay.Run(ctx, o.Options, res)
 	})
+	endLoad() // a load that failed
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, replay.ErrBadInput) {
 			return &UsageError{Err: err}

@@ -120,6 +120,30 @@ func TestReplayStdin(t *testing.T) {
 	}
 }
 
+// TestReplayLoadProgress: the load of a log from loadProgressMin up shows
+// its progress before the replay's ("Load: ... MiB"), on a line of its own.
+func TestReplayLoadProgress(t *testing.T) {
+	defer func(v int64) { loadProgressMin = v }(loadProgressMin)
+	loadProgressMin = 0
+	app, _, errb := testApp(nil)
+	o := &ReplayOptions{Options: replay.Options{Log: juiceFSSample, Path: t.TempDir()}}
+	if err := runReplay(t.Context(), app, o); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(errb.String(), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "Load: 0/0 MiB in ") || !strings.HasPrefix(lines[1], "Replaying ") {
+		t.Errorf("stderr:\n%s", errb.String())
+	}
+	// A log that fails to load ends its display too.
+	bad := filepath.Join(t.TempDir(), "bad.log")
+	os.WriteFile(bad, []byte("garbage\n"), 0o600)
+	app, _, errb = testApp(nil)
+	o = &ReplayOptions{Options: replay.Options{Log: bad, Path: t.TempDir()}}
+	if err := runReplay(t.Context(), app, o); err == nil || !strings.HasPrefix(errb.String(), "Load: 0/0 MiB in ") {
+		t.Errorf("%v; stderr %q", err, errb.String())
+	}
+}
+
 // replayBinary replays log in dir with the built binary and checks that
 // every type of operation was replayed as recorded: the same count of
 // successes and of failures, the same bytes, no outcome that differs,

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -61,49 +62,30 @@ func load(data []byte) (*Trace, error) { return loadPart(data, 0, 1) }
 // of the recorded processes or threads that splitStreams gives that part,
 // for one host of a replay on many.
 func loadPart(data []byte, part, parts int) (*Trace, error) {
+	return loadWatched(data, part, parts, nil)
+}
+
+// loadWatched is loadPart, keeping in read (when not nil) how many bytes
+// of data have been read into the trace so far, for a progress display.
+func loadWatched(data []byte, part, parts int, read *atomic.Int64) (*Trace, error) {
 	defer raiseGC(loadGC)()
 	l := newLoader()
+	l.read = read
 	if parts > 1 || !l.pipeline(data) {
 		// Split across hosts (by the pids' sizes, from the whole log), or
 		// out of order: read whole first.
 		l = newLoader()
+		l.read = read
 		l.ordered(data, part, parts)
+	}
+	if read != nil {
+		read.Store(int64(len(data)))
 	}
 	t := l.b.finish()
 	if t.Ops() == 0 {
 		return t, noOps(&t.Skipped)
 	}
 	return t, nil
-}
-
-// noOps is the error of a log, or of a host's part of one, that holds no
-// operation to replay: it says what its lines were instead.
-func noOps(s *Skipped) error {
-	var what []string
-	add := func(n int64, say string) {
-		if n > 0 {
-			what = append(what, fmt.Sprintf("%d %s", n, say))
-		}
-	}
-	add(s.Malformed, "in no format fsbench reads (JuiceFS's or fsbench's access log, strace -f -ttt -T -y)")
-	add(s.Blank, "blank, or an exit, a signal or half a call in strace's output")
-	add(s.Virtual, "on JuiceFS's virtual files or on what is not a file")
-	var unsupported int64
-	for _, n := range s.Unsupported {
-		unsupported += n
-	}
-	if names := s.UnsupportedNames(); len(names) > 0 {
-		add(unsupported, "of operations fsbench does not replay ("+strings.Join(names[:min(len(names), 3)], ", ")+")")
-	}
-	add(s.Elsewhere, "of streams other hosts replay")
-	if len(what) == 0 {
-		return errors.New("the log holds no operation to replay: it is empty")
-	}
-	lines := "lines"
-	if s.Lines == 1 {
-		lines = "line"
-	}
-	return fmt.Errorf("the log holds no operation to replay: of its %d %s, %s", s.Lines, lines, strings.Join(what, "; "))
 }
 
 // loadGC is the collector's percentage while a log loads. What a load
@@ -379,6 +361,9 @@ type loader struct {
 	host  map[uint32]int
 	part  int
 	owner map[uint64]int // a recorded handle's number -> the host that opened it
+	// read, when not nil, is told every 1024 lines how far into the log
+	// the lines built so far reach (loadWatched).
+	read *atomic.Int64
 }
 
 // splitStreams gives each recorded pid of a log (sizes: its lines) one
@@ -462,6 +447,9 @@ func (l *loader) line(data []byte, r *rec) {
 	l.b.abandon() // nothing of an earlier line that added no operation
 	line := data[r.off : r.off+int(r.n)]
 	l.b.read = int64(r.off) + int64(r.n) // for grow
+	if l.read != nil && sk.Lines%1024 == 0 && l.b.read > l.read.Load() {
+		l.read.Store(l.b.read) // the lines of an ordered load come nearly in order
+	}
 	switch r.kind {
 	case kindMalformed:
 		sk.Malformed++

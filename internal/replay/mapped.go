@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,7 +39,7 @@ var errChanged = errors.New("truncated while it was read")
 // pages past its new end fault: that is an error, not a crash. What the trace keeps of the
 // log's text is copied (TestLoadKeepsNoText), so the caller unmaps data
 // once this returns.
-func loadMapped(data []byte, part, parts int) (t *Trace, err error) {
+func loadMapped(data []byte, part, parts int, read *atomic.Int64) (t *Trace, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -48,7 +49,7 @@ func loadMapped(data []byte, part, parts int) (t *Trace, err error) {
 			t, err = nil, errChanged
 		}
 	}()
-	return loadPart(data, part, parts)
+	return loadWatched(data, part, parts, read)
 }
 
 // reraise runs f, returning what it panicked with instead of panicking,

@@ -56,7 +56,7 @@ func TestLoadKeepsNoText(t *testing.T) {
 	for name, data := range goldenLogs(t) {
 		for _, part := range []struct{ part, parts int }{{0, 1}, {1, 2}} {
 			_, m := mapFile(t, data)
-			tr, err := loadMapped(m, part.part, part.parts)
+			tr, err := loadMapped(m, part.part, part.parts, nil)
 			lo, hi := uintptr(unsafe.Pointer(&m[0])), uintptr(unsafe.Pointer(&m[0]))+uintptr(len(m))
 			for _, s := range traceStrings(tr) {
 				if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); len(s) > 0 && p >= lo && p < hi {
@@ -86,7 +86,7 @@ func TestLoadTruncatedWhileRead(t *testing.T) {
 	if err := f.Truncate(0); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := loadMapped(m, 0, 1)
+	tr, err := loadMapped(m, 0, 1, nil)
 	if !errors.Is(err, errChanged) || tr != nil {
 		t.Fatalf("load of a log truncated while mapped: %v, %v", tr, err)
 	}
@@ -112,5 +112,27 @@ func TestLoadLongLines(t *testing.T) {
 		ops[2].Start != 0 || ops[0].Start != int64(198*time.Microsecond) ||
 		tr.Classes[ops[2].class].Name != "stat" || ops[1].act != actWrite {
 		t.Fatalf("skipped %+v, %d ops, the long one %+v", tr.Skipped, len(ops), ops[len(ops)-1])
+	}
+}
+
+// TestLoadingHook: a replay's Loading hook learns the log's size as its
+// load begins, and how much of it is read, all of it once it is loaded;
+// from a file and from standard input alike.
+func TestLoadingHook(t *testing.T) {
+	data, err := os.ReadFile(sampleLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{Log: sampleLog}, {Log: StdinLog, Stdin: bytes.NewReader(data)}} {
+		var size int64 = -1
+		var read func() int64
+		o.Hooks.Loading = func(s int64, r func() int64) { size, read = s, r }
+		tr, err := o.loadLog()
+		if err != nil || tr.Ops() == 0 {
+			t.Fatalf("%s: %v", o.Log, err)
+		}
+		if size != int64(len(data)) || read == nil || read() != size {
+			t.Errorf("%s: size %d, want %d; a reader: %v", o.Log, size, len(data), read != nil)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -38,9 +39,12 @@ type Options struct {
 
 // Hooks are the run's callbacks to its caller; all are optional.
 type Hooks struct {
-	// Loaded is called once the log is read, Started when the replay
-	// starts, with its engine and the number of operations, and Finished
-	// when it ends.
+	// Loading is called as the log's size bytes (decompressed) begin to
+	// be read into the trace, with what tells how many of them are read
+	// so far; Loaded is called once the log is read, Started when the
+	// replay starts, with its engine and the number of operations, and
+	// Finished when it ends.
+	Loading  func(size int64, read func() int64)
 	Loaded   func(t *Trace)
 	Started  func(e *engine.Engine, ops int64)
 	Finished func(e *engine.Engine)
@@ -79,6 +83,12 @@ func ReadLog(path string) (*Trace, error) { return ReadLogPart(path, 0, 1) }
 // ReadLogPart reads and parses part (from 0) of parts of the log at path:
 // the streams one host of parts replays.
 func ReadLogPart(path string, part, parts int) (*Trace, error) {
+	return readLogPart(path, part, parts, nil)
+}
+
+// readLogPart is ReadLogPart, calling loading (when not nil) as it begins
+// to parse the log (Hooks.Loading).
+func readLogPart(path string, part, parts int, loading func(int64, func() int64)) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("open log: %w", err)}
@@ -90,11 +100,22 @@ func ReadLogPart(path string, part, parts int) (*Trace, error) {
 	} else if data, err = readLog(f); err != nil {
 		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
 	}
-	t, err := loadMapped(data, part, parts)
+	t, err := loadMapped(data, part, parts, watch(len(data), loading))
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("log %s: %w", path, err)}
 	}
 	return t, nil
+}
+
+// watch is what a load of size bytes keeps its progress in, told to
+// loading; nil when there is no loading to tell.
+func watch(size int, loading func(int64, func() int64)) *atomic.Int64 {
+	if loading == nil {
+		return nil
+	}
+	read := new(atomic.Int64)
+	loading(int64(size), read.Load)
+	return read
 }
 
 // StdinLog is the name of the log read from standard input.
@@ -104,7 +125,7 @@ const StdinLog = "-"
 // is StdinLog.
 func (o Options) loadLog() (*Trace, error) {
 	if o.Log != StdinLog {
-		return ReadLogPart(o.Log, o.Part, o.Parts)
+		return readLogPart(o.Log, o.Part, o.Parts, o.Hooks.Loading)
 	}
 	in := o.Stdin
 	if in == nil {
@@ -118,7 +139,7 @@ func (o Options) loadLog() (*Trace, error) {
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("read log from standard input: %w", err)}
 	}
-	t, err := loadPart(data, o.Part, o.Parts)
+	t, err := loadWatched(data, o.Part, o.Parts, watch(len(data), o.Hooks.Loading))
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("log from standard input: %w", err)}
 	}

@@ -12,7 +12,10 @@
 package replay
 
 import (
+	"errors"
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
@@ -193,3 +196,33 @@ var opNames = []string{
 
 // OpNames lists the operations a replay performs, as the logs name them.
 func OpNames() []string { return append([]string(nil), opNames...) }
+
+// noOps is the error of a log, or of a host's part of one, that holds no
+// operation to replay: it says what its lines were instead.
+func noOps(s *Skipped) error {
+	var what []string
+	add := func(n int64, say string) {
+		if n > 0 {
+			what = append(what, fmt.Sprintf("%d %s", n, say))
+		}
+	}
+	add(s.Malformed, "in no format fsbench reads (JuiceFS's or fsbench's access log, strace -f -ttt -T -y)")
+	add(s.Blank, "blank, or an exit, a signal or half a call in strace's output")
+	add(s.Virtual, "on JuiceFS's virtual files or on what is not a file")
+	var unsupported int64
+	for _, n := range s.Unsupported {
+		unsupported += n
+	}
+	if names := s.UnsupportedNames(); len(names) > 0 {
+		add(unsupported, "of operations fsbench does not replay ("+strings.Join(names[:min(len(names), 3)], ", ")+")")
+	}
+	add(s.Elsewhere, "of streams other hosts replay")
+	if len(what) == 0 {
+		return errors.New("the log holds no operation to replay: it is empty")
+	}
+	lines := "lines"
+	if s.Lines == 1 {
+		lines = "line"
+	}
+	return fmt.Errorf("the log holds no operation to replay: of its %d %s, %s", s.Lines, lines, strings.Join(what, "; "))
+}
