@@ -3,7 +3,7 @@ package replay
 import (
 	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // grow is s with room for more: when the log is read while it is
@@ -27,38 +27,30 @@ func grow[T any](b *builder, s []T) []T {
 	return grown
 }
 
-// hugePage is the size of the system's huge pages on x86-64 and arm64
-// with 4 KiB pages.
-const hugePage = 2 << 20
-
 // makeHuge is make([]T, n, capacity), backed by huge pages when it takes
-// a huge page or more. A million-line log's trace takes some hundred
-// megabytes, every page of which faults once when the builder first
-// writes it, on its one processor: a fault for each 2 MiB rather than
-// each 4 KiB took a million-line strace log's load from 282 to 215 ns a
-// line (docs/replay.md). The slice starts at a huge page's boundary and
-// is advised MADV_HUGEPAGE over whole huge pages from there, so that all
-// of it can be: the allocation is up to two huge pages longer, memory that
-// is never touched. Where transparent huge pages are off, nothing
-// changes.
+// one or more. A million-line log's trace takes some hundred megabytes,
+// every page of which faults once when the builder first writes it, on
+// its one processor: a fault for each 2 MiB rather than each 4 KiB took a
+// million-line strace log's load from 282 to 215 ns a line
+// (docs/replay.md). The slice starts at a huge page's boundary and its
+// whole huge pages are advised (sysio.AdviseHuge), so that all of it can
+// be: the allocation is up to two huge pages longer, memory that is never
+// touched. Where transparent huge pages are off, nothing changes.
 func makeHuge[T any](n, capacity int) []T {
 	size := unsafe.Sizeof(*new(T))
-	if size == 0 || uintptr(capacity)*size < hugePage {
+	if size == 0 || uintptr(capacity)*size < sysio.HugePage {
 		return make([]T, n, capacity)
 	}
 	// Room for a head before the first boundary and for the slice in
 	// whole huge pages after it.
-	whole := (uintptr(capacity)*size + hugePage - 1) &^ (hugePage - 1)
-	raw := make([]T, (hugePage+whole+size-1)/size)
+	whole := (uintptr(capacity)*size + sysio.HugePage - 1) &^ (sysio.HugePage - 1)
+	raw := make([]T, (sysio.HugePage+whole+size-1)/size)
 	start := unsafe.Pointer(unsafe.SliceData(raw))
-	p := uintptr(start)
-	lo := (p+hugePage-1)&^(hugePage-1) - p // the first boundary, from start
-	hi := (p+uintptr(len(raw))*size)&^(hugePage-1) - p
-	if hi > lo {
-		_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(start, lo)), hi-lo), unix.MADV_HUGEPAGE)
-	}
-	off := int((lo + size - 1) / size)
-	return raw[off : off+n : off+capacity]
+	bytes := unsafe.Slice((*byte)(start), uintptr(len(raw))*size) // for the advice only
+	lo := (uintptr(start)+sysio.HugePage-1)&^(sysio.HugePage-1) - uintptr(start)
+	sysio.AdviseHuge(bytes[lo : lo+whole])
+	head := int((lo + size - 1) / size) // the elements before the boundary
+	return raw[head : head+n : head+capacity]
 }
 
 // push appends v to s, grown by grow when full.

@@ -1,43 +1,14 @@
 package sysio
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/testenv"
 )
-
-// vmFlags returns the VmFlags of the mapping of this process that holds
-// addr, from /proc/self/smaps.
-func vmFlags(t *testing.T, addr uintptr) []string {
-	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		var lo, hi uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x ", &lo, &hi); n == 2 {
-			in = lo <= addr && addr < hi
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "VmFlags:"); ok && in {
-			return strings.Fields(rest)
-		}
-	}
-	t.Fatalf("no mapping holds %#x (%v)", addr, sc.Err())
-	return nil
-}
 
 func TestAdviseHuge(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
@@ -153,7 +124,7 @@ func TestHugeArena(t *testing.T) {
 // advised reports whether the mapping holding b's first byte is advised
 // for huge pages (VmFlags "hg").
 func advised(t *testing.T, b []byte) bool {
-	return slices.Contains(vmFlags(t, addrOf(b)), "hg")
+	return slices.Contains(testenv.VMFlags(t, addrOf(b)), "hg")
 }
 
 // toHuge is the offset of b's first huge page boundary.
