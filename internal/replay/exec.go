@@ -105,7 +105,7 @@ func (p *player) play(w *engine.Worker, i int) error {
 	for k := range ops {
 		op := &ops[k]
 		x := p.t.extra(op)
-		if !p.ready(w, op, x) {
+		if !p.ready(w, op) {
 			return nil
 		}
 		p.prepare(w, x)
@@ -139,7 +139,7 @@ func (p *player) play(w *engine.Worker, i int) error {
 // ready waits for the operation's time (with --speed) and for the
 // operations of other streams it depends on; false when the phase ended
 // meanwhile.
-func (p *player) ready(w *engine.Worker, op *Op, x *opMore) bool {
+func (p *player) ready(w *engine.Worker, op *Op) bool {
 	if p.speed > 0 {
 		at := p.t0.Add(time.Duration(float64(op.Start) / p.speed))
 		if d := time.Until(at); d > 0 {

@@ -84,16 +84,26 @@ func (p *Process) Signal(sig os.Signal) {
 // if the process ends first or the time runs out.
 func (p *Process) Await(what string, limit time.Duration, cond func() bool) {
 	p.t.Helper()
+	if p.poll(limit, cond) {
+		return
+	}
+	if p.Exited() {
+		p.t.Fatalf("waiting for %s: %v ended (exit %d); stderr:\n%s", what, p.Cmd.Args, p.code, p.Stderr())
+	}
+	p.t.Fatalf("waiting for %s: not within %v; stderr:\n%s", what, limit, p.Stderr())
+}
+
+// poll polls cond until it holds (true), the process ends or limit
+// passes (false).
+func (p *Process) poll(limit time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(limit)
 	for !cond() {
-		if p.Exited() {
-			p.t.Fatalf("waiting for %s: %v ended (exit %d); stderr:\n%s", what, p.Cmd.Args, p.code, p.Stderr())
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("waiting for %s: not within %v; stderr:\n%s", what, limit, p.Stderr())
+		if p.Exited() || time.Now().After(deadline) {
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }
 
 // Wait waits at most limit for the process to end and returns its exit

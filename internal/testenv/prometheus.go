@@ -75,17 +75,14 @@ func startHTTP(t testing.TB, what string, port func() int, cmd func(addr string)
 // port may take the connection and never answer.
 func awaitReady(proc *Process, url string, limit time.Duration) bool {
 	c := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(limit)
-	for !proc.Exited() && time.Now().Before(deadline) {
-		if resp, err := c.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return true
-			}
+	return proc.poll(limit, func() bool {
+		resp, err := c.Get(url)
+		if err != nil {
+			return false
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return false
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }
 
 // Query evaluates an instant PromQL query and returns the values of its
