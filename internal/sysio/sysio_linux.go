@@ -197,3 +197,23 @@ func OpenFileLimit() int {
 	}
 	return int(r.Cur)
 }
+
+// localMagic are the file systems whose calls run in this kernel on this
+// host's memory or disks: a call takes microseconds to milliseconds and no
+// server can hold it for minutes.
+var localMagic = map[int64]bool{
+	unix.TMPFS_MAGIC: true, unix.RAMFS_MAGIC: true, unix.EXT4_SUPER_MAGIC: true, // ext2, ext3 and ext4
+	unix.XFS_SUPER_MAGIC: true, unix.BTRFS_SUPER_MAGIC: true, unix.F2FS_SUPER_MAGIC: true,
+}
+
+// LocalFS reports whether the file system holding path is a local kernel
+// one (tmpfs, ext4, XFS, Btrfs, F2FS): not NFS, FUSE, a cluster file
+// system or anything else a network or a daemon answers for. It is false
+// when path cannot be examined.
+func LocalFS(path string) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return false
+	}
+	return localMagic[int64(st.Type)]
+}

@@ -62,3 +62,7 @@ func MemoryBytes() int64 { return 0 }
 
 // LoadAverage is unknown (0) on this system.
 func LoadAverage() float64 { return 0 }
+
+// LocalFS is false on this platform: fsbench does not tell its file
+// systems apart here.
+func LocalFS(path string) bool { return false }

@@ -114,14 +114,14 @@ func (e *Runner) open(w *engine.Worker, path string, flags int, op string) (int,
 func (e *Runner) openFlags(path string, flags int) (int, error) {
 	flags |= unix.O_CLOEXEC
 	if !e.cfg.NoAtime || sysio.NoAtimeFlag == 0 || flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_CREAT) != 0 {
-		return unix.Open(path, flags, 0o644)
+		return sysOpen(e.hold, path, flags, 0o644)
 	}
-	fd, err := unix.Open(path, flags|sysio.NoAtimeFlag, 0)
+	fd, err := sysOpen(e.hold, path, flags|sysio.NoAtimeFlag, 0)
 	if err != unix.EPERM {
 		return fd, err
 	}
 	e.PlainOpens.Add(1)
-	return unix.Open(path, flags, 0)
+	return sysOpen(e.hold, path, flags, 0)
 }
 
 // closeFile ends a visit to a file: fsync (with Config.Fsync, if it was
@@ -139,7 +139,7 @@ func (e *Runner) closeFile(w *engine.Worker, fd int, path string, wrote bool) er
 		}
 	}
 	t0 := e.traceNow()
-	err := unix.Close(fd)
+	err := sysClose(e.hold, fd)
 	if e.cfg.Tracer != nil {
 		e.trace(w, "close", path, 0, 0, 0, t0, time.Since(t0), err)
 	}
@@ -178,11 +178,11 @@ func (e *Runner) untimedIO(w *engine.Worker, fd int, path string, buf []byte, of
 func (e *Runner) rw(fd int, buf []byte, off int64, write bool) (int, error) {
 	switch {
 	case write:
-		return pwriteFull(fd, buf, off, e.directAlign())
+		return pwriteFull(e.hold, fd, buf, off, e.directAlign())
 	case e.cfg.Direct && len(buf)%e.align != 0:
 		return e.readTail(fd, buf, off)
 	}
-	return preadFull(fd, buf, off, e.directAlign())
+	return preadFull(e.hold, fd, buf, off, e.directAlign())
 }
 
 // readTail reads the last stretch of a file of its own size (Targets.Sizes)
@@ -192,7 +192,7 @@ func (e *Runner) rw(fd int, buf []byte, off int64, write bool) (int, error) {
 // within it.
 func (e *Runner) readTail(fd int, buf []byte, off int64) (int, error) {
 	n := (len(buf) + e.align - 1) / e.align * e.align
-	done, err := preadFull(fd, buf[:n], off, e.align)
+	done, err := preadFull(e.hold, fd, buf[:n], off, e.align)
 	if done >= len(buf) && (err == nil || err == io.EOF || errors.Is(err, ErrUnaligned)) {
 		return len(buf), nil
 	}
@@ -404,9 +404,9 @@ func (e *Runner) meta(w *engine.Worker, p *FilePhase, i int) error {
 	switch p.Kind {
 	case Stat:
 		var st unix.Stat_t
-		err = unix.Stat(path, &st)
+		err = sysStat(e.hold, path, &st)
 	case Unlink:
-		err = unix.Unlink(path)
+		err = sysUnlink(e.hold, path)
 	case Mkdir:
 		err = unix.Mkdir(path, 0o755)
 	case Rmdir:
@@ -485,16 +485,17 @@ func (e *Runner) rename(w *engine.Worker, s engine.Start, timed bool, from, to s
 	return nil
 }
 
-// pwriteFull writes all of buf at off, continuing after short writes.
-func pwriteFull(fd int, buf []byte, off int64, align int) (int, error) {
-	return ioFull(func(b []byte, o int64) (int, error) { return unix.Pwrite(fd, b, o) }, buf, off, align, io.ErrShortWrite)
+// pwriteFull writes all of buf at off, continuing after short writes;
+// hold keeps the P (sysPwrite).
+func pwriteFull(hold bool, fd int, buf []byte, off int64, align int) (int, error) {
+	return ioFull(func(b []byte, o int64) (int, error) { return sysPwrite(hold, fd, b, o) }, buf, off, align, io.ErrShortWrite)
 }
 
 // preadFull reads until buf is full or the file ends: network file systems
 // may legally return fewer bytes than asked for before the end. It returns
 // io.EOF when the file ended before buf was full.
-func preadFull(fd int, buf []byte, off int64, align int) (int, error) {
-	return ioFull(func(b []byte, o int64) (int, error) { return unix.Pread(fd, b, o) }, buf, off, align, io.EOF)
+func preadFull(hold bool, fd int, buf []byte, off int64, align int) (int, error) {
+	return ioFull(func(b []byte, o int64) (int, error) { return sysPread(hold, fd, b, o) }, buf, off, align, io.EOF)
 }
 
 // ErrUnaligned is a short O_DIRECT transfer that stopped at an offset the

@@ -7,6 +7,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -169,6 +170,7 @@ type Runner struct {
 	bufs     sysio.HugeArena // streams and O_DIRECT buffers
 	ahead    bool            // blocks are made ahead on a spare CPU
 	streams  bool            // big files are written from each worker's stream
+	hold     bool            // the phase's workers keep their Ps through file calls (holds)
 	current  atomic.Pointer[FilePhase]
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
@@ -241,6 +243,8 @@ func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 	defer e.current.Store(nil)
 	defer e.closeRings()
 	defer raiseProcs(e.cfg.Workers)()
+	e.hold = holds(e.cfg.Workers, p.Targets.Paths[0])
+	defer func() { e.hold = false }()
 	if p.Shared != nil {
 		return e.runShared(ctx, &p)
 	}
@@ -275,6 +279,18 @@ func raiseProcs(workers int) func() {
 	}
 	runtime.GOMAXPROCS(want)
 	return func() { runtime.GOMAXPROCS(prev) }
+}
+
+// holds reports whether a phase's workers, on the file system of path,
+// keep their Ps through their file system calls (sysOpen and the others):
+// when each has a P of its own (raiseProcs), so that a held P idles no
+// other goroutine, and the file system is a local one (sysio.LocalFS),
+// where a call cannot wait minutes on a server. Held, a call that blocks
+// also delays a garbage collection's stop of the world until it returns,
+// so on NFS, FUSE and every other file system the calls go through Go's
+// usual entry, hand-off and all.
+func holds(workers int, path string) bool {
+	return runtime.GOMAXPROCS(0) > workers && sysio.LocalFS(filepath.Dir(path))
 }
 
 // check validates a phase before it runs.

@@ -190,7 +190,7 @@ func (l *SharedFile) finish(p *FilePhase) error {
 	for i, n := range l.Written {
 		binary.LittleEndian.PutUint64(buf[8*i:], uint64(n))
 	}
-	if _, err := pwriteFull(fd, buf, int64(8*l.Rank0), 1); err != nil {
+	if _, err := pwriteFull(false, fd, buf, int64(8*l.Rank0), 1); err != nil {
 		errs = append(errs, &PathError{Op: "write", Path: status, Err: err})
 	}
 	if err := unix.Close(fd); err != nil {
