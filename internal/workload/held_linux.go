@@ -14,9 +14,8 @@ import (
 // Through the usual entry a call hands its P to Go's scheduler and takes it
 // back on return. On a process bound to one core, as a rank started by
 // mpirun is, that hand-off put other threads of the process on the core
-// the worker needed: creating empty files in a directory a rank (IO500's
-// mdtest-easy-write, 2 ranks on tmpfs) ran at 0.92 of mdtest through it
-// and 1.03 held (docs/hpc.md).
+// the worker needed: held, IO500's create phases with 2 ranks on tmpfs ran
+// 5 to 8% faster (docs/hpc.md).
 
 // cwd is AT_FDCWD, a variable so that it converts to a call's uintptr.
 var cwd = unix.AT_FDCWD
