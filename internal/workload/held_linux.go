@@ -71,18 +71,19 @@ func sysPwrite(hold bool, fd int, b []byte, off int64) (int, error) {
 	if !hold {
 		return unix.Pwrite(fd, b, off)
 	}
-	n, _, e := unix.RawSyscall6(unix.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(off), 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
+	return rawIO(unix.SYS_PWRITE64, fd, b, off)
 }
 
 func sysPread(hold bool, fd int, b []byte, off int64) (int, error) {
 	if !hold {
 		return unix.Pread(fd, b, off)
 	}
-	n, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(off), 0, 0)
+	return rawIO(unix.SYS_PREAD64, fd, b, off)
+}
+
+// rawIO is pread or pwrite (trap) through the raw entry.
+func rawIO(trap uintptr, fd int, b []byte, off int64) (int, error) {
+	n, _, e := unix.RawSyscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(off), 0, 0)
 	if e != 0 {
 		return 0, e
 	}
