@@ -204,10 +204,11 @@ func OpenFileLimit() int {
 var localMagic = map[int64]bool{
 	unix.TMPFS_MAGIC: true, unix.RAMFS_MAGIC: true, unix.EXT4_SUPER_MAGIC: true, // ext2, ext3 and ext4
 	unix.XFS_SUPER_MAGIC: true, unix.BTRFS_SUPER_MAGIC: true, unix.F2FS_SUPER_MAGIC: true,
+	unix.OVERLAYFS_SUPER_MAGIC: true, // a container's root, over local layers
 }
 
 // LocalFS reports whether the file system holding path is a local kernel
-// one (tmpfs, ext4, XFS, Btrfs, F2FS): not NFS, FUSE, a cluster file
+// one (tmpfs, ext4, XFS, Btrfs, F2FS, overlay): not NFS, FUSE, a cluster file
 // system or anything else a network or a daemon answers for. It is false
 // when path cannot be examined.
 func LocalFS(path string) bool {

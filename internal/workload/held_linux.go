@@ -52,7 +52,7 @@ func sysOpen(hold bool, path string, flags int, mode uint32) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(p)), uintptr(flags), uintptr(mode), 0, 0)
+	fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(p)), uintptr(flags|unix.O_LARGEFILE), uintptr(mode), 0, 0)
 	if e != 0 {
 		return -1, e
 	}
