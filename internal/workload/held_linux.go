@@ -3,6 +3,7 @@
 package workload
 
 import (
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -26,10 +27,8 @@ func cPath(buf *[512]byte, path string) (*byte, error) {
 	if len(path) >= len(buf) {
 		return unix.BytePtrFromString(path)
 	}
-	for i := 0; i < len(path); i++ {
-		if path[i] == 0 {
-			return nil, unix.EINVAL
-		}
+	if strings.IndexByte(path, 0) >= 0 {
+		return nil, unix.EINVAL
 	}
 	copy(buf[:], path)
 	buf[len(path)] = 0
