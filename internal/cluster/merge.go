@@ -119,6 +119,7 @@ func mergePhase(name string, hosts []HostResult) (report.PhaseResult, error) {
 	if err != nil {
 		return out, err
 	}
+	out.Origin = report.MergeConcurrentOrigins(phases)
 	out.LatencyOf = phases[0].LatencyOf
 	first, last, firstEnd, lastStart := span(parts)
 	if !first.IsZero() {

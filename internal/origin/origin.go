@@ -8,7 +8,11 @@
 package origin
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +33,9 @@ type Probe struct {
 	// Direct is set when the phases read with O_DIRECT (--direct): a
 	// warning then says that it did not bypass the cache.
 	Direct bool
+	// Remedy, if set, is what a warning of a cache-served phase proposes,
+	// instead of Remedy or DirectRemedy: a command's own way.
+	Remedy string
 
 	src      stats.Source // nil when no counter applies
 	name     string       // report.Origin.Source
@@ -37,8 +44,9 @@ type Probe struct {
 	cacheKey string
 	// used is a counter the client always exports: with it present, a
 	// labelled series still missing (made on first use) is zero.
-	used string
-	why  string // why no counter applies
+	used    string
+	why     string // why no counter applies
+	machine string // report.Origin.Machine
 }
 
 // New finds the counter of the storage that holds dir, from the mount
@@ -52,7 +60,22 @@ func New(dir string) *Probe {
 	if err != nil {
 		return &Probe{why: fmt.Sprintf("read mount table: %v", err)}
 	}
-	return ForMount(sysio.ProcRoot, m, sysio.ParseMountInfo(data))
+	p := ForMount(sysio.ProcRoot, m, sysio.ParseMountInfo(data))
+	p.machine = Machine(sysio.ProcRoot)
+	return p
+}
+
+// Machine names the machine whose counters a probe reads: a digest of the
+// kernel's boot ID under procRoot, the same for every process and
+// container of one running kernel, or "" when it cannot be read.
+func Machine(procRoot string) string {
+	id, err := os.ReadFile(filepath.Join(procRoot, "sys", "kernel", "random", "boot_id"))
+	id = bytes.TrimSpace(id)
+	if err != nil || len(id) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(id)
+	return hex.EncodeToString(sum[:8])
 }
 
 // ForMount finds the counter of the storage behind mount m, reading under
@@ -177,12 +200,25 @@ func (p *Probe) Begin(ctx context.Context, files []string, dropped bool) *Readin
 	if p == nil {
 		return nil
 	}
-	r := &Reading{p: p}
 	if dropped {
-		r.pageWhy = NotLooked
-	} else {
-		r.page, r.pageWhy = PageCache(files)
+		return p.begin(ctx, nil, NotLooked)
 	}
+	page, why := PageCache(files)
+	return p.begin(ctx, page, why)
+}
+
+// BeginUnlooked is Begin without a look at the page cache, which why says
+// is not taken: a file that every rank reads a part of, whose pages
+// cached are not what one rank will find.
+func (p *Probe) BeginUnlooked(ctx context.Context, why string) *Reading {
+	if p == nil {
+		return nil
+	}
+	return p.begin(ctx, nil, why)
+}
+
+func (p *Probe) begin(ctx context.Context, page *int64, pageWhy string) *Reading {
+	r := &Reading{p: p, page: page, pageWhy: pageWhy}
 	if p.src != nil {
 		r.before = stats.NewSample(time.Now())
 		r.err = p.src.Collect(ctx, r.before)
@@ -199,12 +235,16 @@ func (r *Reading) End(ctx context.Context, ph *report.PhaseResult, read int64) s
 		return ""
 	}
 	ph.Origin = r.origin(ctx, read)
-	return Warning(ph.Name, ph.Origin, r.p.Direct)
+	remedy := cmp.Or(r.p.Remedy, Remedy)
+	if r.p.Direct {
+		remedy = cmp.Or(r.p.Remedy, DirectRemedy)
+	}
+	return Warning(ph.Name, ph.Origin, remedy)
 }
 
 func (r *Reading) origin(ctx context.Context, read int64) *report.Origin {
 	p := r.p
-	o := &report.Origin{Source: p.name, ReadBytes: read, PageCacheBytes: r.page, PageCacheUnknown: r.pageWhy, Unknown: p.why}
+	o := &report.Origin{Source: p.name, ReadBytes: read, PageCacheBytes: r.page, PageCacheUnknown: r.pageWhy, Unknown: p.why, Machine: p.machine}
 	if p.src != nil {
 		after := stats.NewSample(time.Now())
 		err := r.err
@@ -259,13 +299,10 @@ const (
 )
 
 // Warning is the warning for a read phase served mostly from a cache, or
-// "" when the storage served most of it or nothing says otherwise. direct
-// says the phase read with O_DIRECT.
-func Warning(phase string, o *report.Origin, direct bool) string {
-	remedy := Remedy
-	if direct {
-		remedy = DirectRemedy
-	}
+// "" when the storage served most of it or nothing says otherwise; it ends
+// with remedy (Remedy, DirectRemedy after O_DIRECT reads, or a command's
+// own).
+func Warning(phase string, o *report.Origin, remedy string) string {
 	if o == nil || o.ReadBytes <= 0 {
 		return ""
 	}

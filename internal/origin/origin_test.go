@@ -213,12 +213,25 @@ func TestJuiceFSBlockCacheOnly(t *testing.T) {
 	}
 }
 
-func TestWarningAfterDirect(t *testing.T) {
-	st := int64(0)
-	o := report.Origin{Source: "block device loop0 (7:0)", ReadBytes: 100, StorageBytes: &st}
-	o.SetFromStorage()
-	if w := Warning("read-big", &o, true); !strings.Contains(w, DirectRemedy) || strings.Contains(w, "or use --direct") {
-		t.Errorf("warning after --direct %q: want it to say --direct did not bypass the cache", w)
+// TestWarningRemedy: a phase the device did not serve is warned of with
+// the usual remedy, with the one that says --direct did not bypass the
+// cache after O_DIRECT reads, and with a command's own when it has one.
+func TestWarningRemedy(t *testing.T) {
+	for _, tc := range []struct {
+		direct       bool
+		remedy, want string
+	}{
+		{false, "", Remedy},
+		{true, "", DirectRemedy},
+		{false, "run with --drop-caches auto", "run with --drop-caches auto"},
+	} {
+		root := procCopy(t)
+		p := ForMount(root, sysio.Mount{FSType: "ext4", Major: 7, Minor: 0, MountPoint: "/mnt/img"}, nil)
+		p.Direct, p.Remedy = tc.direct, tc.remedy
+		_, w := measure(t, p, units.MiB, func() {})
+		if !strings.HasSuffix(w, "; "+tc.want) || (tc.direct && strings.Contains(w, "or use --direct")) {
+			t.Errorf("direct %v, remedy %q: warning %q, want it to end with %q", tc.direct, tc.remedy, w, tc.want)
+		}
 	}
 }
 
@@ -240,7 +253,7 @@ func TestWarningNamesTheCache(t *testing.T) {
 	for _, tc := range cases {
 		o := tc.o
 		o.SetFromStorage()
-		w := Warning("read-big", &o, false)
+		w := Warning("read-big", &o, Remedy)
 		switch {
 		case tc.want == "" && w != "":
 			t.Errorf("%s: warning %q, want none", tc.name, w)
@@ -292,5 +305,37 @@ func TestPageCacheUnknown(t *testing.T) {
 	n, why = PageCache(make([]string, MaxFiles+1))
 	if n != nil || !strings.Contains(why, "more than") {
 		t.Errorf("too many files: %v, %q: want unknown saying so", n, why)
+	}
+}
+
+// TestMachineFromBootID: the probes of one running kernel name the same
+// machine, whatever process made them, and the name is no copy of the
+// boot ID; a /proc without one names none.
+func TestMachineFromBootID(t *testing.T) {
+	a, b := New(t.TempDir()), New(t.TempDir())
+	id, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.machine == "" || a.machine != b.machine || strings.Contains(string(id), a.machine) {
+		t.Errorf("machines %q and %q (boot ID %s): want one name, not the ID itself", a.machine, b.machine, id)
+	}
+	proc := procCopy(t)
+	if m := Machine(proc); m != "" {
+		t.Errorf("a /proc without a boot ID names machine %q", m)
+	}
+	if err := os.MkdirAll(filepath.Join(proc, "sys/kernel/random"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proc, "sys/kernel/random/boot_id"), []byte("0f1e2d3c-aaaa-bbbb-cccc-000000000001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m := Machine(proc); m == "" || m == a.machine {
+		t.Errorf("another boot ID names machine %q (this one %q): want another name", m, a.machine)
+	}
+	ph := report.PhaseResult{Name: "ior-hard-read"}
+	a.BeginUnlooked(context.Background(), "a shared file").End(context.Background(), &ph, 100)
+	if o := ph.Origin; o == nil || o.Machine != a.machine || o.PageCacheBytes != nil || o.PageCacheUnknown != "a shared file" {
+		t.Errorf("an unlooked reading gave %+v: want the machine, no page cache, and why", o)
 	}
 }

@@ -39,6 +39,10 @@ type Origin struct {
 	FromStorage *float64 `json:"from_storage_pct,omitempty"`
 	// Unknown says why FromStorage is unknown.
 	Unknown string `json:"unknown,omitempty"`
+	// Machine tells the machine whose counters were read (a digest of its
+	// kernel's boot ID, the same in every container on it): parts of one
+	// phase run at the same time on one machine read the same counters.
+	Machine string `json:"machine,omitempty"`
 }
 
 // SetFromStorage fills FromStorage from StorageBytes and ReadBytes, or
@@ -59,14 +63,69 @@ func (o *Origin) SetFromStorage() {
 	}
 }
 
-// MergeOrigins adds up the origins of the same phase over runs or hosts:
-// each kind of bytes when every part has it, else it is unknown. It
-// returns nil when no part has an origin.
+// MergeOrigins adds up the origins of the same phase over runs, one after
+// another: each kind of bytes when every part has it, else it is unknown.
+// It returns nil when no part has an origin.
 func MergeOrigins(parts []PhaseResult) *Origin {
+	list := make([]*Origin, len(parts))
+	for i := range parts {
+		list[i] = parts[i].Origin
+	}
+	return sumOrigins(list)
+}
+
+// MergeConcurrentOrigins merges the origins of parts of one phase that ran
+// at the same time, on many hosts or as many ranks of one host. The
+// counters of one machine's storage (its block device, its NFS client)
+// count what all its parts read, so each part saw them grow by about the
+// whole machine's reads: a machine's storage and cache bytes are the
+// largest any of its parts saw, not their sum. What was read, and what of
+// each part's files sat in the page cache, still add up. Parts that do not
+// name their machine count on their own.
+func MergeConcurrentOrigins(parts []PhaseResult) *Origin {
+	var order []string
+	machines := map[string][]*Origin{}
+	var list []*Origin
+	for i := range parts {
+		o := parts[i].Origin
+		if o == nil || o.Machine == "" {
+			list = append(list, o)
+			continue
+		}
+		key := o.Machine + "\x00" + o.Source
+		if _, ok := machines[key]; !ok {
+			order = append(order, key)
+		}
+		machines[key] = append(machines[key], o)
+	}
+	for _, k := range order {
+		list = append(list, oneMachine(machines[k]))
+	}
+	return sumOrigins(list)
+}
+
+// oneMachine merges the origins of parts that read the same counters at
+// the same time.
+func oneMachine(list []*Origin) *Origin {
+	out := *list[0]
+	for _, o := range list[1:] {
+		out.ReadBytes += o.ReadBytes
+		out.StorageBytes = maxInt(out.StorageBytes, o.StorageBytes)
+		out.CacheBytes = maxInt(out.CacheBytes, o.CacheBytes)
+		out.PageCacheBytes = addInt(out.PageCacheBytes, o.PageCacheBytes)
+		out.Unknown = cmp.Or(out.Unknown, o.Unknown)
+		out.PageCacheUnknown = cmp.Or(out.PageCacheUnknown, o.PageCacheUnknown)
+	}
+	return &out
+}
+
+// sumOrigins adds up origins measured apart: each kind of bytes when every
+// part has it, else it is unknown. A nil part has none. It returns nil
+// when no part has an origin.
+func sumOrigins(parts []*Origin) *Origin {
 	var out *Origin
 	missing := false
-	for _, p := range parts {
-		o := p.Origin
+	for _, o := range parts {
 		if o == nil {
 			missing = true
 			continue
@@ -104,6 +163,15 @@ func cloneInt(p *int64) *int64 {
 		return nil
 	}
 	v := *p
+	return &v
+}
+
+// maxInt is the larger of a and b, or nil when either is unknown.
+func maxInt(a, b *int64) *int64 {
+	if a == nil || b == nil {
+		return nil
+	}
+	v := max(*a, *b)
 	return &v
 }
 

@@ -68,3 +68,30 @@ func TestMergeOrigins(t *testing.T) {
 		t.Errorf("MergePhases: %v, origin %+v: want the origins added up", err, merged.Origin)
 	}
 }
+
+// TestMergeConcurrentOrigins: ranks of one machine read the same device
+// counter at the same time, so each saw the whole machine's reads; two
+// ranks, one served by the storage and one by the page cache, are 50% from
+// storage, not 100% (what adding them up would say). Machines apart add up.
+func TestMergeConcurrentOrigins(t *testing.T) {
+	part := func(machine string, read, storage, page int64) PhaseResult {
+		o := &Origin{Source: "block device vda (254:0)", ReadBytes: read, StorageBytes: i64(storage), PageCacheBytes: i64(page), Machine: machine}
+		o.SetFromStorage()
+		return PhaseResult{Name: "ior-easy-read", Origin: o}
+	}
+	m := MergeConcurrentOrigins([]PhaseResult{part("a", 100, 100, 0), part("a", 100, 100, 100)})
+	if m == nil || m.ReadBytes != 200 || *m.StorageBytes != 100 || *m.FromStorage != 50 || *m.PageCacheBytes != 100 {
+		t.Fatalf("two ranks of one machine merged to %+v: want 100 of 200 bytes from storage, 100 in the page cache", m)
+	}
+	if sum := MergeOrigins([]PhaseResult{part("a", 100, 100, 0), part("a", 100, 100, 100)}); *sum.FromStorage != 100 {
+		t.Errorf("runs one after another: %v%%, want their counters added up (100%%)", *sum.FromStorage)
+	}
+	m = MergeConcurrentOrigins([]PhaseResult{part("a", 100, 100, 0), part("b", 100, 0, 100), part("a", 100, 90, 0), part("", 100, 100, 0)})
+	if m.ReadBytes != 400 || *m.StorageBytes != 200 || *m.PageCacheBytes != 100 {
+		t.Errorf("machines a (twice), b and one unnamed merged to %+v: want 200 of 400 bytes from storage", m)
+	}
+	m = MergeConcurrentOrigins([]PhaseResult{part("a", 100, 100, 0), {Name: "ior-easy-read"}})
+	if m.FromStorage != nil || !strings.Contains(m.Unknown, "not measured in every") {
+		t.Errorf("merged with a part without origin: %+v: want unknown", m)
+	}
+}
