@@ -34,7 +34,7 @@ func addRunFlags(cmd *cobra.Command, r *RunFlags, quick []Preset) {
 	addCIFlags(cmd, &r.CI, quick)
 	addHostsFlags(cmd, &r.Cluster)
 	addMetricsFlag(cmd, &r.MetricsListen)
-	cmd.Flags().IntVar(&r.Repeat, "repeat", 1, "run the whole benchmark `N` times (caches dropped before reads as in one run); the result keeps every run, the table shows each figure's median and range, and compare can then tell a change from noise (4 or more runs a side)")
+	cmd.Flags().IntVar(&r.Repeat, "repeat", 1, "run the whole benchmark `N` times, each as a run of its own; the result keeps every run, the table shows each figure's median and range, and compare can then tell a change from noise (4 or more runs a side)")
 }
 
 // checkRepeat checks --repeat.
