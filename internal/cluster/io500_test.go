@@ -10,13 +10,15 @@ import (
 // io500 on three hosts of two ranks each: one merged result with every
 // phase, exact counts over the six ranks (each host's ranks stat, read and
 // delete the next host's files), every byte read back verified, scores
-// from the merged phases, and nothing left.
+// from the merged phases, and nothing left. The hosts share this machine's
+// disk, whose counter each saw grow by what all three read: the merged
+// origin counts it once (about what was read), not three times.
 func TestIO500ThreeHosts(t *testing.T) {
 	root := t.TempDir()
 	a, b, c := startAgent(t, root), startAgent(t, root), startAgent(t, root)
 	out := coordinator(t, context.Background(), "io500", root, "-p", "2", "--quick", "--verify", "--mdtest-easy-files", "100",
 		"--mdtest-hard-files", "80", "--ior-hard-segments", "40", "--ior-easy-transfers", "3", "--ior-easy-xfer", "1M",
-		"--hosts", hostsFlag(a, b, c), "-o", "json")
+		"--drop-caches", "always", "--hosts", hostsFlag(a, b, c), "-o", "json")
 	r := resultOf(t, out)
 	if len(r.Phases) != len(io500.Order) || len(r.Hosts) != 3 || r.IO500 == nil || r.IO500.Score <= 0 {
 		t.Fatalf("%d phases, %d hosts, %+v", len(r.Phases), len(r.Hosts), r.IO500)
@@ -31,6 +33,16 @@ func TestIO500ThreeHosts(t *testing.T) {
 	for _, p := range r.Phases {
 		if w, ok := want[p.Name]; ok && (p.Items != w[0] || p.Bytes != w[1] || p.Errors != 0) {
 			t.Errorf("%s: %d items, %d bytes, %d errors; want %v", p.Name, p.Items, p.Bytes, p.Errors, w)
+		}
+	}
+	for _, name := range []string{"ior-easy-read", "mdtest-hard-read"} {
+		p := r.FindPhase(name)
+		if p == nil {
+			t.Fatalf("no phase %s", name)
+		}
+		o := p.Origin
+		if o == nil || o.StorageBytes == nil || o.ReadBytes != p.Bytes || *o.StorageBytes < p.Bytes*9/10 || *o.StorageBytes > p.Bytes*3/2 {
+			t.Errorf("%s, caches dropped: origin %+v: want about its %d bytes from the storage, counted once", name, o, p.Bytes)
 		}
 	}
 	if s := io500.ScoresOf(r.Phases); s.Total != r.IO500.Score {

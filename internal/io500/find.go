@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,9 +36,10 @@ type FindResult struct {
 // next directory not yet read (as pfind does), and counts what matches m.
 // A name is matched before anything is asked of the file system about the
 // entry; only a file whose name matches is stat'ed. Find ends early, with
-// what it counted, when ctx is cancelled.
-func Find(ctx context.Context, root string, m Match, workers int) FindResult {
-	f := &finder{m: m, ctx: ctx}
+// what it counted, when ctx is cancelled. seen, if not nil, counts the
+// entries looked at as the walk goes, for progress.
+func Find(ctx context.Context, root string, m Match, workers int, seen *atomic.Int64) FindResult {
+	f := &finder{m: m, ctx: ctx, seen: seen}
 	f.cond = sync.NewCond(&f.mu)
 	f.queue = []string{root}
 	f.pending = 1
@@ -65,6 +67,7 @@ type finder struct {
 	queue   []string
 	pending int // directories queued or being read
 	res     FindResult
+	seen    *atomic.Int64
 }
 
 // next takes a directory to read; false when there are none left.
@@ -90,6 +93,9 @@ func (f *finder) work() {
 		}
 		var c FindResult
 		subdirs, err := f.readDir(dir, &c)
+		if f.seen != nil {
+			f.seen.Add(c.Scanned)
+		}
 		f.mu.Lock()
 		f.res.Scanned += c.Scanned
 		f.res.Found += c.Found

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -69,13 +70,22 @@ type Options struct {
 	// run's operations so far, for progress. Warn is called with what
 	// a reader of the result should know.
 	PhaseStart func(name string, ops func() int64)
-	Warn       func(msg string)
+	// PhaseEnd, if set, is called when a phase ends, before the next one
+	// prepares: the phase's count is still there to read.
+	PhaseEnd func(name string)
+	Warn     func(msg string)
 	// Finish, if set, is called after the last phase, before the clean-up
 	// (a host's barrier: the first host removes the files all share).
 	Finish func()
 	// Keep leaves the ior files and the timestamp file (the delete phases
 	// have removed mdtest's files).
 	Keep bool
+	// DropCaches is how the kernel's caches are dropped before the phases
+	// that read or stat (runenv.DropNever, the default as IO500 runs its
+	// phases back to back, DropAuto or DropAlways); SkipDropCaches is
+	// SKIP_DROP_CACHES=true.
+	DropCaches     string
+	SkipDropCaches bool
 }
 
 // Validate checks the options before anything is written.
@@ -86,6 +96,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--threads must be at least 1 (got %d)", o.Threads)
 	case o.Stonewall <= 0:
 		return fmt.Errorf("--stonewall must be greater than 0 (got %s)", o.Stonewall)
+	case o.DropCaches != "" && !runenv.ValidDropCaches(o.DropCaches):
+		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	case s.EasyXfer < 1 || s.EasySegments < 1 || s.HardSegments < 1 || s.EasyFiles < 1 || s.HardFiles < 1:
 		return errors.New("the amounts of the phases must be at least 1")
 	case int64(s.EasyFiles)+int64(s.HardFiles) > workload.MaxTreeFiles/int64(max(o.World, o.Threads)):
@@ -122,6 +134,7 @@ func Run(ctx context.Context, o Options, res *report.Result) (err error) {
 		return err
 	}
 	s := newSuite(o, res)
+	res.CacheDrop = s.drop.Method()
 	defer func() {
 		if cerr := s.cleanup(); cerr != nil && err == nil {
 			err = cerr
@@ -129,10 +142,21 @@ func Run(ctx context.Context, o Options, res *report.Result) (err error) {
 	}()
 	for _, name := range Order {
 		if o.PhaseStart != nil {
-			s.gate = func() { o.PhaseStart(name, s.runner.Live.Ops.Load) }
+			ops := s.runner.Live.Ops.Load
+			if name == "find" {
+				ops = s.seen.Load
+			}
+			s.gate = func() { o.PhaseStart(name, ops) }
 		}
 		err := s.run(ctx, name)
 		s.ready() // a phase that failed before its start still passes it
+		if o.PhaseEnd != nil {
+			o.PhaseEnd(name)
+		}
+		if s.cached != "" {
+			s.warn("%s", s.cached)
+			s.cached = ""
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

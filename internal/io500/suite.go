@@ -1,6 +1,7 @@
 package io500
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,11 +9,14 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -27,14 +31,53 @@ type suite struct {
 	wrote bool
 	// gate is the phase's start (Options.PhaseStart), until ready calls it.
 	gate func()
+	// seen counts the entries find has looked at, for progress.
+	seen atomic.Int64
 	// Found is what the find phase found, and Expected what it should
 	// find: the mdtest-hard files whose names match.
 	Found, Expected int64
+	// drop drops caches before the phases that read or stat; probe and
+	// reading measure where a read phase's bytes came from.
+	drop    *runenv.Dropper
+	probe   *origin.Probe
+	reading *origin.Reading
+	// cached is the warning of the last phase, served from a cache, which
+	// Run gives once the phase's end is shown.
+	cached string
 }
+
+// Remedy is what the warning of a read phase served from a cache proposes.
+const Remedy = "to measure the storage, run with --drop-caches auto (as root it drops all caches, else the run's files), or write more than memory holds before reading (a longer --stonewall and larger amounts)"
+
+// sharedUnlooked is why the page cache of ior-hard's file is not looked
+// at: a rank reads only its part of it.
+const sharedUnlooked = "not looked at: every rank reads a part of one shared file"
 
 func newSuite(o Options, res *report.Result) *suite {
 	runner := workload.NewRunner(workload.Config{Dir: o.Dir, Workers: o.Threads, Verify: o.Verify, Seed: o.Seed}, max(o.Sizes.EasyXfer, HardXfer, 4096))
-	return &suite{o: o, res: res, runner: runner}
+	s := &suite{o: o, res: res, runner: runner, probe: origin.New(o.Dir)}
+	s.probe.Remedy = Remedy
+	s.drop = runenv.NewDropper(runenv.Options{DropCaches: cmp.Or(o.DropCaches, runenv.DropNever), SkipDropCaches: o.SkipDropCaches},
+		os.Geteuid() == 0, s.warn)
+	return s
+}
+
+// start runs phase p on files: it drops the caches first if p reads or
+// stats, and reads the counters of where its bytes come from if it reads
+// (not looking at the page cache of a file all ranks share). record ends
+// the reading.
+func (s *suite) start(ctx context.Context, p workload.FilePhase, files []string, shared bool) (*workload.Result, error) {
+	if p.Kind == workload.Read || p.Kind == workload.Stat {
+		s.drop.Drop(p.Name, files)
+	}
+	switch {
+	case p.Kind != workload.Read:
+	case shared:
+		s.reading = s.probe.BeginUnlooked(ctx, sharedUnlooked)
+	default:
+		s.reading = s.probe.Begin(ctx, files, s.drop.Method() == "drop_caches")
+	}
+	return s.runner.Run(ctx, p)
 }
 
 // ready passes the phase's start, once: a FilePhase's Ready, or the
@@ -93,8 +136,9 @@ func (s *suite) run(ctx context.Context, name string) error {
 		return fmt.Errorf("no phase %q", name)
 	}
 	if r != nil {
-		s.record(name, r)
+		s.record(ctx, name, r)
 	}
+	s.reading = nil
 	return err
 }
 
@@ -108,7 +152,7 @@ func (s *suite) ior(ctx context.Context, name, file string, xfer int64, segs int
 		kind, p.Duration = workload.Write, s.o.Stonewall
 	}
 	p.Kind = kind
-	return s.runner.Run(ctx, p)
+	return s.start(ctx, p, p.Shared.ReadFiles(p.Targets.Paths[0], s.o.Threads), !perRank)
 }
 
 // create runs a stonewalled mdtest create phase: each rank creates its
@@ -152,7 +196,7 @@ func (s *suite) meta(ctx context.Context, phase string, name func(r, i int) stri
 	default:
 		p.Kind = workload.Unlink
 	}
-	return s.runner.Run(ctx, p)
+	return s.start(ctx, p, p.Targets.Paths, false)
 }
 
 // source is the rank whose files rank r works on in a metadata phase.
@@ -205,7 +249,7 @@ func (s *suite) find(ctx context.Context) error {
 	ph := report.PhaseResult{Name: "find", Title: "find"}
 	s.ready()
 	if s.o.Rank0 == 0 {
-		f := Find(ctx, s.o.Dir, Match{Name: findName, Size: HardFileSize, Newer: s.stamp}, s.o.Threads)
+		f := Find(ctx, s.o.Dir, Match{Name: findName, Size: HardFileSize, Newer: s.stamp}, s.o.Threads, &s.seen)
 		if f.Err != nil {
 			return f.Err
 		}
@@ -254,8 +298,9 @@ func (s *suite) warn(format string, args ...any) {
 
 // record adds a phase's measurement to the result with IO500's figure as its
 // value.
-func (s *suite) record(name string, r *workload.Result) {
+func (s *suite) record(ctx context.Context, name string, r *workload.Result) {
 	ph := r.Report()
+	s.cached = s.reading.End(ctx, &ph, ph.Bytes)
 	SetValue(&ph)
 	ph.Cost = report.Measure{Value: ph.Latency.Mean / 1e3, Unit: report.UnitMsPerOp}
 	ph.LatencyOf = latencyOf(name, s.o.Sizes)

@@ -83,6 +83,26 @@ func (l *SharedFile) source(r, workers int) int {
 	return (r + shift) % l.World
 }
 
+// ReadFiles are the files the workers of this host read in a read phase
+// on path: each worker's source rank's file, or path itself when every
+// rank shares it.
+func (l *SharedFile) ReadFiles(path string, workers int) []string {
+	if !l.PerRank {
+		return []string{path}
+	}
+	world := l.World
+	if world == 0 {
+		world = workers
+	}
+	c := *l
+	c.World = world
+	files := make([]string, workers)
+	for w := range workers {
+		files[w] = RankFile(path, c.source(l.Rank0+w, workers))
+	}
+	return files
+}
+
 func (l *SharedFile) check(p *FilePhase, workers int) error {
 	if l.World == 0 {
 		l.World = workers

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,5 +240,25 @@ func TestSharedRefusesIOUring(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "shared")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the shared file was made: %v", err)
+	}
+}
+
+// TestSharedReadFiles: the files a host's workers read are those of the
+// ranks they read from, as the read phase picks them.
+func TestSharedReadFiles(t *testing.T) {
+	for _, tc := range []struct {
+		l       SharedFile
+		workers int
+		want    []string
+	}{
+		{SharedFile{PerRank: true}, 3, []string{"f.1", "f.2", "f.0"}},
+		{SharedFile{PerRank: true, Rank0: 2, World: 4}, 2, []string{"f.0", "f.1"}},
+		{SharedFile{PerRank: true, World: 4, Shift: -1}, 2, []string{"f.0", "f.1"}},
+		{SharedFile{PerRank: true, World: 4, Shift: 3}, 2, []string{"f.3", "f.0"}},
+		{SharedFile{World: 4}, 2, []string{"f"}},
+	} {
+		if got := tc.l.ReadFiles("f", tc.workers); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v with %d workers reads %v, want %v", tc.l, tc.workers, got, tc.want)
+		}
 	}
 }
