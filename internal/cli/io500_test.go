@@ -59,8 +59,8 @@ func TestIO500BadInput(t *testing.T) {
 	}
 }
 
-// A quick run on tmpfs and on a FUSE mount: every phase in the JSON, the
-// scores as computed from them, the note that this is no official
+// A quick run on tmpfs and on a FUSE mount: every phase in the JSON, as
+// the schema has it, the reads' origins, the scores as computed from them, the note that this is no official
 // result, nothing left behind; compare and report take the result.
 func TestIO500Runs(t *testing.T) {
 	var results []string
@@ -75,9 +75,13 @@ func TestIO500Runs(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", fs, code, stderr)
 		}
+		checkSchema(t, "io500 on "+fs, []byte(stdout))
 		var r report.Result
 		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 			t.Fatal(err)
+		}
+		if p := r.FindPhase("ior-easy-read"); p == nil || p.Origin == nil || p.Origin.ReadBytes != p.Bytes {
+			t.Errorf("%s: ior-easy-read says nothing of where its bytes came from: %+v", fs, p)
 		}
 		if len(r.Phases) != len(io500.Order) || r.IO500 == nil || !strings.Contains(r.IO500.Note, "not an official IO500") {
 			t.Fatalf("%s: %d phases, %+v", fs, len(r.Phases), r.IO500)
