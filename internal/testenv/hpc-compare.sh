@@ -11,7 +11,11 @@
 # ior phases, thousands of operations a second for the mdtest ones.
 # fsbench's ranks are processes started by the same mpirun as IOR's
 # (RANKS=threads: fsbench -p N in one process). While it runs, memory the
-# guest frees stays in the guest (host-memory.sh).
+# guest frees stays in the guest (host-memory.sh). FS=tmpfs or FS=disk runs
+# one of the two. DROP=1 (root) flushes and drops the kernel's caches before
+# every phase that reads or stats, on both sides (the script before IOR's
+# and mdtest's, fsbench io500 --drop-caches always before its own), so that
+# the disk's read phases measure the disk, not the page cache.
 set -euo pipefail
 ior_dir=${1:?usage: hpc-compare.sh IOR_DIR [PAIRS] [DISK_DIR]}
 pairs=${2:-6}
@@ -27,6 +31,15 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe)
 ranks=${RANKS:-processes}
 case $ranks in processes | threads) ;; *) echo "hpc-compare.sh: RANKS is processes or threads, not $ranks" >&2; exit 2 ;; esac
 easy_mib=${EASY_MIB:-32} hard_segs=${HARD_SEGS:-1000} easy_files=${EASY_FILES:-2000} hard_files=${HARD_FILES:-1000}
+filesystems=${FS:-tmpfs disk} drop=${DROP:-0}
+case $drop in 0 | 1) ;; *) echo "hpc-compare.sh: DROP is 0 or 1, not $drop" >&2; exit 2 ;; esac
+for f in $filesystems; do
+	case $f in tmpfs | disk) ;; *) echo "hpc-compare.sh: FS is tmpfs, disk or both, not $f" >&2; exit 2 ;; esac
+done
+drop_flag=never
+if [ "$drop" = 1 ]; then drop_flag=always; fi
+# dropped: before a phase that reads or stats, with DROP=1.
+dropped() { if [ "$drop" = 1 ]; then sync && echo 3 >/proc/sys/vm/drop_caches; fi; }
 
 tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
 mount -t tmpfs -o size=3g tmpfs "$tmpfs"
@@ -44,7 +57,7 @@ hold_freed_memory
 run_fsbench() {
 	local launch=("${mpirun[@]}" -np "$2") threads=1
 	if [ "$ranks" = threads ]; then launch=() threads=$2; fi
-	"${launch[@]}" "$fsbench" io500 "$3" -p "$threads" -q -o json --stonewall 300s --ior-easy-transfers $((easy_mib / 2)) \
+	"${launch[@]}" "$fsbench" io500 "$3" -p "$threads" -q -o json --stonewall 300s --drop-caches $drop_flag --ior-easy-transfers $((easy_mib / 2)) \
 		--ior-hard-segments $hard_segs --mdtest-easy-files $easy_files --mdtest-hard-files $hard_files |
 		python3 -c 'import json,sys
 r=json.load(sys.stdin)
@@ -87,17 +100,17 @@ run_ior() {
 	"${run[@]}" "$ior" -w "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
 	"${run[@]}" "$mdtest" -C "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	find "$d" -newer "$d/timestampfile" -size 3901c -name '*01*' >/dev/null
-	"${run[@]}" "$ior" -r "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
-	"${run[@]}" "$mdtest" -T "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
-	"${run[@]}" "$ior" -r "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
-	"${run[@]}" "$mdtest" -T "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
+	dropped && "${run[@]}" "$ior" -r "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
+	dropped && "${run[@]}" "$mdtest" -T "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
+	dropped && "${run[@]}" "$ior" -r "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
+	dropped && "${run[@]}" "$mdtest" -T "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	"${run[@]}" "$mdtest" -r "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
-	"${run[@]}" "$mdtest" -E "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
+	dropped && "${run[@]}" "$mdtest" -E "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	"${run[@]}" "$mdtest" -r "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	rm -rf "$d"
 }
 
-for fs in tmpfs disk; do
+for fs in $filesystems; do
 	dir=$tmpfs
 	[ $fs = disk ] && dir=$disk
 	for np in 2 4; do
@@ -111,7 +124,7 @@ for fs in tmpfs disk; do
 	done
 done
 
-echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs, fsbench ranks as $ranks; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
+echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs, fsbench ranks as $ranks, caches dropped before reads and stats: $drop_flag; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
 python3 - "$out" <<'PY'
 import sys, statistics, collections
 v = collections.defaultdict(list)
