@@ -65,7 +65,7 @@ func newIO500CmdWith(app *App, runF func(context.Context, *IO500Options) error) 
 	f.IntVar(&o.Sizes.EasyFiles, "mdtest-easy-files", z.EasyFiles, "mdtest-easy's files a rank at most (mdtest -n)")
 	f.IntVar(&o.Sizes.HardFiles, "mdtest-hard-files", z.HardFiles, "mdtest-hard's files a rank at most (mdtest -n)")
 	f.BoolVar(&o.Verify, "verify", false, "check every byte read back (ior reads, mdtest-hard-read)")
-	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropNever, "drop kernel caches before the phases that read or stat: never (IO500 runs its phases back to back), auto (all caches as root, else the run's files), always; SKIP_DROP_CACHES=true disables")
+	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropNever, "start each phase from a clean cache: never (IO500 runs its phases back to back), auto (drop all caches as root, else the run's files, before the phases that read or stat; write back dirty data before the others), always; SKIP_DROP_CACHES=true disables")
 	f.BoolVar(&o.Target.Keep, "keep", false, "keep the run's directory with the ior files and the timestamp file (the delete phases remove mdtest's files)")
 	q := io500.Quick()
 	addRunFlags(cmd, &o.RunFlags, []Preset{
@@ -99,7 +99,9 @@ The phases run back to back, as IO500 runs them, so on a client whose memory
 holds what was written the reads are answered by the page cache: each read
 phase says how much of what it read came from the storage (under the table,
 and "origin" in JSON), and warns when it was under half. --drop-caches auto
-flushes and drops the caches before each phase that reads or stats.
+starts each phase from a clean cache: it drops the caches before the phases
+that read or stat, and writes back what earlier phases left dirty before the
+others, so that a write phase does not pay for the writes before it.
 
 This is IO500-style, NOT an official IO500 result: the phases are run by
 fsbench's engine, not by IOR, mdtest and pfind, and the run is no submission.

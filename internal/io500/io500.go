@@ -82,8 +82,9 @@ type Options struct {
 	Keep bool
 	// DropCaches is how the kernel's caches are dropped before the phases
 	// that read or stat (runenv.DropNever, the default as IO500 runs its
-	// phases back to back, DropAuto or DropAlways); SkipDropCaches is
-	// SKIP_DROP_CACHES=true.
+	// phases back to back, DropAuto or DropAlways); unless never, the
+	// others start after the file system's dirty data is written back.
+	// SkipDropCaches is SKIP_DROP_CACHES=true.
 	DropCaches     string
 	SkipDropCaches bool
 }

@@ -63,12 +63,15 @@ func newSuite(o Options, res *report.Result) *suite {
 }
 
 // start runs phase p on files: it drops the caches first if p reads or
-// stats, and reads the counters of where its bytes come from if it reads
-// (not looking at the page cache of a file all ranks share). record ends
-// the reading.
+// stats, else writes back what earlier phases left dirty (both only when
+// caches are dropped), and reads the counters of where its bytes come from
+// if it reads (not looking at the page cache of a file all ranks share).
+// record ends the reading.
 func (s *suite) start(ctx context.Context, p workload.FilePhase, files []string, shared bool) (*workload.Result, error) {
 	if p.Kind == workload.Read || p.Kind == workload.Stat {
 		s.drop.Drop(p.Name, files)
+	} else {
+		s.drop.Flush(p.Name, s.o.Dir)
 	}
 	switch {
 	case p.Kind != workload.Read:
@@ -166,7 +169,7 @@ func (s *suite) create(ctx context.Context, phase string, name func(r, i int) st
 	}
 	p := workload.FilePhase{Name: phase, Title: phase, Kind: workload.Create, PerFile: true, Targets: s.runner.NewTargets(s.o.Dir, names),
 		FileSize: size, BlockSize: max(size, 1), Duration: s.o.Stonewall, Once: true, Ready: s.ready}
-	return s.runner.Run(ctx, p)
+	return s.start(ctx, p, nil, false)
 }
 
 // meta runs an mdtest phase on the files that exist: rank r works on

@@ -10,10 +10,11 @@ import (
 // Dropper flushes and drops the kernel's caches before read phases: all
 // caches as root, else the given files' pages.
 type Dropper struct {
-	method string // drop_caches, fadvise or none
-	warn   func(string, ...any)
-	hooks  Hooks
-	warned bool
+	method      string // drop_caches, fadvise or none
+	warn        func(string, ...any)
+	hooks       Hooks
+	warned      bool
+	flushWarned bool
 }
 
 // NewDropper makes the dropper of o.DropCaches and o.SkipDropCaches; root
@@ -70,5 +71,20 @@ func (d *Dropper) dropNow(phase string, files []string) {
 				}
 			}
 		}
+	}
+}
+
+// Flush writes back the dirty data of the file system that holds dir
+// before phase, unless caches are not dropped at all: a phase that writes
+// then starts from a clean cache, as one that reads does after Drop, and
+// does not pay for what the phases before it left to write back.
+func (d *Dropper) Flush(phase, dir string) {
+	if d.method == "none" {
+		return
+	}
+	defer d.hooks.Waiting("writing back dirty data before " + phase)()
+	if err := sysio.SyncFS(dir); err != nil && !d.flushWarned {
+		d.warn("before %s: %v", phase, err)
+		d.flushWarned = true
 	}
 }

@@ -129,6 +129,20 @@ func DropCaches() error {
 	return nil
 }
 
+// SyncFS writes back the dirty data of the file system that holds dir
+// (syncfs(2)), and no other's.
+func SyncFS(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Syncfs(fd); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
 // DropFileCache writes back one file's dirty pages and drops its cached
 // pages. It works without privileges, for files we can open.
 func DropFileCache(path string) error {

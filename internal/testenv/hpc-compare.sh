@@ -12,10 +12,12 @@
 # fsbench's ranks are processes started by the same mpirun as IOR's
 # (RANKS=threads: fsbench -p N in one process). While it runs, memory the
 # guest frees stays in the guest (host-memory.sh). FS=tmpfs or FS=disk runs
-# one of the two. DROP=1 (root) flushes and drops the kernel's caches before
-# every phase that reads or stats, on both sides (the script before IOR's
-# and mdtest's, fsbench io500 --drop-caches always before its own), so that
-# the disk's read phases measure the disk, not the page cache.
+# one of the two. DROP=1 (root) starts every phase from a clean cache on
+# both sides (the script before IOR's and mdtest's, fsbench io500
+# --drop-caches always before its own): the kernel's caches are dropped
+# before the phases that read or stat, so that the disk's reads measure the
+# disk, not the page cache, and dirty data is written back before the
+# others, so that no phase pays for the writeback of the ones before it.
 set -euo pipefail
 ior_dir=${1:?usage: hpc-compare.sh IOR_DIR [PAIRS] [DISK_DIR]}
 pairs=${2:-6}
@@ -38,8 +40,10 @@ for f in $filesystems; do
 done
 drop_flag=never
 if [ "$drop" = 1 ]; then drop_flag=always; fi
-# dropped: before a phase that reads or stats, with DROP=1.
+# dropped: before a phase that reads or stats, with DROP=1; flushed:
+# before the others.
 dropped() { if [ "$drop" = 1 ]; then sync && echo 3 >/proc/sys/vm/drop_caches; fi; }
+flushed() { if [ "$drop" = 1 ]; then sync; fi; }
 
 tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
 mount -t tmpfs -o size=3g tmpfs "$tmpfs"
@@ -95,18 +99,18 @@ run_ior() {
 	local hard=(-a POSIX -C -k -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f")
 	local mde=(-F -u -N 1 -n $easy_files -d "$d/mde") mdh=(-F -N 1 -n $hard_files -w 3901 -e 3901 -d "$d/mdh")
 	rm -rf "$d" && mkdir -p "$d/easy" "$d/hard" && touch "$d/timestampfile"
-	"${run[@]}" "$ior" -w "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
-	"${run[@]}" "$mdtest" -C "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
-	"${run[@]}" "$ior" -w "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
-	"${run[@]}" "$mdtest" -C "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
+	flushed && "${run[@]}" "$ior" -w "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
+	flushed && "${run[@]}" "$mdtest" -C "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
+	flushed && "${run[@]}" "$ior" -w "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
+	flushed && "${run[@]}" "$mdtest" -C "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	find "$d" -newer "$d/timestampfile" -size 3901c -name '*01*' >/dev/null
 	dropped && "${run[@]}" "$ior" -r "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
 	dropped && "${run[@]}" "$mdtest" -T "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
 	dropped && "${run[@]}" "$ior" -r "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
 	dropped && "${run[@]}" "$mdtest" -T "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
-	"${run[@]}" "$mdtest" -r "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
+	flushed && "${run[@]}" "$mdtest" -r "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
 	dropped && "${run[@]}" "$mdtest" -E "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
-	"${run[@]}" "$mdtest" -r "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
+	flushed && "${run[@]}" "$mdtest" -r "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	rm -rf "$d"
 }
 
