@@ -63,6 +63,7 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Logs, o.Path = args[:len(args)-1], args[len(args)-1]
 			o.Log = o.Logs[0]
+			o.SkipDropCaches = skipDropCaches(app)
 			if err := checkFileFlags(cmd); err != nil {
 				return err
 			}
@@ -90,6 +91,7 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
 	f := cmd.Flags()
 	f.Float64Var(&o.Speed, "speed", 0, "pace: 0 as fast as possible, 1 as recorded, 2 twice as fast (the recorded gaps between operations, divided by this)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the replay's files instead of removing them")
+	f.StringVar(&o.DropCaches, "drop-caches", "auto", "drop kernel caches once the files the log reads are made, before the replay: auto (all caches as root, else those files), always, never; SKIP_DROP_CACHES=true disables")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, nil)
 	addHostsFlags(cmd, &o.Cluster)
@@ -112,7 +114,12 @@ run together, as recorded, and an operation waits for another stream's only
 where the recording shows that stream changing the same file, directory or
 handle first. The files are mapped to files of a new directory under PATH:
 what the log uses without creating it is made first, with the sizes the log
-needs, outside the measured time. Everything is removed at the end.
+needs, outside the measured time, and the caches are then dropped (as root
+all of them, else those files': --drop-caches), so that the replay reads them
+from the storage as the application read data that was there before it.
+Everything is removed at the end. The replay-read row says how much of what
+it read came from the storage; the rest is the recording's own re-reads,
+which the page cache answers here as it did there.
 
 A recorded failure (a lookup of a missing name) is replayed and must fail the
 same way; it is counted apart. Operations on JuiceFS's virtual files (.stats,
@@ -191,6 +198,9 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 	}
 	if math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed < 0 {
 		return Usagef("--speed %v: want 0 (as fast as possible) or more", o.Speed)
+	}
+	if err := o.Options.Validate(); err != nil {
+		return &UsageError{Err: err}
 	}
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err

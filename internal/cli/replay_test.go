@@ -27,12 +27,15 @@ func parseReplay(t *testing.T, args ...string) (*ReplayOptions, int, string) {
 
 func TestReplayFlags(t *testing.T) {
 	dir := t.TempDir()
-	o, code, msg := parseReplay(t, juiceFSSample, dir, "--speed", "2", "--keep", "--expect", "replay-write.p99<1s")
+	o, code, msg := parseReplay(t, juiceFSSample, dir, "--speed", "2", "--keep", "--expect", "replay-write.p99<1s", "--drop-caches", "never")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
-	if o.Log != juiceFSSample || o.Path != dir || o.Speed != 2 || !o.Keep || len(o.CI.Exprs) != 1 {
+	if o.Log != juiceFSSample || o.Path != dir || o.Speed != 2 || !o.Keep || len(o.CI.Exprs) != 1 || o.DropCaches != "never" {
 		t.Errorf("options = %+v", o)
+	}
+	if o, _, _ := parseReplay(t, juiceFSSample, dir); o.DropCaches != "auto" {
+		t.Errorf("--drop-caches defaults to %q, want auto", o.DropCaches)
 	}
 }
 
@@ -48,6 +51,7 @@ func TestReplayBadInput(t *testing.T) {
 	}{
 		{[]string{juiceFSSample, dir, "--speed", "-1"}, "--speed -1: want 0"},
 		{[]string{juiceFSSample, dir, "--speed", "NaN"}, "--speed NaN"},
+		{[]string{juiceFSSample, dir, "--drop-caches", "sometimes"}, `--drop-caches must be auto, always or never (got "sometimes")`},
 		{[]string{dir, dir}, "is a directory"},
 		{[]string{juiceFSSample, file}, "not a directory"},
 		{[]string{juiceFSSample, dir, "--expect", "write-big>1MiB/s"}, `replay measures no metric "write-big"`},

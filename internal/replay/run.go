@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/profile"
 	"github.com/fsbench/fsbench/internal/report"
@@ -34,7 +36,13 @@ type Options struct {
 	// RunDir, if set, is the run's own directory (made by the run, as
 	// bench's): a host's in a replay on many.
 	RunDir string
-	Hooks  Hooks
+	// DropCaches is how the kernel's caches are dropped once what the
+	// recording used without creating it is made, before the replay
+	// (runenv.DropAuto, also "", DropAlways or DropNever);
+	// SkipDropCaches is SKIP_DROP_CACHES=true.
+	DropCaches     string
+	SkipDropCaches bool
+	Hooks          Hooks
 }
 
 // Hooks are the run's callbacks to its caller; all are optional.
@@ -73,6 +81,8 @@ func (o *Options) Validate() error {
 		return errors.New("a PATH to replay in is required")
 	case math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed < 0:
 		return fmt.Errorf("--speed %v: want 0 (as fast as possible) or more", o.Speed)
+	case o.DropCaches != "" && !runenv.ValidDropCaches(o.DropCaches):
+		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	}
 	return nil
 }
@@ -221,6 +231,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		}
 		return &runenv.Error{Phase: "prepare", Err: err}
 	}
+	reading := p.dropAndLook(ctx, o, res, warn)
 	eng := engine.New(len(t.Streams))
 	if o.Hooks.Started != nil {
 		o.Hooks.Started(eng, t.Ops())
@@ -231,6 +242,11 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		o.Hooks.Finished(eng)
 	}
 	fill(res, r, t, o)
+	if ph := res.FindPhase("replay-read"); ph != nil {
+		if w := reading.End(ctx, ph, ph.Bytes); w != "" {
+			warn("%s", w)
+		}
+	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
 		return ctx.Err()
@@ -254,6 +270,36 @@ func (p *player) makeInitial(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Remedies of a replay whose reads the storage served under half of: the
+// caches kept, or dropped before it began, when what was cached is what
+// the recording read again after reading or writing it.
+const (
+	KeptRemedy    = "to measure the storage, let the replay drop the caches before it begins (as root; not with --drop-caches never)"
+	DroppedRemedy = "the caches were dropped before the replay began, so these are the recording's own reads of what it had read or written before, which the application finds in its cache too"
+)
+
+// dropAndLook drops the caches once the files the recording used without
+// creating them are made, and reads the counters of where the replay's
+// reads will come from.
+func (p *player) dropAndLook(ctx context.Context, o Options, res *report.Result, warn func(string, ...any)) *origin.Reading {
+	drop := runenv.NewDropper(runenv.Options{DropCaches: cmp.Or(o.DropCaches, runenv.DropAuto), SkipDropCaches: o.SkipDropCaches},
+		os.Geteuid() == 0, warn)
+	res.CacheDrop = drop.Method()
+	var files []string
+	for _, e := range p.t.Initial {
+		if !e.Dir {
+			files = append(files, p.dir+e.Path)
+		}
+	}
+	drop.Drop("the replay", files)
+	probe := origin.New(p.dir)
+	probe.Remedy = KeptRemedy
+	if drop.Method() != "none" {
+		probe.Remedy = DroppedRemedy
+	}
+	return probe.Begin(ctx, files, drop.Method() == "drop_caches")
 }
 
 // closeAll closes the handles the recording left open.

@@ -192,7 +192,7 @@ func OriginLine(p *PhaseResult) string {
 	if o == nil {
 		return ""
 	}
-	s := p.Title + ": "
+	s := strings.TrimSpace(p.Title) + ": "
 	if o.FromStorage != nil {
 		s += fmt.Sprintf("%s%% from storage (%s: %s of %s)", strconv.FormatFloat(*o.FromStorage, 'f', 1, 64),
 			o.Source, units.FormatBytes(*o.StorageBytes), units.FormatBytes(o.ReadBytes))
