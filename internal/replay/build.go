@@ -431,7 +431,9 @@ func (b *builder) insideCreated(n int32) bool {
 	return false
 }
 
-// initial adds n, after its ancestors, to the entries made first.
+// initial adds n, after its ancestors, to the entries made first. A
+// parent the log has seen already holds n, so it is a directory, also when
+// the log first used it in a way that did not say so (a stat).
 func (b *builder) initial(n int32) {
 	nd := &b.nodes[n]
 	if p := nd.parent; p > root && !b.nodes[p].seen {
@@ -439,6 +441,8 @@ func (b *builder) initial(n int32) {
 		b.setExists(p, true)
 		b.initial(p)
 		nd = &b.nodes[n]
+	} else if p > root {
+		b.markDir(p)
 	}
 	nd.entry, nd.implied = int32(len(b.t.Initial)), false
 	b.t.Initial = append(b.t.Initial, Entry{Path: b.pathOf(n), Dir: nd.dir})

@@ -158,3 +158,29 @@ func TestReadStraceAsParse(t *testing.T) {
 		t.Errorf("%d complete calls parsed by the first pass", calls)
 	}
 }
+
+// TestStatThenChild: a directory the log first stats (a shell's look at
+// its working directory), then uses a file below through a handle it
+// opened before the recording, is made a directory, not a file of the
+// stat's size, so that the file below it can be made.
+func TestStatThenChild(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "trace.log")
+	os.WriteFile(log, []byte(`100 1795570281.000001 newfstatat(AT_FDCWD</w>, "/w", {st_mode=S_IFDIR|S_ISVTX|0777, st_size=20480, ...}, 0) = 0 <0.000010>
+100 1795570281.000002 write(1</w/jobs/1/stdout>, "hello\n", 6) = 6 <0.000010>
+`), 0o644)
+	dest := t.TempDir()
+	res := &report.Result{}
+	if err := Run(context.Background(), Options{Log: log, Path: dest, Keep: true, DropCaches: "never"}, res); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dest, "fsbench-*"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories: %v", runs)
+	}
+	if st, err := os.Stat(filepath.Join(runs[0], "w")); err != nil || !st.IsDir() {
+		t.Errorf("/w in the replay: %v, %v: want a directory", st, err)
+	}
+	if st, err := os.Stat(filepath.Join(runs[0], "w/jobs/1/stdout")); err != nil || st.Size() != 6 {
+		t.Errorf("/w/jobs/1/stdout in the replay: %v: want the 6 bytes written", err)
+	}
+}
