@@ -109,14 +109,21 @@ func MergeConcurrentOrigins(parts []PhaseResult) *Origin {
 func oneMachine(list []*Origin) *Origin {
 	out := *list[0]
 	for _, o := range list[1:] {
-		out.ReadBytes += o.ReadBytes
-		out.StorageBytes = maxInt(out.StorageBytes, o.StorageBytes)
-		out.CacheBytes = maxInt(out.CacheBytes, o.CacheBytes)
-		out.PageCacheBytes = addInt(out.PageCacheBytes, o.PageCacheBytes)
-		out.Unknown = cmp.Or(out.Unknown, o.Unknown)
-		out.PageCacheUnknown = cmp.Or(out.PageCacheUnknown, o.PageCacheUnknown)
+		out.absorb(o, maxInt)
 	}
 	return &out
+}
+
+// absorb adds part o to out: what was read and the page cache add up, the
+// storage's and a client cache's counters combine by counters (added up,
+// or the largest of parts that read the same ones).
+func (out *Origin) absorb(o *Origin, counters func(a, b *int64) *int64) {
+	out.ReadBytes += o.ReadBytes
+	out.StorageBytes = counters(out.StorageBytes, o.StorageBytes)
+	out.CacheBytes = counters(out.CacheBytes, o.CacheBytes)
+	out.PageCacheBytes = addInt(out.PageCacheBytes, o.PageCacheBytes)
+	out.Unknown = cmp.Or(out.Unknown, o.Unknown)
+	out.PageCacheUnknown = cmp.Or(out.PageCacheUnknown, o.PageCacheUnknown)
 }
 
 // sumOrigins adds up origins measured apart: each kind of bytes when every
@@ -141,12 +148,7 @@ func sumOrigins(parts []*Origin) *Origin {
 		case o.Source != "" && !slices.Contains(strings.Split(out.Source, ", "), o.Source):
 			out.Source += ", " + o.Source
 		}
-		out.ReadBytes += o.ReadBytes
-		out.StorageBytes = addInt(out.StorageBytes, o.StorageBytes)
-		out.CacheBytes = addInt(out.CacheBytes, o.CacheBytes)
-		out.PageCacheBytes = addInt(out.PageCacheBytes, o.PageCacheBytes)
-		out.Unknown = cmp.Or(out.Unknown, o.Unknown)
-		out.PageCacheUnknown = cmp.Or(out.PageCacheUnknown, o.PageCacheUnknown)
+		out.absorb(o, addInt)
 	}
 	if out == nil {
 		return nil
