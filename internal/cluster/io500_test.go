@@ -2,19 +2,27 @@ package cluster_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/io500"
+	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 // io500 on three hosts of two ranks each: one merged result with every
 // phase, exact counts over the six ranks (each host's ranks stat, read and
 // delete the next host's files), every byte read back verified, scores
 // from the merged phases, and nothing left. The hosts share this machine's
-// disk, whose counter each saw grow by what all three read: the merged
+// device, whose counter each saw grow by what all three read: the merged
 // origin counts it once (about what was read), not three times.
 func TestIO500ThreeHosts(t *testing.T) {
-	root := t.TempDir()
+	// A loop device of its own: the counter of a disk other tests read
+	// too would count their reads as well.
+	root := filepath.Join(testenv.LoopExt4(t, "128M"), "run")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	a, b, c := startAgent(t, root), startAgent(t, root), startAgent(t, root)
 	out := coordinator(t, context.Background(), "io500", root, "-p", "2", "--quick", "--verify", "--mdtest-easy-files", "100",
 		"--mdtest-hard-files", "80", "--ior-hard-segments", "40", "--ior-easy-transfers", "3", "--ior-easy-xfer", "1M",
