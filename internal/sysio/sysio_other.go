@@ -39,7 +39,9 @@ func ProbeDirectRead(path, fsType string) (Alignment, error) {
 func DropCaches() error { return errors.New("drop caches: not supported on this platform") }
 
 // SyncFS is not available on this platform.
-func SyncFS(dir string) error { return errors.New("sync a file system: not supported on this platform") }
+func SyncFS(dir string) error {
+	return errors.New("sync a file system: not supported on this platform")
+}
 
 // DropFileCache flushes a file; dropping its pages is not available here.
 func DropFileCache(path string) error {
