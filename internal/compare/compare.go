@@ -188,6 +188,9 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 				r.Warnings = append(r.Warnings, fmt.Sprintf("%s did not complete in %s; its figures are partial", op.Name, x.label))
 			}
 		}
+		if w := originDiff(op, *np); w != "" {
+			r.Warnings = append(r.Warnings, w)
+		}
 		r.Items = append(r.Items, r.both(figures(old, op, kinds), figures(new, *np, kinds), op, *np)...)
 	}
 	for _, np := range new.Phases {
@@ -536,6 +539,26 @@ func (r *Report) verdict() string {
 }
 
 func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// originDiff warns when the storage served one side of a read phase
+// mostly and a cache the other: its figures then compare a cache with the
+// storage, not two runs of one thing.
+func originDiff(old, new report.PhaseResult) string {
+	a, b := old.Origin, new.Origin
+	if a == nil || b == nil || a.FromStorage == nil || b.FromStorage == nil {
+		return ""
+	}
+	fa, fb := *a.FromStorage, *b.FromStorage
+	if (fa >= report.MostlyFromStorage) == (fb >= report.MostlyFromStorage) {
+		return ""
+	}
+	cached := "NEW"
+	if fa < report.MostlyFromStorage {
+		cached = "OLD"
+	}
+	return fmt.Sprintf("%s: %.1f%% of what OLD read came from the storage, %.1f%% of what NEW read: a cache served %s, so its figures are the cache's, not the storage's",
+		old.Name, fa, fb, cached)
+}
 
 // loads are the machine's load averages at the end of each run of r; nil
 // when any is unknown.

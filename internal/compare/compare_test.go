@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -365,6 +366,40 @@ func TestCompareLoadDiff(t *testing.T) {
 		{quiet, at(2, 0.9, 1.2, 0.8)},            // within half the CPUs
 		{at(64, 40, 41, 39), at(64, 48, 50, 47)}, // within a quarter
 		{quiet, at(2, 30, 0, 29)},                // one load unknown
+	} {
+		if r, _ := Compare(c.old, c.new, "", "", Options{}); len(r.Warnings) != 0 {
+			t.Errorf("warnings %q", r.Warnings)
+		}
+	}
+}
+
+// TestCompareOriginDiff: a read phase the storage served in one result and
+// the page cache in the other is named, with which side the cache served;
+// both from the storage, both from the cache, or an unknown share, say
+// nothing.
+func TestCompareOriginDiff(t *testing.T) {
+	at := func(pct float64, known bool) *report.Result {
+		p := phase("read-big", 900, "MiB/s", 1000, 0)
+		p.Origin = &report.Origin{Source: "block device vda (254:0)", ReadBytes: 1000}
+		if known {
+			v := int64(pct * 10)
+			p.Origin.StorageBytes = &v
+		}
+		p.Origin.SetFromStorage()
+		return res(p)
+	}
+	r, _ := Compare(at(100, true), at(2, true), "", "", Options{})
+	want := "read-big: 100.0% of what OLD read came from the storage, 2.0% of what NEW read: a cache served NEW, so its figures are the cache's, not the storage's"
+	if !slices.Contains(r.Warnings, want) {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+	if r, _ := Compare(at(10, true), at(96, true), "", "", Options{}); len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "a cache served OLD") {
+		t.Errorf("warnings %q, want the cache named on OLD", r.Warnings)
+	}
+	for _, c := range []struct{ old, new *report.Result }{
+		{at(100, true), at(60, true)},
+		{at(3, true), at(40, true)},
+		{at(100, true), at(0, false)},
 	} {
 		if r, _ := Compare(c.old, c.new, "", "", Options{}); len(r.Warnings) != 0 {
 			t.Errorf("warnings %q", r.Warnings)

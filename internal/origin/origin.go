@@ -288,7 +288,7 @@ func delta(before, after *stats.Sample, key, used string) (*int64, string) {
 
 // Mostly is the share of a phase's bytes, in percent, below which the
 // storage did not serve it mostly, and above which a cache did.
-const Mostly = 50
+const Mostly = report.MostlyFromStorage
 
 // Remedy is what a warning of a cache-served read phase proposes;
 // DirectRemedy what it proposes when the phase read with --direct already

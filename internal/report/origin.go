@@ -45,6 +45,10 @@ type Origin struct {
 	Machine string `json:"machine,omitempty"`
 }
 
+// MostlyFromStorage is the share of a read phase's bytes, in percent, from
+// which the storage served it mostly; below it a cache did.
+const MostlyFromStorage = 50
+
 // SetFromStorage fills FromStorage from StorageBytes and ReadBytes, or
 // says why it is unknown.
 func (o *Origin) SetFromStorage() {
