@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/testenv"
@@ -198,7 +196,7 @@ func TestReadOrigin(t *testing.T) {
 		dirtyAtStart := -1
 		o.PhaseStart = func(name string, _ func() int64) {
 			if name == "mdtest-easy-write" {
-				dirtyAtStart = dirtyPages(t, written(t, dir))
+				dirtyAtStart = testenv.DirtyPages(t, written(t, dir)...)
 			}
 		}
 		err := Run(context.Background(), o, &res)
@@ -258,23 +256,4 @@ func written(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return files
-}
-
-// dirtyPages counts the dirty pages of files (cachestat(2)).
-func dirtyPages(t *testing.T, files []string) int {
-	n := 0
-	for _, f := range files {
-		fd, err := unix.Open(f, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cs unix.Cachestat_t
-		err = unix.Cachestat(uint(fd), &unix.CachestatRange{}, &cs, 0)
-		unix.Close(fd)
-		if err != nil {
-			t.Fatalf("cachestat %s: %v", f, err)
-		}
-		n += int(cs.Dirty)
-	}
-	return n
 }

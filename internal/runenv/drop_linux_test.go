@@ -5,25 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 // TestFlushWritesBack: Flush leaves none of a just-written file's pages
 // dirty (cachestat(2) counts them), unless caches are never dropped.
 func TestFlushWritesBack(t *testing.T) {
 	dir := t.TempDir()
-	dirty := func(f string) int {
-		fd, err := unix.Open(f, unix.O_RDONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unix.Close(fd)
-		var cs unix.Cachestat_t
-		if err := unix.Cachestat(uint(fd), &unix.CachestatRange{}, &cs, 0); err != nil {
-			t.Fatalf("cachestat: %v", err)
-		}
-		return int(cs.Dirty)
-	}
 	write := func(name string) string {
 		f := filepath.Join(dir, name)
 		// Something else may write everything back at any time (a sync
@@ -32,7 +20,7 @@ func TestFlushWritesBack(t *testing.T) {
 			if err := os.WriteFile(f, make([]byte, 1<<20), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if dirty(f) > 0 {
+			if testenv.DirtyPages(t, f) > 0 {
 				return f
 			}
 		}
@@ -44,7 +32,7 @@ func TestFlushWritesBack(t *testing.T) {
 	warn := func(f string, a ...any) { t.Errorf("warning: "+f, a...) }
 	f := write("a")
 	NewDropper(Options{DropCaches: DropAuto, Hooks: hooks}, true, warn).Flush("write-big", dir)
-	if n := dirty(f); n != 0 || len(waits) != 1 || waits[0] != "writing back dirty data before write-big" {
+	if n := testenv.DirtyPages(t, f); n != 0 || len(waits) != 1 || waits[0] != "writing back dirty data before write-big" {
 		t.Errorf("after Flush: %d pages dirty, waits %q; want none dirty, one wait named", n, waits)
 	}
 	waits = nil

@@ -47,3 +47,24 @@ func PinPageCache(t testing.TB, paths ...string) (release func()) {
 	}
 	return release
 }
+
+// DirtyPages counts the pages of the files at paths that are dirty in the
+// page cache, not yet written back (cachestat(2)).
+func DirtyPages(t testing.TB, paths ...string) int {
+	t.Helper()
+	n := 0
+	for _, p := range paths {
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatalf("dirty pages of %s: %v", p, err)
+		}
+		var cs unix.Cachestat_t
+		err = unix.Cachestat(uint(fd), &unix.CachestatRange{}, &cs, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatalf("cachestat %s: %v", p, err)
+		}
+		n += int(cs.Dirty)
+	}
+	return n
+}
