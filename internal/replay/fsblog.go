@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"path"
 	"strconv"
 	"strings"
 
@@ -77,6 +78,9 @@ func (f *fsb) pathArgs(args []byte) (paths []string, rest [][]byte, ok bool) {
 			p, a = str(a[:k]), a[k:]
 		} else {
 			break
+		}
+		if strings.HasPrefix(p, "/") {
+			p = path.Clean(p) // "/a/../../x" is "/x": below the run directory
 		}
 		paths = append(paths, p)
 		if len(a) > 0 && a[0] == ',' {

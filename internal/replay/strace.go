@@ -143,13 +143,17 @@ func (s *strc) fill(c *call, name, ret []byte, lat time.Duration) {
 }
 
 // fdPath reads "5</tmp/out/a.txt>" (or "AT_FDCWD</tmp>"): the number
-// (-100 for AT_FDCWD) and the path.
+// (-100 for AT_FDCWD) and the path, cleaned: a path that climbs with ".."
+// stays below the run directory.
 func fdPath(a string) (int, string, bool) {
 	i := strings.IndexByte(a, '<')
 	if i < 0 || !strings.HasSuffix(a, ">") {
 		return 0, "", false
 	}
 	p := a[i+1 : len(a)-1]
+	if strings.HasPrefix(p, "/") {
+		p = path.Clean(p) // the kernel's paths are clean: no copy
+	}
 	if a[:i] == "AT_FDCWD" {
 		return unix.AT_FDCWD, p, true
 	}

@@ -1,0 +1,94 @@
+package replay
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/report"
+)
+
+// replayIn replays log in a directory of its own below a fresh one,
+// keeping the run directory, and returns the result, the run directory
+// and the fresh directory that holds both.
+func replayIn(t *testing.T, log string) (*report.Result, string, string) {
+	t.Helper()
+	top := t.TempDir()
+	dest := filepath.Join(top, "a", "b", "dest")
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := &report.Result{}
+	if err := Run(context.Background(), Options{Log: log, Path: dest, Keep: true, DropCaches: "never"}, res); err != nil {
+		t.Fatalf("replay %s: %v", log, err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dest, "fsbench-*"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories: %v", runs)
+	}
+	return res, runs[0], top
+}
+
+// outside lists what is in top but not below keep: what a replay made
+// outside its directory.
+func outside(t *testing.T, top, keep string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+		if p == keep || strings.HasPrefix(keep, p+"/") || p == top {
+			return nil
+		}
+		if strings.HasPrefix(p, keep+"/") {
+			return filepath.SkipDir
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out
+}
+
+// TestReplayStaysInside: paths and names of a log that climb with ".."
+// or hold a slash are files below the run directory, never outside it.
+func TestReplayStaysInside(t *testing.T) {
+	logs := map[string]string{
+		"fsbench": `2026.11.26 18:38:51.983400 [uid:0,gid:0,pid:7] mkdir (/a) - OK <0.000038>
+2026.11.26 18:38:51.983407 [uid:0,gid:0,pid:7] create (/a/../../../../escaped) - OK <0.000038>
+2026.11.26 18:38:51.985708 [uid:0,gid:0,pid:7] write (/a/../../../../escaped,100,0): 100 - OK <0.000366>
+2026.11.26 18:38:51.985709 [uid:0,gid:0,pid:7] close (/a/../../../../escaped) - OK <0.000004>
+2026.11.26 18:38:51.985710 [uid:0,gid:0,pid:7] rename (/a/../../../../escaped,/a/../../../../moved) - OK <0.000004>
+`,
+		"juicefs": `2026.11.21 21:03:17.176254 [uid:0,gid:0,pid:7] mkdir (1,a,?rwxr-xr-x:00755): (2,[drwxr-xr-x:0040755,2,0,0,1795294997,1795294997,1795294997,4096]) - OK <0.000381>
+2026.11.21 21:03:18.400355 [uid:0,gid:0,pid:7] create (2,../../../../escaped,-rw-r--r--:0100644): (3,[-rw-r--r--:0100644,1,0,0,1795294998,1795294998,1795294998,0]) [fh:10] - OK <0.005066>
+2026.11.21 21:03:18.400356 [uid:0,gid:0,pid:7] write (3,100,0,10): OK <0.000066>
+2026.11.21 21:03:18.400357 [uid:0,gid:0,pid:7] release (3,10) - OK <0.000066>
+2026.11.21 21:03:18.400358 [uid:0,gid:0,pid:7] mkdir (2,..,?rwxr-xr-x:00755): (4,[drwxr-xr-x:0040755,2,0,0,1795294997,1795294997,1795294997,4096]) - OK <0.000381>
+`,
+		"strace": `7  1795570281.000001 openat(AT_FDCWD</w>, "x", O_WRONLY|O_CREAT, 0644) = 3</w/../../../../escaped> <0.000010>
+7  1795570281.000002 write(3</w/../../../../escaped>, "hello\n", 6) = 6 <0.000010>
+7  1795570281.000003 close(3</w/../../../../escaped>) = 0 <0.000010>
+`,
+	}
+	for name, text := range logs {
+		t.Run(name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), name+".log")
+			if err := os.WriteFile(log, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, run, top := replayIn(t, log)
+			if left := outside(t, top, run); len(left) > 0 {
+				t.Errorf("made outside the run directory %s: %v", run, left)
+			}
+			var written int64
+			for _, o := range res.Replay.Ops {
+				if o.Op == "write" {
+					written = o.Bytes
+				}
+			}
+			if written == 0 {
+				t.Errorf("nothing written: %+v", res.Replay.Ops)
+			}
+		})
+	}
+}
