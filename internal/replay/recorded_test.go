@@ -3,11 +3,13 @@ package replay
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 // replayIn replays log in a directory of its own below a fresh one,
@@ -90,5 +92,64 @@ func TestReplayStaysInside(t *testing.T) {
 				t.Errorf("nothing written: %+v", res.Replay.Ops)
 			}
 		})
+	}
+}
+
+// straceRun records script, run by sh in a fresh directory, with strace
+// as docs/replay.md says, and returns the trace and the directory.
+func straceRun(t *testing.T, script string) (log, work string) {
+	t.Helper()
+	straceBin, err := testenv.LookPath("strace")
+	if err != nil {
+		testenv.Unavailable(t, "strace not installed")
+	}
+	work = t.TempDir()
+	if err := os.Mkdir(filepath.Join(work, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log = filepath.Join(t.TempDir(), "trace.log")
+	cmd := exec.Command(straceBin, "-f", "-ttt", "-T", "-y", "-o", log, "sh", "-c", script)
+	cmd.Dir = work
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("strace sh -c %q: %v %s", script, err, b)
+	}
+	return log, work
+}
+
+// checkReplayed fails the test unless every type of operation of the
+// replay was replayed as recorded, with no error.
+func checkReplayed(t *testing.T, res *report.Result) {
+	t.Helper()
+	if res.Phases[0].Errors != 0 {
+		t.Errorf("errors: %q", res.Phases[0].ErrorSamples)
+	}
+	for _, o := range res.Replay.Ops {
+		if o.Ops != o.Recorded.Ops || o.Bytes != o.Recorded.Bytes || o.Failed != o.Recorded.Failed || o.Errors != 0 {
+			t.Errorf("%s: replayed %d ops, %d bytes, %d failed, %d differed; recorded %d, %d, %d",
+				o.Op, o.Ops, o.Bytes, o.Failed, o.Errors, o.Recorded.Ops, o.Recorded.Bytes, o.Recorded.Failed)
+		}
+	}
+}
+
+// TestReplayStraceCwd: the calls that take a path without a directory
+// descriptor (mkdir, rmdir, rename, unlink, ...) name it relative to the
+// process's working directory, which strace shows only in the other
+// calls (AT_FDCWD</w>), and which cd changes: the replay makes the
+// directories where the program made them, not in the run directory's
+// top.
+func TestReplayStraceCwd(t *testing.T) {
+	log, work := straceRun(t, `cd sub && mkdir new && mkdir new/deeper && echo hi > new/f && mv new/f new/g && rmdir new/deeper && mkdir gone`)
+	res, run, _ := replayIn(t, log)
+	checkReplayed(t, res)
+	if st, err := os.Stat(filepath.Join(run, work, "sub/new/g")); err != nil || st.Size() != 3 {
+		t.Errorf("sub/new/g in the replay: %v, want the 3 bytes written", err)
+	}
+	if _, err := os.Stat(filepath.Join(run, work, "sub/gone")); err != nil {
+		t.Errorf("sub/gone in the replay: %v", err)
+	}
+	for _, top := range []string{"new", "gone"} {
+		if _, err := os.Stat(filepath.Join(run, top)); err == nil {
+			t.Errorf("%s made in the run directory's top, not where the program was", top)
+		}
 	}
 }

@@ -28,6 +28,13 @@ type strc struct {
 	buf     []byte               // a path being joined
 	fds     map[uint64]*stFD     // by fdKey
 	pending map[uint32][]byte    // a thread's unfinished call
+	// cwd is each process's working directory, as its calls showed it
+	// last (AT_FDCWD</w>, chdir, fchdir, or its parent's at its fork):
+	// what a relative path of open, mkdir, rename, ... is below.
+	// cwdPID and lastCwd are the last one set.
+	cwd     map[uint32]string
+	cwdPID  uint32
+	lastCwd string
 }
 
 // fdKey is the key in fds of a thread's descriptor.
@@ -42,7 +49,8 @@ type stFD struct {
 }
 
 func newStrace(f *fsb) *strc {
-	return &strc{f: f, fds: map[uint64]*stFD{}, pending: map[uint32][]byte{}, names: map[string]*callKind{}}
+	return &strc{f: f, fds: map[uint64]*stFD{}, pending: map[uint32][]byte{}, names: map[string]*callKind{},
+		cwd: map[uint32]string{}}
 }
 
 // call is one parsed system call.
@@ -201,11 +209,16 @@ func (s *strc) pathArg(c *call, i int, dirfd bool) (string, bool) {
 	}
 	dir := "/"
 	if dirfd {
-		_, d, ok := fdPath(c.args[i-1])
+		fd, d, ok := fdPath(c.args[i-1])
 		if !ok {
 			return "", false
 		}
 		dir = d
+		if fd == unix.AT_FDCWD {
+			s.setCwd(c.pid, d)
+		}
+	} else if !strings.HasPrefix(p, "/") {
+		dir = s.cwdOf(c.pid)
 	}
 	if p == "" { // AT_EMPTY_PATH: the descriptor itself
 		return path.Clean(dir), true
@@ -253,8 +266,8 @@ func (s *strc) add(c *call, p *pending) (added, virtual bool) {
 		return s.onPath(c, p, spec.act, pth), false
 	}
 	act, ok := c.kind.act, c.kind.onFD
-	if c.name == "lseek" {
-		s.seek(c)
+	if c.kind.follow != followNone {
+		s.follow(c)
 	}
 	if !ok || len(c.args) == 0 {
 		return false, false
@@ -264,6 +277,62 @@ func (s *strc) add(c *call, p *pending) (added, virtual bool) {
 		return false, ok
 	}
 	return s.onFD(c, p, act, fd, pth), false
+}
+
+// setCwd records that process pid is in directory d (a string over the
+// line, copied when kept).
+func (s *strc) setCwd(pid uint32, d string) {
+	if pid == s.cwdPID && d == s.lastCwd {
+		return
+	}
+	if old, ok := s.cwd[pid]; ok && old == d {
+		s.cwdPID, s.lastCwd = pid, old
+		return
+	}
+	d = strings.Clone(d)
+	s.cwd[pid], s.cwdPID, s.lastCwd = d, pid, d
+}
+
+// cwdOf is process pid's working directory: the last any process showed
+// when pid has shown none (a process forked where strace shows the
+// child's calls before the fork's return), or "/".
+func (s *strc) cwdOf(pid uint32) string {
+	if d, ok := s.cwd[pid]; ok {
+		return d
+	}
+	if s.lastCwd != "" {
+		return s.lastCwd
+	}
+	return "/"
+}
+
+// follow follows a call that is not replayed but changes what later
+// calls mean: lseek, chdir, fchdir and the calls that make a process.
+func (s *strc) follow(c *call) {
+	switch c.kind.follow {
+	case followSeek:
+		s.seek(c)
+		return
+	case followFork:
+		if child, ok := integer(c.ret); ok && child > 0 && child <= math.MaxUint32 {
+			if _, known := s.cwd[uint32(child)]; !known {
+				s.cwd[uint32(child)] = s.cwdOf(c.pid)
+			}
+		}
+		return
+	}
+	if c.errno != 0 || len(c.args) == 0 {
+		return
+	}
+	if c.kind.follow == followFchdir {
+		if _, d, ok := fdPath(c.args[0]); ok && strings.HasPrefix(d, "/") {
+			s.setCwd(c.pid, d)
+		}
+		return
+	}
+	if d, ok := s.pathArg(c, 0, false); ok {
+		s.setCwd(c.pid, d)
+	}
 }
 
 // seek follows lseek's new position; lseek itself is not replayed.

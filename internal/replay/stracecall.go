@@ -14,14 +14,35 @@ type callKind struct {
 	onFD   bool
 	act    action
 	args   bool // the replay reads the call's arguments
+	// follow is what the reader follows of a call it does not replay:
+	// a descriptor's position, a process's working directory.
+	follow follow
+}
+
+// follow is a call that changes what later calls mean without being
+// replayed.
+type follow uint8
+
+const (
+	followNone  follow = iota
+	followSeek         // lseek: a descriptor's position
+	followChdir        // chdir: the working directory, by path
+	followFchdir       // fchdir: the working directory, by descriptor
+	followFork         // a new process, in its parent's directory
+)
+
+// followCalls are the calls of each follow.
+var followCalls = map[string]follow{
+	"lseek": followSeek, "chdir": followChdir, "fchdir": followFchdir,
+	"clone": followFork, "clone3": followFork, "fork": followFork, "vfork": followFork,
 }
 
 // newCallKind is the kind of the calls named name.
 func newCallKind(name string) *callKind {
-	k := &callKind{name: name}
+	k := &callKind{name: name, follow: followCalls[name]}
 	k.path, k.onPath = pathCalls[name]
 	k.act, k.onFD = fdCalls[name]
-	k.args = k.onPath || k.onFD || name == "lseek"
+	k.args = k.onPath || k.onFD || k.follow == followSeek || k.follow == followChdir || k.follow == followFchdir
 	return k
 }
 
@@ -41,7 +62,9 @@ var callKinds, knownCalls = func() ([]*callKind, map[string]uint8) {
 	for name := range fdCalls {
 		add(name)
 	}
-	add("lseek")
+	for name := range followCalls {
+		add(name)
+	}
 	return ks, idx
 }()
 
