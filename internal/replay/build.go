@@ -416,6 +416,10 @@ func (b *builder) need(n int32, dir bool, op *Op) {
 	b.markDir(b.nodes[n].parent)
 	nd := &b.nodes[n]
 	if nd.seen || n == root {
+		if dir {
+			b.markDir(n) // seen before as what could be a file (a stat)
+			nd = &b.nodes[n]
+		}
 		if !nd.exists {
 			// Gone in the log's view and still used: the log lost a
 			// line. The replay makes it again where the log needs it.

@@ -153,3 +153,13 @@ func TestReplayStraceCwd(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayStraceStatDir: a directory that existed before the
+// recording, which the program first stats (ls -ld), is made a directory
+// (its stat says S_IFDIR), so that its later listing and the lookups of
+// names in it do what they did.
+func TestReplayStraceStatDir(t *testing.T) {
+	log, _ := straceRun(t, `mkdir -p sub/in sub/e && ls -ld sub/in sub/e >/dev/null && ls sub/e >/dev/null; ls sub/in/nothere 2>/dev/null; true`)
+	res, _, _ := replayIn(t, log)
+	checkReplayed(t, res)
+}

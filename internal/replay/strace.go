@@ -427,7 +427,7 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 	case actOpen:
 		return s.open(c, p, n, spec.arg+1, r)
 	case actStat, actAccess, actStatfs:
-		s.f.needed(n, false, p)
+		s.f.needed(n, act == actStat && statDir(c.args[spec.arg+1:]), p)
 		b.touchNode(n, r, false)
 	case actUnlink, actRmdir:
 		if c.name == "rmdir" || c.name == "unlinkat" && len(c.args) > 2 && strings.Contains(c.args[2], "AT_REMOVEDIR") {
@@ -461,6 +461,18 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 	}
 	b.commit(p, st)
 	return true
+}
+
+// statDir reports whether a stat's arguments after its path (or its
+// descriptor) show a directory: {st_mode=S_IFDIR|0755, ...} (statx's
+// stx_mode).
+func statDir(args []string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, "{") && strings.Contains(a, "_mode=S_IFDIR") {
+			return true
+		}
+	}
+	return false
 }
 
 func btoi(v bool) int {
@@ -522,7 +534,7 @@ func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
 	if act == actStat {
 		op.handle = -1
 	}
-	s.f.needed(n, act == actReadDir, p)
+	s.f.needed(n, act == actReadDir || act == actStat && statDir(c.args[1:]), p)
 	change := false
 	switch act {
 	case actRead, actWrite, actReadDir:
