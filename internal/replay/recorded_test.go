@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -162,4 +163,40 @@ func TestReplayStraceStatDir(t *testing.T) {
 	log, _ := straceRun(t, `mkdir -p sub/in sub/e && ls -ld sub/in sub/e >/dev/null && ls sub/e >/dev/null; ls sub/in/nothere 2>/dev/null; true`)
 	res, _, _ := replayIn(t, log)
 	checkReplayed(t, res)
+}
+
+// TestReplayStracePadded: strace pads a short call with spaces before
+// its result ("rmdir(\"d1\")    = 0"): such calls are replayed, as often
+// as the trace has them.
+func TestReplayStracePadded(t *testing.T) {
+	log, work := straceRun(t, `mkdir d1 d2 && rmdir d1 && cd d2 && mkdir e && rmdir e && mkdir f`)
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^\d+ +[\d.]+ (mkdir|rmdir)\(.*\)( +)= 0 <`)
+	want, padded := map[string]int64{}, 0
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		want[m[1]]++
+		padded += btoi(len(m[2]) > 1)
+	}
+	if want["mkdir"] != 4 || want["rmdir"] != 2 || padded == 0 {
+		t.Fatalf("the trace has %v successful calls, %d padded: want 4 mkdir, 2 rmdir, some padded", want, padded)
+	}
+	res, run, _ := replayIn(t, log)
+	checkReplayed(t, res)
+	for _, o := range res.Replay.Ops {
+		if n, ok := want[o.Op]; ok && o.Ops != n {
+			t.Errorf("%s: %d replayed, the trace has %d", o.Op, o.Ops, n)
+		}
+		delete(want, o.Op)
+	}
+	if len(want) > 0 {
+		t.Errorf("not replayed: %v", want)
+	}
+	for _, d := range []string{"d2", "d2/f"} {
+		if st, err := os.Stat(filepath.Join(run, work, d)); err != nil || !st.IsDir() {
+			t.Errorf("%s in the replay: %v", d, err)
+		}
+	}
 }

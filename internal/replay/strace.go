@@ -97,11 +97,11 @@ func (s *strc) parseStrace(line []byte) (c call, ok, bad bool) {
 
 // parseCall reads "name(args) = ret <lat>".
 func (s *strc) parseCall(body []byte, c *call) bool {
-	open, eq, lt, lat, ok := callSpans(body)
+	open, eq, ret, lt, lat, ok := callSpans(body)
 	if !ok {
 		return false
 	}
-	s.fill(c, body[:open], body[eq+4:lt], lat)
+	s.fill(c, body[:open], body[ret:lt], lat)
 	if c.kind.args {
 		s.args = splitArgs(s.args[:0], str(body[open+1:eq]))
 		c.args = s.args
@@ -110,23 +110,31 @@ func (s *strc) parseCall(body []byte, c *call) bool {
 }
 
 // callSpans finds the parts of "name(args) = ret <lat>": the name is
-// body[:open], the arguments body[open+1:eq], the result body[eq+4:lt].
-func callSpans(body []byte) (open, eq, lt int, lat time.Duration, ok bool) {
+// body[:open], the arguments body[open+1:eq], the result body[ret:lt].
+// strace pads a short call with spaces before its " = " (to column 40):
+// "rmdir(\"d/e\")    = 0 <0.000287>".
+func callSpans(body []byte) (open, eq, ret, lt int, lat time.Duration, ok bool) {
 	n := len(body)
 	if n == 0 || body[n-1] != '>' {
-		return 0, 0, 0, 0, false
+		return 0, 0, 0, 0, 0, false
 	}
 	open = bytes.IndexByte(body, '(')
 	lt = bytes.LastIndexByte(body[:n-1], '<') - 1 // no '<' in a latency
 	if open <= 0 || lt < open || body[lt] != ' ' {
-		return 0, 0, 0, 0, false
+		return 0, 0, 0, 0, 0, false
 	}
-	eq = lastIndex(body[:lt], ") = ")
-	if eq < open || lt < eq+4 {
-		return 0, 0, 0, 0, false
+	eq = lastIndex(body[:lt], " = ")
+	if eq <= open || lt < eq+3 {
+		return 0, 0, 0, 0, 0, false
+	}
+	ret = eq + 3
+	for eq--; eq > open && body[eq] == ' '; eq-- {
+	}
+	if body[eq] != ')' {
+		return 0, 0, 0, 0, 0, false
 	}
 	lat, ok = seconds(body[lt+2 : n-1])
-	return open, eq, lt, lat, ok
+	return open, eq, ret, lt, lat, ok
 }
 
 // fill sets the call's name, result and errno from their parts of the

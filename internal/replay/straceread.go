@@ -53,14 +53,14 @@ func readStrace(line []byte, start int64, body int, r *rec) {
 	if notCall(b) {
 		return
 	}
-	open, eq, lt, lat, ok := callSpans(b)
+	open, eq, ret, lt, lat, ok := callSpans(b)
 	if !ok || lat >= 1<<32 {
 		return
 	}
 	r.kind, r.lat = kindStraceCall, time.Duration(start)
 	r.f[0], r.f[1] = uint16(body), uint16(body+open)
 	r.f[2], r.f[3] = span(line, b[open+1:eq])
-	r.f[4], r.f[5] = span(line, b[eq+4:lt])
+	r.f[4], r.f[5] = span(line, b[ret:lt])
 	r.f[6], r.f[7] = uint16(lat), uint16(lat>>16)
 	r.call, r.args = knownCalls[string(b[:open])], 0
 	if r.call > 0 {
