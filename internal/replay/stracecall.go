@@ -24,11 +24,11 @@ type callKind struct {
 type follow uint8
 
 const (
-	followNone  follow = iota
-	followSeek         // lseek: a descriptor's position
-	followChdir        // chdir: the working directory, by path
-	followFchdir       // fchdir: the working directory, by descriptor
-	followFork         // a new process, in its parent's directory
+	followNone   follow = iota
+	followSeek          // lseek: a descriptor's position
+	followChdir         // chdir: the working directory, by path
+	followFchdir        // fchdir: the working directory, by descriptor
+	followFork          // a new process, in its parent's directory
 )
 
 // followCalls are the calls of each follow.
