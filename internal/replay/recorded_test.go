@@ -96,9 +96,16 @@ func TestReplayStaysInside(t *testing.T) {
 	}
 }
 
-// straceRun records script, run by sh in a fresh directory, with strace
-// as docs/replay.md says, and returns the trace and the directory.
+// straceRun records script, run by sh in a fresh directory that holds
+// an empty directory sub, with strace as docs/replay.md says, and
+// returns the trace and the directory.
 func straceRun(t *testing.T, script string) (log, work string) {
+	t.Helper()
+	return straceCmd(t, "sh", "-c", script)
+}
+
+// straceCmd records a program as straceRun does.
+func straceCmd(t *testing.T, argv ...string) (log, work string) {
 	t.Helper()
 	straceBin, err := testenv.LookPath("strace")
 	if err != nil {
@@ -109,10 +116,10 @@ func straceRun(t *testing.T, script string) (log, work string) {
 		t.Fatal(err)
 	}
 	log = filepath.Join(t.TempDir(), "trace.log")
-	cmd := exec.Command(straceBin, "-f", "-ttt", "-T", "-y", "-o", log, "sh", "-c", script)
+	cmd := exec.Command(straceBin, append([]string{"-f", "-ttt", "-T", "-y", "-o", log}, argv...)...)
 	cmd.Dir = work
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("strace sh -c %q: %v %s", script, err, b)
+		t.Fatalf("strace %q: %v %s", argv, err, b)
 	}
 	return log, work
 }
@@ -198,5 +205,51 @@ func TestReplayStracePadded(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(run, work, d)); err != nil || !st.IsDir() {
 			t.Errorf("%s in the replay: %v", d, err)
 		}
+	}
+}
+
+// TestReplayStraceDeleted: the calls on a descriptor whose file was
+// removed while open (strace's "3</w/fa>(deleted)") or never had a name
+// (O_TMPFILE) are replayed on the descriptor the replay opened, with
+// their bytes, and the removed file is not made again.
+func TestReplayStraceDeleted(t *testing.T) {
+	python, err := testenv.LookPath("python3")
+	if err != nil {
+		testenv.Unavailable(t, "python3 not installed")
+	}
+	// The interpreter itself, not a wrapper script that runs it.
+	out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	log, work := straceCmd(t, strings.TrimSpace(string(out)), "-c", `
+import os
+fd = os.open("sub", os.O_TMPFILE | os.O_WRONLY, 0o600)
+os.write(fd, b"t" * 1234)
+os.close(fd)
+fd = os.open("fa", os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b"z" * 100, 0)
+os.unlink("fa")
+os.write(fd, b"q" * 10)
+os.pread(fd, 50, 0)
+os.close(fd)
+`)
+	res, run, _ := replayIn(t, log)
+	checkReplayed(t, res)
+	want := map[string]int64{"write": 1234 + 10, "pwrite64": 100, "pread64": 50}
+	for _, o := range res.Replay.Ops {
+		if n, ok := want[o.Op]; ok && o.Bytes < n {
+			t.Errorf("%s: %d bytes replayed, the program moved %d", o.Op, o.Bytes, n)
+		}
+		delete(want, o.Op)
+	}
+	if len(want) > 0 {
+		t.Errorf("not replayed: %v", want)
+	}
+	if _, err := os.Stat(filepath.Join(run, work, "fa")); err == nil {
+		t.Errorf("fa, removed by the program, is in the replay's directory")
+	}
+	if left, _ := os.ReadDir(filepath.Join(run, work, "sub")); len(left) > 0 {
+		t.Errorf("in sub after the replay: %v", left)
 	}
 }

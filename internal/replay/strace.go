@@ -160,21 +160,30 @@ func (s *strc) fill(c *call, name, ret []byte, lat time.Duration) {
 
 // fdPath reads "5</tmp/out/a.txt>" (or "AT_FDCWD</tmp>"): the number
 // (-100 for AT_FDCWD) and the path, cleaned: a path that climbs with ".."
-// stays below the run directory.
+// stays below the run directory. A descriptor of a file removed while it
+// is open, "5</tmp/out/a.txt>(deleted)", is read as fdDeleted does.
 func fdPath(a string) (int, string, bool) {
+	fd, p, _, ok := fdDeleted(a)
+	return fd, p, ok
+}
+
+// fdDeleted is fdPath, and whether the descriptor's file was removed (or
+// never had a name: O_TMPFILE's).
+func fdDeleted(a string) (int, string, bool, bool) {
+	a, deleted := strings.CutSuffix(a, "(deleted)")
 	i := strings.IndexByte(a, '<')
 	if i < 0 || !strings.HasSuffix(a, ">") {
-		return 0, "", false
+		return 0, "", false, false
 	}
 	p := a[i+1 : len(a)-1]
 	if strings.HasPrefix(p, "/") {
 		p = path.Clean(p) // the kernel's paths are clean: no copy
 	}
 	if a[:i] == "AT_FDCWD" {
-		return unix.AT_FDCWD, p, true
+		return unix.AT_FDCWD, p, deleted, true
 	}
 	n, ok := integer(a[:i])
-	return int(n), p, ok
+	return int(n), p, deleted, ok
 }
 
 // quoted reads a string argument.
@@ -280,9 +289,12 @@ func (s *strc) add(c *call, p *pending) (added, virtual bool) {
 	if !ok || len(c.args) == 0 {
 		return false, false
 	}
-	fd, pth, ok := fdPath(c.args[0])
+	fd, pth, deleted, ok := fdDeleted(c.args[0])
 	if !ok || !replayable(pth) {
 		return false, ok
+	}
+	if deleted && s.fds[fdKey(c.pid, fd)] == nil {
+		return false, true // a file removed before the recording: nothing to replay it on
 	}
 	return s.onFD(c, p, act, fd, pth), false
 }
@@ -413,6 +425,8 @@ func openFlag(name string) int32 {
 		return unix.O_NOFOLLOW
 	case "O_PATH":
 		return unix.O_PATH
+	case "O_TMPFILE": // __O_TMPFILE|O_DIRECTORY: an unnamed file in the directory
+		return unix.O_TMPFILE
 	}
 	return 0
 }
@@ -421,7 +435,7 @@ func openFlag(name string) int32 {
 func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 	spec := c.kind.path
 	b := s.f.b
-	if _, resolved, ok := fdPath(c.ret); act == actOpen && ok && replayable(resolved) {
+	if _, resolved, deleted, ok := fdDeleted(c.ret); act == actOpen && ok && !deleted && replayable(resolved) {
 		pth = resolved // the file a symbolic link led to
 	}
 	n := s.f.node(pth)
@@ -526,14 +540,18 @@ func (s *strc) open(c *call, p *pending, n int32, fa int, r ref) bool {
 // onFD adds a call on a file descriptor.
 func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
 	b := s.f.b
-	n := s.f.node(pth)
 	key := fdKey(c.pid, fd)
 	d := s.fds[key]
+	var n int32
 	if d == nil {
 		// Opened before the recording, or by another thread: the replay
 		// opens it before its first use.
+		n = s.f.node(pth)
 		d = &stFD{h: b.newHandle(n)}
 		s.fds[key] = d
+	} else {
+		// The file the recording opened, also once removed or renamed.
+		n = b.handles[d.h].node
 	}
 	st, pos := b.stream(c.pid)
 	r := ref{st, pos}
@@ -542,7 +560,9 @@ func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
 	if act == actStat {
 		op.handle = -1
 	}
-	s.f.needed(n, act == actReadDir || act == actStat && statDir(c.args[1:]), p)
+	if b.nodes[n].exists || !b.nodes[n].seen { // an open handle's removed file is not made again
+		s.f.needed(n, act == actReadDir || act == actStat && statDir(c.args[1:]), p)
+	}
 	change := false
 	switch act {
 	case actRead, actWrite, actReadDir:
