@@ -41,6 +41,9 @@ func (p *player) meta(op *Op, path string) error {
 	case actUnlink:
 		return unix.Unlink(path)
 	case actRename:
+		if op.flags != 0 { // renameat2's: RENAME_NOREPLACE, ...
+			return unix.Renameat2(unix.AT_FDCWD, path, unix.AT_FDCWD, p.full[p.t.extra(op).to], uint(op.flags))
+		}
 		return unix.Rename(path, p.full[p.t.extra(op).to])
 	case actChmod:
 		return unix.Chmod(path, 0o644)

@@ -253,3 +253,37 @@ os.close(fd)
 		t.Errorf("in sub after the replay: %v", left)
 	}
 }
+
+// TestReplayStraceRenameNoReplace: mv over an existing file tries
+// renameat2 with RENAME_NOREPLACE first, which fails, then renames: the
+// replay does both as recorded, and the target ends with the source's
+// size.
+func TestReplayStraceRenameNoReplace(t *testing.T) {
+	log, work := straceRun(t, `sh -c 'echo one > a' && sh -c 'echo second > b' && mv a b`)
+	res, run, _ := replayIn(t, log)
+	checkReplayed(t, res)
+	failed := false
+	for _, o := range res.Replay.Ops {
+		failed = failed || o.Op == "renameat2" && o.Recorded.Failed > 0
+	}
+	if !failed {
+		t.Fatalf("no failed renameat2 in the recording of mv: %+v", res.Replay.Ops)
+	}
+	if st, err := os.Stat(filepath.Join(run, work, "b")); err != nil || st.Size() != 4 {
+		t.Errorf("b in the replay: %v, want a's 4 bytes", err)
+	}
+}
+
+// TestReplayStraceDup2: a shell's redirections put each file on its
+// standard output with dup2, which the replay does not perform: the
+// writes to descriptor 1, once it is another file's, go to that file.
+func TestReplayStraceDup2(t *testing.T) {
+	log, work := straceRun(t, `echo one > a; echo second > b; echo third >> a`)
+	res, run, _ := replayIn(t, log)
+	checkReplayed(t, res)
+	for name, size := range map[string]int64{"a": 10, "b": 7} {
+		if st, err := os.Stat(filepath.Join(run, work, name)); err != nil || st.Size() != size {
+			t.Errorf("%s in the replay: %v, want %d bytes", name, err, size)
+		}
+	}
+}

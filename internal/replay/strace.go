@@ -46,6 +46,9 @@ type stFD struct {
 	h    int32
 	path string
 	pos  int64
+	// dups is how many more descriptors share it (dup2, fcntl's
+	// F_DUPFD): the close of all but the last is a flush.
+	dups int32
 }
 
 func newStrace(f *fsb) *strc {
@@ -296,7 +299,7 @@ func (s *strc) add(c *call, p *pending) (added, virtual bool) {
 	if deleted && s.fds[fdKey(c.pid, fd)] == nil {
 		return false, true // a file removed before the recording: nothing to replay it on
 	}
-	return s.onFD(c, p, act, fd, pth), false
+	return s.onFD(c, p, act, fd, pth, deleted), false
 }
 
 // setCwd records that process pid is in directory d (a string over the
@@ -344,6 +347,10 @@ func (s *strc) follow(c *call) {
 	if c.errno != 0 || len(c.args) == 0 {
 		return
 	}
+	if c.kind.follow == followDup {
+		s.dup(c)
+		return
+	}
 	if c.kind.follow == followFchdir {
 		if _, d, ok := fdPath(c.args[0]); ok && strings.HasPrefix(d, "/") {
 			s.setCwd(c.pid, d)
@@ -352,6 +359,29 @@ func (s *strc) follow(c *call) {
 	}
 	if d, ok := s.pathArg(c, 0, false); ok {
 		s.setCwd(c.pid, d)
+	}
+}
+
+// dup follows dup, dup2, dup3 and fcntl's F_DUPFD: the new descriptor
+// shares the old one's handle and position, and the file it held before
+// is no longer its.
+func (s *strc) dup(c *call) {
+	if c.name == "fcntl" && (len(c.args) < 2 || !strings.HasPrefix(c.args[1], "F_DUPFD")) {
+		return
+	}
+	oldFD, _, ok1 := fdPath(c.args[0])
+	newFD, _, ok2 := fdPath(c.ret)
+	if !ok1 || !ok2 || oldFD == newFD {
+		return
+	}
+	key := fdKey(c.pid, newFD)
+	if d := s.fds[key]; d != nil && d.dups > 0 {
+		d.dups--
+	}
+	delete(s.fds, key)
+	if d := s.fds[fdKey(c.pid, oldFD)]; d != nil {
+		d.dups++
+		s.fds[key] = d
 	}
 }
 
@@ -431,6 +461,22 @@ func openFlag(name string) int32 {
 	return 0
 }
 
+// renameFlags reads renameat2's flags, "RENAME_NOREPLACE".
+func renameFlags(a string) int32 {
+	var v int32
+	for _, f := range strings.Split(a, "|") {
+		switch f {
+		case "RENAME_NOREPLACE":
+			v |= unix.RENAME_NOREPLACE
+		case "RENAME_EXCHANGE":
+			v |= unix.RENAME_EXCHANGE
+		case "RENAME_WHITEOUT":
+			v |= unix.RENAME_WHITEOUT
+		}
+	}
+	return v
+}
+
 // onPath adds a call on a path.
 func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 	spec := c.kind.path
@@ -478,6 +524,9 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 		to, ok := s.pathArg(c, spec.arg+1+btoi(spec.dirfd), spec.dirfd)
 		if !ok || !replayable(to) {
 			return false
+		}
+		if c.name == "renameat2" && len(c.args) > 4 {
+			op.flags = renameFlags(c.args[4])
 		}
 		return s.f.rename([]string{pth, to}, n, p, st, r)
 	}
@@ -538,20 +587,21 @@ func (s *strc) open(c *call, p *pending, n int32, fa int, r ref) bool {
 }
 
 // onFD adds a call on a file descriptor.
-func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
+func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string, deleted bool) bool {
 	b := s.f.b
 	key := fdKey(c.pid, fd)
 	d := s.fds[key]
 	var n int32
-	if d == nil {
-		// Opened before the recording, or by another thread: the replay
-		// opens it before its first use.
+	if d != nil {
+		n = b.handles[d.h].node // the file opened, also once removed
+	}
+	if d == nil || !deleted && n != s.f.node(pth) {
+		// Opened before the recording, or by another thread, or made
+		// another file's by a call not replayed (dup2): the replay opens
+		// it before its first use.
 		n = s.f.node(pth)
 		d = &stFD{h: b.newHandle(n)}
 		s.fds[key] = d
-	} else {
-		// The file the recording opened, also once removed or renamed.
-		n = b.handles[d.h].node
 	}
 	st, pos := b.stream(c.pid)
 	r := ref{st, pos}
@@ -571,8 +621,13 @@ func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string) bool {
 		}
 		change = act == actWrite
 	case actClose:
-		b.handles[d.h].closed = true
 		delete(s.fds, key)
+		if d.dups > 0 { // another descriptor keeps the file open
+			d.dups--
+			op.act = actFlush
+			break
+		}
+		b.handles[d.h].closed = true
 	}
 	b.touchNode(n, r, change)
 	b.touchHandle(d.h, r, act == actClose)

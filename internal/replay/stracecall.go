@@ -29,12 +29,14 @@ const (
 	followChdir         // chdir: the working directory, by path
 	followFchdir        // fchdir: the working directory, by descriptor
 	followFork          // a new process, in its parent's directory
+	followDup           // dup, dup2, dup3, fcntl's F_DUPFD: a descriptor's copy
 )
 
 // followCalls are the calls of each follow.
 var followCalls = map[string]follow{
 	"lseek": followSeek, "chdir": followChdir, "fchdir": followFchdir,
 	"clone": followFork, "clone3": followFork, "fork": followFork, "vfork": followFork,
+	"dup": followDup, "dup2": followDup, "dup3": followDup, "fcntl": followDup,
 }
 
 // newCallKind is the kind of the calls named name.
@@ -42,7 +44,7 @@ func newCallKind(name string) *callKind {
 	k := &callKind{name: name, follow: followCalls[name]}
 	k.path, k.onPath = pathCalls[name]
 	k.act, k.onFD = fdCalls[name]
-	k.args = k.onPath || k.onFD || k.follow == followSeek || k.follow == followChdir || k.follow == followFchdir
+	k.args = k.onPath || k.onFD || k.follow != followNone && k.follow != followFork
 	return k
 }
 

@@ -63,7 +63,7 @@ type Op struct {
 	// errno is the recorded failure, 0 for success; other is set when the
 	// recorded status is an error text that names no errno.
 	errno uint16
-	flags int32 // open flags
+	flags int32 // open flags; renameat2's flags for a rename
 	// handle is the index of the handle the operation uses or opens, -1
 	// for none.
 	handle int32
