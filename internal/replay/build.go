@@ -137,32 +137,6 @@ func (b *builder) child(parent int32, name string) int32 {
 	return n
 }
 
-// plainName reports whether name is one entry of its directory: not
-// empty, "." or "..", and without a slash or a NUL, which would make its
-// path another file's, or one outside the run directory.
-func plainName(name string) bool {
-	switch name {
-	case "", ".", "..":
-		return false
-	}
-	return strings.IndexByte(name, '/') < 0 && strings.IndexByte(name, 0) < 0
-}
-
-// escapeName is a name for one entry that stands for name, which is not
-// plainName: its slashes, NULs and dots as %2F, %00 and %2E ("%" for
-// the empty name).
-func escapeName(name string) string {
-	if name == "" {
-		return "%"
-	}
-	r := strings.NewReplacer("%", "%25", "/", "%2F", "\x00", "%00")
-	name = r.Replace(name)
-	if name == "." || name == ".." {
-		name = strings.ReplaceAll(name, ".", "%2E")
-	}
-	return name
-}
-
 func (b *builder) newNode(parent int32, name string) int32 {
 	b.nodes = push(b, b.nodes, node{parent: parent, name: name, entry: -1})
 	return int32(len(b.nodes) - 1)

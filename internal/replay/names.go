@@ -1,5 +1,7 @@
 package replay
 
+import "strings"
+
 // opSlot is where an operation's name, of length n, first bytes b0 and
 // b1 and last byte z, goes in knownOps: a hash that gives each of
 // opNames a slot of its own (TestKnownOps).
@@ -26,4 +28,30 @@ func knownOp[T string | []byte](b T) int {
 		return -1
 	}
 	return int(s)
+}
+
+// plainName reports whether name is one entry of its directory: not
+// empty, "." or "..", and without a slash or a NUL, which would make its
+// path another file's, or one outside the run directory.
+func plainName(name string) bool {
+	switch name {
+	case "", ".", "..":
+		return false
+	}
+	return strings.IndexByte(name, '/') < 0 && strings.IndexByte(name, 0) < 0
+}
+
+// escapeName is a name for one entry that stands for name, which is not
+// plainName: its slashes, NULs and dots as %2F, %00 and %2E ("%" for
+// the empty name).
+func escapeName(name string) string {
+	if name == "" {
+		return "%"
+	}
+	r := strings.NewReplacer("%", "%25", "/", "%2F", "\x00", "%00")
+	name = r.Replace(name)
+	if name == "." || name == ".." {
+		name = strings.ReplaceAll(name, ".", "%2E")
+	}
+	return name
 }
