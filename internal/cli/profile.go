@@ -186,6 +186,9 @@ func runProfile(ctx context.Context, app *App, o *ProfileOptions) error {
 	if errors.Is(err, context.Canceled) {
 		return ErrInterrupted
 	}
+	if errors.Is(err, profile.ErrBadInput) {
+		return &UsageError{Err: err}
+	}
 	return err
 }
 

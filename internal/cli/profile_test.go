@@ -182,6 +182,12 @@ func TestProfileInputErrors(t *testing.T) {
 	if _, errs, code := runProfileCmd(t, nil, filepath.Join(dir, "missing.log")); code != ExitUsage || !strings.Contains(errs, "no such file") {
 		t.Errorf("missing log: exit %d, %q; want %d", code, errs, ExitUsage)
 	}
+	// A recording of another kind: strace's (replay reads it, profile does not).
+	strace := filepath.Join("..", "replay", "testdata", "strace-tar.log")
+	_, errs, code := runProfileCmd(t, nil, strace)
+	if code != ExitUsage || !strings.Contains(errs, "is an access-log entry") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("strace log: exit %d, %q; want %d and one line", code, errs, ExitUsage)
+	}
 }
 
 // TestProfileMountPoint profiles a directory that mountinfo says is a

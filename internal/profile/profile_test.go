@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -345,6 +346,27 @@ func TestManyOps(t *testing.T) {
 		w := windows(t, runOut(t, in.Bytes(), o))[0]
 		if len(w.Operations) != maxOps || w.Entries != maxOps || w.Skipped.Malformed != 2*maxOps || w.Lines != 3*maxOps {
 			t.Errorf("%d ops, %d entries, %d malformed, %d lines", len(w.Operations), w.Entries, w.Skipped.Malformed, w.Lines)
+		}
+	}
+}
+
+// TestNotAnAccessLog: a log read to its end whose lines are all of another
+// format (strace's) is bad input, said in one line, in a summary and in
+// windows alike; one entry among them, even filtered out, is a profile.
+func TestNotAnAccessLog(t *testing.T) {
+	strace := "2214  1764355131.982671 openat(AT_FDCWD</tmp>, \"a\", O_RDONLY) = 3</tmp/a> <0.000021>\n" +
+		"2214  1764355131.982712 read(3</tmp/a>, \"x\", 4096) = 1 <0.000008>\n"
+	for _, o := range []Options{{}, {Interval: time.Second}, {JSON: true}} {
+		err := Run(context.Background(), strings.NewReader(strace), io.Discard, o)
+		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "none of its 2 lines is an access-log entry") ||
+			strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	entry := strings.SplitAfter(string(readSample(t)), "\n")[0]
+	for _, o := range []Options{{}, {Interval: time.Second}, {Filter: Filter{Ops: []string{"no-such-op"}}}} {
+		if err := Run(context.Background(), strings.NewReader(strace+entry), io.Discard, o); err != nil {
+			t.Errorf("%+v: one entry among other lines: %v", o, err)
 		}
 	}
 }

@@ -75,13 +75,31 @@ func Run(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	r.split.long = func() { r.agg.lines++; r.agg.skipped.Malformed++ }
 	src := startReader(ctx, in)
 	defer src.stop()
+	var err error
 	switch {
 	case o.Live:
 		return r.live(src)
 	case o.Interval == 0:
-		return r.summary(src)
+		err = r.summary(src)
+	default:
+		err = r.replay(src)
 	}
-	return r.replay(src)
+	if err == nil {
+		err = r.noEntries()
+	}
+	return err
+}
+
+// noEntries is the error of a log read to its end that held lines and not
+// one entry: another format, such as strace's, shown as an empty table
+// with nothing to say why.
+func (r *run) noEntries() error {
+	bad := r.agg.skippedAll.Bad()
+	if r.started || bad == 0 {
+		return nil
+	}
+	return badInputf("%s: none of its %d lines is an access-log entry (JuiceFS's format, as fsbench bench --access-log writes it too); strace's output is read by fsbench replay",
+		r.o.Source, r.agg.skippedAll.Total())
 }
 
 type run struct {
@@ -92,7 +110,8 @@ type run struct {
 	split splitter
 	err   error // the first render or cancellation error of a replay
 
-	// Replay: the current window is [start, end) in log time (ns).
+	// Replay: the current window is [start, end) in log time (ns);
+	// started once an entry was read (in a summary too).
 	started    bool
 	start, end int64
 }
@@ -160,6 +179,7 @@ func (r *run) summary(src *chunkReader) error {
 	}
 	a := r.agg
 	w := r.window(ModeSummary, r.time(a.first), r.time(a.latest))
+	r.started = w.Entries+w.Filtered > 0
 	if w.Entries == 0 {
 		w.Start, w.End, w.Seconds = time.Time{}, time.Time{}, 0
 	}
