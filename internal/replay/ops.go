@@ -50,6 +50,9 @@ func (p *player) meta(op *Op, path string) error {
 	case actUtime:
 		return unix.UtimesNanoAt(unix.AT_FDCWD, path, nil, 0)
 	case actTruncate:
+		if fd, err := p.fd(op); err == nil { // ftruncate: the file may have no name left
+			return unix.Ftruncate(fd, op.Size)
+		}
 		return unix.Truncate(path, op.Size)
 	}
 	return nil

@@ -107,6 +107,13 @@ func straceRun(t *testing.T, script string) (log, work string) {
 // straceCmd records a program as straceRun does.
 func straceCmd(t *testing.T, argv ...string) (log, work string) {
 	t.Helper()
+	return straceCmdAfter(t, nil, argv...)
+}
+
+// straceCmdAfter is straceCmd, with setup(work) run before the recording:
+// the files it makes are ones the program finds.
+func straceCmdAfter(t *testing.T, setup func(work string), argv ...string) (log, work string) {
+	t.Helper()
 	straceBin, err := testenv.LookPath("strace")
 	if err != nil {
 		testenv.Unavailable(t, "strace not installed")
@@ -114,6 +121,9 @@ func straceCmd(t *testing.T, argv ...string) (log, work string) {
 	work = t.TempDir()
 	if err := os.Mkdir(filepath.Join(work, "sub"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(work)
 	}
 	log = filepath.Join(t.TempDir(), "trace.log")
 	cmd := exec.Command(straceBin, append([]string{"-f", "-ttt", "-T", "-y", "-o", log}, argv...)...)

@@ -263,12 +263,14 @@ var pathCalls = map[string]pathCall{
 	"unlink": {0, false, actUnlink}, "unlinkat": {1, true, actUnlink}, "rmdir": {0, false, actRmdir},
 	"mkdir": {0, false, actMkdir}, "mkdirat": {1, true, actMkdir},
 	"rename": {0, false, actRename}, "renameat": {1, true, actRename}, "renameat2": {1, true, actRename},
+	"truncate": {0, false, actTruncate},
 }
 
 // fdCalls are the calls on a file descriptor.
 var fdCalls = map[string]action{
 	"read": actRead, "write": actWrite, "pread64": actRead, "pwrite64": actWrite,
 	"close": actClose, "fsync": actFsync, "fdatasync": actFsync, "getdents64": actReadDir, "fstat": actStat,
+	"ftruncate": actTruncate,
 }
 
 // add adds one call; false when it is not one the replay performs (or a
@@ -417,8 +419,31 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 			op.flags = renameFlags(c.args[4])
 		}
 		return s.f.rename([]string{pth, to}, n, p, st, r)
+	case actTruncate:
+		if !s.truncate(c, p, spec.arg+1, n) {
+			return false
+		}
+		b.touchNode(n, r, true)
 	}
 	b.commit(p, st)
+	return true
+}
+
+// truncate reads the length of a truncate or ftruncate (its argument i)
+// into the operation: what the file holds from then on is the log's, so
+// later reads no longer tell its size before the recording.
+func (s *strc) truncate(c *call, p *pending, i int, n int32) bool {
+	if len(c.args) <= i {
+		return false
+	}
+	size, ok := integer(c.args[i])
+	if !ok || size < 0 {
+		return false
+	}
+	p.op.Size = size
+	if !p.failed {
+		s.f.b.nodes[n].written = true
+	}
 	return true
 }
 
@@ -496,6 +521,11 @@ func (s *strc) onFD(c *call, p *pending, act action, fd int, pth string, deleted
 			return false
 		}
 		change = act == actWrite
+	case actTruncate:
+		if !s.truncate(c, p, 1, n) {
+			return false
+		}
+		change = true
 	case actClose:
 		delete(s.fds, key)
 		if d.dups > 0 { // another descriptor keeps the file open
