@@ -354,6 +354,11 @@ func (j *jfs) rename(a *jargs, p *pending) bool {
 	r := ref{s, pos}
 	op := &p.op
 	op.act, op.path = actRename, b.pathID(n)
+	if fl, ok := a.num(len(f) - 1); ok {
+		// rename2's flags: RENAME_NOREPLACE (mv's first try) is
+		// replayed; RENAME_EXCHANGE and RENAME_WHITEOUT are not moves.
+		op.flags = int32(fl & unix.RENAME_NOREPLACE)
+	}
 	b.rename(op, dst)
 	b.need(from, true, op)
 	b.need(to, true, op)
