@@ -51,8 +51,10 @@ With --threshold P%, a change told from noise (or, with one run a side, any
 change) of more than P percent the wrong way, or errors that grew beyond it,
 is a regression, and fsbench exits with code 3. Without --threshold, the
 comparison is only shown (exit 0). The verdict comes first; parameters that
-differ (threads, sizes) and a machine markedly busier during one side are
-warned about before the table. Phases found in only one result are listed as
+differ (threads, sizes), a machine markedly busier during one side and a
+change called in a phase that took under a second a run (a moment of the
+storage rather than its rate) are warned about before the table. Phases
+found in only one result are listed as
 missing or new. Results of different commands cannot be compared: exit 2.
 See docs/statistics.md.`,
 		Example: `  fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file before.json

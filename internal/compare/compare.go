@@ -191,7 +191,11 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 		if w := originDiff(op, *np); w != "" {
 			r.Warnings = append(r.Warnings, w)
 		}
-		r.Items = append(r.Items, r.both(figures(old, op, kinds), figures(new, *np, kinds), op, *np)...)
+		items := r.both(figures(old, op, kinds), figures(new, *np, kinds), op, *np)
+		if w := shortDiff(op, *np, items); w != "" {
+			r.Warnings = append(r.Warnings, w)
+		}
+		r.Items = append(r.Items, items...)
 	}
 	for _, np := range new.Phases {
 		if old.FindPhase(np.Name) == nil {

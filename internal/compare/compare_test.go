@@ -406,3 +406,42 @@ func TestCompareOriginDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareShortPhase: a change told from noise in a phase that took
+// under a second a run is warned of, on either side; the same change of a
+// longer phase, or no change, is not.
+func TestCompareShortPhase(t *testing.T) {
+	timed := func(secs float64, values ...float64) *report.Result {
+		r := repeated(values...)
+		r.Phases[0].Seconds = secs
+		return r
+	}
+	ten := 10.0
+	slow, fast := []float64{100, 102, 98, 101, 99}, []float64{50, 51, 52, 49, 50}
+	for _, c := range []struct {
+		name       string
+		old, new   *report.Result
+		warn       bool
+		oldS, newS string
+	}{
+		{"short on both", timed(0.024, slow...), timed(0.057, fast...), true, "24ms", "57ms"},
+		{"short in NEW only", timed(3, slow...), timed(0.4, fast...), true, "3s", "400ms"},
+		{"long", timed(3, slow...), timed(2.5, fast...), false, "", ""},
+		{"short, no change", timed(0.02, slow...), timed(0.02, 99, 103, 100, 97, 101), false, "", ""},
+		{"time unknown", timed(0, slow...), timed(0.02, fast...), false, "", ""},
+	} {
+		r, err := Compare(c.old, c.new, "", "", Options{Threshold: &ten})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "measures a moment of the storage") {
+				got = w
+			}
+		}
+		if (got != "") != c.warn || c.warn && !strings.HasPrefix(got, "write took "+c.oldS+" (OLD) and "+c.newS+" (NEW) a run") {
+			t.Errorf("%s: warnings %q", c.name, r.Warnings)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/verdict"
@@ -66,4 +67,30 @@ func loadDiff(old, new *report.Result) string {
 	}
 	return fmt.Sprintf("the machine was busier during %s (load average %.1f in OLD, %.1f in NEW, on %d CPUs): changes may come from that, not from the storage",
 		busier, la, lb, int(cpus))
+}
+
+// shortPhase is the time under which a phase measures a moment of the
+// storage more than its rate: the storage's own swings (a journal commit
+// or a writeback every few seconds, another client's burst) last longer,
+// so runs minutes apart can differ by more than the repeats of either
+// side, which follow each other within one such swing. Seen on a local
+// disk: write-small of 200 files (20 ms) at 19,000 files/s in one result's
+// four repeats and 5,600 in another's, taken seconds later.
+const shortPhase = time.Second
+
+// shortDiff warns when a change of phase was told from noise and the phase
+// took under shortPhase a run on either side (items are its figures).
+func shortDiff(old, new report.PhaseResult, items []Item) string {
+	a := time.Duration(old.Seconds * float64(time.Second))
+	b := time.Duration(new.Seconds * float64(time.Second))
+	if a <= 0 || b <= 0 || min(a, b) >= shortPhase {
+		return ""
+	}
+	for _, it := range items {
+		if it.Kind != "errors" && (it.Status == Better || it.Status == Worse || it.Status == Regression) {
+			return fmt.Sprintf("%s took %v (OLD) and %v (NEW) a run: a phase under %v measures a moment of the storage, whose own swings last longer, so runs minutes apart can differ by more than either side's repeats show; give it more work (more files, a larger size, a --duration) before trusting its change",
+				old.Name, a.Round(time.Millisecond), b.Round(time.Millisecond), shortPhase)
+		}
+	}
+	return ""
 }
