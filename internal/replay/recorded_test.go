@@ -134,6 +134,21 @@ func straceCmdAfter(t *testing.T, setup func(work string), argv ...string) (log,
 	return log, work
 }
 
+// python3 is the path of the Python interpreter itself, not of a wrapper
+// script that runs it (whose own calls strace would record).
+func python3(t *testing.T) string {
+	t.Helper()
+	python, err := testenv.LookPath("python3")
+	if err != nil {
+		testenv.Unavailable(t, "python3 not installed")
+	}
+	out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // checkReplayed fails the test unless every type of operation of the
 // replay was replayed as recorded, with no error.
 func checkReplayed(t *testing.T, res *report.Result) {
@@ -223,16 +238,7 @@ func TestReplayStracePadded(t *testing.T) {
 // (O_TMPFILE) are replayed on the descriptor the replay opened, with
 // their bytes, and the removed file is not made again.
 func TestReplayStraceDeleted(t *testing.T) {
-	python, err := testenv.LookPath("python3")
-	if err != nil {
-		testenv.Unavailable(t, "python3 not installed")
-	}
-	// The interpreter itself, not a wrapper script that runs it.
-	out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		t.Fatalf("python3: %v", err)
-	}
-	log, work := straceCmd(t, strings.TrimSpace(string(out)), "-c", `
+	log, work := straceCmd(t, python3(t), "-c", `
 import os
 fd = os.open("sub", os.O_TMPFILE | os.O_WRONLY, 0o600)
 os.write(fd, b"t" * 1234)

@@ -2,12 +2,8 @@ package replay
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 // TestReplayStraceTruncate: ftruncate and truncate are replayed, so the
@@ -15,20 +11,12 @@ import (
 // old length and the replay read more than was recorded), on a file the
 // program made and on one it found.
 func TestReplayStraceTruncate(t *testing.T) {
-	python, err := testenv.LookPath("python3")
-	if err != nil {
-		testenv.Unavailable(t, "python3 not installed")
-	}
-	out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		t.Fatalf("python3: %v", err)
-	}
 	found := func(work string) {
 		if err := os.WriteFile(filepath.Join(work, "sub", "found"), make([]byte, 5000), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	log, work := straceCmdAfter(t, found, strings.TrimSpace(string(out)), "-c", `
+	log, work := straceCmdAfter(t, found, python3(t), "-c", `
 import os
 with open("made", "wb") as f: f.write(b"a" * 10000)
 fd = os.open("made", os.O_RDWR)
