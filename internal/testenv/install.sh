@@ -29,6 +29,9 @@ command -v rpcbind >/dev/null || [ -x /usr/sbin/rpcbind ] || need_apt+=(rpcbind)
 command -v openssl >/dev/null || need_apt+=(openssl)
 [ -x /usr/bin/time ] || need_apt+=(time) # bench-peers.sh: peak memory of each run
 command -v curl >/dev/null || need_apt+=(curl)
+# fsbench replay's tests record real programs' file calls.
+command -v strace >/dev/null || need_apt+=(strace)
+command -v python3 >/dev/null || need_apt+=(python3)
 # --metrics-listen and fsbench probe: a real server scrapes, a real gateway receives.
 command -v prometheus >/dev/null || need_apt+=(prometheus)
 command -v promtool >/dev/null || need_apt+=(prometheus)
@@ -74,4 +77,4 @@ if [ "$("$VENV/bin/kubernetes-validate" --version 2>/dev/null)" != "$KUBERNETES_
 	"$VENV/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
 fi
 ln -sf "$VENV/bin/kubernetes-validate" "$BIN_DIR/kubernetes-validate"
-echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, prometheus, pushgateway, iproute2, chromium, podman; minio and kubernetes-validate in $BIN_DIR)" >&2
+echo "install.sh: test tools ready (bindfs, fio, nfs-ganesha, prometheus, pushgateway, iproute2, chromium, podman, strace; minio and kubernetes-validate in $BIN_DIR)" >&2
