@@ -88,7 +88,7 @@ func shortDiff(old, new report.PhaseResult, items []Item) string {
 	}
 	for _, it := range items {
 		if it.Kind != "errors" && (it.Status == Better || it.Status == Worse || it.Status == Regression) {
-			return fmt.Sprintf("%s took %v (OLD) and %v (NEW) a run: a phase under %v measures a moment of the storage, whose own swings last longer, so runs minutes apart can differ by more than either side's repeats show; give it more work (more files, a larger size, a --duration) before trusting its change",
+			return fmt.Sprintf("%s took %v (OLD) and %v (NEW) a run: a phase under %v measures a moment of the storage, whose own swings last longer: runs made minutes apart can differ this much with nothing changed; give it more work (more files, a larger size, a --duration) before trusting its change",
 				old.Name, a.Round(time.Millisecond), b.Round(time.Millisecond), shortPhase)
 		}
 	}
