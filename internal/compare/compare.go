@@ -173,6 +173,7 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 	if new.Interrupted {
 		r.Warnings = append(r.Warnings, "the NEW run was interrupted; its figures are partial")
 	}
+	var short []string // phases too short for their called changes (shortTimes)
 	for _, op := range old.Phases {
 		np := new.FindPhase(op.Name)
 		if np == nil {
@@ -192,10 +193,13 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 			r.Warnings = append(r.Warnings, w)
 		}
 		items := r.both(figures(old, op, kinds), figures(new, *np, kinds), op, *np)
-		if w := shortDiff(op, *np, items); w != "" {
-			r.Warnings = append(r.Warnings, w)
+		if t := shortTimes(op, *np, items, len(short) == 0); t != "" {
+			short = append(short, t)
 		}
 		r.Items = append(r.Items, items...)
+	}
+	if len(short) > 0 {
+		r.Warnings = append(r.Warnings, shortDiff(short))
 	}
 	for _, np := range new.Phases {
 		if old.FindPhase(np.Name) == nil {

@@ -440,8 +440,25 @@ func TestCompareShortPhase(t *testing.T) {
 				got = w
 			}
 		}
-		if (got != "") != c.warn || c.warn && !strings.HasPrefix(got, "write took "+c.oldS+" (OLD) and "+c.newS+" (NEW) a run") {
+		if (got != "") != c.warn || c.warn && !strings.HasPrefix(got, "write took "+c.oldS+" (OLD) and "+c.newS+" (NEW) a run:") {
 			t.Errorf("%s: warnings %q", c.name, r.Warnings)
 		}
+	}
+	// Two short phases, one run a side, changed beyond the threshold: one
+	// warning names both.
+	two := func(v float64) *report.Result {
+		r := res(phase("write", v, "MiB/s", 1000, 0), phase("stat", v, "files/s", 1000, 0))
+		r.Phases[0].Seconds, r.Phases[1].Seconds = 0.02, 0.005
+		return r
+	}
+	r, _ := Compare(two(100), two(50), "", "", Options{Threshold: &ten})
+	var short []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "measures a moment of the storage") {
+			short = append(short, w)
+		}
+	}
+	if len(short) != 1 || !strings.HasPrefix(short[0], "write took 20ms (OLD) and 20ms (NEW) a run, stat 5ms and 5ms: a phase under 1s") {
+		t.Errorf("two short phases: warnings %q", r.Warnings)
 	}
 }

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
@@ -78,9 +79,11 @@ func loadDiff(old, new *report.Result) string {
 // four repeats and 5,600 in another's, taken seconds later.
 const shortPhase = time.Second
 
-// shortDiff warns when a change of phase was told from noise and the phase
-// took under shortPhase a run on either side (items are its figures).
-func shortDiff(old, new report.PhaseResult, items []Item) string {
+// shortTimes is "NAME took A (OLD) and B (NEW)" for the first phase, and
+// "NAME A and B" for the next, when a change of the phase was told from
+// noise and it took under shortPhase a run on either side (items are its
+// figures); "" otherwise.
+func shortTimes(old, new report.PhaseResult, items []Item, first bool) string {
 	a := time.Duration(old.Seconds * float64(time.Second))
 	b := time.Duration(new.Seconds * float64(time.Second))
 	if a <= 0 || b <= 0 || min(a, b) >= shortPhase {
@@ -88,9 +91,18 @@ func shortDiff(old, new report.PhaseResult, items []Item) string {
 	}
 	for _, it := range items {
 		if it.Kind != "errors" && (it.Status == Better || it.Status == Worse || it.Status == Regression) {
-			return fmt.Sprintf("%s took %v (OLD) and %v (NEW) a run: a phase under %v measures a moment of the storage, whose own swings last longer: runs made minutes apart can differ this much with nothing changed; give it more work (more files, a larger size, a --duration) before trusting its change",
-				old.Name, a.Round(time.Millisecond), b.Round(time.Millisecond), shortPhase)
+			a, b = a.Round(time.Millisecond), b.Round(time.Millisecond)
+			if first {
+				return fmt.Sprintf("%s took %v (OLD) and %v (NEW) a run", old.Name, a, b)
+			}
+			return fmt.Sprintf("%s %v and %v", old.Name, a, b)
 		}
 	}
 	return ""
+}
+
+// shortDiff is the one warning for the phases of shortTimes.
+func shortDiff(times []string) string {
+	return fmt.Sprintf("%s: a phase under %v measures a moment of the storage, whose own swings last longer: runs made minutes apart can differ this much with nothing changed; give it more work (more files, a larger size, a --duration) before trusting its change",
+		strings.Join(times, ", "), shortPhase)
 }
