@@ -429,6 +429,7 @@ func TestCompareShortPhase(t *testing.T) {
 		{"long", timed(3, slow...), timed(2.5, fast...), false, "", ""},
 		{"short, no change", timed(0.02, slow...), timed(0.02, 99, 103, 100, 97, 101), false, "", ""},
 		{"time unknown", timed(0, slow...), timed(0.02, fast...), false, "", ""},
+		{"under a millisecond", timed(0.0004, slow...), timed(0.000321, fast...), true, "400µs", "321µs"},
 	} {
 		r, err := Compare(c.old, c.new, "", "", Options{Threshold: &ten})
 		if err != nil {

@@ -91,7 +91,7 @@ func shortTimes(old, new report.PhaseResult, items []Item, first bool) string {
 	}
 	for _, it := range items {
 		if it.Kind != "errors" && (it.Status == Better || it.Status == Worse || it.Status == Regression) {
-			a, b = a.Round(time.Millisecond), b.Round(time.Millisecond)
+			a, b = roundShort(a), roundShort(b)
 			if first {
 				return fmt.Sprintf("%s took %v (OLD) and %v (NEW) a run", old.Name, a, b)
 			}
@@ -99,6 +99,15 @@ func shortTimes(old, new report.PhaseResult, items []Item, first bool) string {
 		}
 	}
 	return ""
+}
+
+// roundShort rounds a phase's time for the warning: to the millisecond,
+// to the microsecond under one (a stat of a few files: not "0s").
+func roundShort(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // shortDiff is the one warning for the phases of shortTimes.
