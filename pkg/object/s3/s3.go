@@ -80,11 +80,11 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg object.Config) (
 	if err != nil {
 		return nil, err
 	}
-	hc, err := newHTTPClient(cfg)
+	hc, tlsConf, err := newHTTPClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	awsCfg, err := s3Config(ctx, p, hc, cred, s3Region(p, t, cfg), cfg)
+	awsCfg, err := s3Config(ctx, p, httpClient{hc, tlsConf}, cred, s3Region(p, t, cfg), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -115,33 +115,30 @@ func openS3(ctx context.Context, p provider, rawURL string, cfg object.Config) (
 
 // newHTTPClient builds the client the SDK sends requests with: a pool of
 // one connection per thread, bounded connect and response-header waits,
-// TLS as configured, no transparent compression.
-func newHTTPClient(cfg object.Config) (*http.Client, error) {
+// TLS as configured (the returned tls.Config, which the AWS configuration
+// may still add a CA bundle to), no transparent compression.
+func newHTTPClient(cfg object.Config) (*http.Client, *tls.Config, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.Insecure} //nolint:gosec // asked for with --insecure
 	if cfg.CACertFile != "" {
 		pem, err := os.ReadFile(cfg.CACertFile)
 		if err != nil {
-			return nil, object.ConfigErrorf("CA certificate: %v", err)
+			return nil, nil, object.ConfigErrorf("CA certificate: %v", err)
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, object.ConfigErrorf("CA certificate %s: no PEM certificate found", cfg.CACertFile)
+			return nil, nil, object.ConfigErrorf("CA certificate %s: no PEM certificate found", cfg.CACertFile)
 		}
 		tlsConf.RootCAs = pool
-	}
-	header := 3 * cfg.Timeout
-	if header < 30*time.Second {
-		header = 30 * time.Second
 	}
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:       tlsConf,
 		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: header,
+		ResponseHeaderTimeout: headerTimeout(cfg.Timeout),
 		MaxIdleConns:          cfg.Threads + 2,
 		MaxIdleConnsPerHost:   cfg.Threads + 2,
 		IdleConnTimeout:       90 * time.Second,
@@ -149,7 +146,12 @@ func newHTTPClient(cfg object.Config) (*http.Client, error) {
 		WriteBufferSize:       64 << 10,
 		ReadBufferSize:        64 << 10,
 	}
-	return &http.Client{Transport: stallGuard(tr, cfg.Timeout)}, nil
+	return &http.Client{Transport: stallGuard(tr, cfg.Timeout)}, tlsConf, nil
+}
+
+// headerTimeout is how long a request waits for the response's headers.
+func headerTimeout(timeout time.Duration) time.Duration {
+	return max(3*timeout, 30*time.Second)
 }
 
 func (s *s3Store) String() string { return s.display }

@@ -2,13 +2,17 @@ package s3
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/logging"
@@ -79,27 +83,26 @@ func s3Region(p provider, t *s3Target, cfg object.Config) string {
 	return firstEnv(cfg.Getenv)(p.regionEnv...)
 }
 
+// httpClient is the client requests go with, and its TLS configuration.
+type httpClient struct {
+	*http.Client
+	tls *tls.Config
+}
+
 // s3Config makes the SDK's configuration: credentials (or the default
 // chain), region, retries and checksum modes.
-func s3Config(ctx context.Context, p provider, hc *http.Client, cred s3Cred, region string, cfg object.Config) (aws.Config, error) {
+func s3Config(ctx context.Context, p provider, hc httpClient, cred s3Cred, region string, cfg object.Config) (aws.Config, error) {
 	var awsCfg aws.Config
 	switch {
 	case cred.chain:
-		opts := []func(*config.LoadOptions) error{config.WithHTTPClient(hc), config.WithLogger(logging.Nop{})}
-		if region != "" {
-			opts = append(opts, config.WithRegion(region))
-		}
-		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 		var err error
-		awsCfg, err = config.LoadDefaultConfig(lctx, opts...)
-		cancel()
-		if err != nil {
+		if awsCfg, err = loadChain(ctx, hc, region, cfg.Timeout); err != nil {
 			return awsCfg, fmt.Errorf("%s: load AWS configuration: %w", p.name, err)
 		}
 	case cfg.Anonymous:
-		awsCfg = aws.Config{HTTPClient: hc, Logger: logging.Nop{}, Region: region, Credentials: aws.AnonymousCredentials{}}
+		awsCfg = aws.Config{HTTPClient: hc.Client, Logger: logging.Nop{}, Region: region, Credentials: aws.AnonymousCredentials{}}
 	default:
-		awsCfg = aws.Config{HTTPClient: hc, Logger: logging.Nop{}, Region: region,
+		awsCfg = aws.Config{HTTPClient: hc.Client, Logger: logging.Nop{}, Region: region,
 			Credentials: credentials.NewStaticCredentialsProvider(cred.access, cred.secret.Reveal(), cred.token.Reveal())}
 	}
 	if awsCfg.Region == "" {
@@ -107,6 +110,39 @@ func s3Config(ctx context.Context, p provider, hc *http.Client, cred s3Cred, reg
 	}
 	awsCfg.Retryer = s3Retryer(cfg.Retries)
 	return awsCfg, setChecksums(&awsCfg, cfg.Checksum)
+}
+
+// loadChain loads the AWS configuration: the default credential chain, and
+// a CA bundle (AWS_CA_BUNDLE, ca_bundle in ~/.aws/config). The SDK adds a
+// bundle only to a client of its own, so the chain loads with one that has
+// hc's bounds and TLS settings (the chain's requests to IMDS, STS or SSO
+// go with it); the bundle then goes to hc, which sends the store's
+// requests.
+func loadChain(ctx context.Context, hc httpClient, region string, timeout time.Duration) (aws.Config, error) {
+	sdk := awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = timeout }).
+		WithTransportOptions(func(tr *http.Transport) {
+			tr.TLSClientConfig = hc.tls.Clone()
+			tr.TLSHandshakeTimeout = timeout
+			tr.ResponseHeaderTimeout = headerTimeout(timeout)
+		})
+	opts := []func(*config.LoadOptions) error{config.WithHTTPClient(sdk), config.WithLogger(logging.Nop{})}
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	awsCfg, err := config.LoadDefaultConfig(lctx, opts...)
+	if err != nil {
+		return awsCfg, err
+	}
+	if b, ok := awsCfg.HTTPClient.(*awshttp.BuildableClient); ok {
+		if tc := b.GetTransport().TLSClientConfig; tc != nil && tc.RootCAs != nil {
+			hc.tls.RootCAs = tc.RootCAs
+		}
+	}
+	awsCfg.HTTPClient = hc.Client
+	return awsCfg, nil
 }
 
 // s3Retryer retries a failed request up to retries times, without the
