@@ -148,7 +148,7 @@ func (o *StatsOptions) resolve() error {
 	if o.MetricsURL != "" {
 		u, err := url.Parse(o.MetricsURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return Usagef("--metrics %q: want an http:// or https:// URL", o.MetricsURL)
+			return Usagef("--metrics %q: want an http:// or https:// URL", stats.ShownURL(o.MetricsURL))
 		}
 	}
 	if len(o.metrics) > 0 && o.MetricsURL == "" {

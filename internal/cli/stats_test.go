@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -220,4 +223,47 @@ func TestStatsSeesBench(t *testing.T) {
 		t.Errorf("no write bandwidth in the fsbench section:\n%s", out)
 	}
 	t.Logf("fsbench section, best write rate %.1f MiB/s", best/(1<<20))
+}
+
+// TestStatsMetricsURLCredentials: the user name and password of a
+// --metrics URL (basic authentication) appear in no message: not when the
+// endpoint answers 404, nor when it is unreachable, nor in the warning
+// about a --metric it does not export, nor in a refused URL.
+func TestStatsMetricsURLCredentials(t *testing.T) {
+	t.Setenv(live.DirEnv, t.TempDir())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintln(w, "up 1")
+	}))
+	t.Cleanup(srv.Close)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	withUser := func(base, path string) string {
+		return strings.Replace(base, "://", "://metricsuser:hunter2secret@", 1) + path
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--metrics", withUser(srv.URL, "/nothing")}, ExitRuntime, "404"},
+		{[]string{"--metrics", withUser(closed.URL, "/metrics")}, ExitRuntime, "connection refused"},
+		{[]string{"--metrics", withUser(srv.URL, "/metrics"), "--metric", "no_such_metric"}, ExitOK, "not (yet) exported by"},
+		{[]string{"--metrics", withUser("ftp://h", "/metrics")}, ExitUsage, "want an http:// or https:// URL"},
+	} {
+		app, out, errb := statsApp()
+		code := Run(context.Background(), app, append([]string{"stats", dir, "--count", "1", "--interval", "100ms", "-o", "json"}, c.args...))
+		if code != c.code || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errb.String(), c.code, c.want)
+		}
+		for _, secret := range []string{"metricsuser", "hunter2secret"} {
+			if strings.Contains(errb.String()+out.String(), secret) {
+				t.Errorf("%q: %q shown: stderr %q, stdout %q", c.args, secret, errb.String(), out.String())
+			}
+		}
+	}
 }

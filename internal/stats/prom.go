@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -460,9 +461,10 @@ func (p *PromSource) Scrape(ctx context.Context) (Families, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, &scrapeTimeout{p.Timeout, p.TimeoutIsInterval})
 		defer cancel()
 	}
+	shown := ShownURL(p.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("metrics %s: %w", p.URL, err)
+		return nil, fmt.Errorf("metrics %s: %w", shown, err)
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
 	c := p.Client
@@ -472,21 +474,42 @@ func (p *PromSource) Scrape(ctx context.Context) (Families, error) {
 	resp, err := c.Do(req)
 	var st *scrapeTimeout
 	if err != nil && errors.As(context.Cause(ctx), &st) {
-		return nil, fmt.Errorf("metrics %s: %w", p.URL, st) // not just "context deadline exceeded"
+		return nil, fmt.Errorf("metrics %s: %w", shown, st) // not just "context deadline exceeded"
 	}
 	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text holds the URL, user name and all
+		}
+		return nil, fmt.Errorf("metrics %s: %w", shown, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("metrics %s: %s", p.URL, resp.Status)
+		return nil, fmt.Errorf("metrics %s: %s", shown, resp.Status)
 	}
 	fams, err := ParseProm(io.LimitReader(resp.Body, MaxScrapeBytes))
 	if err != nil {
-		return nil, fmt.Errorf("metrics %s: %w", p.URL, err)
+		return nil, fmt.Errorf("metrics %s: %w", shown, err)
 	}
 	return fams, nil
+}
+
+// ShownURL is an endpoint's URL as messages show it: without its user
+// information (a user name and password for basic authentication).
+func ShownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndex(raw, "@"); i >= 0 {
+			return "**redacted**" + raw[i:]
+		}
+		return raw
+	}
+	if u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return strings.Replace(u.String(), "://", "://**redacted**@", 1)
 }
 
 // scrapeTimeout is the end of a scrape that took longer than its timeout.

@@ -163,7 +163,7 @@ func probeMetrics(ctx context.Context, opts Options, have map[byte]Source, plan 
 	prom.Types = Select(fams, opts.Metrics, probe)
 	for _, ms := range opts.Metrics {
 		if _, ok := prom.Types[ms.Spec]; !ok {
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("--metric %s: not (yet) exported by %s", ms.Spec, opts.MetricsURL))
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("--metric %s: not (yet) exported by %s", ms.Spec, ShownURL(opts.MetricsURL)))
 		}
 	}
 	for _, l := range []byte("ufmcogsd") {
