@@ -90,6 +90,32 @@ without it the agent measures with the caches as they are, and says so.`,
 	return cmd
 }
 
+// check refuses flags an agent cannot serve with, before it starts, and
+// loads its TLS certificate (nil: plain HTTP).
+func (o *AgentOptions) check() (*tls.Config, error) {
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, Usagef("--tls-cert and --tls-key go together")
+	}
+	if o.MaxConns < 1 {
+		return nil, Usagef("--max-connections must be at least 1")
+	}
+	_, port, err := net.SplitHostPort(o.Listen)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return nil, Usagef("--listen %q: want HOST:PORT or :PORT, e.g. :7781", o.Listen)
+	}
+	if o.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+	if err != nil {
+		return nil, Usagef("--tls-cert/--tls-key: %v", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
 // readToken reads the shared token from a file or FSBENCH_TOKEN.
 func readToken(app *App, file string) (string, error) {
 	if file != "" {
@@ -131,24 +157,11 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	if err != nil {
 		return err
 	}
-	if w := weakToken(token); w != "" {
-		app.Warnf("%s", w)
-	}
-	if (o.TLSCert == "") != (o.TLSKey == "") {
-		return Usagef("--tls-cert and --tls-key go together")
-	}
-	if o.MaxConns < 1 {
-		return Usagef("--max-connections must be at least 1")
-	}
-	ctx, m, err := startMetrics(ctx, app, o.MetricsListen)
+	tlsConf, err := o.check()
 	if err != nil {
 		return err
 	}
-	defer m.Close()
 	runner := &agentRunner{app: app}
-	if m != nil {
-		runner.watch = m.Board
-	}
 	host, _ := os.Hostname()
 	a, err := cluster.NewAgent(cluster.AgentOptions{
 		Token: token, Roots: o.Roots, Runner: runner, Version: Version, Protocol: o.protocol,
@@ -158,18 +171,21 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	if w := weakToken(token); w != "" {
+		app.Warnf("%s", w)
+	}
+	ctx, m, err := startMetrics(ctx, app, o.MetricsListen)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if m != nil {
+		runner.watch = m.Board
+	}
 	if n := sysio.OpenFileLimit() / 2; n > 0 && o.MaxConns > n {
 		// Half of the file descriptors stay for the jobs' own files.
 		app.Warnf("serving at most %d connections at once: the process may open %d files (ulimit -n)", n, 2*n)
 		o.MaxConns = n
-	}
-	var tlsConf *tls.Config
-	if o.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
-		if err != nil {
-			return Usagef("--tls-cert/--tls-key: %v", err)
-		}
-		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {

@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/testenv"
 )
@@ -121,5 +123,37 @@ func TestAdHocWorkloadErrorsExact(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestAgentUsageErrors: an agent refuses what it cannot serve with before
+// it starts, in one line and with nothing before it (not even the warning
+// about a short token): an empty --allow-root is not the working
+// directory, and a malformed --listen is a usage error, not a failure.
+func TestAgentUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--allow-root", ""}, "--allow-root names no directory"},
+		{[]string{"--allow-root", dir, "--allow-root", " "}, "--allow-root names no directory"},
+		{[]string{"--allow-root", dir, "--listen", "nosuch"}, `--listen "nosuch": want HOST:PORT`},
+		{[]string{"--allow-root", dir, "--listen", "127.0.0.1:99999"}, `--listen "127.0.0.1:99999"`},
+		{[]string{"--allow-root", dir, "--max-connections", "0"}, "--max-connections must be at least 1"},
+		{[]string{"--allow-root", dir, "--tls-cert", token, "--tls-key", token}, "--tls-cert/--tls-key"},
+	} {
+		args := append([]string{"agent", "--token-file", token, "--listen", "127.0.0.1:0"}, c.args...)
+		p := testenv.StartProcess(t, exec.Command(testenv.Binary(t), args...))
+		code, _ := p.Wait(time.Minute) // an agent that starts serves until killed
+		stderr := p.Stderr()
+		if code != ExitUsage {
+			t.Errorf("%q: exit %d, want 2 (stderr %q)", c.args, code, stderr)
+		}
+		oneLine(t, strings.Join(c.args, " "), stderr, c.want)
 	}
 }

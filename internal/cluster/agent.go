@@ -90,6 +90,9 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 		return nil, errors.New("an agent needs at least one --allow-root directory")
 	}
 	for i, r := range o.Roots {
+		if strings.TrimSpace(r) == "" {
+			return nil, errors.New("--allow-root names no directory: give the directory jobs may work under")
+		}
 		abs, err := filepath.Abs(r)
 		if err != nil {
 			return nil, err
