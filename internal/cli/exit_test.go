@@ -157,3 +157,34 @@ func TestAgentUsageErrors(t *testing.T) {
 		oneLine(t, strings.Join(c.args, " "), stderr, c.want)
 	}
 }
+
+// TestOutputFileCheckedBeforeRun: a --result-file or --html that cannot
+// be written (a directory, a read-only mount) is refused before the run,
+// exit 2, instead of failing once the run is over.
+func TestOutputFileCheckedBeforeRun(t *testing.T) {
+	dir := t.TempDir()
+	ro := testenv.ReadOnlyBind(t, t.TempDir())
+	result := filepath.Join(t.TempDir(), "r.json")
+	if _, stderr, code := runFsbenchEnv(t, nil, benchArgs(dir, "-q", "--result-file", result)...); code != ExitOK {
+		t.Fatalf("bench: exit %d: %s", code, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{benchArgs(dir, "--result-file", dir), "--result-file " + dir + " is a directory"},
+		{benchArgs(dir, "--html", dir), "--html " + dir + " is a directory"},
+		{benchArgs(dir, "--result-file", filepath.Join(ro, "r.json")), "cannot write in " + ro + ": read-only file system"},
+		{[]string{"report", result, "--html", dir}, "--html " + dir + " is a directory"},
+		{[]string{"report", result, "--html", filepath.Join(ro, "r.html")}, "cannot write in " + ro + ": read-only file system"},
+	} {
+		_, stderr, code := runFsbenchEnv(t, nil, c.args...)
+		if code != ExitUsage {
+			t.Errorf("%q: exit %d, want 2 (stderr %q)", c.args, code, stderr)
+		}
+		oneLine(t, strings.Join(c.args, " "), stderr, c.want)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a refused run wrote in %s: %v", dir, left)
+	}
+}

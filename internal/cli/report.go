@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/compare"
 	"github.com/fsbench/fsbench/internal/htmlreport"
@@ -107,11 +108,20 @@ func (o *ReportOptions) resolve() error {
 	return checkOutputs([]fileArg{{"html", o.Output}}, ins)
 }
 
-// checkDir checks that the directory of an output file exists.
+// checkDir checks, before the run, that an output file can be written
+// where it is named: its directory exists and takes files (not on a
+// read-only mount, not forbidden to this user), and the name is not a
+// directory.
 func checkDir(flag, path string) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return Usagef("%s %s: directory %s does not exist", flag, path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return Usagef("%s %s is a directory: name the file to write", flag, path)
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return Usagef("%s %s: cannot write in %s: %v", flag, path, dir, err)
 	}
 	return nil
 }
