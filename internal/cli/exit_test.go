@@ -81,6 +81,13 @@ func TestUsageErrorsOneLine(t *testing.T) {
 		{[]string{"bench", dir, "--hosts="}, "--hosts names no agent"},
 		{[]string{"objbench", "--storage", "file", dir, "--hosts", ""}, "--hosts names no agent"},
 		{[]string{"bench", dir, "--hosts-file", ""}, "--hosts-file names no file"},
+		{[]string{"bench", dir, "-f", ""}, "--job names no file"},
+		{[]string{"train", dir, "--job="}, "--job names no file"},
+		{[]string{"bench", dir, "--access-log", ""}, "--access-log names no file"},
+		{[]string{"bench", dir, "--baseline", " "}, "--baseline names no file"},
+		{[]string{"checkpoint", dir, "--result-file", ""}, "--result-file names no file"},
+		{[]string{"objbench", dir, "--ca-cert", ""}, "--ca-cert names no file"},
+		{[]string{"replay", file, dir, "--expect-file", ""}, "--expect-file names no file"},
 		{[]string{"bench", dir, "--hosts", "127.0.0.1:1", "--access-log", filepath.Join(dir, "ops.log")}, "--access-log does not go with --hosts"},
 	} {
 		_, stderr, code := runFsbenchEnv(t, nil, c.args...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -46,11 +47,7 @@ func flagFiles(cmd *cobra.Command) (ins, outs []fileArg) {
 		if len(dir) == 0 {
 			return
 		}
-		paths := []string{fl.Value.String()}
-		if sv, ok := fl.Value.(pflag.SliceValue); ok {
-			paths = sv.GetSlice()
-		}
-		for _, p := range paths {
+		for _, p := range flagPaths(fl) {
 			switch {
 			case p == "" || p == "-":
 			case dir[0] == fileOut:
@@ -63,9 +60,33 @@ func flagFiles(cmd *cobra.Command) (ins, outs []fileArg) {
 	return ins, outs
 }
 
-// checkFileFlags refuses a command line whose output files overwrite one
-// of its inputs or each other.
+// flagPaths returns the values of a flag that names files.
+func flagPaths(fl *pflag.Flag) []string {
+	if sv, ok := fl.Value.(pflag.SliceValue); ok {
+		return sv.GetSlice()
+	}
+	return []string{fl.Value.String()}
+}
+
+// checkFileFlags refuses a command line that gives a file flag no file
+// (-f "", which would otherwise read as no -f at all), or whose output
+// files overwrite one of its inputs or each other.
 func checkFileFlags(cmd *cobra.Command) error {
+	var empty error
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if len(fl.Annotations[fileAnnotation]) == 0 || empty != nil {
+			return
+		}
+		for _, p := range flagPaths(fl) {
+			if strings.TrimSpace(p) == "" {
+				empty = Usagef("--%s names no file", fl.Name)
+				return
+			}
+		}
+	})
+	if empty != nil {
+		return empty
+	}
 	ins, outs := flagFiles(cmd)
 	return checkOutputs(outs, ins)
 }
