@@ -70,6 +70,23 @@ func TestBenchJobFlags(t *testing.T) {
 	if code != 0 || o.Job.Job.Phases[0].Duration > 10*time.Second || o.Job.Job.Tree.FileSize > 64*units.MiB {
 		t.Fatalf("--quick: exit %d (%s)", code, msg)
 	}
+	// --quick shrinks the files of the default size too (1 GiB for reads
+	// and writes) of an ad-hoc workload, as it does those of a file.
+	noSize := filepath.Join(t.TempDir(), "no-size.yaml")
+	if err := os.WriteFile(noSize, []byte("phases:\n  - name: w\n    op: write\n  - name: r\n    op: read\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--rw", "read"}, {"--rw", "randwrite", "--duration", "1m"}, {"-f", noSize}} {
+		o, code, msg = parseBench(t, nil, append([]string{"/x", "--quick"}, args...)...)
+		if code != 0 {
+			t.Fatalf("--quick %q: exit %d (%s)", args, code, msg)
+		}
+		for _, p := range o.Job.Job.Phases {
+			if p.FileSize != 64*units.MiB || p.Duration > 10*time.Second {
+				t.Errorf("--quick %q: phase %s of %s for %v, want 64 MiB for at most 10s", args, p.Name, units.FormatBytes(p.FileSize), p.Duration)
+			}
+		}
+	}
 }
 
 func TestBenchJobUsageErrors(t *testing.T) {

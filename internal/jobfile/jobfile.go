@@ -223,7 +223,11 @@ func (j *Job) Shrink(l Limits) {
 	}
 	for i := range j.Phases {
 		p := &j.Phases[i]
-		if l.FileSize > 0 && p.FileSize > l.FileSize {
+		size := p.FileSize
+		if size == 0 && j.Tree == nil && p.Data() {
+			size = DefaultFileSize // what Validate gives it
+		}
+		if l.FileSize > 0 && size > l.FileSize {
 			p.FileSize = l.FileSize
 		}
 		if l.Files > 0 && p.Files > l.Files {
