@@ -203,6 +203,13 @@ func (o *JobFlags) override(cmd *cobra.Command, j *jobfile.Job) error {
 			return Usagef("--tree-format must be restart, yes or no (got %q)", f)
 		}
 	}
+	if ov.FileSize != nil && *ov.FileSize == 0 && j.Tree == nil {
+		for _, p := range j.Phases {
+			if p.Data() {
+				return Usagef("--file-size 0: phase %s reads or writes, and needs files of more than 0 bytes", p.Name)
+			}
+		}
+	}
 	ov.Apply(j)
 	return nil
 }
@@ -234,6 +241,9 @@ func (o *JobFlags) overrides(cmd *cobra.Command) (*jobfile.Overrides, error) {
 		return &d
 	}
 	ov.XferSize, ov.FileSize = size("xfer-size", o.xferSize), size("file-size", o.fileSize)
+	if err == nil && ov.XferSize != nil && *ov.XferSize == 0 {
+		err = Usagef("--xfer-size must be greater than 0")
+	}
 	ov.Duration, ov.Warmup, ov.Interval = dur("duration", o.duration), dur("warmup", o.warmup), dur("interval", o.interval)
 	if err != nil {
 		return nil, err
