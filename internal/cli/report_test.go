@@ -31,7 +31,7 @@ func TestReportErrors(t *testing.T) {
 		{[]string{"report"}, "expects one or more result files"},
 		{[]string{"report", filepath.Join(dir, "nope.json"), "--html", out}, "nope.json: no such file or directory"},
 		{[]string{"report", notResult, "--html", out}, "not an fsbench result"},
-		{[]string{"report", garbage, "--html", out}, "garbage.json: invalid character"},
+		{[]string{"report", garbage, "--html", out}, "garbage.json: not JSON: invalid character"},
 		{[]string{"report", negative, "--html", out}, `negative-figure.json: phase "read-big": bytes_per_sec is -`},
 		{[]string{"report", reportFixture("bench.json"), "--html", filepath.Join(dir, "no", "r.html")}, "directory " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"report", reportFixture("bench.json"), "--threshold", "ten", "--html", out}, "--threshold"},

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -101,7 +102,7 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	var r Result
 	dec := json.NewDecoder(rd)
 	if err := dec.Decode(&r); err != nil {
-		return nil, err
+		return nil, decodeError(err)
 	}
 	if r.SchemaVersion == 0 {
 		return nil, fmt.Errorf("not an fsbench result (no schema_version)")
@@ -116,6 +117,26 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// decodeError says what is wrong with a file that does not decode as a
+// result, in words rather than the decoder's (EOF, Go types).
+func decodeError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return errors.New("empty: not an fsbench result")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON ends too early (a truncated file?)")
+	case errors.As(err, &syn):
+		return fmt.Errorf("not JSON: %v (at byte %d)", syn, syn.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("not an fsbench result (a JSON %s, not an object)", typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Errorf("field %s: a JSON %s is not what a result holds there", typ.Field, typ.Value)
+	}
+	return err
 }
 
 // CSVHeader is the header row of WriteCSV.

@@ -142,6 +142,25 @@ func TestReadJSONRejects(t *testing.T) {
 	}
 }
 
+// TestReadJSONMalformed: a file that is not a result says so in words,
+// not in the decoder's (EOF, Go types).
+func TestReadJSONMalformed(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{``, "empty: not an fsbench result"},
+		{"  \n", "empty: not an fsbench result"},
+		{`{"schema_version": 3, "phases": [`, "the JSON ends too early (a truncated file?)"},
+		{"\xd2\x01garbage", "not JSON: invalid character"},
+		{`[]`, "not an fsbench result (a JSON array, not an object)"},
+		{`"text"`, "not an fsbench result (a JSON string, not an object)"},
+		{`{"schema_version": "3"}`, "field schema_version: a JSON string is not what a result holds there"},
+	} {
+		_, err := ReadJSON(strings.NewReader(c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "report.") || strings.Contains(err.Error(), "EOF") {
+			t.Errorf("ReadJSON(%q): %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
 func TestGoldenCSV(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteCSV(&b, sample()); err != nil {
