@@ -188,6 +188,22 @@ func TestProfileInputErrors(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "is an access-log entry") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 		t.Errorf("strace log: exit %d, %q; want %d and one line", code, errs, ExitUsage)
 	}
+	// A directory that is not a JuiceFS mount: one line, with the hint.
+	_, errs, code = runProfileCmd(t, nil, dir, "--interval", "1s")
+	if code != ExitUsage || !strings.Contains(errs, "not a JuiceFS mount point; to profile any file system") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("plain directory: exit %d, %q; want %d and one line", code, errs, ExitUsage)
+	}
+	// A log the user may not read is a bad input too, as a missing one.
+	bin, base := asNobody(t)
+	closed := filepath.Join(base, "closed.log")
+	if err := os.WriteFile(closed, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errs, code = runNobody(t, bin, "profile", closed, "--interval", "0")
+	if code != ExitUsage {
+		t.Errorf("unreadable log: exit %d, want %d", code, ExitUsage)
+	}
+	oneLine(t, "unreadable log", errs, "open log: open "+closed+": permission denied")
 }
 
 // TestProfileMountPoint profiles a directory that mountinfo says is a

@@ -86,7 +86,7 @@ func openStdin(in Input) (*Opened, error) {
 func openMount(in Input) (*Opened, error) {
 	path, err := MountLog(in.Target)
 	if errors.Is(err, ErrNotJuiceFS) {
-		return nil, badInputf("%v\nTo profile any file system, log a benchmark: fsbench bench %s --access-log FILE, then fsbench profile FILE", err, in.Target)
+		return nil, badInputf("%v; to profile any file system, log a benchmark: fsbench bench %s --access-log FILE, then fsbench profile FILE", err, in.Target)
 	}
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func openMount(in Input) (*Opened, error) {
 func openFile(path string) (*Opened, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open log: %w", err)
+		return nil, &badInput{fmt.Errorf("open log: %w", err)} // as a missing one
 	}
 	r, err := Decompress(f)
 	if err != nil {
