@@ -265,11 +265,11 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if j != nil && j.Threads > 0 {
 		threads = j.Threads
 	}
-	o.announce(app, threads)
-	alog, err := openAccessLog(o.AccessLog, threads)
+	alog, err := openAccessLog(o.AccessLog, threads) // a refusal comes alone
 	if err != nil {
 		return err
 	}
+	o.announce(app, threads)
 	if alog != nil {
 		o.Tracer = alog
 	}

@@ -84,6 +84,7 @@ func TestUsageErrorsOneLine(t *testing.T) {
 		{[]string{"bench", dir, "-f", ""}, "--job names no file"},
 		{[]string{"train", dir, "--job="}, "--job names no file"},
 		{[]string{"bench", dir, "--access-log", ""}, "--access-log names no file"},
+		{[]string{"bench", dir, "--access-log", dir}, "is a directory"},
 		{[]string{"bench", dir, "--baseline", " "}, "--baseline names no file"},
 		{[]string{"checkpoint", dir, "--result-file", ""}, "--result-file names no file"},
 		{[]string{"objbench", dir, "--ca-cert", ""}, "--ca-cert names no file"},
