@@ -414,3 +414,20 @@ func TestWorkerYields(t *testing.T) {
 		t.Errorf("%d yields in %s by 2 workers (longest gaps %v), want %d..%d", n, res.Elapsed, gap, least, most)
 	}
 }
+
+// TestSeriesOfAQuickPhase: a phase that ends before its first interval
+// does (a stat of a few files under --interval 20ms) still has its one,
+// partial interval, holding every operation. The collector once took the
+// phase's end for the end of a warm-up when both were ready at once, and
+// recorded none.
+func TestSeriesOfAQuickPhase(t *testing.T) {
+	for i := range 300 {
+		r, err := New(2).Run(context.Background(), Phase{Name: "quick", Tasks: 4, Interval: time.Hour, Do: op(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Series) != 1 || r.Series[0].Ops != r.Ops || r.Ops != 4 {
+			t.Fatalf("run %d: %d intervals (%+v) for %d ops", i, len(r.Series), r.Series, r.Ops)
+		}
+	}
+}

@@ -133,7 +133,13 @@ func (s *seriesCollector) run() {
 	select {
 	case <-timer.C:
 	case <-s.quit:
-		return // ended within the warm-up
+		// Ended within the warm-up, or, when its end and the first timer
+		// were both ready, before its first interval did: that one,
+		// partial interval then holds all the phase measured.
+		if now := time.Now(); !now.Before(measure) && s.pending() {
+			s.take(measure, now)
+		}
+		return
 	}
 	last := measure
 	for k := 1; ; k++ {
