@@ -188,6 +188,21 @@ func TestProfileInputErrors(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "is an access-log entry") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 		t.Errorf("strace log: exit %d, %q; want %d and one line", code, errs, ExitUsage)
 	}
+	// A compressed log cut short: its reader's fault is the log's, as a
+	// missing one's.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(bytes.Repeat([]byte("2026.11.28 10:00:00.000001 [uid:0,gid:0,pid:1] getattr (1): OK <0.000010>\n"), 2000)); err != nil || zw.Close() != nil {
+		t.Fatal("gzip")
+	}
+	cut := filepath.Join(dir, "cut.log.gz")
+	if err := os.WriteFile(cut, gz.Bytes()[:gz.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code = runProfileCmd(t, nil, cut)
+	if code != ExitUsage || !strings.Contains(errs, "cut short or damaged") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("truncated gzip log: exit %d, %q; want %d and one line", code, errs, ExitUsage)
+	}
 	// A directory that is not a JuiceFS mount: one line, with the hint.
 	_, errs, code = runProfileCmd(t, nil, dir, "--interval", "1s")
 	if code != ExitUsage || !strings.Contains(errs, "not a JuiceFS mount point; to profile any file system") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/stats"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // StatsOptions are the flags of `fsbench stats`.
@@ -148,7 +149,7 @@ func (o *StatsOptions) resolve() error {
 	if o.MetricsURL != "" {
 		u, err := url.Parse(o.MetricsURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return Usagef("--metrics %q: want an http:// or https:// URL", stats.ShownURL(o.MetricsURL))
+			return Usagef("--metrics %q: want an http:// or https:// URL", object.RedactURL(o.MetricsURL))
 		}
 	}
 	if len(o.metrics) > 0 && o.MetricsURL == "" {

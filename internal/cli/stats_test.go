@@ -242,7 +242,7 @@ func TestStatsMetricsURLCredentials(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	withUser := func(base, path string) string {
-		return strings.Replace(base, "://", "://metricsuser:hunter2secret@", 1) + path
+		return strings.Replace(base, "://", "://metricsuser:hunter2secret@", 1) + path + "?format=text&access_token=querysecret9"
 	}
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -260,7 +260,7 @@ func TestStatsMetricsURLCredentials(t *testing.T) {
 		if code != c.code || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errb.String(), c.code, c.want)
 		}
-		for _, secret := range []string{"metricsuser", "hunter2secret"} {
+		for _, secret := range []string{"metricsuser", "hunter2secret", "querysecret9"} {
 			if strings.Contains(errb.String()+out.String(), secret) {
 				t.Errorf("%q: %q shown: stderr %q, stdout %q", c.args, secret, errb.String(), out.String())
 			}

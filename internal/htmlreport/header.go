@@ -194,7 +194,7 @@ func RedactCommandLine(s string) string {
 				fields[i] = flag + "=" + object.Redacted
 			}
 		}
-		if strings.Contains(fields[i], "@") {
+		if strings.ContainsAny(fields[i], "@?") {
 			fields[i] = redactToken(fields[i])
 		}
 	}

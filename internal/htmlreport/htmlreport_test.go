@@ -320,6 +320,7 @@ func TestRedactCommandLine(t *testing.T) {
 		{"fsbench objbench https://ak:sk@host/b", "fsbench objbench https://**redacted**@host/b"},
 		{"fsbench objbench --storage nfs user:pw@10.0.0.5:/export", "fsbench objbench --storage nfs **redacted**@10.0.0.5:/export"},
 		{"fsbench objbench --secret-key", "fsbench objbench --secret-key"},
+		{"fsbench stats /mnt --metrics=http://h:9567/metrics?token=t0k", "fsbench stats /mnt --metrics=http://h:9567/metrics?token=**redacted**"},
 	}
 	for _, tt := range tests {
 		if got := RedactCommandLine(tt.in); got != tt.want {

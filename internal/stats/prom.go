@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/pkg/object"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -461,7 +462,7 @@ func (p *PromSource) Scrape(ctx context.Context) (Families, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, &scrapeTimeout{p.Timeout, p.TimeoutIsInterval})
 		defer cancel()
 	}
-	shown := ShownURL(p.URL)
+	shown := object.RedactURL(p.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("metrics %s: %w", shown, err)
@@ -493,23 +494,6 @@ func (p *PromSource) Scrape(ctx context.Context) (Families, error) {
 		return nil, fmt.Errorf("metrics %s: %w", shown, err)
 	}
 	return fams, nil
-}
-
-// ShownURL is an endpoint's URL as messages show it: without its user
-// information (a user name and password for basic authentication).
-func ShownURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.LastIndex(raw, "@"); i >= 0 {
-			return "**redacted**" + raw[i:]
-		}
-		return raw
-	}
-	if u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return strings.Replace(u.String(), "://", "://**redacted**@", 1)
 }
 
 // scrapeTimeout is the end of a scrape that took longer than its timeout.

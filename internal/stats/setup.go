@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/juicefs"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // Options are what `fsbench stats` is asked to show.
@@ -163,7 +164,7 @@ func probeMetrics(ctx context.Context, opts Options, have map[byte]Source, plan 
 	prom.Types = Select(fams, opts.Metrics, probe)
 	for _, ms := range opts.Metrics {
 		if _, ok := prom.Types[ms.Spec]; !ok {
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("--metric %s: not (yet) exported by %s", ms.Spec, ShownURL(opts.MetricsURL)))
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("--metric %s: not (yet) exported by %s", ms.Spec, object.RedactURL(opts.MetricsURL)))
 		}
 	}
 	for _, l := range []byte("ufmcogsd") {

@@ -17,6 +17,11 @@ func TestRedactURL(t *testing.T) {
 		{"/local/dir", "/local/dir"},
 		{"http://AK:S K%zz@host/b", "http://**redacted**@host/b"}, // does not parse
 		{"AK:SK@host:/export", "**redacted**@host:/export"},
+		{"http://host:9090/metrics?token=s3cr3t&format=text", "http://host:9090/metrics?token=**redacted**&format=text"},
+		{"https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abc#f", "https://b.s3.amazonaws.com/k?X-Amz-Credential=**redacted**&X-Amz-Signature=**redacted**#f"},
+		{"https://u:p@host/p?api_key=1&region=x", "https://**redacted**@host/p?api_key=**redacted**&region=x"},
+		{"http://host/%zz?access_token=t", "http://host/%zz?access_token=**redacted**"}, // does not parse
+		{"https://host/b?region=us", "https://host/b?region=us"},
 	} {
 		if got := RedactURL(c.in); got != c.want {
 			t.Errorf("RedactURL(%q) = %q, want %q", c.in, got, c.want)
