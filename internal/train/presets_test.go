@@ -1,10 +1,14 @@
 package train
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // Commits of the configs the presets come from.
@@ -98,4 +102,42 @@ func commas(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// presetBytes is the most data a preset's default dataset may hold: a
+// test machine's run.
+const presetBytes = 8 << 30
+
+// TestPresetsJudged: a preset's default run on one accelerator measures
+// the steps its AU threshold needs for a verdict, unless those steps read
+// more than presetBytes; then the default run is too short to judge, as
+// docs/training.md says of unet3d and dlrm.
+func TestPresetsJudged(t *testing.T) {
+	var short []string
+	for name := range sources {
+		model, accel := cutPreset(name)
+		m, err := Preset(model, accel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Path: "/x", Accelerators: 1, GenThreads: 1}
+		m.Apply(&o)
+		plan, err := NewPlan(o.Files*o.SamplesPerFile, 1, o.BatchSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		measured := int64(plan.Steps-1) * int64(o.Epochs)
+		need := verdict.MinSteps(o.AUThreshold)
+		perEpoch := (need+int64(o.Epochs)-1)/int64(o.Epochs) + 1
+		if bytes := perEpoch * int64(o.BatchSize) * o.SampleSize; measured < need {
+			if bytes <= presetBytes {
+				t.Errorf("%s: %d measured steps by default, a verdict needs %d (%s of samples would do)", name, measured, need, units.FormatBytes(bytes))
+			}
+			short = append(short, name)
+		}
+	}
+	slices.Sort(short)
+	if want := []string{"dlrm-dlio", "unet3d-a100", "unet3d-h100", "unet3d-v100"}; !slices.Equal(short, want) {
+		t.Errorf("too short to judge by default: %v, want %v (docs/training.md)", short, want)
+	}
 }
