@@ -93,7 +93,7 @@ func (r *run) runObjects(ctx context.Context) error {
 	}
 	created, err := objstore.Claim(ctx, base, x.prefix, timeout)
 	if created {
-		r.warn("created bucket %s (it is left in place when the run ends)", base.String())
+		r.warn("%s", objstore.CreatedNote(base))
 	}
 	if err != nil {
 		return &Error{"prepare", err}

@@ -165,6 +165,19 @@ func TestBinaryFile(t *testing.T) {
 	}
 }
 
+// A missing directory is made as a missing bucket is, and said to be: a
+// mistyped mount point must not be benchmarked without a word.
+func TestBinaryFileCreatesDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	r := fsbench(t, nil, append([]string{"objbench", dir, "--json"}, quickArgs...)...)
+	if want := "created directory file://" + dir + "/, which did not exist"; r.Code != 0 || !strings.Contains(r.Stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want 0 and %q", r.Code, r.Stderr, want)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("after the run %s holds %d entries (%v), want it empty", dir, len(ents), err)
+	}
+}
+
 func TestBinaryNFS(t *testing.T) {
 	n := testenv.SharedNFS(t)
 	sub := filepath.Join(n.Export, "objbench")

@@ -368,7 +368,7 @@ func (r *run) prepare(ctx context.Context) error {
 	created, err := objstore.Claim(ctx, r.base, r.prefix, timeoutOf(r.o.Object))
 	if created {
 		r.x.createdBucket = true
-		r.warn("created bucket %s (it is left in place when the run ends)", r.base.String())
+		r.warn("%s", objstore.CreatedNote(r.base))
 	}
 	return err
 }

@@ -111,6 +111,16 @@ func Claim(ctx context.Context, base object.Storage, prefix string, timeout time
 	return false, err
 }
 
+// CreatedNote is the warning of a run whose Claim created base: a bucket,
+// or a directory for a store in one. Either is left in place.
+func CreatedNote(base object.Storage) string {
+	what := "bucket"
+	if strings.HasPrefix(base.String(), "file://") {
+		what = "directory"
+	}
+	return fmt.Sprintf("created %s %s, which did not exist (it is left in place when the run ends)", what, base.String())
+}
+
 // Throttling: a request the store asked to slow down is tried again after
 // a pause that doubles from ThrottleBase to ThrottleMax, at most
 // MaxThrottleRetries times.

@@ -62,7 +62,7 @@ func (r *run) openObjects(ctx context.Context) error {
 	}
 	created, err := objstore.Claim(ctx, base, prefix, objstore.Timeout(o.Object))
 	if created {
-		r.warn("created bucket %s (it is left in place when the run ends)", base.String())
+		r.warn("%s", objstore.CreatedNote(base))
 	}
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)

@@ -32,7 +32,8 @@ func init() {
 }
 
 // Open opens a directory as a store: a path or a file:// URL. The
-// directory need not exist yet; Create makes it.
+// directory need not exist yet: List says it is missing (ErrNoBucket), as
+// a store says of a bucket, and Create makes it.
 func Open(rawURL string) (object.Storage, error) {
 	p := rawURL
 	if strings.HasPrefix(rawURL, "file://") {
@@ -215,6 +216,10 @@ func (s *fileStore) Delete(ctx context.Context, key string) error {
 }
 
 func (s *fileStore) List(ctx context.Context, opt object.ListOptions) (*object.ListPage, error) {
+	if _, err := os.Stat(s.root); errors.Is(err, fs.ErrNotExist) {
+		// The store's bucket: Create makes it.
+		return nil, driver.OpErr("list", "", driver.WrapKind(object.ErrNoBucket, err, "directory %s does not exist", s.root))
+	}
 	return driver.ListTree(ctx, func(ctx context.Context, dir string) ([]driver.DirEntry, error) {
 		p := filepath.Join(s.root, filepath.FromSlash(dir))
 		f, err := os.Open(p)
