@@ -60,12 +60,7 @@ func TestPresets(t *testing.T) {
 	}
 	for name, w := range sources {
 		model, accel := cutPreset(name)
-		m, err := Preset(model, accel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := Options{Path: "/x", Accelerators: 1, GenThreads: 1}
-		m.Apply(&o)
+		o := presetOptions(t, name)
 		if o.SampleSize != w.size || o.SampleStdev != w.stdev || o.BatchSize != w.batch || o.ReadThreads != w.readers ||
 			o.ComputeTime != w.compute || o.AUThreshold != w.threshold || o.Model != model || o.Accelerator != accel {
 			t.Errorf("%s: %+v, want %+v", name, o, w)
@@ -104,6 +99,18 @@ func commas(n int) string {
 	return s
 }
 
+// presetOptions are the options of preset name, on one accelerator.
+func presetOptions(t *testing.T, name string) Options {
+	t.Helper()
+	m, err := Preset(cutPreset(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Path: "/x", Accelerators: 1, GenThreads: 1}
+	m.Apply(&o)
+	return o
+}
+
 // presetBytes is the most data a preset's default dataset may hold: a
 // test machine's run.
 const presetBytes = 8 << 30
@@ -115,13 +122,7 @@ const presetBytes = 8 << 30
 func TestPresetsJudged(t *testing.T) {
 	var short []string
 	for name := range sources {
-		model, accel := cutPreset(name)
-		m, err := Preset(model, accel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := Options{Path: "/x", Accelerators: 1, GenThreads: 1}
-		m.Apply(&o)
+		o := presetOptions(t, name)
 		plan, err := NewPlan(o.Files*o.SamplesPerFile, 1, o.BatchSize)
 		if err != nil {
 			t.Fatal(err)
