@@ -81,8 +81,10 @@ func roundTrip(t *testing.T, r *Ring, arena []byte, depth, n, bs int, flags int)
 
 func TestRoundTrip(t *testing.T) {
 	const depth, bs = 16, 4096
-	for _, fixed := range []bool{false, true} {
-		r, err := New(depth)
+	runtime.LockOSThread() // the rings' one submitter
+	defer runtime.UnlockOSThread()
+	for i, fixed := range []bool{false, true, false, true} {
+		r, err := New(depth, i >= 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,12 +95,62 @@ func TestRoundTrip(t *testing.T) {
 		if fixed && !r.RegisterBuffer(arena) {
 			t.Fatal("register buffer refused")
 		}
+		if err := r.Start(); err != nil {
+			t.Fatal(err)
+		}
 		// O_DIRECT where the file system takes it (not tmpfs).
 		roundTrip(t, r, arena, depth, 1000, bs, 0)
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
 		unix.Munmap(arena)
+	}
+}
+
+// TestOneSubmitter: on a kernel with DEFER_TASKRUN (6.1) a deferred ring
+// starts disabled, refuses Enter until Start, and then takes it only from the
+// thread that started it.
+func TestOneSubmitter(t *testing.T) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var major, minor int
+	fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
+	plain, err := New(4, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if plain.NeedsStart() {
+		t.Error("a ring not deferred waits for Start")
+	}
+	r, err := New(4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if want := major > 6 || major == 6 && minor >= 1; r.NeedsStart() != want {
+		t.Fatalf("kernel %d.%d: NeedsStart %v, want %v", major, minor, r.NeedsStart(), want)
+	}
+	if !r.NeedsStart() {
+		return
+	}
+	if err := r.Enter(0, 0); err == nil {
+		t.Error("Enter before Start: no error")
+	}
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread() // ends with the goroutine, and its thread with it
+		started <- r.Start()
+	}()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := r.Enter(1, 0); !errors.Is(err, unix.EEXIST) {
+		t.Errorf("Enter from another thread than the submitter: %v, want EEXIST", err)
 	}
 }
 
@@ -166,7 +218,7 @@ func startPipeWait(t *testing.T, hold bool) *pipeWait {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Close(w.pipe[0]); unix.Close(w.pipe[1]) })
-	r, err := New(1)
+	r, err := New(1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +230,9 @@ func startPipeWait(t *testing.T, hold bool) *pipeWait {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		if err := r.Start(); err != nil {
+			t.Error(err)
+		}
 		tid <- unix.Gettid()
 		res := int32(-1)
 		for {

@@ -15,11 +15,13 @@ type Ring struct{}
 var ErrUnavailable = errors.New("io_uring is not available")
 
 // New fails: io_uring is Linux's.
-func New(entries uint32) (*Ring, error) {
+func New(entries uint32, deferred bool) (*Ring, error) {
 	return nil, fmt.Errorf("%w: it is Linux's; use --ioengine sync", ErrUnavailable)
 }
 
 func (r *Ring) Close() error                                                     { return nil }
+func (r *Ring) NeedsStart() bool                                                 { return false }
+func (r *Ring) Start() error                                                     { return ErrUnavailable }
 func (r *Ring) RegisterBuffer(buf []byte) bool                                   { return false }
 func (r *Ring) SetHold(on bool)                                                  {}
 func (r *Ring) Holds() bool                                                      { return false }
