@@ -189,6 +189,7 @@ type files struct {
 	perm    engine.Perm
 	ts      [2]unix.Timespec
 	q       ioQueue // IOUring phases
+	warm    byte    // warmCache's sums
 }
 
 // NewRunner prepares a runner for phases whose blocks are at most maxBlock

@@ -262,3 +262,17 @@ func TestSharedReadFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmCache: warmCache reads the first byte of every 64-byte line of
+// a block of any length, and those bytes alone.
+func TestWarmCache(t *testing.T) {
+	for _, n := range []int{0, 1, 63, 64, 65, 47008} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 1 + byte(i%64) // line starts hold 1, the rest more
+		}
+		if got, want := warmCache(b), byte((n+63)/64); got != want {
+			t.Errorf("%d bytes: %d, want %d", n, got, want)
+		}
+	}
+}
