@@ -37,7 +37,9 @@
 # RUNTIME (seconds, default 4), SIZE (default 256M), WORKLOADS (default
 # "randread:4K randwrite:4K read:1M": 4 KiB random reads and writes in
 # place and 1 MiB sequential reads), MODE (the default of the directories'
-# MODE: auto unless set).
+# MODE: auto unless set), FIO_IOMEM (fio's --iomem, e.g. shmhuge: its
+# buffers in huge pages, as fsbench's O_DIRECT buffers are; needs
+# vm.nr_hugepages; default: fio's own, malloc).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FSBENCH=${FSBENCH:-bin/fsbench}
@@ -115,7 +117,7 @@ fio_run() {
 	fi
 	/usr/bin/time -o "$tmp/t" -f "%U %S %w" fio --name=job "${where[@]}" --rw="$2" \
 		--bs="$3" --direct="$4" --time_based --runtime="$RUNTIME" --invalidate=0 \
-		"${jobs[@]}" --output-format=json >"$tmp/o" 2>/dev/null
+		"${jobs[@]}" ${FIO_IOMEM:+--iomem="$FIO_IOMEM"} --output-format=json >"$tmp/o" 2>/dev/null
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0][sys.argv[3]]; u,s,w=open(sys.argv[2]).read().split()[-3:]; n=max(j["total_ios"],1)
 print("%.1f %.2f %.4f" % (j["iops"], (float(u)+float(s))*1e6/n, float(w)/n))' "$tmp/o" "$tmp/t" "$dir"
 }
