@@ -6,9 +6,9 @@
 // completion are batched by the caller (Prep queues, Enter submits and
 // waits, Reap takes the completions).
 //
-// A Ring has one submitter: the thread that calls Start, which must stay
-// the one that calls Enter (runtime.LockOSThread). It is not safe for
-// concurrent use.
+// A Ring belongs to one goroutine at a time, and one that New defers to
+// one thread: the one that calls Start, which must stay the one that calls
+// Enter (runtime.LockOSThread). It is not safe for concurrent use.
 package uring
 
 import (
@@ -157,7 +157,7 @@ var disabledPath = "/proc/sys/kernel/io_uring_disabled"
 // random writes on tmpfs at depth 32 and 64 ran at 0.48 to 0.83 of fio's.
 // Deferred, the wakes come in batches; but at depth 1, where every
 // completion is waited for anyway, deferring cut the same writes from 72
-// to 23 thousand a second (docs/speed-fio.md).
+// to 24 thousand a second (docs/speed-fio.md).
 func New(entries uint32, deferred bool) (*Ring, error) {
 	p := params{flags: setupCoopTaskrun | setupClamp}
 	var fd int

@@ -258,10 +258,12 @@ func (e *Runner) shared(w *engine.Worker, p *FilePhase, task int) error {
 		buf := f.buf[:p.BlockSize]
 		if write {
 			buf = e.content(f, buf, id, off)
-			// Into the processor's cache before the write: the kernel
-			// copies the block under the file's lock, for which the
-			// other writers of the file wait.
-			f.warm += warmCache(buf)
+			if !l.PerRank && len(buf) <= warmMax {
+				// Into the processor's cache before the write: the
+				// kernel copies the block under the file's lock, for
+				// which the other writers of the file wait.
+				f.warm += warmCache(buf)
+			}
 		}
 		st, ok := w.Begin()
 		if !ok {
@@ -317,6 +319,10 @@ func (e *Runner) runShared(ctx context.Context, p *FilePhase) (*Result, error) {
 	}
 	return res, err
 }
+
+// warmMax is the largest block warmCache is given: one that a processor's
+// second-level cache holds beside the rest.
+const warmMax = 256 << 10
 
 // warmCache reads a byte of every cache line of b and returns their sum
 // (kept, so that the reads are not left out). A shared file's writers
