@@ -173,7 +173,7 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 	if new.Interrupted {
 		r.Warnings = append(r.Warnings, "the NEW run was interrupted; its figures are partial")
 	}
-	var short []string // phases too short for their called changes (shortTimes)
+	var short []shortTime // phases too short for their called changes
 	for _, op := range old.Phases {
 		np := new.FindPhase(op.Name)
 		if np == nil {
@@ -193,7 +193,7 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 			r.Warnings = append(r.Warnings, w)
 		}
 		items := r.both(figures(old, op, kinds), figures(new, *np, kinds), op, *np)
-		if t := shortTimes(op, *np, items, len(short) == 0); t != "" {
+		if t, ok := shortTimes(op, *np, items); ok {
 			short = append(short, t)
 		}
 		r.Items = append(r.Items, items...)

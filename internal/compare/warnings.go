@@ -79,26 +79,27 @@ func loadDiff(old, new *report.Result) string {
 // four repeats and 5,600 in another's, taken seconds later.
 const shortPhase = time.Second
 
-// shortTimes is "NAME took A (OLD) and B (NEW)" for the first phase, and
-// "NAME A and B" for the next, when a change of the phase was told from
-// noise and it took under shortPhase a run on either side (items are its
-// figures); "" otherwise.
-func shortTimes(old, new report.PhaseResult, items []Item, first bool) string {
+// shortTime is a phase whose change was told from noise while it took
+// under shortPhase a run: its name, and its times a run (OLD, NEW).
+type shortTime struct {
+	name     string
+	old, new time.Duration
+}
+
+// shortTimes finds the phase's shortTime (items are its figures); ok is
+// false when its change was not called or it took shortPhase or more.
+func shortTimes(old, new report.PhaseResult, items []Item) (t shortTime, ok bool) {
 	a := time.Duration(old.Seconds * float64(time.Second))
 	b := time.Duration(new.Seconds * float64(time.Second))
 	if a <= 0 || b <= 0 || min(a, b) >= shortPhase {
-		return ""
+		return t, false
 	}
 	for _, it := range items {
 		if it.Kind != "errors" && (it.Status == Better || it.Status == Worse || it.Status == Regression) {
-			a, b = roundShort(a), roundShort(b)
-			if first {
-				return fmt.Sprintf("%s took %v (OLD) and %v (NEW) a run", old.Name, a, b)
-			}
-			return fmt.Sprintf("%s %v and %v", old.Name, a, b)
+			return shortTime{old.Name, roundShort(a), roundShort(b)}, true
 		}
 	}
-	return ""
+	return t, false
 }
 
 // roundShort rounds a phase's time for the warning: to the millisecond,
@@ -110,8 +111,17 @@ func roundShort(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-// shortDiff is the one warning for the phases of shortTimes.
-func shortDiff(times []string) string {
+// shortDiff is the one warning for the phases of shortTimes: "NAME took
+// A (OLD) and B (NEW) a run" for the first, "NAME A and B" for the rest.
+func shortDiff(times []shortTime) string {
+	parts := make([]string, len(times))
+	for i, t := range times {
+		if i == 0 {
+			parts[i] = fmt.Sprintf("%s took %v (OLD) and %v (NEW) a run", t.name, t.old, t.new)
+		} else {
+			parts[i] = fmt.Sprintf("%s %v and %v", t.name, t.old, t.new)
+		}
+	}
 	return fmt.Sprintf("%s: a phase under %v measures a moment of the storage, whose own swings last longer: runs made minutes apart can differ this much with nothing changed; give it more work (more files, a larger size, a --duration) before trusting its change",
-		strings.Join(times, ", "), shortPhase)
+		strings.Join(parts, ", "), shortPhase)
 }

@@ -159,30 +159,25 @@ var disabledPath = "/proc/sys/kernel/io_uring_disabled"
 // completion is waited for anyway, deferring cut the same writes from 72
 // to 24 thousand a second (docs/speed-fio.md).
 func New(entries uint32, deferred bool) (*Ring, error) {
-	p := params{flags: setupCoopTaskrun | setupClamp}
-	var fd int
-	var err error = unix.EINVAL // not tried yet
+	// The flags to try, the most a kernel may refuse first: deferred
+	// needs 6.1, cooperative task running 5.19.
+	tries := []uint32{setupCoopTaskrun | setupClamp, setupClamp}
 	if deferred {
-		p.flags |= setupRDisabled | setupSingle | setupDefer
-		fd, err = setup(entries, &p)
-		deferred = err == nil
-		if err == unix.EINVAL {
-			// A kernel before 6.1.
-			p = params{flags: setupCoopTaskrun | setupClamp}
+		tries = append([]uint32{setupCoopTaskrun | setupClamp | setupRDisabled | setupSingle | setupDefer}, tries...)
+	}
+	var p params
+	var fd int
+	var err error
+	for _, flags := range tries {
+		p = params{flags: flags}
+		if fd, err = setup(entries, &p); err != unix.EINVAL {
+			break
 		}
-	}
-	if err == unix.EINVAL {
-		fd, err = setup(entries, &p)
-	}
-	if err == unix.EINVAL {
-		// A kernel before 5.19: no cooperative task running.
-		p = params{flags: setupClamp}
-		fd, err = setup(entries, &p)
 	}
 	if err != nil {
 		return nil, explain(err)
 	}
-	r := &Ring{fd: fd, features: p.features, extArg: p.features&featExtArg != 0, stopped: deferred}
+	r := &Ring{fd: fd, features: p.features, extArg: p.features&featExtArg != 0, stopped: p.flags&setupRDisabled != 0}
 	if err := r.mapRings(&p); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("io_uring: map the rings: %w", err)
