@@ -367,8 +367,9 @@ func nextHostDir(base string, job *cluster.Job) string {
 }
 
 // gateHooks hold bench's and checkpoint's phases at the coordinator's
-// barriers, so that every host starts each phase together, and tell the
-// agent each phase's progress for its heartbeats.
+// barriers, so that every host starts each phase together and prepares
+// the next one only once all have ended it, and tell the agent each
+// phase's progress for its heartbeats.
 func gateHooks(ctx context.Context, gate cluster.Gate) runenv.Hooks {
 	return gateHooksCounting(ctx, gate, false)
 }
@@ -381,7 +382,10 @@ func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) runenv.
 			_ = gate(ctx, p.Name)
 			cluster.Meter(ctx, p.Name, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
 		},
-		PhaseEnd: func(*workload.Runner, *workload.FilePhase) { cluster.Settle(ctx) },
+		PhaseEnd: func(_ *workload.Runner, p *workload.FilePhase) {
+			cluster.Settle(ctx)
+			_ = gate(ctx, cluster.EndOf(p.Name))
+		},
 		Finished: func(*workload.Runner) { _ = gate(ctx, cluster.FinishPhase) },
 	}
 }

@@ -100,3 +100,44 @@ func TestCommandLineHidesSecrets(t *testing.T) {
 		t.Errorf("command line %q", got)
 	}
 }
+
+// On an agent every phase of io500 and bench ends at a barrier of its
+// own (cluster.EndOf), after its start's and before the next phase's:
+// no host prepares the next phase while another is still in this one.
+func TestAgentPhasesEndAtBarriers(t *testing.T) {
+	for _, tc := range []struct {
+		command string
+		args    []string
+	}{
+		{"io500", []string{"--quick", "--mdtest-easy-files", "5", "--mdtest-hard-files", "5", "--ior-hard-segments", "3", "--ior-easy-transfers", "1", "--ior-easy-xfer", "64K"}},
+		{"bench", []string{"--big-file-size", "1M", "--small-file-count", "4"}},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			root := t.TempDir()
+			app, _, _ := testApp(nil)
+			r := &agentRunner{app: app}
+			job := &cluster.Job{Command: tc.command, Args: append([]string{root}, tc.args...), RunName: "run", Index: 0, Hosts: 1}
+			p, err := r.Prepare(job, nil, allowAll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(root, "run"), 0o755); err != nil { // the agent makes it at prepare
+				t.Fatal(err)
+			}
+			var barriers []string
+			gate := func(_ context.Context, name string) error { barriers = append(barriers, name); return nil }
+			res, err := p.Run(context.Background(), gate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, ph := range res.Phases {
+				want = append(want, ph.Name, cluster.EndOf(ph.Name))
+			}
+			want = append(want, cluster.FinishPhase)
+			if len(res.Phases) < 2 || strings.Join(barriers, ", ") != strings.Join(want, ", ") {
+				t.Errorf("barriers %q\nwant %q", barriers, want)
+			}
+		})
+	}
+}

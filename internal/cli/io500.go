@@ -195,6 +195,7 @@ func io500OnAgent(ctx context.Context, gate cluster.Gate, o *IO500Options, job *
 	o.DataDir = base
 	o.Rank0, o.World, o.Seed = job.Index*o.Threads, job.Hosts*o.Threads, job.Seed
 	o.PhaseStart = func(name string, _ func() int64) { _ = gate(ctx, name) }
+	o.PhaseEnd = func(name string) { _ = gate(ctx, cluster.EndOf(name)) }
 	o.Finish = func() { _ = gate(ctx, cluster.FinishPhase) }
 	return agentRun("io500", func(res *report.Result) error { return io500.RunAt(ctx, o.Target, o.Options, res) })
 }

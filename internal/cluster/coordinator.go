@@ -294,7 +294,9 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 			c.releaseIfAll(hosts, ev.Seq)
 		}
 	case EventStarted:
-		h.res.Starts[ev.Phase] = ev.Time.Add(-h.offset)
+		if !IsEnd(ev.Phase) {
+			h.res.Starts[ev.Phase] = ev.Time.Add(-h.offset)
+		}
 	case EventWarning:
 		c.Logf("host %s: %s", h.addr, ev.Message)
 	case EventHeartbeat:
@@ -347,12 +349,16 @@ func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 		slowest = max(slowest, time.Duration(h.rtt.Load()))
 	}
 	// Room for the requests to reach every host, which takes longer the
-	// more hosts there are.
+	// more hosts there are; the end of a phase starts nothing.
 	at := time.Now().Add(20*time.Millisecond + 2*slowest + time.Duration(len(hosts))*2*time.Millisecond)
+	p := hosts[0].phase
+	if IsEnd(p) {
+		at = time.Now()
+	}
 	if prev := hosts[0].prog; prev != nil && c.Progress != nil {
 		c.Progress(sum(hosts, prev.Phase), true)
 	}
-	if p := hosts[0].phase; p != FinishPhase {
+	if p != FinishPhase && !IsEnd(p) {
 		c.Logf("%s: starting on %s", p, units.Count(len(hosts), "host"))
 		c.current = p
 		if c.Progress != nil {

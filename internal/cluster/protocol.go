@@ -15,14 +15,16 @@ package cluster
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
 )
 
 // Protocol is the version of the agent protocol; coordinator and agents
-// must speak the same one.
-const Protocol = 1
+// must speak the same one. 2: every phase also ends at a barrier (EndOf),
+// which an agent of 1 never reaches.
+const Protocol = 2
 
 // Default timings.
 const (
@@ -174,3 +176,17 @@ type ErrorBody struct {
 // last phase, before it removes its files: no host removes what another
 // may still read.
 const FinishPhase = "finish"
+
+// EndOf names the barrier every host reaches when it has ended phase,
+// before it prepares the next one. Without it a host that ended first
+// dropped its caches, wrote back its dirty data, listed its files and
+// collected its garbage for the next phase while the others were still
+// in this one: ranks on one machine slowed each other so (IO500 puts an
+// MPI barrier between its phases for the same reason). Its release is
+// not a common start: hosts go on at once.
+func EndOf(phase string) string { return endPrefix + phase }
+
+// IsEnd reports whether a barrier is one of EndOf's.
+func IsEnd(barrier string) bool { return strings.HasPrefix(barrier, endPrefix) }
+
+const endPrefix = "end of "
