@@ -186,7 +186,8 @@ const FinishPhase = "finish"
 // not a common start: hosts go on at once.
 func EndOf(phase string) string { return endPrefix + phase }
 
-// IsEnd reports whether a barrier is one of EndOf's.
+// IsEnd reports whether a barrier is one of EndOf's. No phase's own name
+// has a space (a workload file's are checked so), so none is taken for one.
 func IsEnd(barrier string) bool { return strings.HasPrefix(barrier, endPrefix) }
 
 const endPrefix = "end of "
