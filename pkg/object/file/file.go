@@ -216,11 +216,7 @@ func (s *fileStore) Delete(ctx context.Context, key string) error {
 }
 
 func (s *fileStore) List(ctx context.Context, opt object.ListOptions) (*object.ListPage, error) {
-	if _, err := os.Stat(s.root); errors.Is(err, fs.ErrNotExist) {
-		// The store's bucket: Create makes it.
-		return nil, driver.OpErr("list", "", driver.WrapKind(object.ErrNoBucket, err, "directory %s does not exist", s.root))
-	}
-	return driver.ListTree(ctx, func(ctx context.Context, dir string) ([]driver.DirEntry, error) {
+	page, err := driver.ListTree(ctx, func(ctx context.Context, dir string) ([]driver.DirEntry, error) {
 		p := filepath.Join(s.root, filepath.FromSlash(dir))
 		f, err := os.Open(p)
 		if err != nil {
@@ -247,6 +243,14 @@ func (s *fileStore) List(ctx context.Context, opt object.ListOptions) (*object.L
 		}
 		return ents, nil
 	}, opt)
+	if err == nil && len(page.Objects) == 0 && len(page.Prefixes) == 0 {
+		// Nothing listed: a missing root is the store's missing bucket,
+		// which Create makes. (Only an empty page pays for the look.)
+		if _, serr := os.Stat(s.root); errors.Is(serr, fs.ErrNotExist) {
+			return nil, driver.OpErr("list", "", driver.WrapKind(object.ErrNoBucket, serr, "directory %s does not exist", s.root))
+		}
+	}
+	return page, err
 }
 
 func (s *fileStore) Chmod(ctx context.Context, key string, mode os.FileMode) error {
