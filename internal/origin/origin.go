@@ -8,11 +8,8 @@
 package origin
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,21 +58,8 @@ func New(dir string) *Probe {
 		return &Probe{why: fmt.Sprintf("read mount table: %v", err)}
 	}
 	p := ForMount(sysio.ProcRoot, m, sysio.ParseMountInfo(data))
-	p.machine = Machine(sysio.ProcRoot)
+	p.machine = sysio.Machine(sysio.ProcRoot)
 	return p
-}
-
-// Machine names the machine whose counters a probe reads: a digest of the
-// kernel's boot ID under procRoot, the same for every process and
-// container of one running kernel, or "" when it cannot be read.
-func Machine(procRoot string) string {
-	id, err := os.ReadFile(filepath.Join(procRoot, "sys", "kernel", "random", "boot_id"))
-	id = bytes.TrimSpace(id)
-	if err != nil || len(id) == 0 {
-		return ""
-	}
-	sum := sha256.Sum256(id)
-	return hex.EncodeToString(sum[:8])
 }
 
 // ForMount finds the counter of the storage behind mount m, reading under

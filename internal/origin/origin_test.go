@@ -321,7 +321,7 @@ func TestMachineFromBootID(t *testing.T) {
 		t.Errorf("machines %q and %q (boot ID %s): want one name, not the ID itself", a.machine, b.machine, id)
 	}
 	proc := procCopy(t)
-	if m := Machine(proc); m != "" {
+	if m := sysio.Machine(proc); m != "" {
 		t.Errorf("a /proc without a boot ID names machine %q", m)
 	}
 	if err := os.MkdirAll(filepath.Join(proc, "sys/kernel/random"), 0o755); err != nil {
@@ -330,7 +330,7 @@ func TestMachineFromBootID(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proc, "sys/kernel/random/boot_id"), []byte("0f1e2d3c-aaaa-bbbb-cccc-000000000001\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if m := Machine(proc); m == "" || m == a.machine {
+	if m := sysio.Machine(proc); m == "" || m == a.machine {
 		t.Errorf("another boot ID names machine %q (this one %q): want another name", m, a.machine)
 	}
 	ph := report.PhaseResult{Name: "ior-hard-read"}
