@@ -69,6 +69,9 @@ type AgentOptions struct {
 	// IdleTimeout closes a connection idle this long; 0 means IdleTimeout.
 	IdleTimeout time.Duration
 	Logf        func(format string, args ...any)
+	// Machine names the kernel the agent runs on in its info; "" means
+	// the one it runs on (sysio.Machine).
+	Machine string
 }
 
 // Agent serves one job at a time over HTTP.
@@ -113,6 +116,9 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
+	}
+	if o.Machine == "" {
+		o.Machine = sysio.Machine(sysio.ProcRoot)
 	}
 	a := &Agent{o: o, id: newID(), token: sha256.Sum256([]byte(strings.TrimSpace(o.Token))), mux: http.NewServeMux()}
 	a.mux.HandleFunc("GET /v1/info", a.info)
@@ -183,7 +189,7 @@ func (a *Agent) info(w http.ResponseWriter, _ *http.Request) {
 	a.mu.Lock()
 	busy := a.job != nil
 	a.mu.Unlock()
-	in := Info{ID: a.id, Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now()}
+	in := Info{ID: a.id, Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now(), Machine: a.o.Machine}
 	for _, r := range a.o.Roots {
 		in.Roots = append(in.Roots, Root{Path: r, FreeBytes: freeBytes(r)})
 	}
@@ -507,12 +513,8 @@ func (j *agentJob) gate(ctx context.Context, phase string) error {
 			if g.Seq != j.seq {
 				continue // a stale release
 			}
-			t := time.NewTimer(g.Delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
+			if err := waitFor(ctx, g.wait()); err != nil {
+				return err
 			}
 			j.send(Event{Type: EventStarted, Seq: j.seq, Phase: phase, Time: time.Now()})
 			return nil

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/tick"
 	"github.com/fsbench/fsbench/internal/units"
 )
@@ -75,12 +76,14 @@ type host struct {
 	info   Info
 	rtt    atomic.Int64  // round trip of a small request, ns: pings keep it current
 	offset time.Duration // agent clock - coordinator clock
-	id     string
-	res    HostResult
-	ready  int // the last barrier it reached
-	phase  string
-	done   bool
-	lost   bool // it stopped answering: it cleans up by itself
+	// sameClock: the agent runs on the coordinator's kernel (offset 0).
+	sameClock bool
+	id        string
+	res       HostResult
+	ready     int // the last barrier it reached
+	phase     string
+	done      bool
+	lost      bool // it stopped answering: it cleans up by itself
 	// stopped: its job was stopped on the host (its agent terminated),
 	// which removed the job's files as it stopped.
 	stopped bool
@@ -134,14 +137,11 @@ func each(hosts []*host, fn func(h *host) error) error {
 }
 
 func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) error {
+	machine := sysio.Machine(sysio.ProcRoot)
 	err := each(hosts, func(h *host) error {
-		t0 := time.Now()
-		if err := c.call(ctx, h, "GET", "/v1/info", nil, &h.info); err != nil {
+		if err := c.clock(ctx, h, machine); err != nil {
 			return err
 		}
-		rtt := time.Since(t0)
-		h.rtt.Store(int64(rtt))
-		h.offset = h.info.Time.Sub(t0.Add(rtt / 2))
 		switch {
 		case h.info.Protocol != Protocol:
 			return fmt.Errorf("speaks agent protocol %d (fsbench %s); this fsbench %s speaks %d", h.info.Protocol, h.info.Version, c.Version, Protocol)
@@ -337,9 +337,10 @@ func (c *Coordinator) done(h *host, ev Event, cancelled bool) error {
 }
 
 // releaseIfAll releases barrier seq when every host has reached it. All
-// hosts are to start at one moment: each is told, as its request leaves,
-// to wait until then less half its round trip, so neither the order of the
-// requests nor the hosts' clocks matter.
+// hosts are to start at one moment: an agent on this kernel is told the
+// moment, every agent to wait until then from its request's arrival, less
+// half its round trip, so neither the order of the requests nor another
+// machine's clock matters.
 func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 	var slowest time.Duration
 	for _, h := range hosts {
@@ -366,8 +367,11 @@ func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
 		}
 	}
 	_ = each(hosts, func(h *host) error {
-		delay := max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)
-		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", Release{Seq: seq, Delay: delay}, nil)
+		g := Release{Seq: seq, Delay: max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)}
+		if h.sameClock {
+			g.At = at
+		}
+		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", g, nil)
 	})
 }
 

@@ -56,6 +56,10 @@ type Info struct {
 	Roots    []Root      `json:"roots"`
 	Busy     bool        `json:"busy"`
 	Time     time.Time   `json:"time"` // the agent's clock, for the offset
+	// Machine names the kernel the agent runs on (sysio.Machine): an
+	// agent on the coordinator's own kernel reads the same clock, and
+	// its offset is 0, not an estimate.
+	Machine string `json:"machine,omitempty"`
 }
 
 // Root is a directory jobs may work under, and its free space.
@@ -159,12 +163,30 @@ type PhaseCounts struct {
 	Buckets   []int64 `json:"buckets,omitempty"`
 }
 
-// Release is the coordinator's message that releases the barrier Seq after
-// Delay, posted to a job's "go" (the path and JSON fields are the wire
-// format; the type's name is not on the wire).
+// Release is the coordinator's message that releases the barrier Seq,
+// posted to a job's "go" (the path and JSON fields are the wire format;
+// the type's name is not on the wire).
 type Release struct {
-	Seq   int           `json:"seq"`
+	Seq int `json:"seq"`
+	// At is the moment to start, given to an agent on the coordinator's
+	// own kernel, whose clock is the coordinator's. A wait counted from
+	// the request's arrival (Delay) also counts the request's own time on
+	// the way, which differed from host to host by up to 2.5 ms on a busy
+	// machine with 2 CPUs.
+	At time.Time `json:"at,omitzero"`
+	// Delay is the wait from the request's arrival, the moment less half
+	// the agent's round trip, for an agent on another machine (whose
+	// clock is only estimated, and drifts) or that does not read At.
 	Delay time.Duration `json:"delay_ns"`
+}
+
+// wait is how long an agent that took g waits before it starts: until
+// At (at most a minute, as Delay), or Delay without At.
+func (g Release) wait() time.Duration {
+	if g.At.IsZero() {
+		return g.Delay
+	}
+	return min(max(time.Until(g.At), 0), time.Minute)
 }
 
 // ErrorBody is the JSON body of an error answer.
