@@ -4,6 +4,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -65,6 +66,24 @@ func DirtyPages(t testing.TB, paths ...string) int {
 			t.Fatalf("cachestat %s: %v", p, err)
 		}
 		n += int(cs.Dirty)
+	}
+	return n
+}
+
+// ResidentPages counts the 4 KiB pages of memory that b spans (from the
+// page it starts in) which are mapped in (mincore(2)).
+func ResidentPages(t testing.TB, b []byte) int {
+	t.Helper()
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	start := addr &^ 4095
+	length := addr + uintptr(len(b)) - start
+	vec := make([]byte, (length+4095)/4096)
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, start, length, uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatalf("mincore: %v", errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
 	}
 	return n
 }

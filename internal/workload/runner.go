@@ -388,15 +388,19 @@ func (e *Runner) setup(w *engine.Worker, p *FilePhase) error {
 // buffer returns b if it holds n bytes, else a new buffer of n bytes: in
 // huge pages for O_DIRECT, which moves data straight between them and the
 // device (see sysio.HugeArena), in small pages otherwise, where the kernel
-// copies and huge pages made no difference.
+// copies and huge pages made no difference. A new buffer's pages are
+// mapped here, in the phase's setup (sysio.Touch).
 func (e *Runner) buffer(b []byte, n int64) []byte {
 	switch {
 	case int64(len(b)) >= n:
 		return b
 	case e.align > 1:
-		return e.bufs.Buffer(int(n), e.align)
+		b = e.bufs.Buffer(int(n), e.align)
+	default:
+		b = sysio.AlignedBuffer(int(n), e.align)
 	}
-	return sysio.AlignedBuffer(int(n), e.align)
+	sysio.Touch(b)
+	return b
 }
 
 // Targets is the set of files or directories a phase works on. Worker w

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
@@ -295,6 +296,27 @@ func TestBuffersFitThePhase(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReadBufferMapped: a big file written from the worker's stream
+// leaves the worker's own buffer unwritten, and the first phase to read
+// into it would take a page fault a page inside its time; the buffer is
+// mapped in when it is made, before any phase starts.
+func TestReadBufferMapped(t *testing.T) {
+	e := NewRunner(Config{Dir: t.TempDir(), Workers: 1, Seed: 5}, 2<<20)
+	p := FilePhase{Title: "Write", Kind: Create, Targets: filesOf(e, 1, func(int, int) string { return "big" }),
+		FileSize: pattern.StreamMin, BlockSize: 2 << 20}
+	if _, err := e.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	f := e.files[0]
+	if f.stream == nil {
+		t.Fatal("the big file was not written from a stream")
+	}
+	b := f.buf
+	if n, want := testenv.ResidentPages(t, b), int((addrOf(b)+uintptr(len(b))-1)>>12-addrOf(b)>>12+1); len(b) != 2<<20 || n != want {
+		t.Errorf("after the write, %d of the %d pages of the worker's %d-byte buffer are mapped in", n, want, len(b))
 	}
 }
 
