@@ -9,9 +9,9 @@ import (
 // host's phases are placed in time by the offset of its clock from the
 // coordinator's, so an error in it moves the host's start and end and
 // lengthens a phase's span (from the first start to the last end). One
-// answer on a machine with 2 CPUs, with 4 ranks starting, put agents on
-// the coordinator's own clock 0.07 to 0.5 ms off; the answer of the
-// shortest round trip is off by at most half of that trip.
+// answer each, on a machine with 2 CPUs and 2 or 4 ranks starting, put
+// agents on the coordinator's own clock 0.02 to 0.5 ms off; the answer of
+// the shortest round trip is off by at most half of that trip.
 const clockSamples = 5
 
 // clock reads h's information and the offset of its clock: 0 when it runs

@@ -9,8 +9,8 @@ import (
 // waits by the kernel's clock, not Go's timers. A Go timer in a process
 // that is otherwise idle fires up to a millisecond late or more (the
 // runtime's poller waits in whole milliseconds), each host by its own
-// amount: ranks released for one moment started up to 2.5 ms apart, and
-// a phase's span runs from the first host's start to the last one's end.
+// amount, and a phase's span runs from the first host's start to the
+// last one's end.
 const finalStretch = 3 * time.Millisecond
 
 // waitFor waits d, or until ctx ends (its error then): on Go's timer up to

@@ -37,8 +37,8 @@ func AlignedBuffer(size, align int) []byte {
 	return raw[off : off+size : off+size]
 }
 
-// Touch writes a zero into every 4 KiB page of b, so that the kernel maps
-// them now and not at the first read into b. A buffer fresh from the
+// Touch writes a zero into every 4 KiB page that b spans, so that the
+// kernel maps them now and not at the first read into b. A buffer fresh from the
 // operating system is mapped a page at a time as it is first written,
 // and a read's copy into it then takes a page fault for each page,
 // inside whatever is being timed: io500's ior-easy-write set up a 2 MiB
@@ -47,6 +47,9 @@ func AlignedBuffer(size, align int) []byte {
 func Touch(b []byte) {
 	for i := 0; i < len(b); i += 4096 {
 		b[i] = 0
+	}
+	if len(b) > 0 {
+		b[len(b)-1] = 0 // the last page, when b does not start on one
 	}
 }
 
