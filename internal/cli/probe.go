@@ -140,6 +140,11 @@ func (o *ProbeOptions) resolve() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return Usagef("--push: want the pushgateway's http:// or https:// URL")
 		}
+		if u.RawQuery != "" || u.Fragment != "" {
+			// The pushgateway's paths go after the URL, so a query would
+			// end up inside them, and in every error that names the URL.
+			return Usagef("--push: the pushgateway's URL takes no query or fragment; give a user and password as https://user:password@host:port")
+		}
 		o.push = u
 	}
 	return nil

@@ -46,9 +46,11 @@ func TestProbeFlags(t *testing.T) {
 		{"--expect", "nonsense", "bench", "/mnt/x"},
 		{"--push", "ftp://gw", "bench", "/mnt/x"},
 		{"--push", "gw:9091", "bench", "/mnt/x"},
+		{"--push", "http://gw:9091/?access_token=SECRET", "bench", "/mnt/x"},
+		{"--push", "http://gw:9091/#SECRET", "bench", "/mnt/x"},
 	} {
-		if _, err := parse(bad...); err == nil || ExitCode(err) != ExitUsage {
-			t.Errorf("probe %v: %v, want a usage error", bad, err)
+		if _, err := parse(bad...); err == nil || ExitCode(err) != ExitUsage || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("probe %v: %v, want a usage error that shows no secret", bad, err)
 		}
 	}
 }
