@@ -171,8 +171,8 @@ type Release struct {
 	// At is the moment to start, given to an agent on the coordinator's
 	// own kernel, whose clock is the coordinator's. A wait counted from
 	// the request's arrival (Delay) also counts the request's own time on
-	// the way, which differed from host to host by up to 2.5 ms on a busy
-	// machine with 2 CPUs.
+	// the way, which differs from host to host: ranks on one machine with
+	// 2 CPUs, released so, started up to 2.6 ms apart.
 	At time.Time `json:"at,omitzero"`
 	// Delay is the wait from the request's arrival, the moment less half
 	// the agent's round trip, for an agent on another machine (whose
