@@ -96,6 +96,11 @@ type Phase struct {
 	// says so) and w.End after it, w.Item when the task is complete, and
 	// returns an error when the task failed.
 	Do func(w *Worker, task, pass int) error
+	// Finish, if set, is worker w's last step once it has no more tasks,
+	// inside the phase's time (IOR's fsync at close and mdtest's sync are
+	// part of a write phase's time). It is not an operation; it is skipped
+	// when the worker failed or the phase was stopped.
+	Finish func(w *Worker) error
 }
 
 // ErrVerify marks data read back that differs from what was written: the

@@ -270,6 +270,64 @@ func TestOnceIsOnePassWithADeadline(t *testing.T) {
 	}
 }
 
+// Finish is each worker's last step inside the phase's time: once per
+// worker after its last task, whether its tasks ran out or the stonewall
+// ended them, before the worker's end; not after a task failed, and not as
+// an operation.
+func TestFinishIsInsideTheTime(t *testing.T) {
+	e := New(3)
+	var (
+		mu    sync.Mutex
+		calls [3]int
+		at    [3]time.Duration
+		after [3]int64 // the worker's operations when Finish ran
+	)
+	finish := func(w *Worker) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[w.ID]++
+		after[w.ID] = w.ops
+		at[w.ID] = w.clk.now()
+		return nil
+	}
+	slow := func(w *Worker, task, pass int) error {
+		time.Sleep(2 * time.Millisecond)
+		return op(1)(w, task, pass)
+	}
+	for _, p := range []Phase{
+		{Name: "pass", Tasks: 9, Do: op(1), Finish: finish},
+		{Name: "stonewall", Tasks: 3000, Once: true, Duration: 30 * time.Millisecond, Do: slow, Finish: finish},
+	} {
+		calls, at, after = [3]int{}, [3]time.Duration{}, [3]int64{}
+		r, err := e.Run(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		var ops int64
+		for i, w := range e.Workers() {
+			ops += after[i]
+			if calls[i] != 1 || w.end < at[i] || r.Elapsed < at[i] {
+				t.Errorf("%s: worker %d finished %d times, at %v; its end %v, the phase's %v", p.Name, i, calls[i], at[i], w.end, r.Elapsed)
+			}
+		}
+		if ops != r.Ops || p.Name == "pass" && r.Ops != 9 || p.Name == "stonewall" && r.Ops >= 3000 {
+			t.Errorf("%s: %d operations, %d before the Finish calls", p.Name, r.Ops, ops)
+		}
+	}
+	failed := errors.New("task failed")
+	calls = [3]int{}
+	_, err := e.Run(context.Background(), Phase{Name: "fails", Tasks: 3, Finish: finish,
+		Do: func(w *Worker, task, pass int) error {
+			if w.ID == 1 {
+				return failed
+			}
+			return op(1)(w, task, pass)
+		}})
+	if !errors.Is(err, failed) || calls[1] != 0 {
+		t.Errorf("a failed worker: err %v, finished %d times", err, calls[1])
+	}
+}
+
 // A phase that fails before its workers start (a bad phase, a failed
 // setup) returns its error with a result that names it, is incomplete and
 // holds nothing measured.

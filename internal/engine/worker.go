@@ -109,9 +109,12 @@ func (w *Worker) loop() error {
 	}()
 	p := w.r.p
 	for visit := 0; ; visit++ {
+		if w.over {
+			return w.last()
+		}
 		task, pass, ok := w.task(visit)
 		if !ok || w.r.spent() || w.r.stop.Load() {
-			return nil
+			return w.last()
 		}
 		if err := p.Do(w, task, pass); err != nil {
 			w.Fail(err)
@@ -119,10 +122,24 @@ func (w *Worker) loop() error {
 				return err
 			}
 		}
-		if w.over {
-			return nil
-		}
 	}
+}
+
+// last is the worker's Finish, unless the phase was cancelled.
+func (w *Worker) last() error {
+	select {
+	case <-w.clk.cancel:
+		return nil
+	default:
+	}
+	if w.r.p.Finish == nil {
+		return nil
+	}
+	if err := w.r.p.Finish(w); err != nil {
+		w.Fail(err)
+		return err
+	}
+	return nil
 }
 
 // task picks the worker's next task; false when it has none left.
