@@ -124,10 +124,10 @@ func (e *Runner) openFlags(path string, flags int) (int, error) {
 	return sysOpen(e.hold, path, flags, 0)
 }
 
-// closeFile ends a visit to a file: fsync (with Config.Fsync, if it was
-// written) and close.
+// closeFile ends a visit to a file: fsync (with Config.Fsync or the
+// phase's Fsync, if it was written) and close.
 func (e *Runner) closeFile(w *engine.Worker, fd int, path string, wrote bool) error {
-	if wrote && e.cfg.Fsync {
+	if wrote && (e.cfg.Fsync || e.fsync) {
 		t0 := e.traceNow()
 		err := unix.Fsync(fd)
 		if e.cfg.Tracer != nil {
@@ -525,4 +525,28 @@ func ioFull(op func([]byte, int64) (int, error), buf []byte, off int64, align in
 		done += n
 	}
 	return done, nil
+}
+
+// finish is a phase's engine.Phase.Finish: with SyncFS, a worker's
+// syncfs of the run's file system once it has no more tasks.
+func (e *Runner) finish(p *FilePhase) func(*engine.Worker) error {
+	if !p.SyncFS {
+		return nil
+	}
+	return func(w *engine.Worker) error {
+		fd, err := unix.Open(e.cfg.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return &PathError{Op: "open", Path: e.cfg.Dir, Err: err}
+		}
+		defer unix.Close(fd)
+		t0 := e.traceNow()
+		err = syncFS(fd)
+		if e.cfg.Tracer != nil {
+			e.trace(w, "syncfs", e.cfg.Dir, 0, 0, 0, t0, time.Since(t0), err)
+		}
+		if err != nil {
+			return &PathError{Op: "syncfs", Path: e.cfg.Dir, Err: err}
+		}
+		return nil
+	}
 }

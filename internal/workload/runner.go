@@ -119,6 +119,14 @@ type FilePhase struct {
 	// target, the phase's only one (see SharedFile); a Duration is then a
 	// stonewall that ends the phase's one pass early.
 	Shared *SharedFile
+	// Fsync fsyncs each file the phase writes before closing it, inside
+	// the phase's time (IOR's -e), as Config.Fsync does for every phase.
+	Fsync bool
+	// SyncFS ends each worker's part of the phase with a syncfs of the
+	// run's file system, inside the phase's time (mdtest's -Y, whose sync
+	// writes back every file system), so that what the phase made is on
+	// the storage when its time ends.
+	SyncFS bool
 	// IOEngine issues the block reads and writes of Read, Write and Mixed
 	// phases: one system call at a time (Sync), or IODepth operations in
 	// flight per worker through io_uring (see ring.go).
@@ -171,6 +179,7 @@ type Runner struct {
 	ahead    bool            // blocks are made ahead on a spare CPU
 	streams  bool            // big files are written from each worker's stream
 	hold     bool            // the phase's workers keep their Ps through file calls (holds)
+	fsync    bool            // the phase's FilePhase.Fsync
 	current  atomic.Pointer[FilePhase]
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
@@ -244,8 +253,8 @@ func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 	defer e.current.Store(nil)
 	defer e.closeRings()
 	defer raiseProcs(e.cfg.Workers)()
-	e.hold = holds(e.cfg.Workers, p.Targets.Paths[0])
-	defer func() { e.hold = false }()
+	e.hold, e.fsync = holds(e.cfg.Workers, p.Targets.Paths[0]), p.Fsync
+	defer func() { e.hold, e.fsync = false, false }()
 	if p.Shared != nil {
 		return e.runShared(ctx, &p)
 	}
@@ -253,8 +262,9 @@ func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 		Name: p.Name, Title: p.Title, Tasks: p.Targets.Len(), Random: p.Select == Random,
 		Ops: p.Ops, Duration: p.Duration, Once: p.Once, Warmup: p.Warmup, Rate: p.Rate,
 		Interval: p.Interval, OnInterval: p.OnInterval, Ready: p.Ready,
-		Setup: func(w *engine.Worker) error { return e.setup(w, &p) },
-		Do:    e.op(&p),
+		Setup:  func(w *engine.Worker) error { return e.setup(w, &p) },
+		Do:     e.op(&p),
+		Finish: e.finish(&p),
 	})
 }
 

@@ -444,3 +444,53 @@ func TestManyWorkersKeepProcs(t *testing.T) {
 		t.Errorf("65 workers: GOMAXPROCS %d, want 2", n)
 	}
 }
+
+// orderTracer keeps each worker's operations in order.
+type orderTracer struct {
+	mu  sync.Mutex
+	ops map[int][]string
+}
+
+func (o *orderTracer) Trace(w int, ev Event) {
+	o.mu.Lock()
+	o.ops[w] = append(o.ops[w], ev.Op)
+	o.mu.Unlock()
+}
+
+// A phase's Fsync fsyncs each file it writes just before closing it, and
+// SyncFS has each worker end with one syncfs, after its last file; the
+// next phase, with neither, does neither.
+func TestPhaseFsyncAndSyncFS(t *testing.T) {
+	tr := &orderTracer{ops: map[int][]string{}}
+	e, dir := newRunner(t, 3, false, tr)
+	ctx := context.Background()
+	shared := e.NewTargets(dir, []string{"shared"})
+	for _, c := range []struct {
+		p           FilePhase
+		fsync, sync int // per worker
+	}{
+		{FilePhase{Title: "create", Kind: Create, Targets: filesOf(e, 6, names), FileSize: 3901, BlockSize: 3901, SyncFS: true}, 0, 1},
+		{FilePhase{Title: "shared", Kind: Write, Targets: shared, BlockSize: 4096,
+			Shared: &SharedFile{Block: 4096, Segments: 4}, Fsync: true}, 1, 0},
+		{FilePhase{Title: "again", Kind: Write, Targets: shared, BlockSize: 4096,
+			Shared: &SharedFile{Block: 4096, Segments: 4}}, 0, 0},
+	} {
+		tr.ops = map[int][]string{}
+		if r, err := e.Run(ctx, c.p); err != nil || r.Errors != 0 {
+			t.Fatalf("%s: %v, %d errors", c.p.Title, err, r.Errors)
+		}
+		for w := range 3 {
+			ops := tr.ops[w]
+			n := map[string]int{}
+			for i, op := range ops {
+				n[op]++
+				if op == "fsync" && (i+1 == len(ops) || ops[i+1] != "close") {
+					t.Errorf("%s: worker %d: fsync not followed by close: %v", c.p.Title, w, ops)
+				}
+			}
+			if n["fsync"] != c.fsync || n["syncfs"] != c.sync || c.sync > 0 && ops[len(ops)-1] != "syncfs" {
+				t.Errorf("%s: worker %d: %v", c.p.Title, w, ops)
+			}
+		}
+	}
+}

@@ -311,8 +311,9 @@ func (e *Runner) runShared(ctx context.Context, p *FilePhase) (*Result, error) {
 	res, err := e.core.Run(ctx, engine.Phase{
 		Name: p.Name, Title: p.Title, Tasks: e.cfg.Workers * l.span, Once: true,
 		Duration: p.Duration, Interval: p.Interval, OnInterval: p.OnInterval, Ready: p.Ready,
-		Setup: func(w *engine.Worker) error { e.setup(w, p); return nil },
-		Do:    func(w *engine.Worker, task, _ int) error { return e.shared(w, p, task) },
+		Setup:  func(w *engine.Worker) error { e.setup(w, p); return nil },
+		Do:     func(w *engine.Worker, task, _ int) error { return e.shared(w, p, task) },
+		Finish: e.finish(p),
 	})
 	if ferr := l.finish(p); ferr != nil && err == nil {
 		err = ferr

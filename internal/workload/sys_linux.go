@@ -38,3 +38,6 @@ func readDir(dirents []byte, path string) error {
 	}
 	return nil
 }
+
+// syncFS writes back the dirty data of the file system fd is on.
+func syncFS(fd int) error { return unix.Syncfs(fd) }
