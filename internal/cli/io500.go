@@ -88,7 +88,10 @@ IO500's order, and compute IO500's scores from them:
 
 Write phases stop at the stonewall (--stonewall, IO500's 300 s by default) or
 when their amount is done; IO500 asks that they run the whole stonewall, and a
-write that ends earlier is warned of. Every later phase works on exactly what
+write that ends earlier is warned of. As IO500's do, they end with what they
+wrote on the storage, inside their time: each rank fsyncs its ior file before
+closing it (IOR's -e) and writes back the file system after its creates
+(mdtest's -Y). Every later phase works on exactly what
 was written: rank r reads, stats and deletes what rank r+1 made, so that no
 rank is served by what it just wrote. The bandwidth score is the geometric mean
 of the four ior phases in GiB/s, the metadata score that of the eight others in

@@ -257,3 +257,47 @@ func written(t *testing.T, dir string) []string {
 	}
 	return files
 }
+
+// IO500's write phases end with what they wrote on the storage, inside
+// their time: IOR's -e fsyncs each rank's file before it is closed, and
+// mdtest's -Y syncs after the creates. On an ext4 of its own, the device
+// under it has been written at least a write phase's bytes by the time
+// the phase ends (the kernel's own writeback waits 30 s for data this
+// young), and each of those phases took the writes into its time.
+func TestWritePhasesReachTheStorage(t *testing.T) {
+	dir := filepath.Join(testenv.LoopExt4(t, "128M"), "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]int64{}
+	var before int64
+	var errs []error
+	device := func() int64 {
+		n, err := testenv.DeviceWritten(dir)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return n
+	}
+	var res report.Result
+	o := Options{Dir: dir, Threads: 2, Stonewall: time.Hour, Sizes: small(), Seed: 5, Quick: true,
+		PhaseStart: func(string, func() int64) { before = device() },
+		PhaseEnd:   func(name string) { written[name] = device() - before }}
+	if err := Run(context.Background(), o, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) > 0 {
+		t.Fatal(errs[0])
+	}
+	z := small()
+	for name, least := range map[string]int64{
+		"ior-easy-write":    2 * int64(z.EasySegments) * z.EasyXfer,
+		"ior-hard-write":    2 * int64(z.HardSegments) * HardXfer,
+		"mdtest-hard-write": 2 * int64(z.HardFiles) * HardFileSize,
+		"mdtest-easy-write": 1, // the journal's record of the new files
+	} {
+		if p := phaseOf(t, &res, name); p.Bytes != least && least > 1 || written[name] < least {
+			t.Errorf("%s: %d bytes written, %d on the device by its end, want at least %d", name, p.Bytes, written[name], least)
+		}
+	}
+}

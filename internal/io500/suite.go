@@ -152,14 +152,18 @@ func (s *suite) ior(ctx context.Context, name, file string, xfer int64, segs int
 	p := workload.FilePhase{Name: name, Title: name, Targets: s.runner.NewTargets(s.o.Dir, []string{file}), BlockSize: xfer,
 		Shared: &workload.SharedFile{Block: xfer, Segments: segs, Rank0: s.o.Rank0, World: s.o.World, PerRank: perRank}, Ready: s.ready}
 	if name[len(name)-5:] == "write" {
-		kind, p.Duration = workload.Write, s.o.Stonewall
+		// Each rank fsyncs its file before it closes it, in the phase's
+		// time, as IO500 runs IOR (-e).
+		kind, p.Duration, p.Fsync = workload.Write, s.o.Stonewall, true
 	}
 	p.Kind = kind
 	return s.start(ctx, p, p.Shared.ReadFiles(p.Targets.Paths[0], s.o.Threads), !perRank)
 }
 
 // create runs a stonewalled mdtest create phase: each rank creates its
-// files in order (size bytes each) until done or the stonewall.
+// files in order (size bytes each) until done or the stonewall, then
+// writes back the file system, in the phase's time, as IO500 runs mdtest
+// (-Y).
 func (s *suite) create(ctx context.Context, phase string, name func(r, i int) string, n int, size int64) (*workload.Result, error) {
 	names := make([]string, 0, n*s.o.Threads)
 	for w := range s.o.Threads {
@@ -168,7 +172,7 @@ func (s *suite) create(ctx context.Context, phase string, name func(r, i int) st
 		}
 	}
 	p := workload.FilePhase{Name: phase, Title: phase, Kind: workload.Create, PerFile: true, Targets: s.runner.NewTargets(s.o.Dir, names),
-		FileSize: size, BlockSize: max(size, 1), Duration: s.o.Stonewall, Once: true, Ready: s.ready}
+		FileSize: size, BlockSize: max(size, 1), Duration: s.o.Stonewall, Once: true, SyncFS: true, Ready: s.ready}
 	return s.start(ctx, p, nil, false)
 }
 

@@ -87,7 +87,8 @@ mdtest_rates() {
 }
 
 # run_ior FS NP DIR: IOR's and mdtest's phases in IO500's order, each its
-# own run, as IO500 runs them and fsbench io500 does: a phase that reads
+# own run, with IO500's -e (fsync before close) on IOR's writes and -Y (sync
+# after the creates) on mdtest's, as fsbench io500 does: a phase that reads
 # what an earlier one wrote finds it after the same phases on both sides.
 # (`ior -w -r` read its files a moment after writing them, while fsbench's
 # read phase comes after the other write phases and find: on the disk, the
@@ -99,14 +100,14 @@ mdtest_rates() {
 run_ior() {
 	local fs=$1 np=$2 d=$3/run
 	local run=("${mpirun[@]}" -np "$np")
-	local easy=(-a POSIX -F -C -k -t 2m -b ${easy_mib}m -o "$d/easy/f")
-	local hard=(-a POSIX -C -k -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f")
+	local easy=(-a POSIX -F -C -k -e -t 2m -b ${easy_mib}m -o "$d/easy/f")
+	local hard=(-a POSIX -C -k -e -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f")
 	local mde=(-F -u -N 1 -n $easy_files -d "$d/mde") mdh=(-F -N 1 -n $hard_files -w 3901 -e 3901 -d "$d/mdh")
 	rm -rf "$d" && mkdir -p "$d/easy" "$d/hard" && touch "$d/timestampfile"
 	flushed && "${run[@]}" "$ior" -w "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
-	flushed && "${run[@]}" "$mdtest" -C "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
+	flushed && "${run[@]}" "$mdtest" -C -Y "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
 	flushed && "${run[@]}" "$ior" -w "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
-	flushed && "${run[@]}" "$mdtest" -C "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
+	flushed && "${run[@]}" "$mdtest" -C -Y "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	find "$d" -newer "$d/timestampfile" -size 3901c -name '*01*' >/dev/null
 	dropped && "${run[@]}" "$ior" -r "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
 	dropped && "${run[@]}" "$mdtest" -T "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy

@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +128,25 @@ func unmount(t testing.TB, dir string) {
 	if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
 		t.Errorf("unmount %s: %v", dir, err)
 	}
+}
+
+// DeviceWritten is the bytes written so far to the block device that
+// holds dir's file system (/sys/dev/block/MAJ:MIN/stat, whose seventh
+// field counts 512-byte sectors written), as a LoopExt4 mount has one.
+func DeviceWritten(dir string) (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return 0, err
+	}
+	dev := fmt.Sprintf("/sys/dev/block/%d:%d/stat", unix.Major(st.Dev), unix.Minor(st.Dev))
+	b, err := os.ReadFile(dev)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 7 {
+		return 0, fmt.Errorf("%s: %d fields", dev, len(f))
+	}
+	n, err := strconv.ParseInt(f[6], 10, 64)
+	return n * 512, err
 }
