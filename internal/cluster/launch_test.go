@@ -108,6 +108,18 @@ func TestMpirunCommands(t *testing.T) {
 				}
 				return nil
 			}},
+		{"io500", []string{"io500", "--quick", "--mdtest-easy-files", "60", "--mdtest-hard-files", "40", "--ior-hard-segments", "20"},
+			func(r *report.Result) error {
+				// The first rank's process walks for both ranks, as
+				// IO500's find runs on every rank.
+				if f := r.FindPhase("find"); f == nil || f.Items < 2*(60+40) || !strings.Contains(f.LatencyOf, "by 2 walkers") {
+					return fmt.Errorf("find: %+v", f)
+				}
+				if p := r.FindPhase("mdtest-hard-write"); p == nil || p.Items != 2*40 || len(p.Hosts) != 2 {
+					return fmt.Errorf("mdtest-hard-write: %+v", p)
+				}
+				return nil
+			}},
 		{"checkpoint", []string{"checkpoint", "--model", "llama3-8b", "--ranks", "4", "--size", "32M", "--block-size", "256K"},
 			func(r *report.Result) error {
 				for _, p := range r.Phases {

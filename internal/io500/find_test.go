@@ -52,3 +52,19 @@ func TestFindMatchesNameSizeAndAge(t *testing.T) {
 		t.Errorf("a missing root: %+v", f)
 	}
 }
+
+// find starts a walker for each rank of the world, whichever host its
+// ranks are on: one process of a launched run walks for all.
+func TestWalkers(t *testing.T) {
+	for _, c := range []struct{ world, threads, want int }{
+		{0, 3, 3},       // one host: its threads
+		{4, 1, 4},       // mpirun -np 4: a rank a process
+		{12, 4, 12},     // three hosts of four
+		{1000, 2, 64},   // at most maxWalkers
+		{200, 100, 100}, // unless one host has more threads
+	} {
+		if got := walkers(Options{World: c.world, Threads: c.threads}); got != c.want {
+			t.Errorf("world %d, threads %d: %d walkers, want %d", c.world, c.threads, got, c.want)
+		}
+	}
+}

@@ -249,14 +249,29 @@ func (s *suite) timestamp() error {
 	return nil
 }
 
+// maxWalkers is the most walkers find starts: IO500's find runs on every
+// rank of every node, fsbench's on one client, where a few dozen
+// directory reads in flight already keep a server busy.
+const maxWalkers = 64
+
+// walkers is how many walkers find starts: one a rank of the world (as
+// IO500's pfind runs on every rank), at most maxWalkers unless this host
+// alone has more threads. Ranks started by a launcher are one a process,
+// and the first rank's process walks for all of them.
+func walkers(o Options) int {
+	return max(min(max(o.World, o.Threads), maxWalkers), o.Threads)
+}
+
 // find runs IOR's find phase on the first host: a parallel walk of the
-// run's directory, each thread a walker. Other hosts record the phase
-// with nothing done, so that every host's result has the same phases.
+// run's directory, a walker for each rank (walkers). Other hosts record
+// the phase with nothing done, so that every host's result has the same
+// phases.
 func (s *suite) find(ctx context.Context) error {
 	ph := report.PhaseResult{Name: "find", Title: "find"}
 	s.ready()
 	if s.o.Rank0 == 0 {
-		f := Find(ctx, s.o.Dir, Match{Name: findName, Size: HardFileSize, Newer: s.stamp}, s.o.Threads, &s.seen)
+		n := walkers(s.o)
+		f := Find(ctx, s.o.Dir, Match{Name: findName, Size: HardFileSize, Newer: s.stamp}, n, &s.seen)
 		if f.Err != nil {
 			return f.Err
 		}
@@ -264,7 +279,7 @@ func (s *suite) find(ctx context.Context) error {
 		ph.SetRates()
 		SetValue(&ph)
 		ph.Cost = report.Measure{Value: ph.Seconds, Unit: report.UnitSeconds}
-		ph.LatencyOf = fmt.Sprintf("entries looked at; %d of them matched -newer -size %dc -name %q", f.Found, HardFileSize, findName)
+		ph.LatencyOf = fmt.Sprintf("entries looked at by %d walkers; %d of them matched -newer -size %dc -name %q", n, f.Found, HardFileSize, findName)
 		s.Found = f.Found
 		exp, err := s.expected()
 		if err != nil {
