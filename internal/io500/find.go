@@ -2,11 +2,8 @@ package io500
 
 import (
 	"context"
-	"errors"
-	"io"
-	"os"
 	"path"
-	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +36,7 @@ type FindResult struct {
 // what it counted, when ctx is cancelled. seen, if not nil, counts the
 // entries looked at as the walk goes, for progress.
 func Find(ctx context.Context, root string, m Match, workers int, seen *atomic.Int64) FindResult {
-	f := &finder{m: m, ctx: ctx, seen: seen}
+	f := &finder{m: m, within: within(m.Name), ctx: ctx, seen: seen}
 	f.cond = sync.NewCond(&f.mu)
 	f.queue = []string{root}
 	f.pending = 1
@@ -61,6 +58,7 @@ func Find(ctx context.Context, root string, m Match, workers int, seen *atomic.I
 
 type finder struct {
 	m       Match
+	within  string // within(m.Name)
 	ctx     context.Context
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -85,14 +83,18 @@ func (f *finder) next() (string, bool) {
 	return d, true
 }
 
+// dirBuf is the bytes a walker reads a directory's entries into at once.
+const dirBuf = 64 << 10
+
 func (f *finder) work() {
+	buf := make([]byte, dirBuf)
 	for {
 		dir, ok := f.next()
 		if !ok {
 			return
 		}
 		var c FindResult
-		subdirs, err := f.readDir(dir, &c)
+		subdirs, err := f.readDir(dir, buf, &c)
 		if f.seen != nil {
 			f.seen.Add(c.Scanned)
 		}
@@ -114,58 +116,41 @@ func (f *finder) work() {
 	}
 }
 
-// readDir reads one directory, counting into c, and returns its
-// subdirectories.
-func (f *finder) readDir(dir string, c *FindResult) ([]string, error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, err
+// nameMatches tells whether a file's name matches.
+func (f *finder) nameMatches(name string) bool {
+	if f.m.Name == "" {
+		return true
 	}
-	defer d.Close()
-	var subdirs []string
-	for {
-		ents, err := d.ReadDir(1024)
-		for _, e := range ents {
-			c.Scanned++
-			if e.IsDir() {
-				subdirs = append(subdirs, filepath.Join(dir, e.Name()))
-				continue
-			}
-			if ok, err := f.matches(dir, e); err != nil {
-				c.Errors++
-			} else if ok {
-				c.Found++
-			}
-		}
-		switch {
-		case errors.Is(err, io.EOF):
-			return subdirs, nil
-		case err != nil:
-			return subdirs, err
-		}
+	if f.within != "" {
+		return strings.Contains(name, f.within)
 	}
+	ok, _ := path.Match(f.m.Name, name)
+	return ok
 }
 
-// matches tells whether a file of dir matches: its name first, and only
-// then its size and time.
-func (f *finder) matches(dir string, e os.DirEntry) (bool, error) {
-	if f.m.Name != "" {
-		if ok, _ := path.Match(f.m.Name, e.Name()); !ok {
-			return false, nil
-		}
+// within is what a pattern of the form *TEXT* (IO500's "*01*") asks a
+// name to contain, where TEXT holds no other wildcard or escape: such a
+// pattern matches exactly the names that contain TEXT, which
+// strings.Contains tells several times faster than path.Match.
+func within(pattern string) string {
+	if len(pattern) < 3 || pattern[0] != '*' || pattern[len(pattern)-1] != '*' {
+		return ""
 	}
-	if f.m.Size < 0 && f.m.Newer.IsZero() {
-		return true, nil
+	text := pattern[1 : len(pattern)-1]
+	if strings.ContainsAny(text, `*?[\`) {
+		return ""
 	}
-	var st unix.Stat_t
-	if err := unix.Lstat(filepath.Join(dir, e.Name()), &st); err != nil {
-		return false, err
-	}
+	return text
+}
+
+// needsStat tells whether a match asks more than the name.
+func (f *finder) needsStat() bool { return f.m.Size >= 0 || !f.m.Newer.IsZero() }
+
+// statMatches tells whether a file whose name matched matches by its size
+// and time.
+func (f *finder) statMatches(st *unix.Stat_t) bool {
 	if f.m.Size >= 0 && st.Size != f.m.Size {
-		return false, nil
+		return false
 	}
-	if !f.m.Newer.IsZero() && !time.Unix(st.Mtim.Unix()).After(f.m.Newer) {
-		return false, nil
-	}
-	return true, nil
+	return f.m.Newer.IsZero() || time.Unix(st.Mtim.Unix()).After(f.m.Newer)
 }

@@ -3,6 +3,7 @@ package io500
 import (
 	"context"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -65,6 +66,23 @@ func TestWalkers(t *testing.T) {
 	} {
 		if got := walkers(Options{World: c.world, Threads: c.threads}); got != c.want {
 			t.Errorf("world %d, threads %d: %d walkers, want %d", c.world, c.threads, got, c.want)
+		}
+	}
+}
+
+// A pattern *TEXT* matches as path.Match would, by a faster test.
+func TestWithin(t *testing.T) {
+	names := []string{"file.01", "file.1", "01", "0", "a01b", "file.0.1", "file.10", "", "x*01y"}
+	for _, pat := range []string{"*01*", "*1*", "*a*", "*0.1*", "01*", "*01", "*0?*", "*[01]*", "**", "*\\**", "*"} {
+		if w := within(pat); w == "" && (pat == "*01*" || pat == "*1*" || pat == "*0.1*") {
+			t.Errorf("%q: not taken as *TEXT*", pat)
+		}
+		for _, n := range names {
+			f := &finder{m: Match{Name: pat}, within: within(pat)}
+			want, _ := path.Match(pat, n)
+			if got := f.nameMatches(n); got != want {
+				t.Errorf("%q on %q: %v, path.Match says %v", pat, n, got, want)
+			}
 		}
 	}
 }
