@@ -99,7 +99,8 @@ type Phase struct {
 	// Finish, if set, is worker w's last step once it has no more tasks,
 	// inside the phase's time (IOR's fsync at close and mdtest's sync are
 	// part of a write phase's time). It is not an operation; it is skipped
-	// when the worker failed or the phase was stopped.
+	// when the worker failed or the phase was cancelled (its context, or
+	// another worker's error).
 	Finish func(w *Worker) error
 }
 
