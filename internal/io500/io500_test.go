@@ -301,3 +301,30 @@ func TestWritePhasesReachTheStorage(t *testing.T) {
 		}
 	}
 }
+
+// A create phase's directories are made as it starts, after the phases
+// before it wrote their files, as mdtest makes its tree: at each phase's
+// start, mdtest-easy's directory of a rank exists from mdtest-easy-write
+// on, mdtest-hard's from mdtest-hard-write on.
+func TestCreateDirsAtTheirPhase(t *testing.T) {
+	dir := t.TempDir()
+	type seen struct{ easy, hard bool }
+	at := map[string]seen{}
+	exists := func(p string) bool { _, err := os.Stat(filepath.Join(dir, p)); return err == nil }
+	o := Options{Dir: dir, Threads: 2, Stonewall: time.Hour, Sizes: small(), Seed: 5, Quick: true,
+		PhaseStart: func(name string, _ func() int64) {
+			at[name] = seen{exists(path.Join(mdEasy, rankDir(1))), exists(mdHard)}
+		}}
+	var res report.Result
+	if err := Run(context.Background(), o, &res); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]seen{
+		"ior-easy-write": {false, false}, "mdtest-easy-write": {true, false},
+		"ior-hard-write": {true, false}, "mdtest-hard-write": {true, true}, "mdtest-hard-stat": {true, true},
+	} {
+		if at[name] != want {
+			t.Errorf("at %s's start: mdtest-easy's and mdtest-hard's directories made %v, want %v", name, at[name], want)
+		}
+	}
+}

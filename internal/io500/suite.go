@@ -165,6 +165,9 @@ func (s *suite) ior(ctx context.Context, name, file string, xfer int64, segs int
 // writes back the file system, in the phase's time, as IO500 runs mdtest
 // (-Y).
 func (s *suite) create(ctx context.Context, phase string, name func(r, i int) string, n int, size int64) (*workload.Result, error) {
+	if err := s.mdDirs(phase); err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, n*s.o.Threads)
 	for w := range s.o.Threads {
 		for i := range n {
