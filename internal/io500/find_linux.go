@@ -15,7 +15,7 @@ import (
 // name matches is stat'ed by its name in the directory (fstatat), so that
 // an entry costs no allocation and no path. IO500's pfind reads with
 // readdir the same way; os.File.ReadDir made an entry object of each and
-// looked at half as many entries a second.
+// looked at about two thirds as many entries a second.
 func (f *finder) readDir(dir string, buf []byte, c *FindResult) ([]string, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

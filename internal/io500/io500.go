@@ -196,9 +196,9 @@ func (s *suite) mkdirs() error {
 // phase is prepared (as mdtest makes its tree when it starts). Made before
 // the ior files, they sat where those files then took the free blocks
 // around them: on ext4 (whose allocator puts a new directory in a group
-// with room, and a file's blocks near its directory) mdtest-hard-write's
-// sync wrote back its files at 2.2 thousand a second, IO500's at 3.7
-// (docs/hpc.md). Every host makes them; MkdirAll lets all but the first
+// with room, and a file's blocks near its directory) mdtest-hard-write
+// made 2.2 thousand files a second, its sync included, where IO500's
+// program made about 4 (docs/hpc.md). Every host makes them; MkdirAll lets all but the first
 // find them made.
 func (s *suite) mdDirs(phase string) error {
 	if phase == "mdtest-hard-write" {
