@@ -127,7 +127,7 @@ func (e *Runner) openFlags(path string, flags int) (int, error) {
 // closeFile ends a visit to a file: fsync (with Config.Fsync or the
 // phase's Fsync, if it was written) and close.
 func (e *Runner) closeFile(w *engine.Worker, fd int, path string, wrote bool) error {
-	if wrote && (e.cfg.Fsync || e.fsync) {
+	if wrote && (e.cfg.Fsync || e.current.Load().Fsync) {
 		t0 := e.traceNow()
 		err := unix.Fsync(fd)
 		if e.cfg.Tracer != nil {

@@ -179,7 +179,6 @@ type Runner struct {
 	ahead    bool            // blocks are made ahead on a spare CPU
 	streams  bool            // big files are written from each worker's stream
 	hold     bool            // the phase's workers keep their Ps through file calls (holds)
-	fsync    bool            // the phase's FilePhase.Fsync
 	current  atomic.Pointer[FilePhase]
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
@@ -253,8 +252,8 @@ func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 	defer e.current.Store(nil)
 	defer e.closeRings()
 	defer raiseProcs(e.cfg.Workers)()
-	e.hold, e.fsync = holds(e.cfg.Workers, p.Targets.Paths[0]), p.Fsync
-	defer func() { e.hold, e.fsync = false, false }()
+	e.hold = holds(e.cfg.Workers, p.Targets.Paths[0])
+	defer func() { e.hold = false }()
 	if p.Shared != nil {
 		return e.runShared(ctx, &p)
 	}
