@@ -197,6 +197,7 @@ func io500OnAgent(ctx context.Context, gate cluster.Gate, o *IO500Options, job *
 	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
 	o.DataDir = base
 	o.Rank0, o.World, o.Seed = job.Index*o.Threads, job.Hosts*o.Threads, job.Seed
+	o.IdleCPUs = job.IdleCPUs
 	o.PhaseStart = func(name string, _ func() int64) { _ = gate(ctx, name) }
 	o.PhaseEnd = func(name string) { _ = gate(ctx, cluster.EndOf(name)) }
 	o.Finish = func() { _ = gate(ctx, cluster.FinishPhase) }

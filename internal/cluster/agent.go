@@ -72,6 +72,9 @@ type AgentOptions struct {
 	// Machine names the kernel the agent runs on in its info; "" means
 	// the one it runs on (sysio.Machine).
 	Machine string
+	// CPUs are the CPUs the agent's process runs on, in its info; nil
+	// means those it may run on (sysio.CPUs).
+	CPUs []int
 }
 
 // Agent serves one job at a time over HTTP.
@@ -119,6 +122,9 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 	}
 	if o.Machine == "" {
 		o.Machine = sysio.Machine(sysio.ProcRoot)
+	}
+	if o.CPUs == nil {
+		o.CPUs = sysio.CPUs()
 	}
 	a := &Agent{o: o, id: newID(), token: sha256.Sum256([]byte(strings.TrimSpace(o.Token))), mux: http.NewServeMux()}
 	a.mux.HandleFunc("GET /v1/info", a.info)
@@ -189,7 +195,7 @@ func (a *Agent) info(w http.ResponseWriter, _ *http.Request) {
 	a.mu.Lock()
 	busy := a.job != nil
 	a.mu.Unlock()
-	in := Info{ID: a.id, Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now(), Machine: a.o.Machine}
+	in := Info{ID: a.id, Protocol: a.o.Protocol, Version: a.o.Version, Host: a.o.Host, Busy: busy, Time: time.Now(), Machine: a.o.Machine, CPUs: a.o.CPUs}
 	for _, r := range a.o.Roots {
 		in.Roots = append(in.Roots, Root{Path: r, FreeBytes: freeBytes(r)})
 	}

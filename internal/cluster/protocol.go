@@ -60,6 +60,9 @@ type Info struct {
 	// agent on the coordinator's own kernel reads the same clock, and
 	// its offset is 0, not an estimate.
 	Machine string `json:"machine,omitempty"`
+	// CPUs are the CPUs the agent's process runs on (a launcher binds
+	// each of a few ranks to a core); none when it does not say.
+	CPUs []int `json:"cpus,omitempty"`
 }
 
 // Root is a directory jobs may work under, and its free space.
@@ -105,6 +108,10 @@ type Job struct {
 	Seed       uint64 `json:"seed"`
 	// Need is the free space the job needs on the host, bytes (0: unknown).
 	Need int64 `json:"need,omitempty"`
+	// IdleCPUs are the CPUs that the other hosts on this host's machine
+	// run on and this host does not: they wait through a phase that one
+	// host runs for all (io500's find), which may run there.
+	IdleCPUs []int `json:"idle_cpus,omitempty"`
 }
 
 // MaxJobBytes bounds a job as an agent accepts it, the files it carries

@@ -3,12 +3,16 @@ package io500
 import (
 	"context"
 	"path"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // Match is what a find looks for, as IO500's find phase asks for it:
@@ -27,6 +31,34 @@ type FindResult struct {
 	Errors  int64
 	Elapsed time.Duration
 	Err     error // the first error, if any
+	CPUs    int   // the CPUs the walkers ran on; 0: not known
+}
+
+// spread gives the walkers the CPUs this thread may run on and idle
+// (another rank's core on this machine, as a launcher bound it), and
+// enough of Go's Ps to run one walker a CPU at once: a rank that mpirun
+// bound to one core starts with one P, and its walkers would take turns
+// there while the cores of the ranks waiting for them stood still. wider
+// is false when idle adds no CPU: the walkers run where they would anyway.
+// restore gives the Ps back.
+func spread(workers int, idle []int) (cpus []int, wider bool, restore func()) {
+	cpus = sysio.CPUs()
+	own := len(cpus)
+	for _, c := range idle {
+		if !slices.Contains(cpus, c) {
+			cpus = append(cpus, c)
+		}
+	}
+	if own == 0 || len(cpus) == own {
+		return cpus[:own], false, func() {}
+	}
+	slices.Sort(cpus)
+	prev := runtime.GOMAXPROCS(0)
+	if want := min(workers, len(cpus)); want > prev {
+		runtime.GOMAXPROCS(want)
+		return cpus, true, func() { runtime.GOMAXPROCS(prev) }
+	}
+	return cpus, true, func() {}
 }
 
 // Find walks the tree under root with workers goroutines, each taking the
@@ -34,17 +66,35 @@ type FindResult struct {
 // A name is matched before anything is asked of the file system about the
 // entry; only a file whose name matches is stat'ed. Find ends early, with
 // what it counted, when ctx is cancelled. seen, if not nil, counts the
-// entries looked at as the walk goes, for progress.
-func Find(ctx context.Context, root string, m Match, workers int, seen *atomic.Int64) FindResult {
+// entries looked at as the walk goes, for progress. The walkers run on
+// the CPUs this thread may run on and on idle (see spread).
+func Find(ctx context.Context, root string, m Match, workers int, idle []int, seen *atomic.Int64) FindResult {
 	f := &finder{m: m, within: within(m.Name), ctx: ctx, seen: seen}
 	f.cond = sync.NewCond(&f.mu)
 	f.queue = []string{root}
 	f.pending = 1
+	workers = max(workers, 1)
+	cpus, wider, restore := spread(workers, idle)
+	defer restore()
+	f.res.CPUs = len(cpus)
 	t0 := time.Now()
 	var wg sync.WaitGroup
-	for range max(workers, 1) {
+	for i := range workers {
 		wg.Add(1)
-		go func() { defer wg.Done(); f.work() }()
+		go func() {
+			defer wg.Done()
+			if wider {
+				// Walker i on the i-th CPU, as a launcher binds rank i
+				// to a core: the kernel moves the thread there at once,
+				// where a wider set would wait for its balancing to
+				// pull the thread to an idle core. The thread ends with
+				// the goroutine, still locked, so that no other
+				// goroutine runs there.
+				runtime.LockOSThread()
+				_ = sysio.RunOn(cpus[i%len(cpus) : i%len(cpus)+1])
+			}
+			f.work()
+		}()
 	}
 	stop := context.AfterFunc(ctx, func() { f.mu.Lock(); f.cond.Broadcast(); f.mu.Unlock() })
 	wg.Wait()

@@ -43,13 +43,13 @@ func TestFindMatchesNameSizeAndAge(t *testing.T) {
 	}
 	for _, workers := range []int{1, 3, 16} {
 		var seen atomic.Int64
-		f := Find(context.Background(), root, Match{Name: "*1*", Size: 3901, Newer: old.Add(time.Minute)}, workers, &seen)
+		f := Find(context.Background(), root, Match{Name: "*1*", Size: 3901, Newer: old.Add(time.Minute)}, workers, nil, &seen)
 		// root, 4 dirs, 4 subdirs read; 8 directories and 200 files seen.
 		if f.Err != nil || f.Found != want || f.Scanned != 8+200 || f.Dirs != 9 || seen.Load() != f.Scanned {
 			t.Errorf("%d walkers: %+v, %d seen as it went: want %d found, every entry seen", workers, f, seen.Load(), want)
 		}
 	}
-	if f := Find(context.Background(), filepath.Join(root, "none"), Match{Size: -1}, 2, nil); f.Err == nil {
+	if f := Find(context.Background(), filepath.Join(root, "none"), Match{Size: -1}, 2, nil, nil); f.Err == nil {
 		t.Errorf("a missing root: %+v", f)
 	}
 }

@@ -54,10 +54,14 @@ func Quick() Sizes {
 type Options struct {
 	// Dir is the run's own directory, which exists and is empty: every
 	// file of the run is made below it, and removed at the end.
-	Dir       string
-	Threads   int // ranks on this host
-	Rank0     int // global rank of this host's first thread
-	World     int // ranks of all hosts; 0: Threads
+	Dir     string
+	Threads int // ranks on this host
+	Rank0   int // global rank of this host's first thread
+	World   int // ranks of all hosts; 0: Threads
+	// IdleCPUs are CPUs of this machine that the other ranks on it run on
+	// (cluster.Job.IdleCPUs): they wait while the first rank's find walks
+	// for all, and its walkers run there too.
+	IdleCPUs  []int
 	Stonewall time.Duration
 	Sizes     Sizes
 	Verify    bool

@@ -265,7 +265,15 @@ func walkers(o Options) int {
 	return max(min(max(o.World, o.Threads), maxWalkers), o.Threads)
 }
 
-// find runs IOR's find phase on the first host: a parallel walk of the
+// onCPUs says on how many CPUs find's walkers ran, when it is known.
+func onCPUs(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" on %d CPUs", n)
+}
+
+// find runs IO500's find phase on the first host: a parallel walk of the
 // run's directory, a walker for each rank (walkers). Other hosts record
 // the phase with nothing done, so that every host's result has the same
 // phases.
@@ -274,7 +282,7 @@ func (s *suite) find(ctx context.Context) error {
 	s.ready()
 	if s.o.Rank0 == 0 {
 		n := walkers(s.o)
-		f := Find(ctx, s.o.Dir, Match{Name: findName, Size: HardFileSize, Newer: s.stamp}, n, &s.seen)
+		f := Find(ctx, s.o.Dir, Match{Name: findName, Size: HardFileSize, Newer: s.stamp}, n, s.o.IdleCPUs, &s.seen)
 		if f.Err != nil {
 			return f.Err
 		}
@@ -282,7 +290,7 @@ func (s *suite) find(ctx context.Context) error {
 		ph.SetRates()
 		SetValue(&ph)
 		ph.Cost = report.Measure{Value: ph.Seconds, Unit: report.UnitSeconds}
-		ph.LatencyOf = fmt.Sprintf("entries looked at by %d walkers; %d of them matched -newer -size %dc -name %q", n, f.Found, HardFileSize, findName)
+		ph.LatencyOf = fmt.Sprintf("entries looked at by %d walkers%s; %d of them matched -newer -size %dc -name %q", n, onCPUs(f.CPUs), f.Found, HardFileSize, findName)
 		s.Found = f.Found
 		exp, err := s.expected()
 		if err != nil {

@@ -232,3 +232,37 @@ func LocalFS(path string) bool {
 	}
 	return localMagic[int64(st.Type)]
 }
+
+// CPUs lists the CPUs the calling thread may run on: the process's as a
+// launcher bound it (mpirun binds each of a few ranks to a core), since
+// every thread starts with that set. Nil when it cannot be read.
+func CPUs() []int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return nil
+	}
+	var cpus []int
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
+}
+
+// RunOn lets the calling thread run on cpus alone. The caller keeps its
+// goroutine on the thread (runtime.LockOSThread) for as long as it wants
+// that, and ends the goroutine locked, so that the thread ends with it.
+func RunOn(cpus []int) error {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		if c < 0 || c >= len(set)*64 {
+			return fmt.Errorf("CPU %d is out of range", c)
+		}
+		set.Set(c)
+	}
+	if set.Count() == 0 {
+		return errors.New("no CPU to run on")
+	}
+	return unix.SchedSetaffinity(0, &set)
+}

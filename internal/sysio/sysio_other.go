@@ -71,3 +71,12 @@ func LoadAverage() float64 { return 0 }
 // LocalFS is false on this platform: fsbench does not tell its file
 // systems apart here.
 func LocalFS(path string) bool { return false }
+
+// CPUs: the CPUs the calling thread may run on; nil here, where the
+// system does not say.
+func CPUs() []int { return nil }
+
+// RunOn: not supported here.
+func RunOn(cpus []int) error {
+	return errors.New("setting a thread's CPUs: not supported on this platform")
+}
