@@ -50,9 +50,15 @@ off() { printf '[%s]\nrun = FALSE\n' "$@"; }
 	off mdworkbench mdworkbench-create find-easy find-hard mdworkbench-bench mdworkbench-delete ior-rnd4K-easy-read
 } >"$work/config.ini"
 
+# fresh: an empty run directory, and the file system's journal committed
+# with the removal in it, so that what a run before deleted (and its
+# discards, on a file system mounted with discard) is not paid for by the
+# next run's first sync, whichever side it is.
+fresh() { rm -rf "$dir/run" "$@" && sync -f "$dir" && mkdir -p "$dir/run"; }
+
 # run_fsbench NP: one fsbench io500 run, one line a phase.
 run_fsbench() {
-	rm -rf "$dir/run" && mkdir -p "$dir/run"
+	fresh
 	"${mpirun[@]}" -np "$1" "$fsbench" io500 "$dir/run" -q -o json --verify --stonewall 300s --drop-caches $drop_flag \
 		--ior-easy-transfers $((easy_mib / 2)) --ior-hard-segments "$hard_segs" --mdtest-easy-files "$easy_files" --mdtest-hard-files "$hard_files" |
 		python3 -c 'import json,sys
@@ -62,7 +68,7 @@ for p in r["phases"]: print("%s\tfsbench\t%s\t%.6f" % (sys.argv[1], p["name"], p
 
 # run_io500 NP: one run of IO500's program, its [RESULT] lines.
 run_io500() {
-	rm -rf "$dir/run" "$work/results" && mkdir -p "$dir/run"
+	fresh "$work/results"
 	"${mpirun[@]}" -np "$1" "$io500" "$work/config.ini" 2>/dev/null |
 		awk -v np="$1" '$1=="[RESULT]" && $3 > 0 {printf "%s\tio500\t%s\t%.6f\n", np, $2, $3}'
 }
