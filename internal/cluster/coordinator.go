@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -182,33 +181,6 @@ func (c *Coordinator) jobFor(job Job, h *host, hosts []*host) Job {
 	job.Index, job.Hosts = h.index, len(hosts)
 	job.IdleCPUs = idleCPUs(h, hosts)
 	return job
-}
-
-// idleCPUs are the CPUs of the other hosts on h's machine (the same
-// kernel, as their infos name it) that h does not run on: under a
-// launcher, the cores it bound the machine's other ranks to.
-func idleCPUs(h *host, hosts []*host) []int {
-	if h.info.Machine == "" {
-		return nil
-	}
-	own := map[int]bool{}
-	for _, c := range h.info.CPUs {
-		own[c] = true
-	}
-	var idle []int
-	for _, o := range hosts {
-		if o == h || o.info.Machine != h.info.Machine {
-			continue
-		}
-		for _, c := range o.info.CPUs {
-			if !own[c] {
-				own[c] = true
-				idle = append(idle, c)
-			}
-		}
-	}
-	slices.Sort(idle)
-	return idle
 }
 
 // prepare gives every host its job; if one refuses, the others are told
