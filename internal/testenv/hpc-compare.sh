@@ -55,6 +55,8 @@ mkdir -p "$disk"
 out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
 # shellcheck source=internal/testenv/host-memory.sh
 source "$here/internal/testenv/host-memory.sh"
+# shellcheck source=internal/testenv/pairs.sh
+source "$here/internal/testenv/pairs.sh"
 cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "$disk/run"; release_freed_memory; }
 trap cleanup EXIT
 hold_freed_memory
@@ -128,33 +130,9 @@ for fs in $filesystems; do
 		for _ in $(seq 1 "$warmup"); do
 			run_fsbench $fs $np "$dir" >/dev/null; run_ior $fs $np "$dir" >/dev/null
 		done
-		for i in $(seq 1 "$pairs"); do
-			if [ $((i % 2)) = 1 ]; then
-				run_fsbench $fs $np "$dir" >>"$out"; run_ior $fs $np "$dir" >>"$out"
-			else
-				run_ior $fs $np "$dir" >>"$out"; run_fsbench $fs $np "$dir" >>"$out"
-			fi
-		done
+		alternate "$pairs" "$out" run_fsbench run_ior $fs $np "$dir"
 	done
 done
 
 echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs after $warmup unrecorded, fsbench ranks as $ranks, caches dropped before reads and stats: $drop_flag; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
-python3 - "$out" <<'PY'
-import sys, statistics, collections
-v = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    fs, np, tool, phase, val = line.split("\t")
-    v[(fs, int(np), phase, tool)].append(float(val))
-# ahead: the pairs in which fsbench's run was the faster (the i-th run of
-# each side is pair i's): 3 of 6 is a tie, whatever the ratio of medians.
-print("| fs | ranks | phase | unit | fsbench median | IOR/mdtest median | ratio | fsbench ahead |")
-print("|---|---|---|---|---|---|---|---|")
-for (fs, np, phase, tool) in sorted(k for k in v if k[3] == "fsbench"):
-    mine, other = v[(fs, np, phase, "fsbench")], v.get((fs, np, phase, "ior"))
-    if not other:
-        continue
-    a, b = statistics.median(mine), statistics.median(other)
-    ahead = sum(x > y for x, y in zip(mine, other))
-    unit = "GiB/s" if phase.startswith("ior") else "kIOPS"
-    print("| %s | %d | %s | %s | %.3f | %.3f | %.2f | %d of %d |" % (fs, np, phase, unit, a, b, a / b if b else float("nan"), ahead, min(len(mine), len(other))))
-PY
+pair_table "$out" ior IOR/mdtest fs ranks

@@ -32,6 +32,8 @@ out=$work/figures.tsv
 mkdir -p "$dir"
 # shellcheck source=internal/testenv/host-memory.sh
 source "$here/internal/testenv/host-memory.sh"
+# shellcheck source=internal/testenv/pairs.sh
+source "$here/internal/testenv/pairs.sh"
 cleanup() { rm -rf "$dir/run"; release_freed_memory; }
 trap cleanup EXIT
 hold_freed_memory
@@ -75,30 +77,8 @@ run_io500() {
 
 for np in $nps; do
 	run_fsbench "$np" >/dev/null; run_io500 "$np" >/dev/null # unrecorded
-	for i in $(seq 1 "$pairs"); do
-		if [ $((i % 2)) = 1 ]; then
-			run_fsbench "$np" >>"$out"; run_io500 "$np" >>"$out"
-		else
-			run_io500 "$np" >>"$out"; run_fsbench "$np" >>"$out"
-		fi
-	done
+	alternate "$pairs" "$out" run_fsbench run_io500 "$np"
 done
 
 echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs after 1 unrecorded, in $dir, caches dropped before each phase: $drop_flag; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
-python3 - "$out" <<'PY'
-import sys, statistics, collections
-v = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    np, tool, phase, val = line.split("\t")
-    v[(int(np), phase, tool)].append(float(val))
-print("| ranks | phase | unit | fsbench median | IO500 median | ratio | fsbench ahead |")
-print("|---|---|---|---|---|---|---|")
-for (np, phase, tool) in sorted(k for k in v if k[2] == "fsbench"):
-    mine, other = v[(np, phase, "fsbench")], v.get((np, phase, "io500"))
-    if not other:
-        continue
-    a, b = statistics.median(mine), statistics.median(other)
-    ahead = sum(x > y for x, y in zip(mine, other))
-    unit = "GiB/s" if phase.startswith("ior") else "kIOPS"
-    print("| %d | %s | %s | %.3f | %.3f | %.2f | %d of %d |" % (np, phase, unit, a, b, a / b if b else float("nan"), ahead, min(len(mine), len(other))))
-PY
+pair_table "$out" io500 IO500 ranks
