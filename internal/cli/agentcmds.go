@@ -136,7 +136,7 @@ func init() {
 			"samples-per-file", "ranks", "size",
 			// replay and io500.
 			"speed", "stonewall", "ior-easy-transfers", "ior-easy-xfer", "ior-hard-segments",
-			"mdtest-easy-files", "mdtest-hard-files",
+			"mdtest-easy-files", "mdtest-hard-files", "data-packet-type",
 		},
 	} {
 		for _, n := range names {

@@ -88,6 +88,7 @@ var flagCompletions = map[string]completeFunc{
 	"file-select":      words("seq", "random"),
 	"sort":             wordsOf(func() []string { return profile.SortKeys }),
 	"addressing":       words("auto", "path", "virtual"),
+	"data-packet-type": words("random", "timestamp"),
 }
 
 var commandFlagCompletions = map[string]map[string]completeFunc{

@@ -17,7 +17,7 @@ import (
 // placeholders name the value of flags whose usage text has no
 // `backquoted` name of its own, by flag name.
 var placeholders = map[string]string{
-	"output": "FORMAT", "drop-caches": "MODE", "addressing": "MODE", "checksum": "MODE",
+	"output": "FORMAT", "drop-caches": "MODE", "data-packet-type": "TYPE", "addressing": "MODE", "checksum": "MODE",
 	"result-file": "FILE", "access-log": "FILE",
 	"sample": "N", "model": "NAME", "storage": "TYPE", "accelerator-type": "TYPE",
 	"storage-class": "CLASS", "region": "REGION", "access-key": "KEY", "secret-key": "KEY",

@@ -35,7 +35,7 @@ func init() {
 			"prefetch", "read-threads", "gen-threads", "samples-per-file", "sample-size", "sample-size-stdev",
 			"print-job", "dataset", "obj-size", "part-size", "parts-in-flight", "autoterm", "autoterm-dur",
 			"autoterm-pct", "list-existing", "skip-functional-tests", "speed", "interval", "tree-format",
-			"batch", "mix", "obj-size-dist", "range", "seed", "find-max", "ioengine", "iodepth"},
+			"batch", "mix", "obj-size-dist", "range", "seed", "find-max", "ioengine", "iodepth", "data-packet-type"},
 		outputGroup: {"repeat", "output", "json", "result-file", "html", "expect", "expect-file", "baseline", "threshold",
 			"baseline-metrics", "au-threshold", "metrics-listen"},
 		hostsGroup: {"hosts", "hosts-file", "token-file", "tls-ca", "read-others", "prefix-hosts",

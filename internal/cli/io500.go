@@ -65,6 +65,7 @@ func newIO500CmdWith(app *App, runF func(context.Context, *IO500Options) error) 
 	f.IntVar(&o.Sizes.EasyFiles, "mdtest-easy-files", z.EasyFiles, "mdtest-easy's files a rank at most (mdtest -n)")
 	f.IntVar(&o.Sizes.HardFiles, "mdtest-hard-files", z.HardFiles, "mdtest-hard's files a rank at most (mdtest -n)")
 	f.BoolVar(&o.Verify, "verify", false, "check every byte read back (ior reads, mdtest-hard-read)")
+	f.StringVar(&o.DataPacketType, "data-packet-type", io500.DataRandom, "what the writes write, as IO500's option: random (content no transfer repeats, which storage that compresses or deduplicates cannot shrink) or timestamp (one buffer written again and again, as IO500 and IOR do by default; --verify then checks each transfer against it)")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropNever, "start each phase from a clean cache: never (IO500 runs its phases back to back), auto (drop all caches as root, else the run's files, before the phases that read or stat; write back dirty data before the others), always; SKIP_DROP_CACHES=true disables")
 	f.BoolVar(&o.Target.Keep, "keep", false, "keep the run's directory with the ior files and the timestamp file (the delete phases remove mdtest's files)")
 	q := io500.Quick()
@@ -105,6 +106,12 @@ and "origin" in JSON), and warns when it was under half. --drop-caches auto
 starts each phase from a clean cache: it drops the caches before the phases
 that read or stat, and writes back what earlier phases left dirty before the
 others, so that a write phase does not pay for the writes before it.
+
+The writes write content that no transfer repeats (IO500's dataPacketType
+random, in effect), so storage that compresses or deduplicates cannot shrink
+it. IO500 and IOR write one buffer again and again by default (timestamp):
+--data-packet-type timestamp does the same, for figures beside theirs on such
+storage.
 
 This is IO500-style, NOT an official IO500 result: the phases are run by
 fsbench's engine, not by IOR, mdtest and pfind, and the run is no submission.

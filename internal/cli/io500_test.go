@@ -20,17 +20,18 @@ func parseIO500(t *testing.T, args ...string) (*IO500Options, int, string) {
 
 func TestIO500Flags(t *testing.T) {
 	dir := t.TempDir()
-	o, code, msg := parseIO500(t, dir, "-p", "3", "--quick", "--mdtest-hard-files", "77", "--stonewall", "20s", "--verify", "--ior-easy-xfer", "1M", "--drop-caches", "auto")
+	o, code, msg := parseIO500(t, dir, "-p", "3", "--quick", "--mdtest-hard-files", "77", "--stonewall", "20s", "--verify", "--ior-easy-xfer", "1M", "--drop-caches", "auto", "--data-packet-type", "timestamp")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
 	q := io500.Quick()
 	if o.Path != dir || o.Threads != 3 || o.Stonewall != 20*time.Second || !o.Verify || !o.Quick || o.Sizes.EasyXfer != 1<<20 ||
-		o.Sizes.HardFiles != 77 || o.Sizes.EasyFiles != q.EasyFiles || o.Sizes.HardSegments != q.HardSegments || o.DropCaches != "auto" {
+		o.Sizes.HardFiles != 77 || o.Sizes.EasyFiles != q.EasyFiles || o.Sizes.HardSegments != q.HardSegments || o.DropCaches != "auto" ||
+		o.DataPacketType != "timestamp" {
 		t.Errorf("options = %+v", o.Options)
 	}
 	o, _, _ = parseIO500(t, dir)
-	if o.Sizes != io500.Standard() || o.Stonewall != 300*time.Second || o.Quick || o.DropCaches != "never" {
+	if o.Sizes != io500.Standard() || o.Stonewall != 300*time.Second || o.Quick || o.DropCaches != "never" || o.DataPacketType != "random" {
 		t.Errorf("defaults = %+v", o.Options)
 	}
 }
@@ -47,6 +48,7 @@ func TestIO500BadInput(t *testing.T) {
 		{[]string{dir, "-p", "0"}, "--threads must be at least 1"},
 		{[]string{dir, "--stonewall", "0s"}, "--stonewall must be greater than 0"},
 		{[]string{dir, "--drop-caches", "sometimes"}, `--drop-caches must be auto, always or never (got "sometimes")`},
+		{[]string{dir, "--data-packet-type", "offset"}, `--data-packet-type must be random or timestamp (got "offset")`},
 		{[]string{dir, "--ior-easy-xfer", "lots"}, "--ior-easy-xfer"},
 		{[]string{dir, "--ior-easy-xfer", "0"}, "--ior-easy-xfer must be greater than 0"},
 		{[]string{dir, "--mdtest-easy-files", "0"}, "at least 1"},

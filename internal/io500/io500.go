@@ -65,8 +65,13 @@ type Options struct {
 	Stonewall time.Duration
 	Sizes     Sizes
 	Verify    bool
-	Quick     bool // a smoke run: no warning that a write ended before the stonewall
-	Seed      uint64
+	// DataPacketType is what the writes write, named as IO500's option:
+	// DataRandom (the default, "" too) is content that no transfer
+	// repeats, DataTimestamp one buffer written again and again, as
+	// IO500 and IOR do by default (workload.Config.Repeat).
+	DataPacketType string
+	Quick          bool // a smoke run: no warning that a write ended before the stonewall
+	Seed           uint64
 	// PhaseStart, if set, is called at each phase's start (a host's
 	// barrier): after what the phase prepares (its list of files, its
 	// workers' buffers, a collection), just before its clock starts, so
@@ -93,6 +98,20 @@ type Options struct {
 	SkipDropCaches bool
 }
 
+// The values of Options.DataPacketType.
+const (
+	DataRandom    = "random"
+	DataTimestamp = "timestamp"
+)
+
+// dataPacketType is o.DataPacketType with its default filled in.
+func (o *Options) dataPacketType() string {
+	if o.DataPacketType == "" {
+		return DataRandom
+	}
+	return o.DataPacketType
+}
+
 // Validate checks the options before anything is written.
 func (o *Options) Validate() error {
 	s := o.Sizes
@@ -101,6 +120,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--threads must be at least 1 (got %d)", o.Threads)
 	case o.Stonewall <= 0:
 		return fmt.Errorf("--stonewall must be greater than 0 (got %s)", o.Stonewall)
+	case o.DataPacketType != "" && o.DataPacketType != DataRandom && o.DataPacketType != DataTimestamp:
+		return fmt.Errorf("--data-packet-type must be %s or %s (got %q)", DataRandom, DataTimestamp, o.DataPacketType)
 	case o.DropCaches != "" && !runenv.ValidDropCaches(o.DropCaches):
 		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	case s.EasyXfer < 1 || s.EasySegments < 1 || s.HardSegments < 1 || s.EasyFiles < 1 || s.HardFiles < 1:

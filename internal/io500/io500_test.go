@@ -1,6 +1,8 @@
 package io500
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"io/fs"
 	"os"
@@ -326,5 +328,44 @@ func TestCreateDirsAtTheirPhase(t *testing.T) {
 		if at[name] != want {
 			t.Errorf("at %s's start: mdtest-easy's and mdtest-hard's directories made %v, want %v", name, at[name], want)
 		}
+	}
+}
+
+// --data-packet-type: the default writes ior-hard transfers that differ;
+// timestamp writes each from the same buffer, as IOR does by default, and
+// every phase still reads back verified. The result names the type.
+func TestDataPacketType(t *testing.T) {
+	for _, tc := range []struct {
+		typ  string
+		same bool
+	}{{"", false}, {DataRandom, false}, {DataTimestamp, true}} {
+		dir := t.TempDir()
+		var res report.Result
+		o := Options{Dir: dir, Threads: 2, Stonewall: time.Hour, Sizes: small(), Verify: true, Seed: 3, Quick: true, Keep: true, DataPacketType: tc.typ}
+		if err := Run(context.Background(), o, &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Phases {
+			if p.Errors != 0 {
+				t.Errorf("%q: %s: %d errors %q", tc.typ, p.Name, p.Errors, p.ErrorSamples)
+			}
+		}
+		data, err := os.ReadFile(filepath.Join(dir, hardDir, "ior_file_hard"))
+		if err != nil || len(data) != 2*20*HardXfer {
+			t.Fatalf("%q: ior-hard's file: %d bytes, %v", tc.typ, len(data), err)
+		}
+		first := data[:HardXfer]
+		same := bytes.Equal(first, data[HardXfer:2*HardXfer]) && bytes.Equal(first, data[len(data)-HardXfer:])
+		if same != tc.same {
+			t.Errorf("%q: transfers the same: %v, want %v", tc.typ, same, tc.same)
+		}
+		want := cmp.Or(tc.typ, DataRandom)
+		if got := params(o).Get("data_packet_type"); got != want {
+			t.Errorf("%q: parameter data_packet_type %v, want %s", tc.typ, got, want)
+		}
+	}
+	o := Options{Threads: 1, Stonewall: time.Second, Sizes: small(), DataPacketType: "offset"}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `--data-packet-type must be random or timestamp (got "offset")`) {
+		t.Errorf("offset: %v", err)
 	}
 }

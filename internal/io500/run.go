@@ -90,5 +90,6 @@ func params(o Options) report.Params {
 		num("mdtest_easy_files", "mdtest-easy files a rank (at most)", z.EasyFiles),
 		num("mdtest_hard_files", "mdtest-hard files a rank (at most)", z.HardFiles),
 		{Key: "verify", Label: "Verify", Value: o.Verify, Display: strconv.FormatBool(o.Verify)},
+		{Key: "data_packet_type", Label: "Data", Value: o.dataPacketType(), Display: o.dataPacketType()},
 	}
 }

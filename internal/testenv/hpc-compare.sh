@@ -18,6 +18,10 @@
 # before the phases that read or stat, so that the disk's reads measure the
 # disk, not the page cache, and dirty data is written back before the
 # others, so that no phase pays for the writeback of the ones before it.
+# DATA=timestamp writes fsbench's transfers from one buffer, as IOR's and
+# mdtest's are written (fsbench io500 --data-packet-type timestamp); by
+# default (DATA=random) fsbench writes content no transfer repeats, and
+# the two sides' writes move different data.
 # WARMUP (default 1) runs of each tool before each block of pairs are not
 # recorded: the first run after the last block's files were freed wrote
 # into memory the host had taken back (0.3 to 1.4 GiB/s against 2 to 10).
@@ -36,7 +40,8 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe)
 ranks=${RANKS:-processes}
 case $ranks in processes | threads) ;; *) echo "hpc-compare.sh: RANKS is processes or threads, not $ranks" >&2; exit 2 ;; esac
 easy_mib=${EASY_MIB:-32} hard_segs=${HARD_SEGS:-1000} easy_files=${EASY_FILES:-2000} hard_files=${HARD_FILES:-1000}
-filesystems=${FS:-tmpfs disk} drop=${DROP:-0} warmup=${WARMUP:-1}
+filesystems=${FS:-tmpfs disk} drop=${DROP:-0} warmup=${WARMUP:-1} data=${DATA:-random}
+case $data in random | timestamp) ;; *) echo "hpc-compare.sh: DATA is random or timestamp, not $data" >&2; exit 2 ;; esac
 case $drop in 0 | 1) ;; *) echo "hpc-compare.sh: DROP is 0 or 1, not $drop" >&2; exit 2 ;; esac
 case $warmup in '' | *[!0-9]*) echo "hpc-compare.sh: WARMUP is a count of runs, not $warmup" >&2; exit 2 ;; esac
 for f in $filesystems; do
@@ -67,7 +72,7 @@ hold_freed_memory
 run_fsbench() {
 	local launch=("${mpirun[@]}" -np "$2") threads=1
 	if [ "$ranks" = threads ]; then launch=() threads=$2; fi
-	"${launch[@]}" "$fsbench" io500 "$3" -p "$threads" -q -o json --stonewall 300s --drop-caches $drop_flag --ior-easy-transfers $((easy_mib / 2)) \
+	"${launch[@]}" "$fsbench" io500 "$3" -p "$threads" -q -o json --stonewall 300s --drop-caches $drop_flag --data-packet-type "$data" --ior-easy-transfers $((easy_mib / 2)) \
 		--ior-hard-segments $hard_segs --mdtest-easy-files $easy_files --mdtest-hard-files $hard_files |
 		python3 -c 'import json,sys
 r=json.load(sys.stdin)
@@ -134,5 +139,5 @@ for fs in $filesystems; do
 	done
 done
 
-echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs after $warmup unrecorded, fsbench ranks as $ranks, caches dropped before reads and stats: $drop_flag; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
+echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs after $warmup unrecorded, fsbench ranks as $ranks, caches dropped before reads and stats: $drop_flag; fsbench's data: $data; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
 pair_table "$out" ior IOR/mdtest fs ranks

@@ -225,10 +225,14 @@ func (e *Runner) directAlign() int {
 	return 1
 }
 
-// content is the data of file id at off, len(buf) bytes long: a block of
-// the worker's stream when the file is written as one and the worker has
-// a stream (nothing to make), else made in buf.
+// content is the data of file id at off, len(buf) bytes long: the start
+// of the one buffer with Config.Repeat, a block of the worker's stream when
+// the file is written as one and the worker has a stream (nothing to make
+// either way), else made in buf.
 func (e *Runner) content(f *files, buf []byte, id uint64, off int64) []byte {
+	if e.cfg.Repeat {
+		return e.repeat[:len(buf)]
+	}
 	if b, ok := f.stream.Block(id, off, len(buf)); ok {
 		return b
 	}
@@ -241,7 +245,11 @@ func (e *Runner) verify(buf []byte, id uint64, path string, off int64) error {
 	if !e.cfg.Verify {
 		return nil
 	}
-	if bad := e.pattern.Check(buf, id, off); bad >= 0 {
+	at := off
+	if e.cfg.Repeat {
+		id, at = e.repeatID, 0
+	}
+	if bad := e.pattern.Check(buf, id, at); bad >= 0 {
 		return fmt.Errorf("%w in %s at byte %d", ErrVerify, path, off+int64(bad))
 	}
 	return nil

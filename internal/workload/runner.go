@@ -161,6 +161,14 @@ type Config struct {
 	NoAtime bool
 	// MaxErrorSamples bounds the error messages kept per phase.
 	MaxErrorSamples int
+	// Repeat writes every transfer from the start of one buffer, filled
+	// once from the pattern, as IOR does by default (IO500's
+	// dataPacketType "timestamp"): the writes cost no pass over their data,
+	// and storage that deduplicates or compresses across transfers can
+	// shrink them. Verify then checks each block read against the start of
+	// that buffer, so reads must use the transfers the writes used. Not
+	// with the io_uring engine.
+	Repeat bool
 }
 
 // Runner runs phases of file operations on package engine's workers (its
@@ -179,6 +187,8 @@ type Runner struct {
 	ahead    bool            // blocks are made ahead on a spare CPU
 	streams  bool            // big files are written from each worker's stream
 	hold     bool            // the phase's workers keep their Ps through file calls (holds)
+	repeat   []byte          // Config.Repeat's buffer, shared by the workers
+	repeatID uint64          // the identity its content is of
 	current  atomic.Pointer[FilePhase]
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
@@ -215,13 +225,14 @@ func NewRunner(cfg Config, maxBlock int64) *Runner {
 	e := &Runner{cfg: cfg, pattern: pattern.New(cfg.Seed), core: core, maxBlock: maxBlock, align: align, Live: &core.Live}
 	// With fewer workers than CPUs, a CPU would idle while a worker waits
 	// for its write: a helper makes the next block then (see create).
-	e.ahead = cfg.Workers < runtime.GOMAXPROCS(0)
+	e.ahead = cfg.Workers < runtime.GOMAXPROCS(0) && !cfg.Repeat
 	// A stream takes a pass over the data out of every write, which counts
 	// most when the CPUs are all busy, but it holds about 5 MiB a worker:
 	// up to two workers a CPU have one, and more as long as their streams
 	// take no more than a sixteenth of the host's memory; past that they
 	// make blocks in their buffer.
-	e.streams = useStreams(cfg.Workers, int(maxBlock), runtime.GOMAXPROCS(0), hostMemory())
+	e.streams = useStreams(cfg.Workers, int(maxBlock), runtime.GOMAXPROCS(0), hostMemory()) && !cfg.Repeat
+	e.repeatID = e.pattern.ID("repeat")
 	for range cfg.Workers {
 		e.files = append(e.files, &files{})
 	}
@@ -329,6 +340,9 @@ func (e *Runner) check(p *FilePhase) error {
 	if p.Shared != nil && p.IOEngine == IOUring {
 		return fmt.Errorf("a shared file is written and read one call at a time: use the sync engine")
 	}
+	if e.cfg.Repeat && p.IOEngine == IOUring {
+		return fmt.Errorf("repeated transfers are written one call at a time: use the sync engine")
+	}
 	if p.Kind == Mixed && (p.ReadPct < 0 || p.ReadPct > 100) {
 		return fmt.Errorf("read percentage %d is not in 0..100", p.ReadPct)
 	}
@@ -375,6 +389,11 @@ func (e *Runner) setup(w *engine.Worker, p *FilePhase) error {
 	stream := (p.FileSize >= pattern.StreamMin || p.Shared != nil && p.Shared.big) && e.align <= 4096
 	switch {
 	case !writes:
+	case e.cfg.Repeat:
+		if int64(len(e.repeat)) < need {
+			e.repeat = make([]byte, need)
+			e.pattern.Fill(e.repeat, e.repeatID, 0)
+		}
 	case stream && e.streams:
 		if f.stream == nil {
 			// The kernel copies every block from the stream: huge pages
