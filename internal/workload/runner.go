@@ -391,7 +391,7 @@ func (e *Runner) setup(w *engine.Worker, p *FilePhase) error {
 	case !writes:
 	case e.cfg.Repeat:
 		if int64(len(e.repeat)) < need {
-			e.repeat = make([]byte, need)
+			e.repeat = e.buffer(nil, need) // aligned for O_DIRECT, as the workers' buffers
 			e.pattern.Fill(e.repeat, e.repeatID, 0)
 		}
 	case stream && e.streams:
