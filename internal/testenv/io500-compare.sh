@@ -15,6 +15,9 @@
 # mdworkbench, ior-rnd4K) are turned off. NP (default "2 4") ranks,
 # EASY_MIB, HARD_SEGS, EASY_FILES and HARD_FILES a rank as in
 # hpc-compare.sh; DROP=1 drops the caches before each phase on both sides.
+# DATA=timestamp or DATA=random has both sides write that dataPacketType
+# (fsbench io500 --data-packet-type); unset, each writes its own default:
+# fsbench content no transfer repeats, IO500 one buffer again and again.
 set -euo pipefail
 io500_dir=${1:?usage: io500-compare.sh IO500_DIR [PAIRS] [DIR]}
 pairs=${2:-6}
@@ -24,8 +27,9 @@ fsbench=${FSBENCH:-$here/bin/fsbench}
 io500=$io500_dir/io500
 [ -x "$io500" ] || { echo "io500-compare.sh: no io500 program in $io500_dir" >&2; exit 2; }
 easy_mib=${EASY_MIB:-32} hard_segs=${HARD_SEGS:-1000} easy_files=${EASY_FILES:-2000} hard_files=${HARD_FILES:-1000}
-nps=${NP:-2 4} drop=${DROP:-0}
+nps=${NP:-2 4} drop=${DROP:-0} data=${DATA:-}
 case $drop in 0 | 1) ;; *) echo "io500-compare.sh: DROP is 0 or 1, not $drop" >&2; exit 2 ;; esac
+case $data in '' | random | timestamp) ;; *) echo "io500-compare.sh: DATA is random or timestamp, not $data" >&2; exit 2 ;; esac
 mpirun=(mpirun --allow-run-as-root --oversubscribe)
 work=$(mktemp -d /tmp/fsbench-io500.XXXXXX)
 out=$work/figures.tsv
@@ -46,6 +50,7 @@ off() { printf '[%s]\nrun = FALSE\n' "$@"; }
 {
 	printf '[global]\ndatadir = %s\ntimestamp-datadir = FALSE\nresultdir = %s\ntimestamp-resultdir = FALSE\n' "$dir/run" "$work/results"
 	printf 'drop-caches = %s\ndrop-caches-cmd = %s\n' "$io500_drop" "$work/drop.sh"
+	if [ -n "$data" ]; then printf 'dataPacketType = %s\n' "$data"; fi
 	printf '[debug]\nstonewall-time = 300\n'
 	printf '[ior-easy]\ntransferSize = 2m\nblockSize = %sm\n' "$easy_mib"
 	printf '[mdtest-easy]\nn = %s\n[ior-hard]\nsegmentCount = %s\n[mdtest-hard]\nn = %s\n' "$easy_files" "$hard_segs" "$hard_files"
@@ -61,7 +66,7 @@ fresh() { rm -rf "$dir/run" "$@" && sync -f "$dir" && mkdir -p "$dir/run"; }
 # run_fsbench NP: one fsbench io500 run, one line a phase.
 run_fsbench() {
 	fresh
-	"${mpirun[@]}" -np "$1" "$fsbench" io500 "$dir/run" -q -o json --verify --stonewall 300s --drop-caches $drop_flag \
+	"${mpirun[@]}" -np "$1" "$fsbench" io500 "$dir/run" -q -o json --verify --stonewall 300s --drop-caches $drop_flag --data-packet-type "${data:-random}" \
 		--ior-easy-transfers $((easy_mib / 2)) --ior-hard-segments "$hard_segs" --mdtest-easy-files "$easy_files" --mdtest-hard-files "$hard_files" |
 		python3 -c 'import json,sys
 r=json.load(sys.stdin)
@@ -80,5 +85,5 @@ for np in $nps; do
 	alternate "$pairs" "$out" run_fsbench run_io500 "$np"
 done
 
-echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs after 1 unrecorded, in $dir, caches dropped before each phase: $drop_flag; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
+echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs after 1 unrecorded, in $dir, caches dropped before each phase: $drop_flag; data: ${data:-both defaults}; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
 pair_table "$out" io500 IO500 ranks
