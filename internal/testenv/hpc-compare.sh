@@ -18,10 +18,20 @@
 # before the phases that read or stat, so that the disk's reads measure the
 # disk, not the page cache, and dirty data is written back before the
 # others, so that no phase pays for the writeback of the ones before it.
-# DATA=timestamp writes fsbench's transfers from one buffer, as IOR's and
-# mdtest's are written (fsbench io500 --data-packet-type timestamp); by
-# default (DATA=random) fsbench writes content no transfer repeats, and
-# the two sides' writes move different data.
+# FRESH=1 (the default) starts every run on the disk, of either side, in
+# the same state: the inodes the run before deleted past the time in
+# which ext4 without a journal (this machine's disk) will not give them
+# out again (vm.dirty_expire_centisecs, and 5 s), and the caches dropped.
+# A create there skips, one by one, the free inodes deleted in that time,
+# so that a create phase measured how soon after the last run's deletes
+# it came and what the cache held (one process made 2 to 12 thousand
+# files a second there, erratically, and 22 to 32 thousand from dropped
+# caches; docs/hpc.md, "The disk's creates"). FRESH=0 keeps that history.
+# DATA=timestamp (the default) writes fsbench's transfers from one buffer,
+# as IOR's and mdtest's are written (fsbench io500 --data-packet-type
+# timestamp), so that both sides move the same data; DATA=random keeps
+# fsbench's own content, which no transfer repeats, and the two sides'
+# writes then move different data.
 # WARMUP (default 1) runs of each tool before each block of pairs are not
 # recorded: the first run after the last block's files were freed wrote
 # into memory the host had taken back (0.3 to 1.4 GiB/s against 2 to 10).
@@ -40,9 +50,10 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe)
 ranks=${RANKS:-processes}
 case $ranks in processes | threads) ;; *) echo "hpc-compare.sh: RANKS is processes or threads, not $ranks" >&2; exit 2 ;; esac
 easy_mib=${EASY_MIB:-32} hard_segs=${HARD_SEGS:-1000} easy_files=${EASY_FILES:-2000} hard_files=${HARD_FILES:-1000}
-filesystems=${FS:-tmpfs disk} drop=${DROP:-0} warmup=${WARMUP:-1} data=${DATA:-random}
+filesystems=${FS:-tmpfs disk} drop=${DROP:-0} warmup=${WARMUP:-1} data=${DATA:-timestamp} fresh=${FRESH:-1}
 case $data in random | timestamp) ;; *) echo "hpc-compare.sh: DATA is random or timestamp, not $data" >&2; exit 2 ;; esac
 case $drop in 0 | 1) ;; *) echo "hpc-compare.sh: DROP is 0 or 1, not $drop" >&2; exit 2 ;; esac
+case $fresh in 0 | 1) ;; *) echo "hpc-compare.sh: FRESH is 0 or 1, not $fresh" >&2; exit 2 ;; esac
 case $warmup in '' | *[!0-9]*) echo "hpc-compare.sh: WARMUP is a count of runs, not $warmup" >&2; exit 2 ;; esac
 for f in $filesystems; do
 	case $f in tmpfs | disk) ;; *) echo "hpc-compare.sh: FS is tmpfs, disk or both, not $f" >&2; exit 2 ;; esac
@@ -53,6 +64,18 @@ if [ "$drop" = 1 ]; then drop_flag=always; fi
 # before the others.
 dropped() { if [ "$drop" = 1 ]; then sync && echo 3 >/proc/sys/vm/drop_caches; fi; }
 flushed() { if [ "$drop" = 1 ]; then sync; fi; }
+# fresh FS: the start of a run; on the disk (FRESH=1) once the inodes
+# the last run deleted are out of ext4's window, from dropped caches.
+# ended: the end of a run, from which that window is counted.
+window=$(($(cat /proc/sys/vm/dirty_expire_centisecs) / 100 + 6)) last_end=0
+fresh() {
+	if [ "$1" != disk ] || [ "$fresh" != 1 ]; then return 0; fi
+	sync
+	local wait=$((last_end + window - $(date +%s)))
+	if [ $wait -gt 0 ]; then sleep $wait; fi
+	echo 3 >/proc/sys/vm/drop_caches
+}
+ended() { last_end=$(date +%s); }
 
 tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
 mount -t tmpfs -o size=3g tmpfs "$tmpfs"
@@ -72,11 +95,13 @@ hold_freed_memory
 run_fsbench() {
 	local launch=("${mpirun[@]}" -np "$2") threads=1
 	if [ "$ranks" = threads ]; then launch=() threads=$2; fi
+	fresh "$1"
 	"${launch[@]}" "$fsbench" io500 "$3" -p "$threads" -q -o json --stonewall 300s --drop-caches $drop_flag --data-packet-type "$data" --ior-easy-transfers $((easy_mib / 2)) \
 		--ior-hard-segments $hard_segs --mdtest-easy-files $easy_files --mdtest-hard-files $hard_files |
 		python3 -c 'import json,sys
 r=json.load(sys.stdin)
 for p in r["phases"]: print("%s\t%s\tfsbench\t%s\t%.6f" % (sys.argv[1], sys.argv[2], p["name"], p["value"]["value"]))' "$1" "$2"
+	ended
 }
 
 # ior_rates FS NP PHASE: IOR's summary lines (write, read) as GiB/s.
@@ -110,7 +135,7 @@ run_ior() {
 	local easy=(-a POSIX -F -C -k -e -t 2m -b ${easy_mib}m -o "$d/easy/f")
 	local hard=(-a POSIX -C -k -e -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f")
 	local mde=(-F -u -N 1 -n $easy_files -d "$d/mde") mdh=(-F -N 1 -n $hard_files -w 3901 -e 3901 -d "$d/mdh")
-	rm -rf "$d" && mkdir -p "$d/easy" "$d/hard" && touch "$d/timestampfile"
+	rm -rf "$d" && fresh "$fs" && mkdir -p "$d/easy" "$d/hard" && touch "$d/timestampfile"
 	flushed && "${run[@]}" "$ior" -w "${easy[@]}" | ior_rates "$fs" "$np" ior-easy
 	flushed && "${run[@]}" "$mdtest" -C -Y "${mde[@]}" | mdtest_rates "$fs" "$np" mdtest-easy
 	flushed && "${run[@]}" "$ior" -w "${hard[@]}" | ior_rates "$fs" "$np" ior-hard
@@ -124,6 +149,7 @@ run_ior() {
 	dropped && "${run[@]}" "$mdtest" -E "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	flushed && "${run[@]}" "$mdtest" -r "${mdh[@]}" | mdtest_rates "$fs" "$np" mdtest-hard
 	rm -rf "$d"
+	ended
 }
 
 for fs in $filesystems; do
@@ -139,5 +165,5 @@ for fs in $filesystems; do
 	done
 done
 
-echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs after $warmup unrecorded, fsbench ranks as $ranks, caches dropped before reads and stats: $drop_flag; fsbench's data: $data; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
+echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $pairs pairs after $warmup unrecorded, fsbench ranks as $ranks, caches dropped before reads and stats: $drop_flag, before every run on the disk: $([ "$fresh" = 1 ] && echo yes || echo no); fsbench's data: $data; a rank: ior-easy ${easy_mib} MiB, ior-hard $hard_segs transfers, mdtest-easy $easy_files files, mdtest-hard $hard_files files; raw figures in $out"
 pair_table "$out" ior IOR/mdtest fs ranks
