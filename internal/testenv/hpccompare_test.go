@@ -19,6 +19,14 @@ import (
 func TestHPCCompareBadInput(t *testing.T) {
 	script := filepath.Join(RepoRoot(), "internal", "testenv", "hpc-compare.sh")
 	disk := filepath.Join(t.TempDir(), "disk")
+	var env []string // the caller's, without the script's own settings
+	for _, kv := range os.Environ() {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "FRESH", "DATA", "DROP", "WARMUP", "FS", "RANKS":
+		default:
+			env = append(env, kv)
+		}
+	}
 	for _, c := range []struct{ env, want string }{
 		{"FRESH=2", "hpc-compare.sh: FRESH is 0 or 1, not 2"},
 		{"DATA=offset", "hpc-compare.sh: DATA is random or timestamp, not offset"},
@@ -29,7 +37,7 @@ func TestHPCCompareBadInput(t *testing.T) {
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := exec.CommandContext(ctx, "bash", script, t.TempDir(), "1", disk)
-		cmd.Env = append(os.Environ(), c.env)
+		cmd.Env = append(env[:len(env):len(env)], c.env)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
