@@ -2,7 +2,8 @@
 # Compares fsbench io500's phases with IOR and mdtest built from the
 # hpc/ior repository, on the same jobs: 2 and 4 ranks, on tmpfs and on the
 # local disk, in alternating pairs (fsbench first in odd pairs, IOR first in
-# even ones), and prints the median of each phase a side. Not run by CI.
+# even ones), and prints the median of each phase a side, their ratio and
+# its 95% interval (pairs.sh). Not run by CI.
 #
 #   internal/testenv/hpc-compare.sh IOR_DIR [PAIRS] [DISK_DIR]
 #

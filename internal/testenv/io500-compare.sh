@@ -2,8 +2,9 @@
 # Compares fsbench io500 with IO500's own program (github.com/IO500/io500,
 # which runs IOR, mdtest and pfind as libraries in one MPI job) on the same
 # amounts, both started by one mpirun, in alternating pairs (fsbench first
-# in odd pairs), and prints the median of each phase a side and in how many
-# pairs fsbench's run was the faster. Not run by CI.
+# in odd pairs), and prints the median of each phase a side, their ratio
+# with its 95% interval and in how many pairs fsbench's run was the
+# faster (pairs.sh). Not run by CI.
 #
 #   internal/testenv/io500-compare.sh IO500_DIR [PAIRS] [DIR]
 #
