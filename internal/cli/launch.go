@@ -108,6 +108,23 @@ func (o *HostsOptions) resolveLaunched(cmd *cobra.Command) error {
 	return nil
 }
 
+// rendezvousDir checks that dir, where the ranks meet, is a directory,
+// and says why not: missing, not a directory, or out of reach.
+func rendezvousDir(dir string) error {
+	st, err := os.Stat(dir)
+	why := "not a directory"
+	var pe *os.PathError
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case errors.As(err, &pe):
+		why = pe.Err.Error()
+	case err != nil:
+		why = err.Error()
+	}
+	return Usagef("rendezvous %s: %s; the ranks meet in a directory every rank sees (make it, or give --rendezvous DIR)", dir, why)
+}
+
 // runLaunched runs this process's part of a launched run: rank 0 opens
 // the rendezvous, serves its own part as host 0, waits for the other
 // ranks and coordinates them (coordinate runs the command on h.Hosts);
@@ -125,8 +142,8 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	if dir == "" {
 		dir = root
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return Usagef("rendezvous %s: not a directory every rank sees (give --rendezvous DIR)", dir)
+	if err := rendezvousDir(dir); err != nil {
+		return err
 	}
 	rv := &launch.Rendezvous{Path: launch.Dir(dir, env.RunID), Rank: env.Rank, Size: env.Size}
 	if env.Rank > 0 {
