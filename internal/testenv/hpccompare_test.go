@@ -17,26 +17,55 @@ import (
 // stop with exit status 2 and a one-line error that names the setting,
 // before it mounts or touches anything.
 func TestHPCCompareBadInput(t *testing.T) {
-	script := filepath.Join(RepoRoot(), "internal", "testenv", "hpc-compare.sh")
-	disk := filepath.Join(t.TempDir(), "disk")
-	var env []string // the caller's, without the script's own settings
-	for _, kv := range os.Environ() {
-		switch name, _, _ := strings.Cut(kv, "="); name {
-		case "FRESH", "DATA", "DROP", "WARMUP", "FS", "RANKS":
-		default:
-			env = append(env, kv)
-		}
-	}
-	for _, c := range []struct{ env, want string }{
+	scriptRefuses(t, "hpc-compare.sh", nil, []badSetting{
 		{"FRESH=2", "hpc-compare.sh: FRESH is 0 or 1, not 2"},
 		{"DATA=offset", "hpc-compare.sh: DATA is random or timestamp, not offset"},
 		{"DROP=yes", "hpc-compare.sh: DROP is 0 or 1, not yes"},
 		{"WARMUP=-1", "hpc-compare.sh: WARMUP is a count of runs, not -1"},
 		{"FS=xfs", "hpc-compare.sh: FS is tmpfs, disk or both, not xfs"},
 		{"RANKS=hosts", "hpc-compare.sh: RANKS is processes or threads, not hosts"},
-	} {
+	})
+}
+
+// TestHardWriteStateBadInput: hard-write-state.sh (mdtest-hard-write
+// after IOR's and mdtest's earlier phases) refuses each wrong setting the
+// same way, before it makes a file or starts a rank.
+func TestHardWriteStateBadInput(t *testing.T) {
+	scriptRefuses(t, "hard-write-state.sh", nil, []badSetting{
+		{"NP=four", "hard-write-state.sh: NP is a count of ranks, not four"},
+		{"NP=0", "hard-write-state.sh: NP is a count of ranks, not 0"},
+		{"BIND=yes", "hard-write-state.sh: BIND is 0 or 1, not yes"},
+	})
+	scriptRefuses(t, "hard-write-state.sh", []string{"0"}, []badSetting{
+		{"NP=4", "hard-write-state.sh: PAIRS is a count of pairs, not 0"},
+	})
+}
+
+// badSetting is one wrong environment setting and the error it must give.
+type badSetting struct{ env, want string }
+
+// scriptRefuses runs a comparison script of this directory with each
+// setting (and pairs, "1" unless given): exit status 2, stderr the one
+// line wanted, nothing on stdout, and its disk directory not made.
+func scriptRefuses(t *testing.T, name string, pairs []string, cases []badSetting) {
+	t.Helper()
+	script := filepath.Join(RepoRoot(), "internal", "testenv", name)
+	disk := filepath.Join(t.TempDir(), "disk")
+	if pairs == nil {
+		pairs = []string{"1"}
+	}
+	var env []string // the caller's, without the scripts' own settings
+	for _, kv := range os.Environ() {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "FRESH", "DATA", "DROP", "WARMUP", "FS", "RANKS", "NP", "BIND":
+		default:
+			env = append(env, kv)
+		}
+	}
+	for _, c := range cases {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		cmd := exec.CommandContext(ctx, "bash", script, t.TempDir(), "1", disk)
+		args := append([]string{script, t.TempDir()}, append(pairs, disk)...)
+		cmd := exec.CommandContext(ctx, "bash", args...)
 		cmd.Env = append(env[:len(env):len(env)], c.env)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -44,17 +73,17 @@ func TestHPCCompareBadInput(t *testing.T) {
 		cancel()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
-			t.Errorf("%s: %v, want exit status 2\n%s", c.env, err, stderr.String())
+			t.Errorf("%s %s: %v, want exit status 2\n%s", name, c.env, err, stderr.String())
 			continue
 		}
 		if got := strings.TrimSpace(stderr.String()); got != c.want {
-			t.Errorf("%s: stderr %q, want %q", c.env, got, c.want)
+			t.Errorf("%s %s: stderr %q, want %q", name, c.env, got, c.want)
 		}
 		if stdout.Len() != 0 {
-			t.Errorf("%s: printed %q", c.env, stdout.String())
+			t.Errorf("%s %s: printed %q", name, c.env, stdout.String())
 		}
 		if _, err := os.Stat(disk); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s: the disk directory was made (%v)", c.env, err)
+			t.Errorf("%s %s: the disk directory was made (%v)", name, c.env, err)
 		}
 	}
 }
