@@ -31,7 +31,7 @@ case $pairs in '' | *[!0-9]* | 0) echo "hard-write-state.sh: PAIRS is a count of
 mpirun=(mpirun --allow-run-as-root --oversubscribe -np "$np")
 if [ "$bind" = 1 ]; then mpirun+=(--map-by core --bind-to core:overload-allowed); fi
 window=$(($(cat /proc/sys/vm/dirty_expire_centisecs) / 100 + 6))
-run=$disk/run
+run=$disk/fsbench-hard-write-state # the only directory made, and removed, under DISK_DIR
 out=$(mktemp /tmp/fsbench-hard-state.XXXXXX.tsv)
 # shellcheck source=internal/testenv/host-memory.sh
 source "$here/internal/testenv/host-memory.sh"

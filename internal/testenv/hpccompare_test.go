@@ -56,7 +56,7 @@ func scriptRefuses(t *testing.T, name string, pairs []string, cases []badSetting
 	}
 	var env []string // the caller's, without the scripts' own settings
 	for _, kv := range os.Environ() {
-		switch name, _, _ := strings.Cut(kv, "="); name {
+		switch k, _, _ := strings.Cut(kv, "="); k {
 		case "FRESH", "DATA", "DROP", "WARMUP", "FS", "RANKS", "NP", "BIND":
 		default:
 			env = append(env, kv)
@@ -64,7 +64,7 @@ func scriptRefuses(t *testing.T, name string, pairs []string, cases []badSetting
 	}
 	for _, c := range cases {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		args := append([]string{script, t.TempDir()}, append(pairs, disk)...)
+		args := append(append([]string{script, t.TempDir()}, pairs...), disk)
 		cmd := exec.CommandContext(ctx, "bash", args...)
 		cmd.Env = append(env[:len(env):len(env)], c.env)
 		var stdout, stderr bytes.Buffer
