@@ -86,7 +86,7 @@ out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
 source "$here/internal/testenv/host-memory.sh"
 # shellcheck source=internal/testenv/pairs.sh
 source "$here/internal/testenv/pairs.sh"
-cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "$disk/run"; release_freed_memory; }
+cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "$disk/fsbench-compare-run"; release_freed_memory; }
 trap cleanup EXIT
 hold_freed_memory
 
@@ -131,7 +131,7 @@ mdtest_rates() {
 # ranks work on rank+1's; without it each mdtest rank found its own files,
 # created on its own processor, and the two sides did not do the same job.
 run_ior() {
-	local fs=$1 np=$2 d=$3/run
+	local fs=$1 np=$2 d=$3/fsbench-compare-run
 	local run=("${mpirun[@]}" -np "$np")
 	local easy=(-a POSIX -F -C -k -e -t 2m -b ${easy_mib}m -o "$d/easy/f")
 	local hard=(-a POSIX -C -k -e -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f")
