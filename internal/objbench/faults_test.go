@@ -198,8 +198,11 @@ func (h *holdingProxy) let() {
 // stage: "functional" and "performance" freeze the binary (SIGSTOP) once
 // the stage has begun and queue a Ctrl-C for it to find when it runs on;
 // "cleanup" lets the run finish its items and interrupts it while the
-// proxy holds the clean-up's listing.
-func interruptAt(t *testing.T, stage string) (*testenv.Process, *holdingProxy, object.Storage) {
+// proxy holds the clean-up's listing. holdCleanup (for "functional" and
+// "performance") sets the proxy to hold the next listing while the binary
+// is frozen, before the Ctrl-C: set after it, the clean-up's listing
+// could pass first on a busy machine and never be held.
+func interruptAt(t *testing.T, stage string, holdCleanup bool) (*testenv.Process, *holdingProxy, object.Storage) {
 	m, _ := minioEnv(t, false)
 	bucket, s := userBucket(t, m, "objbench-sigint")
 	h := newHoldingProxy(t, m)
@@ -231,6 +234,7 @@ func interruptAt(t *testing.T, stage string) (*testenv.Process, *holdingProxy, o
 	if stage == "functional" && strings.Contains(p.Stderr(), "Start Performance Testing") {
 		t.Fatalf("the functional checks ended before the binary was stopped")
 	}
+	h.hold.Store(holdCleanup)
 	p.Signal(syscall.SIGINT)
 	p.Signal(syscall.SIGCONT)
 	return p, h, s
@@ -253,7 +257,7 @@ func waitReached(t *testing.T, h *holdingProxy) {
 func TestInterruptOnce(t *testing.T) {
 	for _, stage := range []string{"functional", "performance", "cleanup"} {
 		t.Run(stage, func(t *testing.T) {
-			p, _, s := interruptAt(t, stage)
+			p, _, s := interruptAt(t, stage, false)
 			code, _ := p.Wait(2 * time.Minute)
 			res, err := report.ReadJSON(strings.NewReader(p.Stdout()))
 			if code != 130 || err != nil || !res.Interrupted {
@@ -294,8 +298,7 @@ func TestInterruptOnce(t *testing.T) {
 func TestInterruptTwice(t *testing.T) {
 	for _, stage := range []string{"functional", "performance"} {
 		t.Run(stage, func(t *testing.T) {
-			p, h, s := interruptAt(t, stage)
-			h.hold.Store(true)
+			p, h, s := interruptAt(t, stage, true)
 			waitReached(t, h)
 			// fsbench takes one Ctrl-C delivered twice within 50 ms (by a
 			// terminal and by timeout, say) for one; this is a second.
