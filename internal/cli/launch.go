@@ -112,15 +112,12 @@ func (o *HostsOptions) resolveLaunched(cmd *cobra.Command) error {
 // and says why not: missing, not a directory, or out of reach.
 func rendezvousDir(dir string) error {
 	st, err := os.Stat(dir)
-	why := "not a directory"
-	var pe *os.PathError
-	switch {
-	case err == nil && st.IsDir():
+	if err == nil && st.IsDir() {
 		return nil
-	case errors.As(err, &pe):
-		why = pe.Err.Error()
-	case err != nil:
-		why = err.Error()
+	}
+	why := "not a directory"
+	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+		why = pe.Err.Error() // os.Stat's errors are all *os.PathError
 	}
 	return Usagef("rendezvous %s: %s; the ranks meet in a directory every rank sees (make it, or give --rendezvous DIR)", dir, why)
 }

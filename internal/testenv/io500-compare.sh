@@ -39,7 +39,8 @@ mkdir -p "$dir"
 source "$here/internal/testenv/host-memory.sh"
 # shellcheck source=internal/testenv/pairs.sh
 source "$here/internal/testenv/pairs.sh"
-cleanup() { rm -rf "$dir/fsbench-compare-run"; release_freed_memory; }
+run=$dir/fsbench-compare-run # the only directory made, and removed, under DIR
+cleanup() { rm -rf "$run"; release_freed_memory; }
 trap cleanup EXIT
 hold_freed_memory
 
@@ -49,7 +50,7 @@ printf '#!/bin/sh\nsync\necho 3 > /proc/sys/vm/drop_caches\n' >"$work/drop.sh"
 chmod +x "$work/drop.sh"
 off() { printf '[%s]\nrun = FALSE\n' "$@"; }
 {
-	printf '[global]\ndatadir = %s\ntimestamp-datadir = FALSE\nresultdir = %s\ntimestamp-resultdir = FALSE\n' "$dir/fsbench-compare-run" "$work/results"
+	printf '[global]\ndatadir = %s\ntimestamp-datadir = FALSE\nresultdir = %s\ntimestamp-resultdir = FALSE\n' "$run" "$work/results"
 	printf 'drop-caches = %s\ndrop-caches-cmd = %s\n' "$io500_drop" "$work/drop.sh"
 	if [ -n "$data" ]; then printf 'dataPacketType = %s\n' "$data"; fi
 	printf '[debug]\nstonewall-time = 300\n'
@@ -62,12 +63,12 @@ off() { printf '[%s]\nrun = FALSE\n' "$@"; }
 # with the removal in it, so that what a run before deleted (and its
 # discards, on a file system mounted with discard) is not paid for by the
 # next run's first sync, whichever side it is.
-fresh() { rm -rf "$dir/fsbench-compare-run" "$@" && sync -f "$dir" && mkdir -p "$dir/fsbench-compare-run"; }
+fresh() { rm -rf "$run" "$@" && sync -f "$dir" && mkdir -p "$run"; }
 
 # run_fsbench NP: one fsbench io500 run, one line a phase.
 run_fsbench() {
 	fresh
-	"${mpirun[@]}" -np "$1" "$fsbench" io500 "$dir/fsbench-compare-run" -q -o json --verify --stonewall 300s --drop-caches $drop_flag --data-packet-type "${data:-random}" \
+	"${mpirun[@]}" -np "$1" "$fsbench" io500 "$run" -q -o json --verify --stonewall 300s --drop-caches $drop_flag --data-packet-type "${data:-random}" \
 		--ior-easy-transfers $((easy_mib / 2)) --ior-hard-segments "$hard_segs" --mdtest-easy-files "$easy_files" --mdtest-hard-files "$hard_files" |
 		python3 -c 'import json,sys
 r=json.load(sys.stdin)
