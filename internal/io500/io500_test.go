@@ -70,11 +70,11 @@ func TestSuiteCountsAreExact(t *testing.T) {
 			t.Errorf("%s: %d bytes, want %d", name, got, want)
 		}
 	}
-	// Names file.R.N with "01" in them, counted here from the names.
+	// Names file.mdtest.R.N with "01" in them, counted here from the names.
 	var want int64
 	for r := range 3 {
 		for i := range 120 {
-			if ok, _ := path.Match("*01*", "file."+strconv.Itoa(r)+"."+strconv.Itoa(i)); ok {
+			if ok, _ := path.Match("*01*", "file.mdtest."+strconv.Itoa(r)+"."+strconv.Itoa(i)); ok {
 				want++
 			}
 		}
@@ -329,6 +329,59 @@ func TestCreateDirsAtTheirPhase(t *testing.T) {
 			t.Errorf("at %s's start: mdtest-easy's and mdtest-hard's directories made %v, want %v", name, at[name], want)
 		}
 	}
+}
+
+// The create phases name their files as mdtest does (file.mdtest.R.I),
+// so that a directory holds entries of mdtest's length: listed as the
+// phase after each starts, rank 1's files are mdtest's names for rank 1.
+func TestFilesHaveMdtestNames(t *testing.T) {
+	dir := t.TempDir()
+	listed := map[string][]string{}
+	list := func(d string) []string {
+		ents, err := os.ReadDir(filepath.Join(dir, d))
+		if err != nil {
+			t.Error(err)
+		}
+		var names []string
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "file.mdtest.1.") {
+				names = append(names, e.Name())
+			}
+		}
+		slices.Sort(names)
+		return names
+	}
+	z := small()
+	o := Options{Dir: dir, Threads: 2, Stonewall: time.Hour, Sizes: z, Seed: 5, Quick: true,
+		PhaseStart: func(name string, _ func() int64) {
+			switch name {
+			case "ior-hard-write":
+				listed["easy"] = list(path.Join(mdEasy, rankDir(1)))
+			case "find":
+				listed["hard"] = list(mdHard)
+			}
+		}}
+	var res report.Result
+	if err := Run(context.Background(), o, &res); err != nil {
+		t.Fatal(err)
+	}
+	for kind, n := range map[string]int{"easy": z.EasyFiles, "hard": z.HardFiles} {
+		var want []string
+		for i := range n {
+			want = append(want, "file.mdtest.1."+strconv.Itoa(i))
+		}
+		slices.Sort(want)
+		if !slices.Equal(listed[kind], want) {
+			t.Errorf("mdtest-%s's files of rank 1: %d named as mdtest names them, want %d (first %q)", kind, len(listed[kind]), len(want), first(listed[kind]))
+		}
+	}
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }
 
 // --data-packet-type: the default writes ior-hard transfers that differ;

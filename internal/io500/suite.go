@@ -97,9 +97,18 @@ func rankDir(r int) string { return "rank." + strconv.Itoa(r) }
 // easyName and hardName are mdtest-easy's and mdtest-hard's file i of
 // rank r, relative to the run's directory: a directory a rank, and one
 // directory for all.
-func easyName(r, i int) string { return mdEasy + "/" + rankDir(r) + "/file." + strconv.Itoa(i) }
-func hardName(r, i int) string {
-	return mdHard + "/file." + strconv.Itoa(r) + "." + strconv.Itoa(i)
+func easyName(r, i int) string { return mdEasy + "/" + rankDir(r) + "/" + mdtestName(r, i) }
+func hardName(r, i int) string { return mdHard + "/" + mdtestName(r, i) }
+
+// mdtestName is the name mdtest gives rank r's file i: file.mdtest.R.I.
+// A directory's entries are then as long as mdtest's, and so as many fit
+// in a block: ext4 scans a directory's leaf block entry by entry for the
+// name and for room for it, under the directory's lock, and with the
+// shorter file.R.I its blocks held 40% more entries, which made each of
+// mdtest-hard-write's creates hold the shared directory's lock longer
+// than mdtest's (docs/hpc.md).
+func mdtestName(r, i int) string {
+	return "file.mdtest." + strconv.Itoa(r) + "." + strconv.Itoa(i)
 }
 
 // findMatch is IO500's find: -newer timestamp -size 3901c -name "*01*".
