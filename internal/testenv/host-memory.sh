@@ -8,11 +8,22 @@
 # comparisons keep freed memory in the guest for a minute while they run
 # and put the setting back at the end.
 #
+# Memory freed more than a minute before, or never touched since boot, is
+# still the host's: before each run of either tool the scripts write a few
+# GiB into a file in /dev/shm and remove it, so that the run's new pages are
+# pages the guest touched a moment ago. Without that, the tool whose own
+# processes took more of the memory freed just before (fsbench's ranks are
+# about 35 MiB each, mdtest's about 14) wrote its files into the host's
+# pages more often (docs/hpc.md, "mdtest's names on the disk").
+#
 #   hold_freed_memory    # sets min_free_ms to 60000 when it can, prints what it did
 #   release_freed_memory # puts the old value back (call it from the EXIT trap)
+#   warm_free_memory MIB # while freed memory is held: writes MIB MiB (at most
+#                        # half the memory available) into /dev/shm and frees it
 
 page_reporting=/sys/module/page_reporting/parameters/min_free_ms
 page_reporting_was=
+warm_dir=/dev/shm
 
 hold_freed_memory() {
 	[ -w "$page_reporting" ] || return 0
@@ -29,4 +40,14 @@ release_freed_memory() {
 	# Should the kernel refuse the old value, 1 ms is the nearest to 0.
 	echo "$page_reporting_was" >"$page_reporting" 2>/dev/null || echo 1 >"$page_reporting" 2>/dev/null || true
 	page_reporting_was=
+}
+
+warm_free_memory() {
+	[ -n "$page_reporting_was" ] || return 0
+	local mib=$1 avail f
+	avail=$(awk '$1 == "MemAvailable:" {print int($2 / 2048)}' /proc/meminfo)
+	if [ "$mib" -gt "$avail" ]; then mib=$avail; fi
+	f=$(mktemp "$warm_dir/fsbench-warm.XXXXXX") || return 0
+	dd if=/dev/zero of="$f" bs=1M count="$mib" status=none || true
+	rm -f "$f"
 }

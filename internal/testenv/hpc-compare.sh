@@ -66,15 +66,18 @@ if [ "$drop" = 1 ]; then drop_flag=always; fi
 dropped() { if [ "$drop" = 1 ]; then sync && echo 3 >/proc/sys/vm/drop_caches; fi; }
 flushed() { if [ "$drop" = 1 ]; then sync; fi; }
 # fresh FS: the start of a run; on the disk (FRESH=1) once the inodes
-# the last run deleted are out of ext4's window, from dropped caches.
+# the last run deleted are out of ext4's window, from dropped caches; on
+# either, with the free memory warmed (host-memory.sh).
 # ended: the end of a run, from which that window is counted.
 window=$(($(cat /proc/sys/vm/dirty_expire_centisecs) / 100 + 6)) last_end=0
 fresh() {
-	if [ "$1" != disk ] || [ "$fresh" != 1 ]; then return 0; fi
-	sync
-	local wait=$((last_end + window - $(date +%s)))
-	if [ $wait -gt 0 ]; then sleep $wait; fi
-	echo 3 >/proc/sys/vm/drop_caches
+	if [ "$1" = disk ] && [ "$fresh" = 1 ]; then
+		sync
+		local wait=$((last_end + window - $(date +%s)))
+		if [ $wait -gt 0 ]; then sleep $wait; fi
+		echo 3 >/proc/sys/vm/drop_caches
+	fi
+	warm_free_memory 3072
 }
 ended() { last_end=$(date +%s); }
 

@@ -1,0 +1,36 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestWarmFreeMemory: host-memory.sh's warm_free_memory writes the MiB
+// asked for into a file in its directory and removes it, while freed
+// memory is held (hold_freed_memory), and writes nothing when it is not;
+// release_freed_memory puts the setting back. The setting and the
+// directory are the test's, not the kernel's /sys file and /dev/shm.
+func TestWarmFreeMemory(t *testing.T) {
+	dir := t.TempDir()
+	setting, warm := filepath.Join(dir, "min_free_ms"), filepath.Join(dir, "shm")
+	if err := os.WriteFile(setting, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(warm, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := `source "$1"; page_reporting=$2 warm_dir=$3
+dd() { command dd "$@"; for f in "$warm_dir"/fsbench-warm.*; do echo "wrote $(stat -c %s "$f")"; done; }
+warm_free_memory 4
+hold_freed_memory 2>/dev/null
+echo "held $(cat "$page_reporting")"
+warm_free_memory 4
+release_freed_memory
+echo "setting $(cat "$page_reporting"), left: $(ls -A "$warm_dir")"`
+	out, err := exec.Command("bash", "-c", script, "bash", filepath.Join(RepoRoot(), "internal", "testenv", "host-memory.sh"), setting, warm).CombinedOutput()
+	if want := "held 60000\nwrote 4194304\nsetting 0, left: \n"; err != nil || string(out) != want {
+		t.Errorf("%v, printed %q, want %q", err, out, want)
+	}
+}
