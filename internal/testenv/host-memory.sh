@@ -17,13 +17,14 @@
 # pages more often (docs/hpc.md, "mdtest's names on the disk").
 #
 #   hold_freed_memory    # sets min_free_ms to 60000 when it can, prints what it did
-#   release_freed_memory # puts the old value back (call it from the EXIT trap)
+#   release_freed_memory # puts the old value back, removes a warming's file
+#                        # (call it from the EXIT trap)
 #   warm_free_memory MIB # while freed memory is held: writes MIB MiB (at most
 #                        # half the memory available) into /dev/shm and frees it
 
 page_reporting=/sys/module/page_reporting/parameters/min_free_ms
 page_reporting_was=
-warm_dir=/dev/shm
+warm_dir=/dev/shm warm_file=
 
 hold_freed_memory() {
 	[ -w "$page_reporting" ] || return 0
@@ -36,6 +37,7 @@ hold_freed_memory() {
 }
 
 release_freed_memory() {
+	if [ -n "$warm_file" ]; then rm -f "$warm_file"; fi
 	[ -n "$page_reporting_was" ] || return 0
 	# Should the kernel refuse the old value, 1 ms is the nearest to 0.
 	echo "$page_reporting_was" >"$page_reporting" 2>/dev/null || echo 1 >"$page_reporting" 2>/dev/null || true
@@ -44,10 +46,11 @@ release_freed_memory() {
 
 warm_free_memory() {
 	[ -n "$page_reporting_was" ] || return 0
-	local mib=$1 avail f
+	local mib=$1 avail
 	avail=$(awk '$1 == "MemAvailable:" {print int($2 / 2048)}' /proc/meminfo)
 	if [ "$mib" -gt "$avail" ]; then mib=$avail; fi
-	f=$(mktemp "$warm_dir/fsbench-warm.XXXXXX") || return 0
-	dd if=/dev/zero of="$f" bs=1M count="$mib" status=none || true
-	rm -f "$f"
+	warm_file=$(mktemp "$warm_dir/fsbench-warm.XXXXXX") || return 0
+	dd if=/dev/zero of="$warm_file" bs=1M count="$mib" status=none || true
+	rm -f "$warm_file"
+	warm_file=
 }

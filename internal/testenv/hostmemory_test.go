@@ -29,8 +29,22 @@ echo "held $(cat "$page_reporting")"
 warm_free_memory 4
 release_freed_memory
 echo "setting $(cat "$page_reporting"), left: $(ls -A "$warm_dir")"`
-	out, err := exec.Command("bash", "-c", script, "bash", filepath.Join(RepoRoot(), "internal", "testenv", "host-memory.sh"), setting, warm).CombinedOutput()
+	lib := filepath.Join(RepoRoot(), "internal", "testenv", "host-memory.sh")
+	out, err := exec.Command("bash", "-c", script, "bash", lib, setting, warm).CombinedOutput()
 	if want := "held 60000\nwrote 4194304\nsetting 0, left: \n"; err != nil || string(out) != want {
 		t.Errorf("%v, printed %q, want %q", err, out, want)
+	}
+
+	// A script that stops in the middle of a warming (its EXIT trap
+	// calls release_freed_memory) leaves no file and the setting as it was.
+	stops := `source "$1"; page_reporting=$2 warm_dir=$3
+trap release_freed_memory EXIT
+dd() { command dd "$@"; echo "stopped with $(ls "$warm_dir" | wc -l) file"; exit 1; }
+hold_freed_memory 2>/dev/null
+warm_free_memory 4`
+	out, err = exec.Command("bash", "-c", stops, "bash", lib, setting, warm).CombinedOutput()
+	left, _ := os.ReadDir(warm)
+	if was, _ := os.ReadFile(setting); err == nil || string(out) != "stopped with 1 file\n" || len(left) != 0 || string(was) != "0\n" {
+		t.Errorf("stopped in a warming: %v, printed %q, left %d files, setting %q", err, out, len(left), was)
 	}
 }
