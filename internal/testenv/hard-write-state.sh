@@ -49,7 +49,7 @@ state() {
 	"${mpirun[@]}" "$ior_dir/src/ior" -w -a POSIX -F -C -k -e -t 2m -b 256m -o "$run/easy/f" >/dev/null
 	sync && "${mpirun[@]}" "$ior_dir/src/mdtest" -C -Y -F -u -N 1 -n 16000 -d "$run/mde" >/dev/null
 	sync && "${mpirun[@]}" "$ior_dir/src/ior" -w -a POSIX -C -k -e -t 47008 -b 47008 -s 4000 -o "$run/hard/f" >/dev/null
-	sync && warm_free_memory 3072
+	sync && warm_free_memory
 }
 
 run_fsbench() {

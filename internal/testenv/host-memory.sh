@@ -19,8 +19,9 @@
 #   hold_freed_memory    # sets min_free_ms to 60000 when it can, prints what it did
 #   release_freed_memory # puts the old value back, removes a warming's file
 #                        # (call it from the EXIT trap)
-#   warm_free_memory MIB # while freed memory is held: writes MIB MiB (at most
-#                        # half the memory available) into /dev/shm and frees it
+#   warm_free_memory [MIB] # while freed memory is held: writes MIB MiB (3072,
+#                          # at most half the memory available) into /dev/shm
+#                          # and frees it
 
 page_reporting=/sys/module/page_reporting/parameters/min_free_ms
 page_reporting_was=
@@ -46,7 +47,7 @@ release_freed_memory() {
 
 warm_free_memory() {
 	[ -n "$page_reporting_was" ] || return 0
-	local mib=$1 avail
+	local mib=${1:-3072} avail
 	avail=$(awk '$1 == "MemAvailable:" {print int($2 / 2048)}' /proc/meminfo)
 	if [ "$mib" -gt "$avail" ]; then mib=$avail; fi
 	warm_file=$(mktemp "$warm_dir/fsbench-warm.XXXXXX") || return 0

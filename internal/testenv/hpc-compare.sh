@@ -77,7 +77,7 @@ fresh() {
 		if [ $wait -gt 0 ]; then sleep $wait; fi
 		echo 3 >/proc/sys/vm/drop_caches
 	fi
-	warm_free_memory 3072
+	warm_free_memory
 }
 ended() { last_end=$(date +%s); }
 
@@ -89,7 +89,8 @@ out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
 source "$here/internal/testenv/host-memory.sh"
 # shellcheck source=internal/testenv/pairs.sh
 source "$here/internal/testenv/pairs.sh"
-cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "$disk/fsbench-compare-run"; release_freed_memory; }
+run_name=fsbench-compare-run # IOR's and mdtest's directory, the only one made under DISK_DIR
+cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "${disk:?}/$run_name"; release_freed_memory; }
 trap cleanup EXIT
 hold_freed_memory
 
@@ -134,7 +135,7 @@ mdtest_rates() {
 # ranks work on rank+1's; without it each mdtest rank found its own files,
 # created on its own processor, and the two sides did not do the same job.
 run_ior() {
-	local fs=$1 np=$2 d=$3/fsbench-compare-run
+	local fs=$1 np=$2 d=$3/$run_name
 	local run=("${mpirun[@]}" -np "$np")
 	local easy=(-a POSIX -F -C -k -e -t 2m -b ${easy_mib}m -o "$d/easy/f")
 	local hard=(-a POSIX -C -k -e -t 47008 -b 47008 -s $hard_segs -o "$d/hard/f")

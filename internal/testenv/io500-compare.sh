@@ -63,7 +63,7 @@ off() { printf '[%s]\nrun = FALSE\n' "$@"; }
 # with the removal in it, so that what a run before deleted (and its
 # discards, on a file system mounted with discard) is not paid for by the
 # next run's first sync, whichever side it is.
-fresh() { rm -rf "$run" "$@" && sync -f "$dir" && mkdir -p "$run" && warm_free_memory 3072; }
+fresh() { rm -rf "$run" "$@" && sync -f "$dir" && mkdir -p "$run" && warm_free_memory; }
 
 # run_fsbench NP: one fsbench io500 run, one line a phase.
 run_fsbench() {
