@@ -47,7 +47,8 @@ mdtest=$ior_dir/src/mdtest
 mpirun=(mpirun --allow-run-as-root --oversubscribe)
 # The same amounts a rank on both sides; EASY_MIB, HARD_SEGS, EASY_FILES
 # and HARD_FILES set others (phases of a few milliseconds, as the defaults
-# make on tmpfs, time their start and end more than their operations).
+# make on tmpfs, time their start and end more than their operations); the
+# tmpfs is made as large as they need.
 ranks=${RANKS:-processes}
 case $ranks in processes | threads) ;; *) echo "hpc-compare.sh: RANKS is processes or threads, not $ranks" >&2; exit 2 ;; esac
 easy_mib=${EASY_MIB:-32} hard_segs=${HARD_SEGS:-1000} easy_files=${EASY_FILES:-2000} hard_files=${HARD_FILES:-1000}
@@ -56,6 +57,9 @@ case $data in random | timestamp) ;; *) echo "hpc-compare.sh: DATA is random or 
 case $drop in 0 | 1) ;; *) echo "hpc-compare.sh: DROP is 0 or 1, not $drop" >&2; exit 2 ;; esac
 case $fresh in 0 | 1) ;; *) echo "hpc-compare.sh: FRESH is 0 or 1, not $fresh" >&2; exit 2 ;; esac
 case $warmup in '' | *[!0-9]*) echo "hpc-compare.sh: WARMUP is a count of runs, not $warmup" >&2; exit 2 ;; esac
+for a in "EASY_MIB=$easy_mib" "HARD_SEGS=$hard_segs" "EASY_FILES=$easy_files" "HARD_FILES=$hard_files"; do
+	case ${a#*=} in '' | *[!0-9]* | 0) echo "hpc-compare.sh: ${a%%=*} is a count of at least 1, not ${a#*=}" >&2; exit 2 ;; esac
+done
 for f in $filesystems; do
 	case $f in tmpfs | disk) ;; *) echo "hpc-compare.sh: FS is tmpfs, disk or both, not $f" >&2; exit 2 ;; esac
 done
@@ -81,8 +85,16 @@ fresh() {
 }
 ended() { last_end=$(date +%s); }
 
+# The tmpfs holds a run's files at 4 ranks (ior's, and mdtest's at a 4 KiB
+# page each) and 512 MiB more; no more than three quarters of the memory
+# available, since what a tmpfs holds cannot be written out to make room.
+tmpfs_mib=$((4 * (easy_mib + hard_segs * 47008 / 1048576 + (easy_files + hard_files) * 4 / 1024) + 512))
+if [[ $filesystems == *tmpfs* ]] && [ "$tmpfs_mib" -gt "$(awk '$1 == "MemAvailable:" {print int($2 * 3 / 4 / 1024)}' /proc/meminfo)" ]; then
+	echo "hpc-compare.sh: the tmpfs for these amounts needs $tmpfs_mib MiB, more than three quarters of the memory available" >&2
+	exit 2
+fi
 tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
-mount -t tmpfs -o size=3g tmpfs "$tmpfs"
+mount -t tmpfs -o size="${tmpfs_mib}m" tmpfs "$tmpfs"
 mkdir -p "$disk"
 out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
 # shellcheck source=internal/testenv/host-memory.sh

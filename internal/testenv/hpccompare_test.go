@@ -24,6 +24,11 @@ func TestHPCCompareBadInput(t *testing.T) {
 		{"WARMUP=-1", "hpc-compare.sh: WARMUP is a count of runs, not -1"},
 		{"FS=xfs", "hpc-compare.sh: FS is tmpfs, disk or both, not xfs"},
 		{"RANKS=hosts", "hpc-compare.sh: RANKS is processes or threads, not hosts"},
+		{"EASY_FILES=lots", "hpc-compare.sh: EASY_FILES is a count of at least 1, not lots"},
+		{"HARD_SEGS=0", "hpc-compare.sh: HARD_SEGS is a count of at least 1, not 0"},
+		// 4 ranks of 100,000,000 MiB, the default ior-hard's 44 MiB and
+		// mdtest's 11 MiB, and 512 MiB: no machine's memory holds it.
+		{"EASY_MIB=100000000", "hpc-compare.sh: the tmpfs for these amounts needs 400000732 MiB, more than three quarters of the memory available"},
 	})
 }
 
@@ -57,7 +62,7 @@ func scriptRefuses(t *testing.T, name string, pairs []string, cases []badSetting
 	var env []string // the caller's, without the scripts' own settings
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "FRESH", "DATA", "DROP", "WARMUP", "FS", "RANKS", "NP", "BIND":
+		case "FRESH", "DATA", "DROP", "WARMUP", "FS", "RANKS", "NP", "BIND", "EASY_MIB", "HARD_SEGS", "EASY_FILES", "HARD_FILES":
 		default:
 			env = append(env, kv)
 		}
