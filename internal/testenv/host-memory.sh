@@ -22,6 +22,7 @@
 #   warm_free_memory [MIB] # while freed memory is held: writes MIB MiB (3072,
 #                          # at most half the memory available) into /dev/shm
 #                          # and frees it
+#   available_mib N D      # prints N/D of the memory available (MemAvailable), in MiB
 
 page_reporting=/sys/module/page_reporting/parameters/min_free_ms
 page_reporting_was=
@@ -48,10 +49,14 @@ release_freed_memory() {
 warm_free_memory() {
 	[ -n "$page_reporting_was" ] || return 0
 	local mib=${1:-3072} avail
-	avail=$(awk '$1 == "MemAvailable:" {print int($2 / 2048)}' /proc/meminfo)
+	avail=$(available_mib 1 2)
 	if [ "$mib" -gt "$avail" ]; then mib=$avail; fi
 	warm_file=$(mktemp "$warm_dir/fsbench-warm.XXXXXX") || return 0
 	dd if=/dev/zero of="$warm_file" bs=1M count="$mib" status=none || true
 	rm -f "$warm_file"
 	warm_file=
+}
+
+available_mib() {
+	awk -v n="$1" -v d="$2" '$1 == "MemAvailable:" {print int($2 * n / d / 1024)}' /proc/meminfo
 }

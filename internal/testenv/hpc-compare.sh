@@ -85,11 +85,13 @@ fresh() {
 }
 ended() { last_end=$(date +%s); }
 
+# shellcheck source=internal/testenv/host-memory.sh
+source "$here/internal/testenv/host-memory.sh"
 # The tmpfs holds a run's files at 4 ranks (ior's, and mdtest's at a 4 KiB
 # page each) and 512 MiB more; no more than three quarters of the memory
 # available, since what a tmpfs holds cannot be written out to make room.
 tmpfs_mib=$((4 * (easy_mib + hard_segs * 47008 / 1048576 + (easy_files + hard_files) * 4 / 1024) + 512))
-if [[ $filesystems == *tmpfs* ]] && [ "$tmpfs_mib" -gt "$(awk '$1 == "MemAvailable:" {print int($2 * 3 / 4 / 1024)}' /proc/meminfo)" ]; then
+if [[ $filesystems == *tmpfs* ]] && [ "$tmpfs_mib" -gt "$(available_mib 3 4)" ]; then
 	echo "hpc-compare.sh: the tmpfs for these amounts needs $tmpfs_mib MiB, more than three quarters of the memory available" >&2
 	exit 2
 fi
@@ -97,8 +99,6 @@ tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
 mount -t tmpfs -o size="${tmpfs_mib}m" tmpfs "$tmpfs"
 mkdir -p "$disk"
 out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
-# shellcheck source=internal/testenv/host-memory.sh
-source "$here/internal/testenv/host-memory.sh"
 # shellcheck source=internal/testenv/pairs.sh
 source "$here/internal/testenv/pairs.sh"
 run_name=fsbench-compare-run # IOR's and mdtest's directory, the only one made under DISK_DIR
