@@ -179,35 +179,44 @@ func TestBenchBinaryJSONAndPlainProgress(t *testing.T) {
 	}
 }
 
-// The peak memory of 256 threads writing, reading and statting 4 KiB
-// files (25,600 of them) on a tmpfs stays under 48 MiB: docs/engine.md
-// has the figures, 38-44 MiB now and 52-57 MiB when every worker held a
-// full latency histogram. What the run needs does not depend on the
-// machine's load, but a loaded machine adds to it: a thread the kernel
-// does not run while it is in a system call has its processor handed to
-// a new thread, and each costs stacks of its own. That noise only ever
-// adds, so the least of up to three runs is the figure compared.
+// The memory of 256 threads writing, reading and statting 4 KiB files
+// (25,600 of them) on a tmpfs: docs/engine.md has the figures. What
+// fsbench's code decides is the Go heap, read from the runtime's own GC
+// trace (GODEBUG=gctrace=1): its live part peaks at 8-9 MiB, and at 21-22
+// MiB when every worker held a full latency histogram. The peak RSS adds
+// what the machine decides: the binary's pages mapped in and a thread's
+// stacks for each system call the kernel kept waiting, 39-44 MiB on one
+// 2-core VM and 53-54 MiB on another with the same build, so it only has a
+// ceiling for gross growth. Noise only ever adds, so the least of up to
+// three runs is the figure compared.
 func TestBenchPeakMemory(t *testing.T) {
-	const limit = 48 * units.MiB
+	const liveLimit, rssLimit = 16 * units.MiB, 64 * units.MiB
 	dir := testenv.Tmpfs(t, "256m")
-	var peaks []string
+	var runs []string
 	for range 3 {
-		rss := benchPeakRSS(t, dir)
-		if rss <= limit {
-			t.Logf("peak RSS %.1f MiB (runs before: %v)", float64(rss)/float64(units.MiB), peaks)
+		live, rss := benchPeakMemory(t, dir)
+		runs = append(runs, fmt.Sprintf("live heap %d MiB, RSS %.1f MiB", live/units.MiB, float64(rss)/float64(units.MiB)))
+		if live <= liveLimit && rss <= rssLimit {
+			t.Log(strings.Join(runs, "; "))
 			return
 		}
-		peaks = append(peaks, fmt.Sprintf("%.1f MiB", float64(rss)/float64(units.MiB)))
 	}
-	t.Errorf("peak RSS of three runs %v, want one at most %d MiB", peaks, limit/units.MiB)
+	t.Errorf("three runs: %s; want one with a live heap of at most %d MiB and a peak RSS of at most %d MiB",
+		strings.Join(runs, "; "), liveLimit/units.MiB, rssLimit/units.MiB)
 }
 
-// benchPeakRSS runs bench -p 256 on 4 KiB files in dir and returns the
-// peak RSS it reports.
-func benchPeakRSS(t *testing.T, dir string) int64 {
+// gcTraceLive matches the heap sizes of a line of the runtime's GC trace:
+// at the cycle's start, at its end, and live ("gc 8 @0.375s 1%: ...,
+// 14->15->9 MB, 16 MB goal, ...").
+var gcTraceLive = regexp.MustCompile(`^gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
+
+// benchPeakMemory runs bench -p 256 on 4 KiB files in dir with the GC
+// trace on and returns the largest live heap of its collections and the
+// peak RSS the result reports.
+func benchPeakMemory(t *testing.T, dir string) (live, rss int64) {
 	t.Helper()
-	stdout, stderr, code := runFsbench(t, "bench", dir, "-p", "256", "--big-file-size", "0", "--small-file-size", "4K",
-		"--drop-caches", "never", "--json")
+	stdout, stderr, code := runFsbenchEnv(t, []string{"GODEBUG=gctrace=1"}, "bench", dir, "-p", "256", "--big-file-size", "0",
+		"--small-file-size", "4K", "--drop-caches", "never", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -218,7 +227,21 @@ func benchPeakRSS(t *testing.T, dir string) int64 {
 	if len(r.Phases) != 3 || r.Phases[0].Items != 25600 || r.Usage.PeakRSSBytes <= 0 {
 		t.Fatalf("phases %+v, usage %+v; want three of 25600 files and a peak RSS", r.Phases, r.Usage)
 	}
-	return r.Usage.PeakRSSBytes
+	cycles := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		m := gcTraceLive.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		cycles++
+		var mb int64
+		fmt.Sscan(m[3], &mb)
+		live = max(live, mb*units.MiB)
+	}
+	if cycles == 0 {
+		t.Fatalf("no GC trace on stderr:\n%s", stderr)
+	}
+	return live, r.Usage.PeakRSSBytes
 }
 
 func TestBenchBinaryErrors(t *testing.T) {
