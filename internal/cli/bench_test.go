@@ -185,7 +185,7 @@ func TestBenchBinaryJSONAndPlainProgress(t *testing.T) {
 // trace (GODEBUG=gctrace=1): its live part peaks at 8-9 MiB, and at 21-22
 // MiB when every worker held a full latency histogram. The peak RSS adds
 // what the machine decides: the binary's pages mapped in and a thread's
-// stacks for each system call the kernel kept waiting, 39-44 MiB on one
+// stacks for each system call the kernel kept waiting: 39-43 MiB on one
 // 2-core VM and 53-54 MiB on another with the same build, so it only has a
 // ceiling for gross growth. Noise only ever adds, so the least of up to
 // three runs is the figure compared.
