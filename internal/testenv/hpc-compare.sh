@@ -58,7 +58,7 @@ case $drop in 0 | 1) ;; *) echo "hpc-compare.sh: DROP is 0 or 1, not $drop" >&2;
 case $fresh in 0 | 1) ;; *) echo "hpc-compare.sh: FRESH is 0 or 1, not $fresh" >&2; exit 2 ;; esac
 case $warmup in '' | *[!0-9]*) echo "hpc-compare.sh: WARMUP is a count of runs, not $warmup" >&2; exit 2 ;; esac
 for a in "EASY_MIB=$easy_mib" "HARD_SEGS=$hard_segs" "EASY_FILES=$easy_files" "HARD_FILES=$hard_files"; do
-	case ${a#*=} in '' | *[!0-9]* | 0) echo "hpc-compare.sh: ${a%%=*} is a count of at least 1, not ${a#*=}" >&2; exit 2 ;; esac
+	case ${a#*=} in '' | *[!0-9]* | 0*) echo "hpc-compare.sh: ${a%%=*} is a count of at least 1, not ${a#*=}" >&2; exit 2 ;; esac
 done
 for f in $filesystems; do
 	case $f in tmpfs | disk) ;; *) echo "hpc-compare.sh: FS is tmpfs, disk or both, not $f" >&2; exit 2 ;; esac

@@ -26,6 +26,8 @@ func TestHPCCompareBadInput(t *testing.T) {
 		{"RANKS=hosts", "hpc-compare.sh: RANKS is processes or threads, not hosts"},
 		{"EASY_FILES=lots", "hpc-compare.sh: EASY_FILES is a count of at least 1, not lots"},
 		{"HARD_SEGS=0", "hpc-compare.sh: HARD_SEGS is a count of at least 1, not 0"},
+		// bash reads 010 as octal 8: a leading zero is refused too.
+		{"HARD_FILES=010", "hpc-compare.sh: HARD_FILES is a count of at least 1, not 010"},
 		// 4 ranks of 100,000,000 MiB, the default ior-hard's 44 MiB and
 		// mdtest's 11 MiB, and 512 MiB: no machine's memory holds it.
 		{"EASY_MIB=100000000", "hpc-compare.sh: the tmpfs for these amounts needs 400000732 MiB, more than three quarters of the memory available"},
