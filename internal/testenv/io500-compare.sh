@@ -8,7 +8,7 @@
 #
 #   internal/testenv/io500-compare.sh IO500_DIR [PAIRS] [DIR]
 #
-# IO500_DIR holds IO500's built io500 program (docs/hpc.md says how to
+# IO500_DIR holds IO500's built io500 program (docs/hpc-record.md says how to
 # build it without a network). Both sides run the twelve phases of the
 # classic list back to back in one job, write phases ending on the storage
 # (IOR -e, mdtest -Y; fsbench's fsync and syncfs) and reads checked (IOR -R,

@@ -15,7 +15,7 @@
 #            runs)
 #   go       the same loop in Go, each pwrite a raw system call (as
 #            fsbench's on a local file system)
-#   fsbench  fsbench bench with a shared-file write phase (docs/hpc.md)
+#   fsbench  fsbench bench with a shared-file write phase (docs/hpc-record.md)
 #   ior      IOR's ior -w (with IOR_DIR: src/ior built there)
 # It prints each program's median in GiB/s and its ratio to c's. Needs gcc,
 # go and mpirun; FSBENCH (default bin/fsbench) names the binary.
