@@ -13,12 +13,13 @@
 # fsbench's ranks are processes started by the same mpirun as IOR's
 # (RANKS=threads: fsbench -p N in one process). While it runs, memory the
 # guest frees stays in the guest (host-memory.sh). FS=tmpfs or FS=disk runs
-# one of the two. DROP=1 (root) starts every phase from a clean cache on
-# both sides (the script before IOR's and mdtest's, fsbench io500
-# --drop-caches always before its own): the kernel's caches are dropped
-# before the phases that read or stat, so that the disk's reads measure the
-# disk, not the page cache, and dirty data is written back before the
-# others, so that no phase pays for the writeback of the ones before it.
+# one of the two, NP=2 or NP=4 one of the rank counts. DROP=1 (root)
+# starts every phase from a clean cache on both sides (the script before
+# IOR's and mdtest's, fsbench io500 --drop-caches always before its own):
+# the kernel's caches are dropped before the phases that read or stat, so
+# that the disk's reads measure the disk, not the page cache, and dirty
+# data is written back before the others, so that no phase pays for the
+# writeback of the ones before it.
 # FRESH=1 (the default) starts every run on the disk, of either side, in
 # the same state: the inodes the run before deleted past the time in
 # which ext4 without a journal (this machine's disk) will not give them
@@ -52,13 +53,16 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe)
 ranks=${RANKS:-processes}
 case $ranks in processes | threads) ;; *) echo "hpc-compare.sh: RANKS is processes or threads, not $ranks" >&2; exit 2 ;; esac
 easy_mib=${EASY_MIB:-32} hard_segs=${HARD_SEGS:-1000} easy_files=${EASY_FILES:-2000} hard_files=${HARD_FILES:-1000}
-filesystems=${FS:-tmpfs disk} drop=${DROP:-0} warmup=${WARMUP:-1} data=${DATA:-timestamp} fresh=${FRESH:-1}
+filesystems=${FS:-tmpfs disk} nps=${NP:-2 4} drop=${DROP:-0} warmup=${WARMUP:-1} data=${DATA:-timestamp} fresh=${FRESH:-1}
 case $data in random | timestamp) ;; *) echo "hpc-compare.sh: DATA is random or timestamp, not $data" >&2; exit 2 ;; esac
 case $drop in 0 | 1) ;; *) echo "hpc-compare.sh: DROP is 0 or 1, not $drop" >&2; exit 2 ;; esac
 case $fresh in 0 | 1) ;; *) echo "hpc-compare.sh: FRESH is 0 or 1, not $fresh" >&2; exit 2 ;; esac
 case $warmup in '' | *[!0-9]*) echo "hpc-compare.sh: WARMUP is a count of runs, not $warmup" >&2; exit 2 ;; esac
 for a in "EASY_MIB=$easy_mib" "HARD_SEGS=$hard_segs" "EASY_FILES=$easy_files" "HARD_FILES=$hard_files"; do
 	case ${a#*=} in '' | *[!0-9]* | 0*) echo "hpc-compare.sh: ${a%%=*} is a count of at least 1, not ${a#*=}" >&2; exit 2 ;; esac
+done
+for n in $nps; do
+	case $n in 2 | 4) ;; *) echo "hpc-compare.sh: NP is 2, 4 or both, not $n" >&2; exit 2 ;; esac
 done
 for f in $filesystems; do
 	case $f in tmpfs | disk) ;; *) echo "hpc-compare.sh: FS is tmpfs, disk or both, not $f" >&2; exit 2 ;; esac
@@ -172,7 +176,7 @@ run_ior() {
 for fs in $filesystems; do
 	dir=$tmpfs
 	[ $fs = disk ] && dir=$disk
-	for np in 2 4; do
+	for np in $nps; do
 		# Unrecorded: the first run of a block meets memory this guest
 		# has given back to its host, whichever tool it is.
 		for _ in $(seq 1 "$warmup"); do
