@@ -23,6 +23,8 @@ func TestHPCCompareBadInput(t *testing.T) {
 		{"DROP=yes", "hpc-compare.sh: DROP is 0 or 1, not yes"},
 		{"WARMUP=-1", "hpc-compare.sh: WARMUP is a count of runs, not -1"},
 		{"FS=xfs", "hpc-compare.sh: FS is tmpfs, disk or both, not xfs"},
+		{"NP=3", "hpc-compare.sh: NP is 2, 4 or both, not 3"},
+		{"NP=2 four", "hpc-compare.sh: NP is 2, 4 or both, not four"},
 		{"RANKS=hosts", "hpc-compare.sh: RANKS is processes or threads, not hosts"},
 		{"EASY_FILES=lots", "hpc-compare.sh: EASY_FILES is a count of at least 1, not lots"},
 		{"HARD_SEGS=0", "hpc-compare.sh: HARD_SEGS is a count of at least 1, not 0"},
