@@ -28,7 +28,8 @@
 # so that a create phase measured how soon after the last run's deletes
 # it came and what the cache held (one process made 2 to 12 thousand
 # files a second there, erratically, and 22 to 32 thousand from dropped
-# caches; docs/hpc-record.md, "The disk's creates"). FRESH=0 keeps that history.
+# caches; docs/hpc-record.md, "The disk's creates"). FRESH=0 keeps that
+# history.
 # DATA=timestamp (the default) writes fsbench's transfers from one buffer,
 # as IOR's and mdtest's are written (fsbench io500 --data-packet-type
 # timestamp), so that both sides move the same data; DATA=random keeps
