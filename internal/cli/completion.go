@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,20 +50,15 @@ func dirs(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellComp
 }
 
 // trainModels are the models of train's presets (MODEL-ACCELERATOR).
-func trainModels() []string { return presetParts(0) }
+func trainModels() []string { return train.PresetModels() }
 
-// trainAccelerators are the accelerators of train's presets.
-func trainAccelerators() []string { return presetParts(1) }
-
-func presetParts(i int) []string {
-	var out []string
-	for _, p := range train.Presets() {
-		parts := strings.SplitN(p, "-", 2)
-		if len(parts) == 2 && !slices.Contains(out, parts[i]) {
-			out = append(out, parts[i])
-		}
+// trainAccelerators are the accelerators of the presets of the model the
+// command line names, or of the default model.
+func trainAccelerators(c *cobra.Command) []string {
+	if f := c.Flags().Lookup("model"); f != nil {
+		return train.PresetAccelerators(f.Value.String())
 	}
-	return out
+	return nil
 }
 
 // storages are objbench's --storage types, with their descriptions.
@@ -79,20 +73,22 @@ func storages() []string {
 // flagCompletions complete flag values by flag name, in every command
 // that has the flag; commandFlagCompletions, by command and flag, win.
 var flagCompletions = map[string]completeFunc{
-	"rw":               wordsOf(jobfile.Ops),
-	"storage":          wordsOf(storages),
-	"accelerator-type": wordsOf(trainAccelerators),
+	"rw":      benchOps,
+	"storage": wordsOf(storages),
+	"accelerator-type": func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return trainAccelerators(c), cobra.ShellCompDirectiveNoFileComp
+	},
 	"drop-caches":      words("auto", "always", "never"),
 	"ioengine":         words("sync", "io_uring"),
 	"launcher":         words("auto", "none", "mpi", "slurm", "k8s"),
 	"file-select":      words("seq", "random"),
 	"sort":             wordsOf(func() []string { return profile.SortKeys }),
-	"addressing":       words("auto", "path", "virtual"),
+	"addressing":       withFlag("storage", words("auto", "path", "virtual")),
 	"data-packet-type": words("random", "timestamp"),
 }
 
 var commandFlagCompletions = map[string]map[string]completeFunc{
-	"train":      {"model": wordsOf(trainModels), "job": files("yaml", "yml")},
+	"train":      {"model": wordsOf(trainModels), "job": files("yaml", "yml"), "drop-caches": words("auto", "never")},
 	"checkpoint": {"model": wordsOf(checkpoint.ModelNames)},
 	"bench":      {"output": wordsOf(report.Formats), "job": files("yaml", "yml")},
 	"objbench":   {"output": wordsOf(report.Formats), "workload": wordsOf(objbench.WorkloadNames)},
@@ -101,6 +97,30 @@ var commandFlagCompletions = map[string]map[string]completeFunc{
 	"stats":      {"output": words("table", "json", "csv")},
 	"profile":    {"output": words("table", "json")},
 	"report":     {"html": files("html")},
+}
+
+// benchOps completes --rw: the operations that need a tree only once the
+// tree's flags are on the command line.
+func benchOps(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	tree := c.Flags().Changed("depth") || c.Flags().Changed("width")
+	var out []string
+	for _, op := range jobfile.Ops() {
+		if tree || !jobfile.NeedsTree(op) {
+			out = append(out, op)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// withFlag completes with fn only once the flag named is on the command
+// line: a flag that goes only with another offers nothing before it.
+func withFlag(name string, fn completeFunc) completeFunc {
+	return func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if f := c.Flags().Lookup(name); f != nil && !f.Changed {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return fn(c, args, prefix)
+	}
 }
 
 // completionOf is how a flag of c completes its value, or nil for the

@@ -38,6 +38,8 @@ func placeholderOf(f *pflag.Flag) string {
 		return p
 	}
 	switch t := f.Value.Type(); {
+	case t == "int" || t == "int64" || t == "uint" || t == "uint64" || t == "float64" || t == "count":
+		return "N" // a count, whatever its name says (batch-size, samples-per-file)
 	case strings.HasSuffix(f.Name, "-size") || f.Name == "size": // world-size is in the table
 		return "SIZE"
 	case strings.HasSuffix(f.Name, "-file") || len(f.Annotations[fileAnnotation]) > 0:
@@ -46,8 +48,6 @@ func placeholderOf(f *pflag.Flag) string {
 		return "DIR"
 	case t == "duration":
 		return "DURATION"
-	case t == "int" || t == "int64" || t == "uint" || t == "uint64" || t == "float64" || t == "count":
-		return "N"
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,7 +95,17 @@ func TestPlaceholders(t *testing.T) {
 			if name != strings.ToUpper(name) || slices.Contains([]string{"STRING", "INT", "FLOAT", "FLOAT64"}, name) {
 				t.Errorf("%s --%s shows its value as %q", c.Name(), f.Name, name)
 			}
-			if strings.HasSuffix(f.Name, "-size") && f.Name != "world-size" && name != "SIZE" { // world-size counts ranks
+			counts := false
+			if nv, ok := f.Value.(namedValue); ok {
+				switch nv.Value.Type() {
+				case "int", "int64", "uint", "uint64", "float64", "count":
+					counts = true
+				}
+			}
+			if counts && name != "N" && name != "PERCENT" {
+				t.Errorf("%s --%s takes a number, shown as %q", c.Name(), f.Name, name)
+			}
+			if strings.HasSuffix(f.Name, "-size") && !counts && f.Name != "world-size" && name != "SIZE" { // these count
 				t.Errorf("%s --%s is a size shown as %q", c.Name(), f.Name, name)
 			}
 		})
@@ -155,5 +166,83 @@ func TestCompletion(t *testing.T) {
 	}
 	if got := complete(t, "bench", "/data", ""); len(got) != 0 {
 		t.Errorf("bench takes one PATH; a second completes to %v", got)
+	}
+}
+
+// TestCompletionValuesAccepted: every value that completion offers for a
+// flag is taken by that flag: each word is fed back to the command's flag
+// handling, which must accept it.
+func TestCompletionValuesAccepted(t *testing.T) {
+	dir := t.TempDir()
+	log, old, new := dir+"/access.log", dir+"/old.json", dir+"/new.json"
+	for _, f := range []string{log, old, new} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := func(context.Context, any) error { return nil }
+	for _, c := range []struct {
+		args []string
+		cmd  func(*App) *cobra.Command
+	}{
+		{[]string{"bench", dir}, func(a *App) *cobra.Command {
+			return newBenchCmdWith(a, func(ctx context.Context, o *BenchOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"bench", dir, "--depth", "1", "--width", "2"}, func(a *App) *cobra.Command {
+			return newBenchCmdWith(a, func(ctx context.Context, o *BenchOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"train", dir, "--model", "unet3d"}, func(a *App) *cobra.Command {
+			return newTrainCmdWith(a, func(ctx context.Context, o *TrainOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"train", dir, "--storage", "minio"}, func(a *App) *cobra.Command {
+			return newTrainCmdWith(a, func(ctx context.Context, o *TrainOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"objbench", dir}, func(a *App) *cobra.Command {
+			return newObjbenchCmdWith(a, func(ctx context.Context, o *ObjbenchOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"train", dir}, func(a *App) *cobra.Command {
+			return newTrainCmdWith(a, func(ctx context.Context, o *TrainOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"checkpoint", dir}, func(a *App) *cobra.Command {
+			return newCheckpointCmdWith(a, func(ctx context.Context, o *CheckpointOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"io500", dir}, func(a *App) *cobra.Command {
+			return newIO500CmdWith(a, func(ctx context.Context, o *IO500Options) error { return ok(ctx, o) })
+		}},
+		{[]string{"replay", log, dir}, func(a *App) *cobra.Command {
+			return newReplayCmdWith(a, func(ctx context.Context, o *ReplayOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"stats", dir}, func(a *App) *cobra.Command {
+			return newStatsCmdWith(a, func(ctx context.Context, o *StatsOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"profile", log}, func(a *App) *cobra.Command {
+			return newProfileCmdWith(a, func(ctx context.Context, o *ProfileOptions) error { return ok(ctx, o) })
+		}},
+		{[]string{"compare", old, new}, func(a *App) *cobra.Command {
+			return newCompareCmdWith(a, func(ctx context.Context, o *CompareOptions) error { return ok(ctx, o) })
+		}},
+	} {
+		app, _, _ := testApp(nil)
+		var checked int
+		c.cmd(app).Flags().VisitAll(func(f *pflag.Flag) {
+			completeArgs := append(append([]string{}, c.args...), "--"+f.Name, "")
+			for _, w := range complete(t, completeArgs...) {
+				if strings.HasPrefix(w, "_") || w == "" {
+					continue // cobra's own activeHelp and directives
+				}
+				if f.Name == "job" || f.Name == "html" || f.Name == "workload-file" {
+					continue // file extensions, not values
+				}
+				checked++
+				app, _, errb := testApp(nil)
+				args := append(append([]string{}, c.args[1:]...), "--"+f.Name, w)
+				if code, msg := runParse(app, errb, c.cmd(app), args); code != 0 {
+					t.Errorf("%s %s: completion offers %q, the flag refuses it: exit %d: %s", c.args[0], "--"+f.Name, w, code, msg)
+				}
+			}
+		})
+		if checked == 0 && c.args[0] != "profile" {
+			t.Errorf("%s: no completion value checked", c.args[0])
+		}
 	}
 }

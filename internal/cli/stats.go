@@ -91,8 +91,8 @@ func newStatsCmdWith(app *App, runF func(context.Context, *StatsOptions) error) 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Schema, "schema", "", "sections to show, as letters (see above); default: every section that has a source")
-	f.IntVarP(&o.Verbosity, "verbosity", "l", 0, "1 adds the detail columns ([bracketed] above)")
+	f.StringVar(&o.Schema, "schema", "", "sections to show, as letters (listed below); default: every section that has a source")
+	f.IntVarP(&o.Verbosity, "verbosity", "l", 0, "1 adds the detail columns ([bracketed] below)")
 	f.StringVar(&o.interval, "interval", "1s", "the `DURATION` between rows, such as 1s, 500ms or 1m")
 	f.IntVar(&o.Count, "count", 0, "stop after this many rows (0: until Ctrl-C)")
 	f.StringVar(&o.MetricsURL, "metrics", "", "also read this Prometheus endpoint (JuiceFS :9567/metrics, MinIO, node_exporter)")

@@ -108,6 +108,16 @@ func Ops() []string {
 		OpRename, OpChmod, OpUtime, OpReaddir, OpUnlink, OpMkdir, OpRmdir}
 }
 
+// NeedsTree reports whether an operation works only on a file tree
+// (depth, width, files): directories and their listing, and format.
+func NeedsTree(op string) bool {
+	switch op {
+	case OpFormat, OpMkdir, OpRmdir, OpReaddir:
+		return true
+	}
+	return false
+}
+
 // PhaseSpec is one phase of a job as its file (or the flags of an ad-hoc
 // job) states it, before the job run turns it into a workload.FilePhase.
 type PhaseSpec struct {

@@ -68,8 +68,7 @@ func containsDotDot(p string) bool {
 }
 
 func (j *Job) validatePhase(ph *PhaseSpec) error {
-	kind, ok := opKinds[ph.Op]
-	if !ok {
+	if _, ok := opKinds[ph.Op]; !ok {
 		return fmt.Errorf("unknown operation %q (want one of %s)", ph.Op, strings.Join(Ops(), ", "))
 	}
 	if ph.XferSize == 0 {
@@ -94,12 +93,11 @@ func (j *Job) validatePhase(ph *PhaseSpec) error {
 		if ph.FileSize == 0 && ph.Data() {
 			ph.FileSize = DefaultFileSize
 		}
-		switch kind {
-		case workload.Mkdir, workload.Rmdir, workload.Readdir:
-			return fmt.Errorf("op %s needs a tree (tree: depth, width, files)", ph.Op)
-		}
 		if ph.Op == OpFormat {
 			return errors.New("op format needs a tree; without one, files are laid out before the first read")
+		}
+		if NeedsTree(ph.Op) {
+			return fmt.Errorf("op %s needs a tree (tree: depth, width, files)", ph.Op)
 		}
 	}
 	if ph.Data() && j.fileSize(ph) == 0 {
