@@ -26,6 +26,7 @@ func docsRoot() *cobra.Command {
 	var mark func(c *cobra.Command)
 	mark = func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
+		c.LocalFlags().VisitAll(showDefault) // as --help shows them
 		for _, s := range c.Commands() {
 			mark(s)
 		}

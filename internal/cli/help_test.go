@@ -246,3 +246,20 @@ func TestCompletionValuesAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpDefaults: every command's help writes defaults one way: no
+// quotes, durations as 2m rather than 2m0s, no empty list; the commands
+// with many flags list them in groups.
+func TestHelpDefaults(t *testing.T) {
+	odd := regexp.MustCompile(`\(default ("|\[\]|[^)]*[mh]0s)`)
+	for _, c := range []string{"bench", "objbench", "train", "checkpoint", "io500", "replay", "stats", "profile",
+		"compare", "report", "probe", "agent"} {
+		h := helpOf(t, 0, c)
+		if m := odd.FindString(h); m != "" {
+			t.Errorf("%s --help: a default written otherwise: %q", c, m)
+		}
+		if n := strings.Count(h, "\n      --") + strings.Count(h, "\n  -"); n > 20 && !strings.Contains(h, "Common flags:") {
+			t.Errorf("%s --help: %d flags in one list, not in groups", c, n)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -35,7 +36,8 @@ func init() {
 			"prefetch", "read-threads", "gen-threads", "samples-per-file", "sample-size", "sample-size-stdev",
 			"print-job", "dataset", "obj-size", "part-size", "parts-in-flight", "autoterm", "autoterm-dur",
 			"autoterm-pct", "list-existing", "skip-functional-tests", "speed", "interval", "tree-format",
-			"batch", "mix", "obj-size-dist", "range", "seed", "find-max", "ioengine", "iodepth", "data-packet-type"},
+			"batch", "mix", "obj-size-dist", "range", "seed", "find-max", "ioengine", "iodepth", "data-packet-type",
+			"ior-easy-transfers", "ior-easy-xfer", "ior-hard-segments", "mdtest-easy-files", "mdtest-hard-files", "stonewall"},
 		outputGroup: {"repeat", "output", "json", "result-file", "html", "expect", "expect-file", "baseline", "threshold",
 			"baseline-metrics", "au-threshold", "metrics-listen"},
 		hostsGroup: {"hosts", "hosts-file", "token-file", "tls-ca", "read-others", "prefix-hosts",
@@ -52,7 +54,8 @@ func init() {
 
 // groupedCommands are the commands whose help lists their flags in
 // groups; the others have few enough flags for one list.
-var groupedCommands = map[string]bool{"bench": true, "objbench": true, "train": true, "checkpoint": true}
+var groupedCommands = map[string]bool{"bench": true, "objbench": true, "train": true, "checkpoint": true,
+	"io500": true, "replay": true}
 
 // flagSection is one group of flags with its title.
 type flagSection struct {
@@ -73,7 +76,7 @@ func flagSections(c *cobra.Command) []flagSection {
 			sets[group] = pflag.NewFlagSet(group, pflag.ContinueOnError)
 			sets[group].SortFlags = c.Flags().SortFlags
 		}
-		sets[group].AddFlag(f)
+		sets[group].AddFlag(shownFlag(f))
 	}
 	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 		group := commonGroup
@@ -97,6 +100,47 @@ func flagSections(c *cobra.Command) []flagSection {
 		}
 	}
 	return out
+}
+
+// shownValue is a flag's value as help shows it: its default unquoted,
+// like every other flag's.
+type shownValue struct{ pflag.Value }
+
+func (shownValue) Type() string { return "value" }
+
+// shownFlag is a copy of f for help, with its default shown as
+// showDefault writes it.
+func shownFlag(f *pflag.Flag) *pflag.Flag {
+	cp := *f
+	showDefault(&cp)
+	return &cp
+}
+
+// showDefault writes f's default one way for every flag: durations as 2m
+// rather than 2m0s, strings unquoted, an empty list not at all. It changes
+// only how help shows f: its value's Set and String stay.
+func showDefault(f *pflag.Flag) {
+	switch {
+	case f.DefValue == "[]":
+		f.DefValue = ""
+	case f.Value.Type() == "string":
+		f.Value = shownValue{f.Value}
+	}
+	if d, err := time.ParseDuration(f.DefValue); err == nil && d != 0 {
+		f.DefValue = shortDuration(d)
+	}
+}
+
+// shortDuration is d as 2m or 1h30m rather than 2m0s or 1h30m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // usage is c's usage: the usage line, the examples right under it, the

@@ -81,7 +81,7 @@ offline. It follows the reader's light or dark preference and prints.`,
 	f.StringVarP(&o.Output, "html", "O", "report.html", "write the page to `FILE`; - for stdout")
 	addOldOutputFlag(app, cmd, o)
 	f.StringVar(&o.threshold, "threshold", "10%", "changes beyond this `PERCENT` count as more than noise (regressions, improvements)")
-	f.StringVar(&o.Options.Title, "title", "", "the page's `TITLE` (default \"fsbench report\")")
+	f.StringVar(&o.Options.Title, "title", "", "the page's `TITLE` (default: fsbench report)")
 	return cmd
 }
 
