@@ -25,23 +25,23 @@ type host struct {
 }
 
 type fsd struct {
-	name, anchor         string
-	depth, width, files  int
-	size                 int64
-	shared, direct       bool
-	line                 int
+	name, anchor        string
+	depth, width, files int
+	size                int64
+	shared, direct      bool
+	line                int
 }
 
 type fwd struct {
-	name, host, fsd     string
-	fsds                int // how many fsds it names
-	op                  string
-	rdpct               int // -1: not given
-	xfer                int64
-	fileio, fileselect  workload.Access
-	threads             int
-	direct              bool
-	line                int
+	name, host, fsd    string
+	fsds               int // how many fsds it names
+	op                 string
+	rdpct              int // -1: not given
+	xfer               int64
+	fileio, fileselect workload.Access
+	threads            int
+	direct             bool
+	line               int
 }
 
 type rd struct {
