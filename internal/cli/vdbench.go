@@ -61,7 +61,7 @@ func newVdbenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error
 		resolve: func(cmd *cobra.Command, args []string) error { return v.prepare(cmd, app, args) }}.runE(app)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if v.printJob {
-			return v.print(app, args)
+			return v.print(cmd, app, args)
 		}
 		return run(cmd, args)
 	}
@@ -101,11 +101,7 @@ becomes.`
 // prepare reads the parameter files into the workload, and the hosts of
 // their hd= lines, and checks the command line.
 func (v *VdbenchOptions) prepare(cmd *cobra.Command, app *App, args []string) error {
-	f := cmd.Flags()
-	if v.CI.Quick && !f.Changed("scale") {
-		v.Scale, _ = strconv.ParseFloat(vdbenchQuickScale, 64)
-	}
-	run, err := v.read(args)
+	run, err := v.read(cmd, args)
 	if err != nil {
 		return err
 	}
@@ -129,7 +125,10 @@ func (v *VdbenchOptions) prepare(cmd *cobra.Command, app *App, args []string) er
 
 // read reads the files of -f and the arguments; NAME=VALUE arguments are
 // the values of $NAME in them.
-func (v *VdbenchOptions) read(args []string) (*vdbjob.Run, error) {
+func (v *VdbenchOptions) read(cmd *cobra.Command, args []string) (*vdbjob.Run, error) {
+	if v.CI.Quick && !cmd.Flags().Changed("scale") {
+		v.Scale, _ = strconv.ParseFloat(vdbenchQuickScale, 64)
+	}
 	if !(v.Scale > 0 && v.Scale <= 1) {
 		return nil, Usagef("--scale %g: want a factor above 0 and at most 1", v.Scale)
 	}
@@ -208,8 +207,8 @@ func (v *VdbenchOptions) cluster(cmd *cobra.Command, _ []string, o *BenchOptions
 
 // print prints the workload the parameter files become, as a workload
 // file of bench, and where and on which hosts it would run.
-func (v *VdbenchOptions) print(app *App, args []string) error {
-	run, err := v.read(args)
+func (v *VdbenchOptions) print(cmd *cobra.Command, app *App, args []string) error {
+	run, err := v.read(cmd, args)
 	if err != nil {
 		return err
 	}
