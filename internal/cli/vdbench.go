@@ -48,13 +48,13 @@ func newVdbenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error
 	v := &VdbenchOptions{BenchOptions: BenchOptions{Options: bench.Defaults()}}
 	o := &v.BenchOptions
 	cmd := &cobra.Command{
-		Use:   "vdbench -f PARMFILE [PARMFILE...] [NAME=VALUE...]",
+		Use:   "vdbench [-f] PARMFILE [PARMFILE...] [NAME=VALUE...]",
 		Short: "Run a vdbench parameter file as it is: its fsd tree, fwd workloads and rd runs, on this host or the hd= hosts",
 		Long:  vdbenchLong,
-		Example: `  fsbench vdbench -f examples/vdbench/local-big
-  fsbench vdbench -f examples/vdbench/local-small --scale 0.01 -o json > result.json
-  fsbench vdbench -f examples/vdbench/jfs-test --token-file token
-  fsbench vdbench -f my.parm anchor=/mnt/jfs/vdb --print-job`,
+		Example: `  fsbench vdbench examples/vdbench/local-big
+  fsbench vdbench examples/vdbench/local-small --scale 0.01 -o json > result.json
+  fsbench vdbench --job examples/vdbench/jfs-test --token-file token
+  fsbench vdbench my.parm anchor=/mnt/jfs/vdb --print-job`,
 		Args: cobra.ArbitraryArgs,
 	}
 	run := hostsCommand[*BenchOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: v.cluster, run: v.run,
@@ -66,13 +66,13 @@ func newVdbenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error
 		return run(cmd, args)
 	}
 	f := cmd.Flags()
-	f.StringArrayVarP(&v.Files, "parmfile", "f", nil, "vdbench parameter `FILE` (hd=, fsd=, fwd=, rd= lines); repeatable, and more may follow as arguments: they are read as one, in order")
+	f.StringArrayVarP(&v.Files, "job", "f", nil, "the vdbench parameter `FILE` (hd=, fsd=, fwd=, rd= lines); repeatable, and more may follow as arguments: they are read as one, in order")
 	f.Float64Var(&v.Scale, "scale", 1, "make the run smaller by this `FACTOR` (0 to 1): each fsd's files= and size= and each rd's elapsed=, warmup= and maxdata=; "+
 		"depth, width, threads and transfer sizes stay, and a size stays a multiple of its largest transfer")
 	f.StringVar(&v.Anchor, "anchor", "", "make the tree in `DIR` instead of the fsd's anchor= (a directory fsbench makes, or made before)")
 	f.BoolVar(&v.printJob, "print-job", false, "print the workload the parameter files become (a --job file of bench) and exit")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
-	markFiles(f, fileIn, "parmfile")
+	markFiles(f, fileIn, "job")
 	addRunFlags(cmd, &o.RunFlags, []Preset{{"scale", vdbenchQuickScale}})
 	return cmd
 }
@@ -199,8 +199,9 @@ func (v *VdbenchOptions) cluster(cmd *cobra.Command, _ []string, o *BenchOptions
 	if cmd.Flags().Changed("drop-caches") {
 		args = append(args, "--drop-caches="+o.DropCaches)
 	}
-	c := &clusterRun{command: cluster.CommandBench, hosts: &o.Cluster, output: &o.Output, ci: &o.CI, repeat: o.Repeat,
-		job: cluster.Job{Command: cluster.CommandBench, Args: append(args, o.Path), Files: map[string][]byte{vdbenchJobFile: b}}}
+	command := coordinatedAs[cmd.Name()]
+	c := &clusterRun{command: command, hosts: &o.Cluster, output: &o.Output, ci: &o.CI, repeat: o.Repeat,
+		job: cluster.Job{Command: command, Args: append(args, o.Path), Files: map[string][]byte{vdbenchJobFile: b}}}
 	c.left = runDirLeft(o.Path)
 	return c, nil
 }
