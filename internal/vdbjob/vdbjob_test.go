@@ -342,3 +342,30 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// The manual's table of parameters is this package's: every parameter,
+// with what fsbench does with it.
+func TestManualTable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "vdbench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, s := range Table {
+		status := "supported"
+		switch {
+		case s.Ignored():
+			status = "ignored"
+		case !s.Supported():
+			status = "refused"
+		}
+		kind := s.Kind + "="
+		if s.Kind == "" {
+			kind = "(general)"
+		}
+		row := "| " + kind + " | `" + s.Name + "=` | " + status + " | " + s.Why + " |"
+		if !strings.Contains(doc, row) {
+			t.Errorf("docs/vdbench.md lacks the row %s", row)
+		}
+	}
+}
