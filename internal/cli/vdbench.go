@@ -101,7 +101,14 @@ becomes.`
 // prepare reads the parameter files into the workload, and the hosts of
 // their hd= lines, and checks the command line.
 func (v *VdbenchOptions) prepare(cmd *cobra.Command, app *App, args []string) error {
-	run, err := v.read(cmd, args)
+	if err := v.Cluster.resolve(cmd); err != nil { // --hosts, --hosts-file, a launcher
+		return err
+	}
+	given := len(v.Cluster.Hosts)
+	if env := v.Cluster.Launch.env; env != nil {
+		given = env.Size
+	}
+	run, err := v.read(cmd, args, given)
 	if err != nil {
 		return err
 	}
@@ -111,9 +118,9 @@ func (v *VdbenchOptions) prepare(cmd *cobra.Command, app *App, args []string) er
 			return Usagef("the hd= lines of %s name the hosts; give them there or with --hosts, not both", run.Job.File)
 		}
 		v.Cluster.Hosts = run.Hosts
-	}
-	if err := v.Cluster.resolve(cmd); err != nil {
-		return err
+		if err := v.Cluster.resolve(cmd); err != nil {
+			return err
+		}
 	}
 	if !v.Cluster.active() {
 		if err := checkAnchor(run.Anchor); err != nil {
@@ -123,9 +130,10 @@ func (v *VdbenchOptions) prepare(cmd *cobra.Command, app *App, args []string) er
 	return v.useJob(cmd, app, run.Job)
 }
 
-// read reads the files of -f and the arguments; NAME=VALUE arguments are
-// the values of $NAME in them.
-func (v *VdbenchOptions) read(cmd *cobra.Command, args []string) (*vdbjob.Run, error) {
+// read reads the files of -f and the arguments, for a run on hosts hosts
+// unless their hd= lines say; NAME=VALUE arguments are the values of
+// $NAME in them.
+func (v *VdbenchOptions) read(cmd *cobra.Command, args []string, hosts int) (*vdbjob.Run, error) {
 	if v.CI.Quick && !cmd.Flags().Changed("scale") {
 		v.Scale, _ = strconv.ParseFloat(vdbenchQuickScale, 64)
 	}
@@ -160,7 +168,7 @@ func (v *VdbenchOptions) read(cmd *cobra.Command, args []string) (*vdbjob.Run, e
 		}
 		anchor = abs
 	}
-	run, err := vdbjob.Read(srcs, vdbjob.Options{Vars: vars, Scale: v.Scale, Anchor: anchor})
+	run, err := vdbjob.Read(srcs, vdbjob.Options{Vars: vars, Scale: v.Scale, Anchor: anchor, Hosts: hosts})
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -209,7 +217,7 @@ func (v *VdbenchOptions) cluster(cmd *cobra.Command, _ []string, o *BenchOptions
 // print prints the workload the parameter files become, as a workload
 // file of bench, and where and on which hosts it would run.
 func (v *VdbenchOptions) print(cmd *cobra.Command, app *App, args []string) error {
-	run, err := v.read(cmd, args)
+	run, err := v.read(cmd, args, len(v.Cluster.Hosts))
 	if err != nil {
 		return err
 	}

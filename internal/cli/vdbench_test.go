@@ -192,6 +192,22 @@ func TestVdbenchHostsAreHostsFlag(t *testing.T) {
 		t.Errorf("tree %+v: want each host's half of the files in its own directory", *tr)
 	}
 
+	// The same file without its hd= lines, given --hosts: the same run.
+	nohd := filepath.Join(dir, "nohd")
+	fsdLine := text[strings.Index(text, "fsd="):strings.Index(text, "fwd=")]
+	one := fsdLine + "fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k,fileio=random,fileselect=random,threads=3\n" +
+		"rd=rd1,fwd=fwd*,fwdrate=max,format=yes,elapsed=3,interval=1\n"
+	if err := os.WriteFile(nohd, []byte(one), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, code, msg := parseWith(t, newVdbenchCmdWith, []string{"-f", nohd, "--hosts", "127.0.0.1:7001,localhost:7781"})
+	if code != 0 {
+		t.Fatalf("--hosts: exit %d: %s", code, msg)
+	}
+	if !reflect.DeepEqual(w.Cluster.Hosts, b.Cluster.Hosts) || w.Job.Job.Tree.Shape != v.Job.Job.Tree.Shape || w.Job.Job.Tree.Dir != "" {
+		t.Errorf("--hosts: hosts %q, tree %+v", w.Cluster.Hosts, *w.Job.Job.Tree)
+	}
+
 	// The job the agents get: bench with the workload as a --job file.
 	app, _, _ := testApp(nil)
 	cmd := newVdbenchCmdWith(app, nil)

@@ -23,6 +23,9 @@ type Options struct {
 	Scale float64
 	// Anchor, when set, replaces the anchor= of the fsd.
 	Anchor string
+	// Hosts is how many hosts run a file without hd= lines (--hosts);
+	// 0 or 1: this one.
+	Hosts int
 }
 
 // Run is what a parameter file asks: a workload, the directory it runs
@@ -61,15 +64,16 @@ func Read(srcs []Source, o Options) (*Run, error) {
 	if o.Scale > 0 && o.Scale < 1 {
 		f.scale(o.Scale)
 	}
-	return f.run()
+	return f.run(o.Hosts)
 }
 
 func (f *file) errf(line int, format string, args ...any) error {
 	return &Error{f.name, line, fmt.Sprintf(format, args...)}
 }
 
-// run translates the file's definitions into fsbench's run.
-func (f *file) run() (*Run, error) {
+// run translates the file's definitions into fsbench's run on the hosts
+// of its hd= lines, or on given hosts.
+func (f *file) run(given int) (*Run, error) {
 	if len(f.rds) == 0 {
 		return nil, f.errf(0, "no rd= line: nothing to run")
 	}
@@ -77,9 +81,9 @@ func (f *file) run() (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &translation{file: f, hosts: len(hosts)}
+	t := &translation{file: f, hosts: max(1, len(hosts))}
 	if len(hosts) == 0 {
-		t.hosts = 1
+		t.hosts = max(1, given)
 	}
 	for _, r := range f.rds {
 		if err := t.rd(r); err != nil {
@@ -191,6 +195,11 @@ func (t *translation) workload(r *rd) (*fwd, error) {
 	}
 	if len(t.file.hosts) > 0 {
 		return t.onHosts(r, sel)
+	}
+	for _, w := range sel {
+		if w.host != "" && !strings.EqualFold(w.host, "localhost") {
+			return nil, t.file.errf(w.line, "fwd=%s: host=%s is no hd=", w.name, w.host)
+		}
 	}
 	if len(sel) > 1 {
 		return nil, t.file.errf(r.line, "rd=%s runs %d fwds at once (%s): %s; give each its own rd", r.name, len(sel), names(sel), oneWorkload)

@@ -280,6 +280,7 @@ func TestRefusals(t *testing.T) {
 		{"hd=a,system=x\nhd=b,system=y\n" + "fsd=f,anchor=/m/t,depth=1,width=1,files=4,size=4k,shared=yes\nfwd=w,fsd=f,host=a\nrd=r,fwd=w,format=yes\n", "rd=r runs nothing on hd=b"},
 		{"hd=a,system=x\nhd=b,system=y\n" + "fsd=f,anchor=/m/t,depth=1,width=1,files=4,size=4k,shared=yes\nfwd=w,fsd=f,host=a\nfwd=v,fsd=f,host=b,threads=8\nrd=r,fwd=(w,v),format=yes\n", "fwd=w and fwd=v differ"},
 		{"hd=a,system=x\nhd=b,system=y\n" + "fsd=f,anchor=/m/t,depth=1,width=1,files=4,size=4k,shared=yes\nfwd=w,fsd=f\nrd=r,fwd=w\n", "format=no on many hosts"},
+		{fsd + "fwd=w,fsd=f,host=h9\n" + rd, "fwd=w: host=h9 is no hd="},
 		{fsd + fwd + rd + "compratio=2\n", "compratio= is not supported"},
 		{fsd + fwd + rd + "include=other\n", "include= is not supported"},
 		{"fsd=f,anchor=relative,depth=1,width=1,files=4,size=4k\n" + fwd + rd, "want an absolute path below the mount"},
@@ -367,5 +368,21 @@ func TestManualTable(t *testing.T) {
 		if !strings.Contains(doc, row) {
 			t.Errorf("docs/vdbench.md lacks the row %s", row)
 		}
+	}
+}
+
+// A file without hd= lines run on given hosts (--hosts) is split over
+// them as one with hd= lines is.
+func TestGivenHosts(t *testing.T) {
+	text := "fsd=f,anchor=/m/t,depth=1,width=1,files=5,size=4k,shared=yes\nfwd=w,fsd=f\nrd=r,fwd=w,format=restart\n"
+	r, err := read(t, text, Options{Hosts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := r.Job.Tree; tr.Dir != "" || tr.Files != 3 || r.Hosts != nil {
+		t.Errorf("tree %+v, hosts %q", *tr, r.Hosts)
+	}
+	if _, err := read(t, strings.Replace(text, ",shared=yes", "", 1), Options{Hosts: 2}); err == nil || !strings.Contains(err.Error(), "shared=yes") {
+		t.Errorf("without shared=yes: %v", err)
 	}
 }
