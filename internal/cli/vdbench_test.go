@@ -74,7 +74,7 @@ func TestVdbenchGuideFilesRun(t *testing.T) {
 			if _, err := workload.ReadTreeInfo(anchor); err != nil {
 				t.Errorf("the tree is not kept in the anchor: %v", err)
 			}
-			if left := entries(t, dir); !reflect.DeepEqual(left, []string{tc.file}) {
+			if left := leftIn(t, dir); !reflect.DeepEqual(left, []string{tc.file}) {
 				t.Errorf("left in the anchor's parent: %q, want the anchor alone", left)
 			}
 			again := runVdbench(t, "-f", vdbenchExample(tc.file), "--scale", tc.scale, "--anchor", anchor)
@@ -83,19 +83,6 @@ func TestVdbenchGuideFilesRun(t *testing.T) {
 			}
 		})
 	}
-}
-
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
 }
 
 // A run moves the data the file asks for: maxdata= bytes in each rd,
@@ -160,7 +147,7 @@ func TestVdbenchUsageErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
 	}
-	if got := entries(t, dir); !reflect.DeepEqual(got, []string{"hosts", "ok", "skew", "theirs"}) {
+	if got := leftIn(t, dir); !reflect.DeepEqual(got, []string{"hosts", "ok", "skew", "theirs"}) {
 		t.Errorf("made %q", got)
 	}
 }
