@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/vdbjob"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -126,6 +129,9 @@ func (v *VdbenchOptions) prepare(cmd *cobra.Command, app *App, args []string) er
 		if err := checkAnchor(run.Anchor); err != nil {
 			return err
 		}
+		if err := checkSpace(run); err != nil {
+			return err
+		}
 	}
 	return v.useJob(cmd, app, run.Job)
 }
@@ -191,6 +197,50 @@ func checkAnchor(anchor string) error {
 	return nil
 }
 
+// treeBytes is what the tree of j holds when it is complete.
+func treeBytes(j *jobfile.Job) int64 {
+	n := int64(j.Tree.NumFiles())
+	if n > 0 && j.Tree.FileSize > math.MaxInt64/n {
+		return math.MaxInt64
+	}
+	return n * j.Tree.FileSize
+}
+
+// checkSpace refuses, before anything is written, a tree that does not fit
+// in the free space where it is to be made (a parameter file's tree is
+// easily hundreds of GiB), unless the anchor holds an fsbench tree already.
+func checkSpace(run *vdbjob.Run) error {
+	if _, err := workload.ReadTreeInfo(run.Anchor); err == nil {
+		return nil
+	}
+	dir := run.Anchor
+	for {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	free, err := sysio.FreeBytes(dir)
+	need := treeBytes(run.Job)
+	if err != nil || need <= free {
+		return nil
+	}
+	t := run.Job.Tree
+	return Usagef("the tree of %s needs %s (%s of %s) and %s has %s free: make it smaller with --scale %g, or with files= and size=",
+		run.Job.File, units.FormatBytes(need), units.CountGrouped(t.NumFiles(), "file"), units.FormatBytes(t.FileSize),
+		dir, units.FormatBytes(free), fitScale(free, need))
+}
+
+// fitScale is a --scale, of one significant digit, under which a tree of
+// need bytes takes at most 90% of free.
+func fitScale(free, need int64) float64 {
+	s := 0.9 * float64(max(free, 1)) / float64(need)
+	exp := math.Floor(math.Log10(s))
+	digit := math.Floor(s/math.Pow(10, exp) + 1e-9)
+	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", int(digit), int(exp)), 64)
+	return v
+}
+
 // run runs the workload on this host, as bench --job does.
 func (v *VdbenchOptions) run(ctx context.Context, app *App, o *BenchOptions) error {
 	return runBench(ctx, app, o)
@@ -211,6 +261,7 @@ func (v *VdbenchOptions) cluster(cmd *cobra.Command, _ []string, o *BenchOptions
 	c := &clusterRun{command: command, hosts: &o.Cluster, output: &o.Output, ci: &o.CI, repeat: o.Repeat,
 		job: cluster.Job{Command: command, Args: append(args, o.Path), Files: map[string][]byte{vdbenchJobFile: b}}}
 	c.left = runDirLeft(o.Path)
+	c.job.Need = treeBytes(o.Job.Job) // each host's part: agents check their free space
 	return c, nil
 }
 

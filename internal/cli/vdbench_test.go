@@ -130,6 +130,7 @@ func TestVdbenchUsageErrors(t *testing.T) {
 	}
 	ok := write("ok", "fsd=f,anchor="+filepath.Join(dir, "t")+",depth=1,width=1,files=1,size=4k\nfwd=w,fsd=f\nrd=r,fwd=w,elapsed=1\n")
 	skew := write("skew", "fsd=f,anchor=/m/t,depth=1,width=1,files=1,size=4k\nfwd=w,fsd=f,skew=10\nrd=r,fwd=w\n")
+	huge := write("huge", "fsd=f,anchor="+filepath.Join(dir, "new", "tree")+",depth=2,width=10,files=10,size=1t\nfwd=w,fsd=f\nrd=r,fwd=w,format=yes\n")
 	hosts := write("hosts", "hd=a,system=127.0.0.1:1\nhd=b,system=127.0.0.1:2\nfsd=f,anchor=/m/t,depth=1,width=1,files=2,size=4k,shared=yes\nfwd=w,fsd=f\nrd=r,fwd=w,format=yes\n")
 	for _, tc := range []struct {
 		args []string
@@ -141,13 +142,14 @@ func TestVdbenchUsageErrors(t *testing.T) {
 		{[]string{"-f", ok, "--scale", "2"}, "--scale 2: want a factor above 0 and at most 1"},
 		{[]string{"-f", ok, "--anchor", theirs}, "anchor " + theirs + " exists and is not a tree fsbench made"},
 		{[]string{"-f", hosts, "--hosts", "127.0.0.1:3"}, "name the hosts; give them there or with --hosts, not both"},
+		{[]string{"-f", huge}, "needs 1000 TiB (1,000 files of 1 TiB) and " + dir + " has "},
 	} {
 		code, _, errs := runCLI(t, append([]string{"vdbench"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
 	}
-	if got := leftIn(t, dir); !reflect.DeepEqual(got, []string{"hosts", "ok", "skew", "theirs"}) {
+	if got := leftIn(t, dir); !reflect.DeepEqual(got, []string{"hosts", "huge", "ok", "skew", "theirs"}) {
 		t.Errorf("made %q", got)
 	}
 }
@@ -203,7 +205,7 @@ func TestVdbenchHostsAreHostsFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.job.Command != cluster.CommandBench || c.command != "bench" {
+	if c.job.Command != cluster.CommandBench || c.command != "bench" || c.job.Need != 10*8*units.KiB {
 		t.Fatalf("agents run %q", c.job.Command)
 	}
 	local := filepath.Join(t.TempDir(), "job.yaml")
@@ -247,5 +249,16 @@ func TestVdbenchPrintJob(t *testing.T) {
 	code, out, _ = runCLI(t, "vdbench", "-f", vdbenchExample("jfs-test"), "--print-job")
 	if code != 0 || !strings.Contains(out, "--hosts node0:7781,node1:7781,node2:7781") || !strings.Contains(out, "files: 1000") {
 		t.Errorf("jfs-test: exit %d\n%s", code, out)
+	}
+}
+
+func TestFitScale(t *testing.T) {
+	for _, tc := range []struct {
+		free, need int64
+		want       float64
+	}{{73, 586, 0.1}, {1, 1000, 0.0009}, {100, 200, 0.4}} {
+		if got := fitScale(tc.free, tc.need); got > 0.9*float64(tc.free)/float64(tc.need)*(1+1e-9) || got < tc.want*0.999 || got > tc.want*1.001 {
+			t.Errorf("fitScale(%d, %d) = %g, want %g", tc.free, tc.need, got, tc.want)
+		}
 	}
 }
