@@ -1,6 +1,7 @@
 package vdbjob
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -384,5 +385,51 @@ func TestGivenHosts(t *testing.T) {
 	}
 	if _, err := read(t, strings.Replace(text, ",shared=yes", "", 1), Options{Hosts: 2}); err == nil || !strings.Contains(err.Error(), "shared=yes") {
 		t.Errorf("without shared=yes: %v", err)
+	}
+}
+
+// Every parameter the table refuses is refused by name, on its line, with
+// the table's reason; every one it ignores is accepted.
+func TestEveryRefusal(t *testing.T) {
+	lines := map[string]string{
+		"hd":  "hd=h0,system=localhost",
+		"fsd": "fsd=f,anchor=/m/t,depth=1,width=1,files=4,size=4k",
+		"fwd": "fwd=w,fsd=f",
+		"rd":  "rd=r,fwd=w",
+		"":    "",
+	}
+	n := 0
+	for _, s := range Table {
+		if s.Supported() {
+			continue
+		}
+		var text []string
+		line := 0
+		for i, kind := range []string{"hd", "fsd", "fwd", "rd", ""} {
+			l := lines[kind]
+			if kind == s.Kind {
+				l = strings.TrimPrefix(l+","+s.Name+"=1", ",")
+				line = i + 1
+			}
+			text = append(text, l)
+		}
+		_, err := read(t, strings.Join(text, "\n"), Options{})
+		if s.Ignored() {
+			if err != nil {
+				t.Errorf("%s= %s: %v", s.Kind, s.Name, err)
+			}
+			continue
+		}
+		n++
+		want := fmt.Sprintf("p.vdb:%d: ", line)
+		if s.Kind != "" {
+			want += s.Kind + "="
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), s.Name+"= is not supported: "+s.Why) {
+			t.Errorf("%s %s=: %v", s.Kind, s.Name, err)
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d refusals", n)
 	}
 }
