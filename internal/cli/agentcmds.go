@@ -37,6 +37,11 @@ var agentCommands = map[string]agentCommand{
 	cluster.CommandIO500:      {build: newIO500Cmd, prepare: prepareIO500},
 }
 
+// coordinatedAs names the commands that take --hosts without being run on
+// agents themselves: each coordinates a run of the agent command it names
+// (vdbench sends its parameter files to the agents as bench's workload).
+var coordinatedAs = map[string]string{"vdbench": cluster.CommandBench}
+
 func prepareBench(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
 	return newBenchCmdWith(app, func(_ context.Context, o *BenchOptions) error {
 		if job.ReadOthers && o.Job.Job != nil {

@@ -138,10 +138,16 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 		j.Shrink(jobQuick)
 		o.CI.Quick = false // the default benchmark's preset does not apply
 	}
+	return o.useJob(cmd, app, j)
+}
+
+// useJob checks the workload j and makes it the one bench runs, with the
+// expectations and outputs of the command line.
+func (o *BenchOptions) useJob(cmd *cobra.Command, app *App, j *jobfile.Job) error {
 	if err := j.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
-	jf.Job = j
+	o.Job.Job = j
 	cat := expect.Catalog{Command: "bench"}
 	var names []string
 	for _, p := range j.Phases {

@@ -148,6 +148,7 @@ var commands = []func(*App) *cobra.Command{
 	newReplayCmd,
 	newProbeCmd,
 	newIO500Cmd,
+	newVdbenchCmd,
 	newCompareCmd,
 	newReportCmd,
 	newAgentCmd,

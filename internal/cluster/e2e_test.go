@@ -54,6 +54,12 @@ func startAgentEnv(t *testing.T, env []string, root string, extra ...string) *ag
 	args := append([]string{"agent", "--listen", "127.0.0.1:0", "--token-file", tok, "--allow-root", root}, extra...)
 	cmd := exec.Command(testenv.Binary(t), args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	return serveAgent(t, cmd)
+}
+
+// serveAgent starts the agent cmd and returns once it serves.
+func serveAgent(t *testing.T, cmd *exec.Cmd) *agent {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
