@@ -59,12 +59,12 @@ func writePercentiles(w io.Writer, encoded string) {
 		}
 		us := h.Quantile(q) / time.Microsecond
 		fmt.Fprintf(w, " %5.2fth=[%5d]", q, us)
-		if i == len(percentiles)-1 {
+		switch {
+		case i == len(percentiles)-1:
 			fmt.Fprintln(w)
-		} else if i%4 == 3 {
+		case i%4 == 3:
 			fmt.Fprintln(w, ",")
-			fmt.Fprintln(w)
-		} else {
+		default:
 			fmt.Fprint(w, ",")
 		}
 	}
