@@ -36,7 +36,8 @@ func Convert(in *Input, file string) (*Result, error) {
 	if len(jobs) == 0 {
 		return nil, fmt.Errorf("no job to run (only [global], or --section matched none)")
 	}
-	c := &converter{res: &Result{}, names: map[string]bool{}}
+	c := &converter{res: &Result{}, names: map[string]bool{},
+		fsync: firstOf{name: "end_fsync/fsync_on_close"}, verify: firstOf{name: "verify"}}
 	groups, err := group(jobs)
 	if err != nil {
 		return nil, err
@@ -156,6 +157,8 @@ type converter struct {
 	job   *jobfile.Job
 	names map[string]bool
 	where string // the first job, for messages about the whole
+	// fsync is set by the jobs that write, verify by those that read.
+	fsync, verify firstOf
 }
 
 // addGroup adds the phase (or phases: a write and its verification) of
@@ -194,23 +197,47 @@ func (c *converter) addGroup(g []*fioJob) error {
 func (c *converter) jobWide(j *fioJob, threads int) error {
 	verify := j.verify && j.doVerify
 	if c.job == nil {
-		c.job = &jobfile.Job{Threads: threads, Direct: j.direct, Fsync: j.fsync, Verify: verify}
+		c.job = &jobfile.Job{Threads: threads, Direct: j.direct}
 		c.where = j.name
-		return nil
 	}
-	for _, d := range []struct {
-		name string
-		a, b any
-	}{
-		{"numjobs", c.job.Threads, threads}, {"direct", c.job.Direct, j.direct},
-		{"end_fsync/fsync_on_close", c.job.Fsync, j.fsync}, {"verify", c.job.Verify, verify},
-	} {
-		if d.a != d.b {
+	diffs := []setting{{"numjobs", c.where, c.job.Threads, threads}, {"direct", c.where, c.job.Direct, j.direct}}
+	// fsync applies to the phases that write, verify to those that read.
+	if j.rw != "read" && j.rw != "randread" {
+		diffs = append(diffs, c.fsync.take(j, j.fsync))
+		c.job.Fsync = j.fsync
+	}
+	if j.rw != "write" && j.rw != "randwrite" || verify {
+		diffs = append(diffs, c.verify.take(j, verify))
+		c.job.Verify = verify
+	}
+	for _, d := range diffs {
+		if d.first != d.this {
 			return fmt.Errorf("%s: %s differs between [%s] (%v) and [%s] (%v): fsbench sets it once for every phase of a run; run them as separate commands",
-				j.where, d.name, c.where, d.a, j.name, d.b)
+				j.where, d.name, d.firstJob, d.first, j.name, d.this)
 		}
 	}
 	return nil
+}
+
+// setting is one of the job-wide settings as the first job that has it
+// set it, and as this one does.
+type setting struct {
+	name, firstJob string
+	first, this    any
+}
+
+// firstOf keeps the first job's value of a job-wide setting.
+type firstOf struct {
+	name, job string
+	v         bool
+	set       bool
+}
+
+func (f *firstOf) take(j *fioJob, v bool) setting {
+	if !f.set {
+		f.job, f.v, f.set = j.name, v, true
+	}
+	return setting{f.name, f.job, f.v, v}
 }
 
 // dir sets the run's directory from the job's directory= or filename=.

@@ -125,6 +125,10 @@ func TestOptions(t *testing.T) {
 		{"verify pattern", base + "verify=pattern", func(j *jobfile.Job) { j.Verify = true }},
 		{"thread group_reporting description", base + "thread\ngroup_reporting\ndescription=a test", func(j *jobfile.Job) { j.Description = "a test" }},
 		{"loops", base + "loops=3\nbs=1m\nnumjobs=2", func(j *jobfile.Job) { j.Threads, j.Phases[0].XferSize, j.Phases[0].Ops = 2, units.MiB, 3*2*8 }},
+		{"fsync applies to writes only", "[w]\nsize=8m\nrw=write\nend_fsync=1\n[r]\nstonewall\nsize=8m", func(j *jobfile.Job) {
+			j.Fsync, j.Phases[0].Name, j.Phases[0].Op = true, "w", "write"
+			j.Phases = append(j.Phases, phase("r", "read", 4096, 8*units.MiB))
+		}},
 		{"name", base + "name=renamed", withPhase(func(p *jobfile.PhaseSpec) { p.Name = "renamed" })},
 		{"directory", base + "directory=/data", nil},
 		{"filename relative", base + "filename=data.bin", nil},
@@ -192,6 +196,8 @@ func TestRefused(t *testing.T) {
 		{base + "bs", "bs needs a value"},
 		{base + "loops=2\nruntime=10", "loops=2 with runtime="},
 		{"[global]\nsize=8m", "no job to run"},
+		{"[w]\nsize=8m\nrw=write\nverify=md5\n[r]\nstonewall\nsize=8m", "verify differs between [w] (true) and [r] (false)"},
+		{"[w]\nsize=8m\nrw=write\nend_fsync=1\n[w2]\nstonewall\nrw=randwrite\nsize=8m", "end_fsync/fsync_on_close differs"},
 	}
 	for _, tc := range tests {
 		_, err := convertFile(t, tc.src, nil)
