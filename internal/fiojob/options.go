@@ -515,3 +515,15 @@ func Supported() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Takes reports whether fsbench fio takes the option key on its command
+// line: a job option it honours, or fio's own --output-format, --section
+// or --eta.
+func Takes(key string) bool {
+	switch key {
+	case "output-format", "section", "eta", "eta-newline", "eta-interval":
+		return true
+	}
+	_, ok := options[canonical(strings.ToLower(key))]
+	return ok
+}
