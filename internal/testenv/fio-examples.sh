@@ -12,8 +12,9 @@
 #
 # Environment: FSBENCH (default bin/fsbench), FIO (default fio), SIZE
 # (size= and filesize= of every job, default 16m), RUNTIME (runtime= of
-# every job, default 1), LOOPS (loops= of every job that has it, default
-# 2), ONLY (a space-separated list of example names).
+# every time_based job, default 1; a runtime without time_based is kept),
+# LOOPS (loops= of every job that has it, default 2), ONLY (a
+# space-separated list of example names).
 set -euo pipefail
 
 src=${1:?usage: fio-examples.sh FIO_SRC [DIR]}
@@ -46,13 +47,20 @@ fi
 # scale rewrites a job file to run small in $1: sizes, run times, the
 # directory, and absolute file names (outside /dev) to names in it.
 scale() {
+	local text runtime=""
+	text=$(cat)
+	# A runtime without time_based only ends the pass early: kept, so that
+	# both tools do the whole (smaller) pass.
+	if grep -Eq '^[[:space:]]*time_based([[:space:]]*=[[:space:]]*1)?[[:space:]]*([;#].*)?$' <<<"$text"; then
+		runtime="s/^([[:space:]]*)(runtime|timeout)[[:space:]]*=.*/\1\2=$RUNTIME/"
+	fi
 	sed -E \
 		-e "s/^([[:space:]]*)(size|filesize)[[:space:]]*=.*/\1\2=$SIZE/" \
-		-e "s/^([[:space:]]*)(runtime|timeout)[[:space:]]*=.*/\1\2=$RUNTIME/" \
+		-e "${runtime:-s/^\$//}" \
 		-e "s/^([[:space:]]*)ramp_time[[:space:]]*=.*/\1ramp_time=0/" \
 		-e "s/^([[:space:]]*)loops[[:space:]]*=.*/\1loops=$LOOPS/" \
 		-e "s|^([[:space:]]*)directory[[:space:]]*=.*|\1directory=$1|" \
-		-e "s|^([[:space:]]*)filename[[:space:]]*=[[:space:]]*/([^d][^/]*/)*([^/]+)$|\1filename=\3|"
+		-e "s|^([[:space:]]*)filename[[:space:]]*=[[:space:]]*/([^d][^/]*/)*([^/]+)$|\1filename=\3|" <<<"$text"
 }
 
 # sum_fio and sum_fsbench print "BYTES OPS" of a JSON result on stdin.
@@ -97,7 +105,7 @@ for name in $(list); do
 	fi
 	ours=$(sum_fsbench <<<"$out")
 	theirs=$(cd "$d/fio" && "$FIO" "$d/fio.fio" --output-format=json 2>"$d/fio.err" | sum_fio) || theirs="fio failed"
-	if grep -Eq '^[[:space:]]*time_based([[:space:]]*=[[:space:]]*1)?[[:space:]]*$' "$d/fio.fio"; then
+	if grep -Eq '^[[:space:]]*time_based([[:space:]]*=[[:space:]]*1)?[[:space:]]*([;#].*)?$' "$d/fio.fio"; then
 		verdict="time-based (${RUNTIME}s): bytes follow speed"
 		timed=$((timed + 1))
 	elif [ "$ours" = "$theirs" ]; then
