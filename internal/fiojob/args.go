@@ -25,7 +25,8 @@ func ParseArgs(args []string, env Env) (*Input, error) {
 		}
 		key, val, has := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		key = strings.ToLower(key)
-		if !has && takesValue(key) && i+1 < len(args) {
+		if !has && i+1 < len(args) && (takesValue(key) || args[i+1] == "0" || args[i+1] == "1") {
+			// --key value; a flag's value only when it is 0 or 1.
 			i++
 			val, has = args[i], true
 		}

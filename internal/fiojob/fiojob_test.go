@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -278,7 +280,7 @@ func TestIncludeAndSection(t *testing.T) {
 // fio's command line: --key=value and --key value, several --name= start
 // several jobs, options before the first are global; fio's own options.
 func TestArgs(t *testing.T) {
-	r, err := convertArgs(t, "--bs 64k --size=1m --name=a --rw write --name=b --stonewall --rw=read --output-format=json")
+	r, err := convertArgs(t, "--bs 64k --size=1m --direct 0 --name=a --rw write --group_reporting --name=b --stonewall --rw=read --output-format=json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,4 +363,45 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("converted job does not validate: %v", err)
 		}
 	})
+}
+
+// fio's summary lines: the job, IOPS and BW as fio writes them, clat in
+// microseconds and its percentiles from the phase's histogram; the
+// service time when the phase ran at a rate.
+func TestSummary(t *testing.T) {
+	h := metrics.NewHistogram()
+	for range 99 {
+		h.Record(100 * time.Microsecond)
+	}
+	h.Record(10 * time.Millisecond)
+	enc, err := h.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := report.PhaseResult{Name: "r", Ops: 100, Bytes: 100 * 4096, Seconds: 1, OpsPerSec: 100, BytesPerSec: 409600,
+		LatencyOf: "4 KiB random read", Latency: h.Summary(), Histogram: enc}
+	res := &report.Result{Threads: 2, Phases: []report.PhaseResult{p}}
+	var b strings.Builder
+	Summary(&b, res, [][]string{{"t0", "t1"}})
+	for _, want := range []string{
+		"t0, t1: (groupid=0, jobs=2): err= 0\n",
+		"  read: IOPS=100, BW=400KiB/s (410kB/s)(400KiB/1000msec)\n",
+		"    clat (usec): min=100, max=10",
+		"     |  1.00th=[  100],  5.00th=[  100], 10.00th=[  100], 20.00th=[  100],\n",
+		" 99.99th=[10",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	s := metrics.NewHistogram()
+	s.Record(7 * time.Microsecond)
+	senc, _ := s.Encode()
+	p.LatencyOf, p.ServiceTime, p.ServiceHistogram = "4 KiB random write", &metrics.Summary{Min: 7, Max: 7, Mean: 7}, senc
+	b.Reset()
+	Summary(&b, &report.Result{Threads: 1, Phases: []report.PhaseResult{p}}, nil)
+	if !strings.Contains(b.String(), "r: (groupid=0, jobs=1)") || !strings.Contains(b.String(), "  write: IOPS=100") ||
+		!strings.Contains(b.String(), "clat (usec): min=7, max=7, avg=7.00") || !strings.Contains(b.String(), " 50.00th=[    7]") {
+		t.Errorf("with a service time:\n%s", b.String())
+	}
 }
