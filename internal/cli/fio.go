@@ -111,7 +111,7 @@ func (ff *fioFlags) run(cmd *cobra.Command, app *App, args []string) error {
 	if ff.help {
 		return cmd.Help()
 	}
-	in, err := fiojob.ParseArgs(fioArgs, fiojob.OSEnv)
+	in, err := fiojob.ParseArgs(fioArgs, fiojob.OSEnv, fiojob.ReadJobFile)
 	if err != nil {
 		return &UsageError{Err: err}
 	}

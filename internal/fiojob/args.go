@@ -10,7 +10,7 @@ import (
 // --key value, each --name= starting a job (options before the first go
 // to every job, as [global]); or job files; and fio's --output-format and
 // --section. Job options and job files do not mix.
-func ParseArgs(args []string, env Env) (*Input, error) {
+func ParseArgs(args []string, env Env, read func(string) ([]byte, error)) (*Input, error) {
 	in := &Input{}
 	var cmdline []Section
 	var files []string
@@ -71,11 +71,11 @@ func ParseArgs(args []string, env Env) (*Input, error) {
 	}
 	in.Files = files
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := read(f)
 		if err != nil {
 			return nil, fmt.Errorf("job file: %w", err)
 		}
-		secs, err := ParseFile(data, f, env, os.ReadFile)
+		secs, err := ParseFile(data, f, env, read)
 		if err != nil {
 			return nil, err
 		}
@@ -151,4 +151,23 @@ var refusedCommand = map[string]string{
 	"append-terse":        "not supported",
 	"complete_latency":    "not supported",
 	"help":                "see fsbench fio --help",
+}
+
+// maxJobFile bounds the size of a job file read.
+const maxJobFile = 16 << 20
+
+// ReadJobFile reads a job file (or an included one): a regular file of at
+// most 16 MiB, so that a device or a pipe given by mistake is refused
+// rather than read without end.
+func ReadJobFile(name string) ([]byte, error) {
+	st, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	case st.Size() > maxJobFile:
+		return nil, fmt.Errorf("%s is larger than %d MiB: not a job file", name, maxJobFile>>20)
+	}
+	return os.ReadFile(name)
 }

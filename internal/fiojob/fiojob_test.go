@@ -1,6 +1,7 @@
 package fiojob
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,9 +30,12 @@ func convertFile(t *testing.T, src string, vars map[string]string) (*Result, err
 	return Convert(&Input{Sections: secs}, "t.fio")
 }
 
+// noFiles reads no job file: command-line tests name none.
+func noFiles(name string) ([]byte, error) { return nil, fs.ErrNotExist }
+
 func convertArgs(t *testing.T, line string) (*Result, error) {
 	t.Helper()
-	in, err := ParseArgs(strings.Fields(line), env(nil))
+	in, err := ParseArgs(strings.Fields(line), env(nil), noFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +262,7 @@ func TestIncludeAndSection(t *testing.T) {
 	if err := os.WriteFile(job, []byte("[global]\ninclude common.fio\n[a]\nrw=write\n[b]\nstonewall\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in, err := ParseArgs([]string{job, "--section=b"}, env(nil))
+	in, err := ParseArgs([]string{job, "--section=b"}, env(nil), os.ReadFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,10 +273,13 @@ func TestIncludeAndSection(t *testing.T) {
 	if len(r.Job.Phases) != 1 || r.Job.Phases[0].Name != "b" || r.Job.Phases[0].XferSize != 16*units.KiB || r.Job.Phases[0].FileSize != units.MiB {
 		t.Errorf("phases %+v", r.Job.Phases)
 	}
+	if _, err := ParseArgs([]string{"/dev/zero"}, env(nil), ReadJobFile); err == nil || !strings.Contains(err.Error(), "/dev/zero is not a regular file") {
+		t.Errorf("a device as the job file: %v", err)
+	}
 	if err := os.WriteFile(job, []byte("[global]\ninclude job.fio\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ParseArgs([]string{job}, env(nil)); err == nil || !strings.Contains(err.Error(), "nest more than") {
+	if _, err := ParseArgs([]string{job}, env(nil), ReadJobFile); err == nil || !strings.Contains(err.Error(), "nest more than") {
 		t.Errorf("include loop: %v", err)
 	}
 }
@@ -289,7 +296,7 @@ func TestArgs(t *testing.T) {
 	if !reflect.DeepEqual(r.Job, want) {
 		t.Errorf("\n got %+v\nwant %+v", r.Job, want)
 	}
-	in, _ := ParseArgs([]string{"--name=a", "--size=1m", "--output-format=json"}, nil)
+	in, _ := ParseArgs([]string{"--name=a", "--size=1m", "--output-format=json"}, nil, noFiles)
 	if in.OutputFormat != "json" {
 		t.Errorf("output format %q", in.OutputFormat)
 	}
@@ -404,4 +411,21 @@ func TestSummary(t *testing.T) {
 		!strings.Contains(b.String(), "clat (usec): min=7, max=7, avg=7.00") || !strings.Contains(b.String(), " 50.00th=[    7]") {
 		t.Errorf("with a service time:\n%s", b.String())
 	}
+}
+
+// FuzzArgs does the same for fio's command line, split at blanks.
+func FuzzArgs(f *testing.F) {
+	f.Add("--name=a --size=1m --rw randwrite --bs 64k --verify=md5 --name=b --stonewall --section=b")
+	f.Add("--bs=4k,4k --name=x --size=2m --nrfiles 2 --file_service_type=sequential --loops=3 --direct 1")
+	f.Fuzz(func(t *testing.T, line string) {
+		in, err := ParseArgs(strings.Fields(line), env(nil), noFiles)
+		if err != nil {
+			return
+		}
+		if r, err := Convert(in, ""); err == nil {
+			if err := r.Job.Validate(); err != nil {
+				t.Errorf("converted job does not validate: %v", err)
+			}
+		}
+	})
 }
