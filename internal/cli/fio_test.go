@@ -211,3 +211,13 @@ func TestFioTakesFsbenchFlags(t *testing.T) {
 		t.Errorf("--help: exit %d\n%s", code, out)
 	}
 }
+
+// runtime without time_based ends the one pass early, as in fio; a pass
+// that is done first ends the phase: here 1 MiB in 4 KiB reads, not an
+// hour of reading.
+func TestFioRuntimeEndsThePassEarlyOnly(t *testing.T) {
+	got, _ := fsbenchMoved(t, "--name=o", "--directory="+t.TempDir(), "--size=1m", "--runtime=1h")
+	if got != (moved{1 << 20, 256}) {
+		t.Errorf("moved %+v, want 1 MiB in 256 reads", got)
+	}
+}
