@@ -429,3 +429,16 @@ func FuzzArgs(f *testing.F) {
 		}
 	})
 }
+
+// docs/fio.md names every option fsbench fio takes.
+func TestDocsListEveryOption(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "fio.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range Supported() {
+		if !strings.Contains(string(doc), "`"+o) {
+			t.Errorf("docs/fio.md does not name %s", o)
+		}
+	}
+}

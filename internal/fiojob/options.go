@@ -12,33 +12,32 @@ import (
 type fioJob struct {
 	name, description, where string
 
-	rw            string // read, write, randread, randwrite, rw, randrw
-	bs            int64
-	size          int64 // per job (clone); 0: not given
-	fileSize      int64 // 0: not given
-	nrfiles       int
-	numjobs       int
-	iodepth       int
-	ioengine      string
-	direct        bool
-	runtime       time.Duration
-	timeBased     bool
-	rampTime      time.Duration
-	readPct       int // -1: not given
-	directory     string
-	filename      string
-	filenameFmt   string
-	rateBytes     int64
-	rateIOPS      int64
-	fsync         bool // end_fsync or fsync_on_close
-	verify        bool
-	doVerify      bool
-	loops         int
-	stonewall     bool
-	fileService   string
-	kbBase        int64
-	given         map[string]string // option (canonical name) -> where
-	engineChanged bool
+	rw          string // read, write, randread, randwrite, rw, randrw
+	bs          int64
+	size        int64 // per job (clone); 0: not given
+	fileSize    int64 // 0: not given
+	nrfiles     int
+	numjobs     int
+	iodepth     int
+	ioengine    string
+	direct      bool
+	runtime     time.Duration
+	timeBased   bool
+	rampTime    time.Duration
+	readPct     int // -1: not given
+	directory   string
+	filename    string
+	filenameFmt string
+	rateBytes   int64
+	rateIOPS    int64
+	fsync       bool // end_fsync or fsync_on_close
+	verify      bool
+	doVerify    bool
+	loops       int
+	stonewall   bool
+	fileService string
+	kbBase      int64
+	given       map[string]string // option (canonical name) -> where
 }
 
 func newFioJob(name, where string) *fioJob {
