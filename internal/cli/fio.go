@@ -68,6 +68,7 @@ func newFioCmd(app *App) *cobra.Command {
 	f.StringVar(&o.Output.HTML, "html", "", "also write the result as a self-contained HTML report to `FILE` (see fsbench report)")
 	markFiles(f, fileOut, "result-file", "html")
 	addCIFlags(cmd, &o.CI, nil)
+	f.Lookup("quick").Usage = "a smaller run of the same phases, for a smoke test: files of at most 64 MiB, phases of at most 10s, at most 100,000 operations"
 	f.BoolVar(&o.Keep, "keep", false, "keep the run's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
 	f.StringVar(&o.Job.interval, "interval", "", "print one line per `DURATION` (ops/s, MiB/s, p50, p99) and record the series, e.g. 2s")
