@@ -261,7 +261,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 		Name: p.Name, Title: p.Name, Kind: kind, Targets: tg,
 		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
 		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
-		Duration: p.Duration, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval, Shared: shared,
+		Duration: p.Duration, Once: p.Once, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval, Shared: shared,
 		IOEngine: p.IOEngine, IODepth: p.IODepth,
 	}
 	if fileSize > 0 {

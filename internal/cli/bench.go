@@ -30,6 +30,9 @@ type BenchOptions struct {
 	Job JobFlags
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
+	// summary, when set, writes more lines about the result (fio's
+	// summary for fsbench fio -v).
+	summary func(*report.Result)
 
 	blockSize, bigFileSize, smallFileSize, sample string
 }
@@ -294,6 +297,9 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		for i := range res.Phases {
 			fmt.Fprintln(app.IO.Err, bench.SummaryLine(&res.Phases[i]))
 		}
+	}
+	if o.summary != nil {
+		o.summary(res)
 	}
 	return app.finishRun(res, &o.Output, &o.CI)
 }

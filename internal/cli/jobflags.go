@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/fiojob"
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -116,6 +117,9 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 			err = sysio.PathCause(err)
 			return Usagef("-f %s: %v", jf.File, err)
 		}
+		if fiojob.IsJobFile(data) {
+			return Usagef("-f %s is a fio job file: run it with fsbench fio %s", jf.File, jf.File)
+		}
 		if j, err = jobfile.Parse(data, jf.File); err != nil {
 			return &UsageError{Err: err}
 		}
@@ -134,6 +138,12 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 	if f.Changed("threads") {
 		j.Threads = 0 // -p wins over the file
 	}
+	return o.checkJob(cmd, app, j)
+}
+
+// checkJob checks the workload j (from a workload file, fio's input or
+// the flags) and the flags that judge its result, and makes it the run's.
+func (o *BenchOptions) checkJob(cmd *cobra.Command, app *App, j *jobfile.Job) error {
 	if o.CI.Quick {
 		j.Shrink(jobQuick)
 		o.CI.Quick = false // the default benchmark's preset does not apply

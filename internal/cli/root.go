@@ -140,6 +140,7 @@ Exit codes:
 // commands lists every subcommand's constructor, in help order.
 var commands = []func(*App) *cobra.Command{
 	newBenchCmd,
+	newFioCmd,
 	newObjbenchCmd,
 	newTrainCmd,
 	newCheckpointCmd,

@@ -131,6 +131,9 @@ type PhaseSpec struct {
 	ReadPct  int   // rw: share of reads, percent; -1 when not given
 	Ops      int64
 	Duration time.Duration
+	// Once makes Duration a stonewall: one pass over the files, ended
+	// early when Duration is up (fio's runtime without time_based).
+	Once     bool
 	Warmup   time.Duration
 	Interval time.Duration
 	Rate     float64
@@ -156,7 +159,7 @@ func (p *PhaseSpec) Data() bool { return p.Kind().IsData() }
 
 // OnePass reports whether the phase does each file (or block) once, as
 // opposed to running for a count of operations or a time.
-func (p *PhaseSpec) OnePass() bool { return p.Ops == 0 && p.Duration == 0 }
+func (p *PhaseSpec) OnePass() bool { return p.Once || p.Ops == 0 && p.Duration == 0 }
 
 // Defaults of a phase's settings.
 const (
