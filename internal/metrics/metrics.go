@@ -100,6 +100,9 @@ func (h *Histogram) Merge(o *Histogram) {
 // Count is the number of observations.
 func (h *Histogram) Count() int64 { return h.h.TotalCount() }
 
+// StdDev is the standard deviation of the observations.
+func (h *Histogram) StdDev() time.Duration { return time.Duration(h.h.StdDev()) }
+
 // Reset forgets every observation.
 func (h *Histogram) Reset() { h.h.Reset() }
 

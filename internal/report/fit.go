@@ -1,0 +1,151 @@
+package report
+
+import (
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// MaxColumns is the widest line a table may take: it fits a terminal of
+// 120 columns. Long texts wrap inside their cells to stay within it.
+const MaxColumns = 120
+
+// minWrapWidth is the narrowest a wrapped column becomes; maxWordWidth
+// the longest word it keeps whole.
+const (
+	minWrapWidth = 16
+	maxWordWidth = 16
+)
+
+// renderTable renders header and rows as an fsbench table no wider than
+// MaxColumns: the columns wrap gives a priority give up width, the
+// highest priority first (the widest first among equals), and their texts
+// wrap at spaces inside the cell. A column of priority 0 never wraps.
+func renderTable(w io.Writer, header []string, align []tw.Align, rows [][]string, wrap []int) error {
+	t := NewTable(w, header, align)
+	for _, row := range fitRows(header, rows, wrap, MaxColumns) {
+		_ = t.Append(row)
+	}
+	return t.Render()
+}
+
+// fitRows returns rows with the cells of the wrappable columns wrapped so
+// that the table of header and rows is at most limit columns wide.
+func fitRows(header []string, rows [][]string, wrap []int, limit int) [][]string {
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = cellWidth(h)
+	}
+	for _, row := range rows {
+		for i, c := range row {
+			if i < len(widths) {
+				widths[i] = max(widths[i], cellWidth(c))
+			}
+		}
+	}
+	natural := append([]int(nil), widths...)
+	// A column wraps no narrower than its header, its longest word (up to
+	// maxWordWidth: longer words break) and minWrapWidth.
+	floor := make([]int, len(header))
+	for i, h := range header {
+		floor[i] = max(minWrapWidth, cellWidth(h))
+		for _, row := range rows {
+			if i < len(row) {
+				for _, word := range strings.Fields(row[i]) {
+					floor[i] = max(floor[i], min(twwidth.Width(word), maxWordWidth))
+				}
+			}
+		}
+	}
+	// Each column takes its text and a space either side, plus a border.
+	total := len(widths) + 1
+	for _, wd := range widths {
+		total += wd + 2
+	}
+	for total > limit {
+		widest := -1
+		for i, wd := range widths {
+			if i >= len(wrap) || wrap[i] == 0 || wd <= floor[i] {
+				continue
+			}
+			if widest < 0 || wrap[i] > wrap[widest] || (wrap[i] == wrap[widest] && wd > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break // nothing left to give: the numbers are never cut
+		}
+		widths[widest]--
+		total--
+	}
+	out := make([][]string, len(rows))
+	for r, row := range rows {
+		out[r] = append([]string(nil), row...)
+		for i := range out[r] {
+			if i < len(widths) && widths[i] < natural[i] {
+				out[r][i] = wrapCell(out[r][i], widths[i])
+			}
+		}
+	}
+	return out
+}
+
+// cellWidth is the display width of a cell's widest line, colours left out.
+func cellWidth(s string) int {
+	w := 0
+	for _, line := range strings.Split(s, "\n") {
+		w = max(w, twwidth.Width(line))
+	}
+	return w
+}
+
+// wrapCell wraps s to lines of at most width columns, breaking at spaces
+// (inside a word only when the word alone is wider). A cell painted in one
+// colour is painted again line by line, so that no colour runs over the
+// table's borders.
+func wrapCell(s string, width int) string {
+	pre, body, post := "", s, ""
+	if strings.HasPrefix(s, "\x1b[") && strings.HasSuffix(s, ansiReset) {
+		if i := strings.IndexByte(s, 'm'); i > 0 {
+			pre, body, post = s[:i+1], s[i+1:len(s)-len(ansiReset)], ansiReset
+		}
+	}
+	var lines []string
+	for _, para := range strings.Split(body, "\n") {
+		lines = append(lines, wrapText(para, width)...)
+	}
+	for i, l := range lines {
+		lines[i] = pre + l + post
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wrapText wraps one line of plain text greedily at spaces.
+func wrapText(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for twwidth.Width(word) > width {
+			if line != "" {
+				lines, line = append(lines, line), ""
+			}
+			head := twwidth.Truncate(word, width)
+			lines = append(lines, head)
+			word = word[len(head):]
+		}
+		switch {
+		case line == "":
+			line = word
+		case twwidth.Width(line)+1+twwidth.Width(word) <= width:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
+}
