@@ -9,7 +9,7 @@ import (
 // endpointRows are the table's rows under a phase run through several
 // endpoints of one store: each endpoint's rate in the phase's unit, its
 // mean time per request, and its requests and errors.
-func endpointRows(p *PhaseResult, verbose bool) []row {
+func endpointRows(p *PhaseResult) []row {
 	var rows []row
 	for _, e := range p.Endpoints {
 		v := Measure{Unit: UnitRequestsPerSec, Value: e.RequestsPerSec}
@@ -21,11 +21,7 @@ func endpointRows(p *PhaseResult, verbose bool) []row {
 		if e.Errors > 0 {
 			what += ", " + count(e.Errors, "error")
 		}
-		r := row{"ITEM": "  " + e.Endpoint, "VALUE": FormatMeasure(v), "COST": cost, "LATENCY OF": what}
-		if verbose {
-			r["OPS"], r["ERRORS"] = strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Errors, 10)
-		}
-		rows = append(rows, r)
+		rows = append(rows, row{"ITEM": "  " + e.Endpoint, "VALUE": FormatMeasure(v), "COST": cost, "LATENCY OF": what})
 	}
 	return rows
 }

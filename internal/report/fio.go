@@ -37,23 +37,23 @@ func FioSummary(w io.Writer, label string, p *PhaseResult) error {
 	if err != nil || h == nil || h.Count() == 0 {
 		unit, div := fioTimeUnit(l.Min * 1e3)
 		fmt.Fprintf(bw, "    clat (%s): min=%d, max=%d, avg=%.2f\n", unit,
-			int64(l.Min*1e3/div), int64(l.Max*1e3/div), l.Mean*1e3/div)
+			whole(l.Min*1e3/div), whole(l.Max*1e3/div), l.Mean*1e3/div)
 		return bw.Err()
 	}
 	unit, div := fioTimeUnit(l.Min * 1e3)
 	fmt.Fprintf(bw, "    clat (%s): min=%d, max=%d, avg=%.2f, stdev=%.2f\n", unit,
-		int64(l.Min*1e3/div), int64(l.Max*1e3/div), l.Mean*1e3/div, float64(h.StdDev())/div)
+		whole(l.Min*1e3/div), whole(l.Max*1e3/div), l.Mean*1e3/div, float64(h.StdDev())/div)
 	values := make([]time.Duration, len(FioPercentiles))
 	for i, q := range FioPercentiles {
 		values[i] = h.Quantile(q)
 	}
 	unit, div = fioTimeUnit(float64(values[0]))
-	digits := max(5, len(fmt.Sprint(int64(float64(values[len(values)-1])/div))))
+	digits := max(5, len(fmt.Sprint(whole(float64(values[len(values)-1])/div))))
 	fmt.Fprintf(bw, "    clat percentiles (%s):\n", unit)
 	for i := 0; i < len(values); i += 4 {
 		var cells []string
 		for j := i; j < min(i+4, len(values)); j++ {
-			cells = append(cells, fmt.Sprintf("%5.2fth=[%*d]", FioPercentiles[j], digits, int64(float64(values[j])/div)))
+			cells = append(cells, fmt.Sprintf("%5.2fth=[%*d]", FioPercentiles[j], digits, whole(float64(values[j])/div)))
 		}
 		end := ","
 		if i+4 >= len(values) {
@@ -63,6 +63,9 @@ func FioSummary(w io.Writer, label string, p *PhaseResult) error {
 	}
 	return bw.Err()
 }
+
+// whole is v rounded to an integer.
+func whole(v float64) int64 { return int64(math.Round(v)) }
 
 // fioTimeUnit is the unit fio shows latencies in, chosen by the smallest
 // of them (ns): nanoseconds, microseconds once it reaches one, and
@@ -108,6 +111,9 @@ func writeFioSummaries(bw *ErrWriter, r *Result) {
 			first = false
 		}
 		what := units.Count(int(p.Ops), "operation")
+		if p.Errors > 0 {
+			what += ", " + units.Count(int(p.Errors), "error")
+		}
 		if p.LatencyOf != "" {
 			what = p.LatencyOf + ", " + what
 		}

@@ -12,11 +12,13 @@ import (
 // 120 columns. Long texts wrap inside their cells to stay within it.
 const MaxColumns = 120
 
-// minWrapWidth is the narrowest a wrapped column becomes; maxWordWidth
-// the longest word it keeps whole.
+// minWrapWidth is the narrowest a wrapped column becomes, and
+// maxWordWidth the longest word it keeps whole, while that is enough;
+// then words break, down to minBrokenWidth.
 const (
-	minWrapWidth = 16
-	maxWordWidth = 16
+	minWrapWidth   = 16
+	maxWordWidth   = 16
+	minBrokenWidth = 8
 )
 
 // renderTable renders header and rows as an fsbench table no wider than
@@ -59,26 +61,14 @@ func fitRows(header []string, rows [][]string, wrap []int, limit int) [][]string
 			}
 		}
 	}
-	// Each column takes its text and a space either side, plus a border.
-	total := len(widths) + 1
-	for _, wd := range widths {
-		total += wd + 2
-	}
-	for total > limit {
-		widest := -1
-		for i, wd := range widths {
-			if i >= len(wrap) || wrap[i] == 0 || wd <= floor[i] {
-				continue
-			}
-			if widest < 0 || wrap[i] > wrap[widest] || (wrap[i] == wrap[widest] && wd > widths[widest]) {
-				widest = i
-			}
+	total := sumWidths(widths)
+	shrink(widths, floor, wrap, total-limit)
+	if over := sumWidths(widths) - limit; over > 0 {
+		// Still too wide: the words break, down to the headers' width.
+		for i, h := range header {
+			floor[i] = max(cellWidth(h), minBrokenWidth)
 		}
-		if widest < 0 {
-			break // nothing left to give: the numbers are never cut
-		}
-		widths[widest]--
-		total--
+		shrink(widths, floor, wrap, over)
 	}
 	out := make([][]string, len(rows))
 	for r, row := range rows {
@@ -90,6 +80,38 @@ func fitRows(header []string, rows [][]string, wrap []int, limit int) [][]string
 		}
 	}
 	return out
+}
+
+// sumWidths is the width of a table of columns of widths: each column
+// takes its text and a space either side, plus a border.
+func sumWidths(widths []int) int {
+	total := len(widths) + 1
+	for _, wd := range widths {
+		total += wd + 2
+	}
+	return total
+}
+
+// shrink takes over columns from the widths of the columns wrap allows,
+// none below its floor: from the column of the highest priority first,
+// the widest first among equals. It stops when nothing is left to give:
+// the numbers are never cut.
+func shrink(widths, floor, wrap []int, over int) {
+	for ; over > 0; over-- {
+		widest := -1
+		for i, wd := range widths {
+			if i >= len(wrap) || wrap[i] == 0 || wd <= floor[i] {
+				continue
+			}
+			if widest < 0 || wrap[i] > wrap[widest] || (wrap[i] == wrap[widest] && wd > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			return
+		}
+		widths[widest]--
+	}
 }
 
 // cellWidth is the display width of a cell's widest line, colours left out.

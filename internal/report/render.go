@@ -326,7 +326,7 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 				rows = append(rows, project(header, row))
 			}
 		}
-		for _, row := range endpointRows(&p, o.Verbose) {
+		for _, row := range endpointRows(&p) {
 			rows = append(rows, project(header, row))
 		}
 	}
@@ -340,7 +340,7 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 			switch h {
 			case "LATENCY OF":
 				wrap[i] = 2
-			case "ITEM":
+			case "ITEM", "RUNS: MIN-MAX":
 				wrap[i] = 1
 			}
 		}
@@ -443,18 +443,15 @@ func showTTFB(r *Result) bool {
 }
 
 // phaseHeader is the header of the table of phases, and its alignment.
-// IOPS is shown when a phase moves data in transfers under 64 KiB; -v
-// adds each phase's operations and errors (and writes the percentiles
-// P90, P99.9 and more under the table, as fio does).
+// IOPS is shown when a phase moves data in transfers under 64 KiB. -v
+// adds rows (hosts, ranks) and, under the table, each phase's operations,
+// errors and percentiles (P90, P99.9 and more) as fio prints them.
 func phaseHeader(r *Result, o Options) ([]string, []tw.Align) {
 	header := []string{"ITEM", "VALUE"}
 	if showIOPS(r) {
 		header = append(header, "IOPS")
 	}
 	header = append(header, "COST", "MEAN", "P50", "P99", "MAX", "LATENCY OF")
-	if o.Verbose {
-		header = append(header, "OPS", "ERRORS")
-	}
 	if showTTFB(r) {
 		header = append(header, "TTFB P50", "TTFB P99")
 	}
@@ -548,8 +545,7 @@ func phaseCells(p *PhaseResult, o Options, ttfb bool) row {
 		title += fmt.Sprintf(" [%d errors]", p.Errors)
 	}
 	cells := row{"ITEM": title, "VALUE": value, "COST": cost, "MEAN": lat(l, l.Mean),
-		"P50": lat(l, l.P50), "P99": lat(l, l.P99), "MAX": lat(l, l.Max), "LATENCY OF": p.LatencyOf,
-		"OPS": strconv.FormatInt(p.Ops, 10), "ERRORS": strconv.FormatInt(p.Errors, 10)}
+		"P50": lat(l, l.P50), "P99": lat(l, l.P99), "MAX": lat(l, l.Max), "LATENCY OF": p.LatencyOf}
 	if v, ok := iops(p); ok && p.Ops > 0 {
 		cells["IOPS"] = FormatIOPS(v)
 	}
@@ -620,8 +616,7 @@ func hostRows(p *PhaseResult) []row {
 		l := h.Latency
 		rows = append(rows, row{"ITEM": "  " + h.Address, "VALUE": FormatMeasure(v), "COST": fmt.Sprintf("+%.0f ms", h.StartOffset*1000),
 			"MEAN": units.FormatLatency(l.Mean), "P50": units.FormatLatency(l.P50), "P99": units.FormatLatency(l.P99),
-			"MAX": units.FormatLatency(l.Max), "LATENCY OF": "host (start offset)",
-			"OPS": strconv.FormatInt(h.Ops, 10), "ERRORS": strconv.FormatInt(h.Errors, 10)})
+			"MAX": units.FormatLatency(l.Max), "LATENCY OF": "host (start offset): " + opsText(h.Ops, h.Errors)})
 	}
 	if sw := p.Stonewall; sw != nil {
 		// A stonewall counts no items: its operations stand for them.
@@ -630,7 +625,7 @@ func hostRows(p *PhaseResult) []row {
 			v.Value = r
 		}
 		rows = append(rows, row{"ITEM": "  stonewall", "VALUE": FormatMeasure(v), "COST": fmt.Sprintf("skew %.0f ms", p.StartSkew*1000),
-			"LATENCY OF": fmt.Sprintf("while all hosts ran (%.2f s)", sw.Seconds), "OPS": strconv.FormatInt(sw.Ops, 10)})
+			"LATENCY OF": fmt.Sprintf("while all hosts ran (%.2f s): %s", sw.Seconds, opsText(sw.Ops, 0))})
 	}
 	return rows
 }
@@ -651,9 +646,21 @@ func rankRows(p *PhaseResult) []row {
 		if r.Incomplete {
 			what += " (incomplete)"
 		}
+		if r.Errors > 0 {
+			what += ", " + count(r.Errors, "error")
+		}
 		v := Measure{Value: r.BytesPerSec / float64(units.MiB), Unit: UnitMiBPerSec}
 		rows = append(rows, row{"ITEM": item, "VALUE": FormatMeasure(v), "COST": fmt.Sprintf("%.2f s", r.Seconds),
-			"LATENCY OF": what, "ERRORS": strconv.FormatInt(r.Errors, 10)})
+			"LATENCY OF": what})
 	}
 	return rows
+}
+
+// opsText counts operations and, if any, errors.
+func opsText(ops, errors int64) string {
+	s := count(ops, "op")
+	if errors > 0 {
+		s += ", " + count(errors, "error")
+	}
+	return s
 }
