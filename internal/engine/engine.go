@@ -259,6 +259,8 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	err := g.Wait()
 	series.stop()
 	res := r.result(series)
+	e.Live.Measured.Store(res.Ops)
+	e.Live.MeasuredNs.Store(max(int64(res.Elapsed), 1))
 	if err != nil || ctx.Err() != nil {
 		res.Incomplete = true
 	}

@@ -36,17 +36,7 @@ func renderTable(w io.Writer, header []string, align []tw.Align, rows [][]string
 // fitRows returns rows with the cells of the wrappable columns wrapped so
 // that the table of header and rows is at most limit columns wide.
 func fitRows(header []string, rows [][]string, wrap []int, limit int) [][]string {
-	widths := make([]int, len(header))
-	for i, h := range header {
-		widths[i] = cellWidth(h)
-	}
-	for _, row := range rows {
-		for i, c := range row {
-			if i < len(widths) {
-				widths[i] = max(widths[i], cellWidth(c))
-			}
-		}
-	}
+	widths := columnWidths(header, rows)
 	natural := append([]int(nil), widths...)
 	// A column wraps no narrower than its header, its longest word (up to
 	// maxWordWidth: longer words break) and minWrapWidth.
@@ -80,6 +70,28 @@ func fitRows(header []string, rows [][]string, wrap []int, limit int) [][]string
 		}
 	}
 	return out
+}
+
+// tableWidth is the width of the table of header and rows, unwrapped.
+func tableWidth(header []string, rows [][]string) int {
+	return sumWidths(columnWidths(header, rows))
+}
+
+// columnWidths are the widths of the columns of header and rows: each
+// column's widest cell.
+func columnWidths(header []string, rows [][]string) []int {
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = cellWidth(h)
+	}
+	for _, row := range rows {
+		for i, c := range row {
+			if i < len(widths) {
+				widths[i] = max(widths[i], cellWidth(c))
+			}
+		}
+	}
+	return widths
 }
 
 // sumWidths is the width of a table of columns of widths: each column

@@ -308,31 +308,12 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 		fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
 	}
 	header, align := phaseHeader(r, o)
-	var rows [][]string
-	for _, p := range r.Phases {
-		if p.Value.Unit == UnitNotSupported {
-			continue // named in one line under the table
-		}
-		cells := phaseCells(&p, o, showTTFB(r))
-		if len(r.Runs) > 0 {
-			cells["RUNS: MIN-MAX"] = spreadCell(&p, o)
-		}
-		rows = append(rows, project(header, cells))
-		if o.Verbose {
-			for _, row := range hostRows(&p) {
-				rows = append(rows, project(header, row))
-			}
-			for _, row := range rankRows(&p) {
-				rows = append(rows, project(header, row))
-			}
-		}
-		for _, row := range endpointRows(&p) {
-			rows = append(rows, project(header, row))
-		}
+	cells := phaseRows(r, o)
+	if tableWidth(header, projectAll(header, cells)) > MaxColumns && meanIsCost(r) {
+		// Every COST is its phase's mean latency: MEAN would repeat it.
+		header, align = without(header, align, "MEAN")
 	}
-	for _, row := range internalRows(r, o) {
-		rows = append(rows, project(header, row))
-	}
+	rows := projectAll(header, cells)
 	if len(unsupported(r)) < len(r.Phases) || len(r.Phases) == 0 || r.Internal != nil {
 		// A table with no row at all is left out.
 		wrap := make([]int, len(header))
@@ -376,6 +357,72 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 		writeFioSummaries(bw, r)
 	}
 	return nil
+}
+
+// phaseRows are the rows of the table of phases, by column: each phase
+// (but those the storage cannot do, named under the table) with, in -v,
+// its hosts and ranks, and its endpoints; then the storage client's own
+// counters.
+func phaseRows(r *Result, o Options) []row {
+	var rows []row
+	for _, p := range r.Phases {
+		if p.Value.Unit == UnitNotSupported {
+			continue
+		}
+		cells := phaseCells(&p, o, showTTFB(r))
+		if len(r.Runs) > 0 {
+			cells["RUNS: MIN-MAX"] = spreadCell(&p, o)
+		}
+		rows = append(rows, cells)
+		if o.Verbose {
+			rows = append(rows, hostRows(&p)...)
+			rows = append(rows, rankRows(&p)...)
+		}
+		rows = append(rows, endpointRows(&p)...)
+	}
+	return append(rows, internalRows(r, o)...)
+}
+
+// meanIsCost reports whether every measured phase's COST is its mean
+// latency: a time per operation, or per file or object where one
+// operation is one of them.
+func meanIsCost(r *Result) bool {
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		if p.Ops == 0 || p.Value.Unit == UnitNotSupported {
+			continue
+		}
+		switch p.Cost.Unit {
+		case UnitMsPerOp, UnitMsPerList:
+		case UnitMsPerFile, UnitMsPerObject, UnitSecondsPerFile:
+			if p.Ops != p.Items {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return r.Internal == nil
+}
+
+// without is header and align without the column named name.
+func without(header []string, align []tw.Align, name string) ([]string, []tw.Align) {
+	var h []string
+	var a []tw.Align
+	for i := range header {
+		if header[i] != name {
+			h, a = append(h, header[i]), append(a, align[i])
+		}
+	}
+	return h, a
+}
+
+func projectAll(header []string, rows []row) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = project(header, r)
+	}
+	return out
 }
 
 // internalRows are the table's rows of the storage client's own counters
