@@ -138,6 +138,7 @@ func TestProgressRateIsTheTables(t *testing.T) {
 		{"objbench workload", []string{"objbench", "file://" + dir + "/objw/", "--workload", "mixed", "--objects", "20", "--obj-size", "4k", "--ops", "200", "-p", "2"}},
 		{"checkpoint", []string{"checkpoint", dir, "--ranks", "2", "--size", "16M"}},
 		{"train", []string{"train", dir, "--model", "resnet50", "--files", "3", "--epochs", "1", "--compute-time", "1ms"}},
+		{"io500", []string{"io500", dir, "--quick", "-p", "2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			stdout, stderr, code := runFsbenchEnv(t, nil, append(c.args, "-o", "json")...)
