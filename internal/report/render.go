@@ -544,8 +544,8 @@ func showIOPS(r *Result) bool {
 	return false
 }
 
-// FormatIOPS prints operations per second as the IOPS column shows them.
-func FormatIOPS(v float64) string {
+// formatIOPS prints operations per second as the IOPS column shows them.
+func formatIOPS(v float64) string {
 	if v >= 100 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
@@ -594,7 +594,7 @@ func phaseCells(p *PhaseResult, o Options, ttfb bool) row {
 	cells := row{"ITEM": title, "VALUE": value, "COST": cost, "MEAN": lat(l, l.Mean),
 		"P50": lat(l, l.P50), "P99": lat(l, l.P99), "MAX": lat(l, l.Max), "LATENCY OF": p.LatencyOf}
 	if v, ok := iops(p); ok && p.Ops > 0 {
-		cells["IOPS"] = FormatIOPS(v)
+		cells["IOPS"] = formatIOPS(v)
 	}
 	if ttfb {
 		var f metrics.Summary

@@ -251,3 +251,32 @@ func TestWrapCell(t *testing.T) {
 		}
 	}
 }
+
+// A table that would pass 120 columns leaves MEAN out only where every
+// COST is already a mean latency; with a COST per big file it keeps it.
+func TestMeanLeftOutOnlyWhereCostIsIt(t *testing.T) {
+	p := histPhase(t, "mixed", 4<<10, 1000, 1, 50*time.Microsecond)
+	p.Title = "mixed operations of a long title"
+	p.LatencyOf = "one operation of the mix: 45% get, 15% put, 30% stat, 10% delete, of 4 KiB objects"
+	p.TTFB = &p.Latency
+	r := &Result{Parameters: Params{{Key: "workload", Value: "mixed"}}, Phases: []PhaseResult{p}}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := strings.Join(tableHeader(b.String()), ","); strings.Contains(h, "MEAN") || !strings.Contains(h, "COST,P50") {
+		t.Errorf("a wide table of per-operation costs keeps MEAN: %s\n%s", h, b.String())
+	}
+	checkWidth(t, "mixed", b.String())
+	big := p
+	big.Items, big.Cost = 1, Measure{Value: p.PerUnit(1), Unit: UnitSecondsPerFile}
+	r.Phases = append(r.Phases, big)
+	b.Reset()
+	if err := WriteTable(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := strings.Join(tableHeader(b.String()), ","); !strings.Contains(h, "COST,MEAN,P50") {
+		t.Errorf("a table with a cost per big file lost MEAN: %s\n%s", h, b.String())
+	}
+	checkWidth(t, "mixed and big", b.String())
+}
