@@ -12,19 +12,17 @@ import (
 // 120 columns. Long texts wrap inside their cells to stay within it.
 const MaxColumns = 120
 
-// minWrapWidth is the narrowest a wrapped column becomes, and
-// maxWordWidth the longest word it keeps whole, while that is enough;
-// then words break, down to minBrokenWidth.
+// minWrapWidth is the narrowest a wrapped column becomes while that is
+// enough; then it goes down to minBrokenWidth, breaking longer words.
 const (
 	minWrapWidth   = 16
-	maxWordWidth   = 16
 	minBrokenWidth = 8
 )
 
 // renderTable renders header and rows as an fsbench table no wider than
-// MaxColumns: the columns wrap gives a priority give up width, the
+// MaxColumns. The columns that wrap gives a priority give up width, the
 // highest priority first (the widest first among equals), and their texts
-// wrap at spaces inside the cell. A column of priority 0 never wraps.
+// wrap at spaces inside the cell; a column of priority 0 never wraps.
 func renderTable(w io.Writer, header []string, align []tw.Align, rows [][]string, wrap []int) error {
 	t := NewTable(w, header, align)
 	for _, row := range fitRows(header, rows, wrap, MaxColumns) {
@@ -38,18 +36,10 @@ func renderTable(w io.Writer, header []string, align []tw.Align, rows [][]string
 func fitRows(header []string, rows [][]string, wrap []int, limit int) [][]string {
 	widths := columnWidths(header, rows)
 	natural := append([]int(nil), widths...)
-	// A column wraps no narrower than its header, its longest word (up to
-	// maxWordWidth: longer words break) and minWrapWidth.
+	// A column wraps no narrower than its header and minWrapWidth.
 	floor := make([]int, len(header))
 	for i, h := range header {
 		floor[i] = max(minWrapWidth, cellWidth(h))
-		for _, row := range rows {
-			if i < len(row) {
-				for _, word := range strings.Fields(row[i]) {
-					floor[i] = max(floor[i], min(twwidth.Width(word), maxWordWidth))
-				}
-			}
-		}
 	}
 	total := sumWidths(widths)
 	shrink(widths, floor, wrap, total-limit)
