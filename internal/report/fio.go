@@ -33,16 +33,14 @@ func FioSummary(w io.Writer, label string, p *PhaseResult) error {
 		fmt.Fprintln(bw, "    clat: no latency recorded")
 		return bw.Err()
 	}
+	unit, div := fioTimeUnit(l.Min * 1e3)
+	fmt.Fprintf(bw, "    clat (%s): min=%d, max=%d, avg=%.2f", unit, whole(l.Min*1e3/div), whole(l.Max*1e3/div), l.Mean*1e3/div)
 	h, err := p.LatencyHistogram()
 	if err != nil || h == nil || h.Count() == 0 {
-		unit, div := fioTimeUnit(l.Min * 1e3)
-		fmt.Fprintf(bw, "    clat (%s): min=%d, max=%d, avg=%.2f\n", unit,
-			whole(l.Min*1e3/div), whole(l.Max*1e3/div), l.Mean*1e3/div)
+		fmt.Fprintln(bw)
 		return bw.Err()
 	}
-	unit, div := fioTimeUnit(l.Min * 1e3)
-	fmt.Fprintf(bw, "    clat (%s): min=%d, max=%d, avg=%.2f, stdev=%.2f\n", unit,
-		whole(l.Min*1e3/div), whole(l.Max*1e3/div), l.Mean*1e3/div, float64(h.StdDev())/div)
+	fmt.Fprintf(bw, ", stdev=%.2f\n", float64(h.StdDev())/div)
 	values := make([]time.Duration, len(FioPercentiles))
 	for i, q := range FioPercentiles {
 		values[i] = h.Quantile(q)
