@@ -45,10 +45,10 @@ func ThresholdFor(name string, threads int, bigFileSize int64) (Threshold, bool)
 // toPhase turns the engine's raw measurement into the result model with
 // JuiceFS's value and cost: MiB/s and s/file for big files, files/s and
 // ms/file for small files and stat. Cost is the mean time one thread spent
-// per file.
+// per file, by the latencies of its operations (report's PerUnit).
 func toPhase(r *workload.Result, wp *workload.FilePhase, o Options) report.PhaseResult {
 	p := r.Report()
-	perFile := p.SecondsPer(r.Items, float64(r.Workers))
+	perFile := p.PerUnit(r.Items)
 	switch wp.Name {
 	case "write-big", "read-big", ExistingBig:
 		p.Value = p.ThroughputValue()

@@ -354,7 +354,7 @@ func (o *BenchOptions) setHooks(app *App) *publisher {
 				}
 				return
 			}
-			prog = app.phaseProgress(p, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
+			prog = app.phaseProgress(p, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() }).from(e.Live, 1)
 		},
 		PhaseEnd: func(e *workload.Runner, p *workload.FilePhase) {
 			pub.p.EndPhase(p) // exact totals, however short the phase

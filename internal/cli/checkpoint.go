@@ -198,7 +198,7 @@ func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 	var prog *Progress
 	o.ObjectHooks = checkpoint.ObjectHooks{
 		PhaseStart: func(_, title string, e *engine.Engine, shards int64) {
-			prog = app.StartProgress(title, shards, "shards", func() int64 { return e.Live.Ops.Load() })
+			prog = app.StartProgress(title, shards, "shards", func() int64 { return e.Live.Ops.Load() }).from(&e.Live, 1)
 		},
 		PhaseEnd: func(string) { prog.Done() },
 	}
@@ -233,7 +233,7 @@ func checkpointHooks(app *App, path string) (runenv.Hooks, func()) {
 	return runenv.Hooks{
 		PhaseStart: func(e *workload.Runner, p *workload.FilePhase, total int64) {
 			cur.Store(e)
-			prog = app.phaseProgress(p, total, "blocks", func() int64 { return e.Live.Ops.Load() })
+			prog = app.phaseProgress(p, total, "blocks", func() int64 { return e.Live.Ops.Load() }).from(e.Live, 1)
 		},
 		PhaseEnd: func(e *workload.Runner, p *workload.FilePhase) {
 			pub.EndPhase(p)

@@ -40,6 +40,11 @@ func (h *hostsProgress) update(p cluster.Progress, final bool) {
 		// the phase ended before a heartbeat told of it.
 		title := fmt.Sprintf("%s (%d hosts)", p.Phase, h.hosts)
 		h.bar = h.app.startProgress(title, p.Total, 0, p.Unit, h.done.Load, h.since)
+		// Its last line gives no rate: the time here runs from the
+		// first report of a host to the last, the table's from the first
+		// host's start to the last host's end, and two rates of one phase
+		// would disagree.
+		h.bar.bare = true
 	}
 	if h.bar != nil && p.Total >= 0 {
 		h.bar.SetTotal(p.Total) // once every host has told its own

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -160,7 +161,15 @@ func runIO500(ctx context.Context, app *App, o *IO500Options) error {
 		fmt.Fprintf(app.IO.Err, "IO500-style run (not an official IO500 result) in %s with %d ranks, stonewall %s\n", o.Path, o.Threads, o.Stonewall)
 	}
 	res, err := app.measure(ctx, "io500", o.Repeat, func(ctx context.Context, res *report.Result) error {
-		return io500.RunAt(ctx, o.Target, o.Options, res)
+		opts := o.Options
+		opts.PhaseEnd = func(name string) {
+			// The last line's count and time are the phase's own.
+			if p := res.FindPhase(name); p != nil && prog != nil {
+				prog.measured(p.Ops, time.Duration(p.Seconds*float64(time.Second)))
+			}
+			o.PhaseEnd(name)
+		}
+		return io500.RunAt(ctx, o.Target, opts, res)
 	})
 	if prog != nil {
 		prog.Done()

@@ -251,6 +251,7 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 			}
 			prog = app.StartProgress(title, total, unit, poll)
 		},
+		ItemMeasured: func(_ string, done int64, d time.Duration) { prog.measured(done, d) },
 		ItemEnd: func(string) {
 			if prog != nil {
 				prog.Done()

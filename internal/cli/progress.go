@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/tick"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -30,6 +31,16 @@ type Progress struct {
 	t0    time.Time
 	rate  rateWindow
 	live  bool // a bar is drawn on stderr
+	// final, once the phase has ended, is what its result counts: the
+	// units done after the warm-up and their time (see measured).
+	final    *metrics.Live
+	finalPer int64
+	done     int64
+	took     time.Duration
+	hasFinal bool
+	// bare leaves the rate out of the last line: a phase on many hosts,
+	// whose rate the table gives over the hosts' own times.
+	bare bool
 }
 
 // progressEvery is how often a bar is redrawn.
@@ -86,6 +97,38 @@ func (p *Progress) line(done int64, elapsed time.Duration, rate float64) string 
 		Elapsed: elapsed, Rate: rate, Width: p.app.IO.cols()}.String()
 }
 
+// from makes Done end with the phase's figures as its result counts
+// them, which the engine leaves in l when the phase ends: its operations,
+// per units each, after the warm-up, and their time. The last line's rate
+// is then the table's (or, where the table shows bytes, its operations').
+func (p *Progress) from(l *metrics.Live, per int64) *Progress {
+	if p != nil {
+		p.final, p.finalPer = l, per
+	}
+	return p
+}
+
+// measured gives Done the phase's figures as its result counts them:
+// the units done after the warm-up and their time.
+func (p *Progress) measured(done int64, d time.Duration) {
+	if p != nil {
+		p.done, p.took, p.hasFinal = done, d, true
+	}
+}
+
+// figures are the count and time the last line shows: the phase's own
+// (from, measured) once it has ended, else what the bar counted since it
+// began.
+func (p *Progress) figures() (int64, time.Duration) {
+	switch {
+	case p.hasFinal:
+		return p.done, p.took
+	case p.final != nil && p.final.MeasuredNs.Load() > 0:
+		return p.final.Measured.Load() * p.finalPer, time.Duration(p.final.MeasuredNs.Load())
+	}
+	return p.poll(), time.Since(p.t0)
+}
+
 // Done ends the phase's progress display: the bar's last state on a line
 // of its own (a terminal), or one plain line with the phase's count, time
 // and rate (not a terminal). Whatever comes next starts on a new line.
@@ -95,34 +138,36 @@ func (p *Progress) Done() {
 	if p.app.Globals.Quiet {
 		return
 	}
-	done := p.poll()
-	d := time.Since(p.t0)
+	done, d := p.figures()
 	avg := 0.0
 	if d > 0 {
 		avg = float64(done) / d.Seconds()
 	}
 	if p.live {
 		l := progressLine{Title: p.title, Done: done, Total: p.total.Load(), Limit: p.limit, Unit: p.unit,
-			Elapsed: d, Rate: avg, Width: p.app.IO.cols(), Final: true}
+			Elapsed: d, Rate: avg, Width: p.app.IO.cols(), Final: true, Bare: p.bare}
 		p.app.progressWrite("\r" + l.String() + "\x1b[K\n")
 		return
 	}
 	var b strings.Builder
-	writePlainProgress(&b, p.title, done, p.total.Load(), p.unit, d)
+	writePlainProgress(&b, p.title, done, p.total.Load(), p.unit, d, !p.bare)
 	p.app.progressWrite(b.String())
 }
 
 // SetTotal sets the units the phase will do, once known.
 func (p *Progress) SetTotal(total int64) { p.total.Store(total) }
 
-func writePlainProgress(w io.Writer, title string, done, total int64, unit string, d time.Duration) {
+// writePlainProgress writes a phase's last line: its count, time and,
+// if withRate, rate.
+func writePlainProgress(w io.Writer, title string, done, total int64, unit string, d time.Duration, withRate bool) {
 	rate := ""
-	if s := d.Seconds(); s > 0 {
+	if s := d.Seconds(); s > 0 && withRate {
 		rate = fmt.Sprintf(" (%s %s/s)", formatRate(float64(done)/s), unit)
 	}
-	if total >= 0 {
+	switch {
+	case total >= 0:
 		fmt.Fprintf(w, "%s: %d/%d %s in %.2fs%s\n", title, done, total, unit, d.Seconds(), rate)
-	} else {
+	default:
 		fmt.Fprintf(w, "%s: %d %s in %.2fs%s\n", title, done, unit, d.Seconds(), rate)
 	}
 }
@@ -139,6 +184,7 @@ type progressLine struct {
 	Rate    float64 // units per second, recent
 	Width   int     // the terminal's columns
 	Final   bool    // the phase is over: no time left to show
+	Bare    bool    // final, without the rate (many hosts)
 }
 
 // String draws the line within Width columns: title, a bar with percent
@@ -162,6 +208,9 @@ func (l progressLine) String() string {
 		count = fmt.Sprintf("%d/%d %s", l.Done, l.Total, l.Unit)
 	}
 	rate := fmt.Sprintf("  %s/s  %s", formatRate(l.Rate), l.timeText(frac))
+	if l.Bare && l.Final {
+		rate = "  " + l.timeText(frac)
+	}
 	head := fmt.Sprintf("%-18s", l.Title+":")
 	if frac < 0 {
 		return fitLine(head+"  "+count+rate, l.Width)

@@ -278,7 +278,7 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 		PhaseStart: func(name string, e *engine.Engine, total int64, unit string) {
 			title := strings.ToUpper(name[:1]) + name[1:]
 			pub.begin(name, title, e)
-			prog = app.StartProgress(title, total, unit, func() int64 { return e.Live.Ops.Load() })
+			prog = app.StartProgress(title, total, unit, func() int64 { return e.Live.Ops.Load() }).from(&e.Live, 1)
 		},
 		PhaseEnd: func(string) {
 			pub.end()

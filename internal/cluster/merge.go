@@ -128,16 +128,14 @@ func mergePhase(name string, hosts []HostResult) (report.PhaseResult, error) {
 		out.SetRates()
 		out.Stonewall = stonewall(parts, first, firstEnd)
 	}
-	var threads float64
 	for _, hp := range parts {
-		threads += hp.threads
 		out.Hosts = append(out.Hosts, hostRow(hp, first))
 		for _, r := range hp.p.Ranks {
 			r.Host = hp.addr
 			out.Ranks = append(out.Ranks, r)
 		}
 	}
-	out.Value, out.Cost, err = measures(&out, parts, phases[0], threads)
+	out.Value, out.Cost, err = measures(&out, parts, phases[0])
 	return out, err
 }
 
@@ -226,36 +224,34 @@ func doneBy(p *report.PhaseResult, t float64) (bytes, ops int64) {
 
 // measures recomputes the table's value and cost of an aggregate phase in
 // the units of one host's: rates over the aggregate time, and the time per
-// file or object per thread across all hosts' threads. A unit without a
-// rule is an error, never a figure of 0.
-func measures(p *report.PhaseResult, parts []hostPart, like report.PhaseResult, threads float64) (v, c report.Measure, err error) {
+// file or object by the latencies of all hosts' operations. A unit
+// without a rule is an error, never a figure of 0.
+func measures(p *report.PhaseResult, parts []hostPart, like report.PhaseResult) (v, c report.Measure, err error) {
 	v, c = report.Measure{Unit: like.Value.Unit}, report.Measure{Unit: like.Cost.Unit}
-	if v.Value, err = figure(p, v.Unit, threads, func() float64 { return hostsMean(parts, valueOf) }); err != nil {
+	if v.Value, err = figure(p, v.Unit, func() float64 { return hostsMean(parts, valueOf) }); err != nil {
 		return v, c, err
 	}
-	c.Value, err = figure(p, c.Unit, threads, func() float64 { return hostsMean(parts, costOf) })
+	c.Value, err = figure(p, c.Unit, func() float64 { return hostsMean(parts, costOf) })
 	return v, c, err
 }
 
 func valueOf(p *report.PhaseResult) float64 { return p.Value.Value }
 func costOf(p *report.PhaseResult) float64  { return p.Cost.Value }
 
-// figure is aggregate phase p's figure in unit u, from its counts and
-// time and the threads of all hosts; mean is the hosts' own figures'
-// mean, by threads. Every unit of report.Units has a case here
+// figure is aggregate phase p's figure in unit u, from its counts, time
+// and latencies; mean is the hosts' own figures' mean, by threads. Every unit of report.Units has a case here
 // (TestEveryUnitMerges).
-func figure(p *report.PhaseResult, u report.Unit, threads float64, mean func() float64) (float64, error) {
+func figure(p *report.PhaseResult, u report.Unit, mean func() float64) (float64, error) {
 	if r, ok := u.Rate(p.Bytes, p.Items, p.Ops, p.Seconds); ok {
 		return r, nil
 	}
-	perThread := func(n int64) float64 { return p.SecondsPer(n, threads) }
 	switch u {
 	case report.UnitSecondsPerFile:
-		return perThread(p.Items), nil
+		return p.PerUnit(p.Items), nil
 	case report.UnitMsPerFile:
-		return 1000 * perThread(p.Items), nil
+		return 1000 * p.PerUnit(p.Items), nil
 	case report.UnitMsPerObject, report.UnitMsPerList:
-		return 1000 * perThread(p.Ops), nil
+		return 1000 * p.PerUnit(p.Ops), nil
 	case report.UnitMsPerOp:
 		return p.Latency.Mean / 1e3, nil
 	case report.UnitSeconds: // checkpoint: the slowest rank's time

@@ -78,14 +78,16 @@ func TestMergedRates(t *testing.T) {
 	}
 }
 
-// The cost per file counts the threads each host says it ran, as its
-// typed field; the parameter of the same name is only for older results.
+// A figure the hosts' own figures make (% AU) is their mean by the
+// threads each host says it ran, as its typed field; the parameter of the
+// same name is only for older results.
 func TestMergeCountsTypedThreads(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var hosts []HostResult
 	for i, addr := range []string{"a:1", "b:1"} {
-		r := &report.Result{Threads: 3, Parameters: report.Params{{Key: "threads", Value: 100}},
+		r := &report.Result{Threads: 1 + 2*i, Parameters: report.Params{{Key: "threads", Value: 100 - 99*i}},
 			Phases: []report.PhaseResult{hostPhase(t, 100, 2, time.Millisecond)}}
+		r.Phases[0].Cost = report.Measure{Unit: report.UnitAUPercent, Value: 50 + 40*float64(i)}
 		hosts = append(hosts, HostResult{Address: addr, Result: r, Starts: map[string]time.Time{"write-big": t0.Add(time.Duration(i))}})
 	}
 	base := &report.Result{}
@@ -93,10 +95,10 @@ func TestMergeCountsTypedThreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := base.Phases[0]
-	if want := p.Seconds * 6 / 2; p.Cost.Value != want { // 6 threads, 2 files
-		t.Errorf("cost %v s/file, want %v", p.Cost.Value, want)
+	if want := (50*1 + 90*3) / 4.0; p.Cost.Value != want { // 1 and 3 threads, not 100 and 1
+		t.Errorf("cost %v %% AU, want %v", p.Cost.Value, want)
 	}
-	if base.Threads != 3 {
-		t.Errorf("merged result: %d threads a host, want 3", base.Threads)
+	if base.Threads != 1 {
+		t.Errorf("merged result: %d threads a host, want the first host's 1", base.Threads)
 	}
 }

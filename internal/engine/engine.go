@@ -209,6 +209,10 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 		atGate = sync.OnceFunc(p.Ready)
 		defer atGate()
 	}
+	// Until the phase ends, its progress line has no measured figures,
+	// not those of the phase before.
+	e.Live.Measured.Store(0)
+	e.Live.MeasuredNs.Store(0)
 	if err := p.Validate(); err != nil {
 		return e.failed(&p), err
 	}
@@ -259,6 +263,8 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 	err := g.Wait()
 	series.stop()
 	res := r.result(series)
+	e.Live.Measured.Store(res.Ops)
+	e.Live.MeasuredNs.Store(max(int64(res.Elapsed), 1))
 	if err != nil || ctx.Err() != nil {
 		res.Incomplete = true
 	}

@@ -174,6 +174,17 @@ func TestWarmupIsNotCounted(t *testing.T) {
 	if r.Elapsed > time.Second || r.Elapsed < 90*time.Millisecond {
 		t.Errorf("measured %v, want about 100ms after the warm-up", r.Elapsed)
 	}
+	// The live counters keep the measured figures for the progress line.
+	if m, ns := e.Live.Measured.Load(), e.Live.MeasuredNs.Load(); m != r.Ops || ns != int64(r.Elapsed) {
+		t.Errorf("live measured %d ops in %v, the result %d in %v", m, time.Duration(ns), r.Ops, r.Elapsed)
+	}
+	// A phase that fails before its start leaves none of the last one's.
+	if _, err := e.Run(context.Background(), Phase{Name: "bad"}); err == nil {
+		t.Fatal("a phase without Do ran")
+	}
+	if e.Live.MeasuredNs.Load() != 0 {
+		t.Errorf("a failed phase shows the phase before's time: %v", time.Duration(e.Live.MeasuredNs.Load()))
+	}
 }
 
 func TestKeepGoingCountsErrors(t *testing.T) {

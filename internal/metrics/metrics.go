@@ -100,6 +100,9 @@ func (h *Histogram) Merge(o *Histogram) {
 // Count is the number of observations.
 func (h *Histogram) Count() int64 { return h.h.TotalCount() }
 
+// StdDev is the standard deviation of the observations.
+func (h *Histogram) StdDev() time.Duration { return time.Duration(h.h.StdDev()) }
+
 // Reset forgets every observation.
 func (h *Histogram) Reset() { h.h.Reset() }
 
@@ -149,6 +152,12 @@ type Live struct {
 	// LiveBucketBound(k), the last one every latency above that. One
 	// atomic add per operation, for live latency histograms (Prometheus).
 	Buckets [LiveBuckets]atomic.Int64
+	// Measured and MeasuredNs are, once the phase has ended, its
+	// operations and its time as its result counts them (the warm-up left
+	// out); 0 while it runs. A progress line ends with them, so that its
+	// rate is the result's.
+	Measured   atomic.Int64
+	MeasuredNs atomic.Int64
 }
 
 // LiveBuckets is the number of latency buckets of Live: up to 2^24 µs
@@ -175,6 +184,8 @@ func (l *Live) Reset() {
 	l.Errors.Store(0)
 	l.LatencyNs.Store(0)
 	l.ReadBytes.Store(0)
+	l.Measured.Store(0)
+	l.MeasuredNs.Store(0)
 	for i := range l.Buckets {
 		l.Buckets[i].Store(0)
 	}

@@ -102,6 +102,11 @@ type Hooks struct {
 	// are done; ItemEnd after it.
 	ItemStart func(title, unit string, total int64, poll func() int64)
 	ItemEnd   func(title string)
+	// ItemMeasured is called as an item ends, before ItemEnd, with the
+	// units its progress counted and their time as its result counts them
+	// (the warm-up left out), so that a progress line can end with the
+	// table's rate.
+	ItemMeasured func(title string, done int64, elapsed time.Duration)
 	// Check is called after each functional check.
 	Check func(c report.Check)
 	// Interval is called at the end of each interval of an item, with

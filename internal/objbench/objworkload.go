@@ -188,12 +188,7 @@ func (r *run) phaseRow(name, title string, res *engine.Result) report.PhaseResul
 	p := res.Report()
 	p.Name, p.Title = name, title
 	p.LatencyOf = name
-	threads := float64(res.Workers)
-	if p.Ops > 0 {
-		p.Cost = report.Measure{Value: p.Seconds * 1000 * threads / float64(p.Ops), Unit: report.UnitMsPerOp}
-	} else {
-		p.Cost = report.Measure{Unit: report.UnitMsPerOp}
-	}
+	p.Cost = report.Measure{Value: p.PerUnit(p.Ops) * 1000, Unit: report.UnitMsPerOp}
 	if p.Bytes > 0 {
 		p.Value = report.Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: report.UnitMiBPerSec}
 	} else {

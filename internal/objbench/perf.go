@@ -279,6 +279,9 @@ func (r *run) runPhaseOf(ctx context.Context, p engine.Phase, objects int, unit 
 		h(p.Title, unit, total, func() int64 { return r.eng.Live.Ops.Load() * int64(objects) })
 	}
 	res, err := r.eng.Run(ctx, p)
+	if h := r.o.Hooks.ItemMeasured; h != nil && res != nil {
+		h(p.Title, res.Ops*int64(objects), res.Elapsed)
+	}
 	if r.o.Hooks.ItemEnd != nil {
 		r.o.Hooks.ItemEnd(p.Title)
 	}
@@ -396,13 +399,14 @@ func (r *run) get(ctx context.Context, w *engine.Worker, s engine.Start, key str
 
 // toPhase turns an item's measurement into the result model, with
 // JuiceFS's value and cost: MiB/s or objects/s, and the mean time one
-// thread spent per object (per listing for list).
+// thread spent per object (per listing for list), by the operations'
+// latencies.
 func (r *run) toPhase(it item, res *engine.Result) report.PhaseResult {
 	p := res.Report()
 	p.LatencyOf = it.latencyOf
 	p.Items = p.Ops * int64(it.objects)
 	p.SetRates()
-	perOp := p.SecondsPer(p.Ops, float64(res.Workers)) * 1000 // ms one thread spent per task
+	perOp := p.PerUnit(p.Ops) * 1000 // ms: an operation's mean latency
 	if it.bytes {
 		p.Value = p.ThroughputValue()
 	} else {

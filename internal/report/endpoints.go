@@ -8,10 +8,9 @@ import (
 
 // endpointRows are the table's rows under a phase run through several
 // endpoints of one store: each endpoint's rate in the phase's unit, its
-// mean time per request, and its requests and errors; each row has the
-// table's columns.
-func endpointRows(p *PhaseResult, verbose bool, columns int) [][]string {
-	var rows [][]string
+// mean time per request, and its requests and errors.
+func endpointRows(p *PhaseResult) []row {
+	var rows []row
 	for _, e := range p.Endpoints {
 		v := Measure{Unit: UnitRequestsPerSec, Value: e.RequestsPerSec}
 		if p.Value.Unit == UnitMiBPerSec {
@@ -22,15 +21,7 @@ func endpointRows(p *PhaseResult, verbose bool, columns int) [][]string {
 		if e.Errors > 0 {
 			what += ", " + count(e.Errors, "error")
 		}
-		row := []string{"  " + e.Endpoint, FormatMeasure(v), cost, "", "", "", what}
-		if verbose {
-			row = []string{"  " + e.Endpoint, FormatMeasure(v), cost, "", "", "", "", "", what,
-				strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Errors, 10)}
-		}
-		for len(row) < columns {
-			row = append(row, "")
-		}
-		rows = append(rows, row)
+		rows = append(rows, row{"ITEM": "  " + e.Endpoint, "VALUE": FormatMeasure(v), "COST": cost, "LATENCY OF": what})
 	}
 	return rows
 }

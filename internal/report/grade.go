@@ -43,12 +43,16 @@ func (p *PhaseResult) ThroughputValue() Measure {
 	return Measure{Value: p.BytesPerSec / float64(units.MiB), Unit: UnitMiBPerSec}
 }
 
-// SecondsPer is the cost JuiceFS shows: the mean time one of the phase's
-// workers spent on each of n units of work (files, objects, operations);
-// 0 without any.
-func (p *PhaseResult) SecondsPer(n int64, workers float64) float64 {
-	if n <= 0 {
+// PerUnit is the table's COST in seconds: the time the phase's
+// operations took, by their latencies, per each of n units of work
+// (files, objects, listings, operations): the mean time a thread spent on
+// one. Where one operation is one unit it is the mean latency, so never
+// below the phase's fastest operation nor above its slowest; a 1 GiB file
+// written in 1 MiB blocks costs 1024 blocks' mean latency. 0 without
+// units or latencies.
+func (p *PhaseResult) PerUnit(n int64) float64 {
+	if n <= 0 || p.Latency.Count == 0 {
 		return 0
 	}
-	return p.Seconds * workers / float64(n)
+	return p.Latency.Mean / 1e6 * float64(p.Latency.Count) / float64(n)
 }

@@ -1,6 +1,10 @@
 package report
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+)
 
 func TestRangesGrade(t *testing.T) {
 	r := Ranges{Fair: 10, Good: 20, CostGood: 1, CostFair: 5}
@@ -21,13 +25,20 @@ func TestRangesGrade(t *testing.T) {
 	}
 }
 
-func TestSecondsPerAndThroughput(t *testing.T) {
-	p := PhaseResult{Seconds: 2, BytesPerSec: 3 << 20}
-	if got := p.SecondsPer(8, 4); got != 1 {
-		t.Errorf("SecondsPer(8, 4) over 2 s = %v, want 1", got)
+// COST is the operations' mean latency per unit of work: within the
+// latencies' range where an operation is a unit, and their sum over a
+// file's blocks where it is not.
+func TestPerUnitAndThroughput(t *testing.T) {
+	p := PhaseResult{Seconds: 2, BytesPerSec: 3 << 20, Ops: 8,
+		Latency: metrics.Summary{Count: 8, Mean: 250_000, Min: 100_000, Max: 900_000}}
+	if got := p.PerUnit(8); got != 0.25 {
+		t.Errorf("PerUnit(8) of 8 ops of 250 ms mean = %v, want 0.25", got)
 	}
-	if got := p.SecondsPer(0, 4); got != 0 {
-		t.Errorf("SecondsPer(0, 4) = %v, want 0", got)
+	if got := p.PerUnit(2); got != 1 {
+		t.Errorf("PerUnit(2) of 8 ops of 250 ms mean = %v, want 1 (4 ops each)", got)
+	}
+	if got := p.PerUnit(0); got != 0 {
+		t.Errorf("PerUnit(0) = %v, want 0", got)
 	}
 	if m := p.ThroughputValue(); m.Value != 3 || m.Unit != "MiB/s" {
 		t.Errorf("ThroughputValue = %+v", m)

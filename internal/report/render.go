@@ -267,7 +267,7 @@ const maxCheckCell = 160
 
 // writeChecks writes the table of functional checks.
 func writeChecks(bw *ErrWriter, r *Result, o Options) error {
-	t := NewTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft})
+	var rows [][]string
 	for _, c := range r.Checks {
 		g := Good
 		switch c.Status {
@@ -283,12 +283,10 @@ func writeChecks(bw *ErrWriter, r *Result, o Options) error {
 		if len(res) > maxCheckCell && !o.Verbose {
 			res = res[:maxCheckCell] + "... (all of it with -v)"
 		}
-		_ = t.Append([]string{c.Category, c.Name, paint(o, g, res)})
+		rows = append(rows, []string{c.Category, c.Name, paint(o, g, res)})
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	return nil
+	return renderTable(bw, []string{"CATEGORY", "TEST", "RESULT"}, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignLeft},
+		rows, []int{0, 1, 2})
 }
 
 // writePhases writes the header lines and the ITEM | VALUE | COST table.
@@ -310,34 +308,24 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 		fmt.Fprintf(bw, "Cache drop: %s\n", r.CacheDrop)
 	}
 	header, align := phaseHeader(r, o)
-	t := NewTable(bw, header, align)
-	for _, p := range r.Phases {
-		if p.Value.Unit == UnitNotSupported {
-			continue // named in one line under the table
-		}
-		cells := phaseCells(&p, o, showTTFB(r))
-		if len(r.Runs) > 0 {
-			cells = append(cells, spreadCell(&p, o))
-		}
-		_ = t.Append(cells)
-		if o.Verbose {
-			for _, row := range hostRows(&p) {
-				_ = t.Append(row)
-			}
-			for _, row := range rankRows(&p) {
-				_ = t.Append(row)
-			}
-		}
-		for _, row := range endpointRows(&p, o.Verbose, len(header)) {
-			_ = t.Append(row)
-		}
+	cells := phaseRows(r, o)
+	if tableWidth(header, projectAll(header, cells)) > MaxColumns && meanIsCost(r) {
+		// Every COST is its phase's mean latency: MEAN would repeat it.
+		header, align = without(header, align, "MEAN")
 	}
-	for _, row := range internalRows(r, o, len(header)) {
-		_ = t.Append(row)
-	}
+	rows := projectAll(header, cells)
 	if len(unsupported(r)) < len(r.Phases) || len(r.Phases) == 0 || r.Internal != nil {
 		// A table with no row at all is left out.
-		if err := t.Render(); err != nil {
+		wrap := make([]int, len(header))
+		for i, h := range header {
+			switch h {
+			case "LATENCY OF":
+				wrap[i] = 2
+			case "ITEM", "RUNS: MIN-MAX":
+				wrap[i] = 1
+			}
+		}
+		if err := renderTable(bw, header, align, rows, wrap); err != nil {
 			return err
 		}
 	}
@@ -365,32 +353,111 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 		}
 		fmt.Fprintf(bw, "%s client: CPU: %s, Memory: %s\n", in.Source, cpu, mem)
 	}
+	if o.Verbose {
+		writeFioSummaries(bw, r)
+	}
 	return nil
 }
 
+// phaseRows are the rows of the table of phases, by column: each phase
+// (but those the storage cannot do, named under the table) with, in -v,
+// its hosts and ranks, and its endpoints; then the storage client's own
+// counters.
+func phaseRows(r *Result, o Options) []row {
+	var rows []row
+	for _, p := range r.Phases {
+		if p.Value.Unit == UnitNotSupported {
+			continue
+		}
+		cells := phaseCells(&p, o, showTTFB(r))
+		if len(r.Runs) > 0 {
+			cells["RUNS: MIN-MAX"] = spreadCell(&p, o)
+		}
+		rows = append(rows, cells)
+		if o.Verbose {
+			rows = append(rows, hostRows(&p)...)
+			rows = append(rows, rankRows(&p)...)
+		}
+		rows = append(rows, endpointRows(&p)...)
+	}
+	return append(rows, internalRows(r, o)...)
+}
+
+// meanIsCost reports whether every measured phase's COST is its mean
+// latency: a time per operation, or per file or object where one
+// operation is one of them.
+func meanIsCost(r *Result) bool {
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		if p.Ops == 0 || p.Value.Unit == UnitNotSupported {
+			continue
+		}
+		switch p.Cost.Unit {
+		case UnitMsPerOp, UnitMsPerList:
+		case UnitMsPerFile, UnitMsPerObject, UnitSecondsPerFile:
+			if p.Ops != p.Items {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return r.Internal == nil
+}
+
+// without is header and align without the column named name.
+func without(header []string, align []tw.Align, name string) ([]string, []tw.Align) {
+	var h []string
+	var a []tw.Align
+	for i := range header {
+		if header[i] != name {
+			h, a = append(h, header[i]), append(a, align[i])
+		}
+	}
+	return h, a
+}
+
+func projectAll(header []string, rows []row) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = project(header, r)
+	}
+	return out
+}
+
 // internalRows are the table's rows of the storage client's own counters
-// (JuiceFS's .stats), padded to width columns.
-func internalRows(r *Result, o Options, width int) [][]string {
+// (JuiceFS's .stats).
+func internalRows(r *Result, o Options) []row {
 	if r.Internal == nil {
 		return nil
 	}
-	var out [][]string
-	for _, row := range r.Internal.Rows {
+	var out []row
+	for _, ir := range r.Internal.Rows {
 		value, cost := "unknown", "unknown"
-		if !row.Unknown {
-			value = strconv.FormatInt(row.Count, 10) + " operations"
-			cost = paint(o, row.Grade, strconv.FormatFloat(row.AvgMs, 'f', 2, 64)+" ms/op")
+		if !ir.Unknown {
+			value = strconv.FormatInt(ir.Count, 10) + " operations"
+			cost = paint(o, ir.Grade, strconv.FormatFloat(ir.AvgMs, 'f', 2, 64)+" ms/op")
 		}
-		cells := make([]string, width)
-		copy(cells, []string{row.Name, value, cost})
-		out = append(out, cells)
+		out = append(out, row{"ITEM": ir.Name, "VALUE": value, "COST": cost})
+	}
+	return out
+}
+
+// row is one row of the table of phases, by column; project lays it out
+// in the columns of a header, leaving the others blank.
+type row map[string]string
+
+func project(header []string, r row) []string {
+	out := make([]string, len(header))
+	for i, h := range header {
+		out[i] = r[h]
 	}
 	return out
 }
 
 // writeExpectations writes the table of expectations.
 func writeExpectations(bw *ErrWriter, r *Result, o Options) error {
-	t := NewTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft})
+	var rows [][]string
 	for _, e := range r.Expectations {
 		res, g := "PASS", Good
 		switch e.Outcome() {
@@ -402,12 +469,10 @@ func writeExpectations(bw *ErrWriter, r *Result, o Options) error {
 		if g != Good && e.Reason != "" {
 			res += ": " + e.Reason
 		}
-		_ = t.Append([]string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
+		rows = append(rows, []string{e.Expr, strconv.FormatFloat(e.Measured, 'f', -1, 64) + " " + e.Unit, paint(o, g, res)})
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	return nil
+	return renderTable(bw, []string{"EXPECTATION", "MEASURED", "RESULT"}, []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft},
+		rows, []int{1, 0, 2})
 }
 
 // showTTFB reports whether the table shows the time to first byte: for
@@ -425,23 +490,66 @@ func showTTFB(r *Result) bool {
 }
 
 // phaseHeader is the header of the table of phases, and its alignment.
+// IOPS is shown when a phase moves data in transfers under 64 KiB. -v
+// adds rows (hosts, ranks) and, under the table, each phase's operations,
+// errors and percentiles (P90, P99.9 and more) as fio prints them.
 func phaseHeader(r *Result, o Options) ([]string, []tw.Align) {
-	r2, l := tw.AlignRight, tw.AlignLeft
-	header := []string{"ITEM", "VALUE", "COST", "P50", "P99", "MAX", "LATENCY OF"}
-	align := []tw.Align{r2, r2, r2, r2, r2, r2, l}
-	if o.Verbose {
-		header = []string{"ITEM", "VALUE", "COST", "P50", "P90", "P99", "P99.9", "MAX", "LATENCY OF", "OPS", "ERRORS"}
-		align = []tw.Align{r2, r2, r2, r2, r2, r2, r2, r2, l, r2, r2}
+	header := []string{"ITEM", "VALUE"}
+	if showIOPS(r) {
+		header = append(header, "IOPS")
 	}
+	header = append(header, "COST", "MEAN", "P50", "P99", "MAX", "LATENCY OF")
 	if showTTFB(r) {
 		header = append(header, "TTFB P50", "TTFB P99")
-		align = append(align, r2, r2)
 	}
 	if len(r.Runs) > 0 {
 		header = append(header, "RUNS: MIN-MAX")
-		align = append(align, r2)
+	}
+	align := make([]tw.Align, len(header))
+	for i, h := range header {
+		align[i] = tw.AlignRight
+		if h == "LATENCY OF" {
+			align[i] = tw.AlignLeft
+		}
 	}
 	return header, align
+}
+
+// smallIO is the largest mean transfer of a phase whose table row shows
+// IOPS beside its bandwidth: below it, operations per second are the
+// figure a reader of fio's output looks for.
+const smallIO = 64 << 10
+
+// iops is the operations per second of a phase that moves data in
+// transfers under smallIO; ok is false for other phases.
+func iops(p *PhaseResult) (float64, bool) {
+	switch p.Value.Unit {
+	case UnitMiBPerSec, UnitGiBPerSec:
+	default:
+		return 0, false
+	}
+	if p.Ops <= 0 || p.Bytes <= 0 || p.Bytes/p.Ops >= smallIO {
+		return 0, false
+	}
+	return p.OpsPerSec, true
+}
+
+// showIOPS reports whether a phase of r shows IOPS.
+func showIOPS(r *Result) bool {
+	for i := range r.Phases {
+		if _, ok := iops(&r.Phases[i]); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// formatIOPS prints operations per second as the IOPS column shows them.
+func formatIOPS(v float64) string {
+	if v >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
 // spreadCell is a repeated phase's range of VALUE over its runs, with the
@@ -461,7 +569,7 @@ func spreadCell(p *PhaseResult, o Options) string {
 }
 
 // phaseCells is the table's row of a phase.
-func phaseCells(p *PhaseResult, o Options, ttfb bool) []string {
+func phaseCells(p *PhaseResult, o Options, ttfb bool) row {
 	l := p.Latency
 	lat := func(s metrics.Summary, v float64) string {
 		if s.Count == 0 {
@@ -483,17 +591,17 @@ func phaseCells(p *PhaseResult, o Options, ttfb bool) []string {
 	if p.Errors > 0 {
 		title += fmt.Sprintf(" [%d errors]", p.Errors)
 	}
-	cells := []string{title, value, cost, lat(l, l.P50), lat(l, l.P99), lat(l, l.Max), p.LatencyOf}
-	if o.Verbose {
-		cells = []string{title, value, cost, lat(l, l.P50), lat(l, l.P90), lat(l, l.P99), lat(l, l.P999), lat(l, l.Max), p.LatencyOf,
-			strconv.FormatInt(p.Ops, 10), strconv.FormatInt(p.Errors, 10)}
+	cells := row{"ITEM": title, "VALUE": value, "COST": cost, "MEAN": lat(l, l.Mean),
+		"P50": lat(l, l.P50), "P99": lat(l, l.P99), "MAX": lat(l, l.Max), "LATENCY OF": p.LatencyOf}
+	if v, ok := iops(p); ok && p.Ops > 0 {
+		cells["IOPS"] = formatIOPS(v)
 	}
 	if ttfb {
 		var f metrics.Summary
 		if p.TTFB != nil {
 			f = *p.TTFB
 		}
-		cells = append(cells, lat(f, f.P50), lat(f, f.P99))
+		cells["TTFB P50"], cells["TTFB P99"] = lat(f, f.P50), lat(f, f.P99)
 	}
 	return cells
 }
@@ -542,20 +650,20 @@ func (e *ErrWriter) Write(p []byte) (int, error) {
 
 // hostRows are the verbose table's rows under a phase run on many hosts:
 // each host's own figures, then the start skew and the stonewall rate.
-func hostRows(p *PhaseResult) [][]string {
+func hostRows(p *PhaseResult) []row {
 	if len(p.Hosts) == 0 {
 		return nil
 	}
-	var rows [][]string
+	var rows []row
 	for _, h := range p.Hosts {
 		v := Measure{Unit: p.Value.Unit, Value: h.OpsPerSec}
 		if r, ok := v.Unit.Rate(h.Bytes, h.Items, h.Ops, h.Seconds); ok {
 			v.Value = r
 		}
 		l := h.Latency
-		rows = append(rows, []string{"  " + h.Address, FormatMeasure(v), fmt.Sprintf("+%.0f ms", h.StartOffset*1000),
-			units.FormatLatency(l.P50), units.FormatLatency(l.P90), units.FormatLatency(l.P99), units.FormatLatency(l.P999),
-			units.FormatLatency(l.Max), "host (start offset)", strconv.FormatInt(h.Ops, 10), strconv.FormatInt(h.Errors, 10)})
+		rows = append(rows, row{"ITEM": "  " + h.Address, "VALUE": FormatMeasure(v), "COST": fmt.Sprintf("+%.0f ms", h.StartOffset*1000),
+			"MEAN": units.FormatLatency(l.Mean), "P50": units.FormatLatency(l.P50), "P99": units.FormatLatency(l.P99),
+			"MAX": units.FormatLatency(l.Max), "LATENCY OF": "host (start offset): " + opsText(h.Ops, h.Errors)})
 	}
 	if sw := p.Stonewall; sw != nil {
 		// A stonewall counts no items: its operations stand for them.
@@ -563,16 +671,16 @@ func hostRows(p *PhaseResult) [][]string {
 		if r, ok := v.Unit.Rate(sw.Bytes, sw.Ops, sw.Ops, sw.Seconds); ok {
 			v.Value = r
 		}
-		rows = append(rows, []string{"  stonewall", FormatMeasure(v), fmt.Sprintf("skew %.0f ms", p.StartSkew*1000),
-			"", "", "", "", "", fmt.Sprintf("while all hosts ran (%.2f s)", sw.Seconds), strconv.FormatInt(sw.Ops, 10), ""})
+		rows = append(rows, row{"ITEM": "  stonewall", "VALUE": FormatMeasure(v), "COST": fmt.Sprintf("skew %.0f ms", p.StartSkew*1000),
+			"LATENCY OF": fmt.Sprintf("while all hosts ran (%.2f s): %s", sw.Seconds, opsText(sw.Ops, 0))})
 	}
 	return rows
 }
 
 // rankRows are the verbose table's rows under a checkpoint phase: each
 // rank's throughput and time, and whose shard it wrote or read.
-func rankRows(p *PhaseResult) [][]string {
-	var rows [][]string
+func rankRows(p *PhaseResult) []row {
+	var rows []row
 	for _, r := range p.Ranks {
 		item := fmt.Sprintf("  rank %d", r.Rank)
 		if r.Host != "" {
@@ -585,9 +693,21 @@ func rankRows(p *PhaseResult) [][]string {
 		if r.Incomplete {
 			what += " (incomplete)"
 		}
+		if r.Errors > 0 {
+			what += ", " + count(r.Errors, "error")
+		}
 		v := Measure{Value: r.BytesPerSec / float64(units.MiB), Unit: UnitMiBPerSec}
-		rows = append(rows, []string{item, FormatMeasure(v), fmt.Sprintf("%.2f s", r.Seconds),
-			"", "", "", "", "", what, "", strconv.FormatInt(r.Errors, 10)})
+		rows = append(rows, row{"ITEM": item, "VALUE": FormatMeasure(v), "COST": fmt.Sprintf("%.2f s", r.Seconds),
+			"LATENCY OF": what})
 	}
 	return rows
+}
+
+// opsText counts operations and, if any, errors.
+func opsText(ops, errors int64) string {
+	s := count(ops, "op")
+	if errors > 0 {
+		s += ", " + count(errors, "error")
+	}
+	return s
 }
