@@ -125,7 +125,7 @@ func (r *Rendezvous) open(mine bool) error {
 
 // ErrNotOurs is in the error about a rendezvous or a token that is not
 // this user's with the modes rank 0 gives them.
-var ErrNotOurs = errors.New("not this user's with mode 0700 (directory) or 0600 (file)")
+var ErrNotOurs = errors.New("another user's, or not made by rank 0")
 
 // owned checks on fd that it is of type kind, this process's user's, with
 // mode perm exactly.
@@ -138,8 +138,8 @@ func (r *Rendezvous) owned(fd int, path string, kind, perm uint32) error {
 	if st.Mode&unix.S_IFMT == kind && st.Uid == uid && st.Mode&0o7777 == perm {
 		return nil
 	}
-	return fmt.Errorf("rendezvous %s: owner uid %d, mode %04o: %w (uid %d, mode %04o), so not made by this run's rank 0; refused; %s",
-		path, st.Uid, st.Mode&0o7777, ErrNotOurs, uid, perm, r.removeHint())
+	return fmt.Errorf("rendezvous %s: owner uid %d, mode %04o, where this run's rank 0 makes it uid %d, mode %04o: %w; refused; %s",
+		path, st.Uid, st.Mode&0o7777, uid, perm, ErrNotOurs, r.removeHint())
 }
 
 // openAt opens name in the rendezvous for reading, without following a
