@@ -305,3 +305,35 @@ func TestWaitLastLook(t *testing.T) {
 		t.Errorf("wait with nothing new: %v", err)
 	}
 }
+
+// TestWaitBlockedLook: a look at the rendezvous that blocks (a file
+// system that stopped answering) does not hold a wait past its timeout,
+// nor past an interruption.
+func TestWaitBlockedLook(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	try := func() (bool, error) { <-block; return true, nil }
+	late := errors.New("late")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, c := range []struct {
+		name    string
+		ctx     context.Context
+		timeout time.Duration
+		want    error
+	}{{"timeout", context.Background(), 200 * time.Millisecond, late}, {"interrupted", ctx, time.Hour, context.Canceled}} {
+		done := make(chan error, 1)
+		go func() { done <- wait(c.ctx, c.timeout, try, func() error { return late }) }()
+		if c.ctx == ctx {
+			cancel()
+		}
+		select {
+		case err := <-done:
+			if !errors.Is(err, c.want) {
+				t.Errorf("%s: %v, want %v", c.name, err, c.want)
+			}
+		case <-time.After(time.Minute): // a hang guard, far beyond the timeout
+			t.Fatalf("%s: wait did not end with its look blocked", c.name)
+		}
+	}
+}

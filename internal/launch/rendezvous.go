@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -60,8 +62,19 @@ type Rendezvous struct {
 	Size int
 	From string // where Size comes from, for errors
 
-	dir  *os.File // the directory, once opened and checked
+	mu   sync.Mutex // over dir: a look left behind by wait may still use it
+	dir  *os.File   // the directory, once opened and checked
 	beat uint64
+}
+
+// dirFd is the directory's descriptor, -1 once closed.
+func (r *Rendezvous) dirFd() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dir == nil {
+		return -1
+	}
+	return int(r.dir.Fd())
 }
 
 const (
@@ -119,7 +132,9 @@ func (r *Rendezvous) open(mine bool) error {
 		f.Close()
 		return err
 	}
+	r.mu.Lock()
 	r.dir = f
+	r.mu.Unlock()
 	return nil
 }
 
@@ -145,7 +160,7 @@ func (r *Rendezvous) owned(fd int, path string, kind, perm uint32) error {
 // openAt opens name in the rendezvous for reading, without following a
 // symbolic link, and checks it is this user's regular file, mode 0600.
 func (r *Rendezvous) openAt(name string) (*os.File, error) {
-	fd, err := unix.Openat(int(r.dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := unix.Openat(r.dirFd(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +187,7 @@ func (r *Rendezvous) readAt(name string) ([]byte, error) {
 // of it. It is not synced: the rendezvous lives as long as the run, and
 // a sync can wait minutes on a busy disk.
 func (r *Rendezvous) writeAt(name string, data []byte) error {
-	dfd := int(r.dir.Fd())
+	dfd := r.dirFd()
 	tmp := name + ".tmp"
 	_ = unix.Unlinkat(dfd, tmp, 0)
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
@@ -199,27 +214,67 @@ func (r *Rendezvous) writeAt(name string, data []byte) error {
 func (r *Rendezvous) beatText() []byte { return []byte(strconv.FormatUint(r.beat, 10)) }
 
 // wait calls try every poll until it reports done or fails, ctx ends or
-// timeout passes (then it returns late()).
+// timeout passes (then it returns late()). The deadline holds even when
+// a look at the file system blocks (a server gone, a disk minutes behind):
+// a try still running a poll past it is left behind, so try and late
+// share state only under a lock that is never held over I/O.
 func wait(ctx context.Context, timeout time.Duration, try func() (bool, error), late func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		done, err := try()
-		if done || err != nil {
-			return err
+		err := look(ctx, try, time.Until(deadline)+poll)
+		if ctx.Err() != nil && !errors.Is(err, errDone) && (err == nil || errors.Is(err, errBlocked)) {
+			// One last look, so that what arrived since the last poll
+			// (a rank that joined) is known to the caller too.
+			err = look(context.Background(), try, poll)
+			if err == nil || errors.Is(err, errBlocked) {
+				return fmt.Errorf("interrupted while waiting: %w", ctx.Err())
+			}
 		}
-		if time.Now().After(deadline) {
+		switch {
+		case errors.Is(err, errDone):
+			return nil
+		case err != nil && !errors.Is(err, errBlocked):
+			return err
+		case time.Now().After(deadline):
 			return late()
 		}
 		select {
 		case <-ctx.Done():
-			// One last look, so that what arrived since the last poll
-			// (a rank that joined) is known to the caller too.
-			if done, err := try(); done || err != nil {
-				return err
-			}
-			return fmt.Errorf("interrupted while waiting: %w", ctx.Err())
 		case <-time.After(poll):
 		}
+	}
+}
+
+var (
+	errDone    = errors.New("done")
+	errBlocked = errors.New("a look at the rendezvous did not return")
+)
+
+// look runs try, for limit at most, and less when ctx ends (then for one
+// poll more): errDone when try is done, errBlocked when it did not return.
+func look(ctx context.Context, try func() (bool, error), limit time.Duration) error {
+	res := make(chan error, 1)
+	go func() {
+		done, err := try()
+		if done && err == nil {
+			err = errDone
+		}
+		res <- err
+	}()
+	t := time.NewTimer(max(limit, 0))
+	defer t.Stop()
+	select {
+	case err := <-res:
+		return err
+	case <-t.C:
+		return errBlocked
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-res:
+		return err
+	case <-time.After(poll):
+		return errBlocked
 	}
 }
 
@@ -230,9 +285,15 @@ func wait(ctx context.Context, timeout time.Duration, try func() (bool, error), 
 // the wait with an error saying so.
 func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Member, error) {
 	start := time.Now()
+	var mu sync.Mutex // over members and joined: see wait
 	members := make([]Member, r.Size)
 	joined := make([]bool, r.Size)
 	joined[0] = true
+	isJoined := func(i int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return joined[i]
+	}
 	err := wait(ctx, timeout, func() (bool, error) {
 		r.beat++
 		if err := r.writeAt(beatName, r.beatText()); err != nil {
@@ -243,7 +304,7 @@ func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Memb
 		}
 		all := true
 		for i := 1; i < r.Size; i++ {
-			if joined[i] {
+			if isJoined(i) {
 				continue
 			}
 			b, err := r.readAt(memberName(i))
@@ -264,10 +325,14 @@ func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Memb
 			if len(m.Addrs) == 0 {
 				return false, fmt.Errorf("rendezvous: rank %d gives no address in %s", i, filepath.Join(r.Path, memberName(i)))
 			}
+			mu.Lock()
 			members[i], joined[i] = m, true
+			mu.Unlock()
 		}
 		return all, nil
 	}, func() error {
+		mu.Lock()
+		defer mu.Unlock()
 		var missing []string
 		for i, ok := range joined {
 			if !ok {
@@ -288,7 +353,7 @@ func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Memb
 			r.beat++
 			_ = r.writeAt(beatName, r.beatText())
 			for i := 1; i < mm.size; i++ {
-				if err := unix.Fstatat(int(r.dir.Fd()), memberName(i), new(unix.Stat_t), unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if err := unix.Fstatat(r.dirFd(), memberName(i), new(unix.Stat_t), unix.AT_SYMLINK_NOFOLLOW); err != nil {
 					return false, nil
 				}
 			}
@@ -296,7 +361,9 @@ func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Memb
 		}, func() error { return nil })
 		err = errors.New(mm.msg)
 	}
-	return members, err
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(members), err
 }
 
 // mismatch is a rank's report that its world size is not rank 0's.
@@ -310,10 +377,13 @@ func (m *mismatch) Error() string { return m.msg }
 // extraRanks fails when a rank at or beyond rank 0's world size joined:
 // the ranks were not all given the same world size.
 func (r *Rendezvous) extraRanks() error {
-	if _, err := r.dir.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("rendezvous: %w", err)
+	fd, err := unix.Openat(r.dirFd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("rendezvous: open %s: %w", r.Path, err)
 	}
-	names, err := r.dir.Readdirnames(-1)
+	d := os.NewFile(uintptr(fd), r.Path)
+	names, err := d.Readdirnames(-1)
+	d.Close()
 	if err != nil {
 		return fmt.Errorf("rendezvous: %w", err)
 	}
@@ -337,11 +407,12 @@ func (r *Rendezvous) extraRanks() error {
 // rank 0 counts its beat within timeout is one a killed run left behind;
 // a world size other than this rank's fails here and on rank 0.
 func (r *Rendezvous) Join(ctx context.Context, timeout time.Duration) (Notice, error) {
+	var mu sync.Mutex // over n and tokenSeen: see wait
 	var n Notice
-	var first []byte // the first beat seen
 	var tokenSeen bool
+	var first []byte // the first beat seen
 	err := wait(ctx, timeout, func() (bool, error) {
-		if r.dir == nil {
+		if r.dirFd() < 0 {
 			if err := r.open(false); errors.Is(err, unix.ENOENT) {
 				return false, nil
 			} else if err != nil {
@@ -355,11 +426,14 @@ func (r *Rendezvous) Join(ctx context.Context, timeout time.Duration) (Notice, e
 		if err != nil {
 			return false, r.refused(err)
 		}
-		if err := json.Unmarshal(b, &n); err != nil || n.Token == "" {
+		var got Notice
+		if err := json.Unmarshal(b, &got); err != nil || got.Token == "" {
 			return false, fmt.Errorf("rendezvous: %s is not what rank 0 writes", filepath.Join(r.Path, tokenName))
 		}
-		tokenSeen = true
-		if n.Size != r.Size {
+		mu.Lock()
+		n, tokenSeen = got, true
+		mu.Unlock()
+		if got.Size != r.Size {
 			return false, errSize
 		}
 		beat, err := r.readAt(beatName)
@@ -372,11 +446,15 @@ func (r *Rendezvous) Join(ctx context.Context, timeout time.Duration) (Notice, e
 		}
 		return string(beat) != string(first), nil
 	}, func() error {
+		mu.Lock()
+		defer mu.Unlock()
 		if tokenSeen {
 			return fmt.Errorf("rendezvous %s is stale: no rank 0 counts in it (it did not change within %v), so a run killed before it removed it left it behind; %s", r.Path, timeout, r.removeHint())
 		}
 		return fmt.Errorf("rank 0 of %d did not open the rendezvous %s within %v", r.Size, r.Path, timeout)
 	})
+	mu.Lock()
+	defer mu.Unlock()
 	if errors.Is(err, errSize) {
 		err := fmt.Errorf("world size mismatch: rank 0 has %d ranks (%s), rank %d has %d (%s): give every rank the same world size", n.Size, n.From, r.Rank, r.Size, r.From)
 		_ = r.Register(Member{Rank: r.Rank, Size: r.Size, Error: err.Error()})
@@ -410,6 +488,8 @@ func (r *Rendezvous) Register(m Member) error {
 
 // Close lets go of the directory, as a rank other than 0 once it joined.
 func (r *Rendezvous) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.dir != nil {
 		r.dir.Close()
 		r.dir = nil
