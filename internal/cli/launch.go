@@ -189,7 +189,7 @@ const reachTime = 15 * time.Second
 // process is taken for it, all at once, until ctx ends. It returns those
 // reached, in rank order, and an error naming the first that was not.
 func reachRanks(ctx context.Context, tok string, members []launch.Member) ([]string, error) {
-	client := &http.Client{Timeout: 3 * time.Second}
+	client := &http.Client{Timeout: 10 * time.Second}
 	addrs := make([]string, len(members))
 	errs := make([]error, len(members))
 	var wg sync.WaitGroup
@@ -245,7 +245,7 @@ const endPath = "/v1/launch/end"
 // endRanks tells every rank reached the run's exit code, all at once; a
 // rank gone by then is not waited for.
 func endRanks(tok string, hosts []string, code int) {
-	client := &http.Client{Timeout: 3 * time.Second}
+	client := &http.Client{Timeout: 10 * time.Second}
 	var wg sync.WaitGroup
 	for _, addr := range hosts {
 		wg.Add(1)
