@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,11 +143,12 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	if err := rendezvousDir(dir); err != nil {
 		return err
 	}
-	rv := &launch.Rendezvous{Path: launch.Dir(dir, env.RunID), Rank: env.Rank, Size: env.Size}
+	rv := &launch.Rendezvous{Path: launch.Dir(dir, env.RunID), Rank: env.Rank, Size: env.Size, From: env.From}
 	if env.Rank > 0 {
 		return serveRank(ctx, app, rv, root, o.Timeout)
 	}
-	tok, err := rv.Open()
+	host, _ := os.Hostname()
+	tok, err := rv.Open(launch.Notice{Host: host, Addrs: hostIPs()})
 	if err != nil {
 		return err
 	}
@@ -161,8 +163,11 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	if rerr := rv.Remove(); rerr != nil {
 		app.Warnf("rendezvous %s: %v", rv.Path, rerr)
 	}
-	// Reached even when interrupted: each rank that joined is told the end.
-	hosts, rerr := reachRanks(context.WithoutCancel(ctx), tok, members)
+	// Reached even when interrupted, so that each rank that joined is
+	// told the end, but not for longer than reachTime.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reachTime)
+	hosts, rerr := reachRanks(rctx, tok, members)
+	cancel()
 	if err == nil {
 		err = rerr
 	}
@@ -174,30 +179,47 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	return err
 }
 
+// reachTime bounds how long rank 0 tries to reach the ranks that joined,
+// all at once, however many addresses they give and however slowly they
+// answer.
+const reachTime = 15 * time.Second
+
 // reachRanks finds the agent of every rank that joined, each at the first
 // of its addresses where it answers with its own id, so that no other
-// process is taken for it. It returns those reached, and an error naming
-// the first that was not.
+// process is taken for it, all at once, until ctx ends. It returns those
+// reached, in rank order, and an error naming the first that was not.
 func reachRanks(ctx context.Context, tok string, members []launch.Member) ([]string, error) {
-	client := &http.Client{Timeout: 3 * time.Second}
-	var hosts []string
-	var first error
-	for _, m := range members[1:] {
+	client := &http.Client{Timeout: 10 * time.Second}
+	addrs := make([]string, len(members))
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members[1:] {
 		if m.Addrs == nil {
 			continue // never joined
 		}
-		addr, err := reachRank(ctx, client, tok, m)
-		if err != nil {
-			first = cmp.Or(first, err)
-			continue
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addrs[i+1], errs[i+1] = reachRank(ctx, client, tok, m)
+		}()
+	}
+	wg.Wait()
+	var hosts []string
+	var first error
+	for i := range members {
+		first = cmp.Or(first, errs[i])
+		if addrs[i] != "" {
+			hosts = append(hosts, addrs[i])
 		}
-		hosts = append(hosts, addr)
 	}
 	return hosts, first
 }
 
 func reachRank(ctx context.Context, client *http.Client, tok string, m launch.Member) (string, error) {
 	for _, addr := range m.Addrs {
+		if ctx.Err() != nil {
+			break
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/info", nil)
 		if err != nil {
 			continue
@@ -223,7 +245,7 @@ const endPath = "/v1/launch/end"
 // endRanks tells every rank reached the run's exit code, all at once; a
 // rank gone by then is not waited for.
 func endRanks(tok string, hosts []string, code int) {
-	client := &http.Client{Timeout: 3 * time.Second}
+	client := &http.Client{Timeout: 10 * time.Second}
 	var wg sync.WaitGroup
 	for _, addr := range hosts {
 		wg.Add(1)
@@ -245,17 +267,22 @@ func endRanks(tok string, hosts []string, code int) {
 // serveRank is the part of a rank other than 0: it joins the rendezvous,
 // serves rank 0's jobs as an agent, and ends with the run's exit code.
 func serveRank(ctx context.Context, app *App, rv *launch.Rendezvous, root string, timeout time.Duration) error {
-	tok, err := rv.Join(ctx, timeout)
+	n, err := rv.Join(ctx, timeout)
+	defer rv.Close()
 	if err != nil {
 		return err
 	}
-	ra, err := startRankAgent(app, tok, root, ":0")
+	listen, err := rankListen(n)
+	if err != nil {
+		return fmt.Errorf("rank %d of %d: %w", rv.Rank, rv.Size, err)
+	}
+	ra, err := startRankAgent(app, n.Token, root, listen)
 	if err != nil {
 		return err
 	}
 	defer ra.stop()
 	host, _ := os.Hostname()
-	if err := rv.Register(launch.Member{Rank: rv.Rank, Addrs: rankAddrs(ra.port), ID: ra.agent.ID(), Host: host}); err != nil {
+	if err := rv.Register(launch.Member{Rank: rv.Rank, Addrs: []string{ra.addr}, ID: ra.agent.ID(), Host: host}); err != nil {
 		return err
 	}
 	// Rank 0 may wait for the last rank for the whole timeout before it
@@ -286,7 +313,6 @@ type rankAgent struct {
 	agent *cluster.Agent
 	srv   *http.Server
 	addr  string
-	port  string
 	seen  *atomic.Int64 // when the last request came, ns
 	end   chan int      // the run's exit code, from rank 0
 }
@@ -307,7 +333,6 @@ func startRankAgent(app *App, tok, root, listen string) (*rankAgent, error) {
 		return nil, fmt.Errorf("listen on %s: %w", listen, err)
 	}
 	ra := &rankAgent{agent: a, srv: a.Server(), addr: ln.Addr().String(), seen: &atomic.Int64{}, end: make(chan int, 1)}
-	_, ra.port, _ = net.SplitHostPort(ra.addr)
 	want := sha256.Sum256([]byte(tok))
 	ra.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ra.seen.Store(time.Now().UnixNano())
@@ -343,29 +368,48 @@ func (ra *rankAgent) stop() {
 	}
 }
 
-// rankAddrs are the addresses of this host a rank's agent can be reached
-// at on port: every interface's, IPv4 first, loopback last (a rank on
-// rank 0's own machine).
-func rankAddrs(port string) []string {
-	var v4, v6, lo []string
+// hostIPs are the addresses of this host's interfaces that another host
+// may reach it at: neither loopback, link-local nor multicast; IPv4 first.
+func hostIPs() []string {
+	var v4, v6 []string
 	addrs, _ := net.InterfaceAddrs()
 	for _, a := range addrs {
 		ipn, ok := a.(*net.IPNet)
-		if !ok || ipn.IP.IsLinkLocalUnicast() || ipn.IP.IsMulticast() || ipn.IP.IsUnspecified() {
+		if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() || ipn.IP.IsMulticast() || ipn.IP.IsUnspecified() {
 			continue
 		}
-		hp := net.JoinHostPort(ipn.IP.String(), port)
-		switch {
-		case ipn.IP.IsLoopback():
-			lo = append(lo, hp)
-		case ipn.IP.To4() != nil:
-			v4 = append(v4, hp)
-		default:
-			v6 = append(v6, hp)
+		if ipn.IP.To4() != nil {
+			v4 = append(v4, ipn.IP.String())
+		} else {
+			v6 = append(v6, ipn.IP.String())
 		}
 	}
-	if len(lo) == 0 {
-		lo = []string{net.JoinHostPort("127.0.0.1", port)}
+	return append(v4, v6...)
+}
+
+// rankListen is where a rank other than 0 serves its agent: on loopback
+// when rank 0 runs on this host (one of the addresses it publishes is
+// this host's, or it publishes none), else on the address of this host's
+// interface that routes to rank 0's host, and on no other.
+func rankListen(n launch.Notice) (string, error) {
+	if len(n.Addrs) == 0 {
+		return "127.0.0.1:0", nil
 	}
-	return append(append(v4, v6...), lo...)
+	own := hostIPs()
+	for _, a := range n.Addrs {
+		if slices.Contains(own, a) {
+			return "127.0.0.1:0", nil
+		}
+	}
+	for _, a := range n.Addrs {
+		// A UDP "connection" sends nothing: it only looks up the route.
+		c, err := net.Dial("udp", net.JoinHostPort(a, "9"))
+		if err != nil {
+			continue
+		}
+		ip := c.LocalAddr().(*net.UDPAddr).IP
+		c.Close()
+		return net.JoinHostPort(ip.String(), "0"), nil
+	}
+	return "", fmt.Errorf("no route from this host to rank 0's host %s (%s)", n.Host, strings.Join(n.Addrs, ", "))
 }

@@ -77,11 +77,21 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// members runs rank 0's wait in the background, as the other ranks join.
+func members(r0 *Rendezvous, timeout time.Duration) chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := r0.Members(context.Background(), timeout)
+		done <- err
+	}()
+	return done
+}
+
 func TestRendezvous(t *testing.T) {
 	dir := t.TempDir()
 	path := Dir(dir, "run1")
-	r0 := &Rendezvous{Path: path, Rank: 0, Size: 3}
-	tok, err := r0.Open()
+	r0 := &Rendezvous{Path: path, Rank: 0, Size: 3, From: "test"}
+	tok, err := r0.Open(Notice{Host: "h0", Addrs: []string{"10.0.0.9"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,22 +100,29 @@ func TestRendezvous(t *testing.T) {
 			t.Fatalf("%s: mode %v, %v; want %v", p, st.Mode(), err, mode)
 		}
 	}
-	if _, err := (&Rendezvous{Path: path, Size: 3}).Open(); err == nil || !strings.Contains(err.Error(), "exists") {
+	if _, err := (&Rendezvous{Path: path, Size: 3}).Open(Notice{}); err == nil || !strings.Contains(err.Error(), "rm -rf "+path) {
 		t.Fatalf("a second rank 0 with the same run id: %v", err)
 	}
+	var ms []Member
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		ms, err = r0.Members(context.Background(), time.Hour)
+		done <- err
+	}()
 	ctx := context.Background()
 	for i := 1; i < 3; i++ {
 		r := &Rendezvous{Path: path, Rank: i, Size: 3}
-		got, err := r.Join(ctx, time.Minute)
-		if err != nil || got != tok {
-			t.Fatalf("rank %d joined with %v", i, err)
+		n, err := r.Join(ctx, time.Hour)
+		if err != nil || n.Token != tok || n.Host != "h0" || n.Addrs[0] != "10.0.0.9" {
+			t.Fatalf("rank %d joined with %+v, %v", i, n, err)
 		}
 		if err := r.Register(Member{Rank: i, Addrs: []string{"10.0.0.1:1"}, ID: "a"}); err != nil {
 			t.Fatal(err)
 		}
+		r.Close()
 	}
-	ms, err := r0.Members(ctx, time.Minute)
-	if err != nil || len(ms) != 3 || ms[2].Addrs[0] != "10.0.0.1:1" {
+	if err := <-done; err != nil || len(ms) != 3 || ms[2].Addrs[0] != "10.0.0.1:1" {
 		t.Fatalf("members %+v, %v", ms, err)
 	}
 	if err := r0.Remove(); err != nil {
@@ -119,10 +136,10 @@ func TestRendezvous(t *testing.T) {
 func TestRendezvousMissingRanks(t *testing.T) {
 	path := Dir(t.TempDir(), "run2")
 	r0 := &Rendezvous{Path: path, Rank: 0, Size: 4}
-	if _, err := r0.Open(); err != nil {
+	if _, err := r0.Open(Notice{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&Rendezvous{Path: path, Rank: 2, Size: 4}).Register(Member{Rank: 2, Addrs: []string{"x:1"}}); err != nil {
+	if err := (&Rendezvous{Path: path, Rank: 2, Size: 4, dir: r0.dir}).Register(Member{Rank: 2, Addrs: []string{"x:1"}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := r0.Members(context.Background(), 300*time.Millisecond)
@@ -141,6 +158,137 @@ func TestRendezvousMissingRanks(t *testing.T) {
 	}
 }
 
+// TestRendezvousStale: the rendezvous of a run killed before it removed
+// it is named, with the command that removes it, by rank 0, and the
+// other ranks do not take its old token: no rank 0 counts in it.
+func TestRendezvousStale(t *testing.T) {
+	path := Dir(t.TempDir(), "run3")
+	old := &Rendezvous{Path: path, Rank: 0, Size: 2}
+	if _, err := old.Open(Notice{}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close() // killed: never removed
+	_, err := (&Rendezvous{Path: path, Rank: 0, Size: 2}).Open(Notice{})
+	if err == nil || !strings.Contains(err.Error(), "is already there") || !strings.Contains(err.Error(), "rm -rf "+path) {
+		t.Errorf("rank 0 on a stale rendezvous: %v", err)
+	}
+	n, err := (&Rendezvous{Path: path, Rank: 1, Size: 2}).Join(context.Background(), 500*time.Millisecond)
+	if err == nil || n.Token != "" || !strings.Contains(err.Error(), "is stale") || !strings.Contains(err.Error(), "rm -rf "+path) {
+		t.Errorf("rank 1 on a stale rendezvous: %+v, %v", n, err)
+	}
+}
+
+// TestRendezvousWorldSize: ranks given another world size than rank 0's
+// each fail saying so, and so does rank 0, which waits for the ranks of
+// the other size to have looked.
+func TestRendezvousWorldSize(t *testing.T) {
+	for _, c := range []struct{ size0, size int }{{2, 3}, {3, 2}} {
+		path := Dir(t.TempDir(), "run4")
+		r0 := &Rendezvous{Path: path, Rank: 0, Size: c.size0, From: "A"}
+		if _, err := r0.Open(Notice{}); err != nil {
+			t.Fatal(err)
+		}
+		done := members(r0, time.Hour)
+		for i := 1; i < c.size; i++ {
+			_, err := (&Rendezvous{Path: path, Rank: i, Size: c.size, From: "B"}).Join(context.Background(), time.Hour)
+			if err == nil || !strings.Contains(err.Error(), "world size mismatch") {
+				t.Errorf("%d and %d: rank %d: %v", c.size0, c.size, i, err)
+			}
+		}
+		if err := <-done; err == nil || !strings.Contains(err.Error(), "world size mismatch") {
+			t.Errorf("%d and %d: rank 0: %v", c.size0, c.size, err)
+		}
+		_ = r0.Remove()
+	}
+}
+
+// TestRendezvousNotOurs: a rendezvous another user made (or one whose
+// modes are not rank 0's, or a symbolic link) is refused at once, by its
+// path, and its token is not returned.
+func TestRendezvousNotOurs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to make files of another user")
+	}
+	cases := []struct {
+		name string
+		make func(t *testing.T, path string)
+		want string
+	}{
+		{"nobody's directory", func(t *testing.T, path string) {
+			mustRendezvous(t, path, 0o700, 0o600)
+			chownAll(t, path, 65534)
+		}, "owner uid 65534"},
+		{"nobody's token", func(t *testing.T, path string) {
+			mustRendezvous(t, path, 0o700, 0o600)
+			if err := os.Lchown(filepath.Join(path, "token"), 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}, "owner uid 65534"},
+		{"open directory", func(t *testing.T, path string) { mustRendezvous(t, path, 0o777, 0o600) }, "mode 0777"},
+		{"readable token", func(t *testing.T, path string) { mustRendezvous(t, path, 0o700, 0o644) }, "mode 0644"},
+		{"symbolic link", func(t *testing.T, path string) {
+			real := path + "-real"
+			mustRendezvous(t, real, 0o700, 0o600)
+			if err := os.Symlink(real, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "symbolic link"},
+		{"token a symbolic link", func(t *testing.T, path string) {
+			mustRendezvous(t, path, 0o700, 0o600)
+			tok := filepath.Join(path, "token")
+			if err := os.Rename(tok, tok+"-real"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(tok+"-real", tok); err != nil {
+				t.Fatal(err)
+			}
+		}, "symbolic link"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := Dir(t.TempDir(), "run5")
+			c.make(t, path)
+			n, err := (&Rendezvous{Path: path, Rank: 1, Size: 2}).Join(context.Background(), time.Hour)
+			if err == nil || n.Token != "" || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "rm -rf "+path) {
+				t.Errorf("joined %+v, %v; want a refusal with %q", n, err, c.want)
+			}
+		})
+	}
+}
+
+// mustRendezvous makes what rank 0 makes, with the given modes, and a
+// beat that never changes.
+func mustRendezvous(t *testing.T, path string, dirMode, tokMode os.FileMode) {
+	t.Helper()
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"token": `{"token":"attacker","size":2}`, "beat": "0"} {
+		if err := os.WriteFile(filepath.Join(path, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(path, "token"), tokMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, dirMode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func chownAll(t *testing.T, path string, uid int) {
+	t.Helper()
+	err := filepath.Walk(path, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestWaitLastLook: interrupted between two polls, a wait looks once more,
 // so a rank that joined in that interval is among the members rank 0
 // tells the end to; with nothing new, the error says it was interrupted.
@@ -155,5 +303,37 @@ func TestWaitLastLook(t *testing.T) {
 	err = wait(ctx, time.Hour, func() (bool, error) { return false, nil }, func() error { return nil })
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted while waiting") {
 		t.Errorf("wait with nothing new: %v", err)
+	}
+}
+
+// TestWaitBlockedLook: a look at the rendezvous that blocks (a file
+// system that stopped answering) does not hold a wait past its timeout,
+// nor past an interruption.
+func TestWaitBlockedLook(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	try := func() (bool, error) { <-block; return true, nil }
+	late := errors.New("late")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, c := range []struct {
+		name    string
+		ctx     context.Context
+		timeout time.Duration
+		want    error
+	}{{"timeout", context.Background(), 200 * time.Millisecond, late}, {"interrupted", ctx, time.Hour, context.Canceled}} {
+		done := make(chan error, 1)
+		go func() { done <- wait(c.ctx, c.timeout, try, func() error { return late }) }()
+		if c.ctx == ctx {
+			cancel()
+		}
+		select {
+		case err := <-done:
+			if !errors.Is(err, c.want) {
+				t.Errorf("%s: %v, want %v", c.name, err, c.want)
+			}
+		case <-time.After(time.Minute): // a hang guard, far beyond the timeout
+			t.Fatalf("%s: wait did not end with its look blocked", c.name)
+		}
 	}
 }
