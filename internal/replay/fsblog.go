@@ -209,6 +209,9 @@ func (f *fsb) add(e *accesslog.Entry, p *pending) bool {
 	case "read", "write", "fsync", "close":
 		return f.byHandle(e, rest, paths[0], n, p, s, r)
 	case "unlink", "rmdir":
+		if n == root {
+			return false // the replay's own directory is not removed (as not renamed)
+		}
 		op.act = actUnlink
 		if p.name == "rmdir" {
 			op.act = actRmdir

@@ -18,6 +18,7 @@ import (
 	"github.com/fsbench/fsbench/internal/profile"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // Options are the parameters of one replay.
@@ -223,7 +224,12 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		}
 	}
 	defer dir.Remove(warn)
-	p := newPlayer(t, dir.Path(), o.Speed, pattern.RandomSeed())
+	root, err := sysio.OpenRootNoFollow(dir.Path())
+	if err != nil {
+		return &runenv.Error{Phase: "prepare", Err: err}
+	}
+	defer root.Close()
+	p := newPlayer(t, root, o.Speed, pattern.RandomSeed())
 	if err := p.makeInitial(ctx); err != nil {
 		if ctx.Err() != nil {
 			res.Interrupted = true
@@ -266,7 +272,7 @@ func (p *player) makeInitial(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err := p.make(e, buf); err != nil {
-			return fmt.Errorf("make %s: %w", p.dir+e.Path, err)
+			return fmt.Errorf("make %s: %w", p.dir+e.Path, bare(err))
 		}
 	}
 	return nil
