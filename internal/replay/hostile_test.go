@@ -23,20 +23,20 @@ import (
 // hostileLog removes the replay's own directory, then makes, writes and
 // removes below it: were the removal replayed and the later operations
 // done by path, whoever plants a link with the run directory's name in
-// PATH would have them done where it points.
+// PATH would have them done where it points. Replayed as recorded
+// (--speed 1), it waits 10 ms after the removal: time for a planter.
 const hostileLog = `2026.11.26 18:38:51.000001 [uid:0,gid:0,pid:7] rmdir (/) - OK <0.000004>
-2026.11.26 18:38:51.000002 [uid:0,gid:0,pid:7] unlink (/) - OK <0.000004>
-2026.11.26 18:38:51.000003 [uid:0,gid:0,pid:7] mkdir (/d) - OK <0.000004>
-2026.11.26 18:38:51.000004 [uid:0,gid:0,pid:7] create (/d/f) - OK <0.000004>
-2026.11.26 18:38:51.000005 [uid:0,gid:0,pid:7] write (/d/f,4096,0): 4096 - OK <0.000004>
-2026.11.26 18:38:51.000006 [uid:0,gid:0,pid:7] close (/d/f) - OK <0.000004>
-2026.11.26 18:38:51.000007 [uid:0,gid:0,pid:7] create (/victim) - OK <0.000004>
-2026.11.26 18:38:51.000008 [uid:0,gid:0,pid:7] write (/victim,4096,0): 4096 - OK <0.000004>
-2026.11.26 18:38:51.000009 [uid:0,gid:0,pid:7] close (/victim) - OK <0.000004>
-2026.11.26 18:38:51.000010 [uid:0,gid:0,pid:7] unlink (/d/f) - OK <0.000004>
-2026.11.26 18:38:51.000011 [uid:0,gid:0,pid:7] rmdir (/d) - OK <0.000004>
-2026.11.26 18:38:51.000012 [uid:0,gid:0,pid:7] mkdir (/keep) - OK <0.000004>
-2026.11.26 18:38:51.000013 [uid:0,gid:0,pid:7] rmdir (/keep) - OK <0.000004>
+2026.11.26 18:38:51.010003 [uid:0,gid:0,pid:7] mkdir (/d) - OK <0.000004>
+2026.11.26 18:38:51.010004 [uid:0,gid:0,pid:7] create (/d/f) - OK <0.000004>
+2026.11.26 18:38:51.010005 [uid:0,gid:0,pid:7] write (/d/f,4096,0): 4096 - OK <0.000004>
+2026.11.26 18:38:51.010006 [uid:0,gid:0,pid:7] close (/d/f) - OK <0.000004>
+2026.11.26 18:38:51.010007 [uid:0,gid:0,pid:7] create (/victim) - OK <0.000004>
+2026.11.26 18:38:51.010008 [uid:0,gid:0,pid:7] write (/victim,4096,0): 4096 - OK <0.000004>
+2026.11.26 18:38:51.010009 [uid:0,gid:0,pid:7] close (/victim) - OK <0.000004>
+2026.11.26 18:38:51.010010 [uid:0,gid:0,pid:7] unlink (/d/f) - OK <0.000004>
+2026.11.26 18:38:51.010011 [uid:0,gid:0,pid:7] rmdir (/d) - OK <0.000004>
+2026.11.26 18:38:51.010012 [uid:0,gid:0,pid:7] mkdir (/keep) - OK <0.000004>
+2026.11.26 18:38:51.010013 [uid:0,gid:0,pid:7] rmdir (/keep) - OK <0.000004>
 `
 
 // sentinel makes a directory tree outside PATH, with a file named as
@@ -101,7 +101,7 @@ func hostileRuns(t *testing.T, path, sentinelDir, before string, n int) {
 	}
 	for i := range n {
 		var res report.Result
-		err := Run(context.Background(), Options{Log: logPath, Path: path, DropCaches: runenv.DropNever}, &res)
+		err := Run(context.Background(), Options{Log: logPath, Path: path, Speed: 1, DropCaches: runenv.DropNever}, &res)
 		var re *runenv.Error
 		if err != nil && !errors.As(err, &re) {
 			t.Fatalf("run %d: %v", i, err)
@@ -176,25 +176,26 @@ func plant(dir, target string) {
 		os.Stdin.Read(b[:])
 		os.Exit(0)
 	}()
-	seen := map[string]bool{}
+	var live []string // the run directories of the last listing
 	for {
 		runtime.Gosched()
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), "fsbench-") {
-				seen[e.Name()] = true
-			}
-		}
-		for name := range seen {
+		for _, name := range live {
 			if os.Symlink(target, filepath.Join(dir, name)) == nil {
 				os.Stdout.WriteString("planted " + name + "\n")
+			}
+		}
+		ents, _ := os.ReadDir(dir)
+		live = live[:0]
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "fsbench-") && e.IsDir() {
+				live = append(live, e.Name())
 			}
 		}
 	}
 }
 
 // TestReplayHostileNobody: the attack as another user makes it. PATH is
-// a sticky directory all may write in (as /tmp); a process of the user
+// a shared scratch directory all may write in; a process of the user
 // nobody plants links to a directory outside PATH with the run
 // directories' names as soon as they are free, while the replay (as
 // root) replays a log that removes its own directory and then makes,
@@ -214,7 +215,9 @@ func TestReplayHostileNobody(t *testing.T) {
 	if err := os.Mkdir(path, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(path, 0o1777); err != nil {
+	// Not sticky: in a sticky directory the kernel (fs.protected_symlinks)
+	// refuses to follow another user's link, which would hide the attack.
+	if err := os.Chmod(path, 0o777); err != nil {
 		t.Fatal(err)
 	}
 	sdir, before := sentinel(t, base)
@@ -251,4 +254,26 @@ func TestReplayHostileNobody(t *testing.T) {
 		}
 	}()
 	hostileRuns(t, path, sdir, before, 1000)
+}
+
+// TestRootRemovalNotReplayed: a log's removal of its root, the run
+// directory, is not replayed (as its rename is not), in fsbench's and
+// strace's formats.
+func TestRootRemovalNotReplayed(t *testing.T) {
+	for _, log := range []string{
+		"2026.11.26 18:38:51.000001 [uid:0,gid:0,pid:7] rmdir (/) - OK <0.000004>\n" +
+			"2026.11.26 18:38:51.000002 [uid:0,gid:0,pid:7] unlink (/) - OK <0.000004>\n" +
+			"2026.11.26 18:38:51.000003 [uid:0,gid:0,pid:7] mkdir (/d) - OK <0.000004>\n",
+		"7 1764180000.000001 rmdir(\"/\") = 0 <0.000004>\n" +
+			"7 1764180000.000002 unlink(\"/\") = 0 <0.000004>\n" +
+			"7 1764180000.000003 mkdir(\"/d\", 0755) = 0 <0.000004>\n",
+	} {
+		tr, err := load([]byte(log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Skipped.Unsupported["rmdir"] != 1 || tr.Skipped.Unsupported["unlink"] != 1 || tr.Ops() != 1 {
+			t.Errorf("%s log: %d ops, not replayed %v; want only the mkdir replayed", tr.Format, tr.Ops(), tr.Skipped.Unsupported)
+		}
+	}
 }
