@@ -30,6 +30,7 @@ type player struct {
 	fds     []atomic.Int32 // per handle; -1 when not open
 	streams []streamState
 	pat     *pattern.Pattern
+	diffs   differences // the outcomes that differed from the recording's
 	bufSize int
 
 	stopped atomic.Bool
@@ -180,7 +181,9 @@ func (p *player) record(w *engine.Worker, s engine.Start, op *Op, n int64, err e
 		w.EndAs(s, n, class+1)
 	default:
 		w.End(s, n)
-		w.FailAs(mismatch(op, p.t.Classes[op.class].Name, p.t.paths[op.path], err), class)
+		name := p.t.Classes[op.class].Name
+		p.diffs.add(name + ": " + outcome(op, err))
+		w.FailAs(fmt.Errorf("%s %s: %s", name, p.t.paths[op.path], outcome(op, err)), class)
 	}
 }
 
@@ -192,8 +195,9 @@ func errnoOf(err error) uint16 {
 	return 0
 }
 
-// mismatch says how an operation's outcome differs from the recording's.
-func mismatch(op *Op, name, path string, err error) error {
+// outcome says how an operation's outcome, err, differs from the
+// recording's.
+func outcome(op *Op, err error) string {
 	want := "succeeded"
 	if op.errno == errOther {
 		want = "failed"
@@ -204,7 +208,7 @@ func mismatch(op *Op, name, path string, err error) error {
 	if err != nil {
 		got = bare(err).Error() // the path is named already
 	}
-	return fmt.Errorf("%s %s: %s, recorded as %s", name, path, got, want)
+	return got + ", recorded as " + want
 }
 
 // usesHandle reports whether the action works on an open handle.
@@ -242,7 +246,7 @@ func (p *player) isDir(op *Op) bool {
 func (p *player) prepare(w *engine.Worker, x *opMore) {
 	for i := x.prep; i < x.prep+x.prepN; i++ {
 		e := p.t.Implied[i]
-		if err := p.make(e, w.State.([]byte)); err != nil && !errors.Is(err, unix.EEXIST) {
+		if err := p.make(e, w.State.([]byte), w.Cancelled()); err != nil && !errors.Is(err, unix.EEXIST) {
 			w.Fail(fmt.Errorf("make %s: %w", p.dir+e.Path, bare(err)))
 		}
 	}

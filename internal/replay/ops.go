@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"path"
 
 	"golang.org/x/sys/unix"
@@ -157,7 +158,8 @@ func (p *player) listDir(path string, buf []byte) error {
 
 // make makes an entry the recording used without creating it: a
 // directory, or a file of its size, with its parents.
-func (p *player) make(e Entry, buf []byte) error {
+// A write of its data stops, with context.Canceled, once stop is closed.
+func (p *player) make(e Entry, buf []byte, stop <-chan struct{}) error {
 	if err := p.root.MkdirAll(path.Dir(e.Path), 0o755); err != nil {
 		return err
 	}
@@ -169,6 +171,12 @@ func (p *player) make(e Entry, buf []byte) error {
 		return err
 	}
 	for off := int64(0); off < e.Size; {
+		select {
+		case <-stop:
+			unix.Close(fd)
+			return context.Canceled
+		default:
+		}
 		b := buf[:min(int64(len(buf)), e.Size-off)]
 		p.pat.Fill(b, uint64(len(e.Path)), off)
 		n, err := unix.Pwrite(fd, b, off)
