@@ -363,14 +363,8 @@ func (j *jfs) rename(a *jargs, p *pending) bool {
 		// replayed; RENAME_EXCHANGE and RENAME_WHITEOUT are not moves.
 		op.flags = int32(fl & unix.RENAME_NOREPLACE)
 	}
-	b.rename(op, dst)
-	b.need(from, true, op)
-	b.need(to, true, op)
-	for _, x := range []int32{from, to, n, dst} {
-		b.touchNode(x, r, true)
-	}
+	b.renamed(op, n, dst, r, p.failed)
 	if !p.failed {
-		b.need(n, false, op)
 		b.move(n, to, newName)
 	}
 	b.commit(p, s)
