@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/signals"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -195,5 +198,41 @@ func TestReplayBinaryContradictoryLog(t *testing.T) {
 	_, stderr, code := runFsbench(t, "replay", log, t.TempDir())
 	if code != ExitUsage || !strings.Contains(stderr, "log") {
 		t.Fatalf("exit %d, want 2 blaming the log; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestBinarySIGTERMAtStart: a SIGTERM as soon as the process catches
+// signals, long before its packages are initialised and a command runs,
+// stops it cleanly: exit 130, not the runtime's 143. The process says on
+// stderr when it catches them (signals.ReadyEnv).
+func TestBinarySIGTERMAtStart(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "never.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		cmd := exec.Command(testenv.Binary(t), "replay", fifo, t.TempDir())
+		cmd.Env = append(os.Environ(), signals.ReadyEnv+"=1")
+		errPipe, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		rd := bufio.NewReader(errPipe)
+		if line, err := rd.ReadString('\n'); err != nil || !strings.Contains(line, "signals caught") {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("run %d: first line %q, %v", i, line, err)
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		rest, _ := io.ReadAll(rd)
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+			t.Fatalf("run %d: exit %d (%v), want 130; stderr:\n%s", i, code, cmd.ProcessState, rest)
+		}
 	}
 }
