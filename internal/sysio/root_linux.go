@@ -108,9 +108,9 @@ func (r *Root) open(name string, flags int, mode uint32) (int, error) {
 		if flags&unix.O_CREAT != 0 || flags&unix.O_TMPFILE == unix.O_TMPFILE { // openat2 refuses a mode without them
 			how.Mode = uint64(mode)
 		}
-		for {
+		for try := 0; ; try++ {
 			fd, err := unix.Openat2(r.fd, name, &how)
-			if err == unix.EINTR || err == unix.EAGAIN { // EAGAIN: a rename raced the lookup
+			if (err == unix.EINTR || err == unix.EAGAIN) && try < 64 { // EAGAIN: a rename raced the lookup
 				continue
 			}
 			if err != unix.ENOSYS {
