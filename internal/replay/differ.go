@@ -17,12 +17,15 @@ type differences struct {
 }
 
 // add counts one operation whose outcome, what, differed.
-func (d *differences) add(what string) {
+func (d *differences) add(what string) { d.addN(what, 1) }
+
+// addN counts n operations whose outcome, what, differed.
+func (d *differences) addN(what string, n int64) {
 	d.mu.Lock()
 	if d.count == nil {
 		d.count = map[string]int64{}
 	}
-	d.count[what]++
+	d.count[what] += n
 	d.mu.Unlock()
 }
 

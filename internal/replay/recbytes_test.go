@@ -2,8 +2,11 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fsbench/fsbench/internal/report"
 )
 
 // TestRecordedBytes: the bytes the recording read and wrote, from each
@@ -44,5 +47,20 @@ func TestRecordedBytes(t *testing.T) {
 		if got[read] != "3 ops 262144 bytes" || !strings.HasSuffix(got[write], " 131072 bytes") && !strings.HasSuffix(got[write], " 262144 bytes") {
 			t.Errorf("%s: %v; want %s of 262144 bytes in 3 ops, and the writes'", tr.Format, got, read)
 		}
+	}
+}
+
+// TestMergeDiffered: the differences of a replay on many hosts are the
+// hosts' summed, per distinct outcome, the most frequent first.
+func TestMergeDiffered(t *testing.T) {
+	enospc := "write: no space left on device, recorded as succeeded"
+	hosts := []*report.Replay{
+		{Differed: []report.ErrorCount{{Error: enospc, Count: 3}}},
+		{Differed: []report.ErrorCount{{Error: "unlink: no such file or directory, recorded as succeeded", Count: 2}, {Error: enospc, Count: 4}}},
+	}
+	rp := Merge(&report.Result{}, hosts, nil, "log", 0)
+	want := []report.ErrorCount{{Error: enospc, Count: 7}, {Error: "unlink: no such file or directory, recorded as succeeded", Count: 2}}
+	if !slices.Equal(rp.Differed, want) {
+		t.Errorf("merged %v, want %v", rp.Differed, want)
 	}
 }
