@@ -236,3 +236,13 @@ func TestBinarySIGTERMAtStart(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayBinaryLongLine: a plain log file, which is mapped rather
+// than read, is held to --max-line-size too.
+func TestReplayBinaryLongLine(t *testing.T) {
+	log := writeLog(t, fsbLine(1, "mkdir (/d) - OK"), strings.Repeat("x", 2<<20)+"\n", fsbLine(3, "mkdir (/e) - OK"))
+	_, stderr, code := runFsbench(t, "replay", log, t.TempDir())
+	if code != ExitUsage || !strings.Contains(stderr, "line 2 holds more than 1 MiB (--max-line-size") {
+		t.Fatalf("exit %d, want 2 naming line 2 and --max-line-size; stderr:\n%s", code, stderr)
+	}
+}

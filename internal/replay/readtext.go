@@ -55,6 +55,30 @@ func (l Limits) tooLarge() error {
 	return &errTooLarge{"holds", l.size(), "--max-log-size"}
 }
 
+func (l Limits) tooLong(line int) error {
+	return &errTooLarge{fmt.Sprintf("line %d holds", line), int64(l.line()), "--max-line-size"}
+}
+
+// check applies the limits to a log mapped whole: its size, and each
+// line's.
+func (l Limits) check(data []byte) error {
+	if int64(len(data)) > l.size() {
+		return l.tooLarge()
+	}
+	max := l.line()
+	for n := 1; len(data) > 0; n++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if i > max {
+			return l.tooLong(n)
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return nil
+}
+
 // readText reads the log r gives, decompressed, into memory, leaving out
 // its blank lines (which take neither memory nor a place in the
 // limits), within lim; it returns as soon as ctx is done, with its
@@ -138,7 +162,7 @@ func copyText(ctx context.Context, r io.Reader, hint int64, lim Limits) ([]byte,
 				continue // a blank line
 			}
 			if line += len(seg); line-int(btoi(end)) > maxLine {
-				return nil, &errTooLarge{fmt.Sprintf("line %d holds", lines-btoi(end)), int64(maxLine), "--max-line-size"}
+				return nil, lim.tooLong(lines - btoi(end))
 			}
 			if int64(len(buf)+len(seg)) > maxSize {
 				return nil, lim.tooLarge()

@@ -112,8 +112,8 @@ func readLogPart(ctx context.Context, path string, part, parts int, lim Limits, 
 			var mapped bool
 			if data, mapped = mapLog(f); mapped {
 				defer func() { _ = unix.Munmap(data) }()
-				if int64(len(data)) > lim.size() {
-					return nil, &badInput{fmt.Errorf("log %s: %w", path, lim.tooLarge())}
+				if err := lim.check(data); err != nil {
+					return nil, &badInput{fmt.Errorf("log %s: %w", path, err)}
 				}
 			} else {
 				data, err = readText(ctx, openLog(f), st.Size(), lim)
