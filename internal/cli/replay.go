@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,12 @@ type ReplayOptions struct {
 	Cluster HostsOptions
 	// MetricsListen is --metrics-listen: where to serve live metrics.
 	MetricsListen string
+	// AllowDifferences is --allow-differences: outcomes that differ from
+	// the recording's (a write failing here that succeeded there) are
+	// counted, not an error.
+	AllowDifferences bool
+	// maxLogSize and maxLineSize are --max-log-size and --max-line-size.
+	maxLogSize, maxLineSize string
 	// onAgent is set on an agent, whose logs are the job's copies: the
 	// names given travel unchecked, as no path of the agent's host is
 	// read but PATH.
@@ -91,6 +98,9 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
 	f := cmd.Flags()
 	f.Float64Var(&o.Speed, "speed", 0, "pace: 0 as fast as possible, 1 as recorded, 2 twice as fast (the recorded gaps between operations, divided by this)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the replay's files instead of removing them")
+	f.BoolVar(&o.AllowDifferences, "allow-differences", false, "exit 0 when operations failed here that succeeded in the recording (or the other way round); without it they are named on stderr and the exit code is 1")
+	f.StringVar(&o.maxLogSize, "max-log-size", "4G", "refuse a log of more text than this (blank lines left out), read into memory before the replay")
+	f.StringVar(&o.maxLineSize, "max-line-size", "1M", "refuse a log with a line longer than this")
 	f.StringVar(&o.DropCaches, "drop-caches", "auto", "drop kernel caches once the files the log reads are made, before the replay: auto (all caches as root, else those files), always, never; SKIP_DROP_CACHES=true disables")
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, nil)
@@ -199,6 +209,9 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 	if math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed < 0 {
 		return Usagef("--speed %v: want 0 (as fast as possible) or more", o.Speed)
 	}
+	if err := o.resolveLimits(); err != nil {
+		return err
+	}
 	if err := o.Options.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
@@ -232,6 +245,20 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 	return o.Output.resolve()
 }
 
+// resolveLimits reads --max-log-size and --max-line-size.
+func (o *ReplayOptions) resolveLimits() error {
+	size, err := units.ParseSize(o.maxLogSize)
+	if err != nil || size <= 0 {
+		return Usagef("--max-log-size %q: want a size such as 4G", o.maxLogSize)
+	}
+	line, err := units.ParseSize(o.maxLineSize)
+	if err != nil || line <= 0 || line > math.MaxInt32 {
+		return Usagef("--max-line-size %q: want a size such as 1M, below 2G", o.maxLineSize)
+	}
+	o.Limits = replay.Limits{Size: size, Line: int(line)}
+	return nil
+}
+
 // runReplay replays the log and reports it: a progress bar of the log's
 // load (a long one) and of operations on stderr while it runs, the result
 // on stdout.
@@ -246,6 +273,9 @@ func runReplay(ctx context.Context, app *App, o *ReplayOptions) error {
 		return replay.Run(ctx, o.Options, res)
 	})
 	endLoad() // a load that failed
+	if err == nil && !res.Interrupted && !o.AllowDifferences {
+		err = differed(res.Replay)
+	}
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, replay.ErrBadInput) {
 			return &UsageError{Err: err}
@@ -253,4 +283,21 @@ func runReplay(ctx context.Context, app *App, o *ReplayOptions) error {
 		return app.writeFailed(res, &o.Output, err)
 	}
 	return app.finishRun(res, &o.Output, &o.CI)
+}
+
+// differed is the error of a replay whose operations had outcomes the
+// recording did not have, naming each distinct one with its count; nil
+// when there were none.
+func differed(r *report.Replay) error {
+	if r == nil || len(r.Differed) == 0 {
+		return nil
+	}
+	var n int64
+	var b strings.Builder
+	for _, d := range r.Differed {
+		n += d.Count
+		fmt.Fprintf(&b, "\n  %s: %s", d.Error, units.Count(int(d.Count), "time"))
+	}
+	return fmt.Errorf("replay: %s differed from the recording (--allow-differences accepts that):%s",
+		units.Count(int(n), "operation"), b.String())
 }

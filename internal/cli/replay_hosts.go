@@ -68,7 +68,10 @@ func replayCluster(cmd *cobra.Command, args []string, o *ReplayOptions) (*cluste
 			}
 		}
 		res.Replay = replay.Merge(res, done, traces, strings.Join(o.Logs, ","), o.Speed)
-		return nil
+		if o.AllowDifferences || res.Interrupted {
+			return nil
+		}
+		return differed(res.Replay)
 	}
 	return c, nil
 }

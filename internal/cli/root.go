@@ -12,13 +12,13 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/signals"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -171,10 +171,8 @@ func Main() int {
 	if stop := startProfile(os.Getenv("FSBENCH_CPUPROFILE"), app.IO.Err); stop != nil {
 		defer stop()
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	return RunInterruptible(app, os.Args[1:], sigs)
+	defer signal.Stop(signals.C)
+	return RunInterruptible(app, os.Args[1:], signals.C)
 }
 
 // startProfile writes a CPU profile of the whole run to file, for looking

@@ -153,16 +153,16 @@ func (r *run) readError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	if damaged(err) {
+	if Damaged(err) {
 		return &badInput{fmt.Errorf("read %s: %w: the compressed log is cut short or damaged", r.o.Source, err)}
 	}
 	return fmt.Errorf("read %s: %w", r.o.Source, err)
 }
 
-// damaged reports whether err is a compressed log's fault, not the
+// Damaged reports whether err is a compressed log's fault, not the
 // reading's: it ends early or fails its checks. The user names another
 // log, as for one that cannot be opened.
-func damaged(err error) bool {
+func Damaged(err error) bool {
 	var corrupt flate.CorruptInputError
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) ||
 		errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -237,7 +238,11 @@ func benchPlay(b *testing.B, t *Trace, dir string, lat bool) {
 		if err := os.MkdirAll(run, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		p := newPlayer(t, run, 0, 1)
+		root, err := sysio.OpenRoot(run)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := newPlayer(t, root, 0, 1)
 		if err := p.makeInitial(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -250,6 +255,7 @@ func benchPlay(b *testing.B, t *Trace, dir string, lat bool) {
 		}
 		latency += r.Hist.Summary().Mean * 1e3
 		elapsed += r.Elapsed
+		root.Close()
 		_ = os.RemoveAll(run)
 	}
 	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N)/ops, "ns/op")

@@ -484,6 +484,22 @@ func (b *builder) rename(op *Op, n int32) {
 }
 
 // created says that the operation made node n.
+// renamed adds what the rename op of n to dst needs and changes: their
+// directories, made first when the log did not create them, and n itself
+// when the rename succeeded. The caller moves n then.
+func (b *builder) renamed(op *Op, n, dst int32, r ref, failed bool) {
+	b.rename(op, dst)
+	from, to := b.nodes[n].parent, b.nodes[dst].parent
+	b.need(from, true, op)
+	b.need(to, true, op)
+	for _, x := range []int32{from, to, n, dst} {
+		b.touchNode(x, r, true)
+	}
+	if !failed {
+		b.need(n, false, op)
+	}
+}
+
 func (b *builder) created(n int32, dir bool) {
 	nd := &b.nodes[n]
 	nd.seen, nd.created, nd.dir, nd.written = true, true, dir, true

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/pattern"
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // maxBuf bounds a worker's buffer: larger reads and writes are done in
@@ -23,12 +23,14 @@ const maxBuf = 16 << 20
 // player runs a trace's streams, one per engine worker.
 type player struct {
 	t       *Trace
-	dir     string   // the run directory: paths of the trace are below it
-	full    []string // the trace's paths below dir
+	dir     string      // the run directory's name, for messages
+	root    *sysio.Root // the run directory: paths of the trace resolve beneath it
+	full    []string    // the trace's paths below root
 	speed   float64
 	fds     []atomic.Int32 // per handle; -1 when not open
 	streams []streamState
 	pat     *pattern.Pattern
+	diffs   differences // the outcomes that differed from the recording's
 	bufSize int
 
 	stopped atomic.Bool
@@ -46,16 +48,13 @@ type streamState struct {
 	_    [40]byte
 }
 
-func newPlayer(t *Trace, dir string, speed float64, seed uint64) *player {
-	p := &player{t: t, dir: dir, speed: speed, fds: make([]atomic.Int32, t.Handles),
+func newPlayer(t *Trace, root *sysio.Root, speed float64, seed uint64) *player {
+	p := &player{t: t, dir: root.Name(), root: root, speed: speed, fds: make([]atomic.Int32, t.Handles),
 		streams: make([]streamState, len(t.Streams)), pat: pattern.New(seed), bufSize: 64 << 10}
 	for i := range p.fds {
 		p.fds[i].Store(-1)
 	}
-	p.full = make([]string, len(t.paths))
-	for i, s := range t.paths {
-		p.full[i] = dir + s
-	}
+	p.full = t.paths // "" (the root) or "/a/b", which root takes below itself
 	for i := range p.streams {
 		p.streams[i].cond = sync.NewCond(&p.streams[i].mu)
 	}
@@ -182,7 +181,9 @@ func (p *player) record(w *engine.Worker, s engine.Start, op *Op, n int64, err e
 		w.EndAs(s, n, class+1)
 	default:
 		w.End(s, n)
-		w.FailAs(mismatch(op, p.t.Classes[op.class].Name, p.t.paths[op.path], err), class)
+		name := p.t.Classes[op.class].Name
+		p.diffs.add(name + ": " + outcome(op, err))
+		w.FailAs(fmt.Errorf("%s %s: %s", name, p.t.paths[op.path], outcome(op, err)), class)
 	}
 }
 
@@ -194,8 +195,9 @@ func errnoOf(err error) uint16 {
 	return 0
 }
 
-// mismatch says how an operation's outcome differs from the recording's.
-func mismatch(op *Op, name, path string, err error) error {
+// outcome says how an operation's outcome, err, differs from the
+// recording's.
+func outcome(op *Op, err error) string {
 	want := "succeeded"
 	if op.errno == errOther {
 		want = "failed"
@@ -204,9 +206,9 @@ func mismatch(op *Op, name, path string, err error) error {
 	}
 	got := "succeeded"
 	if err != nil {
-		got = err.Error()
+		got = bare(err).Error() // the path is named already
 	}
-	return fmt.Errorf("%s %s: %s, recorded as %s", name, path, got, want)
+	return got + ", recorded as " + want
 }
 
 // usesHandle reports whether the action works on an open handle.
@@ -225,7 +227,7 @@ func (p *player) openLate(op *Op) {
 	if op.act == actReadDir || op.act == actClose && p.isDir(op) {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY
 	}
-	fd, err := unix.Open(p.full[op.path], flags|unix.O_CLOEXEC, 0)
+	fd, err := p.root.Open(p.full[op.path], flags, 0)
 	if err != nil {
 		return // the operation fails on the handle and says why
 	}
@@ -236,7 +238,7 @@ func (p *player) openLate(op *Op) {
 
 func (p *player) isDir(op *Op) bool {
 	var st unix.Stat_t
-	return unix.Stat(p.full[op.path], &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	return p.root.Lstat(p.full[op.path], &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // prepare makes, untimed, what the operation is the first to use that
@@ -244,8 +246,8 @@ func (p *player) isDir(op *Op) bool {
 func (p *player) prepare(w *engine.Worker, x *opMore) {
 	for i := x.prep; i < x.prep+x.prepN; i++ {
 		e := p.t.Implied[i]
-		if err := p.make(e, w.State.([]byte)); err != nil && !errors.Is(err, unix.EEXIST) {
-			w.Fail(fmt.Errorf("make %s: %w", p.dir+e.Path, err))
+		if err := p.make(e, w.State.([]byte), w.Cancelled()); err != nil && !errors.Is(err, unix.EEXIST) {
+			w.Fail(fmt.Errorf("make %s: %w", p.dir+e.Path, bare(err)))
 		}
 	}
 }
@@ -254,14 +256,17 @@ func (p *player) prepare(w *engine.Worker, x *opMore) {
 // the recording shows succeeding: the removals of those entries are not
 // in the log.
 func (p *player) empty(w *engine.Worker, op *Op) {
-	dir := p.full[op.path]
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return // the rmdir fails and says why
+	if err := p.root.Empty(p.full[op.path]); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) {
+		w.Fail(err) // else the rmdir fails and says why
 	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			w.Fail(fmt.Errorf("empty %s: %w", dir, err))
-		}
+}
+
+// bare is err without the path an *os.PathError adds, for a message that
+// names the path already.
+func bare(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
+	return err
 }

@@ -209,6 +209,9 @@ func (f *fsb) add(e *accesslog.Entry, p *pending) bool {
 	case "read", "write", "fsync", "close":
 		return f.byHandle(e, rest, paths[0], n, p, s, r)
 	case "unlink", "rmdir":
+		if n == root {
+			return false // the replay's own directory is not removed (as not renamed)
+		}
 		op.act = actUnlink
 		if p.name == "rmdir" {
 			op.act = actRmdir
@@ -311,16 +314,9 @@ func (f *fsb) rename(paths []string, n int32, p *pending, s int32, r ref) bool {
 	}
 	op := &p.op
 	op.act = actRename
-	b.rename(op, dst)
-	from, to := b.nodes[n].parent, b.nodes[dst].parent
-	b.need(from, true, op)
-	b.need(to, true, op)
-	for _, x := range []int32{from, to, n, dst} {
-		b.touchNode(x, r, true)
-	}
+	b.renamed(op, n, dst, r, p.failed)
 	if !p.failed {
-		b.need(n, false, op)
-		nd := b.nodes[dst]
+		to, nd := b.nodes[dst].parent, b.nodes[dst]
 		b.move(n, to, nd.name)
 		f.forget(paths[0])
 		f.paths[strings.Clone(paths[1])] = n

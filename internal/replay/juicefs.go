@@ -160,7 +160,8 @@ func resultSize(rest []byte) (int64, bool) {
 	return int64(v), ok
 }
 
-// resultNum reads a number result ": N".
+// resultNum reads a number result ": N", or ": (N)" as JuiceFS 1.4
+// writes a read's.
 func resultNum(rest []byte) (int64, bool) {
 	r, ok := bytes.CutPrefix(rest, []byte(": "))
 	if !ok {
@@ -168,6 +169,9 @@ func resultNum(rest []byte) (int64, bool) {
 	}
 	if k := bytes.IndexByte(r, ' '); k >= 0 {
 		r = r[:k]
+	}
+	if len(r) > 2 && r[0] == '(' && r[len(r)-1] == ')' {
+		r = r[1 : len(r)-1]
 	}
 	v, ok := num(r)
 	return int64(v), ok
@@ -359,14 +363,8 @@ func (j *jfs) rename(a *jargs, p *pending) bool {
 		// replayed; RENAME_EXCHANGE and RENAME_WHITEOUT are not moves.
 		op.flags = int32(fl & unix.RENAME_NOREPLACE)
 	}
-	b.rename(op, dst)
-	b.need(from, true, op)
-	b.need(to, true, op)
-	for _, x := range []int32{from, to, n, dst} {
-		b.touchNode(x, r, true)
-	}
+	b.renamed(op, n, dst, r, p.failed)
 	if !p.failed {
-		b.need(n, false, op)
 		b.move(n, to, newName)
 	}
 	b.commit(p, s)

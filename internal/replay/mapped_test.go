@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -127,7 +128,7 @@ func TestLoadingHook(t *testing.T) {
 		var size int64 = -1
 		var read func() int64
 		o.Hooks.Loading = func(s int64, r func() int64) { size, read = s, r }
-		tr, err := o.loadLog()
+		tr, err := o.loadLog(context.Background())
 		if err != nil || tr.Ops() == 0 {
 			t.Fatalf("%s: %v", o.Log, err)
 		}

@@ -1,8 +1,8 @@
 package replay
 
 import (
-	"os"
-	"path/filepath"
+	"context"
+	"path"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,18 +13,18 @@ func (p *player) do(op *Op, buf []byte) (int64, error) {
 	switch op.act {
 	case actStat:
 		var st unix.Stat_t
-		return 0, unix.Fstatat(unix.AT_FDCWD, path, &st, unix.AT_SYMLINK_NOFOLLOW)
+		return 0, p.root.Lstat(path, &st)
 	case actAccess:
-		return 0, unix.Faccessat(unix.AT_FDCWD, path, unix.F_OK, 0)
+		return 0, p.root.Exists(path)
 	case actStatfs:
 		var st unix.Statfs_t
-		return 0, unix.Statfs(path, &st)
+		return 0, p.root.Statfs(path, &st)
 	case actCreate, actOpen, actOpenDir:
 		return 0, p.open(op, path)
 	case actRead, actWrite:
 		return p.readWrite(op, buf)
 	case actListDir:
-		return 0, listDir(path, buf)
+		return 0, p.listDir(path, buf)
 	}
 	return 0, p.meta(op, path)
 }
@@ -35,25 +35,22 @@ func (p *player) meta(op *Op, path string) error {
 	case actFlush, actFsync, actReadDir, actClose:
 		return p.onHandle(op)
 	case actMkdir:
-		return unix.Mkdir(path, 0o755)
+		return p.root.Mkdir(path, 0o755)
 	case actRmdir:
-		return unix.Rmdir(path)
+		return p.root.Rmdir(path)
 	case actUnlink:
-		return unix.Unlink(path)
-	case actRename:
-		if op.flags != 0 { // renameat2's: RENAME_NOREPLACE, ...
-			return unix.Renameat2(unix.AT_FDCWD, path, unix.AT_FDCWD, p.full[p.t.extra(op).to], uint(op.flags))
-		}
-		return unix.Rename(path, p.full[p.t.extra(op).to])
+		return p.root.Unlink(path)
+	case actRename: // renameat2's flags: RENAME_NOREPLACE, ...
+		return p.root.Rename(path, p.full[p.t.extra(op).to], uint(op.flags))
 	case actChmod:
-		return unix.Chmod(path, 0o644)
+		return p.root.Chmod(path, 0o644)
 	case actUtime:
-		return unix.UtimesNanoAt(unix.AT_FDCWD, path, nil, 0)
+		return p.root.Touch(path)
 	case actTruncate:
 		if fd, err := p.fd(op); err == nil { // ftruncate: the file may have no name left
 			return unix.Ftruncate(fd, op.Size)
 		}
-		return unix.Truncate(path, op.Size)
+		return p.root.Truncate(path, op.Size)
 	}
 	return nil
 }
@@ -65,7 +62,7 @@ func (p *player) open(op *Op, path string) error {
 	if op.act == actOpenDir {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY
 	}
-	fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0o644)
+	fd, err := p.root.Open(path, flags, 0o644)
 	if err != nil {
 		return err
 	}
@@ -145,8 +142,8 @@ func (p *player) readWrite(op *Op, buf []byte) (int64, error) {
 }
 
 // listDir reads every entry of a directory.
-func listDir(path string, buf []byte) error {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+func (p *player) listDir(path string, buf []byte) error {
+	fd, err := p.root.Open(path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
@@ -161,19 +158,25 @@ func listDir(path string, buf []byte) error {
 
 // make makes an entry the recording used without creating it: a
 // directory, or a file of its size, with its parents.
-func (p *player) make(e Entry, buf []byte) error {
-	path := p.dir + e.Path
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// A write of its data stops, with context.Canceled, once stop is closed.
+func (p *player) make(e Entry, buf []byte, stop <-chan struct{}) error {
+	if err := p.root.MkdirAll(path.Dir(e.Path), 0o755); err != nil {
 		return err
 	}
 	if e.Dir {
-		return unix.Mkdir(path, 0o755)
+		return p.root.Mkdir(e.Path, 0o755)
 	}
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+	fd, err := p.root.Open(e.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	for off := int64(0); off < e.Size; {
+		select {
+		case <-stop:
+			unix.Close(fd)
+			return context.Canceled
+		default:
+		}
 		b := buf[:min(int64(len(buf)), e.Size-off)]
 		p.pat.Fill(b, uint64(len(e.Path)), off)
 		n, err := unix.Pwrite(fd, b, off)

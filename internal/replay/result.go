@@ -85,11 +85,15 @@ func Merge(res *report.Result, hosts []*report.Replay, recorded []*Trace, log st
 		}
 	}
 	done := map[string]*report.ReplayOp{}
+	var diffs differences
 	for _, h := range hosts {
 		rp.Streams += h.Streams
 		rp.Prepared += h.Prepared
 		rp.Emptied += h.Emptied
 		rp.Seconds = max(rp.Seconds, h.Seconds)
+		for _, d := range h.Differed {
+			diffs.addN(d.Error, d.Count)
+		}
 		for _, o := range h.Ops {
 			d, ok := done[o.Op]
 			if !ok {
@@ -102,6 +106,7 @@ func Merge(res *report.Result, hosts []*report.Replay, recorded []*Trace, log st
 	if rp.Seconds > 0 && !res.Interrupted {
 		rp.Speedup = rp.RecordedSeconds / rp.Seconds
 	}
+	rp.Differed = diffs.list()
 	for _, n := range names {
 		op := report.ReplayOp{Op: n}
 		if d := done[n]; d != nil {

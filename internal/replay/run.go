@@ -15,9 +15,10 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/pattern"
-	"github.com/fsbench/fsbench/internal/profile"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
 )
 
 // Options are the parameters of one replay.
@@ -42,7 +43,9 @@ type Options struct {
 	// SkipDropCaches is SKIP_DROP_CACHES=true.
 	DropCaches     string
 	SkipDropCaches bool
-	Hooks          Hooks
+	// Limits bound the log's text read into memory.
+	Limits Limits
+	Hooks  Hooks
 }
 
 // Hooks are the run's callbacks to its caller; all are optional.
@@ -93,21 +96,36 @@ func ReadLog(path string) (*Trace, error) { return ReadLogPart(path, 0, 1) }
 // ReadLogPart reads and parses part (from 0) of parts of the log at path:
 // the streams one host of parts replays.
 func ReadLogPart(path string, part, parts int) (*Trace, error) {
-	return readLogPart(path, part, parts, nil)
+	return readLogPart(context.Background(), path, part, parts, Limits{}, nil)
 }
 
-// readLogPart is ReadLogPart, calling loading (when not nil) as it begins
-// to parse the log (Hooks.Loading).
-func readLogPart(path string, part, parts int, loading func(int64, func() int64)) (*Trace, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &badInput{fmt.Errorf("open log: %w", err)}
+// readLogPart is ReadLogPart within lim, stopped by ctx while the log is
+// read, calling loading (when not nil) as it begins to parse the log
+// (Hooks.Loading).
+func readLogPart(ctx context.Context, path string, part, parts int, lim Limits, loading func(int64, func() int64)) (*Trace, error) {
+	var data []byte
+	st, err := os.Stat(path)
+	if err == nil && st.Mode().IsRegular() {
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			defer f.Close()
+			var mapped bool
+			if data, mapped = mapLog(f); mapped {
+				defer func() { _ = unix.Munmap(data) }()
+				if err := lim.check(data); err != nil {
+					return nil, &badInput{fmt.Errorf("log %s: %w", path, err)}
+				}
+			} else {
+				data, err = readText(ctx, openLog(f), st.Size(), lim)
+			}
+		}
+	} else if err == nil { // a FIFO, a device: read as it comes, within lim
+		data, err = readText(ctx, openStream(path), 0, lim)
 	}
-	defer f.Close()
-	data, mapped := mapLog(f)
-	if mapped {
-		defer func() { _ = unix.Munmap(data) }()
-	} else if data, err = readLog(f); err != nil {
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, &badInput{fmt.Errorf("read log %s: %w", path, err)}
 	}
 	t, err := loadMapped(data, part, parts, watch(len(data), loading))
@@ -133,20 +151,19 @@ const StdinLog = "-"
 
 // loadLog reads and parses the run's part of o.Log, from o.Stdin when it
 // is StdinLog.
-func (o Options) loadLog() (*Trace, error) {
+func (o Options) loadLog(ctx context.Context) (*Trace, error) {
 	if o.Log != StdinLog {
-		return readLogPart(o.Log, o.Part, o.Parts, o.Hooks.Loading)
+		return readLogPart(ctx, o.Log, o.Part, o.Parts, o.Limits, o.Hooks.Loading)
 	}
 	in := o.Stdin
 	if in == nil {
 		in = os.Stdin
 	}
-	r, err := profile.Decompress(in)
+	data, err := readText(ctx, openLog(in), 0, o.Limits)
 	if err != nil {
-		return nil, &badInput{fmt.Errorf("read log from standard input: %w", err)}
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, &badInput{fmt.Errorf("read log from standard input: %w", err)}
 	}
 	t, err := loadWatched(data, o.Part, o.Parts, watch(len(data), o.Hooks.Loading))
@@ -154,39 +171,6 @@ func (o Options) loadLog() (*Trace, error) {
 		return nil, &badInput{fmt.Errorf("log from standard input: %w", err)}
 	}
 	return t, nil
-}
-
-// readLog reads the log in f, decompressed.
-func readLog(f *os.File) ([]byte, error) {
-	r, err := profile.Decompress(f)
-	if err != nil {
-		return nil, err
-	}
-	return readAll(f, r)
-}
-
-// readAll reads what r decompresses of f into a buffer sized from f's
-// size (the whole log for a plain one), rather than one that grows and is
-// copied as it fills.
-func readAll(f *os.File, r io.Reader) ([]byte, error) {
-	size := int64(64 << 10)
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
-		size = st.Size() + 1 // one more, so that a plain log ends with EOF without growing
-	}
-	buf := make([]byte, 0, size)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // a compressed log: grow
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
 }
 
 // Run replays o.Log in a new directory under o.Path and fills res. It
@@ -197,8 +181,11 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if err := o.Validate(); err != nil {
 		return &badInput{err}
 	}
-	t, err := o.loadLog()
+	t, err := o.loadLog(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+		}
 		return err
 	}
 	if o.Hooks.Loaded != nil {
@@ -206,6 +193,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	abs, err := runenv.OpenTarget(o.Path, res)
 	if err != nil {
+		return err
+	}
+	if err := checkSpace(t, abs); err != nil {
 		return err
 	}
 	res.Parameters = params(o, t)
@@ -223,11 +213,20 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		}
 	}
 	defer dir.Remove(warn)
-	p := newPlayer(t, dir.Path(), o.Speed, pattern.RandomSeed())
+	root, err := sysio.OpenRootNoFollow(dir.Path())
+	if err != nil {
+		return &runenv.Error{Phase: "prepare", Err: err}
+	}
+	defer root.Close()
+	p := newPlayer(t, root, o.Speed, pattern.RandomSeed())
 	if err := p.makeInitial(ctx); err != nil {
 		if ctx.Err() != nil {
 			res.Interrupted = true
 			return ctx.Err()
+		}
+		var bad *badInput
+		if errors.As(err, &bad) {
+			return err
 		}
 		return &runenv.Error{Phase: "prepare", Err: err}
 	}
@@ -242,6 +241,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		o.Hooks.Finished(eng)
 	}
 	fill(res, r, t, o)
+	res.Replay.Differed = p.diffs.list()
 	if ph := res.FindPhase("replay-read"); ph != nil {
 		if w := reading.End(ctx, ph, ph.Bytes); w != "" {
 			warn("%s", w)
@@ -265,11 +265,32 @@ func (p *player) makeInitial(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := p.make(e, buf); err != nil {
-			return fmt.Errorf("make %s: %w", p.dir+e.Path, err)
+		if err := p.make(e, buf, ctx.Done()); err != nil {
+			if errors.Is(err, unix.EEXIST) { // made already: the log used it as a file and as a directory
+				return &badInput{fmt.Errorf("the log contradicts itself: it uses %s both as a file and as a directory before it creates it", e.Path)}
+			}
+			return fmt.Errorf("make %s: %w", p.dir+e.Path, bare(err))
 		}
 	}
 	return nil
+}
+
+// checkSpace refuses a log whose files, made before the replay, do not
+// fit in the free space of the file system at abs: a preparation that
+// fills the file system fails late and leaves a full disk to others.
+func checkSpace(t *Trace, abs string) error {
+	var need int64
+	for _, es := range [][]Entry{t.Initial, t.Implied} {
+		for _, e := range es {
+			need += e.Size
+		}
+	}
+	free, err := sysio.FreeBytes(abs)
+	if err != nil || free >= need {
+		return nil // unknown: the writes will say
+	}
+	return &badInput{fmt.Errorf("the log reads files it did not create, made first with the sizes it needs: %s, and %s has %s free; replay a shorter log, or on a larger file system",
+		units.FormatBytes(need), abs, units.FormatBytes(free))}
 }
 
 // Remedies of a replay whose reads the storage served under half of: the

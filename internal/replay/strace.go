@@ -388,6 +388,9 @@ func (s *strc) onPath(c *call, p *pending, act action, pth string) bool {
 		s.f.needed(n, act == actStat && statDir(c.args[spec.arg+1:]), p)
 		b.touchNode(n, r, false)
 	case actUnlink, actRmdir:
+		if n == root {
+			return false // the replay's own directory is not removed (as not renamed)
+		}
 		if c.name == "rmdir" || c.name == "unlinkat" && len(c.args) > 2 && strings.Contains(c.args[2], "AT_REMOVEDIR") {
 			op.act = actRmdir
 		}

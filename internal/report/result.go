@@ -553,6 +553,10 @@ type Replay struct {
 	Emptied int `json:"emptied,omitempty"`
 	// Ops is each type of operation, in the order the log first shows it.
 	Ops []ReplayOp `json:"ops"`
+	// Differed are the distinct outcomes that differed from the
+	// recording's (a write that failed here with no space left, where it
+	// succeeded there), each with how many operations had it.
+	Differed []ErrorCount `json:"differed,omitempty"`
 	// Lines read, and those not replayed: blank or keep-alive lines,
 	// malformed lines, operations on JuiceFS's virtual files (.stats,
 	// .accesslog, .config: the client's own, not the workload's), and
@@ -586,6 +590,12 @@ type RecordedOps struct {
 	Bytes   int64           `json:"bytes"`
 	Failed  int64           `json:"failed"`
 	Latency metrics.Summary `json:"latency"`
+}
+
+// ErrorCount is one error and how many times it occurred.
+type ErrorCount struct {
+	Error string `json:"error"`
+	Count int64  `json:"count"`
 }
 
 // OpCount is a count of one operation.
