@@ -140,7 +140,7 @@ func (ff *fioFlags) run(cmd *cobra.Command, app *App, args []string) error {
 			fmt.Fprintln(app.IO.Err, "Note: "+n)
 		}
 	}
-	if app.Globals.Verbose {
+	if app.Globals.Verbose && o.Output.Format != report.FormatTable { // the table writes them itself
 		o.summary = func(r *report.Result) { fiojob.Summary(app.IO.Err, r, res.Groups) }
 	}
 	ctx, m, err := startMetrics(cmd.Context(), app, "")

@@ -404,7 +404,7 @@ func TestSummary(t *testing.T) {
 	s := metrics.NewHistogram()
 	s.Record(7 * time.Microsecond)
 	senc, _ := s.Encode()
-	p.LatencyOf, p.ServiceTime, p.ServiceHistogram = "4 KiB random write", &metrics.Summary{Min: 7, Max: 7, Mean: 7}, senc
+	p.LatencyOf, p.ServiceTime, p.ServiceHistogram = "4 KiB random write", &metrics.Summary{Count: 1, Min: 7, Max: 7, Mean: 7}, senc
 	b.Reset()
 	Summary(&b, &report.Result{Threads: 1, Phases: []report.PhaseResult{p}}, nil)
 	if !strings.Contains(b.String(), "r: (groupid=0, jobs=1)") || !strings.Contains(b.String(), "  write: IOPS=100") ||
