@@ -61,9 +61,9 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 			}}.runE(app),
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call (K, M, G, KiB, MiB, ...)")
-	f.StringVar(&o.bigFileSize, "big-file-size", "1G", "size of the big file each thread writes; 0 turns the big-file phases off")
-	f.StringVar(&o.smallFileSize, "small-file-size", "128K", "size of each small file")
+	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call; a bare number is MiB, as in juicefs bench (4 is 4 MiB; or 512K, 4M)")
+	f.StringVar(&o.bigFileSize, "big-file-size", "1G", "size of the big file each thread writes; a bare number is MiB, as in juicefs bench; 0 turns the big-file phases off")
+	f.StringVar(&o.smallFileSize, "small-file-size", "128K", "size of each small file; a bare number is KiB, as in juicefs bench (128 is 128 KiB)")
 	f.IntVar(&o.SmallFileCount, "small-file-count", o.SmallFileCount, "small files per thread; 0 turns the small-file phases off")
 	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "number of concurrent threads")
 	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache (sizes must be multiples of the file system's alignment)")
@@ -77,6 +77,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	markFiles(f, fileOut, "access-log")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
+	addJuicefsOnlyFlags(cmd)
 	return cmd
 }
 
@@ -191,7 +192,7 @@ func (o *BenchOptions) resolveExisting(cmd *cobra.Command, app *App) error {
 	if err := o.CI.resolve(cmd, expect.Bench); err != nil {
 		return err
 	}
-	if err := parseSizes(sizeArg{"block-size", o.blockSize, &o.BlockSize}); err != nil {
+	if err := parseSizes(o.sizeArg("block-size", o.blockSize, &o.BlockSize)); err != nil {
 		return err
 	}
 	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
@@ -239,11 +240,16 @@ func benchMeasured(o bench.Options) ([]string, map[string]string) {
 	return names, why
 }
 
+// sizeArg is bench's size flag name, in juicefs bench's unit when bare.
+func (*BenchOptions) sizeArg(name, text string, dst *int64) sizeArg {
+	return sizeArg{name, text, dst, bareUnit("bench", name)}
+}
+
 func (o *BenchOptions) resolve(app *App) error {
 	if err := parseSizes(
-		sizeArg{"block-size", o.blockSize, &o.BlockSize},
-		sizeArg{"big-file-size", o.bigFileSize, &o.BigFileSize},
-		sizeArg{"small-file-size", o.smallFileSize, &o.SmallFileSize},
+		o.sizeArg("block-size", o.blockSize, &o.BlockSize),
+		o.sizeArg("big-file-size", o.bigFileSize, &o.BigFileSize),
+		o.sizeArg("small-file-size", o.smallFileSize, &o.SmallFileSize),
 	); err != nil {
 		return err
 	}

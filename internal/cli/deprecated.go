@@ -54,6 +54,7 @@ func (o *ReportOptions) takeOldOutput(app *App, cmd *cobra.Command) error {
 // on its command line: an --interval given as a plain number of seconds
 // (stats' and profile's former form; a duration is the one form now).
 func noteOldSpellings(app *App, cmd *cobra.Command) {
+	noteJuicefsOnly(app, cmd)
 	if f := cmd.Flags().Lookup(oldJobFlag); f != nil && f.Changed && f.Hidden {
 		app.deprecatedf("%s --workload FILE is now --job FILE (or -f); --workload NAME is objbench's named workloads", cmd.Name())
 	}

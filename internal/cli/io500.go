@@ -124,7 +124,7 @@ func (o *IO500Options) resolve(cmd *cobra.Command) error {
 	if err := o.CI.resolve(cmd, io500Catalog()); err != nil {
 		return err
 	}
-	if err := parseSizes(sizeArg{"ior-easy-xfer", o.easyXfer, &o.Sizes.EasyXfer}); err != nil {
+	if err := parseSizes(sizeArg{"ior-easy-xfer", o.easyXfer, &o.Sizes.EasyXfer, 0}); err != nil {
 		return err
 	}
 	o.Quick = o.CI.Quick

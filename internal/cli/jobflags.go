@@ -224,9 +224,9 @@ func (o *JobFlags) overrides(cmd *cobra.Command) (*jobfile.Overrides, error) {
 		if !given(name) {
 			return nil
 		}
-		n, e := units.ParseSize(v)
+		n, e := sizeArg{flag: name, text: v}.parse()
 		if e != nil {
-			err = Usagef("--%s: %v", name, e)
+			err = e
 		}
 		return &n
 	}

@@ -249,7 +249,7 @@ func (o *TrainOptions) override(cmd *cobra.Command) error {
 	if f.Changed("au-threshold") {
 		o.AUThreshold = o.threshold
 	}
-	for _, s := range []sizeArg{{"sample-size", o.sampleSize, &o.SampleSize}, {"sample-size-stdev", o.sampleStdev, &o.SampleStdev}} {
+	for _, s := range []sizeArg{{"sample-size", o.sampleSize, &o.SampleSize, 0}, {"sample-size-stdev", o.sampleStdev, &o.SampleStdev, 0}} {
 		if f.Changed(s.flag) {
 			if err := parseSizes(s); err != nil {
 				return err
