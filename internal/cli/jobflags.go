@@ -116,6 +116,9 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 			err = sysio.PathCause(err)
 			return Usagef("-f %s: %v", jf.File, err)
 		}
+		if err := peerFileHint(jf.File, data); err != nil {
+			return err
+		}
 		if j, err = jobfile.Parse(data, jf.File); err != nil {
 			return &UsageError{Err: err}
 		}
@@ -259,6 +262,9 @@ func (o *JobFlags) overrides(cmd *cobra.Command) (*jobfile.Overrides, error) {
 		return nil, err
 	}
 	if f.Changed("ioengine") {
+		if err := ioengineHint(o.ioengine); err != nil {
+			return nil, err
+		}
 		g, err := workload.ParseIOEngine(o.ioengine)
 		if err != nil {
 			return nil, Usagef("--ioengine: %v", err)
