@@ -128,8 +128,8 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err
 	}
-	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
-		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+	if err := checkRunDir(o.Path, "benchmark in", o.Cluster.active()); err != nil {
+		return err
 	}
 	if o.ReadExisting {
 		return o.resolveExisting(cmd, app)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -130,8 +129,8 @@ func (o *CheckpointOptions) resolve(cmd *cobra.Command, app *App) error {
 		return &UsageError{Err: err}
 	}
 	o.Hosts = 0 // the agents are told their place
-	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() && o.Storage == "" {
-		return Usagef("PATH %s is not a directory: give the directory to checkpoint in", o.Path)
+	if err := checkRunDir(o.Path, "checkpoint in", o.Cluster.active() || o.Storage != ""); err != nil {
+		return err
 	}
 	return o.Output.resolve()
 }

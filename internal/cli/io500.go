@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -137,8 +136,8 @@ func (o *IO500Options) resolve(cmd *cobra.Command) error {
 	if err := o.Options.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
-	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
-		return Usagef("PATH %s is not a directory: give the directory to run in", o.Path)
+	if err := checkRunDir(o.Path, "run in", o.Cluster.active()); err != nil {
+		return err
 	}
 	return o.Output.resolve()
 }
