@@ -68,7 +68,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "number of concurrent threads")
 	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache (sizes must be multiples of the file system's alignment)")
 	f.BoolVar(&o.Fsync, "fsync", false, "fsync each written file before closing it, to measure durable writes")
-	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors")
+	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors (off by default; objbench's is on)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
 	f.BoolVar(&o.ReadExisting, "read-existing", false, "read the files already in PATH (every one, or --sample) instead of writing files of its own: nothing is created, changed or removed")
@@ -128,8 +128,8 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err
 	}
-	if err := checkRunDir(o.Path, "benchmark in", o.Cluster.active()); err != nil {
-		return err
+	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
+		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
 	}
 	if o.ReadExisting {
 		return o.resolveExisting(cmd, app)
@@ -264,6 +264,9 @@ func (o *BenchOptions) resolve(app *App) error {
 // reports it: progress bars (or interval lines) on stderr while it runs,
 // the result on stdout.
 func runBench(ctx context.Context, app *App, o *BenchOptions) error {
+	if err := missingPath(o.Path, o.Cluster.active()); err != nil {
+		return err
+	}
 	pub := o.setHooks(app)
 	defer func() { pub.p.Stop() }()
 	j := o.Job.Job

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -129,8 +130,8 @@ func (o *CheckpointOptions) resolve(cmd *cobra.Command, app *App) error {
 		return &UsageError{Err: err}
 	}
 	o.Hosts = 0 // the agents are told their place
-	if err := checkRunDir(o.Path, "checkpoint in", o.Cluster.active() || o.Storage != ""); err != nil {
-		return err
+	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() && o.Storage == "" {
+		return Usagef("PATH %s is not a directory: give the directory to checkpoint in", o.Path)
 	}
 	return o.Output.resolve()
 }
@@ -187,6 +188,9 @@ func (o *CheckpointOptions) parseSizes(cmd *cobra.Command) error {
 }
 
 func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
+	if err := missingPath(o.Path, o.Cluster.active() || o.Storage != ""); err != nil {
+		return err
+	}
 	var stop func()
 	target := o.Path
 	if o.Storage != "" {

@@ -120,7 +120,7 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	markFiles(f, fileIn, "job", oldJobFlag)
 	f.IntVarP(&o.Accelerators, "accelerators", "n", 1, "emulated accelerators (ranks); with --hosts, on each host")
 	f.IntVar(&o.epochs, "epochs", 0, "epochs of training (preset: 2)")
-	f.IntVar(&o.files, "files", 0, "files of the dataset (the dataset's size scales with it)")
+	f.IntVar(&o.files, "files", 0, "files of the whole dataset, not per reader (the dataset's size scales with it; bench's --files is per thread)")
 	f.IntVar(&o.perFile, "samples-per-file", 0, "samples per file: 1 is a file per sample, more are record files read by offset")
 	f.StringVar(&o.sampleSize, "sample-size", "", "mean size of a sample (K, M, ...)")
 	f.StringVar(&o.sampleStdev, "sample-size-stdev", "", "standard deviation of the samples' sizes")
