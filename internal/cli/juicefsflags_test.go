@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 )
 
@@ -201,7 +202,7 @@ func TestJuicefsBenchBinaryBareNumbers(t *testing.T) {
 		"write-small": 2 * 3 * juicefsBenchBytes(block, small), "read-small": 2 * 3 * juicefsBenchBytes(block, small),
 	} {
 		if p := res.FindPhase(name); p == nil || p.Bytes != bytes {
-			t.Errorf("%s: %+v, want %d bytes as juicefs bench", name, p, bytes)
+			t.Errorf("%s: %s, want %d bytes as juicefs bench", name, phaseBytes(p), bytes)
 		}
 	}
 }
@@ -229,7 +230,15 @@ func TestJuicefsObjbenchBinaryBareNumbers(t *testing.T) {
 	blocks := (big + block - 1) / block // juicefs: bCount = ceil(fsize/bSize) puts of bSize
 	for name, bytes := range map[string]int64{"upload": blocks * block, "download": blocks * block, "put-small": 4 * small, "get-small": 4 * small} {
 		if p := res.FindPhase(name); p == nil || p.Bytes != bytes {
-			t.Errorf("%s: %+v, want %d bytes as juicefs objbench", name, p, bytes)
+			t.Errorf("%s: %s, want %d bytes as juicefs objbench", name, phaseBytes(p), bytes)
 		}
 	}
+}
+
+// phaseBytes says how many bytes phase p moved, or that it is missing.
+func phaseBytes(p *report.PhaseResult) string {
+	if p == nil {
+		return "no such phase"
+	}
+	return strconv.FormatInt(p.Bytes, 10) + " bytes"
 }
