@@ -68,7 +68,7 @@ func noteOldSpellings(app *App, cmd *cobra.Command) {
 			return
 		}
 		v := strings.TrimSpace(f.Value.String())
-		if secs, err := strconv.ParseFloat(v, 64); err == nil && secs != 0 {
+		if secs, err := strconv.ParseFloat(v, 64); err == nil && secs > 0 && secs <= 1e9 {
 			d := time.Duration(secs * float64(time.Second))
 			app.deprecatedf("--%s %s: a number of seconds, read as %v; write a duration (--%s %v)", f.Name, v, d, f.Name, d)
 		}
