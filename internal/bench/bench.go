@@ -338,10 +338,10 @@ func (o *Options) phases(e *workload.Runner, dir string) []workload.FilePhase {
 	}
 	if o.BigFileSize > 0 {
 		names := fileNames(o.Threads, 1, bigName)
-		bs := min(o.BlockSize, o.BigFileSize)
+		size, bs := wholeBlocks(o.BigFileSize, o.BlockSize)
 		ps = append(ps,
-			workload.FilePhase{Name: "write-big", Title: "Write big file", Kind: workload.Create, Targets: e.NewTargets(dir, names), FileSize: o.BigFileSize, BlockSize: bs},
-			workload.FilePhase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Targets: e.NewTargets(readDir, names), FileSize: o.BigFileSize, BlockSize: bs},
+			workload.FilePhase{Name: "write-big", Title: "Write big file", Kind: workload.Create, Targets: e.NewTargets(dir, names), FileSize: size, BlockSize: bs},
+			workload.FilePhase{Name: "read-big", Title: "Read big file", Kind: workload.Read, Targets: e.NewTargets(readDir, names), FileSize: size, BlockSize: bs},
 		)
 	}
 	if o.SmallFileCount > 0 {
@@ -351,10 +351,10 @@ func (o *Options) phases(e *workload.Runner, dir string) []workload.FilePhase {
 		if readDir != dir {
 			written = e.NewTargets(dir, names)
 		}
-		bs := min(o.BlockSize, o.SmallFileSize)
+		size, bs := wholeBlocks(o.SmallFileSize, o.BlockSize)
 		ps = append(ps,
-			workload.FilePhase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: written, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
-			workload.FilePhase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Targets: small, FileSize: o.SmallFileSize, BlockSize: bs, PerFile: true},
+			workload.FilePhase{Name: "write-small", Title: "Write small file", Kind: workload.Create, Targets: written, FileSize: size, BlockSize: bs, PerFile: true},
+			workload.FilePhase{Name: "read-small", Title: "Read small file", Kind: workload.Read, Targets: small, FileSize: size, BlockSize: bs, PerFile: true},
 			workload.FilePhase{Name: "stat", Title: "Stat file", Kind: workload.Stat, Targets: small, PerFile: true},
 		)
 	}
@@ -362,6 +362,16 @@ func (o *Options) phases(e *workload.Runner, dir string) []workload.FilePhase {
 		ps[i].Interval = o.Interval
 	}
 	return ps
+}
+
+// wholeBlocks is the size a file of size is written at, and its block
+// size, as juicefs bench does: a file no larger than a block is one block
+// of its size; a larger one is whole blocks, its size rounded up.
+func wholeBlocks(size, block int64) (int64, int64) {
+	if size <= block {
+		return size, size
+	}
+	return ceilDiv(size, block) * block, block
 }
 
 func (o *Options) params() report.Params {

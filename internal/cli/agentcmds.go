@@ -119,6 +119,8 @@ func init() {
 			"output", "json", "result-file", "html", "access-log", "metrics-listen", "print-job", "help",
 			"expect", "expect-file", "baseline", "threshold", "baseline-metrics",
 			"repeat", "find-max",
+			// juicefs's flags that change nothing here (juicefsOnly, --shards).
+			"debug", "trace", "log-level", "log-id", "no-agent", "pyroscope", "shards",
 		},
 		sentFlag: {
 			// What runs and how much of it.
@@ -131,7 +133,7 @@ func init() {
 			// objbench.
 			"big-object-size", "small-object-size", "small-objects", "objects", "obj-size", "obj-size-dist",
 			"part-size", "parts-in-flight", "autoterm", "autoterm-dur", "autoterm-pct", "batch", "mix", "range",
-			"list-existing", "skip-functional-tests", "endpoints", "prefix", "storage-class",
+			"list-existing", "skip-functional-tests", "endpoints", "prefix", "storage-class", "sc",
 			// The object store and its credentials (storeFlags).
 			"storage", "access-key", "secret-key", "secret-key-file", "session-token", "session-token-file",
 			"anonymous", "region", "addressing", "retries", "checksum", "sign-payload", "insecure", "ca-cert", "timeout",

@@ -64,14 +64,14 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 			}}.runE(app),
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call (K, M, G, KiB, MiB, ...)")
-	f.StringVar(&o.bigFileSize, "big-file-size", "1G", "size of the big file each thread writes; 0 turns the big-file phases off")
-	f.StringVar(&o.smallFileSize, "small-file-size", "128K", "size of each small file")
+	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call; a bare number is MiB, as in juicefs bench (4 is 4 MiB; or 512K, 4M)")
+	f.StringVar(&o.bigFileSize, "big-file-size", "1G", "size of the big file each thread writes; a bare number is MiB, as in juicefs bench; 0 turns the big-file phases off")
+	f.StringVar(&o.smallFileSize, "small-file-size", "128K", "size of each small file; a bare number is KiB, as in juicefs bench (128 is 128 KiB)")
 	f.IntVar(&o.SmallFileCount, "small-file-count", o.SmallFileCount, "small files per thread; 0 turns the small-file phases off")
 	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "number of concurrent threads")
 	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache (sizes must be multiples of the file system's alignment)")
 	f.BoolVar(&o.Fsync, "fsync", false, "fsync each written file before closing it, to measure durable writes")
-	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors")
+	f.BoolVar(&o.Verify, "verify", false, "check every byte read against what was written; mismatches are errors (off by default; objbench's is on)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's files instead of removing them")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before read phases: auto (all caches as root, else our files only), always, never; SKIP_DROP_CACHES=true disables")
 	f.BoolVar(&o.ReadExisting, "read-existing", false, "read the files already in PATH (every one, or --sample) instead of writing files of its own: nothing is created, changed or removed")
@@ -80,6 +80,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	markFiles(f, fileOut, "access-log")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
+	addJuicefsOnlyFlags(cmd)
 	return cmd
 }
 
@@ -194,7 +195,7 @@ func (o *BenchOptions) resolveExisting(cmd *cobra.Command, app *App) error {
 	if err := o.CI.resolve(cmd, expect.Bench); err != nil {
 		return err
 	}
-	if err := parseSizes(sizeArg{"block-size", o.blockSize, &o.BlockSize}); err != nil {
+	if err := parseSizes(o.sizeArg("block-size", o.blockSize, &o.BlockSize)); err != nil {
 		return err
 	}
 	o.SkipDropCaches = o.SkipDropCaches || skipDropCaches(app)
@@ -242,11 +243,16 @@ func benchMeasured(o bench.Options) ([]string, map[string]string) {
 	return names, why
 }
 
+// sizeArg is bench's size flag name, in juicefs bench's unit when bare.
+func (*BenchOptions) sizeArg(name, text string, dst *int64) sizeArg {
+	return sizeArg{name, text, dst, bareUnit("bench", name)}
+}
+
 func (o *BenchOptions) resolve(app *App) error {
 	if err := parseSizes(
-		sizeArg{"block-size", o.blockSize, &o.BlockSize},
-		sizeArg{"big-file-size", o.bigFileSize, &o.BigFileSize},
-		sizeArg{"small-file-size", o.smallFileSize, &o.SmallFileSize},
+		o.sizeArg("block-size", o.blockSize, &o.BlockSize),
+		o.sizeArg("big-file-size", o.bigFileSize, &o.BigFileSize),
+		o.sizeArg("small-file-size", o.smallFileSize, &o.SmallFileSize),
 	); err != nil {
 		return err
 	}
@@ -261,6 +267,9 @@ func (o *BenchOptions) resolve(app *App) error {
 // reports it: progress bars (or interval lines) on stderr while it runs,
 // the result on stdout.
 func runBench(ctx context.Context, app *App, o *BenchOptions) error {
+	if err := missingPath(o.Path, o.Cluster.active()); err != nil {
+		return err
+	}
 	pub := o.setHooks(app)
 	defer func() { pub.p.Stop() }()
 	j := o.Job.Job

@@ -251,7 +251,7 @@ func TestBenchBinaryErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"bench", filepath.Join(dir, "missing")}, 1, "no such file or directory"},
+		{[]string{"bench", filepath.Join(dir, "missing")}, 2, "no such file or directory"},
 		{[]string{"bench", dir, "--block-size", "lots"}, 2, "--block-size"},
 		{[]string{"bench", dir, "-p", "0"}, 2, "--threads"},
 		{[]string{"bench"}, 2, "PATH"},

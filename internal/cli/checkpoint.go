@@ -158,7 +158,7 @@ func (o *CheckpointOptions) resolveStore(cmd *cobra.Command, app *App) error {
 	if o.PartsInFlight < 1 {
 		return Usagef("--parts-in-flight must be between 1 and 256 (got %d)", o.PartsInFlight)
 	}
-	return parseSizes(sizeArg{"part-size", o.partSize, &o.PartSize})
+	return parseSizes(sizeArg{"part-size", o.partSize, &o.PartSize, 0})
 }
 
 // parseSizes reads --size, --block-size and --ranks, where 0 is a mistake
@@ -170,11 +170,11 @@ func (o *CheckpointOptions) parseSizes(cmd *cobra.Command) error {
 	size := o.Model.Bytes
 	if o.size != "full" {
 		var err error
-		if size, err = units.ParseSize(o.size); err != nil {
-			return Usagef("--size: %v (or 'full')", err)
+		if size, err = units.ParseSizeIn(o.size, 0); err != nil {
+			return Usagef("--size %s: %v (or 'full')", o.size, err)
 		}
 	}
-	if err := parseSizes(sizeArg{"block-size", o.blockSize, &o.BlockSize}); err != nil {
+	if err := parseSizes(sizeArg{"block-size", o.blockSize, &o.BlockSize, 0}); err != nil {
 		return err
 	}
 	switch {
@@ -188,6 +188,9 @@ func (o *CheckpointOptions) parseSizes(cmd *cobra.Command) error {
 }
 
 func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
+	if err := missingPath(o.Path, o.Cluster.active() || o.Storage != ""); err != nil {
+		return err
+	}
 	var stop func()
 	target := o.Path
 	if o.Storage != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/report"
 )
@@ -51,22 +52,32 @@ func (o *ReportOptions) takeOldOutput(app *App, cmd *cobra.Command) error {
 }
 
 // noteOldSpellings, run before every command, names the old forms used
-// on its command line: an --interval given as a plain number of seconds
-// (stats' and profile's former form; a duration is the one form now).
+// on its command line: a duration (--interval, --duration, --warmup, ...)
+// given as a plain number of seconds (stats' and profile's former
+// --interval; a duration is the one form now).
 func noteOldSpellings(app *App, cmd *cobra.Command) {
+	noteJuicefsOnly(app, cmd)
 	if f := cmd.Flags().Lookup(oldJobFlag); f != nil && f.Changed && f.Hidden {
 		app.deprecatedf("%s --workload FILE is now --job FILE (or -f); --workload NAME is objbench's named workloads", cmd.Name())
 	}
-	f := cmd.Flags().Lookup("interval")
-	if f == nil || !f.Changed {
-		return
+	if f := cmd.Flags().Lookup(oldMetricsURL); f != nil && f.Changed && f.Hidden {
+		app.deprecatedf("stats --metrics URL is now --metrics-url URL; --metrics is compare's list of figures")
 	}
-	v := strings.TrimSpace(f.Value.String())
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs != 0 {
-		d := time.Duration(secs * float64(time.Second))
-		app.deprecatedf("--interval %s: a number of seconds, read as %v; write a duration (--interval %v)", v, d, d)
-	}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if name, _ := pflag.UnquoteUsage(f); name != "DURATION" && f.Name != "interval" {
+			return
+		}
+		v := strings.TrimSpace(f.Value.String())
+		if secs, err := strconv.ParseFloat(v, 64); err == nil && secs > 0 && secs <= 1e9 {
+			d := time.Duration(secs * float64(time.Second))
+			app.deprecatedf("--%s %s: a number of seconds, read as %v; write a duration (--%s %v)", f.Name, v, d, f.Name, d)
+		}
+	})
 }
+
+// oldMetricsURL is stats' former name of --metrics-url, kept hidden:
+// --metrics is compare's list of figures.
+const oldMetricsURL = "metrics"
 
 // oldJobFlag is the former name of bench's and train's --job FILE, kept
 // hidden: --workload is objbench's, and names a workload.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,5 +109,53 @@ func TestProfileFollowFlag(t *testing.T) {
 	}
 	if h := helpOf(t, 0, "profile"); strings.Contains(h, "-f, --follow") {
 		t.Errorf("profile --help still offers -f")
+	}
+}
+
+// TestDurationBareSeconds: every duration flag, not only --interval, names
+// a bare number of seconds with a notice instead of taking it in silence.
+func TestDurationBareSeconds(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		notice string
+	}{
+		{[]string{"/x", "--rw", "read", "--duration", "1"}, "fsbench: deprecated: --duration 1: a number of seconds, read as 1s; write a duration (--duration 1s)\n"},
+		{[]string{"/x", "--rw", "read", "--duration", "10", "--warmup", "0.5"}, "fsbench: deprecated: --warmup 0.5: a number of seconds, read as 500ms; write a duration (--warmup 500ms)\n"},
+		{[]string{"/x", "--rw", "read", "--duration", "1s"}, ""},
+		{[]string{"/x", "--rw", "read", "--duration", "0"}, ""},
+	} {
+		o, code, msg := parseBench(t, nil, c.args...)
+		if code != 0 || o.Job.Job == nil {
+			t.Fatalf("%v: exit %d: %s", c.args, code, msg)
+		}
+		if c.notice != "" && !strings.Contains(msg, c.notice) || c.notice == "" && strings.Contains(msg, "deprecated") {
+			t.Errorf("%v: stderr %q, want the notice %q", c.args, msg, c.notice)
+		}
+	}
+}
+
+// TestStatsMetricsURL: stats reads a Prometheus endpoint with --metrics-url;
+// the former --metrics still works, with a notice, and is not in the help,
+// where --metrics is compare's list of figures.
+func TestStatsMetricsURL(t *testing.T) {
+	for _, c := range []struct {
+		flag, notice string
+	}{
+		{"--metrics-url", ""},
+		{"--metrics", "fsbench: deprecated: stats --metrics URL is now --metrics-url URL; --metrics is compare's list of figures\n"},
+	} {
+		app, _, errb := testApp(nil)
+		var got *StatsOptions
+		code, msg := runParse(app, errb, newStatsCmdWith(app, func(_ context.Context, o *StatsOptions) error { got = o; return nil }),
+			[]string{c.flag, "http://localhost:9567/metrics"})
+		if code != 0 || got == nil || got.MetricsURL != "http://localhost:9567/metrics" {
+			t.Fatalf("%s: exit %d (%s)", c.flag, code, msg)
+		}
+		if firstLineWith(msg, "deprecated") != c.notice {
+			t.Errorf("%s: stderr %q, want notice %q", c.flag, msg, c.notice)
+		}
+	}
+	if h := helpOf(t, 0, "stats"); !strings.Contains(h, "--metrics-url URL") || strings.Contains(h, "--metrics URL") {
+		t.Errorf("stats --help:\n%s", h)
 	}
 }

@@ -85,6 +85,7 @@ func TestCheckDocCommand(t *testing.T) {
 		"fsbench profile x.log --interval 5 --op read":            "former form",
 		"fsbench profile x.log --interval=0.5":                    "former form",
 		"fsbench profile x.log --interval 0":                      "",
+		"fsbench bench data --rw read --duration 30":              "former form",
 		"fsbench stats /mnt/jfs --no-such-flag":                   "unknown",
 		"fsbench train data --big-file-size 1G":                   "unknown",
 		"fsbench probe --interval 1m bench /mnt/jfs --quick -p 2": "",
@@ -161,18 +162,24 @@ func checkDocCommand(root *cobra.Command, line string) []string {
 	return problems
 }
 
-// checkDocInterval refuses --interval N with a plain number of seconds
-// other than 0: the former form, which now prints a deprecation notice.
+// checkDocInterval refuses a duration flag (--interval, --duration, ...)
+// given a plain number of seconds other than 0: the former form, which
+// now prints a deprecation notice.
 func checkDocInterval(words []string) string {
-	v, ok := strings.CutPrefix(words[0], "--interval=")
+	name, v, ok := strings.Cut(words[0], "=")
 	if !ok {
-		if words[0] != "--interval" || len(words) < 2 {
+		if len(words) < 2 {
 			return ""
 		}
 		v = words[1]
 	}
+	switch name {
+	case "--interval", "--duration", "--warmup", "--autoterm-dur", "--compute-time", "--stonewall":
+	default:
+		return ""
+	}
 	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs != 0 {
-		return fmt.Sprintf("--interval %s is the former form (a number of seconds): write a duration such as %gs", v, secs)
+		return fmt.Sprintf("%s %s is the former form (a number of seconds): write a duration such as %gs", name, v, secs)
 	}
 	return ""
 }

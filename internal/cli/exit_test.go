@@ -29,13 +29,18 @@ func oneLine(t *testing.T, what, stderr, want string) {
 // messages, and a real EINVAL from the kernel ("invalid argument": hugetlbfs
 // refuses write(2)).
 func TestRuntimeErrorsReadingLikeUsage(t *testing.T) {
-	dir := t.TempDir()
+	// Below a regular file: the run fails preparing it (a PATH that does
+	// not exist at all is a usage error).
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"unknown command", "invalid argument", "accepts 1 arg(s)", "requires at least 1 arg(s)", "unknown flag: --x"} {
-		_, stderr, code := runFsbenchEnv(t, nil, "bench", filepath.Join(dir, name), "-q")
+		_, stderr, code := runFsbenchEnv(t, nil, "bench", filepath.Join(file, name), "-q")
 		if code != ExitRuntime {
 			t.Errorf("bench %q: exit %d, want 1", name, code)
 		}
-		oneLine(t, name, stderr, "no such file or directory")
+		oneLine(t, name, stderr, "not a directory")
 	}
 	huge := testenv.MountFS(t, "hugetlbfs", "")
 	_, stderr, code := runFsbenchEnv(t, nil, "bench", huge, "--big-file-size", "4M", "-q")

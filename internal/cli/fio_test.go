@@ -193,7 +193,7 @@ func TestBenchJobPointsFioFilesToFio(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut := runCLI(t, "bench", dir, "--job", job)
-	want := "-f " + job + " is a fio job file: run it with fsbench fio " + job
+	want := "-f " + job + " is a fio job file; -f takes fsbench's workload file (YAML): run it with `fsbench fio " + job + "`"
 	if code != ExitUsage || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, want)
 	}

@@ -22,7 +22,7 @@ var placeholders = map[string]string{
 	"sample": "N", "model": "NAME", "storage": "TYPE", "accelerator-type": "TYPE",
 	"storage-class": "CLASS", "region": "REGION", "access-key": "KEY", "secret-key": "KEY",
 	"session-token": "TOKEN", "sort": "KEY", "schema": "LETTERS", "uid": "LIST", "gid": "LIST",
-	"pid": "LIST", "op": "LIST", "path": "TEXT", "metrics": "URL", "metric": "METRIC",
+	"pid": "LIST", "op": "LIST", "path": "TEXT", "metrics": "URL", "metrics-url": "URL", "log-level": "LEVEL", "log-id": "ID", "pyroscope": "URL", "sc": "CLASS", "metric": "METRIC",
 	"autoterm-pct": "PERCENT", "sample-size-stdev": "SIZE", "au-threshold": "PERCENT",
 	"autoterm-dur": "DURATION", "expect": "EXPR", "world-size": "N", "timeout": "DURATION", "compute-time": "DURATION", "interval": "DURATION",
 }

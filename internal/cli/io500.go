@@ -58,14 +58,14 @@ func newIO500CmdWith(app *App, runF func(context.Context, *IO500Options) error) 
 			return o.resolve(cmd)
 		}}.runE(app)
 	f := cmd.Flags()
-	f.IntVarP(&o.Threads, "threads", "p", 1, "ranks: threads that each do a rank's part of every phase")
+	f.IntVarP(&o.Threads, "threads", "p", 1, "ranks: threads that each do a rank's part of every phase (checkpoint's --ranks, train's -n)")
 	f.DurationVar(&o.Stonewall, "stonewall", io500.DefaultStonewall, "write phases stop after this `DURATION` (IO500's rule: 300s); later phases work on what was written")
 	f.StringVar(&o.easyXfer, "ior-easy-xfer", units.FormatBytes(z.EasyXfer), "ior-easy's transfer `SIZE` (IOR -t)")
 	f.IntVar(&o.Sizes.EasySegments, "ior-easy-transfers", z.EasySegments, "ior-easy's transfers a rank at most (IOR -b over -t)")
 	f.IntVar(&o.Sizes.HardSegments, "ior-hard-segments", z.HardSegments, "ior-hard's 47008-byte transfers a rank at most (IOR -s)")
 	f.IntVar(&o.Sizes.EasyFiles, "mdtest-easy-files", z.EasyFiles, "mdtest-easy's files a rank at most (mdtest -n)")
 	f.IntVar(&o.Sizes.HardFiles, "mdtest-hard-files", z.HardFiles, "mdtest-hard's files a rank at most (mdtest -n)")
-	f.BoolVar(&o.Verify, "verify", false, "check every byte read back (ior reads, mdtest-hard-read)")
+	f.BoolVar(&o.Verify, "verify", false, "check every byte read back (ior reads, mdtest-hard-read); off by default, as in bench (objbench's is on)")
 	f.StringVar(&o.DataPacketType, "data-packet-type", io500.DataRandom, "what the writes write, as IO500's option: random (content no transfer repeats, which storage that compresses or deduplicates cannot shrink) or timestamp (one buffer written again and again, as IO500 and IOR do by default; --verify then checks each transfer against it)")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropNever, "start each phase from a clean cache: never (IO500 runs its phases back to back), auto (drop all caches as root, else the run's files, before the phases that read or stat; write back dirty data before the others), always; SKIP_DROP_CACHES=true disables")
 	f.BoolVar(&o.Target.Keep, "keep", false, "keep the run's directory with the ior files and the timestamp file (the delete phases remove mdtest's files)")
@@ -125,7 +125,7 @@ func (o *IO500Options) resolve(cmd *cobra.Command) error {
 	if err := o.CI.resolve(cmd, io500Catalog()); err != nil {
 		return err
 	}
-	if err := parseSizes(sizeArg{"ior-easy-xfer", o.easyXfer, &o.Sizes.EasyXfer}); err != nil {
+	if err := parseSizes(sizeArg{"ior-easy-xfer", o.easyXfer, &o.Sizes.EasyXfer, 0}); err != nil {
 		return err
 	}
 	o.Quick = o.CI.Quick
@@ -145,6 +145,9 @@ func (o *IO500Options) resolve(cmd *cobra.Command) error {
 }
 
 func runIO500(ctx context.Context, app *App, o *IO500Options) error {
+	if err := missingPath(o.Path, o.Cluster.active()); err != nil {
+		return err
+	}
 	var prog *Progress
 	o.Warn = func(msg string) { app.Warnf("%s", msg) }
 	o.PhaseStart = func(name string, ops func() int64) {

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/expect"
-	"github.com/fsbench/fsbench/internal/fiojob"
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
@@ -117,8 +116,8 @@ func (o *BenchOptions) resolveJob(cmd *cobra.Command, app *App) error {
 			err = sysio.PathCause(err)
 			return Usagef("-f %s: %v", jf.File, err)
 		}
-		if fiojob.IsJobFile(data) {
-			return Usagef("-f %s is a fio job file: run it with fsbench fio %s", jf.File, jf.File)
+		if err := peerFileHint(jf.File, data); err != nil {
+			return err
 		}
 		if j, err = jobfile.Parse(data, jf.File); err != nil {
 			return &UsageError{Err: err}
@@ -240,9 +239,9 @@ func (o *JobFlags) overrides(cmd *cobra.Command) (*jobfile.Overrides, error) {
 		if !given(name) {
 			return nil
 		}
-		n, e := units.ParseSize(v)
+		n, e := sizeArg{flag: name, text: v}.parse()
 		if e != nil {
-			err = Usagef("--%s: %v", name, e)
+			err = e
 		}
 		return &n
 	}
@@ -275,6 +274,9 @@ func (o *JobFlags) overrides(cmd *cobra.Command) (*jobfile.Overrides, error) {
 		return nil, err
 	}
 	if f.Changed("ioengine") {
+		if err := ioengineHint(o.ioengine); err != nil {
+			return nil, err
+		}
 		g, err := workload.ParseIOEngine(o.ioengine)
 		if err != nil {
 			return nil, Usagef("--ioengine: %v", err)

@@ -29,6 +29,7 @@ type ObjbenchOptions struct {
 	duration, warmup, interval                string
 	workload                                  objWorkloadFlags
 	more                                      objMoreFlags
+	shards                                    int // juicefs's --shards: refused above 1
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -83,12 +84,16 @@ host in ps: prefer the variables or the -file flags.`,
 	}
 	o.store.add(cmd, &o.Storage, &o.Object)
 	f := cmd.Flags()
-	f.StringVar(&o.blockSize, "block-size", "4M", "size of each object of the big object (K, M, G, KiB, MiB, ...)")
-	f.StringVar(&o.bigObjectSize, "big-object-size", "1G", "size of the big object, uploaded and downloaded in --block-size objects")
-	f.StringVar(&o.smallObjectSize, "small-object-size", "128K", "size of each small object")
-	f.IntVar(&o.SmallObjects, "small-objects", o.SmallObjects, "number of small objects")
+	f.StringVar(&o.blockSize, "block-size", "4M", "size of each object of the big object; a bare number is KiB, as in juicefs objbench (4096 is 4 MiB; or 4M), where bench's is MiB")
+	f.StringVar(&o.bigObjectSize, "big-object-size", "1G", "size of the big object, uploaded and downloaded in --block-size objects; a bare number is MiB, as in juicefs objbench")
+	f.StringVar(&o.smallObjectSize, "small-object-size", "128K", "size of each small object; a bare number is KiB, as in juicefs objbench (128 is 128 KiB)")
+	f.IntVar(&o.SmallObjects, "small-objects", o.SmallObjects, "number of small objects, at least 1 as in juicefs objbench (bench's --small-file-count 0 turns its phases off)")
 	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "number of concurrent threads")
 	f.StringVar(&o.Object.StorageClass, "storage-class", "", "storage class of the objects written, e.g. STANDARD_IA")
+	f.StringVar(&o.Object.StorageClass, "sc", "", "juicefs objbench's short name of --storage-class")
+	_ = f.MarkHidden("sc")
+	f.IntVar(&o.shards, "shards", 0, "juicefs objbench's N buckets by hash of key: not done here")
+	_ = f.MarkHidden("shards")
 	f.BoolVar(&o.SkipFunctional, "skip-functional-tests", false, "skip the functional checks (the bucket is still created if missing)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the benchmark's objects instead of deleting them")
 	f.StringVar(&o.duration, "duration", "", "run each performance item for `DURATION`, repeating its objects (uploads make new ones), e.g. 30s; delete still does each object once")
@@ -98,10 +103,11 @@ host in ps: prefer the variables or the -file flags.`,
 	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
 	f.BoolVar(&o.ListExisting, "list-existing", false, "list the objects already in the store (under --prefix) and download each, writing nothing: no bucket, no put, no delete; the functional checks are off")
 	f.StringVar(&o.ExistingPrefix, "prefix", "", "with --list-existing: only the objects whose keys begin with `PREFIX`")
-	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded (--verify=false to skip the check)")
+	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded: on by default here, unlike bench's and io500's (--verify=false to skip the check)")
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
+	addJuicefsOnlyFlags(cmd)
 	return cmd
 }
 
@@ -130,9 +136,9 @@ func storageHelp() string {
 
 func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	if err := parseSizes(
-		sizeArg{"block-size", o.blockSize, &o.BlockSize},
-		sizeArg{"big-object-size", o.bigObjectSize, &o.BigObjectSize},
-		sizeArg{"small-object-size", o.smallObjectSize, &o.SmallObjectSize},
+		sizeArg{"block-size", o.blockSize, &o.BlockSize, bareUnit("objbench", "block-size")},
+		sizeArg{"big-object-size", o.bigObjectSize, &o.BigObjectSize, bareUnit("objbench", "big-object-size")},
+		sizeArg{"small-object-size", o.smallObjectSize, &o.SmallObjectSize, bareUnit("objbench", "small-object-size")},
 	); err != nil {
 		return err
 	}
@@ -174,6 +180,9 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 // resolveAll resolves the flags: the hosts first; the expectations are checked against the
 // rows the run will have, which with --workload depend on the other flags.
 func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
+	if o.shards > 1 {
+		return Usagef("--shards %d: juicefs objbench's spreading of objects over %d buckets is not done here; run objbench on each bucket", o.shards, o.shards)
+	}
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err
 	}

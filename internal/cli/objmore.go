@@ -27,5 +27,5 @@ func (o *ObjbenchOptions) resolveMore(cmd *cobra.Command) error {
 			}
 		}
 	}
-	return parseSizes(sizeArg{"part-size", o.more.partSize, &o.PartSize})
+	return parseSizes(sizeArg{"part-size", o.more.partSize, &o.PartSize, 0})
 }

@@ -66,7 +66,7 @@ func (o *ObjbenchOptions) resolveSizes(both bool) error {
 		o.Sizes = d
 	case w.objSize != "":
 		var n int64
-		if err := parseSizes(sizeArg{"obj-size", w.objSize, &n}); err != nil {
+		if err := parseSizes(sizeArg{"obj-size", w.objSize, &n, 0}); err != nil {
 			return err
 		}
 		o.Sizes = objbench.FixedSize(n)
@@ -74,7 +74,7 @@ func (o *ObjbenchOptions) resolveSizes(both bool) error {
 		o.Sizes = objbench.FixedSize(o.SmallObjectSize)
 	}
 	if w.rng != "" {
-		return parseSizes(sizeArg{"range", w.rng, &o.Range})
+		return parseSizes(sizeArg{"range", w.rng, &o.Range, 0})
 	}
 	return nil
 }

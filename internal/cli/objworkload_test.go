@@ -11,7 +11,7 @@ import (
 
 func TestObjWorkloadFlags(t *testing.T) {
 	o, code, msg := parseObjbench(t, nil, "/data", "--workload", "mixed", "--objects", "50", "--obj-size-dist", "log2:1KiB-1MiB",
-		"--range", "512", "--mix", "get=1,put=3", "--duration", "1m", "--autoterm", "--autoterm-dur", "20s", "--autoterm-pct", "5", "--seed", "7")
+		"--range", "512B", "--mix", "get=1,put=3", "--duration", "1m", "--autoterm", "--autoterm-dur", "20s", "--autoterm-pct", "5", "--seed", "7")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -143,19 +144,35 @@ type sizeArg struct {
 	flag string
 	text string
 	dst  *int64
+	// bare is the unit of a bare number: JuiceFS's, on the flags that are
+	// juicefs bench's and objbench's. 0 (fsbench's own flags): a bare
+	// number other than 0 is refused as ambiguous.
+	bare int64
 }
 
 // parseSizes parses size flags; the first bad one is a usage error naming
 // the flag.
 func parseSizes(args ...sizeArg) error {
 	for _, a := range args {
-		n, err := units.ParseSize(a.text)
+		n, err := a.parse()
 		if err != nil {
-			return Usagef("--%s: %v", a.flag, err)
+			return err
 		}
 		*a.dst = n
 	}
 	return nil
+}
+
+// parse reads one size flag; its error is a usage error naming the flag.
+func (a sizeArg) parse() (int64, error) {
+	n, err := units.ParseSizeIn(a.text, a.bare)
+	switch {
+	case errors.Is(err, units.ErrBare):
+		return 0, Usagef("--%s %s: %v", a.flag, strings.TrimSpace(a.text), err)
+	case err != nil:
+		return 0, Usagef("--%s: %v", a.flag, err)
+	}
+	return n, nil
 }
 
 // newResult starts a result with the fields every command fills the same way.

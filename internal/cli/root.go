@@ -123,7 +123,7 @@ Exit codes:
 	root.SetOut(app.IO.Out)
 	root.SetErr(app.IO.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &UsageError{Err: err}
+		return &UsageError{Err: peerFlagHint(c, err)}
 	})
 	pf := root.PersistentFlags()
 	pf.BoolVar(&app.Globals.NoColor, "no-color", false, "never colour the output (also: NO_COLOR=1)")
@@ -239,6 +239,11 @@ func typeArgErrors(c *cobra.Command) {
 		check = cobra.ArbitraryArgs
 	}
 	c.Args = func(cmd *cobra.Command, args []string) error {
+		if cmd.HasParent() {
+			if err := peerOperandHint(cmd, args); err != nil {
+				return err
+			}
+		}
 		err := check(cmd, args)
 		var ue *UsageError
 		if err != nil && !errors.As(err, &ue) {

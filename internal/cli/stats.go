@@ -45,7 +45,7 @@ func statsLong() string {
 	b.WriteString(`Show what a storage client is doing, one row per interval, as "juicefs stats"
 does, on any mount: the JuiceFS client's own counters (.stats), the kernel's
 view (block device, NFS client, CPU, memory, dirty and writeback pages, the
-FUSE daemon), a Prometheus endpoint (--metrics), and the live counters of
+FUSE daemon), a Prometheus endpoint (--metrics-url), and the live counters of
 fsbench benchmarks running on the same mount.
 
 Without MOUNTPOINT the view is system-wide. A path that is not a mount point
@@ -72,8 +72,8 @@ func newStatsCmdWith(app *App, runF func(context.Context, *StatsOptions) error) 
 		Example: `  fsbench stats /mnt/jfs
   fsbench stats /mnt/jfs --schema ufmcob -l 1 --interval 5s
   fsbench stats /mnt/nfs --count 10 -o csv > nfs.csv
-  fsbench stats --metrics http://localhost:9567/metrics
-  fsbench stats /data --metrics http://minio:9000/minio/v2/metrics/cluster --metric 'req=minio_s3_requests_total'`,
+  fsbench stats --metrics-url http://localhost:9567/metrics
+  fsbench stats /data --metrics-url http://minio:9000/minio/v2/metrics/cluster --metric 'req=minio_s3_requests_total'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return Usagef("%s expects at most one MOUNTPOINT (got %d arguments)", cmd.CommandPath(), len(args))
@@ -95,8 +95,10 @@ func newStatsCmdWith(app *App, runF func(context.Context, *StatsOptions) error) 
 	f.IntVarP(&o.Verbosity, "verbosity", "l", 0, "1 adds the detail columns ([bracketed] below)")
 	f.StringVar(&o.interval, "interval", "1s", "the `DURATION` between rows, such as 1s, 500ms or 1m")
 	f.IntVar(&o.Count, "count", 0, "stop after this many rows (0: until Ctrl-C)")
-	f.StringVar(&o.MetricsURL, "metrics", "", "also read this Prometheus endpoint (JuiceFS :9567/metrics, MinIO, node_exporter)")
-	f.StringArrayVar(&o.metrics, "metric", nil, "show a metric of --metrics: [NICK=]NAME[{label=\"value\"}]; repeatable")
+	f.StringVar(&o.MetricsURL, "metrics-url", "", "also read this Prometheus endpoint (JuiceFS :9567/metrics, MinIO, node_exporter)")
+	f.StringVar(&o.MetricsURL, oldMetricsURL, "", "former spelling of --metrics-url")
+	_ = f.MarkHidden(oldMetricsURL)
+	f.StringArrayVar(&o.metrics, "metric", nil, "show a metric of --metrics-url: [NICK=]NAME[{label=\"value\"}]; repeatable")
 	f.StringVarP(&o.format, "output", "o", "table", "output: table (live view; plain lines when not a terminal), json (NDJSON), csv")
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
 	return cmd
@@ -149,11 +151,11 @@ func (o *StatsOptions) resolve() error {
 	if o.MetricsURL != "" {
 		u, err := url.Parse(o.MetricsURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return Usagef("--metrics %q: want an http:// or https:// URL", object.RedactURL(o.MetricsURL))
+			return Usagef("--metrics-url %q: want an http:// or https:// URL", object.RedactURL(o.MetricsURL))
 		}
 	}
 	if len(o.metrics) > 0 && o.MetricsURL == "" {
-		return Usagef("--metric needs --metrics URL")
+		return Usagef("--metric needs --metrics-url URL")
 	}
 	o.Metrics = o.Metrics[:0]
 	for _, m := range o.metrics {

@@ -40,7 +40,7 @@ func TestStatsFlags(t *testing.T) {
 			return o.Interval == 500*time.Millisecond && o.Format == stats.FormatCSV
 		}},
 		{args: []string{"--interval", "0.25"}, check: func(o *StatsOptions) bool { return o.Interval == 250*time.Millisecond }},
-		{args: []string{"--metrics", "http://localhost:9567/metrics", "--metric", `req=minio_s3_requests_total{api="getobject"}`, "--metric", "x", "--schema", "ux"},
+		{args: []string{"--metrics-url", "http://localhost:9567/metrics", "--metric", `req=minio_s3_requests_total{api="getobject"}`, "--metric", "x", "--schema", "ux"},
 			check: func(o *StatsOptions) bool {
 				return o.MetricsURL == "http://localhost:9567/metrics" && len(o.Metrics) == 2 && o.Metrics[0].Nick == "req" && o.Metrics[0].Labels["api"] == "getobject"
 			}},
@@ -53,8 +53,8 @@ func TestStatsFlags(t *testing.T) {
 		{args: []string{"-o", "xml"}, wantErr: "unknown output format"},
 		{args: []string{"-o", "csv", "--json"}, wantErr: "contradict"},
 		{args: []string{"--metric", "x"}, wantErr: "needs --metrics"},
-		{args: []string{"--metrics", "localhost:9567"}, wantErr: "http://"},
-		{args: []string{"--metrics", "http://h/m", "--metric", "toolong=x"}, wantErr: "nick"},
+		{args: []string{"--metrics-url", "localhost:9567"}, wantErr: "http://"},
+		{args: []string{"--metrics-url", "http://h/m", "--metric", "toolong=x"}, wantErr: "nick"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			app, _, _ := statsApp()
@@ -250,10 +250,10 @@ func TestStatsMetricsURLCredentials(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--metrics", withUser(srv.URL, "/nothing")}, ExitRuntime, "404"},
-		{[]string{"--metrics", withUser(closed.URL, "/metrics")}, ExitRuntime, "connection refused"},
-		{[]string{"--metrics", withUser(srv.URL, "/metrics"), "--metric", "no_such_metric"}, ExitOK, "not (yet) exported by"},
-		{[]string{"--metrics", withUser("ftp://h", "/metrics")}, ExitUsage, "want an http:// or https:// URL"},
+		{[]string{"--metrics-url", withUser(srv.URL, "/nothing")}, ExitRuntime, "404"},
+		{[]string{"--metrics-url", withUser(closed.URL, "/metrics")}, ExitRuntime, "connection refused"},
+		{[]string{"--metrics-url", withUser(srv.URL, "/metrics"), "--metric", "no_such_metric"}, ExitOK, "not (yet) exported by"},
+		{[]string{"--metrics-url", withUser("ftp://h", "/metrics")}, ExitUsage, "want an http:// or https:// URL"},
 	} {
 		app, out, errb := statsApp()
 		code := Run(context.Background(), app, append([]string{"stats", dir, "--count", "1", "--interval", "100ms", "-o", "json"}, c.args...))

@@ -120,7 +120,7 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	markFiles(f, fileIn, "job", oldJobFlag)
 	f.IntVarP(&o.Accelerators, "accelerators", "n", 1, "emulated accelerators (ranks); with --hosts, on each host")
 	f.IntVar(&o.epochs, "epochs", 0, "epochs of training (preset: 2)")
-	f.IntVar(&o.files, "files", 0, "files of the dataset (the dataset's size scales with it)")
+	f.IntVar(&o.files, "files", 0, "files of the whole dataset, not per reader (the dataset's size scales with it; bench's --files is per thread)")
 	f.IntVar(&o.perFile, "samples-per-file", 0, "samples per file: 1 is a file per sample, more are record files read by offset")
 	f.StringVar(&o.sampleSize, "sample-size", "", "mean size of a sample (K, M, ...)")
 	f.StringVar(&o.sampleStdev, "sample-size-stdev", "", "standard deviation of the samples' sizes")
@@ -249,7 +249,7 @@ func (o *TrainOptions) override(cmd *cobra.Command) error {
 	if f.Changed("au-threshold") {
 		o.AUThreshold = o.threshold
 	}
-	for _, s := range []sizeArg{{"sample-size", o.sampleSize, &o.SampleSize}, {"sample-size-stdev", o.sampleStdev, &o.SampleStdev}} {
+	for _, s := range []sizeArg{{"sample-size", o.sampleSize, &o.SampleSize, 0}, {"sample-size-stdev", o.sampleStdev, &o.SampleStdev, 0}} {
 		if f.Changed(s.flag) {
 			if err := parseSizes(s); err != nil {
 				return err

@@ -75,7 +75,8 @@ func TestIOUringBenchBinary(t *testing.T) {
 	}
 	for _, c := range []struct{ args, want string }{
 		{"--iodepth 8", "iodepth 8 needs ioengine io_uring"},
-		{"--ioengine libaio", `--ioengine: want sync or io_uring, got "libaio"`},
+		{"--ioengine libaio", "--ioengine libaio is fio's engine; here --ioengine is sync"},
+		{"--ioengine nosuch", `--ioengine: want sync or io_uring, got "nosuch"`},
 		{"--ioengine io_uring --iodepth 0", "--iodepth must be in 1..4096"},
 	} {
 		args := append([]string{"bench", dir, "--rw", "randread", "--file-size", "4M", "-q"}, strings.Fields(c.args)...)

@@ -162,7 +162,7 @@ func (o *Options) Validate() error {
 	case o.SmallObjectSize <= 0 || o.SmallObjectSize > maxBlockSize:
 		return fmt.Errorf("--small-object-size must be more than 0 and at most %s", units.FormatBytes(maxBlockSize))
 	case o.SmallObjects < 1 || o.SmallObjects > maxObjects:
-		return fmt.Errorf("--small-objects must be between 1 and %d (got %d)", maxObjects, o.SmallObjects)
+		return fmt.Errorf("--small-objects must be between 1 and %d (got %d), as in juicefs objbench; 0 does not turn the small objects off (bench's --small-file-count 0 does)", maxObjects, o.SmallObjects)
 	case o.bigCount() > maxObjects:
 		return fmt.Errorf("--big-object-size / --block-size makes %d objects, more than %d", o.bigCount(), maxObjects)
 	case o.BigCheckSize < 0:

@@ -71,7 +71,8 @@ func TestParseSizeDist(t *testing.T) {
 		{"4KiB:0,1MiB:0", "add up to 0"},
 		{"4KiB", "want SIZE:WEIGHT"},
 		{"4KiB:a", "whole number"},
-		{"4KiB:1,4096:2", "given twice"},
+		{"4KiB:1,4096B:2", "given twice"},
+		{"4096:1", "a bare number is ambiguous; write 4096K, 4096M or 4096B"}, {"log2:1K-64", "write 64K, 64M or 64B"},
 		{"0:1", "more than 0"},
 		{"6GiB:1", "at most"},
 		{"", "want SIZE:WEIGHT"},
@@ -89,9 +90,9 @@ func TestParseSizeDist(t *testing.T) {
 // distribution a header or a job names parses back to the same one.
 func TestSizeDistStringExact(t *testing.T) {
 	for in, want := range map[string]string{
-		"log2:1K-7000":      "log2:1KiB-7000B",
-		"1536:1,4MiB:2":     "1.50KiB:1,4MiB:2",
-		"log2:1.5K-1048577": "log2:1.50KiB-1048577B",
+		"log2:1K-7000B":      "log2:1KiB-7000B",
+		"1536B:1,4MiB:2":     "1.50KiB:1,4MiB:2",
+		"log2:1.5K-1048577B": "log2:1.50KiB-1048577B",
 	} {
 		d, err := ParseSizeDist(in)
 		if err != nil || d.String() != want {
@@ -102,7 +103,7 @@ func TestSizeDistStringExact(t *testing.T) {
 
 func TestSizeDraws(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	d, _ := ParseSizeDist("log2:1000-1MiB")
+	d, _ := ParseSizeDist("log2:1000B-1MiB")
 	seen := make([]int, len(d.Classes()))
 	for range 20000 {
 		n := d.Draw(r)
@@ -144,7 +145,7 @@ func TestLargestAndGCPercent(t *testing.T) {
 		dist string
 		want int64
 		gc   int
-	}{{"4KiB:1", 4 * units.KiB, 100}, {"log2:1KiB-256KiB", 256*units.KiB - 1, 100}, {"log2:1KiB-262145", 262144, 25},
+	}{{"4KiB:1", 4 * units.KiB, 100}, {"log2:1KiB-256KiB", 256*units.KiB - 1, 100}, {"log2:1KiB-262145B", 262144, 25},
 		{"log2:4KiB-1MiB", units.MiB - 1, 25}, {"256KiB:1,4KiB:9", 256 * units.KiB, 25}, {"64KiB:1,4KiB:9,128KiB:3", 128 * units.KiB, 100}} {
 		d, err := ParseSizeDist(c.dist)
 		if err != nil {

@@ -108,7 +108,7 @@ func parseBucket(s string) (SizeBucket, error) {
 
 // parseObjSize parses one object size: more than 0, at most maxObjectSize.
 func parseObjSize(s string) (int64, error) {
-	n, err := units.ParseSize(s)
+	n, err := units.ParseSizeIn(s, 0)
 	if err != nil {
 		return 0, err
 	}

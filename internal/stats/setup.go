@@ -40,7 +40,7 @@ type Plan struct {
 	Warnings []string
 }
 
-// ScrapeTimeout bounds one scrape of a --metrics endpoint: the interval,
+// ScrapeTimeout bounds one scrape of a --metrics-url endpoint: the interval,
 // and never more than this.
 const ScrapeTimeout = 5 * time.Second
 
@@ -142,13 +142,13 @@ func fuseDaemon(root string, m *sysio.Mount, isJFS bool) Source {
 	return nil
 }
 
-// probeMetrics scrapes the --metrics endpoint once, to learn what it
+// probeMetrics scrapes the --metrics-url endpoint once, to learn what it
 // offers, and adds it to have for the sections it can fill; nil without
 // an endpoint.
 func probeMetrics(ctx context.Context, opts Options, have map[byte]Source, plan *Plan) (*PromSource, error) {
 	if opts.MetricsURL == "" {
 		if len(opts.Metrics) > 0 {
-			return nil, fmt.Errorf("--metric needs --metrics URL")
+			return nil, fmt.Errorf("--metric needs --metrics-url URL")
 		}
 		return nil, nil
 	}

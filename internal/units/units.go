@@ -170,3 +170,31 @@ func CountGrouped(n int, noun string) string {
 	}
 	return s + " " + noun
 }
+
+// ErrBare is wrapped by ParseSizeIn's error for a bare number where no unit
+// is implied: 4 could be bytes, KiB or MiB, and each tool reads it otherwise.
+var ErrBare = errors.New("a bare number is ambiguous")
+
+// ParseSizeIn parses a size as ParseSize does, except a bare number (one
+// that ends in a digit): that is a count of unit, as JuiceFS reads its
+// flags (--block-size 4 is 4 MiB in juicefs bench), fractions truncated to
+// whole bytes as JuiceFS does. With unit 0, a bare number other than 0 is
+// refused (ErrBare), never taken as bytes in silence.
+func ParseSizeIn(s string, unit int64) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" || t[len(t)-1] < '0' || t[len(t)-1] > '9' {
+		return ParseSize(s)
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f <= 0 {
+		return ParseSize(s) // 0, or its error
+	}
+	if unit == 0 {
+		return 0, fmt.Errorf("%w; write %sK, %sM or %sB", ErrBare, t, t, t)
+	}
+	v := f * float64(unit)
+	if math.IsInf(v, 0) || math.IsNaN(v) || v >= math.MaxInt64 {
+		return 0, fmt.Errorf("%w %q: too large", ErrSyntax, s)
+	}
+	return int64(v), nil
+}

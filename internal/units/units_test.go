@@ -157,3 +157,25 @@ func TestCountGrouped(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSizeIn(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		unit int64
+		want int64
+		err  string
+	}{
+		{"4", MiB, 4 * MiB, ""}, {"4", KiB, 4 * KiB, ""}, {"0.5", MiB, MiB / 2, ""}, {"1.3", KiB, 1331, ""},
+		{"4K", MiB, 4 * KiB, ""}, {"4B", MiB, 4, ""}, {" 64 ", MiB, 64 * MiB, ""}, {"0", MiB, 0, ""}, {"0", 0, 0, ""},
+		{"4M", 0, 4 * MiB, ""}, {"4", 0, 0, "a bare number is ambiguous; write 4K, 4M or 4B"},
+		{"-4", MiB, 0, "negative"}, {"1e30", MiB, 0, "too large"}, {"x", MiB, 0, "want a number"},
+	} {
+		got, err := ParseSizeIn(c.in, c.unit)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("ParseSizeIn(%q, %d) = %d, %v; want %d", c.in, c.unit, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("ParseSizeIn(%q, %d) = %d, %v; want an error with %q", c.in, c.unit, got, err, c.err)
+		}
+	}
+}
