@@ -26,8 +26,8 @@ func TestQuickPreset(t *testing.T) {
 		smallCount int
 		quick      bool
 	}{
-		{[]string{"/mnt", "--quick"}, 64 * units.MiB, 20, true},
-		{[]string{"/mnt", "--quick", "--big-file-size", "8M"}, 8 * units.MiB, 20, true},
+		{[]string{"/mnt", "--quick"}, 64 * units.MiB, 1000, true},
+		{[]string{"/mnt", "--quick", "--big-file-size", "8M"}, 8 * units.MiB, 1000, true},
 		{[]string{"/mnt", "--small-file-count", "3", "--quick"}, 64 * units.MiB, 3, true},
 		{[]string{"/mnt"}, units.GiB, 100, false},
 	}

@@ -39,7 +39,7 @@ type TrainOptions struct {
 var trainCatalog = expect.Catalog{Command: "train", Metrics: []expect.Metric{{Name: "generate", Bytes: true}, {Name: "train", Bytes: true}}}
 
 // trainQuick is the --quick preset of train.
-var trainQuick = []Preset{{"epochs", "1"}}
+var trainQuick = []Preset{{"epochs", "5"}}
 
 func newTrainCmd(app *App) *cobra.Command { return newTrainCmdWith(app, nil) }
 
@@ -154,6 +154,9 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	}
 	if err := o.override(cmd); err != nil {
 		return err
+	}
+	if o.CI.Quick && o.Dataset == "" && !cmd.Flags().Changed("files") {
+		o.Files = train.QuickFiles(o.Options, len(o.Cluster.Hosts))
 	}
 	if err := o.store.resolveOptional(app, cmd, o.Path); err != nil {
 		return err
