@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // quickVerdicts runs `fsbench ARGS --quick -o json` with the
@@ -87,8 +88,8 @@ func TestQuickIO500Judged(t *testing.T) {
 		[]string{"ior-easy-write>=1000000TiB/s", "mdtest-hard-stat.p99<0.001us"})
 }
 
-// TestQuickTrainJudged: train --quick reaches a verdict on the AU (100
-// measured steps for 90%); with accelerators that compute in 1 ms, far
+// TestQuickTrainJudged: train --quick measures the steps a verdict on
+// the AU needs (100 for 90%); with accelerators that compute in 1 ms, far
 // faster than the storage feeds them 400 samples, the same preset fails
 // its AU (exit 3), as it does with the 61 steps of a one-epoch run too
 // short to pass: the interval lies wholly below the threshold.
@@ -100,11 +101,16 @@ func TestQuickTrainJudged(t *testing.T) {
 	if err != nil {
 		t.Fatalf("exit %d: %v\n%s", code, err, stderr)
 	}
+	// Enough steps: a pass or a failure, unless this busy machine's AU lies
+	// so near the threshold that its interval straddles it.
 	au := r.Training
-	if au == nil || au.MeasuredSteps < 100 || au.Verdict != report.VerdictPass && au.Verdict != report.VerdictFail {
+	if au == nil || au.MeasuredSteps < verdict.MinSteps(au.Threshold) || strings.Contains(au.VerdictReason, "measured steps") {
 		t.Fatalf("train --quick: %+v (exit %d)\n%s", au, code, stderr)
 	}
-	if want := map[string]int{report.VerdictPass: ExitOK, report.VerdictFail: ExitExpectation}[au.Verdict]; code != want {
+	if au.Verdict == report.VerdictTooShort {
+		t.Logf("AU %.2f%%: %s", au.AU, au.VerdictReason)
+	}
+	if want := map[string]int{report.VerdictPass: ExitOK, report.VerdictFail: ExitExpectation, report.VerdictTooShort: ExitOK}[au.Verdict]; code != want {
 		t.Errorf("AU %s: exit %d, want %d", au.Verdict, code, want)
 	}
 	for _, extra := range [][]string{{}, {"--epochs", "1", "--files", "20"}} {
