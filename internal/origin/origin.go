@@ -277,7 +277,7 @@ func (r *Reading) ownBytes(o *report.Origin) {
 		return
 	}
 	d := after - r.own
-	o.StorageBytes, o.DeviceBytes, o.Own = &d, &dev, true
+	o.StorageBytes, o.DeviceBytes, o.Own, o.PID = &d, &dev, true, os.Getpid()
 	o.Shared = dev > report.SharedMargin(d)
 }
 

@@ -28,8 +28,10 @@ type Origin struct {
 	// counter of Source grew by, which counts every reader of a device.
 	// Read-ahead and metadata may make it more than was asked for.
 	StorageBytes *int64 `json:"storage_bytes,omitempty"`
-	// Own is set when StorageBytes counts this run's process alone.
+	// Own is set when StorageBytes counts this run's process alone, the
+	// process PID of Machine.
 	Own bool `json:"own,omitempty"`
+	PID int  `json:"pid,omitempty"`
 	// DeviceBytes is what the machine-wide counter of Source grew by, set
 	// with Own: more than StorageBytes when other I/O used the device.
 	DeviceBytes *int64 `json:"device_bytes,omitempty"`
@@ -132,14 +134,38 @@ func MergeConcurrentOrigins(parts []PhaseResult) *Origin {
 	return sumOrigins(list)
 }
 
-// oneMachine merges the origins of parts that read the same counters at
-// the same time.
+// oneMachine merges the origins of parts that read the same device's
+// counters at the same time: parts of one process (ranks) saw the same
+// counts, so the largest is kept; the own counts of several processes
+// (agents on one machine) add up, while the device's count stays the
+// largest any of them saw.
 func oneMachine(list []*Origin) *Origin {
-	out := *list[0]
-	for _, o := range list[1:] {
+	var order []int
+	procs := map[int]*Origin{}
+	for _, o := range list {
+		pid := 0
+		if o.Own {
+			pid = o.PID
+		}
+		if p, ok := procs[pid]; ok {
+			p.absorb(o, maxInt)
+			continue
+		}
+		c := *o
+		procs[pid], order = &c, append(order, pid)
+	}
+	out := procs[order[0]]
+	for _, pid := range order[1:] {
+		o := procs[pid]
+		if out.Own && o.Own {
+			dev := maxInt(out.DeviceBytes, o.DeviceBytes)
+			out.absorb(o, addInt)
+			out.DeviceBytes = dev
+			continue
+		}
 		out.absorb(o, maxInt)
 	}
-	return &out
+	return out
 }
 
 // absorb adds part o to out: what was read and the page cache add up, the
