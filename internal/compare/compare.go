@@ -125,7 +125,7 @@ type Item struct {
 	// change beyond the threshold was judged.
 	Note string `json:"note,omitempty"`
 
-	p       float64 // P unrounded
+	p       float64 // P unrounded, when P is set
 	pending bool    // tested over runs: called by Report.call
 }
 
@@ -396,7 +396,7 @@ func (r *Report) both(of, nf []figure, op, np report.PhaseResult) []Item {
 // percentile with too few samples, and the maximum, are never judged.
 func (r *Report) judge(metric, phase string, a, b figure) Item {
 	it := Item{Metric: metric, Phase: phase, Kind: a.kind, Unit: a.unit, Better: a.better, Old: ptr(a.v), New: ptr(b.v),
-		Status: Same, OldRuns: len(a.runs), NewRuns: len(b.runs), p: math.NaN()}
+		Status: Same, OldRuns: len(a.runs), NewRuns: len(b.runs)}
 	if a.v != 0 {
 		it.ChangePct = ptr(round((b.v - a.v) / a.v * 100))
 	}
@@ -448,7 +448,7 @@ func (r *Report) call() {
 	var idx []int
 	var ps []float64
 	for i, it := range r.Items {
-		if !math.IsNaN(it.p) {
+		if it.P != nil {
 			idx, ps = append(idx, i), append(ps, it.p)
 		}
 	}
