@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,8 +53,7 @@ func TestCompareRepeatedRuns(t *testing.T) {
 	// run of OLD read.
 	cg := blkioCgroup(t, mnt, 1<<20)
 	slow := filepath.Join(out, "slow.json")
-	args := append([]string{"-c", `echo $$ >"$0/cgroup.procs" && exec "$@"`, cg, testenv.Binary(t)}, append(job, "--result-file", slow)...)
-	if b, err := exec.Command("sh", args...).CombinedOutput(); err != nil {
+	if b, err := inCgroup(t, cg, append(job, "--result-file", slow)...).CombinedOutput(); err != nil {
 		t.Fatalf("slowed run: %v\n%s", err, b)
 	}
 	r, code = compareFiles(t, a, slow)

@@ -138,8 +138,7 @@ func TestQuickBenchSlowDevice(t *testing.T) {
 	if _, stderr, code := runFsbench(t, args...); code != ExitOK {
 		t.Fatalf("unthrottled: exit %d, want 0\n%s", code, stderr)
 	}
-	slowed := append([]string{"-c", `echo $$ >"$0/cgroup.procs" && exec "$@"`, cg, testenv.Binary(t)}, args...)
-	out, err := exec.Command("sh", slowed...).CombinedOutput()
+	out, err := inCgroup(t, cg, args...).CombinedOutput()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatal(err)
@@ -151,6 +150,12 @@ func TestQuickBenchSlowDevice(t *testing.T) {
 	if code != ExitExpectation || !strings.Contains(string(out), "expectations failed: read-big>=8MiB/s") {
 		t.Errorf("reads limited to 2 MiB/s: exit %d, want 3\n%s", code, out)
 	}
+}
+
+// inCgroup is the command of fsbench ARGS run in cgroup cg (v1): a shell
+// joins it, then becomes fsbench.
+func inCgroup(t *testing.T, cg string, args ...string) *exec.Cmd {
+	return exec.Command("sh", append([]string{"-c", `echo $$ >"$0/cgroup.procs" && exec "$@"`, cg, testenv.Binary(t)}, args...)...)
 }
 
 // blkioCgroup makes a blkio cgroup (v1) whose reads from the block device

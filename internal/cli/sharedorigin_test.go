@@ -45,9 +45,8 @@ func TestOriginSharedDevice(t *testing.T) {
 		}
 	}
 	cg := blkioCgroup(t, mnt, 8<<20)
-	args := []string{"-c", `echo $$ >"$0/cgroup.procs" && exec "$@"`, cg, testenv.Binary(t), "bench", mnt, "-p", "1",
-		"--big-file-size", "16M", "--block-size", "256K", "--small-file-count", "0", "--direct", "--drop-caches", "never", "-o", "json"}
-	out, err := exec.Command("sh", args...).Output()
+	out, err := inCgroup(t, cg, "bench", mnt, "-p", "1", "--big-file-size", "16M", "--block-size", "256K",
+		"--small-file-count", "0", "--direct", "--drop-caches", "never", "-o", "json").Output()
 	if err != nil {
 		t.Fatalf("bench: %v", err)
 	}
