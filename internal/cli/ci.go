@@ -11,6 +11,7 @@ import (
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // CIOptions are the CI smoke-mode flags every benchmark command shares:
@@ -206,8 +207,8 @@ func (a *App) finishCI(res *report.Result, o *CIOptions) error {
 			failed = append(failed, x.Expr)
 		case report.VerdictTooShort:
 			if o.Strict {
-				x.Verdict, x.Pass = report.VerdictFail, false
-				x.Reason = report.VerdictTooShort + " (--strict): " + x.Reason
+				j := verdict.Judgement{Verdict: x.Verdict, Reason: x.Reason}.Strict()
+				x.Verdict, x.Reason, x.Pass = j.Verdict, j.Reason, false
 				failed = append(failed, x.Expr)
 				continue
 			}

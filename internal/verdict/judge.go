@@ -130,3 +130,13 @@ func QuantileBounds(h *metrics.Histogram, q float64) (lo, hi time.Duration) {
 
 // num formats a bound of an interval for a reason.
 func num(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+// Strict is j for a job that must decide (--strict): a figure too short
+// to judge fails, its reason kept after "too short to judge (--strict): ";
+// a pass or a failure is left as it is.
+func (j Judgement) Strict() Judgement {
+	if j.Verdict != report.VerdictTooShort {
+		return j
+	}
+	return Judgement{Verdict: report.VerdictFail, Reason: report.VerdictTooShort + " (--strict): " + j.Reason}
+}

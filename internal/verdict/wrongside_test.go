@@ -94,3 +94,17 @@ func TestPercentileWrongSide(t *testing.T) {
 		}
 	}
 }
+
+// TestStrict: --strict fails what is too short to judge, keeping why, and
+// leaves a pass and a failure alone.
+func TestStrict(t *testing.T) {
+	short := Percentile("p99", 80, 1, 0.5, math.Inf(1), func(v float64) bool { return v < 5 })
+	if s := short.Strict(); s.Verdict != report.VerdictFail || s.Reason != "too short to judge (--strict): "+short.Reason {
+		t.Errorf("strict of %+v: %+v", short, s)
+	}
+	for _, j := range []Judgement{{Verdict: report.VerdictPass}, {Verdict: report.VerdictFail, Reason: "x"}} {
+		if s := j.Strict(); s != j {
+			t.Errorf("strict of %+v: %+v", j, s)
+		}
+	}
+}
