@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/metrics"
@@ -54,14 +55,7 @@ func simResult(rng *rand.Rand, runs int, sd, slow float64) *report.Result {
 }
 
 func median(vs []float64) float64 {
-	s := append([]float64(nil), vs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
+	s := slices.Sorted(slices.Values(vs))
 	return s[len(s)/2]
 }
 
