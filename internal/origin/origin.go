@@ -45,9 +45,10 @@ type Probe struct {
 	used    string
 	why     string // why no counter applies
 	machine string // report.Origin.Machine
-	// own is set for a block device: this process's count of what it
-	// fetched from storage (/proc/self/io) is then the run's own figure,
-	// where the device's counter counts every reader.
+	// own is set for a block device this process reads itself (not
+	// through FUSE): its count of what it fetched from storage
+	// (/proc/self/io) is then the run's own figure, where the device's
+	// counter counts every reader.
 	own      bool
 	procRoot string // where /proc is, for own
 }
@@ -101,7 +102,10 @@ func ForMount(procRoot string, m sysio.Mount, mounts []sysio.Mount) *Probe {
 		return &Probe{why: fmt.Sprintf("%s on %s: device %d:%d is not in %s/diskstats (%s)",
 			dm.FSType, dm.MountPoint, major, minor, procRoot, dm.Source)}
 	}
-	return &Probe{src: d, name: fmt.Sprintf("block device %s (%d:%d)", name, major, minor), storage: "disk.read_bytes", own: true, procRoot: procRoot}
+	// Through FUSE, the daemon reads the device, not this process: its
+	// own count says nothing then.
+	own := dm.MountPoint == m.MountPoint
+	return &Probe{src: d, name: fmt.Sprintf("block device %s (%d:%d)", name, major, minor), storage: "disk.read_bytes", own: own, procRoot: procRoot}
 }
 
 // maxFollow bounds how many FUSE mounts of directories are followed down.
