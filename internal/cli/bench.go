@@ -227,7 +227,7 @@ func (o *BenchOptions) insideTree(cmd *cobra.Command) error {
 }
 
 // benchQuick is the --quick preset of bench.
-var benchQuick = []Preset{{"big-file-size", "64M"}, {"small-file-count", "20"}}
+var benchQuick = []Preset{{"big-file-size", "64M"}, {"small-file-count", "1000"}, {"small-file-size", "4K"}}
 
 // benchMeasured lists the phases o will run, and why the others will not.
 func benchMeasured(o bench.Options) ([]string, map[string]string) {

@@ -98,7 +98,7 @@ These are fsbench's figures, not an MLPerf Storage result.`,
 	f.StringVar(&o.partSize, "part-size", "16M", "with --storage: size of each uploaded part and of each ranged GET of the read-back")
 	f.IntVar(&o.PartsInFlight, "parts-in-flight", checkpoint.DefaultPartsInFlight, "with --storage: parts each rank uploads, and ranged GETs it reads, at a time")
 	o.store.add(cmd, &o.Storage, &o.Object)
-	addRunFlags(cmd, &o.RunFlags, []Preset{{"size", "64M"}})
+	addRunFlags(cmd, &o.RunFlags, []Preset{{"size", "256M"}, {"block-size", "256K"}})
 	_ = f.MarkHidden("read-others") // always so: a host reads the next host's shards
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // CIOptions are the CI smoke-mode flags every benchmark command shares:
@@ -29,6 +30,8 @@ type CIOptions struct {
 	ExpectFile []string
 	Baseline   string
 	Quick      bool
+	// Strict makes a figure too short to judge fail (exit 3).
+	Strict bool
 
 	// Filled by resolve.
 	Exprs     []expect.Expr
@@ -53,6 +56,7 @@ func addCIFlags(cmd *cobra.Command, o *CIOptions, quick []Preset) {
 	f.StringVar(&o.Baseline, "baseline", "", "compare with an earlier JSON result `FILE`; with --threshold, regressions fail (exit 3)")
 	f.StringVar(&o.threshold, "threshold", "", "with --baseline: a throughput drop or latency rise beyond this `PERCENT` (e.g. 10%) is a regression")
 	f.StringVar(&o.metrics, "baseline-metrics", "", "with --baseline: compare only these figures, a `LIST` of throughput,p50,p90,p99,p999,max (default all)")
+	f.BoolVar(&o.Strict, "strict", false, "a figure the run is too short to judge (too few samples, steps or runs) fails (exit 3) instead of warning: for a CI job that must decide")
 	markFiles(f, fileIn, "expect-file", "baseline")
 	var parts []string
 	for _, p := range quick {
@@ -178,7 +182,7 @@ func (a *App) finishRun(res *report.Result, out *OutputOptions, ci *CIOptions) e
 // expectation or a functional check failed or the baseline comparison found
 // regressions beyond --threshold; nil otherwise. An expectation the run
 // was too short to judge is no failure: it is a warning that says what
-// would make it judgeable.
+// would make it judgeable; with --strict it fails.
 func (a *App) finishCI(res *report.Result, o *CIOptions) error {
 	res.Expectations = append(res.Expectations, expect.EvalAll(o.Exprs, res)...)
 	if o.base != nil {
@@ -202,6 +206,12 @@ func (a *App) finishCI(res *report.Result, o *CIOptions) error {
 		case report.VerdictFail:
 			failed = append(failed, x.Expr)
 		case report.VerdictTooShort:
+			if o.Strict {
+				j := verdict.Judgement{Verdict: x.Verdict, Reason: x.Reason}.Strict()
+				x.Verdict, x.Reason, x.Pass = j.Verdict, j.Reason, false
+				failed = append(failed, x.Expr)
+				continue
+			}
 			msg := fmt.Sprintf("%s: %s: %s", x.Expr, report.VerdictTooShort, x.Reason)
 			a.Warnf("%s", msg)
 			res.Warnings = append(res.Warnings, msg)

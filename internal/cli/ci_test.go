@@ -26,8 +26,8 @@ func TestQuickPreset(t *testing.T) {
 		smallCount int
 		quick      bool
 	}{
-		{[]string{"/mnt", "--quick"}, 64 * units.MiB, 20, true},
-		{[]string{"/mnt", "--quick", "--big-file-size", "8M"}, 8 * units.MiB, 20, true},
+		{[]string{"/mnt", "--quick"}, 64 * units.MiB, 1000, true},
+		{[]string{"/mnt", "--quick", "--big-file-size", "8M"}, 8 * units.MiB, 1000, true},
 		{[]string{"/mnt", "--small-file-count", "3", "--quick"}, 64 * units.MiB, 3, true},
 		{[]string{"/mnt"}, units.GiB, 100, false},
 	}
@@ -216,10 +216,11 @@ func TestCIExitCodes(t *testing.T) {
 
 // TestCIJUnit checks -o junit from the real binary, with a failing
 // expectation (the maximum of the 10 stats, judged however few they are)
-// and one too short to judge (their p99), which is skipped.
+// and one too short to judge (their p99 against a bound its interval
+// straddles: 10 samples cannot bound a p99 from above), which is skipped.
 func TestCIJUnit(t *testing.T) {
 	stdout, stderr, code := runFsbench(t, benchArgs(t.TempDir(), "-o", "junit", "--expect", "errors==0",
-		"--expect", "stat.max<0.000001us", "--expect", "stat.p99<0.000001us")...)
+		"--expect", "stat.max<0.000001us", "--expect", "stat.p99<3600s")...)
 	if code != ExitExpectation {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -235,7 +236,7 @@ func TestCIJUnit(t *testing.T) {
 	for _, c := range s.Cases {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "write-big,read-big,write-small,read-small,stat,errors==0,stat.max<0.000001us,stat.p99<0.000001us" {
+	if strings.Join(names, ",") != "write-big,read-big,write-small,read-small,stat,errors==0,stat.max<0.000001us,stat.p99<3600s" {
 		t.Errorf("testcases %q", names)
 	}
 	f := s.Cases[6].Failure
@@ -250,12 +251,15 @@ func TestCIJUnit(t *testing.T) {
 // TestCITooShort runs the real binary with an expectation the run holds
 // too few samples to judge: it neither passes nor fails; exit 0, a
 // warning saying what would make it judgeable, and the verdict in JSON.
+// With --strict the same run fails (exit 3); and a bound that every
+// plausible value of the p99 breaks fails however few the samples.
 func TestCITooShort(t *testing.T) {
-	stdout, stderr, code := runFsbench(t, benchArgs(t.TempDir(), "--json", "--expect", "errors==0", "--expect", "stat.p99<0.000001us")...)
+	dir := t.TempDir()
+	stdout, stderr, code := runFsbench(t, benchArgs(dir, "--json", "--expect", "errors==0", "--expect", "stat.p99<3600s")...)
 	if code != ExitOK {
 		t.Fatalf("exit %d, want 0: %s", code, stderr)
 	}
-	want := "Warning: stat.p99<0.000001us: too short to judge: 10 latency samples, p99 needs 1000: a longer run or --repeat"
+	want := "Warning: stat.p99<3600s: too short to judge: 10 latency samples, p99 needs 1000: a longer run or --repeat"
 	if !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
@@ -265,6 +269,24 @@ func TestCITooShort(t *testing.T) {
 	}
 	if x := r.Expectations; len(x) != 2 || x[0].Verdict != report.VerdictPass || x[1].Verdict != report.VerdictTooShort || !x[1].Pass {
 		t.Errorf("expectations in JSON: %+v", x)
+	}
+
+	stdout, stderr, code = runFsbench(t, benchArgs(dir, "--json", "--strict", "--expect", "errors==0", "--expect", "stat.p99<3600s")...)
+	if code != ExitExpectation || !strings.Contains(stderr, "1 of 2 expectations failed: stat.p99<3600s") {
+		t.Fatalf("--strict: exit %d, want 3: %s", code, stderr)
+	}
+	if r, err = report.ReadJSON(strings.NewReader(stdout)); err != nil {
+		t.Fatal(err)
+	}
+	if x := r.Expectations[1]; x.Pass || x.Verdict != report.VerdictFail || !strings.HasPrefix(x.Reason, "too short to judge (--strict): 10 latency samples") {
+		t.Errorf("--strict: expectation in JSON: %+v", x)
+	}
+
+	// Every one of the 10 stats takes longer than a nanosecond: the p99's
+	// interval lies wholly above it.
+	_, stderr, code = runFsbench(t, benchArgs(dir, "--expect", "stat.p99<0.001us")...)
+	if code != ExitExpectation || !strings.Contains(stderr, "expectations failed: stat.p99<0.001us") {
+		t.Errorf("a p99 of 10 samples wholly above its bound: exit %d, want 3: %s", code, stderr)
 	}
 }
 

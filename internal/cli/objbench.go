@@ -120,7 +120,7 @@ const objbenchExample = `  fsbench objbench /mnt/data
   fsbench objbench --storage minio http://127.0.0.1:9000/bench --workload mixed --obj-size-dist log2:4KiB-16MiB --duration 1m`
 
 // objbenchQuick is the --quick preset of objbench.
-var objbenchQuick = []Preset{{"big-object-size", "16M"}, {"small-objects", "20"}}
+var objbenchQuick = []Preset{{"big-object-size", "32M"}, {"block-size", "1M"}, {"small-objects", "1000"}, {"small-object-size", "4K"}}
 
 // storageHelp lists the drivers and their URL forms.
 func storageHelp() string {

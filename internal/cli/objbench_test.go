@@ -65,7 +65,7 @@ func TestObjbenchQuick(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
-	if o.BigObjectSize != 16*units.MiB || o.SmallObjects != 5 {
+	if o.BigObjectSize != 32*units.MiB || o.BlockSize != units.MiB || o.SmallObjects != 5 || o.SmallObjectSize != 4*units.KiB {
 		t.Errorf("--quick: big %d, small objects %d", o.BigObjectSize, o.SmallObjects)
 	}
 }

@@ -39,7 +39,7 @@ type TrainOptions struct {
 var trainCatalog = expect.Catalog{Command: "train", Metrics: []expect.Metric{{Name: "generate", Bytes: true}, {Name: "train", Bytes: true}}}
 
 // trainQuick is the --quick preset of train.
-var trainQuick = []Preset{{"epochs", "1"}}
+var trainQuick = []Preset{{"epochs", "5"}}
 
 func newTrainCmd(app *App) *cobra.Command { return newTrainCmdWith(app, nil) }
 
@@ -62,10 +62,12 @@ for --compute-time (a sleep) and waits when the next is not ready.
 The result is the accelerator utilisation (AU: compute time over wall time,
 the first step of each epoch excluded) with its interval, against the
 model's threshold, the samples and bytes per second, and the accelerators'
-wait times. An AU whose interval is below the threshold exits with code 3;
-one the run holds too few steps to judge warns and exits 0 (more --files,
---epochs or --repeat make it judgeable). This is an emulation, not an
-MLPerf result.
+wait times. An AU whose interval is below the threshold exits with code 3,
+however few the steps; one whose interval straddles it, or with too few
+steps to pass, warns and exits 0 (3 with --strict; more --files, --epochs
+or --repeat make it judgeable). --quick trains 5 epochs on as many --files
+as the AU's verdict needs (100 measured steps against 90%). This is an
+emulation, not an MLPerf result.
 
 Presets (--model, --accelerator-type) are the training workloads of MLPerf
 Storage and DLIO, with a dataset small enough for a test machine; -f FILE
@@ -154,6 +156,9 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	}
 	if err := o.override(cmd); err != nil {
 		return err
+	}
+	if o.CI.Quick && o.Dataset == "" && !cmd.Flags().Changed("files") {
+		o.Files = train.QuickFiles(o.Options, len(o.Cluster.Hosts))
 	}
 	if err := o.store.resolveOptional(app, cmd, o.Path); err != nil {
 		return err

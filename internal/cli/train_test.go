@@ -130,7 +130,7 @@ func TestTrainRun(t *testing.T) {
 
 // TestTrainDLIOPresets: the presets of DLIO's own configs run like
 // MLPerf's. bert has a v100 preset only, so --model bert alone takes it;
-// --quick trains one epoch of it (here on 2 of its record files, with
+// --quick trains five epochs of it (here on 2 of its record files, with
 // almost no computation, to be quick) and the result names the model and
 // carries its batches of 48 samples of 2,500 B.
 func TestTrainDLIOPresets(t *testing.T) {
@@ -154,7 +154,7 @@ func TestTrainDLIOPresets(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := r.Training
-	if tr == nil || tr.Model != "bert" || tr.Accelerator != "v100" || tr.BatchSize != 48 || tr.Epochs != 1 || tr.Samples != 41*48 ||
+	if tr == nil || tr.Model != "bert" || tr.Accelerator != "v100" || tr.BatchSize != 48 || tr.Epochs != 5 || tr.Samples != 5*41*48 ||
 		tr.DatasetBytes != 2*1000*2500 {
 		t.Errorf("bert --quick: %+v", tr)
 	}

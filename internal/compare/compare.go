@@ -117,9 +117,16 @@ type Item struct {
 	// P is the Mann-Whitney U test's p-value over the runs of both sides;
 	// nil when either side has fewer than two runs.
 	P *float64 `json:"p_value,omitempty"`
+	// PAdjusted is P adjusted for the number of figures tested
+	// (Benjamini-Hochberg over Report.Tested figures): the change is
+	// significant when it is below Alpha.
+	PAdjusted *float64 `json:"p_adjusted,omitempty"`
 	// Note says why a change is Same or TooFew, or how a single-run
 	// change beyond the threshold was judged.
 	Note string `json:"note,omitempty"`
+
+	p       float64 // P unrounded, when P is set
+	pending bool    // tested over runs: called by Report.call
 }
 
 // Report is the outcome of a comparison.
@@ -138,6 +145,11 @@ type Report struct {
 	OldRuns int     `json:"old_runs"`
 	NewRuns int     `json:"new_runs"`
 	Alpha   float64 `json:"alpha"`
+	// Tested is how many figures had runs on both sides and were tested;
+	// their p-values are adjusted together (Item.PAdjusted), so that the
+	// more figures a comparison judges, the stronger the evidence each
+	// change needs.
+	Tested int `json:"tested,omitempty"`
 	// Verdict is the comparison in one sentence, as the table opens with.
 	Verdict string `json:"verdict"`
 }
@@ -173,7 +185,11 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 	if new.Interrupted {
 		r.Warnings = append(r.Warnings, "the NEW run was interrupted; its figures are partial")
 	}
-	var short []shortTime // phases too short for their called changes
+	type pair struct {
+		old, new report.PhaseResult
+		from, to int // their items in r.Items
+	}
+	var pairs []pair
 	for _, op := range old.Phases {
 		np := new.FindPhase(op.Name)
 		if np == nil {
@@ -193,10 +209,15 @@ func Compare(old, new *report.Result, oldName, newName string, o Options) (*Repo
 			r.Warnings = append(r.Warnings, w)
 		}
 		items := r.both(figures(old, op, kinds), figures(new, *np, kinds), op, *np)
-		if t, ok := shortTimes(op, *np, items); ok {
+		pairs = append(pairs, pair{op, *np, len(r.Items), len(r.Items) + len(items)})
+		r.Items = append(r.Items, items...)
+	}
+	r.call()
+	var short []shortTime // phases too short for their called changes
+	for _, p := range pairs {
+		if t, ok := shortTimes(p.old, p.new, r.Items[p.from:p.to]); ok {
 			short = append(short, t)
 		}
-		r.Items = append(r.Items, items...)
 	}
 	if len(short) > 0 {
 		r.Warnings = append(r.Warnings, shortDiff(short))
@@ -367,11 +388,12 @@ func (r *Report) both(of, nf []figure, op, np report.PhaseResult) []Item {
 
 // judge compares one figure of a phase. A change is called only when it
 // can be told from noise: with runs on both sides (--repeat), when a
-// Mann-Whitney U test over them is significant at verdict.Alpha (and,
-// with a threshold, it is a regression when also beyond it); with one run
-// on a side nothing separates a change from noise, so only a change beyond
-// the threshold is called. A latency percentile with too few samples, and
-// the maximum, are never judged.
+// Mann-Whitney U test over them is significant at verdict.Alpha after the
+// p-values of all figures tested are adjusted together (Report.call), and
+// with a threshold it is a regression when its change (of the medians) is
+// also beyond it; with one run on a side nothing separates a change from
+// noise, so only a change beyond the threshold is called. A latency
+// percentile with too few samples, and the maximum, are never judged.
 func (r *Report) judge(metric, phase string, a, b figure) Item {
 	it := Item{Metric: metric, Phase: phase, Kind: a.kind, Unit: a.unit, Better: a.better, Old: ptr(a.v), New: ptr(b.v),
 		Status: Same, OldRuns: len(a.runs), NewRuns: len(b.runs)}
@@ -384,36 +406,72 @@ func (r *Report) judge(metric, phase string, a, b figure) Item {
 	}
 	t := verdict.Compare(a.runs, b.runs)
 	if !math.IsNaN(t.P) {
-		it.P = ptr(round3(t.P))
-	}
-	if a.v == b.v {
-		return it
-	}
-	worse := (b.v < a.v) == (a.better == "higher")
-	beyond := r.ThresholdPct != nil && (it.ChangePct == nil || math.Abs(*it.ChangePct) > *r.ThresholdPct)
-	switch {
-	case len(a.runs) < 2 || len(b.runs) < 2:
-		if !beyond {
-			it.Note = "one run a side: cannot be told from noise (--repeat)"
-			return it
-		}
-		it.Note = "one run a side: beyond the threshold, noise unknown (--repeat)"
-	case !t.Significant && !t.Enough:
-		it.Note = fmt.Sprintf("p=%.2f: %d runs a side are needed to tell a change at %g%%", t.P, t.MinRuns, verdict.Alpha*100)
-		return it
-	case !t.Significant:
-		it.Note = fmt.Sprintf("p=%.2f", t.P)
-		return it
+		it.P, it.p = ptr(round3(t.P)), t.P
 	}
 	switch {
-	case !worse:
-		it.Status = Better
-	case beyond:
-		it.Status = Regression
-	default:
-		it.Status = Worse
+	case a.v == b.v:
+		return it
+	case len(a.runs) >= 2 && len(b.runs) >= 2:
+		it.pending = true
+		return it
+	case !r.beyond(it):
+		it.Note = "one run a side: cannot be told from noise (--repeat)"
+		return it
 	}
+	it.Note = "one run a side: beyond the threshold, noise unknown (--repeat)"
+	it.Status = r.status(it)
 	return it
+}
+
+// beyond reports whether it changed by more than the threshold.
+func (r *Report) beyond(it Item) bool {
+	return r.ThresholdPct != nil && (it.ChangePct == nil || math.Abs(*it.ChangePct) > *r.ThresholdPct)
+}
+
+// status is the status of a change of it that was called: better, worse,
+// or a regression when worse beyond the threshold.
+func (r *Report) status(it Item) string {
+	switch {
+	case (*it.New < *it.Old) != (it.Better == "higher"):
+		return Better
+	case r.beyond(it):
+		return Regression
+	}
+	return Worse
+}
+
+// call adjusts the p-values of every figure tested over runs together
+// (verdict.AdjustBH) and calls the changes whose adjusted p-value is
+// below verdict.Alpha: judged one by one at 5%, one of 15 unchanged
+// figures would be called about every second comparison.
+func (r *Report) call() {
+	var idx []int
+	var ps []float64
+	for i, it := range r.Items {
+		if it.P != nil {
+			idx, ps = append(idx, i), append(ps, it.p)
+		}
+	}
+	r.Tested = len(idx)
+	minRuns := verdict.Compare(nil, nil).MinRuns
+	for k, q := range verdict.AdjustBH(ps) {
+		it := &r.Items[idx[k]]
+		it.PAdjusted = ptr(round3(q))
+		switch {
+		case !it.pending:
+			continue
+		case q < verdict.Alpha:
+			it.Status = r.status(*it)
+			continue
+		}
+		it.Note = fmt.Sprintf("p=%.2f", it.p)
+		if len(idx) > 1 {
+			it.Note += fmt.Sprintf(", %.2f adjusted for %d figures", q, len(idx))
+		}
+		if it.OldRuns < minRuns || it.NewRuns < minRuns {
+			it.Note += fmt.Sprintf(": %d runs a side are needed to tell a change at %g%%", minRuns, verdict.Alpha*100)
+		}
+	}
 }
 
 // tooFewNote says why a latency figure is not judged.
@@ -542,8 +600,9 @@ func (r *Report) verdict() string {
 		return s + " One run a side: no change can be told from noise, and only a change beyond --threshold is called;" +
 			" run both sides with --repeat 5 to test changes."
 	}
-	return s + fmt.Sprintf(" %d against %d runs; a change is called when significant at %g%% (Mann-Whitney U).",
-		r.OldRuns, r.NewRuns, r.Alpha*100)
+	return s + fmt.Sprintf(" %d against %d runs; a change is called when significant at %g%% (Mann-Whitney U) after adjusting for the %s tested"+
+		" (Benjamini-Hochberg): of the changes called, at most %g%% are expected to be noise.",
+		r.OldRuns, r.NewRuns, r.Alpha*100, units.Count(r.Tested, "figure"), r.Alpha*100)
 }
 
 func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
@@ -188,7 +190,26 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 	}
 	l := p.Latency
 	v := e.scale(map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max}[e.Stat])
-	return judge(x, e.Op, v, p.Incomplete, verdict.Percentile(e.Stat, l.Count, v, e.holds))
+	lo, hi := math.NaN(), math.NaN()
+	if !verdict.Judgeable(e.Stat, l.Count) && p.Histogram != "" {
+		lo, hi = e.bounds(p.Histogram)
+	}
+	return judge(x, e.Op, v, p.Incomplete, verdict.Percentile(e.Stat, l.Count, v, lo, hi, e.holds))
+}
+
+// bounds is the interval of e's percentile (verdict.QuantileBounds) from
+// the phase's encoded histogram, in e's unit; NaN when it does not decode.
+func (e Expr) bounds(hist string) (lo, hi float64) {
+	h, err := metrics.Decode(hist)
+	if err != nil {
+		return math.NaN(), math.NaN()
+	}
+	l, u := verdict.QuantileBounds(h, verdict.Quantile(e.Stat))
+	lo, hi = e.scale(float64(l)/1e3), math.Inf(1)
+	if u < time.Duration(math.MaxInt64) {
+		hi = e.scale(float64(u) / 1e3)
+	}
+	return lo, hi
 }
 
 // judgeOrigin judges NAME.from_storage. A phase whose origin is unknown

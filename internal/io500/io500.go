@@ -45,9 +45,11 @@ func Standard() Sizes {
 	return Sizes{EasyXfer: 2 * units.MiB, EasySegments: 4_960_000, HardSegments: 10_000_000, EasyFiles: 1_000_000, HardFiles: 1_000_000}
 }
 
-// Quick are the amounts of a smoke run (--quick): seconds, not minutes.
+// Quick are the amounts of a smoke run (--quick): seconds, not minutes,
+// yet enough operations a rank for a verdict on every phase's rate (20,
+// verdict.MinOps) and on a p99 of ior-hard and the mdtest phases (1,000).
 func Quick() Sizes {
-	return Sizes{EasyXfer: 2 * units.MiB, EasySegments: 16, HardSegments: 256, EasyFiles: 1000, HardFiles: 500}
+	return Sizes{EasyXfer: 2 * units.MiB, EasySegments: 32, HardSegments: 1024, EasyFiles: 1000, HardFiles: 1000}
 }
 
 // Options are a run's settings.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/juicefs"
@@ -44,6 +45,12 @@ type Probe struct {
 	used    string
 	why     string // why no counter applies
 	machine string // report.Origin.Machine
+	// own is set for a block device this process reads itself (not
+	// through FUSE): its count of what it fetched from storage
+	// (/proc/self/io) is then the run's own figure, where the device's
+	// counter counts every reader.
+	own      bool
+	procRoot string // where /proc is, for own
 }
 
 // New finds the counter of the storage that holds dir, from the mount
@@ -95,7 +102,10 @@ func ForMount(procRoot string, m sysio.Mount, mounts []sysio.Mount) *Probe {
 		return &Probe{why: fmt.Sprintf("%s on %s: device %d:%d is not in %s/diskstats (%s)",
 			dm.FSType, dm.MountPoint, major, minor, procRoot, dm.Source)}
 	}
-	return &Probe{src: d, name: fmt.Sprintf("block device %s (%d:%d)", name, major, minor), storage: "disk.read_bytes"}
+	// Through FUSE, the daemon reads the device, not this process: its
+	// own count says nothing then.
+	own := dm.MountPoint == m.MountPoint
+	return &Probe{src: d, name: fmt.Sprintf("block device %s (%d:%d)", name, major, minor), storage: "disk.read_bytes", own: own, procRoot: procRoot}
 }
 
 // maxFollow bounds how many FUSE mounts of directories are followed down.
@@ -167,6 +177,8 @@ type Reading struct {
 	p       *Probe
 	before  *stats.Sample
 	err     error
+	own     int64 // this process's bytes fetched from storage, before
+	ownErr  error
 	page    *int64
 	pageWhy string
 }
@@ -203,6 +215,9 @@ func (p *Probe) BeginUnlooked(ctx context.Context, why string) *Reading {
 
 func (p *Probe) begin(ctx context.Context, page *int64, pageWhy string) *Reading {
 	r := &Reading{p: p, page: page, pageWhy: pageWhy}
+	if p.own {
+		r.own, r.ownErr = fetched(p.procRoot)
+	}
 	if p.src != nil {
 		r.before = stats.NewSample(time.Now())
 		r.err = p.src.Collect(ctx, r.before)
@@ -239,6 +254,7 @@ func (r *Reading) origin(ctx context.Context, read int64) *report.Origin {
 			o.Unknown = err.Error()
 		} else {
 			o.StorageBytes, o.Unknown = delta(r.before, after, p.storage, p.used)
+			r.ownBytes(o)
 			if p.cacheKey != "" {
 				o.CacheBytes, _ = delta(r.before, after, p.cacheKey, p.used)
 				o.Cache = p.cache
@@ -247,6 +263,45 @@ func (r *Reading) origin(ctx context.Context, read int64) *report.Origin {
 	}
 	o.SetFromStorage()
 	return o
+}
+
+// ownBytes makes the bytes from storage of o this process's own when the
+// kernel counts them, keeping the device's growth in DeviceBytes; it
+// marks the device Shared when the device's counter grew well beyond what
+// the process fetched, or without the process's count, beyond what the
+// phase read (report.SharedMargin).
+func (r *Reading) ownBytes(o *report.Origin) {
+	if !r.p.own || o.StorageBytes == nil {
+		return
+	}
+	dev := *o.StorageBytes
+	after, err := fetched(r.p.procRoot)
+	if err != nil || r.ownErr != nil || after < r.own {
+		o.Shared = dev > report.SharedMargin(o.ReadBytes)
+		return
+	}
+	d := after - r.own
+	o.StorageBytes, o.DeviceBytes, o.Own, o.PID = &d, &dev, true, os.Getpid()
+	o.Shared = dev > report.SharedMargin(d)
+}
+
+// fetched is what this process has had fetched from storage so far: the
+// kernel's read_bytes of /proc/self/io (under procRoot), every thread's
+// reads that went below the page cache (to a block device) together.
+func fetched(procRoot string) (int64, error) {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return 0, err
+	}
+	self, err := fs.Proc(os.Getpid())
+	if err != nil {
+		return 0, err
+	}
+	io, err := self.IO()
+	if err != nil {
+		return 0, err
+	}
+	return int64(io.ReadBytes), nil
 }
 
 // delta is how much a counter grew between two samples. A counter missing

@@ -22,10 +22,27 @@ type Origin struct {
 	Source string `json:"source,omitempty"`
 	// ReadBytes is what the phase read.
 	ReadBytes int64 `json:"read_bytes"`
-	// StorageBytes is what the counter of Source grew by during the
-	// phase: bytes read from the storage. A device counts every reader of
-	// the device, and read-ahead may read more than was asked for.
+	// StorageBytes is what the run read from the storage during the
+	// phase: with Own, what this run's process had fetched from storage
+	// (the kernel's count of it, /proc/self/io read_bytes); else what the
+	// counter of Source grew by, which counts every reader of a device.
+	// Read-ahead and metadata may make it more than was asked for.
 	StorageBytes *int64 `json:"storage_bytes,omitempty"`
+	// Own is set when StorageBytes counts this run's process alone, the
+	// process PID of Machine.
+	Own bool `json:"own,omitempty"`
+	PID int  `json:"pid,omitempty"`
+	// DeviceBytes is what the machine-wide counter of Source grew by, set
+	// with Own: more than StorageBytes when other I/O used the device.
+	DeviceBytes *int64 `json:"device_bytes,omitempty"`
+	// Shared is set when other I/O read from the device of Source during
+	// the phase (its counter grew well beyond what the run read or had
+	// fetched): without Own, FromStorage is then unknown, since the
+	// counter is not the run's own.
+	Shared bool `json:"shared,omitempty"`
+	// Clamped is set when StorageBytes exceeds ReadBytes (read-ahead,
+	// metadata) and FromStorage counts it as 100%.
+	Clamped bool `json:"clamped,omitempty"`
 	// CacheBytes is what a client's own cache served (JuiceFS's block
 	// cache hits), named by Cache.
 	CacheBytes *int64 `json:"cache_bytes,omitempty"`
@@ -52,7 +69,7 @@ const MostlyFromStorage = 50
 // SetFromStorage fills FromStorage from StorageBytes and ReadBytes, or
 // says why it is unknown.
 func (o *Origin) SetFromStorage() {
-	o.FromStorage = nil
+	o.FromStorage, o.Clamped = nil, false
 	switch {
 	case o.StorageBytes == nil:
 		if o.Unknown == "" {
@@ -60,12 +77,21 @@ func (o *Origin) SetFromStorage() {
 		}
 	case o.ReadBytes <= 0:
 		o.Unknown = "the phase read nothing"
+	case o.Shared && !o.Own:
+		o.Unknown = fmt.Sprintf("shared device: not the run's own: %s counted %s while the phase read %s, and this process's own reads are not counted by the kernel here",
+			o.Source, units.FormatBytes(*o.StorageBytes), units.FormatBytes(o.ReadBytes))
 	default:
+		o.Clamped = *o.StorageBytes > o.ReadBytes
 		v := min(100, float64(*o.StorageBytes)*100/float64(o.ReadBytes))
 		o.FromStorage = &v
 		o.Unknown = ""
 	}
 }
+
+// SharedMargin is how far a device's counter may grow beyond what a run
+// read or fetched before other I/O is said to share the device: a
+// quarter more (read-ahead, metadata) and 8 MiB.
+func SharedMargin(own int64) int64 { return own + own/4 + 8<<20 }
 
 // MergeOrigins adds up the origins of the same phase over runs, one after
 // another: each kind of bytes when every part has it, else it is unknown.
@@ -108,14 +134,38 @@ func MergeConcurrentOrigins(parts []PhaseResult) *Origin {
 	return sumOrigins(list)
 }
 
-// oneMachine merges the origins of parts that read the same counters at
-// the same time.
+// oneMachine merges the origins of parts that read the same device's
+// counters at the same time: parts of one process (ranks) saw the same
+// counts, so the largest is kept; the own counts of several processes
+// (agents on one machine) add up, while the device's count stays the
+// largest any of them saw.
 func oneMachine(list []*Origin) *Origin {
-	out := *list[0]
-	for _, o := range list[1:] {
+	var order []int
+	procs := map[int]*Origin{}
+	for _, o := range list {
+		pid := 0
+		if o.Own {
+			pid = o.PID
+		}
+		if p, ok := procs[pid]; ok {
+			p.absorb(o, maxInt)
+			continue
+		}
+		c := *o
+		procs[pid], order = &c, append(order, pid)
+	}
+	out := procs[order[0]]
+	for _, pid := range order[1:] {
+		o := procs[pid]
+		if out.Own && o.Own {
+			dev := maxInt(out.DeviceBytes, o.DeviceBytes)
+			out.absorb(o, addInt)
+			out.DeviceBytes = dev
+			continue
+		}
 		out.absorb(o, maxInt)
 	}
-	return &out
+	return out
 }
 
 // absorb adds part o to out: what was read and the page cache add up, the
@@ -124,6 +174,11 @@ func oneMachine(list []*Origin) *Origin {
 func (out *Origin) absorb(o *Origin, counters func(a, b *int64) *int64) {
 	out.ReadBytes += o.ReadBytes
 	out.StorageBytes = counters(out.StorageBytes, o.StorageBytes)
+	if out.Own || o.Own {
+		out.DeviceBytes = counters(out.DeviceBytes, o.DeviceBytes)
+	}
+	out.Own = out.Own && o.Own
+	out.Shared = out.Shared || o.Shared
 	out.CacheBytes = counters(out.CacheBytes, o.CacheBytes)
 	out.PageCacheBytes = addInt(out.PageCacheBytes, o.PageCacheBytes)
 	out.Unknown = cmp.Or(out.Unknown, o.Unknown)
@@ -144,7 +199,7 @@ func sumOrigins(parts []*Origin) *Origin {
 		if out == nil {
 			zero := int64(0)
 			out = &Origin{Source: o.Source, Cache: o.Cache, StorageBytes: &zero,
-				CacheBytes: cloneInt(&zero), PageCacheBytes: cloneInt(&zero)}
+				CacheBytes: cloneInt(&zero), PageCacheBytes: cloneInt(&zero), Own: o.Own, DeviceBytes: cloneInt(&zero)}
 		}
 		switch {
 		case out.Source == "":
@@ -159,6 +214,9 @@ func sumOrigins(parts []*Origin) *Origin {
 	}
 	if missing {
 		out.StorageBytes, out.Unknown = nil, "not measured in every run or host"
+	}
+	if !out.Own {
+		out.DeviceBytes = nil
 	}
 	out.SetFromStorage()
 	return out
@@ -200,8 +258,8 @@ func OriginLine(p *PhaseResult) string {
 	}
 	s := strings.TrimSpace(p.Title) + ": "
 	if o.FromStorage != nil {
-		s += fmt.Sprintf("%s%% from storage (%s: %s of %s)", strconv.FormatFloat(*o.FromStorage, 'f', 1, 64),
-			o.Source, units.FormatBytes(*o.StorageBytes), units.FormatBytes(o.ReadBytes))
+		s += fmt.Sprintf("%s%% from storage (%s: %s of %s%s)", strconv.FormatFloat(*o.FromStorage, 'f', 1, 64),
+			o.Source, units.FormatBytes(*o.StorageBytes), units.FormatBytes(o.ReadBytes), originNotes(o))
 	} else {
 		s += "from storage unknown (" + o.Unknown + ")"
 	}
@@ -210,6 +268,22 @@ func OriginLine(p *PhaseResult) string {
 	}
 	if o.PageCacheBytes != nil {
 		s += "; page cache before: " + units.FormatBytes(*o.PageCacheBytes)
+	}
+	return s
+}
+
+// originNotes qualifies the bytes from storage of OriginLine: whose they
+// are, and why a share is capped at 100%.
+func originNotes(o *Origin) string {
+	var s string
+	if o.Own {
+		s += ", fetched by this process"
+	}
+	if o.Clamped {
+		s += "; more than it read (read-ahead, metadata): counted as 100%"
+	}
+	if o.Shared && o.DeviceBytes != nil {
+		s += "; shared device: it read " + units.FormatBytes(*o.DeviceBytes) + " in all, the rest for other I/O"
 	}
 	return s
 }

@@ -90,6 +90,17 @@ func TestMergeConcurrentOrigins(t *testing.T) {
 	if m.ReadBytes != 400 || *m.StorageBytes != 200 || *m.PageCacheBytes != 100 {
 		t.Errorf("machines a (twice), b and one unnamed merged to %+v: want 200 of 400 bytes from storage", m)
 	}
+	// Own counts: two ranks of process 7 saw its 100 bytes; process 8 on the
+	// same machine fetched 60 of its own; the device grew by 160 for both.
+	own := func(pid int, storage int64) PhaseResult {
+		p := part("a", 100, storage, 0)
+		p.Origin.Own, p.Origin.PID, p.Origin.DeviceBytes = true, pid, i64(160)
+		return p
+	}
+	m = MergeConcurrentOrigins([]PhaseResult{own(7, 100), own(7, 100), own(8, 60)})
+	if m.ReadBytes != 300 || *m.StorageBytes != 160 || *m.DeviceBytes != 160 || !m.Own {
+		t.Errorf("own counts of two processes on one machine merged to %+v: want 160 bytes from storage, the device's 160 once", m)
+	}
 	m = MergeConcurrentOrigins([]PhaseResult{part("a", 100, 100, 0), {Name: "ior-easy-read"}})
 	if m.FromStorage != nil || !strings.Contains(m.Unknown, "not measured in every") {
 		t.Errorf("merged with a part without origin: %+v: want unknown", m)

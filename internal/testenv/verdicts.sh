@@ -6,6 +6,10 @@
 #   verdicts.sh false-alarms minio      the same with objbench, on a fresh MinIO
 #   verdicts.sh detect                  bench on ext4 over a loop device, the NEW
 #                                       side slowed by a blkio throttle (as root)
+#   verdicts.sh quick DIR               RUNS runs of each command's --quick on DIR
+#                                       with the expectations its docs show:
+#                                       how often each is judged (pass or fail),
+#                                       not too short to judge
 #
 # Each pair is two results of the same job, each of REPEAT runs (--repeat;
 # 1 compares single runs), compared at default settings and with
@@ -163,11 +167,45 @@ detect() {
 	echo "detection, bench --direct on a loop device slowed to $SLOW, --repeat $REPEAT: write-big flagged in $wflag/$PAIRS, read-big in $rflag/$PAIRS, both in $both/$PAIRS"
 }
 
+# quick DIR: RUNS (10) runs of each --quick with its docs' expectations;
+# counts the runs in which every expectation was judged.
+quick() {
+	local dir=$1 runs=${RUNS:-10}
+	mkdir -p "$dir"
+	local jobs=(
+		"bench $dir -p 4|write-big>=200MiB/s stat.p99<5ms"
+		"objbench --storage file $dir/obj -p 4|functional upload>=100MiB/s get-small.p99<20ms"
+		"checkpoint $dir|write>=500MiB/s read.p99<50ms"
+		"io500 $dir|ior-hard-write>=1GiB/s ior-easy-write>=100MiB/s mdtest-hard-write.p99<1s"
+		"train $dir|"
+	)
+	for j in "${jobs[@]}"; do
+		local args=${j%%|*} exprs=${j#*|} judged=0 verdicts=""
+		local flags=()
+		for e in $exprs; do flags+=(--expect "$e"); done
+		for i in $(seq "$runs"); do
+			# shellcheck disable=SC2086
+			"$FSBENCH" $args --quick "${flags[@]}" -q -o json >"$work/q.json" || true
+			local v
+			v=$(python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+for x in r["expectations"]:
+    if x["verdict"] == "too short to judge":
+        print(x["expr"] + ": " + x["reason"], file=sys.stderr)
+print(" ".join(x["verdict"].replace(" ", "-") for x in r["expectations"]))' "$work/q.json")
+			verdicts+="$v"$'\n'
+			case $v in *too-short*) ;; *) judged=$((judged + 1)) ;; esac
+		done
+		echo "${args%% *} --quick: every expectation judged in $judged/$runs runs; verdicts: $(grep -v '^$' <<<"$verdicts" | sort | uniq -c | sed 's/^ *//' | paste -sd ';')"
+	done
+}
+
 case $mode in
 false-alarms) false_alarms "${2:?false-alarms DIR|minio}" ;;
 detect) detect ;;
+quick) quick "${2:?quick DIR}" ;;
 *)
-	echo "usage: verdicts.sh false-alarms DIR|minio | verdicts.sh detect" >&2
+	echo "usage: verdicts.sh false-alarms DIR|minio | verdicts.sh detect | verdicts.sh quick DIR" >&2
 	exit 2
 	;;
 esac

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/verdict"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -209,4 +210,19 @@ func NewPlan(samples, ranks, batch int) (Plan, error) {
 
 func (o *Options) describe() string {
 	return fmt.Sprintf("%d files x %d samples of %s", o.Files, o.SamplesPerFile, units.FormatBytes(o.SampleSize))
+}
+
+// QuickFiles is the number of files of a smoke run (--quick) of o on
+// hosts hosts (0: one): the fewest whose epochs hold the measured steps
+// an AU against o.AUThreshold needs (verdict.MinSteps), the first step
+// of each epoch, which is not measured, aside.
+func QuickFiles(o Options, hosts int) int {
+	ranks := o.Accelerators * max(hosts, 1)
+	if ranks < 1 || o.Epochs < 1 || o.BatchSize < 1 || o.SamplesPerFile < 1 {
+		return o.Files
+	}
+	per := max(o.Epochs*ranks, 1)
+	steps := (int(verdict.MinSteps(o.AUThreshold))+per-1)/per + 1
+	samples := steps * ranks * o.BatchSize
+	return (samples + o.SamplesPerFile - 1) / o.SamplesPerFile
 }

@@ -74,9 +74,11 @@ func TestAUOneStallTooShort(t *testing.T) {
 	if !strings.Contains(tr.VerdictReason, "10 measured steps, an AU against 90% needs 100") {
 		t.Errorf("reason %q does not say how many steps are needed", tr.VerdictReason)
 	}
+	// Too few steps to pass, but every step stalled: the whole interval is
+	// below the threshold, and more steps could not lift it: FAIL.
 	all := judged(t, 2, 1, 6, 90, func(int, int, int) time.Duration { return time.Second })
-	if all.Verdict != report.VerdictTooShort || all.AU > 20 {
-		t.Errorf("every step stalled, 10 measured: AU %.2f%%: %s; too few steps are too short to judge", all.AU, all.Verdict)
+	if all.Verdict != report.VerdictFail || all.AU > 20 || !strings.Contains(all.VerdictReason, "wholly below") {
+		t.Errorf("every step stalled, 10 measured: AU %.2f%%: %s (%s); want FAIL, the interval wholly below", all.AU, all.Verdict, all.VerdictReason)
 	}
 }
 

@@ -36,8 +36,9 @@ func MinSteps(threshold float64) int64 {
 
 // JudgeAU bounds t's AU at Confidence and judges it against t.Threshold:
 // pass when the whole interval is at or above, fail when it is entirely
-// below, else too short to judge, as it is with fewer measured steps than
-// MinSteps.
+// below, else too short to judge. With fewer measured steps than MinSteps
+// it never passes: it fails when the interval is entirely below, and is
+// too short to judge otherwise.
 //
 // The interval is an approximate bootstrap over the measured steps' waits
 // (t.WaitHistogram): each round draws as many steps as were measured from
@@ -65,10 +66,10 @@ func judgeAU(t *report.Training, runs []float64) error {
 		t.AULow, t.AUHigh, t.AUConfidence = &lo, &hi, Confidence
 	}
 	need := MinSteps(t.Threshold)
-	if t.MeasuredSteps < need || t.AULow == nil {
-		t.Verdict = report.VerdictTooShort
-		t.VerdictReason = fmt.Sprintf("%d measured steps, an AU against %g%% needs %d: more steps per epoch (--files), more --epochs, or --repeat",
-			t.MeasuredSteps, t.Threshold, need)
+	short := fmt.Sprintf("%d measured steps, an AU against %g%% needs %d: more steps per epoch (--files), more --epochs, or --repeat",
+		t.MeasuredSteps, t.Threshold, need)
+	if t.AULow == nil {
+		t.Verdict, t.VerdictReason = report.VerdictTooShort, short
 		return nil
 	}
 	meets := func(au float64) bool { return au >= t.Threshold }
@@ -82,6 +83,16 @@ func judgeAU(t *report.Training, runs []float64) error {
 				Reason: fmt.Sprintf("the %d runs' AUs (%.2f-%.2f%%) do not agree with each other on the threshold: more runs, or a client without other load", len(runs), lo, hi)}
 		}
 		*t.AULow, *t.AUHigh = min(*t.AULow, lo), max(*t.AUHigh, hi)
+	}
+	if t.MeasuredSteps < need {
+		// Too few steps to pass; but when the whole interval is below,
+		// more steps could not bring the AU up to the threshold.
+		j = Judgement{Verdict: report.VerdictTooShort, Reason: short}
+		if *t.AUHigh < t.Threshold {
+			j = Judgement{Verdict: report.VerdictFail,
+				Reason: fmt.Sprintf("only %d measured steps, but the AU's %g%% interval (%.2f-%.2f%%) lies wholly below the threshold %g%%",
+					t.MeasuredSteps, 100*Confidence, *t.AULow, *t.AUHigh, t.Threshold)}
+		}
 	}
 	t.Verdict, t.VerdictReason = j.Verdict, j.Reason
 	return nil

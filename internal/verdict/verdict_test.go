@@ -116,3 +116,21 @@ func TestSummarizeRunsKeepsRuns(t *testing.T) {
 		t.Errorf("summary %v, want the median 150", res.Phases[0].Value.Value)
 	}
 }
+
+// TestAdjustBH: the adjusted p-values of R's p.adjust(method = "BH") on
+// the same p-values, NaN passing through untested.
+func TestAdjustBH(t *testing.T) {
+	ps := []float64{0.01, 0.04, math.NaN(), 0.03, 0.005, 0.5}
+	// R: p.adjust(c(0.01, 0.04, 0.03, 0.005, 0.5), "BH")
+	// 0.025 0.050 0.050 0.025 0.500
+	want := []float64{0.025, 0.05, math.NaN(), 0.05, 0.025, 0.5}
+	got := AdjustBH(ps)
+	for i := range want {
+		if math.IsNaN(want[i]) != math.IsNaN(got[i]) || !math.IsNaN(want[i]) && math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("AdjustBH(%v)[%d] = %v, want %v", ps, i, got[i], want[i])
+		}
+	}
+	if got := AdjustBH(nil); len(got) != 0 {
+		t.Errorf("AdjustBH(nil) = %v", got)
+	}
+}

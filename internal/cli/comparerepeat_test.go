@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/compare"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// compareFiles runs `fsbench compare OLD NEW --threshold 10% -o json`.
+func compareFiles(t *testing.T, old, new string) (*compare.Report, int) {
+	t.Helper()
+	stdout, stderr, code := runFsbench(t, "compare", old, new, "--threshold", "10%", "-o", "json")
+	var r compare.Report
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("compare: exit %d: %v\n%s", code, err, stderr)
+	}
+	return &r, code
+}
+
+// TestCompareRepeatedRuns: two back-to-back results of the same bench,
+// five runs each, compared with --threshold 10%, find no regression, and
+// say how many figures were tested; the same job whose reads a blkio
+// limit slows is a regression (exit 3).
+func TestCompareRepeatedRuns(t *testing.T) {
+	testenv.NeedsServer(t, "repeated runs of the real binary")
+	mnt := testenv.LoopExt4(t, "64M")
+	out := t.TempDir()
+	job := []string{"bench", mnt, "-p", "1", "--big-file-size", "4M", "--block-size", "128K", "--small-file-count", "20",
+		"--direct", "--drop-caches", "never", "--repeat", "5", "-q"}
+	run := func(name string) string {
+		f := filepath.Join(out, name)
+		if _, stderr, code := runFsbench(t, append(job, "--result-file", f)...); code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s", name, code, stderr)
+		}
+		return f
+	}
+	a, b := run("a.json"), run("b.json")
+	r, code := compareFiles(t, a, b)
+	if code != ExitOK || r.Regressions != 0 || r.Tested < 5 || !strings.Contains(r.Verdict, "figures tested (Benjamini-Hochberg)") {
+		t.Errorf("the same job twice: exit %d, %d regressions, %d tested: %s", code, r.Regressions, r.Tested, r.Verdict)
+	}
+	for _, it := range r.Items {
+		if it.P != nil && it.PAdjusted == nil {
+			t.Errorf("%s: p %v without an adjusted p", it.Metric, *it.P)
+		}
+	}
+
+	// The NEW side reads through a limit of 1 MiB/s, far below what any
+	// run of OLD read.
+	cg := blkioCgroup(t, mnt, 1<<20)
+	slow := filepath.Join(out, "slow.json")
+	if b, err := inCgroup(t, cg, append(job, "--result-file", slow)...).CombinedOutput(); err != nil {
+		t.Fatalf("slowed run: %v\n%s", err, b)
+	}
+	r, code = compareFiles(t, a, slow)
+	regressed := false
+	for _, it := range r.Items {
+		regressed = regressed || it.Metric == "read-big" && it.Status == compare.Regression
+	}
+	if code != ExitExpectation || !regressed {
+		t.Errorf("reads limited to 1 MiB/s: exit %d, read-big not a regression: %s\n%+v", code, r.Verdict, r.Items)
+	}
+}
