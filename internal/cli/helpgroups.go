@@ -39,7 +39,7 @@ func init() {
 			"batch", "mix", "obj-size-dist", "range", "seed", "find-max", "ioengine", "iodepth", "data-packet-type",
 			"ior-easy-transfers", "ior-easy-xfer", "ior-hard-segments", "mdtest-easy-files", "mdtest-hard-files", "stonewall"},
 		outputGroup: {"repeat", "output", "json", "result-file", "html", "expect", "expect-file", "baseline", "threshold",
-			"baseline-metrics", "au-threshold", "metrics-listen"},
+			"baseline-metrics", "au-threshold", "metrics-listen", "strict"},
 		hostsGroup: {"hosts", "hosts-file", "token-file", "tls-ca", "read-others", "prefix-hosts",
 			"launcher", "world-size", "rendezvous", "rendezvous-timeout"},
 		storageGroup: {"access-key", "secret-key", "secret-key-file", "session-token", "session-token-file",

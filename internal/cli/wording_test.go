@@ -16,8 +16,15 @@ func TestMissingPathOneLine(t *testing.T) {
 	if _, err := os.Stat(log); err != nil {
 		log = writeJuiceFSLog(t)
 	}
+	parm := filepath.Join(t.TempDir(), "small.parm")
+	if err := os.WriteFile(parm, []byte("fsd=fsd1,anchor="+missing+"/vdb,depth=1,width=1,files=2,size=4k\n"+
+		"fwd=fwd1,fsd=fsd1,operation=read\nrd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=1,interval=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"bench", missing, "-p", "1"},
+		{"fio", "--name=x", "--directory=" + missing, "--rw=read", "--size=1m"},
+		{"vdbench", parm},
 		{"bench", missing, "--rw", "read"},
 		{"train", missing, "--quick"},
 		{"checkpoint", missing, "--quick"},
@@ -43,7 +50,7 @@ func TestMissingPathOneLine(t *testing.T) {
 // path (PATH, MOUNTPOINT, LOG) is in TestMissingPathOneLine's table, so a
 // new command cannot miss the rule.
 func TestMissingPathEveryCommand(t *testing.T) {
-	tested := map[string]bool{"bench": true, "train": true, "checkpoint": true, "replay": true, "io500": true,
+	tested := map[string]bool{"bench": true, "fio": true, "vdbench": true, "train": true, "checkpoint": true, "replay": true, "io500": true,
 		"stats": true, "profile": true, "probe": true}
 	// Commands whose arguments are not a directory to run in: result files
 	// (their missing file is exit 2 in their own tests), a store's URL
