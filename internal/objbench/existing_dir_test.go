@@ -97,3 +97,15 @@ func TestListExistingDirectory(t *testing.T) {
 		t.Errorf("a plain read left the access time of a as it was: the check proves nothing here")
 	}
 }
+
+// TestListExistingMissingDirectory: the error of a directory that is not
+// there names the listing once.
+func TestListExistingMissingDirectory(t *testing.T) {
+	o := Defaults()
+	o.URL, o.ListExisting, o.Verify = filepath.Join(t.TempDir(), "nonexist"), true, false
+	err := RunExisting(context.Background(), o, &report.Result{})
+	want := "list: directory " + o.URL + " does not exist"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}
