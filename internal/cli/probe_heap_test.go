@@ -38,12 +38,13 @@ func liveAfterProbe(t *testing.T, n int, args ...string) (heap uint64, goroutine
 // kept for shell completion, 150 KB a round of a tiny bench.
 func TestProbeKeepsNothingOfItsRounds(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 440 rounds")
+		t.Skip("runs 660 rounds")
 	}
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"bench", dir, "--rw", "write", "--file-size", "64K", "--xfer-size", "16K", "--ops", "8", "-p", "2"},
 		{"objbench", dir, "--workload", "put", "--ops", "8", "--obj-size", "4K", "-p", "2"},
+		{"replay", juiceFSSample, dir, "--drop-caches", "never"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			heap20, g20 := liveAfterProbe(t, 20, args...)
