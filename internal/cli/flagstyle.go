@@ -69,7 +69,11 @@ func styleCommands(app *App, c *cobra.Command) {
 	}
 	c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { namePlaceholder(c, f) })
 	c.PersistentFlags().VisitAll(func(f *pflag.Flag) { namePlaceholder(c, f) })
-	registerCompletions(c)
+	if c.ValidArgsFunction == nil {
+		if fn, ok := argCompletions[c.Name()]; ok && c.HasParent() {
+			c.ValidArgsFunction = fn
+		}
+	}
 	setHelp(app, c)
 	for _, s := range c.Commands() {
 		styleCommands(app, s)
@@ -98,17 +102,18 @@ func namePlaceholder(c *cobra.Command, f *pflag.Flag) {
 	f.Value = namedValue{f.Value, p}
 }
 
-// registerCompletions gives c's flags and arguments their values for
-// shell completion.
+// registerCompletions gives the flags of c and its subcommands their
+// values for shell completion. Cobra keeps these in a map of its own for
+// the life of the process, holding every flag and what its value points
+// to, so they are registered only for a command line that completes: a
+// probe builds a command tree every round.
 func registerCompletions(c *cobra.Command) {
 	c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
 		if fn := completionOf(c, f); fn != nil {
 			_ = c.RegisterFlagCompletionFunc(f.Name, fn)
 		}
 	})
-	if c.ValidArgsFunction == nil {
-		if fn, ok := argCompletions[c.Name()]; ok && c.HasParent() {
-			c.ValidArgsFunction = fn
-		}
+	for _, s := range c.Commands() {
+		registerCompletions(s)
 	}
 }

@@ -89,12 +89,63 @@ func newPusher(o *ProbeOptions, host string, reg prometheus.Gatherer) *push.Push
 	user := u.User
 	u.User = nil
 	ps := push.New(u.String(), "fsbench_probe").Grouping("instance", host).Gatherer(reg).
-		Client(&http.Client{Timeout: 30 * time.Second})
+		Client(pushClient(o.Interval))
 	if user != nil {
 		pw, _ := user.Password()
 		ps = ps.BasicAuth(user.Username(), pw)
 	}
 	return ps
+}
+
+// Bounds of a push: the answer read of a gateway that fails (the push
+// client puts all of it in its error), the error logged, and the time a
+// push may take.
+const (
+	pushBodyMax    = 64 << 10
+	pushErrorMax   = 300
+	pushTimeoutMin = time.Second
+	pushTimeoutMax = 30 * time.Second
+)
+
+// pushClient is the HTTP client of the pushes of a probe that starts a
+// round every interval: a push ends before the next round is due (within
+// 1 to 30 s), reads at most pushBodyMax of an answer, and follows no
+// redirect to another scheme, host or port, which would get the
+// credentials.
+func pushClient(interval time.Duration) *http.Client {
+	return &http.Client{
+		Timeout:   pushTimeout(interval),
+		Transport: limitedBody{http.DefaultTransport},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			from := via[0].URL
+			if req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
+				return fmt.Errorf("the pushgateway redirected to %s://%s: not followed, it is not the host and port of --push", req.URL.Scheme, req.URL.Host)
+			}
+			if len(via) >= 10 {
+				return errors.New("the pushgateway redirected 10 times")
+			}
+			return nil
+		},
+	}
+}
+
+// pushTimeout is how long a push may take in a probe of that interval.
+func pushTimeout(interval time.Duration) time.Duration {
+	return min(max(interval, pushTimeoutMin), pushTimeoutMax)
+}
+
+// limitedBody cuts the body of every answer to pushBodyMax bytes.
+type limitedBody struct{ rt http.RoundTripper }
+
+func (l limitedBody) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.rt.RoundTrip(req)
+	if err == nil {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, pushBodyMax), resp.Body}
+	}
+	return resp, err
 }
 
 // loop runs rounds until the end: --duration, --rounds, or ctx.
@@ -165,7 +216,10 @@ func (p *prober) round(ctx context.Context) error {
 	if p.pusher != nil {
 		if perr := p.pusher.PushContext(ctx); perr != nil {
 			p.metrics.PushFailed()
-			fmt.Fprintf(p.app.IO.Err, "time=%s round=%d push_error=%q\n", now.UTC().Format(time.RFC3339), p.rounds, perr.Error())
+			if errors.Is(perr, context.DeadlineExceeded) && ctx.Err() == nil {
+				perr = fmt.Errorf("no answer within %v: %w", pushTimeout(p.o.Interval), perr)
+			}
+			fmt.Fprintf(p.app.IO.Err, "time=%s round=%d push_error=%q\n", now.UTC().Format(time.RFC3339), p.rounds, shorten(perr.Error(), pushErrorMax))
 		}
 	}
 	return nil

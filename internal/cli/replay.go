@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 
@@ -206,8 +205,8 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 	if err := o.CI.resolve(cmd, replayCatalog()); err != nil {
 		return err
 	}
-	if math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed < 0 {
-		return Usagef("--speed %v: want 0 (as fast as possible) or more", o.Speed)
+	if err := replay.CheckSpeed(o.Speed, 0); err != nil {
+		return &UsageError{Err: err}
 	}
 	if err := o.resolveLimits(); err != nil {
 		return err

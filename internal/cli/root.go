@@ -223,6 +223,9 @@ func execute(ctx context.Context, root *cobra.Command, args []string) (*cobra.Co
 	// are checked the same way.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		registerCompletions(root)
+	}
 	typeArgErrors(root)
 	return root.ExecuteContextC(ctx)
 }

@@ -128,6 +128,10 @@ func (p *Phase) Validate() error {
 	return CheckRate(p.Rate, p.Tasks, p.Ops, p.Duration)
 }
 
+// MaxPace is the longest that pacing (an open loop's rate, a replay's
+// recorded gaps) may make a run with no duration to end it: a week.
+const MaxPace = 7 * 24 * time.Hour
+
 // CheckRate checks an open loop's rate: within [MinRate, MaxRate], and not
 // so slow that the phase, with no duration to end it, would run for more
 // than a week. A rate of 0 is a closed loop.
@@ -142,7 +146,7 @@ func CheckRate(rate float64, tasks int, ops int64, d time.Duration) error {
 	if n == 0 {
 		n = float64(tasks)
 	}
-	if d == 0 && n/rate > 7*24*3600 {
+	if d == 0 && n/rate > MaxPace.Seconds() {
 		return fmt.Errorf("at a rate of %g per second, %.0f operations take more than a week; give a duration", rate, n)
 	}
 	return nil

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
+	"github.com/fsbench/fsbench/internal/workload"
 	"github.com/fsbench/fsbench/pkg/object"
 )
 
@@ -62,12 +64,16 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	r.base, r.own = base, base
 	res.Target.URL = base.String()
 	r.info("Listing " + base.String() + " under " + strconv.Quote(o.ExistingPrefix) + " ...")
-	if r.objs, err = listObjects(ctx, base, o.ExistingPrefix); err != nil {
+	var skipped workload.Listing
+	if r.objs, err = listObjects(ctx, base, o.ExistingPrefix, &skipped); err != nil {
 		if ctx.Err() != nil {
 			res.Interrupted = true
 			return ctx.Err()
 		}
 		return &Error{"list", err}
+	}
+	if msg := skipped.Skipped(); msg != "" {
+		r.warn("%s", msg)
 	}
 	if len(r.objs) == 0 {
 		return &Error{"list", &badInput{fmt.Errorf("no objects under %q in %s", o.ExistingPrefix, base.String())}}
@@ -115,8 +121,11 @@ func (r *run) getExisting(ctx context.Context) error {
 }
 
 // listObjects lists every object under prefix, page by page, leaving out the
-// directory entries of file-system stores.
-func listObjects(ctx context.Context, s object.Storage, prefix string) ([]objRef, error) {
+// directory entries of file-system stores, and counting in skipped, as
+// bench --read-existing does, their entries that are not regular files:
+// a symbolic link is never followed (it may lead out of the tree, or to
+// /dev/zero), nor a FIFO or a device read (it may block, or never end).
+func listObjects(ctx context.Context, s object.Storage, prefix string, skipped *workload.Listing) ([]objRef, error) {
 	var out []objRef
 	after := ""
 	for {
@@ -125,7 +134,13 @@ func listObjects(ctx context.Context, s object.Storage, prefix string) ([]objRef
 			return nil, err
 		}
 		for _, obj := range page.Objects {
-			if !obj.IsDir {
+			switch {
+			case obj.IsDir:
+			case obj.Mode&fs.ModeSymlink != 0:
+				skipped.Symlinks++
+			case !obj.Mode.IsRegular():
+				skipped.Special++
+			default:
 				out = append(out, objRef{obj.Key, obj.Size})
 			}
 		}

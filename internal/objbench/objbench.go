@@ -209,7 +209,13 @@ type Error struct {
 	Err   error
 }
 
-func (e *Error) Error() string { return e.Stage + ": " + e.Err.Error() }
+func (e *Error) Error() string {
+	// A store's error of the stage's own operation names it already.
+	if oe := (*object.Error)(nil); errors.As(e.Err, &oe) && oe.Op == e.Stage {
+		return e.Err.Error()
+	}
+	return e.Stage + ": " + e.Err.Error()
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrBadInput is wrapped by errors the user can fix by changing the command

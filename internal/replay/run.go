@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -82,10 +83,31 @@ func (o *Options) Validate() error {
 		return errors.New("a LOG to replay is required")
 	case o.Path == "":
 		return errors.New("a PATH to replay in is required")
-	case math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed < 0:
-		return fmt.Errorf("--speed %v: want 0 (as fast as possible) or more", o.Speed)
 	case o.DropCaches != "" && !runenv.ValidDropCaches(o.DropCaches):
 		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
+	}
+	return CheckSpeed(o.Speed, 0)
+}
+
+// CheckSpeed checks --speed for a log whose operations span span (0: not
+// read yet): 0 (no pacing) or more, and not so slow that pacing the log,
+// or before it is read a microsecond of it (the finest time a log
+// records), would take longer than engine.MaxPace, as bench's open loops.
+func CheckSpeed(speed float64, span time.Duration) error {
+	switch {
+	case math.IsNaN(speed) || math.IsInf(speed, 0) || speed < 0:
+		return fmt.Errorf("--speed %v: want 0 (as fast as possible) or more", speed)
+	case speed == 0:
+		return nil
+	}
+	what := "a microsecond of the log"
+	if span > time.Microsecond {
+		what = fmt.Sprintf("the log's %v", span.Round(time.Millisecond))
+	} else {
+		span = time.Microsecond
+	}
+	if float64(span)/speed > float64(engine.MaxPace) {
+		return fmt.Errorf("--speed %g: %s would take more than a week to replay at that pace; give a higher --speed, or 0", speed, what)
 	}
 	return nil
 }
@@ -187,6 +209,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 			res.Interrupted = true
 		}
 		return err
+	}
+	if err := CheckSpeed(o.Speed, t.Span); err != nil {
+		return &badInput{err}
 	}
 	if o.Hooks.Loaded != nil {
 		o.Hooks.Loaded(t)

@@ -1,9 +1,63 @@
 #!/usr/bin/env bash
-# Peak RSS of fsbench probe after SHORT rounds and after LONG rounds of a tiny
-# bench, in alternating pairs; prints each pair and the medians (docs/metrics.md).
-# Usage: probe-rss.sh FSBENCH DIR [PAIRS] [SHORT] [LONG]
+# The probe's resident memory over many rounds (docs/probe-memory-record.md).
+#
+# probe-rss.sh FSBENCH DIR [PAIRS] [SHORT] [LONG]
+#   Peak RSS of fsbench probe after SHORT rounds and after LONG rounds of a
+#   tiny bench, in alternating pairs; prints each pair and the medians.
+# probe-rss.sh FSBENCH DIR --points [ROUNDS...]
+#   One probe of each of three rounds (bench --quick, a 16 MiB big-file
+#   bench, an objbench mixed workload on the directory store), each run to
+#   the last of ROUNDS (default 20 1000 10000); prints the resident memory
+#   (VmRSS) and its peak so far (VmHWM) read from /proc when the round's
+#   log line appears.
 set -euo pipefail
-bin=$1 dir=$2 pairs=${3:-6} short=${4:-100} long=${5:-10000}
+bin=$1 dir=$2
+shift 2
+
+# rss PID: "VmRSS VmHWM" of PID in KiB.
+rss() { awk '/^VmRSS:/ {r=$2} /^VmHWM:/ {h=$2} END {print r, h}' "/proc/$1/status"; }
+
+# points NAME LAST POINTS... -- ROUND ARGS...: one probe of LAST rounds,
+# its memory at each of POINTS.
+points() {
+	local name=$1 last=$2
+	shift 2
+	local want=()
+	while [ "$1" != -- ]; do want+=("$1"); shift; done
+	shift
+	{
+		# One round more than the last point, read while that round runs.
+		"$bin" probe --interval 1ms --rounds $((last + 1)) "$@" 2>&1 >/dev/null &
+		echo "pid $!"
+		wait $!
+	} | {
+		read -r _ pid
+		local i=0 line r h
+		while IFS= read -r line; do
+			[[ $line =~ " round="([0-9]+)" result=" ]] || continue
+			local n=${BASH_REMATCH[1]}
+			[[ $line == *" result=pass "* ]] || echo "$name: round $n: $line"
+			[ "$i" -lt "${#want[@]}" ] && [ "$n" -eq "${want[$i]}" ] || continue
+			read -r r h < <(rss "$pid" 2>/dev/null || echo "? ?")
+			echo "$name: round $n: RSS $r KiB, peak $h KiB (load $(cut -d' ' -f1 /proc/loadavg))"
+			i=$((i + 1))
+		done
+	}
+}
+
+if [ "${1:-}" = --points ]; then
+	shift
+	want=("$@")
+	[ ${#want[@]} -gt 0 ] || want=(20 1000 10000)
+	last=${want[${#want[@]}-1]}
+	points "bench --quick" "$last" "${want[@]}" -- bench "$dir" --quick
+	points "bench big file 16M" "$last" "${want[@]}" -- bench "$dir" --big-file-size 16M --small-file-count 0
+	points "objbench mixed (file store)" "$last" "${want[@]}" -- objbench "$dir" --workload mixed --ops 64 --obj-size 64K -p 2
+	[ -z "$(ls -A "$dir")" ] && echo "nothing left in $dir" || { echo "left in $dir:"; ls -A "$dir"; }
+	exit
+fi
+
+pairs=${1:-6} short=${2:-100} long=${3:-10000}
 run() {
 	/usr/bin/time -f "%M" "$bin" probe --interval 1ms --rounds "$1" \
 		bench "$dir" --rw write --file-size 64K --xfer-size 16K --ops 8 -p 2 2>&1 >/dev/null | tail -1

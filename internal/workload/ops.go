@@ -259,16 +259,11 @@ func (e *Runner) verify(buf []byte, id uint64, path string, off int64) error {
 func (e *Runner) visitFile(w *engine.Worker, p *FilePhase, i int) error {
 	f := w.State.(*files)
 	path, id := p.target(i)
-	fd, err := e.open(w, path, p.Kind.openFlags(), "open")
+	fd, blocks, err := e.openVisit(w, f, p, i, path)
 	if err != nil {
 		return err
 	}
-	hintAccess(fd, p.Access)
 	size := p.size(i)
-	blocks := uint64((size + p.BlockSize - 1) / p.BlockSize)
-	if p.Access == Random {
-		f.perm.Init(blocks, w.Rand)
-	}
 	wrote := false
 	var mismatch error
 	for b := uint64(0); b < blocks; b++ {
@@ -304,6 +299,22 @@ func (e *Runner) visitFile(w *engine.Worker, p *FilePhase, i int) error {
 		w.Item()
 	}
 	return mismatch
+}
+
+// openVisit opens path, file i of p, for a visit of its blocks, hinted
+// with the phase's access order, and returns the descriptor and the count
+// of blocks, their order drawn when the access is random.
+func (e *Runner) openVisit(w *engine.Worker, f *files, p *FilePhase, i int, path string) (int, uint64, error) {
+	fd, err := e.open(w, path, p.Kind.openFlags(), "open")
+	if err != nil {
+		return -1, 0, err
+	}
+	hintAccess(fd, p.Access)
+	blocks := uint64((p.size(i) + p.BlockSize - 1) / p.BlockSize)
+	if p.Access == Random {
+		f.perm.Init(blocks, w.Rand)
+	}
+	return fd, blocks, nil
 }
 
 // readWhole reads file i from open to close as one timed operation.

@@ -167,20 +167,15 @@ type ringVisit struct {
 func (e *Runner) visitRing(w *engine.Worker, p *FilePhase, i int) error {
 	f := w.State.(*files)
 	path, id := p.target(i)
-	fd, err := e.open(w, path, p.Kind.openFlags(), "open")
+	fd, blocks, err := e.openVisit(w, f, p, i, path)
 	if err != nil {
 		return err
 	}
-	hintAccess(fd, p.Access)
 	if err := f.q.start(); err != nil {
 		unix.Close(fd)
 		return &PathError{Op: "io_uring", Path: path, Err: err}
 	}
-	v := ringVisit{e: e, w: w, p: p, q: &f.q, fd: fd, path: path, id: id, size: p.size(i), perm: &f.perm}
-	v.blocks = uint64((v.size + p.BlockSize - 1) / p.BlockSize)
-	if p.Access == Random {
-		f.perm.Init(v.blocks, w.Rand)
-	}
+	v := ringVisit{e: e, w: w, p: p, q: &f.q, fd: fd, path: path, id: id, size: p.size(i), blocks: blocks, perm: &f.perm}
 	for {
 		v.fill()
 		if v.inflight == 0 {

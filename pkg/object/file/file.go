@@ -133,15 +133,11 @@ func (s *fileStore) Get(ctx context.Context, key string, off, limit int64) (io.R
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	f, err := openObject(p)
 	if err != nil {
 		return nil, driver.OpErr("get", key, err)
 	}
-	st, err := f.Stat()
-	if err == nil && st.IsDir() {
-		err = syscall.EISDIR
-	}
-	if err == nil && off > 0 {
+	if off > 0 {
 		_, err = f.Seek(off, io.SeekStart)
 	}
 	if err != nil {
@@ -152,6 +148,45 @@ func (s *fileStore) Get(ctx context.Context, key string, off, limit int64) (io.R
 		return f, nil
 	}
 	return &limitedFile{Reader: io.LimitReader(f, limit), f: f}, nil
+}
+
+// errNotRegular is the error of a Get of an entry that is not a regular
+// file: a symbolic link (never followed), a FIFO, a device or a socket.
+var errNotRegular = errors.New("not a regular file")
+
+// openObject opens the file of an object for reading: a regular file,
+// never through a symbolic link at its end, never waiting on a FIFO or a
+// device (opened non-blocking, then examined), and with O_NOATIME where
+// the kernel allows it (EPERM: not the file's owner), so that reading data
+// that is not fsbench's own leaves its access time alone.
+func openObject(p string) (*os.File, error) {
+	flags := os.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+	fd, err := syscall.Open(p, flags|noAtime, 0)
+	if err == syscall.EPERM && noAtime != 0 {
+		fd, err = syscall.Open(p, flags, 0)
+	}
+	if err == syscall.ELOOP {
+		err = fmt.Errorf("a symbolic link: %w", errNotRegular)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	var st syscall.Stat_t
+	err = syscall.Fstat(fd, &st)
+	switch mode := uint32(st.Mode) & syscall.S_IFMT; {
+	case err != nil:
+	case mode == syscall.S_IFDIR:
+		err = syscall.EISDIR
+	case mode != syscall.S_IFREG:
+		err = errNotRegular
+	default:
+		err = syscall.SetNonblock(fd, false)
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), nil
 }
 
 type limitedFile struct {
