@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -246,11 +247,11 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 
 // resolveLimits reads --max-log-size and --max-line-size.
 func (o *ReplayOptions) resolveLimits() error {
-	size, err := units.ParseSize(o.maxLogSize)
+	size, err := units.ParseSizeIn(o.maxLogSize, 0)
 	if err != nil || size <= 0 {
 		return Usagef("--max-log-size %q: want a size such as 4G", o.maxLogSize)
 	}
-	line, err := units.ParseSize(o.maxLineSize)
+	line, err := units.ParseSizeIn(o.maxLineSize, 0)
 	if err != nil || line <= 0 || line > math.MaxInt32 {
 		return Usagef("--max-line-size %q: want a size such as 1M, below 2G", o.maxLineSize)
 	}
