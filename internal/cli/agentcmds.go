@@ -118,7 +118,7 @@ func init() {
 			"launcher", "world-size", "rendezvous", "rendezvous-timeout",
 			"output", "json", "result-file", "html", "access-log", "metrics-listen", "print-job", "help",
 			"expect", "expect-file", "baseline", "threshold", "baseline-metrics",
-			"repeat", "find-max",
+			"repeat", "find-max", "strict", "allow-differences", // judged where the hosts' results meet
 			// juicefs's flags that change nothing here (juicefsOnly, --shards).
 			"debug", "trace", "log-level", "log-id", "no-agent", "pyroscope", "shards",
 		},
@@ -142,7 +142,7 @@ func init() {
 			"epochs", "gen-threads", "prefetch", "read-threads", "sample-size", "sample-size-stdev",
 			"samples-per-file", "ranks", "size",
 			// replay and io500.
-			"speed", "stonewall", "ior-easy-transfers", "ior-easy-xfer", "ior-hard-segments",
+			"speed", "max-log-size", "max-line-size", "stonewall", "ior-easy-transfers", "ior-easy-xfer", "ior-hard-segments",
 			"mdtest-easy-files", "mdtest-hard-files", "data-packet-type",
 		},
 	} {

@@ -28,7 +28,7 @@ func replayCluster(cmd *cobra.Command, args []string, o *ReplayOptions) (*cluste
 	hosts := len(o.Cluster.Hosts)
 	traces := make([]*replay.Trace, len(o.Logs))
 	for i, l := range o.Logs {
-		t, err := replay.ReadLog(l)
+		t, err := replay.LoadLog(cmd.Context(), l, o.Limits)
 		if err != nil {
 			if errors.Is(err, replay.ErrBadInput) {
 				return nil, &UsageError{Err: err}

@@ -121,6 +121,12 @@ func ReadLogPart(path string, part, parts int) (*Trace, error) {
 	return readLogPart(context.Background(), path, part, parts, Limits{}, nil)
 }
 
+// LoadLog reads and parses the log at path within lim, stopped by ctx
+// while it reads.
+func LoadLog(ctx context.Context, path string, lim Limits) (*Trace, error) {
+	return readLogPart(ctx, path, 0, 1, lim, nil)
+}
+
 // readLogPart is ReadLogPart within lim, stopped by ctx while the log is
 // read, calling loading (when not nil) as it begins to parse the log
 // (Hooks.Loading).
