@@ -13,8 +13,8 @@
 #                             # the faster
 #
 # OUT holds a line a run and phase: the KEY columns (fs, ranks, ...), the
-# tool (fsbench or PEER), the phase and its figure, tab-separated. LABEL
-# heads the peer's column.
+# tool (fsbench or PEER), the phase and its figure, tab-separated (a
+# phase "NAME in UNIT" names its unit). LABEL heads the peer's column.
 
 alternate() {
 	local pairs=$1 out=$2 a=$3 b=$4 i
@@ -65,8 +65,10 @@ for key, phase, _ in sorted((k for k in v if k[2] == "fsbench"), key=order):
     if not other:
         continue
     a, b = statistics.median(mine), statistics.median(other)
-    ahead = sum(x > y for x, y in zip(mine, other))
+    ahead = sum((x < y) if phase.startswith("CPU") else (x > y) for x, y in zip(mine, other))  # CPU: less is ahead
     unit = "GiB/s" if phase.startswith("ior") else "kIOPS"
+    if " in " in phase:  # "bandwidth in MiB/s": the phase names its unit
+        phase, unit = phase.split(" in ", 1)
     ratio = "%.2f" % (a / b) if b else "nan"
     pairs = list(zip(mine, other))
     print("| " + " | ".join(list(key) + [phase, unit, "%.3f" % a, "%.3f" % b, ratio, spread(pairs), "%d of %d" % (ahead, len(pairs))]) + " |")
