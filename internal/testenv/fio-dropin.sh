@@ -16,9 +16,12 @@ FSBENCH=${FSBENCH:-bin/fsbench}
 SIZE=${SIZE:-256m}
 JOBS=${JOBS:-2}
 PAIRS=${2:-6}
-command -v fio >/dev/null || { echo "fio-dropin: fio is not installed (make test-deps)" >&2; exit 1; }
-[ -x "$FSBENCH" ] || { echo "fio-dropin: build fsbench first (make build)" >&2; exit 1; }
-case $PAIRS in '' | *[!0-9]* | 0*) echo "fio-dropin: PAIRS must be a whole number from 1, got '$PAIRS'" >&2; exit 2 ;; esac
+bad() { echo "fio-dropin.sh: $*" >&2; exit 2; }
+case $PAIRS in '' | *[!0-9]* | 0*) bad "PAIRS is a count of pairs, not $PAIRS" ;; esac
+case $JOBS in '' | *[!0-9]* | 0*) bad "JOBS is a count of jobs, not $JOBS" ;; esac
+[[ $SIZE =~ ^[1-9][0-9]*[kmg]?$ ]] || bad "SIZE is a size as fio writes it (256m, 1g), not $SIZE"
+command -v fio >/dev/null || { echo "fio-dropin.sh: fio is not installed (make test-deps)" >&2; exit 1; }
+[ -x "$FSBENCH" ] || { echo "fio-dropin.sh: build fsbench first (make build)" >&2; exit 1; }
 # shellcheck source=internal/testenv/pairs.sh
 source internal/testenv/pairs.sh
 

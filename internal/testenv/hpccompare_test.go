@@ -36,6 +36,18 @@ func TestHPCCompareBadInput(t *testing.T) {
 	})
 }
 
+// TestFioDropinBadInput: fio-dropin.sh (fio's lines through fio and
+// fsbench fio) refuses each wrong setting before it runs either tool.
+func TestFioDropinBadInput(t *testing.T) {
+	scriptRefuses(t, "fio-dropin.sh", nil, []badSetting{
+		{"JOBS=two", "fio-dropin.sh: JOBS is a count of jobs, not two"},
+		{"SIZE=1.5g", "fio-dropin.sh: SIZE is a size as fio writes it (256m, 1g), not 1.5g"},
+	})
+	scriptRefuses(t, "fio-dropin.sh", []string{"06"}, []badSetting{
+		{"JOBS=2", "fio-dropin.sh: PAIRS is a count of pairs, not 06"},
+	})
+}
+
 // TestHardWriteStateBadInput: hard-write-state.sh (mdtest-hard-write
 // after IOR's and mdtest's earlier phases) refuses each wrong setting the
 // same way, before it makes a file or starts a rank.
@@ -66,7 +78,8 @@ func scriptRefuses(t *testing.T, name string, pairs []string, cases []badSetting
 	var env []string // the caller's, without the scripts' own settings
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "FRESH", "DATA", "DROP", "WARMUP", "FS", "RANKS", "NP", "BIND", "EASY_MIB", "HARD_SEGS", "EASY_FILES", "HARD_FILES":
+		case "FRESH", "DATA", "DROP", "WARMUP", "FS", "RANKS", "NP", "BIND", "EASY_MIB", "HARD_SEGS", "EASY_FILES", "HARD_FILES",
+			"SIZE", "JOBS":
 		default:
 			env = append(env, kv)
 		}
