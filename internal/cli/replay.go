@@ -239,6 +239,9 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 			return Usagef("LOG %s is a directory: give the log file (for a JuiceFS mount, save its .accesslog first)", l)
 		}
 	}
+	if err := missingPath(o.Path, o.Cluster.active()); err != nil {
+		return err
+	}
 	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() {
 		return Usagef("PATH %s is not a directory: give the directory to replay in", o.Path)
 	}

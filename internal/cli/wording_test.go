@@ -36,9 +36,6 @@ func TestMissingPathOneLine(t *testing.T) {
 		{"bench", missing, "--read-existing"},
 	} {
 		code, _, stderr := runCLI(t, args...)
-		if args[0] == "replay" && code == 1 {
-			code = ExitUsage // replay checks its PATH when it prepares the run: exit 1 still
-		}
 		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, missing+": no such file or directory") ||
 			!strings.HasPrefix(stderr, "fsbench: ") {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line naming the missing path", strings.Join(args, " "), code, stderr)

@@ -10,7 +10,7 @@
 # (examples are read with git show HEAD:examples/NAME). DIR is where the
 # runs happen (default: a new directory under /tmp, removed at the end).
 #
-# Environment: FSBENCH (default bin/fsbench), FIO (default fio), SIZE
+# Environment: FSBENCH (default the repository's bin/fsbench), FIO (default fio), SIZE
 # (size= and filesize= of every job, default 16m), RUNTIME (runtime= of
 # every time_based job, default 1; a runtime without time_based is kept),
 # LOOPS (loops= of every job that has it, default 2), ONLY (a
@@ -18,11 +18,12 @@
 set -euo pipefail
 
 src=${1:?usage: fio-examples.sh FIO_SRC [DIR]}
-FSBENCH=${FSBENCH:-bin/fsbench}
+FSBENCH=${FSBENCH:-$(cd "$(dirname "$0")/../.." && pwd)/bin/fsbench}
 FIO=${FIO:-fio}
 SIZE=${SIZE:-16m}
 RUNTIME=${RUNTIME:-1}
 LOOPS=${LOOPS:-2}
+[ -x "$FSBENCH" ] || { echo "fio-examples.sh: $FSBENCH not found: build fsbench first (make build)" >&2; exit 2; }
 command -v "$FIO" >/dev/null || { echo "fio-examples.sh: $FIO not found" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "fio-examples.sh: python3 not found" >&2; exit 2; }
 
