@@ -271,9 +271,9 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	if j.prep, err = a.o.Runner.Prepare(job, files, a.allowedBelow); err == nil {
 		err = a.confine(j.prep, job.Need)
 	}
-	if t := j.prep.Target(); err == nil && t != "" {
-		j.base = filepath.Join(t, job.RunName)
-		j.dirFd, err = a.pinTarget(t)
+	if err == nil && j.prep.Target() != "" {
+		j.base = filepath.Join(j.prep.Target(), job.RunName)
+		j.dirFd, err = a.pinTarget(j.prep.Target())
 	}
 	if err != nil {
 		j.removeFiles()
