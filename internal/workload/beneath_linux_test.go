@@ -118,3 +118,42 @@ func TestPhasesRaceStayBeneath(t *testing.T) {
 	<-stopped
 	check()
 }
+
+// A directory of a kept tree swapped for a link to a directory outside
+// it, holding files of the tree's names: clearing, re-making and removing
+// the tree touch nothing there.
+func TestTreeClearStaysBeneath(t *testing.T) {
+	root, outside := filepath.Join(t.TempDir(), "tree"), t.TempDir()
+	s := Shape{Depth: 1, Width: 2, Files: 2, FileSize: 10}
+	if _, err := OpenTree(root, s, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := MakeDirs(root, s); err != nil {
+		t.Fatal(err)
+	}
+	d := s.Dirs()[0]
+	var names []string
+	for _, f := range s.FileNames() {
+		if filepath.Dir(f) == d {
+			names = append(names, filepath.Base(f))
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no files in %s of %v", d, s.FileNames())
+	}
+	check := sentinels(t, outside, names)
+	if err := os.Remove(filepath.Join(root, d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClearTree(root, s); err == nil {
+		t.Error("ClearTree through a link out of the tree: no error")
+	}
+	check()
+	if err := RemoveTree(root, s); err == nil {
+		t.Error("RemoveTree through a link out of the tree: no error")
+	}
+	check()
+}
