@@ -376,9 +376,12 @@ func (a *Agent) run(j *agentJob) {
 	ev := Event{Type: EventDone, Time: time.Now(), Result: res, Interrupted: j.ctx.Err() != nil, Live: liveCounts(j.board)}
 	if res != nil {
 		ev.ParamTexts = res.Parameters.Texts()
+		for i, w := range res.Warnings {
+			res.Warnings[i] = j.named(w)
+		}
 	}
 	if err != nil {
-		ev.Error = err.Error()
+		ev.Error = j.named(err.Error())
 	}
 	if cause := context.Cause(j.ctx); cause != nil && !errors.Is(cause, errCancelled) && !errors.Is(cause, errRemoved) {
 		// Stopped on this host, not by the coordinator: the job did not

@@ -96,3 +96,12 @@ func (j *agentJob) closeDirs() {
 		}
 	}
 }
+
+// named is text with the run directory's descriptor path (job.Base) put
+// back as PATH/RunName, the name its reader knows it by.
+func (j *agentJob) named(text string) string {
+	if j.job.Base == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, j.job.Base, j.base)
+}

@@ -138,6 +138,15 @@ func TestAgentTargetSwappedAfterCheck(t *testing.T) {
 	}
 }
 
+// An error of the run names its directory as PATH/RunName, not by the
+// descriptor the run reached it through.
+func TestAgentNamesRunDir(t *testing.T) {
+	j := &agentJob{job: &Job{Base: "/proc/self/fd/7"}, base: "/mnt/x/r"}
+	if got := j.named("create /proc/self/fd/7/host-0/f: no space"); got != "create /mnt/x/r/host-0/f: no space" {
+		t.Errorf("named: %q", got)
+	}
+}
+
 // PATH flips between a directory and a link out of the allowed root
 // while jobs are checked, made and run: every job is refused or works in
 // the directory, and nothing outside the root is ever made.
