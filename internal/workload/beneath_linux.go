@@ -32,6 +32,25 @@ func openBeneath(p *FilePhase) (beneath, error) {
 	return beneath{r, p.Targets.root}, nil
 }
 
+// errEscape is what a resolution beneath the directory refused (EXDEV):
+// a symbolic link on the way leads out of it.
+var errEscape error = escapeError{}
+
+type escapeError struct{}
+
+func (escapeError) Error() string {
+	return "a symbolic link on the way leads out of the run's directory"
+}
+func (escapeError) Is(target error) bool { return target == unix.EXDEV }
+
+// escaped names EXDEV from a call beneath the directory as errEscape.
+func escaped(err error) error {
+	if err == unix.EXDEV {
+		return errEscape
+	}
+	return err
+}
+
 func (b *beneath) close() {
 	if b.root != nil {
 		b.root.Close()
@@ -57,29 +76,30 @@ func (b *beneath) open(hold bool, path string, flags int, mode uint32) (int, err
 	}
 	if hold {
 		if fd, err := heldOpenat2(b.root.Fd(), rel, flags, mode); err != unix.ENOSYS && err != unix.EAGAIN {
-			return fd, err
+			return fd, escaped(err)
 		}
 	}
-	return b.root.OpenAt(rel, flags, mode)
+	fd, err := b.root.OpenAt(rel, flags, mode)
+	return fd, escaped(err)
 }
 
 func (b *beneath) unlink(hold bool, path string) error {
 	if rel, ok := b.rel(path); ok {
-		return b.root.At(rel, unlinkAt)
+		return escaped(b.root.At(rel, unlinkAt))
 	}
 	return sysUnlink(hold, path)
 }
 
 func (b *beneath) mkdir(path string) error {
 	if rel, ok := b.rel(path); ok {
-		return b.root.At(rel, mkdirAt)
+		return escaped(b.root.At(rel, mkdirAt))
 	}
 	return unix.Mkdir(path, 0o755)
 }
 
 func (b *beneath) rmdir(path string) error {
 	if rel, ok := b.rel(path); ok {
-		return b.root.At(rel, rmdirAt)
+		return escaped(b.root.At(rel, rmdirAt))
 	}
 	return unix.Rmdir(path)
 }
@@ -118,7 +138,7 @@ func (b *beneath) utime(path string, ts []unix.Timespec) error {
 func (b *beneath) onFile(rel string, op func(fd int) error) error {
 	fd, err := b.root.OpenAt(rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		return err
+		return escaped(err)
 	}
 	err = op(fd)
 	unix.Close(fd)

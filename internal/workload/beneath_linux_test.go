@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -64,8 +65,8 @@ func TestPhasesStayBeneath(t *testing.T) {
 			targets = []string{"d/new0", "d/f0"}
 		}
 		p.Title, p.Targets = p.Kind.String(), e.NewTargets(dir, targets)
-		if _, err := e.Run(context.Background(), p); err == nil {
-			t.Errorf("%s through a link out of the run directory: no error", p.Kind)
+		if _, err := e.Run(context.Background(), p); err == nil || p.Kind != Rename && !strings.Contains(err.Error(), "leads out of the run's directory") {
+			t.Errorf("%s through a link out of the run directory: %v", p.Kind, err)
 		}
 		check()
 	}
