@@ -376,10 +376,10 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.PhaseSpec, names []strin
 		}
 		if len(old) > 0 {
 			r.warn("%s: removing %d files of earlier phases first", p.Name, len(old))
+			if err := removeIn(r.dir, old); err != nil {
+				return &runenv.Error{Phase: p.Name, Err: err}
+			}
 			for _, n := range old {
-				if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), sysio.PathCause(err))}
-				}
 				delete(r.laid, n)
 			}
 		}
@@ -402,12 +402,14 @@ func (r *jobRun) layout(ctx context.Context, p *jobfile.PhaseSpec, names []strin
 	if len(need) == 0 {
 		return nil
 	}
+	var stale []string
 	for _, n := range need {
 		if _, ok := r.laid[n]; ok {
-			if err := os.Remove(filepath.Join(r.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return &runenv.Error{Phase: p.Name, Err: fmt.Errorf("unlink %s: %w", filepath.Join(r.dir, n), sysio.PathCause(err))}
-			}
+			stale = append(stale, n)
 		}
+	}
+	if err := removeIn(r.dir, stale); err != nil {
+		return &runenv.Error{Phase: p.Name, Err: err}
 	}
 	size := p.FileSize
 	wp := workload.FilePhase{
@@ -472,4 +474,24 @@ func (r *jobRun) autoFormat(ctx context.Context) error {
 	}
 	p := jobfile.PhaseSpec{Name: name, Op: jobfile.OpFormat, XferSize: min(units.MiB, r.runner.MaxBlock()), ReadPct: -1}
 	return r.phase(ctx, &p)
+}
+
+// removeIn removes the files names in dir, each beneath dir (os.Root): a
+// directory of the run swapped for a symbolic link leads no removal out
+// of it. A name already gone is not an error.
+func removeIn(dir string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dir, sysio.PathCause(err))
+	}
+	defer root.Close()
+	for _, n := range names {
+		if err := root.Remove(n); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("unlink %s: %w", filepath.Join(dir, n), sysio.PathCause(err))
+		}
+	}
+	return nil
 }

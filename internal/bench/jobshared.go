@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
@@ -41,8 +39,8 @@ func (r *jobRun) removeShared() {
 	}
 	base := filepath.Dir(r.dir)
 	for _, n := range []string{sharedName, sharedName + workload.StatusSuffix} {
-		if err := os.Remove(filepath.Join(base, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			r.warn("clean up %s: %v", filepath.Join(base, n), err)
+		if err := removeIn(base, []string{n}); err != nil {
+			r.warn("clean up: %v", err)
 		}
 	}
 }

@@ -351,8 +351,12 @@ func benchOnAgent(ctx context.Context, gate cluster.Gate, o *BenchOptions, job *
 }
 
 // runBase is the directory of the run on an agent: the run's name under
-// the absolute PATH, the same on every host.
+// the absolute PATH, the same on every host, reached through the
+// directory the agent opened beneath its allowed root when it has one.
 func runBase(path string, job *cluster.Job) (string, error) {
+	if job.Base != "" {
+		return job.Base, nil
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err

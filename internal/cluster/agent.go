@@ -233,11 +233,13 @@ func (a *Agent) prepare(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Query().Get("dry") == "1" {
 		j.removeFiles()
+		j.closeDirs()
 		writeJSON(w, Accepted{})
 		return
 	}
 	if err := j.makeBase(); err != nil {
 		j.removeFiles()
+		j.closeDirs()
 		httpError(w, http.StatusUnprocessableEntity, err.Error())
 		return
 	}
@@ -259,7 +261,7 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	case job.Index < 0 || job.Hosts < 1 || job.Index >= job.Hosts:
 		return nil, fmt.Errorf("host %d of %d", job.Index, job.Hosts)
 	}
-	j := &agentJob{job: job, releases: make(chan Release, 64), events: make(chan Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
+	j := &agentJob{job: job, dirFd: -1, baseFd: -1, releases: make(chan Release, 64), events: make(chan Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
 	j.ctx, j.stop = context.WithCancelCause(context.Background())
 	j.id = newID()
 	files, err := j.writeFiles()
@@ -269,12 +271,13 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	if j.prep, err = a.o.Runner.Prepare(job, files, a.allowedBelow); err == nil {
 		err = a.confine(j.prep, job.Need)
 	}
+	if err == nil && j.prep.Target() != "" {
+		j.base = filepath.Join(j.prep.Target(), job.RunName)
+		j.dirFd, err = a.pinTarget(j.prep.Target())
+	}
 	if err != nil {
 		j.removeFiles()
 		return nil, err
-	}
-	if t := j.prep.Target(); t != "" {
-		j.base = filepath.Join(t, job.RunName)
 	}
 	return j, nil
 }
@@ -373,9 +376,12 @@ func (a *Agent) run(j *agentJob) {
 	ev := Event{Type: EventDone, Time: time.Now(), Result: res, Interrupted: j.ctx.Err() != nil, Live: liveCounts(j.board)}
 	if res != nil {
 		ev.ParamTexts = res.Parameters.Texts()
+		for i, w := range res.Warnings {
+			res.Warnings[i] = j.named(w)
+		}
 	}
 	if err != nil {
-		ev.Error = err.Error()
+		ev.Error = j.named(err.Error())
 	}
 	if cause := context.Cause(j.ctx); cause != nil && !errors.Is(cause, errCancelled) && !errors.Is(cause, errRemoved) {
 		// Stopped on this host, not by the coordinator: the job did not
@@ -406,9 +412,7 @@ func (a *Agent) end(j *agentJob, cause error) {
 		j.stop(cause)
 		<-j.done
 		j.removeFiles()
-		if j.base != "" {
-			_ = os.Remove(j.base) // the last host's removal succeeds
-		}
+		j.removeBase()
 		close(j.removed)
 		a.mu.Lock()
 		if a.job == j {
@@ -480,6 +484,8 @@ type agentJob struct {
 	prep     Prepared
 	filesDir string
 	base     string // PATH/RunName, made by the first host to prepare
+	dirFd    int    // PATH, opened beneath its allowed root, or -1
+	baseFd   int    // PATH/RunName, opened from dirFd, or -1
 	ctx      context.Context
 	stop     context.CancelCauseFunc
 	releases chan Release
@@ -565,16 +571,4 @@ func (j *agentJob) removeFiles() {
 	if j.filesDir != "" {
 		_ = os.RemoveAll(j.filesDir)
 	}
-}
-
-// makeBase makes the run's shared directory, PATH/RunName; another host
-// of the same run may have made it already.
-func (j *agentJob) makeBase() error {
-	if j.base == "" {
-		return nil
-	}
-	if err := os.Mkdir(j.base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("create %s: %w", j.base, sysio.PathCause(err))
-	}
-	return nil
 }

@@ -112,6 +112,11 @@ type Job struct {
 	// run on and this host does not: they wait through a phase that one
 	// host runs for all (io500's find), which may run there.
 	IdleCPUs []int `json:"idle_cpus,omitempty"`
+	// Base is set by the agent, never sent: RunName's directory as the
+	// agent opened it beneath its allowed root (/proc/self/fd/N), which
+	// the run uses in place of PATH/RunName so that no link swapped into
+	// PATH later leads it elsewhere; "" for an object store.
+	Base string `json:"-"`
 }
 
 // MaxJobBytes bounds a job as an agent accepts it, the files it carries

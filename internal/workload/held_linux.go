@@ -114,3 +114,23 @@ func sysUnlink(hold bool, path string) error {
 	_, _, e := unix.RawSyscall(unix.SYS_UNLINKAT, uintptr(cwd), uintptr(unsafe.Pointer(p)), 0)
 	return errnoOf(e)
 }
+
+// heldOpenat2 is openat2 beneath dir (RESOLVE_BENEATH) through the raw
+// entry; ENOSYS where the kernel lacks it, EAGAIN when a rename raced
+// the lookup: the caller then resolves through sysio.Root.
+func heldOpenat2(dir int, path string, flags int, mode uint32) (int, error) {
+	var buf [512]byte
+	p, err := cPath(&buf, path)
+	if err != nil {
+		return -1, err
+	}
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_LARGEFILE), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	if flags&unix.O_CREAT != 0 {
+		how.Mode = uint64(mode)
+	}
+	fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT2, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}

@@ -114,14 +114,14 @@ func (e *Runner) open(w *engine.Worker, path string, flags int, op string) (int,
 func (e *Runner) openFlags(path string, flags int) (int, error) {
 	flags |= unix.O_CLOEXEC
 	if !e.cfg.NoAtime || sysio.NoAtimeFlag == 0 || flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_CREAT) != 0 {
-		return sysOpen(e.hold, path, flags, 0o644)
+		return e.beneath.open(e.hold, path, flags, 0o644)
 	}
-	fd, err := sysOpen(e.hold, path, flags|sysio.NoAtimeFlag, 0)
+	fd, err := e.beneath.open(e.hold, path, flags|sysio.NoAtimeFlag, 0)
 	if err != unix.EPERM {
 		return fd, err
 	}
 	e.PlainOpens.Add(1)
-	return sysOpen(e.hold, path, flags, 0)
+	return e.beneath.open(e.hold, path, flags, 0)
 }
 
 // closeFile ends a visit to a file: fsync (with Config.Fsync or the
@@ -425,21 +425,21 @@ func (e *Runner) meta(w *engine.Worker, p *FilePhase, i int) error {
 		var st unix.Stat_t
 		err = sysStat(e.hold, path, &st)
 	case Unlink:
-		err = sysUnlink(e.hold, path)
+		err = e.beneath.unlink(e.hold, path)
 	case Mkdir:
-		err = unix.Mkdir(path, 0o755)
+		err = e.beneath.mkdir(path)
 	case Rmdir:
-		err = unix.Rmdir(path)
+		err = e.beneath.rmdir(path)
 	case Chmod:
 		mode := uint32(0o644)
 		if w.Rand.IntN(2) == 0 {
 			mode = 0o640
 		}
-		err = unix.Chmod(path, mode)
+		err = e.beneath.chmod(path, mode)
 	case Utime:
 		f.ts[0] = unix.NsecToTimespec(w.Time(s).UnixNano())
 		f.ts[1] = f.ts[0]
-		err = unix.UtimesNano(path, f.ts[:])
+		err = e.beneath.utime(path, f.ts[:])
 	case Open:
 		var fd int
 		if fd, err = e.open(w, path, unix.O_RDONLY, "open"); err == nil {
@@ -487,7 +487,7 @@ func (e *Runner) renamePair(w *engine.Worker, p *FilePhase, i int) error {
 
 // rename renames from to to as the operation begun at s, recorded if timed.
 func (e *Runner) rename(w *engine.Worker, s engine.Start, timed bool, from, to string) error {
-	err := unix.Rename(from, to)
+	err := e.beneath.rename(from, to)
 	var t1 time.Time
 	if err == nil && timed {
 		t1 = w.End(s, 0)

@@ -57,6 +57,10 @@ func (k Kind) String() string {
 // (as opposed to one operation per file or directory).
 func (k Kind) IsData() bool { return k == Read || k == Write || k == Mixed }
 
+// changes reports whether a phase of kind k creates, writes, renames,
+// removes or alters its targets (those resolve beneath their directory).
+func (k Kind) changes() bool { return k != Read && k != Stat && k != Open && k != Readdir }
+
 // Access is an order: of the offsets within a file, or of the targets a
 // worker takes.
 type Access int
@@ -187,6 +191,7 @@ type Runner struct {
 	ahead    bool            // blocks are made ahead on a spare CPU
 	streams  bool            // big files are written from each worker's stream
 	hold     bool            // the phase's workers keep their Ps through file calls (holds)
+	beneath  beneath         // the phase's targets' directory, when the phase changes them
 	repeat   []byte          // Config.Repeat's buffer, shared by the workers
 	repeatID uint64          // the identity its content is of
 	current  atomic.Pointer[FilePhase]
@@ -256,7 +261,8 @@ func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 		p.Ready = sync.OnceFunc(p.Ready)
 		defer p.Ready()
 	}
-	if err := e.check(&p); err != nil {
+	var err error
+	if err = e.check(&p); err != nil {
 		return &Result{Name: p.Name, Title: p.Title, Workers: e.cfg.Workers, Hist: metrics.NewHistogram(), Incomplete: true}, err
 	}
 	e.current.Store(&p)
@@ -265,6 +271,10 @@ func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 	defer raiseProcs(e.cfg.Workers)()
 	e.hold = holds(e.cfg.Workers, p.Targets.Paths[0])
 	defer func() { e.hold = false }()
+	if e.beneath, err = openBeneath(&p); err != nil {
+		return &Result{Name: p.Name, Title: p.Title, Workers: e.cfg.Workers, Hist: metrics.NewHistogram(), Incomplete: true}, err
+	}
+	defer e.beneath.close()
 	if p.Shared != nil {
 		return e.runShared(ctx, &p)
 	}
@@ -436,6 +446,7 @@ func (e *Runner) buffer(b []byte, n int64) []byte {
 // at the same time (vdbench's rule too).
 type Targets struct {
 	Paths []string // absolute paths
+	root  string   // the directory NewTargets put them in
 	IDs   []uint64 // data-pattern identities of the files
 	// Sizes, if set, are the files' own sizes, which replace the phase's
 	// FileSize for Read phases: files that exist already, of any size. The
@@ -448,7 +459,7 @@ type Targets struct {
 // to root; the data written to a file is seeded by its name, so the same
 // tree can be reused by a later run with the same seed.
 func (e *Runner) NewTargets(root string, names []string) *Targets {
-	t := &Targets{Paths: make([]string, len(names)), IDs: make([]uint64, len(names))}
+	t := &Targets{Paths: make([]string, len(names)), IDs: make([]uint64, len(names)), root: root}
 	for i, n := range names {
 		t.Paths[i] = root + "/" + n
 		t.IDs[i] = e.pattern.ID(n)

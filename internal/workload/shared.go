@@ -189,8 +189,9 @@ func ReadSegments(path string, world int) ([]int64, error) {
 }
 
 // finish closes what the workers left open and, after a write, records
-// the segments of this host's ranks in the status file.
-func (l *SharedFile) finish(p *FilePhase) error {
+// the segments of this host's ranks in the status file, opened beneath
+// the phase's directory as its data file is (b).
+func (l *SharedFile) finish(p *FilePhase, b *beneath) error {
 	var errs []error
 	for i, fd := range l.fds {
 		if fd >= 0 {
@@ -202,7 +203,7 @@ func (l *SharedFile) finish(p *FilePhase) error {
 		return errors.Join(errs...)
 	}
 	status := p.Targets.Paths[0] + StatusSuffix
-	fd, err := unix.Open(status, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	fd, err := b.open(false, status, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return errors.Join(append(errs, &PathError{Op: "open", Path: status, Err: err})...)
 	}
@@ -315,7 +316,7 @@ func (e *Runner) runShared(ctx context.Context, p *FilePhase) (*Result, error) {
 		Do:     func(w *engine.Worker, task, _ int) error { return e.shared(w, p, task) },
 		Finish: e.finish(p),
 	})
-	if ferr := l.finish(p); ferr != nil && err == nil {
+	if ferr := l.finish(p, &e.beneath); ferr != nil && err == nil {
 		err = ferr
 	}
 	return res, err

@@ -201,10 +201,17 @@ func OpenTree(root string, s Shape, seed uint64, rebuild bool) (*TreeInfo, error
 	return t, WriteTreeInfo(root, t)
 }
 
-// MakeDirs creates the tree's directories (those that do not exist yet).
+// MakeDirs creates the tree's directories (those that do not exist yet),
+// each beneath root (os.Root): a directory of the tree swapped for a
+// symbolic link leads nothing out of it.
 func MakeDirs(root string, s Shape) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return fmt.Errorf("open tree %s: %w", root, sysio.PathCause(err))
+	}
+	defer r.Close()
 	for _, d := range s.Dirs() {
-		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := r.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("mkdir %s: %w", filepath.Join(root, d), sysio.PathCause(err))
 		}
 	}
@@ -215,35 +222,41 @@ func MakeDirs(root string, s Shape) error {
 // directories of mkdir phases, the tree's directories), leaving root and
 // its marker. It removes only names the shape defines (and the leftovers
 // of an interrupted rename phase); a directory still holding anything else
-// is reported, not removed.
+// is reported, not removed. Each name is removed beneath root (os.Root):
+// a directory of the tree swapped for a symbolic link leads no removal
+// out of it.
 func ClearTree(root string, s Shape) error {
 	if _, err := ReadTreeInfo(root); err != nil {
 		return err
 	}
-	rm := func(p string, _ bool) error {
-		err := os.Remove(p)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return fmt.Errorf("clean up tree: open %s: %w", root, sysio.PathCause(err))
+	}
+	defer r.Close()
+	rm := func(name string) error {
+		err := r.Remove(name)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("clean up tree: remove %s: %w", p, sysio.PathCause(err))
+			return fmt.Errorf("clean up tree: remove %s: %w", filepath.Join(root, name), sysio.PathCause(err))
 		}
 		return nil
 	}
 	for _, f := range s.FileNames() {
-		p := filepath.Join(root, f)
-		if err := rm(p, false); err != nil {
+		if err := rm(f); err != nil {
 			return err
 		}
-		if err := rm(p+".renamed", false); err != nil {
+		if err := rm(f + ".renamed"); err != nil {
 			return err
 		}
 	}
 	for _, d := range s.SubdirNames() {
-		if err := rm(filepath.Join(root, d), true); err != nil {
+		if err := rm(d); err != nil {
 			return err
 		}
 	}
 	dirs := s.Dirs()
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := rm(filepath.Join(root, dirs[i]), true); err != nil {
+		if err := rm(dirs[i]); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,150 @@
+//go:build linux
+
+package workload
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/sysio"
+)
+
+// beneath is the directory a phase's targets lie in, held open while the
+// phase runs: a phase that creates, writes, renames or removes resolves
+// each target beneath it (openat2 RESOLVE_BENEATH), so that a directory
+// of the tree swapped for a symbolic link by another user leads no
+// operation out of it. The zero beneath resolves names as they are.
+type beneath struct {
+	root *sysio.Root
+	dir  string // its name, which the targets' paths start with
+}
+
+// openBeneath opens the directory of p's targets when p changes them.
+func openBeneath(p *FilePhase) (beneath, error) {
+	if p.Targets.root == "" || !p.Kind.changes() {
+		return beneath{}, nil
+	}
+	r, err := sysio.OpenRoot(p.Targets.root)
+	if err != nil {
+		return beneath{}, err
+	}
+	return beneath{r, p.Targets.root}, nil
+}
+
+// errEscape is what a resolution beneath the directory refused (EXDEV):
+// a symbolic link on the way leads out of it.
+var errEscape error = escapeError{}
+
+type escapeError struct{}
+
+func (escapeError) Error() string {
+	return "a symbolic link on the way leads out of the run's directory"
+}
+func (escapeError) Is(target error) bool { return target == unix.EXDEV }
+
+// escaped names EXDEV from a call beneath the directory as errEscape.
+func escaped(err error) error {
+	if err == unix.EXDEV {
+		return errEscape
+	}
+	return err
+}
+
+func (b *beneath) close() {
+	if b.root != nil {
+		b.root.Close()
+		*b = beneath{}
+	}
+}
+
+// rel is path relative to the directory, when there is one and path lies
+// in it.
+func (b *beneath) rel(path string) (string, bool) {
+	n := len(b.dir)
+	if b.root == nil || len(path) <= n+1 || path[n] != '/' || path[:n] != b.dir {
+		return "", false
+	}
+	return path[n+1:], true
+}
+
+// open opens path (openFlags's call); held, through the raw entry.
+func (b *beneath) open(hold bool, path string, flags int, mode uint32) (int, error) {
+	rel, ok := b.rel(path)
+	if !ok {
+		return sysOpen(hold, path, flags, mode)
+	}
+	if hold {
+		if fd, err := heldOpenat2(b.root.Fd(), rel, flags, mode); err != unix.ENOSYS && err != unix.EAGAIN {
+			return fd, escaped(err)
+		}
+	}
+	fd, err := b.root.OpenAt(rel, flags, mode)
+	return fd, escaped(err)
+}
+
+func (b *beneath) unlink(hold bool, path string) error {
+	if rel, ok := b.rel(path); ok {
+		return escaped(b.root.At(rel, unlinkAt))
+	}
+	return sysUnlink(hold, path)
+}
+
+func (b *beneath) mkdir(path string) error {
+	if rel, ok := b.rel(path); ok {
+		return escaped(b.root.At(rel, mkdirAt))
+	}
+	return unix.Mkdir(path, 0o755)
+}
+
+func (b *beneath) rmdir(path string) error {
+	if rel, ok := b.rel(path); ok {
+		return escaped(b.root.At(rel, rmdirAt))
+	}
+	return unix.Rmdir(path)
+}
+
+func (b *beneath) rename(from, to string) error {
+	relFrom, ok := b.rel(from)
+	relTo, ok2 := b.rel(to)
+	if !ok || !ok2 {
+		return unix.Rename(from, to)
+	}
+	err := b.root.Rename(relFrom, relTo, 0)
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func (b *beneath) chmod(path string, mode uint32) error {
+	rel, ok := b.rel(path)
+	if !ok {
+		return unix.Chmod(path, mode)
+	}
+	return b.onFile(rel, func(fd int) error { return unix.Fchmod(fd, mode) })
+}
+
+func (b *beneath) utime(path string, ts []unix.Timespec) error {
+	rel, ok := b.rel(path)
+	if !ok {
+		return unix.UtimesNano(path, ts)
+	}
+	return b.onFile(rel, func(fd int) error { return unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH) })
+}
+
+// onFile opens rel beneath the directory for a change of its attributes
+// and runs op on it.
+func (b *beneath) onFile(rel string, op func(fd int) error) error {
+	fd, err := b.root.OpenAt(rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return escaped(err)
+	}
+	err = op(fd)
+	unix.Close(fd)
+	return err
+}
+
+func unlinkAt(dir int, base string) error { return unix.Unlinkat(dir, base, 0) }
+func mkdirAt(dir int, base string) error  { return unix.Mkdirat(dir, base, 0o755) }
+func rmdirAt(dir int, base string) error  { return unix.Unlinkat(dir, base, unix.AT_REMOVEDIR) }

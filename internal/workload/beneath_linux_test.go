@@ -1,0 +1,160 @@
+//go:build linux
+
+package workload
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// sentinels makes names in dir, each holding its own name, and returns
+// a check that they are all there as made and nothing else is.
+func sentinels(t *testing.T, dir string, names []string) func() {
+	t.Helper()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() {
+		t.Helper()
+		l, _ := os.ReadDir(dir)
+		if len(l) != len(names) {
+			t.Errorf("outside the run directory: %d entries, want %d: %v", len(l), len(names), l)
+		}
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			b, err := os.ReadFile(p)
+			fi, serr := os.Stat(p)
+			if err != nil || serr != nil || !bytes.Equal(b, []byte(n)) || fi.Mode().Perm() != 0o600 {
+				t.Errorf("outside the run directory: %s changed (%q, %v)", p, b, err)
+			}
+		}
+	}
+}
+
+// A directory of the run swapped for a link to a directory outside it:
+// no phase that changes files removes, creates, writes, renames or alters
+// anything there.
+func TestPhasesStayBeneath(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	var names, files []string
+	for i := range 4 {
+		names = append(names, fmt.Sprintf("f%d", i))
+		files = append(files, fmt.Sprintf("d/f%d", i))
+	}
+	check := sentinels(t, outside, names)
+	if err := os.Symlink(outside, filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	e := NewRunner(Config{Dir: dir, Workers: 1, Seed: 3}, 64<<10)
+	for _, p := range []FilePhase{
+		{Kind: Unlink}, {Kind: Rmdir}, {Kind: Chmod}, {Kind: Utime}, {Kind: Rename},
+		{Kind: Write, FileSize: 4096, BlockSize: 4096},
+		{Kind: Create, FileSize: 4096, BlockSize: 4096, PerFile: true},
+	} {
+		targets := files
+		if p.Kind == Create || p.Kind == Rmdir {
+			targets = []string{"d/new0", "d/f0"}
+		}
+		p.Title, p.Targets = p.Kind.String(), e.NewTargets(dir, targets)
+		if _, err := e.Run(context.Background(), p); err == nil || p.Kind != Rename && !strings.Contains(err.Error(), "leads out of the run's directory") {
+			t.Errorf("%s through a link out of the run directory: %v", p.Kind, err)
+		}
+		check()
+	}
+	p := FilePhase{Title: "mkdir", Kind: Mkdir, Targets: e.NewTargets(dir, []string{"d/sub"})}
+	if _, err := e.Run(context.Background(), p); err == nil {
+		t.Error("mkdir through a link out of the run directory: no error")
+	}
+	check()
+}
+
+// A directory of the run flips between itself and a link out of it while
+// files are created in it and removed: nothing outside is ever touched.
+func TestPhasesRaceStayBeneath(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	var names, files []string
+	for i := range 8 {
+		names = append(names, fmt.Sprintf("f%d", i))
+		files = append(files, fmt.Sprintf("d/f%d", i))
+	}
+	check := sentinels(t, outside, names)
+	d, alt := filepath.Join(dir, "d"), filepath.Join(dir, "alt")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, alt); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE); err != nil {
+		t.Skipf("rename exchange: %v", err)
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE)
+			}
+		}
+	}()
+	e := NewRunner(Config{Dir: dir, Workers: 2, Seed: 3}, 64<<10)
+	for range 100 {
+		_, _ = e.Run(context.Background(), FilePhase{Title: "create", Kind: Create, FileSize: 4096, BlockSize: 4096, PerFile: true, Targets: e.NewTargets(dir, files)})
+		_, _ = e.Run(context.Background(), FilePhase{Title: "write", Kind: Write, FileSize: 4096, BlockSize: 4096, Targets: e.NewTargets(dir, files)})
+		_, _ = e.Run(context.Background(), FilePhase{Title: "unlink", Kind: Unlink, Targets: e.NewTargets(dir, files)})
+	}
+	close(stop)
+	<-stopped
+	check()
+}
+
+// A directory of a kept tree swapped for a link to a directory outside
+// it, holding files of the tree's names: clearing, re-making and removing
+// the tree touch nothing there.
+func TestTreeClearStaysBeneath(t *testing.T) {
+	root, outside := filepath.Join(t.TempDir(), "tree"), t.TempDir()
+	s := Shape{Depth: 1, Width: 2, Files: 2, FileSize: 10}
+	if _, err := OpenTree(root, s, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := MakeDirs(root, s); err != nil {
+		t.Fatal(err)
+	}
+	d := s.Dirs()[0]
+	var names []string
+	for _, f := range s.FileNames() {
+		if filepath.Dir(f) == d {
+			names = append(names, filepath.Base(f))
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no files in %s of %v", d, s.FileNames())
+	}
+	check := sentinels(t, outside, names)
+	if err := os.Remove(filepath.Join(root, d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClearTree(root, s); err == nil {
+		t.Error("ClearTree through a link out of the tree: no error")
+	}
+	check()
+	if err := RemoveTree(root, s); err == nil {
+		t.Error("RemoveTree through a link out of the tree: no error")
+	}
+	check()
+}
