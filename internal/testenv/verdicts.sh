@@ -10,6 +10,12 @@
 #                                       with the expectations its docs show:
 #                                       how often each is judged (pass or fail),
 #                                       not too short to judge
+#   verdicts.sh quick-slow [CMD...]     RUNS runs of each command's --quick on
+#                                       ext4 over a loop device whose reads
+#                                       (and O_DIRECT writes) a blkio limit of
+#                                       SLOW_BPS slows, with expectations
+#                                       it cannot meet: how often each exits 3
+#                                       (as root)
 #
 # Each pair is two results of the same job, each of REPEAT runs (--repeat;
 # 1 compares single runs), compared at default settings and with
@@ -22,8 +28,10 @@
 # Environment: FSBENCH (default bin/fsbench), PAIRS (20), REPEAT (5),
 # THRESHOLD (10%), SLOW (0.82), BIG (256M: detect's file per thread; a blkio
 # limit lets a phase of well under a second through in bursts), IMG_DIR
-# (/dev/shm: where detect's disk image lives), MINIO (the server, for
-# minio), JOB (extra flags of the job).
+# (/dev/shm: where detect's disk image lives; /var/tmp for quick-slow),
+# MINIO (the server, for minio), JOB (extra flags of the job), RUNS (10:
+# quick's and quick-slow's runs a command), SLOW_BPS (20971520: quick-slow's
+# limit, bytes/s).
 set -euo pipefail
 
 FSBENCH=${FSBENCH:-bin/fsbench}
@@ -33,6 +41,24 @@ THRESHOLD=${THRESHOLD:-10%}
 SLOW=${SLOW:-0.82}
 MINIO=${MINIO:-$HOME/.cache/fsbench-test/bin/minio}
 mode=${1:-}
+# quick-slow's settings are checked before anything is made.
+if [ "$mode" = quick-slow ]; then
+	RUNS=${RUNS:-10} SLOW_BPS=${SLOW_BPS:-20971520} IMG_DIR=${IMG_DIR:-/var/tmp}
+	[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "verdicts.sh: RUNS is a count of runs, not $RUNS" >&2; exit 2; }
+	[[ $SLOW_BPS =~ ^[1-9][0-9]{5,}$ ]] || { echo "verdicts.sh: SLOW_BPS is a limit in bytes/s of at least 100000, not $SLOW_BPS" >&2; exit 2; }
+	QUICK_SLOW=("${@:2}")
+	[ ${#QUICK_SLOW[@]} != 0 ] || QUICK_SLOW=(bench checkpoint io500 train)
+	for c in "${QUICK_SLOW[@]}"; do
+		case $c in bench | checkpoint | io500 | train) ;; *)
+			echo "verdicts.sh: quick-slow runs bench, checkpoint, io500 or train, not $c" >&2
+			exit 2
+			;;
+		esac
+	done
+	[ -d "$IMG_DIR" ] || { echo "verdicts.sh: IMG_DIR is a directory, not $IMG_DIR" >&2; exit 2; }
+	[ "$(id -u)" = 0 ] || { echo "verdicts.sh: quick-slow needs root (a loop device and blkio cgroups)" >&2; exit 2; }
+	[ -f /sys/fs/cgroup/blkio/blkio.throttle.read_bps_device ] || { echo "verdicts.sh: quick-slow needs blkio cgroups (v1) at /sys/fs/cgroup/blkio" >&2; exit 2; }
+fi
 work=$(mktemp -d)
 minio_pid= cg= mnt= loopdev= img=
 cleanup() {
@@ -200,12 +226,97 @@ print(" ".join(x["verdict"].replace(" ", "-") for x in r["expectations"]))' "$wo
 	done
 }
 
+# loop_ext4 SIZE DIR: ext4 on a loop device over an image in DIR, mounted
+# at $work/mnt; sets loopdev, mnt and majmin.
+loop_ext4() {
+	img=$(mktemp "$2/fsbench-verdicts-XXXXXX.img")
+	truncate -s "$1" "$img"
+	mkfs.ext4 -q "$img"
+	loopdev=$(losetup --direct-io=on -f --show "$img")
+	rm "$img" # the loop device holds it open; freed when detached
+	img=
+	mnt=$work/mnt
+	mkdir -p "$mnt"
+	mount "$loopdev" "$mnt"
+	majmin=$(lsblk -dno MAJ:MIN "$loopdev" | tr -d ' ')
+}
+
+# quick_slow: each command's --quick on the loop device, once unthrottled
+# (it must pass: exit 0), then RUNS times in a blkio cgroup of its own
+# whose reads and writes are limited to SLOW_BPS: each run should exit 3.
+quick_slow() {
+	local majmin
+	loop_ext4 4G "$IMG_DIR"
+	# io500 runs its phases back to back by default, its reads served by
+	# the page cache: --drop-caches auto makes them reach the device.
+	# Bounds of twice the limit: the throttled storage cannot reach them,
+	# an unthrottled loop device passes them by far.
+	local bound=$((2 * SLOW_BPS / 1048576))MiB/s
+	# train's dataset is made once, unthrottled, and kept for every run:
+	# its --direct writes would otherwise take minutes a run.
+	mkdir "$mnt/train"
+	local jobs=(
+		"bench $mnt -p 1|read-big>=$bound"
+		"checkpoint $mnt|read>=$bound"
+		"io500 $mnt --drop-caches auto|ior-easy-read>=$bound"
+		"train $mnt/train --direct|"
+	)
+	local keep
+	for j in "${jobs[@]}"; do
+		local args=${j%%|*} exprs=${j#*|} failed=0 codes=""
+		[[ " ${QUICK_SLOW[*]} " = *" ${args%% *} "* ]] || continue
+		local flags=()
+		for e in $exprs; do flags+=(--expect "$e"); done
+		local code=0
+		keep=
+		[ "${args%% *}" = train ] && keep=--keep
+		# shellcheck disable=SC2086
+		"$FSBENCH" $args --quick "${flags[@]}" -q -o json $keep >"$work/q.json" || code=$?
+		echo "${args%% *} --quick ${exprs:-(its AU)}: unthrottled exit $code ($(summary "$work/q.json"))"
+		if [ -n "$keep" ]; then
+			local ds
+			ds=$(find "$mnt/train" -mindepth 1 -maxdepth 1 -type d | head -1)
+			args+=" --dataset $ds"
+		fi
+		for i in $(seq "$RUNS"); do
+			cg=/sys/fs/cgroup/blkio/fsbench-verdicts-slow-$$-$i
+			mkdir "$cg"
+			echo "$majmin $SLOW_BPS" >"$cg/blkio.throttle.read_bps_device"
+			echo "$majmin $SLOW_BPS" >"$cg/blkio.throttle.write_bps_device"
+			code=0
+			# shellcheck disable=SC2086
+			slowed $args --quick "${flags[@]}" -q -o json >"$work/q.json" || code=$?
+			rmdir "$cg"
+			cg=
+			codes+="$code "
+			[ "$code" = 3 ] && failed=$((failed + 1))
+			echo "  run $i: exit $code ($(summary "$work/q.json"))"
+		done
+		echo "${args%% *} --quick, reads limited to $((SLOW_BPS >> 20)) MiB/s: exit 3 in $failed/$RUNS runs (exits: ${codes% })"
+	done
+}
+
+# summary FILE: each expectation's verdict and value, or train's AU.
+summary() {
+	python3 -c 'import json,sys
+try:
+    r=json.load(open(sys.argv[1]))
+except Exception as e:
+    print("no result"); sys.exit()
+t=r.get("training")
+if t: print("AU %.1f%% of %.0f%%: %s" % (t["au_pct"], t["au_threshold_pct"], t.get("verdict", "")))
+def v(x):
+    return "%.4g %s" % (x.get("measured", 0), x.get("unit", ""))
+print("; ".join("%s: %s, %s" % (x["expr"], v(x), x["verdict"]) for x in r.get("expectations") or []))' "$1" | paste -sd ' '
+}
+
 case $mode in
 false-alarms) false_alarms "${2:?false-alarms DIR|minio}" ;;
 detect) detect ;;
 quick) quick "${2:?quick DIR}" ;;
+quick-slow) quick_slow ;;
 *)
-	echo "usage: verdicts.sh false-alarms DIR|minio | verdicts.sh detect | verdicts.sh quick DIR" >&2
+	echo "usage: verdicts.sh false-alarms DIR|minio | verdicts.sh detect | verdicts.sh quick DIR | verdicts.sh quick-slow [bench|checkpoint|io500|train...]" >&2
 	exit 2
 	;;
 esac

@@ -3,10 +3,12 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,5 +64,79 @@ func TestVerdictsDetect(t *testing.T) {
 	}
 	if after, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-*"); len(after) != len(before) {
 		t.Errorf("cgroups left: %v", after)
+	}
+}
+
+// TestVerdictsQuickSlowBadInput: quick-slow refuses each wrong setting
+// with one line and exit 2 before it makes anything: no scratch directory
+// (TMPDIR stays empty), no image in IMG_DIR, no cgroup.
+func TestVerdictsQuickSlowBadInput(t *testing.T) {
+	script := filepath.Join(RepoRoot(), "internal", "testenv", "verdicts.sh")
+	before, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-slow-*")
+	for _, c := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"RUNS=0", nil, "verdicts.sh: RUNS is a count of runs, not 0"},
+		{"RUNS=ten", nil, "verdicts.sh: RUNS is a count of runs, not ten"},
+		{"SLOW_BPS=20MiB", nil, "verdicts.sh: SLOW_BPS is a limit in bytes/s of at least 100000, not 20MiB"},
+		{"SLOW_BPS=4096", nil, "verdicts.sh: SLOW_BPS is a limit in bytes/s of at least 100000, not 4096"},
+		{"IMG_DIR=/nonexistent/fsbench", nil, "verdicts.sh: IMG_DIR is a directory, not /nonexistent/fsbench"},
+		{"RUNS=1", []string{"bench", "objbench"}, "verdicts.sh: quick-slow runs bench, checkpoint, io500 or train, not objbench"},
+	} {
+		tmp, img := t.TempDir(), t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, "bash", append([]string{script, "quick-slow"}, c.args...)...)
+		cmd.Env = append(os.Environ(), "FSBENCH="+filepath.Join(tmp, "no-fsbench"), "TMPDIR="+tmp, "IMG_DIR="+img, c.env)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+			t.Errorf("%s %v: %v, want exit status 2\n%s", c.env, c.args, err, stderr.String())
+			continue
+		}
+		if got := strings.TrimSpace(stderr.String()); got != c.want {
+			t.Errorf("%s %v: stderr %q, want %q", c.env, c.args, got, c.want)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%s %v: printed %q", c.env, c.args, stdout.String())
+		}
+		for _, dir := range []string{tmp, img} {
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("%s %v: made %v in %s", c.env, c.args, ents, dir)
+			}
+		}
+	}
+	if after, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-slow-*"); len(after) != len(before) {
+		t.Errorf("cgroups made: %v", after)
+	}
+}
+
+// TestVerdictsQuickSlow: one real run of bench --quick on the loop device
+// whose reads are limited to 20 MiB/s fails read-big>=40MiB/s (exit 3,
+// counted), and the loop device, mount and cgroups are gone afterwards.
+func TestVerdictsQuickSlow(t *testing.T) {
+	if os.Geteuid() != 0 {
+		Unavailable(t, "quick-slow needs root")
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device"); err != nil {
+		Unavailable(t, "no blkio cgroup (v1): %v", err)
+	}
+	before, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-slow-*")
+	img := t.TempDir()
+	out := runVerdicts(t, []string{"RUNS=1", "IMG_DIR=" + img}, "quick-slow", "bench")
+	t.Log(out)
+	want := `(?m)^bench --quick, reads limited to 20 MiB/s: exit 3 in 1/1 runs \(exits: 3\)$`
+	if !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("summary does not match %s:\n%s", want, out)
+	}
+	if after, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-slow-*"); len(after) != len(before) {
+		t.Errorf("cgroups left: %v", after)
+	}
+	if ents, _ := os.ReadDir(img); len(ents) != 0 {
+		t.Errorf("left in %s: %v", img, ents)
 	}
 }
