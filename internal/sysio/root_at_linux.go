@@ -21,10 +21,10 @@ func (r *Root) OpenAt(name string, flags int, mode uint32) (int, error) {
 // as Open would, and name's last component, which op must not follow
 // (unlinkat, mkdirat, renameat do not). op's error comes back bare.
 func (r *Root) At(name string, op func(dir int, base string) error) error {
-	dir, base, done, err := r.parent(name)
+	dir, base, err := r.parent(name)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer r.release(dir)
 	return op(dir, base)
 }

@@ -157,8 +157,10 @@ func (r *Root) walk(name string, flags int, mode uint32) (int, error) {
 }
 
 // parent opens the directory of name beneath the root and returns it
-// with name's last component; done closes it.
-func (r *Root) parent(name string) (dir int, base string, done func(), err error) {
+// with name's last component; release(dir) closes it when it is not the
+// root's own descriptor. No closure: this is on the engine's per-operation
+// path.
+func (r *Root) parent(name string) (dir int, base string, err error) {
 	name = clean(name)
 	i := strings.LastIndexByte(name, '/')
 	if i < 0 {
@@ -167,24 +169,31 @@ func (r *Root) parent(name string) (dir int, base string, done func(), err error
 		base = name[i+1:]
 	}
 	if base == "." || base == ".." || base == "" {
-		return -1, "", nil, unix.EINVAL // not an entry of a directory
+		return -1, "", unix.EINVAL // not an entry of a directory
 	}
 	if i < 0 {
-		return r.fd, base, func() {}, nil
+		return r.fd, base, nil
 	}
 	fd, err := r.open(name[:i], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, "", nil, err
+		return -1, "", err
 	}
-	return fd, base, func() { unix.Close(fd) }, nil
+	return fd, base, nil
+}
+
+// release closes dir, a directory parent opened, unless it is the root.
+func (r *Root) release(dir int) {
+	if dir != r.fd {
+		unix.Close(dir)
+	}
 }
 
 // at runs op on the directory of name and its last component.
 func (r *Root) at(opName, name string, op func(dir int, base string) error) error {
-	dir, base, done, err := r.parent(name)
+	dir, base, err := r.parent(name)
 	if err == nil {
 		err = op(dir, base)
-		done()
+		r.release(dir)
 	}
 	if err != nil {
 		return &os.PathError{Op: opName, Path: r.join(name), Err: err}
@@ -241,11 +250,11 @@ func (r *Root) Rmdir(name string) error {
 // renameat2's flags (0 for rename's behaviour).
 func (r *Root) Rename(oldname, newname string, flags uint) error {
 	return r.at("rename", oldname, func(from int, oldBase string) error {
-		to, newBase, done, err := r.parent(newname)
+		to, newBase, err := r.parent(newname)
 		if err != nil {
 			return err
 		}
-		defer done()
+		defer r.release(to)
 		if flags == 0 {
 			return unix.Renameat(from, oldBase, to, newBase)
 		}

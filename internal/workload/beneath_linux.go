@@ -122,7 +122,13 @@ func (b *beneath) chmod(path string, mode uint32) error {
 	if !ok {
 		return unix.Chmod(path, mode)
 	}
-	return b.onFile(rel, func(fd int) error { return unix.Fchmod(fd, mode) })
+	fd, err := b.attrOpen(rel)
+	if err != nil {
+		return err
+	}
+	err = unix.Fchmod(fd, mode)
+	unix.Close(fd)
+	return err
 }
 
 func (b *beneath) utime(path string, ts []unix.Timespec) error {
@@ -130,19 +136,20 @@ func (b *beneath) utime(path string, ts []unix.Timespec) error {
 	if !ok {
 		return unix.UtimesNano(path, ts)
 	}
-	return b.onFile(rel, func(fd int) error { return unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH) })
-}
-
-// onFile opens rel beneath the directory for a change of its attributes
-// and runs op on it.
-func (b *beneath) onFile(rel string, op func(fd int) error) error {
-	fd, err := b.root.OpenAt(rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	fd, err := b.attrOpen(rel)
 	if err != nil {
-		return escaped(err)
+		return err
 	}
-	err = op(fd)
+	err = unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH)
 	unix.Close(fd)
 	return err
+}
+
+// attrOpen opens rel beneath the directory for a change of its
+// attributes (no closure: chmod and utime are per-operation calls).
+func (b *beneath) attrOpen(rel string) (int, error) {
+	fd, err := b.root.OpenAt(rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	return fd, escaped(err)
 }
 
 func unlinkAt(dir int, base string) error { return unix.Unlinkat(dir, base, 0) }
