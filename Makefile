@@ -68,48 +68,48 @@ bench:
 
 # fsbench beside fio on the same jobs, on DIR (default: a temporary directory).
 bench-compare: build
-	bash internal/testenv/bench-compare.sh $(DIR)
+	bash benchmarks/scripts/bench-compare.sh $(DIR)
 
 # The peers of the speed scripts: warp and juicefs built from their released
 # sources (the module proxy's) into ~/.cache/fsbench-test/bin. Not needed by
 # the tests; juicefs takes minutes to build.
 .PHONY: peers
 peers:
-	bash internal/testenv/install-peers.sh
+	bash benchmarks/scripts/install-peers.sh
 
 # fsbench objbench beside MinIO's warp (from PATH or WARP=path) on the same S3
 # operations against a local MinIO: medians of RUNS alternating pairs,
 # throughput and peak memory with ratios. DURATION, THREADS, SMALL, MEDIUM,
-# BIG; see docs/speed.md.
+# BIG; see benchmarks/records/object-peers.md.
 .PHONY: bench-peers
 bench-peers: build
-	bash internal/testenv/bench-peers.sh
+	bash benchmarks/scripts/bench-peers.sh
 
 # fsbench objbench's JuiceFS-style items against a local MinIO and a local
 # nfs-ganesha (root), medians of RUNS runs beside juicefs objbench on the same
 # job (JUICEFS=path, or `make peers`), else beside its figures on the same
-# machine class. TARGETS, PROFILE_DIR; see docs/speed.md.
+# machine class. TARGETS, PROFILE_DIR; see benchmarks/records/object-peers.md.
 .PHONY: bench-items
 bench-items: build
-	bash internal/testenv/bench-items.sh
+	bash benchmarks/scripts/bench-items.sh
 
 # fio and fsbench workloads on the same jobs (seq/random, 4 KiB/1 MiB,
 # buffered/O_DIRECT): IOPS, MiB/s, mean latency and ratios. SIZE, JOBS, RUNS.
 bench-fio: build
-	bash internal/testenv/fio-compare.sh $(DIR)
+	bash benchmarks/scripts/fio-compare.sh $(DIR)
 
 # MLPerf Storage's DLIO and `fsbench train` on the same resnet50 workload on a
 # tmpfs (root): AU, peak RSS and CPU seconds per accelerator count and layout.
 # DLIO_VENV is a Python venv with dlio-benchmark; see docs/training.md.
 dlio-compare: build
-	DLIO_VENV='$(DLIO_VENV)' bash internal/testenv/dlio-compare.sh
+	DLIO_VENV='$(DLIO_VENV)' bash benchmarks/scripts/dlio-compare.sh
 
 # DLIO's object-store reader (s3torchconnector) and `fsbench train --storage
 # minio` on the same unet3d and resnet50 datasets in one local MinIO: AU,
 # client CPU seconds, peak RSS per accelerator count, PAIRS runs alternated.
 # DLIO_VENV is a venv with DLIO's source and s3torchconnector; see docs/training.md.
 dlio-s3-compare: build
-	DLIO_VENV='$(DLIO_VENV)' bash internal/testenv/dlio-s3-compare.sh
+	DLIO_VENV='$(DLIO_VENV)' bash benchmarks/scripts/dlio-s3-compare.sh
 
 # The main job on an embedded default: bench on a temporary local directory.
 demo: build

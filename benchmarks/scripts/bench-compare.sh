@@ -36,8 +36,8 @@ if [ -z "$base" ]; then
 	trap 'rm -rf "$base"' EXIT
 fi
 work=$(mktemp -d "$base/run.XXXXXX")
-# shellcheck source=internal/testenv/host-memory.sh
-source internal/testenv/host-memory.sh
+# shellcheck source=benchmarks/scripts/host-memory.sh
+source benchmarks/scripts/host-memory.sh
 trap 'rm -rf "$work"; [ -n "${1:-}" ] || rm -rf "$base"; release_freed_memory' EXIT
 hold_freed_memory
 
@@ -127,4 +127,4 @@ echo "fsbench peak memory at -p 16 (64 MiB big files, 100 small files per thread
 # io_uring: the same file read by both tools at each queue depth.
 WORKLOADS=randread:4K DEPTHS=${URING_DEPTHS:-"1 32"} RUNTIME=${URING_RUNTIME:-4} RUNS=$RUNS SIZE=$SIZE FSBENCH=$FSBENCH \
 	LIMIT_JOBS=${URING_LIMIT_JOBS:-4} \
-	bash internal/testenv/uring-compare.sh "$work:direct"
+	bash benchmarks/scripts/uring-compare.sh "$work:direct"

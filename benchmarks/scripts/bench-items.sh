@@ -5,7 +5,7 @@
 # (JUICEFS), `juicefs objbench` runs the same job in turn with it (which
 # goes first alternates) and its medians and the ratios are printed beside
 # fsbench's; without one, the figures juicefs objbench measured with the same
-# options on the same machine class (2 vCPU; see docs/speed.md) stand in,
+# options on the same machine class (2 vCPU; see benchmarks/records/object-peers.md) stand in,
 # with the ratios to both ends of their range.
 # nfs-ganesha replaces the portmapper's NFS registrations: run it where no
 # other NFS server is registered. Every run holds a lock file
@@ -24,7 +24,7 @@
 # root for nfs-ganesha and rpcbind.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. internal/testenv/minio-lib.sh
+. benchmarks/scripts/minio-lib.sh
 FSBENCH=${FSBENCH:-bin/fsbench}
 RUNS=${RUNS:-5}
 WARMUP=${WARMUP:-1}

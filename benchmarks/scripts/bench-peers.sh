@@ -8,7 +8,7 @@
 # tool it was) with the fsbench/warp ratio of throughput and of peak
 # client memory (max RSS from /usr/bin/time -v), and each side's client
 # CPU time. Each run starts with MinIO's trash empty, the disk synced and,
-# as root, the page cache dropped (settle). See docs/speed.md.
+# as root, the page cache dropped (settle). See benchmarks/records/object-peers.md.
 #
 # Environment: FSBENCH (default bin/fsbench), WARP (default: warp on PATH,
 # then ~/.cache/fsbench-test/bin/warp), MINIO (default: minio on PATH, then
@@ -20,7 +20,7 @@
 # in the order they ran).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. internal/testenv/minio-lib.sh
+. benchmarks/scripts/minio-lib.sh
 FSBENCH=${FSBENCH:-bin/fsbench}
 RUNS=${RUNS:-6}
 [ $((RUNS % 2)) = 0 ] || echo "bench-peers: RUNS=$RUNS is odd: fsbench goes first in one more pair than warp, and the second run of a pair can be the faster one; an even RUNS gives both the same share" >&2

@@ -29,7 +29,7 @@
 # every run's logs and summaries in).
 set -euo pipefail
 if [ -z "${DLIO_VENV:-}" ] || [ ! -x "${DLIO_VENV}/bin/dlio_benchmark" ]; then
-	echo "dlio-compare: DLIO_VENV=${DLIO_VENV:-(unset)} is not a Python venv with dlio_benchmark in bin/ (python3 -m venv DIR; DIR/bin/pip install dlio-benchmark ...; see docs/training.md)" >&2
+	echo "dlio-compare: DLIO_VENV=${DLIO_VENV:-(unset)} is not a Python venv with dlio_benchmark in bin/ (python3 -m venv DIR; DIR/bin/pip install dlio-benchmark ...; see benchmarks/records/training.md)" >&2
 	exit 2
 fi
 cd "$(dirname "$0")/../.."

@@ -9,7 +9,7 @@
 # peak RSS of the largest client process and the sum of every rank's peak,
 # MinIO's CPU seconds during the run, the time of the training epochs (for
 # DLIO, the slowest rank's) and the MiB/s of samples read over them (first
-# steps included: the AU is counted without them, see docs/training.md), the
+# steps included: the AU is counted without them, see benchmarks/records/training.md), the
 # wall time of the whole run and the machine's 1-minute load average at the
 # start of the run; then the medians per case, tool and accelerator count.
 #
@@ -45,11 +45,11 @@
 set -euo pipefail
 name=dlio-s3-compare
 if [ -z "${DLIO_VENV:-}" ] || [ ! -x "${DLIO_VENV}/bin/dlio_benchmark" ]; then
-	echo "$name: DLIO_VENV=${DLIO_VENV:-(unset)} is not a Python venv with dlio_benchmark in bin/ (python3 -m venv DIR; DIR/bin/pip install DLIO's source and s3torchconnector; see docs/training.md)" >&2
+	echo "$name: DLIO_VENV=${DLIO_VENV:-(unset)} is not a Python venv with dlio_benchmark in bin/ (python3 -m venv DIR; DIR/bin/pip install DLIO's source and s3torchconnector; see benchmarks/records/training.md)" >&2
 	exit 2
 fi
 if ! "$DLIO_VENV/bin/python" -c 'import dlio_benchmark.reader.npz_reader_s3, s3torchconnector' >/dev/null 2>&1; then
-	echo "$name: DLIO_VENV=$DLIO_VENV has dlio_benchmark without its S3 reader or s3torchconnector (dlio-benchmark 2.0.0 from PyPI predates it: install DLIO from its source and s3torchconnector; see docs/training.md)" >&2
+	echo "$name: DLIO_VENV=$DLIO_VENV has dlio_benchmark without its S3 reader or s3torchconnector (dlio-benchmark 2.0.0 from PyPI predates it: install DLIO from its source and s3torchconnector; see benchmarks/records/training.md)" >&2
 	exit 2
 fi
 cd "$(dirname "$0")/../.."
@@ -63,7 +63,7 @@ EPOCHS=${EPOCHS:-2}
 PY="$DLIO_VENV/bin/python"
 # DLIO runs through dlio-s3-keys.py: DLIO's S3 storage keys each object by
 # its whole URI ("s3://BUCKET/..."), which MinIO refuses; see that file.
-KEYS=$PWD/internal/testenv/dlio-s3-keys.py
+KEYS=$PWD/benchmarks/scripts/dlio-s3-keys.py
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 CACHE_BIN=${FSBENCH_TEST_BIN:-$HOME/.cache/fsbench-test/bin}
 MINIO=${MINIO:-$(command -v minio || { [ -x "$CACHE_BIN/minio" ] && echo "$CACHE_BIN/minio"; } || true)}
@@ -83,8 +83,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap "exit 1" INT TERM
-# shellcheck source=internal/testenv/minio-lib.sh
-. internal/testenv/minio-lib.sh
+# shellcheck source=benchmarks/scripts/minio-lib.sh
+. benchmarks/scripts/minio-lib.sh
 start_minio "$name"
 BUCKET=dlio-s3-compare
 code=$(curl -s -o "$work/bucket.xml" -w '%{http_code}' --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" -X PUT "http://$MINIO_ADDR/$BUCKET")

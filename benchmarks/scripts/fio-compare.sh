@@ -37,8 +37,8 @@ if [ -z "$base" ]; then
 	base=$(mktemp -d "$PWD/.fio-compare.XXXXXX")
 fi
 work=$(mktemp -d "$base/run.XXXXXX")
-# shellcheck source=internal/testenv/host-memory.sh
-source internal/testenv/host-memory.sh
+# shellcheck source=benchmarks/scripts/host-memory.sh
+source benchmarks/scripts/host-memory.sh
 trap 'rm -rf "$work"; [ -n "${1:-}" ] || rm -rf "$base"; release_freed_memory' EXIT
 hold_freed_memory
 

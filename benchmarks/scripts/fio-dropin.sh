@@ -22,8 +22,8 @@ case $JOBS in '' | *[!0-9]* | 0*) bad "JOBS is a count of jobs, not $JOBS" ;; es
 [[ $SIZE =~ ^[1-9][0-9]*[kmg]?$ ]] || bad "SIZE is a size as fio writes it (256m, 1g), not $SIZE"
 command -v fio >/dev/null || { echo "fio-dropin.sh: fio is not installed (make test-deps)" >&2; exit 1; }
 [ -x "$FSBENCH" ] || { echo "fio-dropin.sh: build fsbench first (make build)" >&2; exit 1; }
-# shellcheck source=internal/testenv/pairs.sh
-source internal/testenv/pairs.sh
+# shellcheck source=benchmarks/scripts/pairs.sh
+source benchmarks/scripts/pairs.sh
 
 base=${1:-}
 if [ -z "$base" ]; then

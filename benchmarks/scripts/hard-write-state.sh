@@ -11,7 +11,7 @@
 # prints the medians, their ratio with its 95% interval, and the files a
 # second of every run. Not run by CI.
 #
-#   internal/testenv/hard-write-state.sh IOR_DIR [PAIRS] [DISK_DIR]
+#   benchmarks/scripts/hard-write-state.sh IOR_DIR [PAIRS] [DISK_DIR]
 #
 # NP ranks (default 4). BIND=1 binds the ranks of both sides to cores
 # (mpirun --map-by core --bind-to core:overload-allowed). Each run
@@ -33,10 +33,10 @@ if [ "$bind" = 1 ]; then mpirun+=(--map-by core --bind-to core:overload-allowed)
 window=$(($(cat /proc/sys/vm/dirty_expire_centisecs) / 100 + 6))
 run=$disk/fsbench-hard-write-state # the only directory made, and removed, under DISK_DIR
 out=$(mktemp /tmp/fsbench-hard-state.XXXXXX.tsv)
-# shellcheck source=internal/testenv/host-memory.sh
-source "$here/internal/testenv/host-memory.sh"
-# shellcheck source=internal/testenv/pairs.sh
-source "$here/internal/testenv/pairs.sh"
+# shellcheck source=benchmarks/scripts/host-memory.sh
+source "$here/benchmarks/scripts/host-memory.sh"
+# shellcheck source=benchmarks/scripts/pairs.sh
+source "$here/benchmarks/scripts/pairs.sh"
 cleanup() { rm -rf "$run"; release_freed_memory; }
 trap cleanup EXIT
 hold_freed_memory

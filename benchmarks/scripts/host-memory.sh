@@ -14,7 +14,7 @@
 # pages the guest touched a moment ago. Without that, the tool whose own
 # processes took more of the memory freed just before (fsbench's ranks are
 # about 35 MiB each, mdtest's about 14) wrote its files into the host's
-# pages more often (docs/hpc-record.md, "mdtest's names on the disk").
+# pages more often (benchmarks/records/hpc-io500.md, "mdtest's names on the disk").
 #
 #   hold_freed_memory    # sets min_free_ms to 60000 when it can, prints what it did
 #   release_freed_memory # puts the old value back, removes a warming's file

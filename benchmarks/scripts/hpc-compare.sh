@@ -5,7 +5,7 @@
 # even ones), and prints the median of each phase a side, their ratio and
 # its 95% interval (pairs.sh). Not run by CI.
 #
-#   internal/testenv/hpc-compare.sh IOR_DIR [PAIRS] [DISK_DIR]
+#   benchmarks/scripts/hpc-compare.sh IOR_DIR [PAIRS] [DISK_DIR]
 #
 # IOR_DIR holds src/ior and src/mdtest (./bootstrap && ./configure && make
 # with Debian's Open MPI). Every figure is in IO500's units: GiB/s for the
@@ -28,7 +28,7 @@
 # so that a create phase measured how soon after the last run's deletes
 # it came and what the cache held (one process made 2 to 12 thousand
 # files a second there, erratically, and 22 to 32 thousand from dropped
-# caches; docs/hpc-record.md, "The disk's creates"). FRESH=0 keeps that
+# caches; benchmarks/records/hpc-io500.md, "The disk's creates"). FRESH=0 keeps that
 # history.
 # DATA=timestamp (the default) writes fsbench's transfers from one buffer,
 # as IOR's and mdtest's are written (fsbench io500 --data-packet-type
@@ -90,8 +90,8 @@ fresh() {
 }
 ended() { last_end=$(date +%s); }
 
-# shellcheck source=internal/testenv/host-memory.sh
-source "$here/internal/testenv/host-memory.sh"
+# shellcheck source=benchmarks/scripts/host-memory.sh
+source "$here/benchmarks/scripts/host-memory.sh"
 # The tmpfs holds a run's files at 4 ranks (ior's, and mdtest's at a 4 KiB
 # page each) and 512 MiB more; no more than three quarters of the memory
 # available, since what a tmpfs holds cannot be written out to make room.
@@ -104,8 +104,8 @@ tmpfs=$(mktemp -d /tmp/fsbench-hpc-tmpfs.XXXXXX)
 mount -t tmpfs -o size="${tmpfs_mib}m" tmpfs "$tmpfs"
 mkdir -p "$disk"
 out=$(mktemp /tmp/fsbench-hpc.XXXXXX.tsv)
-# shellcheck source=internal/testenv/pairs.sh
-source "$here/internal/testenv/pairs.sh"
+# shellcheck source=benchmarks/scripts/pairs.sh
+source "$here/benchmarks/scripts/pairs.sh"
 run_name=fsbench-compare-run # IOR's and mdtest's directory, the only one made under DISK_DIR
 cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "${disk:?}/$run_name"; release_freed_memory; }
 trap cleanup EXIT

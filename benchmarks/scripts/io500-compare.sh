@@ -6,9 +6,9 @@
 # with its 95% interval and in how many pairs fsbench's run was the
 # faster (pairs.sh). Not run by CI.
 #
-#   internal/testenv/io500-compare.sh IO500_DIR [PAIRS] [DIR]
+#   benchmarks/scripts/io500-compare.sh IO500_DIR [PAIRS] [DIR]
 #
-# IO500_DIR holds IO500's built io500 program (docs/hpc-record.md says how to
+# IO500_DIR holds IO500's built io500 program (benchmarks/records/hpc-io500.md says how to
 # build it without a network). Both sides run the twelve phases of the
 # classic list back to back in one job, write phases ending on the storage
 # (IOR -e, mdtest -Y; fsbench's fsync and syncfs) and reads checked (IOR -R,
@@ -35,10 +35,10 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe)
 work=$(mktemp -d /tmp/fsbench-io500.XXXXXX)
 out=$work/figures.tsv
 mkdir -p "$dir"
-# shellcheck source=internal/testenv/host-memory.sh
-source "$here/internal/testenv/host-memory.sh"
-# shellcheck source=internal/testenv/pairs.sh
-source "$here/internal/testenv/pairs.sh"
+# shellcheck source=benchmarks/scripts/host-memory.sh
+source "$here/benchmarks/scripts/host-memory.sh"
+# shellcheck source=benchmarks/scripts/pairs.sh
+source "$here/benchmarks/scripts/pairs.sh"
 run=$dir/fsbench-compare-run # the only directory made, and removed, under DIR
 cleanup() { rm -rf "$run"; release_freed_memory; }
 trap cleanup EXIT

@@ -5,7 +5,7 @@
 # -b 47008 -t 47008). The ranks take turns at the file's lock, and a rank
 # waiting for it spins while the holder runs. Not run by CI.
 #
-#   internal/testenv/shared-write-floor.sh [ROUNDS] [IOR_DIR]
+#   benchmarks/scripts/shared-write-floor.sh [ROUNDS] [IOR_DIR]
 #
 # The programs, each run ROUNDS times in rotated order:
 #   c        a C loop of pwrite, one thread a rank
@@ -15,7 +15,7 @@
 #            runs)
 #   go       the same loop in Go, each pwrite a raw system call (as
 #            fsbench's on a local file system)
-#   fsbench  fsbench bench with a shared-file write phase (docs/hpc-record.md)
+#   fsbench  fsbench bench with a shared-file write phase (benchmarks/records/hpc-io500.md)
 #   ior      IOR's ior -w (with IOR_DIR: src/ior built there)
 # It prints each program's median in GiB/s and its ratio to c's. Needs gcc,
 # go and mpirun; FSBENCH (default bin/fsbench) names the binary.
@@ -36,8 +36,8 @@ work=$(mktemp -d /tmp/fsbench-floor.XXXXXX)
 mnt=$work/mnt
 mkdir -p "$mnt"
 mount -t tmpfs -o size=3g tmpfs "$mnt"
-# shellcheck source=internal/testenv/host-memory.sh
-source "$here/internal/testenv/host-memory.sh"
+# shellcheck source=benchmarks/scripts/host-memory.sh
+source "$here/benchmarks/scripts/host-memory.sh"
 cleanup() { umount "$mnt" 2>/dev/null; rm -rf "$work"; release_freed_memory; }
 trap cleanup EXIT
 hold_freed_memory

@@ -71,7 +71,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM # the EXIT trap then cleans up
-# shellcheck source=internal/testenv/minio-lib.sh
+# shellcheck source=benchmarks/scripts/minio-lib.sh
 source "$(dirname "$0")/minio-lib.sh"
 
 # statuses FILE: "regressions worse better" of a compare -o json report.

@@ -75,8 +75,8 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 }
 
 // TestDocsLinks: the README stays a front page (under 250 lines), and
-// every relative link in it and in docs/ names a file that exists and,
-// with a #fragment, a heading of that file.
+// every relative link in it, in docs/ and in benchmarks/ names a file
+// that exists and, with a #fragment, a heading of that file.
 func TestDocsLinks(t *testing.T) {
 	root := filepath.Join("..", "..")
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -86,16 +86,17 @@ func TestDocsLinks(t *testing.T) {
 	if n := bytes.Count(readme, []byte("\n")); n >= 250 {
 		t.Errorf("README.md has %d lines; the front page stays under 250 (details go to docs/)", n)
 	}
-	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	pages = append(pages, filepath.Join(root, "README.md"))
-	link := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
-	for _, page := range pages {
+	for _, page := range linkedPages(t, root) {
 		text, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
+		dir := filepath.Dir(page)
+		if filepath.Base(page) == "README.tpl.md" {
+			dir = root // the template of the README, whose links are the README's
+		}
 		for _, m := range link.FindAllSubmatch(text, -1) {
-			target := filepath.Join(filepath.Dir(page), string(m[1]))
+			target := filepath.Join(dir, string(m[1]))
 			if _, err := os.Stat(target); err != nil {
 				t.Errorf("%s links to %s, which does not exist", page, m[1])
 			} else if anchor := strings.TrimPrefix(string(m[2]), "#"); anchor != "" && strings.HasSuffix(target, ".md") && !headingAnchors(t, target)[anchor] {
@@ -110,7 +111,27 @@ func TestDocsLinks(t *testing.T) {
 	}
 }
 
+// linkedPages returns the markdown pages whose links are checked: the
+// README, the manual (docs/*.md, docs/examples) and the benchmarks'
+// results and records.
+func linkedPages(t *testing.T, root string) []string {
+	t.Helper()
+	var pages []string
+	for _, pattern := range []string{"README.md", "docs/*.md", "docs/examples/*.md", "benchmarks/*.md", "benchmarks/records/*.md"} {
+		m, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, m...)
+	}
+	if len(pages) < 30 {
+		t.Fatalf("only %d pages found under %s: the search is broken", len(pages), root)
+	}
+	return pages
+}
+
 var (
+	link        = regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
 	inPage      = regexp.MustCompile(`\]\(#([^)]+)\)`)
 	headingLine = regexp.MustCompile(`^#{1,6}\s+(.+?)\s*#*\s*$`)
 	notInSlug   = regexp.MustCompile(`[^\p{L}\p{N}_ -]`)

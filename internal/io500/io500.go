@@ -225,7 +225,7 @@ func (s *suite) mkdirs() error {
 // around them: on ext4 (whose allocator puts a new directory in a group
 // with room, and a file's blocks near its directory) mdtest-hard-write
 // made 2.2 thousand files a second, its sync included, where IO500's
-// program made about 4 (docs/hpc-record.md). Every host makes them;
+// program made about 4 (benchmarks/records/hpc-io500.md). Every host makes them;
 // MkdirAll lets all but the first find them made.
 func (s *suite) mdDirs(phase string) error {
 	if phase == "mdtest-hard-write" {

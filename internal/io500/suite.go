@@ -106,7 +106,7 @@ func hardName(r, i int) string { return mdHard + "/" + mdtestName(r, i) }
 // name and for room for it, under the directory's lock, and with the
 // shorter file.R.I its blocks held 40% more entries, which made each of
 // mdtest-hard-write's creates hold the shared directory's lock longer
-// than mdtest's (docs/hpc-record.md).
+// than mdtest's (benchmarks/records/hpc-io500.md).
 func mdtestName(r, i int) string {
 	return "file.mdtest." + strconv.Itoa(r) + "." + strconv.Itoa(i)
 }

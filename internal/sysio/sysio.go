@@ -66,7 +66,7 @@ func HugeBuffer(size int) []byte {
 // it carves them from HugeBuffer chunks, so buffers smaller than a huge
 // page share one instead of each rounding up to its own. O_DIRECT moves
 // data straight between the device and these pages; on the virtual disk
-// docs/speed-fio.md describes, 1 MiB direct reads into huge pages ran 1.5
+// benchmarks/records/fio.md describes, 1 MiB direct reads into huge pages ran 1.5
 // times as fast as into small ones, and direct writes 5% faster. The cost
 // is at most one partly used huge page per chunk. Not safe for concurrent
 // use.

@@ -20,7 +20,7 @@ func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b
 // is advice: a kernel with huge pages off ignores it. A buffer the kernel
 // copies from on every write (a stream of file data) then costs one TLB
 // entry per 2 MiB instead of 512, which made 1 MiB buffered writes about
-// 10% faster on the machine docs/speed-fio.md describes.
+// 10% faster on the machine benchmarks/records/fio.md describes.
 func AdviseHuge(buf []byte) {
 	lo := (addrOf(buf) + HugePage - 1) &^ (HugePage - 1)
 	hi := (addrOf(buf) + uintptr(len(buf))) &^ (HugePage - 1)

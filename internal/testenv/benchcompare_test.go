@@ -31,7 +31,7 @@ func TestBenchCompare(t *testing.T) {
 	dir := Ext4(t, "2G")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "internal", "testenv", "bench-compare.sh"), dir)
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "benchmarks", "scripts", "bench-compare.sh"), dir)
 	cmd.Env = append(os.Environ(), "FSBENCH="+Binary(t), "PATH="+filepath.Dir(fio)+":"+os.Getenv("PATH"),
 		"SIZE=16M", "JOBS=1", "RUNS=1", "WARMUP=1", "URING_DEPTHS=1 8", "URING_RUNTIME=1", "URING_LIMIT_JOBS=2")
 	var stdout, stderr bytes.Buffer

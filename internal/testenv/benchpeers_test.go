@@ -31,7 +31,7 @@ func TestBenchPeersWithoutWarp(t *testing.T) {
 	tmp := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "internal", "testenv", "bench-peers.sh"))
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "benchmarks", "scripts", "bench-peers.sh"))
 	cmd.Env = append(os.Environ(), "FSBENCH="+Binary(t), "MINIO="+minio, "WARP="+filepath.Join(tmp, "no-warp"),
 		"RUNS=1", "DURATION=1s", "THREADS=2", "ONLY=^(stat|put) 4KiB", "TMPDIR="+tmp, "RESULTS_FILE="+filepath.Join(tmp, "results"))
 	var stdout, stderr bytes.Buffer

@@ -23,7 +23,7 @@ func runScript(t *testing.T, script string, env ...string) (int, string, string)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bash, filepath.Join(RepoRoot(), "internal", "testenv", script))
+	cmd := exec.CommandContext(ctx, bash, filepath.Join(RepoRoot(), "benchmarks", "scripts", script))
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

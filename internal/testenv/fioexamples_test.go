@@ -91,7 +91,7 @@ func TestFioExamplesScript(t *testing.T) {
 	work := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "internal", "testenv", "fio-examples.sh"), src, work)
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(), "benchmarks", "scripts", "fio-examples.sh"), src, work)
 	cmd.Env = append(os.Environ(), "FSBENCH="+Binary(t), "FIO="+fio, "SIZE=1m", "RUNTIME=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

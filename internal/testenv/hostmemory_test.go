@@ -29,7 +29,7 @@ echo "held $(cat "$page_reporting")"
 warm_free_memory 4
 release_freed_memory
 echo "setting $(cat "$page_reporting"), left: $(ls -A "$warm_dir")"`
-	lib := filepath.Join(RepoRoot(), "internal", "testenv", "host-memory.sh")
+	lib := filepath.Join(RepoRoot(), "benchmarks", "scripts", "host-memory.sh")
 	out, err := exec.Command("bash", "-c", script, "bash", lib, setting, warm).CombinedOutput()
 	if want := "held 60000\nwrote 4194304\nsetting 0, left: \n"; err != nil || string(out) != want {
 		t.Errorf("%v, printed %q, want %q", err, out, want)

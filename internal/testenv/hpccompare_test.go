@@ -70,7 +70,7 @@ type badSetting struct{ env, want string }
 // line wanted, nothing on stdout, and its disk directory not made.
 func scriptRefuses(t *testing.T, name string, pairs []string, cases []badSetting) {
 	t.Helper()
-	script := filepath.Join(RepoRoot(), "internal", "testenv", name)
+	script := filepath.Join(RepoRoot(), "benchmarks", "scripts", name)
 	disk := filepath.Join(t.TempDir(), "disk")
 	if pairs == nil {
 		pairs = []string{"1"}

@@ -28,7 +28,7 @@ func TestPairTable(t *testing.T) {
 	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(RepoRoot(), "internal", "testenv", "pairs.sh")
+	script := filepath.Join(RepoRoot(), "benchmarks", "scripts", "pairs.sh")
 	table := func() string {
 		got, err := exec.Command("bash", "-c", `source "$1" && pair_table "$2" ior IOR fs ranks`, "-", script, out).CombinedOutput()
 		if err != nil {

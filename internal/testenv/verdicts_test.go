@@ -21,7 +21,7 @@ func runVerdicts(t *testing.T, env []string, args ...string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(RepoRoot(), "internal", "testenv", "verdicts.sh")}, args...)...)
+	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(RepoRoot(), "benchmarks", "scripts", "verdicts.sh")}, args...)...)
 	cmd.Env = append(append(os.Environ(), "FSBENCH="+Binary(t), "PAIRS=1", "REPEAT=2"), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -71,7 +71,7 @@ func TestVerdictsDetect(t *testing.T) {
 // with one line and exit 2 before it makes anything: no scratch directory
 // (TMPDIR stays empty), no image in IMG_DIR, no cgroup.
 func TestVerdictsQuickSlowBadInput(t *testing.T) {
-	script := filepath.Join(RepoRoot(), "internal", "testenv", "verdicts.sh")
+	script := filepath.Join(RepoRoot(), "benchmarks", "scripts", "verdicts.sh")
 	before, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-slow-*")
 	for _, c := range []struct {
 		env  string

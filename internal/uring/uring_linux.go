@@ -157,7 +157,7 @@ var disabledPath = "/proc/sys/kernel/io_uring_disabled"
 // random writes on tmpfs at depth 32 and 64 ran at 0.48 to 0.83 of fio's.
 // Deferred, the wakes come in batches; but at depth 1, where every
 // completion is waited for anyway, deferring cut the same writes from 72
-// to 24 thousand a second (docs/speed-fio.md).
+// to 24 thousand a second (benchmarks/records/fio.md).
 func New(entries uint32, deferred bool) (*Ring, error) {
 	// The flags to try, the most a kernel may refuse first: deferred
 	// needs 6.1, cooperative task running 5.19.

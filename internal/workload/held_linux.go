@@ -16,7 +16,7 @@ import (
 // back on return. On a process bound to one core, as a rank started by
 // mpirun is, that hand-off put other threads of the process on the core
 // the worker needed: held, IO500's create phases with 2 ranks on tmpfs ran
-// 5 to 8% faster (docs/hpc-record.md).
+// 5 to 8% faster (benchmarks/records/hpc-io500.md).
 
 // cwd is AT_FDCWD, a variable so that it converts to a call's uintptr.
 var cwd = unix.AT_FDCWD

@@ -9,7 +9,7 @@ package workload
 // first completion and takes every completion there is: the device gets
 // the first new operation without waiting for the rest to be queued
 // (submitting them together and waiting in the same call kept fewer in
-// flight, see docs/speed-fio.md). In an open loop (Rate) an operation is
+// flight, see benchmarks/records/fio.md). In an open loop (Rate) an operation is
 // submitted when its schedule comes, and the worker waits for completions
 // until the next one is due.
 
@@ -91,7 +91,7 @@ func ProbeIOUring() error {
 // deferDepth is the least queue depth whose rings run their completions
 // when the worker waits for them (uring.New's deferred): from it on, on
 // tmpfs, 4 KiB random writes ran faster that way at depths 16 to 64, and
-// slower at 1 and 4 (docs/speed-fio.md, "Buffered writes on tmpfs").
+// slower at 1 and 4 (benchmarks/records/fio.md, "Buffered writes on tmpfs").
 const deferDepth = 16
 
 // setupRing gives worker f a ring and depth slots of need bytes for p.

@@ -300,7 +300,7 @@ const maxProcs = 65
 // workers, the scheduler hands the P of a blocked thread to another, and
 // takes one back when the call returns, for every operation: with 16
 // workers on 2 CPUs that hand-off cost 4 KiB O_DIRECT random reads almost
-// half their rate (docs/speed-fio.md). With a P each, the workers run as
+// half their rate (benchmarks/records/fio.md). With a P each, the workers run as
 // fio's threads do, scheduled by the kernel alone.
 func raiseProcs(workers int) func() {
 	prev := runtime.GOMAXPROCS(0)

@@ -332,7 +332,7 @@ const warmMax = 256 << 10
 // happens while one holds it: from a stream block of 47,008 bytes that is
 // not in the cache, the copy under the lock was the phase's bottleneck,
 // and ior-hard-write ran at 0.87-0.89 of IOR's with 2 ranks on tmpfs,
-// 0.95-0.96 with the block read first (docs/hpc-record.md).
+// 0.95-0.96 with the block read first (benchmarks/records/hpc-io500.md).
 func warmCache(b []byte) byte {
 	var s byte
 	for i := 0; i < len(b); i += 64 {
