@@ -49,17 +49,17 @@ func TestCheckDocDefault(t *testing.T) {
 	root := docsRoot()
 	for text, want := range map[string]string{
 		"# `fsbench stats`\n| flag | default | meaning |\n|---|---|---|\n| `--interval SECONDS` | `1` | x |\n":         "is 1s",
-		"# `fsbench stats`\n| flag | default | meaning |\n|---|---|---|\n| `--interval DURATION` | `1s` | x |\n":        "",
-		"## profile\n| flag | default | meaning |\n|---|---|---|\n| `--interval SECONDS` | `2` | x |\n":                 "is 2s",
-		"# `fsbench bench`\n| flag | default | meaning |\n|---|---|---|\n| `--block-size SIZE` | `4M` | x |\n":          "is 1M",
-		"# `fsbench bench`\n| flag | default | meaning |\n|---|---|---|\n| `--direct` | on | x |\n":                      "is false",
-		"# `fsbench bench`\n| flag | default | meaning |\n|---|---|---|\n| `-p`, `--threads N` | `1` | x |\n":           "",
-		"# `fsbench objbench`\n| flag | default | meaning |\n|---|---|---|\n| `-p`, `--threads N` | `1` | x |\n":        "is 4",
-		"# `fsbench objbench`\nparts, `--parts-in-flight` of them at a time (default 4), each\n":                            "",
-		"# `fsbench objbench`\nlonger than `--autoterm-dur` (default 15 s), there are\n":                                     "",
-		"# `fsbench objbench`\nlonger than `--autoterm-dur` (default 20 s), there are\n":                                     "is 15s",
-		"# `fsbench train`\n| `--model MODEL` | the preset (default resnet50) |\n":                                          "",
-		"# `fsbench train`\n| `--seed N` | seed of the shuffles (default 7) |\n":                                              "is 1",
+		"# `fsbench stats`\n| flag | default | meaning |\n|---|---|---|\n| `--interval DURATION` | `1s` | x |\n":       "",
+		"## profile\n| flag | default | meaning |\n|---|---|---|\n| `--interval SECONDS` | `2` | x |\n":                "is 2s",
+		"# `fsbench bench`\n| flag | default | meaning |\n|---|---|---|\n| `--block-size SIZE` | `4M` | x |\n":         "is 1M",
+		"# `fsbench bench`\n| flag | default | meaning |\n|---|---|---|\n| `--direct` | on | x |\n":                    "is false",
+		"# `fsbench bench`\n| flag | default | meaning |\n|---|---|---|\n| `-p`, `--threads N` | `1` | x |\n":          "",
+		"# `fsbench objbench`\n| flag | default | meaning |\n|---|---|---|\n| `-p`, `--threads N` | `1` | x |\n":       "is 4",
+		"# `fsbench objbench`\nparts, `--parts-in-flight` of them at a time (default 4), each\n":                       "",
+		"# `fsbench objbench`\nlonger than `--autoterm-dur` (default 15 s), there are\n":                               "",
+		"# `fsbench objbench`\nlonger than `--autoterm-dur` (default 20 s), there are\n":                               "is 15s",
+		"# `fsbench train`\n| `--model MODEL` | the preset (default resnet50) |\n":                                     "",
+		"# `fsbench train`\n| `--seed N` | seed of the shuffles (default 7) |\n":                                       "is 1",
 		"# `fsbench bench`\n| flag | default | meaning |\n|---|---|---|\n| `--schema LETTERS` | every section | x |\n": "",
 	} {
 		ds := docDefaults(root, text)
