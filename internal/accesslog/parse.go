@@ -12,6 +12,10 @@
 // The parser works on byte slices and does not allocate; the Writer is a
 // workload.Tracer that logs every operation of a benchmark in this format,
 // buffered per worker, off the benchmark's hot path.
+//
+// It knows the line format and nothing else: it runs none of the operations
+// it reads (package replay does), and imports no package of fsbench's but
+// workload.
 package accesslog
 
 import (

@@ -1,6 +1,10 @@
 // Package bench is `fsbench bench`: JuiceFS's default benchmark (big-file
 // write and read, small-file write, read and stat) as a preset of file
 // phases for workload.Runner, run in a directory of its own under any path.
+//
+// It knows nothing of the command line (package cli) or of other hosts
+// (package cluster), and writes and removes nothing outside the run's own
+// directory.
 package bench
 
 import (

@@ -4,6 +4,9 @@
 // every rank reads back, and checks byte for byte, a shard another rank
 // wrote. A plain sequential write of the same total size, one stream, runs
 // beside it, so that what the checkpoint's pattern costs shows.
+//
+// It knows nothing of the command line or of other hosts, and writes and
+// removes nothing outside the run's own directory or key prefix.
 package checkpoint
 
 import (

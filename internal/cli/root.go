@@ -1,6 +1,9 @@
 // Package cli is fsbench's command line: one file per command, each thin.
 // A command declares its flags, fills an Options struct and calls a library
 // package that knows nothing of cobra.
+//
+// It holds no benchmark logic of its own, and it is the only package that
+// imports cobra; nothing but cmd/fsbench and docgen imports it.
 package cli
 
 import (

@@ -11,6 +11,9 @@
 // "done" with the host's result) while the coordinator releases each
 // barrier with a Release (POST .../go) and pings -> cleanup. Either side
 // that stops hearing from the other cancels and cleans up.
+//
+// It runs no operation on storage itself (the commands' packages do, on each
+// host), and an agent touches no path outside its --allow-root.
 package cluster
 
 import (

@@ -3,6 +3,8 @@
 // marks regressions beyond a threshold. It backs `fsbench compare` and the
 // --baseline flag of the benchmark commands. It is pure: results in, a
 // Report out, renderers for the Report.
+//
+// It measures nothing and reads no file: results in, a Report out.
 package compare
 
 import (

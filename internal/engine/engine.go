@@ -11,6 +11,9 @@
 // one task and brackets each timed operation with Worker.Begin and
 // Worker.End. Package workload gives it file operations, objbench object
 // operations; bench, job files and objbench's items are lists of phases.
+//
+// It may not know what an operation does to storage, nor import any package
+// that does (workload, objbench); it imports only metrics, report and tick.
 package engine
 
 import (

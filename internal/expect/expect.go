@@ -6,6 +6,9 @@
 // metric exists for a command (bench, objbench, ...) and whether the unit
 // fits it, so that a mistake is a usage error before anything runs. Eval
 // measures a clause against a finished report.Result.
+//
+// It measures nothing and reads no file, and judges only through package
+// verdict, so that a clause and compare agree on what is significant.
 package expect
 
 import (

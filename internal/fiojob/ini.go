@@ -16,6 +16,9 @@
 //	[seq-read]
 //	stonewall
 //	rw=read
+//
+// It runs nothing and never changes the meaning of an option silently: an
+// option it cannot honour is an error, never ignored.
 package fiojob
 
 import (

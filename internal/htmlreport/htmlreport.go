@@ -6,6 +6,9 @@
 // gonum.org/v1/plot, and every chart has its numbers in a table beneath it.
 // The page loads nothing: no script, font, style sheet or image from
 // anywhere, and its colours follow the reader's light or dark preference.
+//
+// It measures nothing and loads nothing at view time: no script, font or
+// image from anywhere.
 package htmlreport
 
 import (

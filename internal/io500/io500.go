@@ -4,6 +4,9 @@
 // computed from them. It is IO500-style, not an official IO500 run: the
 // phases do what IOR, mdtest and pfind do in IO500's configuration, but
 // the programs are not IO500's, and the run is not a submission.
+//
+// It is not IO500's program and makes no official IO500 result; it writes
+// and removes nothing outside the run's own directory.
 package io500
 
 import (

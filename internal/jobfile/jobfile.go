@@ -17,6 +17,9 @@
 // A phase with shared: true works on one file shared by every thread (IOR's
 // N-1 mode): {name: hard-write, op: write, shared: true, xfer_size: 47008,
 // segments: 1000}.
+//
+// It runs nothing: it turns a file into a validated job, and an unknown key
+// or value is an error, never a default.
 package jobfile
 
 import (

@@ -1,5 +1,8 @@
 // Package juicefs holds what is specific to JuiceFS: recognising its mounts
 // and reading the counters its client exposes in the .stats file.
+//
+// It only reads: it never writes to a JuiceFS mount or changes its client's
+// settings.
 package juicefs
 
 import (

@@ -3,6 +3,10 @@
 // MPI library: each process reads its rank and the world size from the
 // launcher's environment, and the ranks find each other through a
 // rendezvous directory on the file system under test.
+//
+// It links no MPI library and starts no process: the launcher starts the
+// ranks, and this package only reads their environment and meets in the
+// rendezvous directory.
 package launch
 
 import (

@@ -1,6 +1,9 @@
 // Package leftover names what a run leaves behind when it ends before its
 // clean-up (a second Ctrl-C, a store that stopped answering) and says how
 // to remove it, in one phrase for a one-line message.
+//
+// It removes nothing itself and does no I/O: it only names what is left and
+// how to remove it.
 package leftover
 
 import (

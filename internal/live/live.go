@@ -7,6 +7,9 @@
 // when the run ends. A reader lists the snapshots, ignoring those of
 // processes that are gone and those not refreshed for StaleAfter (a run
 // killed with SIGKILL leaves its file behind).
+//
+// It carries counters only, never a result: what a run measures reaches its
+// user through package report, not through these snapshots.
 package live
 
 import (

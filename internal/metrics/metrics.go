@@ -2,6 +2,8 @@
 // I/O, no clocks of its own. Each worker records latencies into its own
 // Histogram without locks, and the histograms are merged when a phase ends;
 // Live counters are atomics that workers share with readers.
+//
+// It imports no package of fsbench's.
 package metrics
 
 import (

@@ -2,6 +2,9 @@
 // behaves as a storage backend must (JuiceFS objbench's functional checks
 // and a few more), then measures it (JuiceFS's ten performance items),
 // through pkg/object. It knows nothing of the command line.
+//
+// It touches no object outside the run's own key prefix, and reaches stores
+// only through pkg/object.
 package objbench
 
 import (

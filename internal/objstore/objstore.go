@@ -2,6 +2,8 @@
 // store shares (objbench, train, checkpoint): opening the store within a
 // bounded time, claiming a new key prefix of the run's own (creating the
 // bucket when it is missing), and retrying what the store throttled.
+//
+// It runs no benchmark and deletes nothing but the keys a run wrote.
 package objstore
 
 import (

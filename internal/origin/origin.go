@@ -5,6 +5,9 @@
 // metric sources of `fsbench stats`, just before and just after the phase,
 // and the page cache of the phase's files just before it. Where no counter
 // applies the origin is unknown, with the reason; it is never inferred.
+//
+// It never guesses: where no counter covers the target, the origin is
+// unknown, with the reason. It writes nothing.
 package origin
 
 import (

@@ -1,5 +1,8 @@
 // Package pattern makes the content of every byte fsbench writes, to files
 // and to objects alike, and checks what it reads back against it.
+//
+// It does no I/O and imports no package of fsbench's: callers write and read
+// the bytes it makes.
 package pattern
 
 import (

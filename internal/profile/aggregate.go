@@ -3,6 +3,9 @@
 // time: live (windows of wall-clock time while the log grows), replayed
 // (windows that follow the log's own timestamps) or one summary over the
 // whole log. It is what `fsbench profile` runs; it knows nothing of cobra.
+//
+// It only reads logs: it runs none of the operations they record (package
+// replay does).
 package profile
 
 import (

@@ -5,6 +5,8 @@
 // Nothing here touches the workers' hot path: a Board reads the engines'
 // atomics when it is scraped, and takes a phase's final counts from the
 // engine when the phase ends (engine.Watcher).
+//
+// It may not slow a phase down: nothing here runs on the workers' hot path.
 package prom
 
 import (

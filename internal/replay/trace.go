@@ -9,6 +9,9 @@
 // changes it (a write before a read, a create before a write, the last
 // write before a release): the dependencies that make a replay do what
 // was recorded, without serialising the streams otherwise.
+//
+// It writes and removes nothing outside the run's own directory: the
+// recorded paths are mapped into it, never used as they are.
 package replay
 
 import (

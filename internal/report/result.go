@@ -1,6 +1,8 @@
 // Package report holds the result model of an fsbench run and its renderers
 // (table, JSON, CSV). Every command fills one Result; how it is shown is the
 // renderers' business alone.
+//
+// It measures nothing and does no I/O but writing to the writer it is given.
 package report
 
 import (

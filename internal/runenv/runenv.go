@@ -3,6 +3,9 @@
 // directory under it and its removal, the cache drops before reads, the
 // callbacks that show a run's progress, and the error naming the phase a
 // run failed in. bench, checkpoint, train, replay and io500 share it.
+//
+// It removes nothing but the run's own directory, and runs no phase itself
+// (workload.Runner does).
 package runenv
 
 import (

@@ -4,6 +4,9 @@
 // runtime, ended the process at once with status 143 instead of the
 // clean stop (130) it gets later. This package needs nothing but
 // os/signal, so it is initialised among the first.
+//
+// It may import nothing but os, os/signal and syscall, so that it is
+// initialised before anything slow.
 package signals
 
 import (

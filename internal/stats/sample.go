@@ -8,6 +8,9 @@
 // Everything but the sources is pure: a row is a function of two samples,
 // and a sample carries the time it was taken, so the rate logic and the
 // renderers are tested with made-up samples and a fake clock.
+//
+// It only reads counters: it changes nothing on the mount or the host it
+// watches.
 package stats
 
 import (

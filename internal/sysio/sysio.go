@@ -1,6 +1,9 @@
 // Package sysio wraps the system calls fsbench needs to measure storage
 // honestly: aligned buffers and O_DIRECT, dropping the kernel's caches,
 // resource usage of the process, and the mount table.
+//
+// It imports no package of fsbench's and knows nothing of benchmarks: each
+// function is one system-level step and its error.
 package sysio
 
 import (

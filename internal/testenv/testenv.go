@@ -2,6 +2,11 @@
 // a MinIO server, an NFS server, the fsbench binary. A part that cannot be
 // had skips the test on a developer's machine but fails it under CI
 // (CI=true), so a broken set-up cannot hide behind a skip.
+//
+// It serves tests only: no package but tests and pkg/object's test stores
+// imports it, and the comparison
+// scripts with fsbench's peers are not here (they are in
+// benchmarks/scripts).
 package testenv
 
 import (

@@ -1,6 +1,8 @@
 // Package tick runs a function at a fixed period until told to stop: the
 // loop behind progress bars, live snapshots and heartbeats; and sleeps on
 // one reused timer (Sleeper) for loops that sleep once per operation.
+//
+// It imports no package of fsbench's and measures nothing.
 package tick
 
 import "time"

@@ -9,6 +9,10 @@
 //
 // A model is a job file (YAML); the MLPerf Storage workloads are presets
 // embedded in the binary.
+//
+// It is an emulation, not an MLPerf Storage result; it knows nothing of the
+// command line, and writes and removes nothing outside the run's own
+// directory or key prefix.
 package train
 
 import (

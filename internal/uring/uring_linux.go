@@ -9,6 +9,9 @@
 // A Ring belongs to one goroutine at a time, and one that New defers to
 // one thread: the one that calls Start, which must stay the one that calls
 // Enter (runtime.LockOSThread). It is not safe for concurrent use.
+//
+// It imports no package of fsbench's and knows nothing of files or phases:
+// the caller owns the buffers and the offsets.
 package uring
 
 import (

@@ -2,6 +2,9 @@
 // lines) into fsbench's workload (jobfile.Job), with vdbench's defaults
 // and units, and refuses by name every parameter it cannot honour before
 // anything runs. The job then runs as any workload file does.
+//
+// It runs nothing, and never ignores a parameter: one it cannot honour is an
+// error.
 package vdbjob
 
 import (

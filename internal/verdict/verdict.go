@@ -9,6 +9,8 @@
 // (golang.org/x/perf/benchmath): the median summarises the runs, its
 // confidence interval comes from order statistics, and two sets of runs
 // differ when a Mann-Whitney U test says so at the stated level.
+//
+// It measures nothing and does no I/O: measurements in, judgements out.
 package verdict
 
 import (

@@ -2,6 +2,9 @@
 // a phase on files and directories (create, read, write, stat, rename,
 // readdir, ...), run by package engine's workers. A benchmark such as
 // `fsbench bench` is a list of phases, not code of its own.
+//
+// It writes and removes nothing outside the directory a run gives it, and
+// knows nothing of the command line or of object stores.
 package workload
 
 import (

@@ -13,6 +13,8 @@
 //
 // Every blocking method takes a context first; cancelling it makes the call
 // return promptly with an error that wraps the context's error.
+//
+// It imports none of the drivers, and no driver may depend on another.
 package object
 
 import (

@@ -3,6 +3,9 @@
 // (result.schema.json), and Compare, the output of `fsbench compare -o
 // json` (compare.schema.json). The files document every field; a test
 // validates real output against them.
+//
+// It holds no Go types of the result: package report owns the model, these
+// files describe it.
 package schema
 
 import _ "embed"

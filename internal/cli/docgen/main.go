@@ -1,5 +1,8 @@
 // Command docgen writes fsbench's command reference (markdown and man
 // pages) from its cobra commands: `go run ./internal/cli/docgen docs`.
+//
+// It writes nothing but docs/reference and docs/man under the directory it
+// is given, and holds no text of its own: every word comes from the commands.
 package main
 
 import (

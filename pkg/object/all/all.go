@@ -5,6 +5,8 @@
 //
 // A new driver is a package of its own that calls object.Register in its
 // init, and is added here and nowhere else.
+//
+// It holds no code of its own but the imports.
 package all
 
 import (

@@ -1,5 +1,7 @@
 // Package file is the "file" driver of pkg/object: a local or mounted
 // directory used as an object store, each object a file.
+//
+// It touches nothing outside the directory it is given.
 package file
 
 import (

@@ -2,6 +2,8 @@
 // object store, spoken to directly (no kernel mount) through its own
 // ONC RPC and XDR code (nfsrpc.go, nfsxdr.go), with contexts, deadlines and
 // interruption of a call in flight.
+//
+// It mounts nothing: it speaks NFSv3 from user space.
 package nfs
 
 import (

@@ -1,5 +1,8 @@
 // Package objecttest is the conformance suite of pkg/object: one set of
 // tests that every driver must pass, in the manner of testing/fstest.
+//
+// It serves tests only, and tests a driver through pkg/object's interface
+// alone.
 package objecttest
 
 import (

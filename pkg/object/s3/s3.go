@@ -1,6 +1,9 @@
 // Package s3 is the driver of pkg/object for S3 and S3-compatible stores
 // (storage types s3, minio and cos). Object requests go straight to the
 // store over HTTP (s3direct.go), the rest through the AWS SDK (s3.go).
+//
+// It never prints or logs a credential, and reaches nothing but the store it
+// is given.
 package s3
 
 import (

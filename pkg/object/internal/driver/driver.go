@@ -2,6 +2,8 @@
 // package does not export: errors built the same way by every driver, the
 // size of a request body, and the listing of a directory tree as an
 // object store would list it (for the file-system drivers).
+//
+// Only the drivers of pkg/object may import it.
 package driver
 
 import (

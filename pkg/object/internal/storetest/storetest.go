@@ -1,6 +1,8 @@
 // Package storetest opens the stores the tests of pkg/object and its
 // drivers run against: by driver name, or a bucket of the shared MinIO
 // server of internal/testenv.
+//
+// It serves tests only.
 package storetest
 
 import (
