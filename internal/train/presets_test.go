@@ -118,7 +118,7 @@ const presetBytes = 8 << 30
 // TestPresetsJudged: a preset's default run on one accelerator measures
 // the steps its AU threshold needs for a verdict, unless those steps read
 // more than presetBytes; then the default run is too short to judge, as
-// docs/training.md says of unet3d and dlrm.
+// docs/training-models.md says of unet3d and dlrm.
 func TestPresetsJudged(t *testing.T) {
 	var short []string
 	for name := range sources {
@@ -139,6 +139,6 @@ func TestPresetsJudged(t *testing.T) {
 	}
 	slices.Sort(short)
 	if want := []string{"dlrm-dlio", "unet3d-a100", "unet3d-h100", "unet3d-v100"}; !slices.Equal(short, want) {
-		t.Errorf("too short to judge by default: %v, want %v (docs/training.md)", short, want)
+		t.Errorf("too short to judge by default: %v, want %v (docs/training-models.md)", short, want)
 	}
 }
