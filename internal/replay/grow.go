@@ -32,7 +32,7 @@ func grow[T any](b *builder, s []T) []T {
 // every page of which faults once when the builder first writes it, on
 // its one processor: a fault for each 2 MiB rather than each 4 KiB took a
 // million-line strace log's load from 268 to 232 ns a line, and
-// JuiceFS's from 244 to 201 (docs/replay.md). The slice starts at a huge page's boundary and its
+// JuiceFS's from 244 to 201 (benchmarks/records/replay-cost.md). The slice starts at a huge page's boundary and its
 // whole huge pages are advised (sysio.AdviseHuge), so that all of it can
 // be: the allocation is up to two huge pages longer, memory that is never
 // touched. Where transparent huge pages are off, nothing changes.

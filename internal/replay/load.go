@@ -93,7 +93,7 @@ func loadWatched(data []byte, part, parts int, read *atomic.Int64) (*Trace, erro
 // doubling of the heap (the default, 100) finds little to free, and cost
 // a million-line strace log's load 7% of its time and 9% of its
 // processor time, much of it the system's, for pages the runtime gave
-// back and faulted in again (docs/replay.md).
+// back and faulted in again (benchmarks/records/replay-cost.md).
 const loadGC = 400
 
 // raiseGC raises the collector's percentage to p, unless it is higher or
