@@ -3,7 +3,8 @@
 // bounded time, claiming a new key prefix of the run's own (creating the
 // bucket when it is missing), and retrying what the store throttled.
 //
-// It runs no benchmark and deletes nothing but the keys a run wrote.
+// It runs no benchmark and deletes nothing but the keys a run wrote (and,
+// on file and nfs stores, the directories they leave empty).
 package objstore
 
 import (
