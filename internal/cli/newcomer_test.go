@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -76,8 +75,6 @@ func TestLinksTo(t *testing.T) {
 	}
 }
 
-var mdLink = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
-
 // linksTo reports whether page links target exactly.
 func linksTo(t *testing.T, page, target string) bool {
 	t.Helper()
@@ -107,7 +104,7 @@ func pageLinks(t *testing.T, page string) []string {
 		t.Fatal(err)
 	}
 	var links []string
-	for _, m := range mdLink.FindAllSubmatch(text, -1) {
+	for _, m := range link.FindAllSubmatch(text, -1) {
 		links = append(links, string(m[1]))
 	}
 	return links
