@@ -17,7 +17,7 @@ var flagMeanings = map[string]map[string]string{
 	"block-size": all("size of each read, write or object", "bench", "objbench", "checkpoint"),
 	"direct":     all("O_DIRECT", "bench", "checkpoint", "train"),
 	"drop-caches": all("drop kernel caches before reading",
-		"bench", "checkpoint", "io500", "replay", "train", "fio", "vdbench"),
+		"bench", "checkpoint", "io500", "replay", "train", "fio", "vdbench", "objbench"),
 	"duration": {"bench": "how long each phase runs", "objbench": "how long each phase runs", "probe": "how long the probe runs"},
 	"expect":   all("expectation", "bench", "objbench", "train", "checkpoint", "io500", "replay", "probe", "fio", "vdbench"),
 	"files":    {"bench": "files per thread", "train": "files of the dataset"},
