@@ -44,6 +44,9 @@ type Options struct {
 	Model         Model
 	// Ranks is the number of ranks on all hosts together; 0: the model's.
 	Ranks int
+	// RanksPerHost, if set, is the ranks on each host (-p/--threads):
+	// Ranks is then RanksPerHost times Hosts.
+	RanksPerHost int
 	// Size is the checkpoint's total size on all hosts together; 0:
 	// DefaultSize.
 	Size           int64
@@ -105,6 +108,9 @@ func (o *Options) Resolve() (Plan, Part, error) {
 	}
 	if o.Hosts == 0 {
 		o.Hosts = 1
+	}
+	if o.RanksPerHost > 0 {
+		o.Ranks = o.RanksPerHost * o.Hosts
 	}
 	if o.PartSize == 0 {
 		o.PartSize = DefaultPartSize

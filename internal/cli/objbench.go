@@ -89,7 +89,7 @@ host in ps: prefer the variables or the -file flags.`,
 	f.StringVar(&o.bigObjectSize, "big-object-size", "1G", "size of the big object, uploaded and downloaded in --block-size objects; a bare number is MiB, as in juicefs objbench")
 	f.StringVar(&o.smallObjectSize, "small-object-size", "128K", "size of each small object; a bare number is KiB, as in juicefs objbench (128 is 128 KiB)")
 	f.IntVar(&o.SmallObjects, "small-objects", o.SmallObjects, "number of small objects, at least 1 as in juicefs objbench (bench's --small-file-count 0 turns its phases off)")
-	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "number of concurrent threads")
+	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "parallel workers on each host: here concurrent threads")
 	f.StringVar(&o.Object.StorageClass, "storage-class", "", "storage class of the objects written, e.g. STANDARD_IA")
 	f.StringVar(&o.Object.StorageClass, "sc", "", "juicefs objbench's short name of --storage-class")
 	_ = f.MarkHidden("sc")
