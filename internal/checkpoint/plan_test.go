@@ -40,8 +40,8 @@ func TestNewPlanErrors(t *testing.T) {
 		ranks int
 		want  string
 	}{
-		{units.GiB, 0, "--ranks must be at least 1"},
-		{units.GiB, -3, "--ranks must be at least 1"},
+		{units.GiB, 0, "must be at least 1 (got 0 ranks)"},
+		{units.GiB, -3, "must be at least 1"},
 		{units.GiB, MaxRanks + 1, "more than"},
 		{0, 8, "--size must be greater than 0"},
 		{-1, 8, "--size must be greater than 0"},

@@ -123,7 +123,7 @@ func (o *Options) Resolve() (Plan, Part, error) {
 	}
 	switch {
 	case o.Ranks < 0:
-		return Plan{}, Part{}, fmt.Errorf("--ranks must be at least 1 (got %d)", o.Ranks)
+		return Plan{}, Part{}, fmt.Errorf("-p/--threads (the ranks on each host) must be at least 1 (got %d ranks)", o.Ranks)
 	case o.Size < 0:
 		return Plan{}, Part{}, errors.New("--size must be greater than 0")
 	case o.BlockSize < 0 || o.BlockSize > maxBlock:

@@ -107,12 +107,15 @@ func noteRenamed(app *App, cmd *cobra.Command) {
 		if r.cmd != cmd.Name() {
 			continue
 		}
-		if f := cmd.Flags().Lookup(r.old); f != nil && f.Changed && f.Hidden {
-			app.deprecatedf("%s", r.notice)
-			if n := cmd.Flags().Lookup(r.new); r.alias && n != nil {
-				n.Changed = true
-			}
+		f, n := cmd.Flags().Lookup(r.old), cmd.Flags().Lookup(r.new)
+		if f == nil || !f.Changed || !f.Hidden || n == nil {
+			continue
 		}
+		if n.Changed && !r.alias {
+			continue // both spellings: the command refuses them together
+		}
+		app.deprecatedf("%s", r.notice)
+		n.Changed = n.Changed || r.alias
 	}
 }
 

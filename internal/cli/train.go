@@ -350,7 +350,7 @@ func addAUExpectation(res *report.Result) error {
 }
 
 // trainCluster makes the run of train on the agents: each runs
-// --accelerators ranks; the hosts generate the dataset together (in the
+// -p/--threads ranks; the hosts generate the dataset together (in the
 // run's directory, or with --storage under its key prefix), and each rank
 // reads samples any host wrote.
 func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterRun, error) {
