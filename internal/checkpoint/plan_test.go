@@ -91,7 +91,7 @@ func TestSplitErrors(t *testing.T) {
 		want        string
 	}{
 		{p1, 0, 1, "at least 2"},
-		{p8, 0, 3, "does not divide evenly over 3 hosts"},
+		{p8, 0, 3, "do not divide evenly over 3 hosts"},
 		{p8, 3, 3, "host 3 of 3"},
 		{p8, -1, 2, "host -1 of 2"},
 	} {
