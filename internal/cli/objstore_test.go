@@ -24,7 +24,7 @@ func TestStoreFlagsBadInput(t *testing.T) {
 		{[]string{"train", "DIR", "--storage", "ftp"}, `--storage "ftp": want one of`},
 		{[]string{"train", "http://127.0.0.1:1/b", "--storage", "file"}, "looks like a URL, not a directory"},
 		{[]string{"train", "http://127.0.0.1:1/b", "--storage", "minio", "--timeout", "0s"}, "--timeout"},
-		{[]string{"checkpoint", "http://127.0.0.1:1/b", "--storage", "minio", "--ranks", "8", "--hosts", "a:1,b:1,c:1"}, "8 ranks do not divide evenly over 3 hosts"},
+		{[]string{"checkpoint", "http://127.0.0.1:1/b", "--storage", "minio", "--hosts", "a:1,b:1,c:1"}, "8 ranks do not divide evenly over 3 hosts"},
 		{[]string{"train", "http://127.0.0.1:1/b", "--storage", "minio", "--direct"}, "--direct is for a file system"},
 		{[]string{"checkpoint", "DIR", "--part-size", "8M"}, "--part-size shapes the requests to an object store"},
 		{[]string{"checkpoint", "http://127.0.0.1:1/b", "--storage", "minio", "--direct"}, "--direct does not apply"},
