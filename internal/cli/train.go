@@ -66,9 +66,8 @@ wait times. An AU whose interval is below the threshold exits with code 3,
 however few the steps; one whose interval straddles it, or with too few
 steps to pass, warns and exits 0 (3 with --strict; more --dataset-files,
 --epochs or --repeat make it judgeable). --quick trains 5 epochs on as many
---dataset-files
-as the AU's verdict needs (100 measured steps against 90%). This is an
-emulation, not an MLPerf result.
+--dataset-files as the AU's verdict needs (100 measured steps against 90%).
+This is an emulation, not an MLPerf result.
 
 Presets (--model, --accelerator-type) are the training workloads of MLPerf
 Storage and DLIO, with a dataset small enough for a test machine; -f FILE
