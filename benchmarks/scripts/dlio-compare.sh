@@ -16,7 +16,7 @@
 # own dataset (mpirun with as many ranks as cores), then trains with
 # `mpirun -np N` (one rank per emulated accelerator, --bind-to none so that
 # every rank may use every core, as fsbench's threads may); fsbench writes
-# its own dataset, then trains with --accelerators N.
+# its own dataset, then trains with -p N.
 #
 # Usage: DLIO_VENV=/path/to/venv dlio-compare.sh
 # DLIO_VENV is a Python venv with dlio-benchmark and what it imports
@@ -148,7 +148,7 @@ fsbench() {
 fsbench_gen() {
 	[ "$FSBENCH_TRAIN" = 1 ] || return 0
 	mkdir -p "$mnt/fsbench-$1"
-	fsbench "$1" "$mnt/out/fsbench-$1-gen" 0 --keep --epochs 1 --files "$(files "$1")" \
+	fsbench "$1" "$mnt/out/fsbench-$1-gen" 0 --keep --epochs 1 --dataset-files "$(files "$1")" \
 		--samples-per-file "$(samples "$1")" --sample-size 114660 --sample-size-stdev 0
 }
 
@@ -160,7 +160,7 @@ fsbench_row() {
 		return
 	fi
 	ds=$(echo "$mnt/fsbench-$1"/fsbench-*)
-	fsbench "$1" "$out" 1 --dataset "$ds" --accelerators "$2"
+	fsbench "$1" "$out" 1 --dataset "$ds" -p "$2"
 	echo "$("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["training"]["au_pct"])' "$out/result.json") $(usage "$out")"
 }
 

@@ -186,7 +186,7 @@ fsbench() {
 generate() {
 	local c=$1
 	dlio "$c" "$work/out/$c-dlio-gen" 2 True
-	fsbench "$c" "$work/out/$c-fsbench-gen" --keep --epochs 1 --files "$(files "$c")" \
+	fsbench "$c" "$work/out/$c-fsbench-gen" --keep --epochs 1 --dataset-files "$(files "$c")" \
 		--samples-per-file 1 --sample-size "$(sample_size "$c")" --sample-size-stdev 0
 	DATASET=$(sed -n 's/.*train on it again with --dataset \([^ )]*\).*/\1/p' "$work/out/$c-fsbench-gen/stderr.log")
 	[ -n "$DATASET" ] || { echo "$name: fsbench kept no dataset ($c): $(tail -2 "$work/out/$c-fsbench-gen/stderr.log")" >&2; exit 1; }
@@ -210,7 +210,7 @@ run() {
 		EOF
 		)
 	else
-		fsbench "$c" "$out" --dataset "$DATASET" --accelerators "$n"
+		fsbench "$c" "$out" --dataset "$DATASET" -p "$n"
 		au=$("$PY" -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["training"]["au_pct"])' "$out/result.json")
 		secs=$("$PY" -c 'import json,sys; print("%.2f" % [p for p in json.load(open(sys.argv[1]))["phases"] if p["name"] == "train"][0]["seconds"])' "$out/result.json")
 	fi

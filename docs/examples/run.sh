@@ -27,8 +27,8 @@ block() {
 
 block fsbench bench data -p 2 --big-file-size 256M --small-file-count 200 --result-file run1.json -q
 block fsbench objbench --storage file ./store/ -p 2 --big-object-size 64M --small-objects 50 --skip-functional-tests -q
-block fsbench train data --model resnet50 --accelerators 4 --files 12 --epochs 4 -q
-block fsbench checkpoint data --model llama3-8b --ranks 4 --size 1G -q
+block fsbench train data --model resnet50 -p 4 --dataset-files 12 --epochs 4 -q
+block fsbench checkpoint data --model llama3-8b -p 4 --size 1G -q
 fsbench bench data -p 2 --big-file-size 1G --small-file-count 0 -q >/dev/null &
 sleep 1
 block fsbench stats data --count 2

@@ -73,7 +73,7 @@ func ModelNames() []string {
 // suits O_DIRECT on every common file system.
 const ShardAlign = 4 * units.KiB
 
-// MaxRanks bounds --ranks: each rank is a goroutine with its own buffer.
+// MaxRanks bounds the ranks of all hosts together: each rank is a goroutine with its own buffer.
 const MaxRanks = 65536
 
 // Plan is how a checkpoint is cut into shards.
@@ -91,9 +91,9 @@ type Plan struct {
 func NewPlan(total int64, ranks int) (Plan, error) {
 	switch {
 	case ranks < 1:
-		return Plan{}, fmt.Errorf("--ranks must be at least 1 (got %d)", ranks)
+		return Plan{}, fmt.Errorf("-p/--threads (the ranks on each host) must be at least 1 (got %d ranks)", ranks)
 	case ranks > MaxRanks:
-		return Plan{}, fmt.Errorf("--ranks %d is more than %d", ranks, MaxRanks)
+		return Plan{}, fmt.Errorf("%d ranks (-p/--threads on each host, over all hosts) are more than %d", ranks, MaxRanks)
 	case total <= 0:
 		return Plan{}, fmt.Errorf("--size must be greater than 0")
 	}
@@ -122,9 +122,9 @@ func (p Plan) Split(h, n int) (Part, error) {
 	case n < 1 || h < 0 || h >= n:
 		return Part{}, fmt.Errorf("host %d of %d", h, n)
 	case n == 1 && p.Ranks < 2:
-		return Part{}, fmt.Errorf("--ranks must be at least 2: a rank reads back a shard another rank wrote")
+		return Part{}, fmt.Errorf("-p/--threads must be at least 2 on one host: a rank reads back a shard another rank wrote")
 	case p.Ranks%n != 0:
-		return Part{}, fmt.Errorf("--ranks %d does not divide evenly over %d hosts: give a multiple of %d", p.Ranks, n, n)
+		return Part{}, fmt.Errorf("%d ranks do not divide evenly over %d hosts: give -p N, the ranks on each host", p.Ranks, n)
 	}
 	per := p.Ranks / n
 	return Part{Host: h, Hosts: n, First: h * per, ReadFirst: (h + 1) % n * per, Ranks: per}, nil

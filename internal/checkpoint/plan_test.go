@@ -40,8 +40,8 @@ func TestNewPlanErrors(t *testing.T) {
 		ranks int
 		want  string
 	}{
-		{units.GiB, 0, "--ranks must be at least 1"},
-		{units.GiB, -3, "--ranks must be at least 1"},
+		{units.GiB, 0, "must be at least 1 (got 0 ranks)"},
+		{units.GiB, -3, "must be at least 1"},
 		{units.GiB, MaxRanks + 1, "more than"},
 		{0, 8, "--size must be greater than 0"},
 		{-1, 8, "--size must be greater than 0"},
@@ -91,7 +91,7 @@ func TestSplitErrors(t *testing.T) {
 		want        string
 	}{
 		{p1, 0, 1, "at least 2"},
-		{p8, 0, 3, "does not divide evenly over 3 hosts"},
+		{p8, 0, 3, "do not divide evenly over 3 hosts"},
 		{p8, 3, 3, "host 3 of 3"},
 		{p8, -1, 2, "host -1 of 2"},
 	} {

@@ -44,6 +44,9 @@ type Options struct {
 	Model         Model
 	// Ranks is the number of ranks on all hosts together; 0: the model's.
 	Ranks int
+	// RanksPerHost, if set, is the ranks on each host (-p/--threads):
+	// Ranks is then RanksPerHost times Hosts.
+	RanksPerHost int
 	// Size is the checkpoint's total size on all hosts together; 0:
 	// DefaultSize.
 	Size           int64
@@ -106,6 +109,9 @@ func (o *Options) Resolve() (Plan, Part, error) {
 	if o.Hosts == 0 {
 		o.Hosts = 1
 	}
+	if o.RanksPerHost > 0 {
+		o.Ranks = o.RanksPerHost * o.Hosts
+	}
 	if o.PartSize == 0 {
 		o.PartSize = DefaultPartSize
 	}
@@ -117,7 +123,7 @@ func (o *Options) Resolve() (Plan, Part, error) {
 	}
 	switch {
 	case o.Ranks < 0:
-		return Plan{}, Part{}, fmt.Errorf("--ranks must be at least 1 (got %d)", o.Ranks)
+		return Plan{}, Part{}, fmt.Errorf("-p/--threads (the ranks on each host) must be at least 1 (got %d ranks)", o.Ranks)
 	case o.Size < 0:
 		return Plan{}, Part{}, errors.New("--size must be greater than 0")
 	case o.BlockSize < 0 || o.BlockSize > maxBlock:

@@ -138,7 +138,7 @@ func init() {
 			"storage", "access-key", "secret-key", "secret-key-file", "session-token", "session-token-file",
 			"anonymous", "region", "addressing", "retries", "checksum", "sign-payload", "insecure", "ca-cert", "timeout",
 			// train and checkpoint.
-			"model", "accelerator-type", "accelerators", "au-threshold", "batch-size", "compute-time", "dataset",
+			"model", "accelerator-type", "accelerators", "dataset-files", "au-threshold", "batch-size", "compute-time", "dataset",
 			"epochs", "gen-threads", "prefetch", "read-threads", "sample-size", "sample-size-stdev",
 			"samples-per-file", "ranks", "size",
 			// replay and io500.

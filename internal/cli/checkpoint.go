@@ -41,12 +41,12 @@ func newCheckpointCmd(app *App) *cobra.Command {
 func newCheckpointCmdWith(app *App, runF func(context.Context, *CheckpointOptions) error) *cobra.Command {
 	o := &CheckpointOptions{}
 	cmd := &cobra.Command{
-		Use:   "checkpoint PATH|URL [--model NAME] [--ranks N] [--size SIZE]",
+		Use:   "checkpoint PATH|URL [--model NAME] [-p N] [--size SIZE]",
 		Short: "Emulate saving and restoring an AI model's checkpoint, as MLPerf Storage does",
 		Long: `Emulate the checkpointing workload of MLPerf Storage v2 on the file system
-that holds PATH. N ranks (--ranks, default the model's MLPerf count) start
-together: each writes its shard of the checkpoint (the total over the ranks)
-and fsyncs it; the kernel's caches are dropped; then each rank reads back a
+that holds PATH. N ranks on each host (-p/--threads; default the model's
+MLPerf count over all hosts together) start together: each writes its
+shard of the checkpoint (the total over the ranks) and fsyncs it; the kernel's caches are dropped; then each rank reads back a
 shard another rank wrote and checks it byte for byte. Before that, the same
 total is written as one file by one stream, so the table shows what the
 checkpoint's pattern costs.
@@ -57,9 +57,9 @@ free space is refused. Each shard is the total over the ranks, rounded down
 to a multiple of 4 KiB. Times are the slowest rank's; throughput is the
 total over that time; -v adds a row per rank.
 
-With --hosts, the ranks are spread evenly over the agents (--ranks must be a
-multiple of the host count) and host i's ranks read the shards written on
-host i+1: PATH must be one shared file system seen by every host.
+With --hosts, each agent runs -p ranks (without -p, the model's count
+must be a multiple of the host count, spread evenly) and host i's ranks
+read the shards written on host i+1: PATH must be one shared file system seen by every host.
 
 With --storage, the checkpoint goes to an object store (the storage types,
 URLs and credentials of "fsbench objbench"): each rank uploads its shard as
@@ -76,10 +76,10 @@ prefix of the run and read back the shards of host i+1.
 
 These are fsbench's figures, not an MLPerf Storage result.`,
 		Example: `  fsbench checkpoint /mnt/jfs --model llama3-8b
-  fsbench checkpoint /mnt/jfs --model llama3-70b --size 8G --ranks 16 -v
+  fsbench checkpoint /mnt/jfs --model llama3-70b --size 8G -p 16 -v
   fsbench checkpoint /mnt/jfs --model llama3-8b --size full --direct -o json > ckpt.json
   fsbench checkpoint /mnt/jfs --model llama3-405b --size 64G --hosts n1:7781,n2:7781
-  fsbench checkpoint --storage minio http://127.0.0.1:9000/ckpt --size 2G --ranks 4 --parts-in-flight 8`,
+  fsbench checkpoint --storage minio http://127.0.0.1:9000/ckpt --size 2G -p 4 --parts-in-flight 8`,
 		Args: exactArgs(1, "one PATH, the directory to checkpoint in"),
 		RunE: hostsCommand[*CheckpointOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: checkpointCluster, run: runCheckpoint,
 			resolve: func(cmd *cobra.Command, args []string) error {
@@ -89,7 +89,9 @@ These are fsbench's figures, not an MLPerf Storage result.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.model, "model", checkpoint.DefaultModel, "the checkpoint to emulate: "+strings.Join(checkpoint.ModelNames(), ", "))
-	f.IntVar(&o.Ranks, "ranks", 0, "number of ranks on all hosts together (default: the model's, 8 to 1024)")
+	f.IntVarP(&o.RanksPerHost, "threads", "p", 0, "parallel workers on each host: here ranks, each writing and reading back its shard (default: the model's MLPerf count, 8 to 1024, over all hosts together)")
+	f.IntVar(&o.Ranks, oldRanks, 0, "former spelling: ranks on all hosts together")
+	_ = f.MarkHidden(oldRanks)
 	f.StringVar(&o.size, "size", "1G", "total checkpoint size, scaled down to fit a test machine; 'full' for the model's")
 	f.StringVar(&o.blockSize, "block-size", "1M", "size of each read and write call")
 	f.BoolVar(&o.Direct, "direct", false, "use O_DIRECT, bypassing the page cache")
@@ -161,11 +163,18 @@ func (o *CheckpointOptions) resolveStore(cmd *cobra.Command, app *App) error {
 	return parseSizes(sizeArg{"part-size", o.partSize, &o.PartSize, 0})
 }
 
-// parseSizes reads --size, --block-size and --ranks, where 0 is a mistake
+// parseSizes reads --size, --block-size and the ranks (-p, --ranks), where 0 is a mistake
 // (in the options, 0 means the default).
 func (o *CheckpointOptions) parseSizes(cmd *cobra.Command) error {
-	if cmd.Flags().Changed("ranks") && o.Ranks < 1 {
+	f := cmd.Flags()
+	if f.Changed(oldRanks) && f.Changed("threads") {
+		return Usagef("give the ranks once: -p/--threads N, the ranks on each host (--ranks, the ranks on all hosts together, is its former spelling)")
+	}
+	if f.Changed(oldRanks) && o.Ranks < 1 {
 		return Usagef("--ranks must be at least 1 (got %d)", o.Ranks)
+	}
+	if f.Changed("threads") && o.RanksPerHost < 1 {
+		return Usagef("-p/--threads must be at least 1 (got %d)", o.RanksPerHost)
 	}
 	size := o.Model.Bytes
 	if o.size != "full" {

@@ -35,9 +35,9 @@ func TestCheckpointFlags(t *testing.T) {
 	if code != 0 || o.ranks() != 512 || o.Size != 5290e9 || !o.Direct || o.BlockSize != 4*units.MiB {
 		t.Errorf("llama3-405b, full size: %+v (exit %d)", o.Options, code)
 	}
-	o, code, _ = parseCheckpoint(t, dir, "--model", "llama3-1t", "--ranks", "16", "--size", "2G", "--quick")
+	o, code, _ = parseCheckpoint(t, dir, "--model", "llama3-1t", "-p", "16", "--size", "2G", "--quick")
 	if code != 0 || o.ranks() != 16 || o.Size != 2*units.GiB {
-		t.Errorf("--ranks 16 --size 2G --quick: %+v (exit %d)", o.Options, code)
+		t.Errorf("-p 16 --size 2G --quick: %+v (exit %d)", o.Options, code)
 	}
 	// DLIO's checkpoints: their ranks and, in full, what DLIO writes.
 	o, code, msg = parseCheckpoint(t, dir, "--model", "megatron-deepspeed", "--size", "full")
@@ -63,17 +63,18 @@ func TestCheckpointBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{dir, "--ranks", "0"}, "--ranks must be at least 1 (got 0)"},
-		{[]string{dir, "--ranks", "-2"}, "--ranks must be at least 1"},
-		{[]string{dir, "--ranks", "1"}, "--ranks must be at least 2"},
+		{[]string{dir, "-p", "0"}, "-p/--threads must be at least 1 (got 0)"},
+		{[]string{dir, "-p", "-2"}, "-p/--threads must be at least 1"},
+		{[]string{dir, "-p", "1"}, "-p/--threads must be at least 2 on one host"},
+		{[]string{dir, "-p", "2", "--ranks", "4"}, "give the ranks once"},
 		{[]string{dir, "--size", "0"}, "--size must be greater than 0"},
 		{[]string{dir, "--size", "lots"}, "--size"},
-		{[]string{dir, "--size", "16K", "--ranks", "8"}, "less than 4 KiB per rank"},
+		{[]string{dir, "--size", "16K", "-p", "8"}, "less than 4 KiB per rank"},
 		{[]string{dir, "--model", "gpt-5"}, `unknown model "gpt-5" (want one of llama3-8b, llama3-70b, llama3-405b, llama3-1t, unet3d, bert, llama-7b, megatron-deepspeed)`},
 		{[]string{dir, "--block-size", "0"}, "--block-size must be greater than 0"},
 		{[]string{dir, "--drop-caches", "maybe"}, "--drop-caches"},
 		{[]string{dir, "--expect", "stat>1"}, "stat"},
-		{[]string{dir, "--hosts", "a:1,b:1,c:1"}, "--ranks 8 does not divide evenly over 3 hosts"},
+		{[]string{dir, "--hosts", "a:1,b:1,c:1"}, "8 ranks do not divide evenly over 3 hosts: give -p N"},
 		{[]string{file}, "not a directory"},
 		{[]string{}, "PATH"},
 	} {
@@ -90,7 +91,7 @@ func TestCheckpointBadInput(t *testing.T) {
 func TestCheckpointBinary(t *testing.T) {
 	dir := t.TempDir()
 	resFile := filepath.Join(t.TempDir(), "r.json")
-	args := []string{"checkpoint", dir, "--ranks", "4", "--size", "16M", "-q"}
+	args := []string{"checkpoint", dir, "-p", "4", "--size", "16M", "-q"}
 	stdout, stderr, code := runFsbenchEnv(t, nil, append(args, "-o", "json", "--result-file", resFile, "--expect", "read>0MiB/s")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -138,7 +139,7 @@ func TestCheckpointInterruptEachPhase(t *testing.T) {
 			dir := t.TempDir()
 			check := plant(t, dir)
 			b := &benchRun{t: t, dir: dir, liveDir: t.TempDir()}
-			cmd := exec.Command(testenv.Binary(t), "checkpoint", dir, "--size", "2G", "--ranks", "4", "--json")
+			cmd := exec.Command(testenv.Binary(t), "checkpoint", dir, "--size", "2G", "-p", "4", "--json")
 			cmd.Env = append(os.Environ(), live.DirEnv+"="+b.liveDir, "NO_COLOR=1")
 			b.Process = testenv.StartProcess(t, cmd)
 			b.freezeIn(phase, 1)
@@ -163,7 +164,7 @@ func TestCheckpointInterruptEachPhase(t *testing.T) {
 func TestCheckpointCorruptShard(t *testing.T) {
 	dir := t.TempDir()
 	b := &benchRun{t: t, dir: dir, liveDir: t.TempDir()}
-	cmd := exec.Command(testenv.Binary(t), "checkpoint", dir, "--size", "2G", "--ranks", "4", "--json", "-q")
+	cmd := exec.Command(testenv.Binary(t), "checkpoint", dir, "--size", "2G", "-p", "4", "--json", "-q")
 	cmd.Env = append(os.Environ(), live.DirEnv+"="+b.liveDir, "NO_COLOR=1")
 	b.Process = testenv.StartProcess(t, cmd)
 	b.freezeIn("read", 1)

@@ -63,6 +63,7 @@ func noteOldSpellings(app *App, cmd *cobra.Command) {
 	if f := cmd.Flags().Lookup(oldMetricsURL); f != nil && f.Changed && f.Hidden {
 		app.deprecatedf("stats --metrics URL is now --metrics-url URL; --metrics is compare's list of figures")
 	}
+	noteRenamed(app, cmd)
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if name, _ := pflag.UnquoteUsage(f); name != "DURATION" && f.Name != "interval" {
 			return
@@ -73,6 +74,49 @@ func noteOldSpellings(app *App, cmd *cobra.Command) {
 			app.deprecatedf("--%s %s: a number of seconds, read as %v; write a duration (--%s %v)", f.Name, v, d, f.Name, d)
 		}
 	})
+}
+
+// renamedFlags are the flags spelt anew so that one name means one thing
+// in every command: -p/--threads is the parallel workers on each host
+// (bench's threads, io500's, checkpoint's ranks, train's accelerators),
+// --files bench's files per thread. The old spelling stays, hidden, and
+// works with a notice; alias says it sets the new flag's value as given
+// (checkpoint's --ranks counted all hosts together, and stays apart).
+var renamedFlags = []struct {
+	cmd, old, new string
+	alias         bool
+	notice        string
+}{
+	{"train", oldAccelerators, "threads", true, "train -n/--accelerators N is now -p/--threads N: -p is the parallel workers on each host in every command"},
+	{"train", oldTrainFiles, "dataset-files", true, "train --files N is now --dataset-files N, the files of the whole dataset; --files is bench's files per thread"},
+	{"checkpoint", oldRanks, "threads", false, "checkpoint --ranks N (the ranks on all hosts together) is now -p/--threads N/HOSTS, the ranks on each host: -p is the parallel workers on each host in every command"},
+}
+
+// Former names of renamedFlags.
+const (
+	oldAccelerators = "accelerators"
+	oldTrainFiles   = "files"
+	oldRanks        = "ranks"
+)
+
+// noteRenamed prints the notice of each old spelling of renamedFlags on
+// cmd's command line and, for an alias, marks the new flag given, so
+// that the command reads one name.
+func noteRenamed(app *App, cmd *cobra.Command) {
+	for _, r := range renamedFlags {
+		if r.cmd != cmd.Name() {
+			continue
+		}
+		f, n := cmd.Flags().Lookup(r.old), cmd.Flags().Lookup(r.new)
+		if f == nil || !f.Changed || !f.Hidden || n == nil {
+			continue
+		}
+		if n.Changed && !r.alias {
+			continue // both spellings: the command refuses them together
+		}
+		app.deprecatedf("%s", r.notice)
+		n.Changed = n.Changed || r.alias
+	}
 }
 
 // oldMetricsURL is stats' former name of --metrics-url, kept hidden:

@@ -159,3 +159,76 @@ func TestStatsMetricsURL(t *testing.T) {
 		t.Errorf("stats --help:\n%s", h)
 	}
 }
+
+// TestRenamedParallelism: -p/--threads is the parallel workers on each
+// host in every command, and train's dataset-wide file count is
+// --dataset-files. Each old spelling still works, with one notice line on
+// stderr, and is not in the help; the new spelling prints none.
+func TestRenamedParallelism(t *testing.T) {
+	dir := t.TempDir()
+	trainNotice := "fsbench: deprecated: train -n/--accelerators N is now -p/--threads N: -p is the parallel workers on each host in every command\n"
+	filesNotice := "fsbench: deprecated: train --files N is now --dataset-files N, the files of the whole dataset; --files is bench's files per thread\n"
+	for _, c := range []struct {
+		args   []string
+		notice string
+	}{
+		{[]string{"-p", "3", "--dataset-files", "84"}, ""},
+		{[]string{"--threads", "3", "--dataset-files", "84"}, ""},
+		{[]string{"-n", "3", "--dataset-files", "84"}, trainNotice},
+		{[]string{"--accelerators", "3", "--dataset-files", "84"}, trainNotice},
+		{[]string{"-p", "3", "--files", "84"}, filesNotice},
+	} {
+		o, code, msg := parseTrain(t, append([]string{dir, "--model", "unet3d"}, c.args...)...)
+		if code != 0 || o.Accelerators != 3 || o.Files != 84 {
+			t.Errorf("train %v: exit %d (%s), options %+v", c.args, code, msg, o)
+			continue
+		}
+		if firstLineWith(msg, "deprecated") != c.notice || strings.Count(msg, "deprecated") > 1 {
+			t.Errorf("train %v: stderr %q, want notice %q", c.args, msg, c.notice)
+		}
+	}
+	// --files, once --dataset-files, counts for --quick's own choice too:
+	// the quick preset does not replace what the old spelling gave.
+	if o, code, msg := parseTrain(t, dir, "--model", "unet3d", "--quick", "--files", "30"); code != 0 || o.Files != 30 {
+		t.Errorf("train --quick --files 30: exit %d (%s)", code, msg)
+	}
+	ranksNotice := "fsbench: deprecated: checkpoint --ranks N (the ranks on all hosts together) is now -p/--threads N/HOSTS, the ranks on each host: -p is the parallel workers on each host in every command\n"
+	for _, c := range []struct {
+		args   []string
+		notice string
+	}{
+		{[]string{"-p", "6"}, ""},
+		{[]string{"--threads", "6"}, ""},
+		{[]string{"--ranks", "6"}, ranksNotice},
+		{[]string{"--ranks", "0"}, "--ranks must be at least 1 (got 0)"},
+		{[]string{"--ranks", "1"}, "-p/--threads must be at least 2 on one host"},
+		{[]string{"--ranks", "6", "-p", "3"}, "give the ranks once"},
+	} {
+		if c.notice != "" && !strings.HasPrefix(c.notice, "fsbench: deprecated") {
+			_, code, msg := parseCheckpoint(t, append([]string{dir}, c.args...)...)
+			if code != ExitUsage || !strings.Contains(msg, c.notice) {
+				t.Errorf("checkpoint %v: exit %d, %q; want exit 2 and %q", c.args, code, msg, c.notice)
+			}
+			continue
+		}
+		o, code, msg := parseCheckpoint(t, append([]string{dir}, c.args...)...)
+		if code != 0 || o.ranks() != 6 {
+			t.Errorf("checkpoint %v: exit %d (%s)", c.args, code, msg)
+			continue
+		}
+		if firstLineWith(msg, "deprecated") != c.notice || strings.Count(msg, "deprecated") > 1 {
+			t.Errorf("checkpoint %v: stderr %q, want notice %q", c.args, msg, c.notice)
+		}
+	}
+	for cmd, old := range map[string][]string{"train": {"--accelerators", "-n,", "--files"}, "checkpoint": {"--ranks"}} {
+		h := helpOf(t, 0, cmd)
+		if !strings.Contains(h, "-p, --threads") {
+			t.Errorf("%s --help has no -p, --threads:\n%s", cmd, h)
+		}
+		for _, s := range old {
+			if strings.Contains(h, s+" ") {
+				t.Errorf("%s --help shows the old %s:\n%s", cmd, s, h)
+			}
+		}
+	}
+}

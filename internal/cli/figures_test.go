@@ -136,8 +136,8 @@ func TestProgressRateIsTheTables(t *testing.T) {
 		{"bench workload", []string{"bench", dir, "--rw", "randread", "--xfer-size", "4k", "--file-size", "1M", "--ops", "500", "-p", "2"}},
 		{"objbench", []string{"objbench", "file://" + dir + "/obj/", "-p", "2", "--big-object-size", "8M", "--block-size", "1M", "--small-objects", "20"}},
 		{"objbench workload", []string{"objbench", "file://" + dir + "/objw/", "--workload", "mixed", "--objects", "20", "--obj-size", "4k", "--ops", "200", "-p", "2"}},
-		{"checkpoint", []string{"checkpoint", dir, "--ranks", "2", "--size", "16M"}},
-		{"train", []string{"train", dir, "--model", "resnet50", "--files", "3", "--epochs", "1", "--compute-time", "1ms"}},
+		{"checkpoint", []string{"checkpoint", dir, "-p", "2", "--size", "16M"}},
+		{"train", []string{"train", dir, "--model", "resnet50", "--dataset-files", "3", "--epochs", "1", "--compute-time", "1ms"}},
 		{"io500", []string{"io500", dir, "--quick", "-p", "2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

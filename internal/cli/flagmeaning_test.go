@@ -17,10 +17,10 @@ var flagMeanings = map[string]map[string]string{
 	"block-size": all("size of each read, write or object", "bench", "objbench", "checkpoint"),
 	"direct":     all("O_DIRECT", "bench", "checkpoint", "train"),
 	"drop-caches": all("drop kernel caches before reading",
-		"bench", "checkpoint", "io500", "replay", "train", "fio", "vdbench"),
+		"bench", "checkpoint", "io500", "replay", "train", "fio", "vdbench", "objbench"),
 	"duration": {"bench": "how long each phase runs", "objbench": "how long each phase runs", "probe": "how long the probe runs"},
 	"expect":   all("expectation", "bench", "objbench", "train", "checkpoint", "io500", "replay", "probe", "fio", "vdbench"),
-	"files":    {"bench": "files per thread", "train": "files of the dataset"},
+	"files":    {"bench": "files per thread", "train": "former spelling of --dataset-files"},
 	"html":     all("HTML report file", "bench", "objbench", "train", "checkpoint", "io500", "replay", "report", "fio", "vdbench"),
 	"interval": {"bench": "reporting interval", "objbench": "reporting interval", "fio": "reporting interval", "stats": "reporting interval",
 		"profile": "reporting interval", "probe": "how often a round starts"},
@@ -37,7 +37,7 @@ var flagMeanings = map[string]map[string]string{
 	"quick":           all("smoke-test preset", "bench", "objbench", "train", "checkpoint", "io500", "replay", "fio", "vdbench"),
 	"seed":            all("random seed", "objbench", "train"),
 	"speed":           all("replay pace", "profile", "replay"),
-	"threads":         all("concurrent threads", "bench", "objbench", "io500"),
+	"threads":         all("parallel workers on each host", "bench", "objbench", "io500", "checkpoint", "train"),
 	"threshold":       all("regression threshold", "bench", "objbench", "train", "checkpoint", "io500", "replay", "compare", "report", "fio", "vdbench"),
 	"token-file":      all("agents' token file", "bench", "objbench", "train", "checkpoint", "io500", "replay", "agent", "vdbench"),
 	"verify":          all("check every byte read", "bench", "objbench", "io500"),
@@ -49,7 +49,7 @@ var flagMeanings = map[string]map[string]string{
 var twoMeanings = map[string]string{
 	"duration": "probe's own; the command probe runs takes its --duration after its name",
 	"interval": "probe's own; the command probe runs takes its --interval after its name",
-	"files":    "train's is the dataset's (DLIO's); both help texts say which",
+	"files":    "train's is hidden, a former spelling with a notice",
 	"metrics":  "stats' is hidden, a former spelling with a notice",
 	"output":   "report's is hidden, a former spelling with a notice",
 	"workload": "bench's and train's are hidden, former spellings with a notice",
@@ -60,8 +60,8 @@ var twoMeanings = map[string]string{
 var mustSay = map[string]map[string]string{
 	"block-size": {"bench": "a bare number is MiB", "objbench": "a bare number is KiB"},
 	"verify":     {"bench": "off by default", "objbench": "on by default", "io500": "off by default"},
-	"files":      {"bench": "per thread", "train": "not per reader"},
-	"threads":    {"io500": "ranks"},
+	"threads": {"bench": "on each host", "objbench": "on each host", "io500": "ranks", "checkpoint": "ranks",
+		"train": "accelerators"},
 }
 
 // shorthands are what each one-letter flag stands for: one flag name.

@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/objbench"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -88,7 +89,7 @@ host in ps: prefer the variables or the -file flags.`,
 	f.StringVar(&o.bigObjectSize, "big-object-size", "1G", "size of the big object, uploaded and downloaded in --block-size objects; a bare number is MiB, as in juicefs objbench")
 	f.StringVar(&o.smallObjectSize, "small-object-size", "128K", "size of each small object; a bare number is KiB, as in juicefs objbench (128 is 128 KiB)")
 	f.IntVar(&o.SmallObjects, "small-objects", o.SmallObjects, "number of small objects, at least 1 as in juicefs objbench (bench's --small-file-count 0 turns its phases off)")
-	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "number of concurrent threads")
+	f.IntVarP(&o.Threads, "threads", "p", o.Threads, "parallel workers on each host: here concurrent threads")
 	f.StringVar(&o.Object.StorageClass, "storage-class", "", "storage class of the objects written, e.g. STANDARD_IA")
 	f.StringVar(&o.Object.StorageClass, "sc", "", "juicefs objbench's short name of --storage-class")
 	_ = f.MarkHidden("sc")
@@ -104,6 +105,7 @@ host in ps: prefer the variables or the -file flags.`,
 	f.BoolVar(&o.ListExisting, "list-existing", false, "list the objects already in the store (under --prefix) and download each, writing nothing: no bucket, no put, no delete; the functional checks are off")
 	f.StringVar(&o.ExistingPrefix, "prefix", "", "with --list-existing: only the objects whose keys begin with `PREFIX`")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded: on by default here, unlike bench's and io500's (--verify=false to skip the check)")
+	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before reading: with --storage file, before the items that get its objects (files the puts just cached): auto (all caches as root, else the objects' pages), always, never; SKIP_DROP_CACHES=true disables")
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
@@ -158,6 +160,9 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 	if err := o.store.resolve(app, cmd, o.URL); err != nil {
 		return err
 	}
+	if err := o.resolveDrop(app, cmd); err != nil {
+		return err
+	}
 	if err := o.resolveWorkload(cmd); err != nil {
 		return err
 	}
@@ -203,6 +208,19 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 		cat.Metrics = append(cat.Metrics, expect.Metric{Name: m.Name, Bytes: m.Bytes})
 	}
 	return o.CI.resolve(cmd, cat)
+}
+
+// resolveDrop checks --drop-caches, which only a file store's gets use:
+// the other stores' objects are in no cache of this host's kernel.
+func (o *ObjbenchOptions) resolveDrop(app *App, cmd *cobra.Command) error {
+	if !runenv.ValidDropCaches(o.DropCaches) {
+		return Usagef("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
+	}
+	if cmd.Flags().Changed("drop-caches") && o.Storage != "file" {
+		return Usagef("--drop-caches applies to --storage file only: a %s store's objects are not in this host's page cache", o.Storage)
+	}
+	o.SkipDropCaches = skipDropCaches(app)
+	return nil
 }
 
 // existingRefused are the flags of objbench that write objects or check

@@ -87,6 +87,8 @@ func TestObjbenchUsageErrors(t *testing.T) {
 		{[]string{"/d", "--timeout", "soon"}, "--timeout"},
 		{[]string{"/d", "--expect", "write-big>=1MiB/s"}, "write-big"},
 		{[]string{"/d", "--expect", "functional", "--skip-functional-tests"}, "skipped"},
+		{[]string{"/d", "--drop-caches", "sometimes"}, "--drop-caches must be auto, always or never"},
+		{[]string{"--storage", "minio", "http://127.0.0.1:9/b", "--drop-caches", "always"}, "--drop-caches applies to --storage file only"},
 		// A URL given to the default file storage: --storage was forgotten.
 		{[]string{"https://AK:SECRETSK@bucket.s3.amazonaws.com"}, "did you forget --storage"},
 	} {

@@ -24,7 +24,7 @@ func TestStoreFlagsBadInput(t *testing.T) {
 		{[]string{"train", "DIR", "--storage", "ftp"}, `--storage "ftp": want one of`},
 		{[]string{"train", "http://127.0.0.1:1/b", "--storage", "file"}, "looks like a URL, not a directory"},
 		{[]string{"train", "http://127.0.0.1:1/b", "--storage", "minio", "--timeout", "0s"}, "--timeout"},
-		{[]string{"checkpoint", "http://127.0.0.1:1/b", "--storage", "minio", "--ranks", "8", "--hosts", "a:1,b:1,c:1"}, "--ranks 8 does not divide evenly over 3 hosts"},
+		{[]string{"checkpoint", "http://127.0.0.1:1/b", "--storage", "minio", "--hosts", "a:1,b:1,c:1"}, "8 ranks do not divide evenly over 3 hosts"},
 		{[]string{"train", "http://127.0.0.1:1/b", "--storage", "minio", "--direct"}, "--direct is for a file system"},
 		{[]string{"checkpoint", "DIR", "--part-size", "8M"}, "--part-size shapes the requests to an object store"},
 		{[]string{"checkpoint", "http://127.0.0.1:1/b", "--storage", "minio", "--direct"}, "--direct does not apply"},
@@ -53,7 +53,7 @@ func TestStoreFlagsBadInput(t *testing.T) {
 // size, read when the run starts, not by the preset's (16 unet3d files
 // cannot feed 2 accelerators; the dataset given may).
 func TestTrainStoreDatasetShape(t *testing.T) {
-	o, code, msg := parseTrain(t, "--storage", "minio", "http://127.0.0.1:1/b", "--model", "unet3d", "--dataset", "kept/", "-n", "2")
+	o, code, msg := parseTrain(t, "--storage", "minio", "http://127.0.0.1:1/b", "--model", "unet3d", "--dataset", "kept/", "-p", "2")
 	if code != 0 || o.Dataset != "kept/" || o.Accelerators != 2 {
 		t.Errorf("exit %d: %s", code, msg)
 	}
@@ -78,11 +78,11 @@ func TestTrainCheckpointMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
-		{"train", "--storage", "minio", m.URL(bucket), "--files", "8", "--samples-per-file", "10", "--sample-size", "8K",
-			"--batch-size", "4", "-n", "2", "--compute-time", "1ms", "--epochs", "1", "--au-threshold", "1", "-o", "json"},
-		{"train", "--storage", "minio", m.URL(bucket), "--files", "40", "--samples-per-file", "1", "--sample-size", "8K",
+		{"train", "--storage", "minio", m.URL(bucket), "--dataset-files", "8", "--samples-per-file", "10", "--sample-size", "8K",
+			"--batch-size", "4", "-p", "2", "--compute-time", "1ms", "--epochs", "1", "--au-threshold", "1", "-o", "json"},
+		{"train", "--storage", "minio", m.URL(bucket), "--dataset-files", "40", "--samples-per-file", "1", "--sample-size", "8K",
 			"--batch-size", "2", "--compute-time", "1ms", "--epochs", "1", "--au-threshold", "1", "--find-max", "-o", "json"},
-		{"checkpoint", "--storage", "minio", m.URL(bucket), "--ranks", "2", "--size", "12M", "--part-size", "5M", "-o", "json"},
+		{"checkpoint", "--storage", "minio", m.URL(bucket), "-p", "2", "--size", "12M", "--part-size", "5M", "-o", "json"},
 	} {
 		stdout, stderr, code := runFsbenchEnv(t, env, args...)
 		if code != 0 {

@@ -88,3 +88,34 @@ func TestWorkloadReadOrigin(t *testing.T) {
 		t.Errorf("randrw phase of %d bytes: origin %+v: want its reads only, under 5%% from storage", p.Bytes, o)
 	}
 }
+
+// TestObjbenchFileGetsFromStorage: a file store's objects are files the
+// puts just left in the page cache. With --drop-caches never the download
+// reads them from memory, which its origin shows and a warning names;
+// with the caches dropped before the gets (always: all of them, and
+// auto as root) it reads them from the loop device.
+func TestObjbenchFileGetsFromStorage(t *testing.T) {
+	dir := testenv.LoopExt4(t, "128M")
+	args := func(drop string) []string {
+		return []string{"objbench", dir + "/obj", "--big-object-size", "16M", "--block-size", "1M", "--small-objects", "20",
+			"--skip-functional-tests", "--drop-caches", drop, "--expect", "download.from_storage>=95%", "--no-color"}
+	}
+	var out, errOut string
+	var code int
+	for attempt := 1; attempt <= 10; attempt++ { // as in TestExpectFromStorage
+		out, errOut, code = runFsbench(t, args("never")...)
+		if code == ExitExpectation && strings.Contains(errOut, "the page cache served the rest") {
+			break
+		}
+	}
+	if code != ExitExpectation || !strings.Contains(out, "Origin of download objects: ") || !strings.Contains(out, "page cache before: 16 MiB") {
+		t.Errorf("never: exit %d, want %d and the page cache in the origin:\n%s\n%s", code, ExitExpectation, out, errOut)
+	}
+	if !strings.Contains(errOut, "drop the caches before the gets (--drop-caches auto") {
+		t.Errorf("never: no warning naming the remedy:\n%s", errOut)
+	}
+	out, errOut, code = runFsbench(t, args("always")...)
+	if code != 0 || !strings.Contains(out, "Cache drop: drop_caches") || !strings.Contains(out, "Origin of download objects: 100.0% from storage") {
+		t.Errorf("always: exit %d, want 0 and the download from the device:\n%s\n%s", code, out, errOut)
+	}
+}

@@ -52,7 +52,7 @@ func everywhere(s string) map[string]string { return map[string]string{"": s} }
 var peerFlags = map[string][]peerMeaning{
 	// fio.
 	"--bs":              {{"fio", "", here("`--xfer-size`", "`--obj-size`", "")}},
-	"--numjobs":         {{"fio", "", map[string]string{"bench": "`-p`", "objbench": "`-p`", "io500": "`-p`", "checkpoint": "`--ranks`", "train": "`-n`"}}},
+	"--numjobs":         {{"fio", "", map[string]string{"bench": "`-p`", "objbench": "`-p`", "io500": "`-p`", "checkpoint": "`-p`", "train": "`-p`"}}},
 	"--size":            {{"fio", "", here("`--file-size`", "`--obj-size`", "")}, {"elbencho", "", nil}},
 	"--runtime":         {{"fio", "", here("`--duration`", "`--duration`", "")}},
 	"--ramp_time":       {{"fio", "", here("`--warmup`", "`--warmup`", "")}},

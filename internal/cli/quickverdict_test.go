@@ -113,7 +113,7 @@ func TestQuickTrainJudged(t *testing.T) {
 	if want := map[string]int{report.VerdictPass: ExitOK, report.VerdictFail: ExitExpectation, report.VerdictTooShort: ExitOK}[au.Verdict]; code != want {
 		t.Errorf("AU %s: exit %d, want %d", au.Verdict, code, want)
 	}
-	for _, extra := range [][]string{{}, {"--epochs", "1", "--files", "20"}} {
+	for _, extra := range [][]string{{}, {"--epochs", "1", "--dataset-files", "20"}} {
 		args := append([]string{"train", dir, "--quick", "-o", "json", "-q", "--compute-time", "1ms"}, extra...)
 		stdout, stderr, code = runFsbench(t, args...)
 		if r, err = report.ReadJSON(strings.NewReader(stdout)); err != nil {

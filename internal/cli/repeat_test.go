@@ -106,7 +106,7 @@ func writeRun(t *testing.T, dir, name string, extra ...string) string {
 // functional checks run once, in the first run.
 func TestRepeatOtherCommands(t *testing.T) {
 	dir := t.TempDir()
-	stdout, stderr, code := runFsbench(t, "checkpoint", dir, "--ranks", "2", "--size", "8M", "--repeat", "2", "-o", "json")
+	stdout, stderr, code := runFsbench(t, "checkpoint", dir, "-p", "2", "--size", "8M", "--repeat", "2", "-o", "json")
 	if code != 0 {
 		t.Fatalf("checkpoint: exit %d: %s", code, stderr)
 	}

@@ -48,12 +48,12 @@ func newTrainCmd(app *App) *cobra.Command { return newTrainCmdWith(app, nil) }
 func newTrainCmdWith(app *App, runF func(context.Context, *TrainOptions) error) *cobra.Command {
 	o := &TrainOptions{Options: train.Options{Seed: 1, GenThreads: 4, Accelerators: 1}}
 	cmd := &cobra.Command{
-		Use:   "train PATH|URL --model MODEL --accelerators N",
+		Use:   "train PATH|URL --model MODEL -p N",
 		Short: "Emulate the data loading of AI training: how many accelerators the storage keeps busy",
 		Long: `Emulate the data loading of AI training on the file system that holds PATH,
 with the model of DLIO, the tool behind MLPerf Storage: generate a dataset
 of samples in a new directory under PATH, drop the caches, then train for
---epochs epochs with --accelerators emulated accelerators (ranks). Each
+--epochs epochs with -p/--threads emulated accelerators (ranks) on each host. Each
 epoch the samples are shuffled and split into one shard per rank; per rank,
 --read-threads readers read the samples of the next batches (up to
 --prefetch batches ahead) while the accelerator "computes" the current one
@@ -64,10 +64,10 @@ the first step of each epoch excluded) with its interval, against the
 model's threshold, the samples and bytes per second, and the accelerators'
 wait times. An AU whose interval is below the threshold exits with code 3,
 however few the steps; one whose interval straddles it, or with too few
-steps to pass, warns and exits 0 (3 with --strict; more --files, --epochs
-or --repeat make it judgeable). --quick trains 5 epochs on as many --files
-as the AU's verdict needs (100 measured steps against 90%). This is an
-emulation, not an MLPerf result.
+steps to pass, warns and exits 0 (3 with --strict; more --dataset-files,
+--epochs or --repeat make it judgeable). --quick trains 5 epochs on as many
+--dataset-files as the AU's verdict needs (100 measured steps against 90%).
+This is an emulation, not an MLPerf result.
 
 Presets (--model, --accelerator-type) are the training workloads of MLPerf
 Storage and DLIO, with a dataset small enough for a test machine; -f FILE
@@ -86,13 +86,13 @@ created and left in place. With --hosts as well, every agent opens the
 store itself (credentials from its own environment, or sent over TLS
 only) and the hosts make one dataset under the run's key prefix, as on a
 shared file system.`,
-		Example: `  fsbench train /mnt/jfs --model resnet50 --accelerators 8
-  fsbench train /mnt/jfs --model unet3d --accelerator-type a100 --accelerators 4 --epochs 5
-  fsbench train /mnt/jfs --model resnet50 --files 64 --keep
+		Example: `  fsbench train /mnt/jfs --model resnet50 -p 8
+  fsbench train /mnt/jfs --model unet3d --accelerator-type a100 -p 4 --epochs 5
+  fsbench train /mnt/jfs --model resnet50 --dataset-files 64 --keep
   fsbench train /mnt/jfs --model resnet50 --dataset /mnt/jfs/fsbench-host-123-abcd --find-max
-  fsbench train /mnt/jfs --job my-model.yaml --accelerators 2 --hosts node1:7781,node2:7781
+  fsbench train /mnt/jfs --job my-model.yaml -p 2 --hosts node1:7781,node2:7781
   fsbench train --storage minio http://127.0.0.1:9000/train --model resnet50 --samples-per-file 64 --find-max
-  fsbench train --storage minio http://minio:9000/train --model resnet50 -n 4 --hosts node1:7781,node2:7781`,
+  fsbench train --storage minio http://minio:9000/train --model resnet50 -p 4 --hosts node1:7781,node2:7781`,
 		Args: trainArgs,
 	}
 	run := hostsCommand[*TrainOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: trainCluster, run: runTrain,
@@ -120,9 +120,13 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.StringVar(&o.JobFile, oldJobFlag, "", "former name of --job")
 	_ = f.MarkHidden(oldJobFlag)
 	markFiles(f, fileIn, "job", oldJobFlag)
-	f.IntVarP(&o.Accelerators, "accelerators", "n", 1, "emulated accelerators (ranks); with --hosts, on each host")
+	f.IntVarP(&o.Accelerators, "threads", "p", 1, "parallel workers on each host: here emulated accelerators (ranks), each with its --read-threads readers")
+	f.IntVarP(&o.Accelerators, oldAccelerators, "n", 1, "former spelling of --threads")
+	_ = f.MarkHidden(oldAccelerators)
 	f.IntVar(&o.epochs, "epochs", 0, "epochs of training (preset: 2)")
-	f.IntVar(&o.files, "files", 0, "files of the whole dataset, not per reader (the dataset's size scales with it; bench's --files is per thread)")
+	f.IntVar(&o.files, "dataset-files", 0, "files of the whole dataset, not per reader (the dataset's size scales with it)")
+	f.IntVar(&o.files, oldTrainFiles, 0, "former spelling of --dataset-files")
+	_ = f.MarkHidden(oldTrainFiles)
 	f.IntVar(&o.perFile, "samples-per-file", 0, "samples per file: 1 is a file per sample, more are record files read by offset")
 	f.StringVar(&o.sampleSize, "sample-size", "", "mean size of a sample (K, M, ...)")
 	f.StringVar(&o.sampleStdev, "sample-size-stdev", "", "standard deviation of the samples' sizes")
@@ -136,7 +140,7 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.StringVar(&o.Dataset, "dataset", "", "train on the dataset in `DIR` (with --storage, under the key PREFIX) instead of generating one: one an earlier run kept (--keep), or any directory of files, each file one sample, read-only")
 	f.BoolVar(&o.Keep, "keep", false, "keep the dataset for later runs (--dataset)")
 	f.BoolVar(&o.Direct, "direct", false, "O_DIRECT writes and reads (sample sizes rounded up to the alignment)")
-	f.BoolVar(&o.FindMax, "find-max", false, "search for the largest accelerator count that meets the AU threshold, from --accelerators up")
+	f.BoolVar(&o.FindMax, "find-max", false, "search for the largest accelerator count that meets the AU threshold, from -p/--threads up")
 	f.StringVar(&o.dropCaches, "drop-caches", "auto", "drop the dataset from the kernel's caches before training: auto or never; SKIP_DROP_CACHES=true disables")
 	f.Bool("print-job", false, "print the job file of the preset (a start for one's own) and exit")
 	markAgentPath(cmd, "dataset")
@@ -157,7 +161,7 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	if err := o.override(cmd); err != nil {
 		return err
 	}
-	if o.CI.Quick && o.Dataset == "" && !cmd.Flags().Changed("files") {
+	if o.CI.Quick && o.Dataset == "" && !cmd.Flags().Changed("dataset-files") {
 		o.Files = train.QuickFiles(o.Options, len(o.Cluster.Hosts))
 	}
 	if err := o.store.resolveOptional(app, cmd, o.Path); err != nil {
@@ -237,13 +241,13 @@ func (o *TrainOptions) loadModel(cmd *cobra.Command) error {
 func (o *TrainOptions) override(cmd *cobra.Command) error {
 	f := cmd.Flags()
 	if o.Dataset != "" {
-		for _, n := range []string{"files", "samples-per-file", "sample-size", "sample-size-stdev"} {
+		for _, n := range []string{"dataset-files", "samples-per-file", "sample-size", "sample-size-stdev"} {
 			if f.Changed(n) {
 				return Usagef("--%s shapes a new dataset: it does not go with --dataset (which has its own shape)", n)
 			}
 		}
 	}
-	ints := map[string][2]*int{"files": {&o.files, &o.Files}, "samples-per-file": {&o.perFile, &o.SamplesPerFile},
+	ints := map[string][2]*int{"dataset-files": {&o.files, &o.Files}, "samples-per-file": {&o.perFile, &o.SamplesPerFile},
 		"batch-size": {&o.batch, &o.BatchSize}, "read-threads": {&o.readers, &o.ReadThreads},
 		"prefetch": {&o.prefetch, &o.Prefetch}, "epochs": {&o.epochs, &o.Epochs}}
 	for name, v := range ints {
@@ -345,7 +349,7 @@ func addAUExpectation(res *report.Result) error {
 }
 
 // trainCluster makes the run of train on the agents: each runs
-// --accelerators ranks; the hosts generate the dataset together (in the
+// -p/--threads ranks; the hosts generate the dataset together (in the
 // run's directory, or with --storage under its key prefix), and each rank
 // reads samples any host wrote.
 func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterRun, error) {

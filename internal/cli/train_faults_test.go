@@ -21,8 +21,8 @@ func TestTrainInterruptEachPhase(t *testing.T) {
 		t.Run(phase, func(t *testing.T) {
 			dir := testenv.Tmpfs(t, "1g")
 			check := plant(t, dir)
-			cmd := exec.Command(testenv.Binary(t), "train", dir, "--json", "--files", "20000", "--samples-per-file", "1",
-				"--sample-size", "16K", "--batch-size", "10", "--accelerators", "2", "--compute-time", "100ms", "--gen-threads", "1")
+			cmd := exec.Command(testenv.Binary(t), "train", dir, "--json", "--dataset-files", "20000", "--samples-per-file", "1",
+				"--sample-size", "16K", "--batch-size", "10", "-p", "2", "--compute-time", "100ms", "--gen-threads", "1")
 			cmd.Env = append(os.Environ(), "NO_COLOR=1")
 			p := testenv.StartProcess(t, cmd)
 			if phase == "generate" {

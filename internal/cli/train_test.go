@@ -20,14 +20,14 @@ func parseTrain(t *testing.T, args ...string) (*TrainOptions, int, string) {
 }
 
 func TestTrainFlags(t *testing.T) {
-	o, code, msg := parseTrain(t, "/mnt/x", "--model", "unet3d", "--accelerator-type", "a100", "-n", "6", "--files", "84")
+	o, code, msg := parseTrain(t, "/mnt/x", "--model", "unet3d", "--accelerator-type", "a100", "-p", "6", "--dataset-files", "84")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
 	if o.Model != "unet3d" || o.Accelerator != "a100" || o.Accelerators != 6 || o.ComputeTime != 636*time.Millisecond || o.BatchSize != 7 || o.Path != "/mnt/x" {
 		t.Errorf("preset: %+v", o.Options)
 	}
-	o, code, msg = parseTrain(t, "/mnt/x", "--model", "resnet50", "--files", "3", "--samples-per-file", "1000", "--sample-size", "64K",
+	o, code, msg = parseTrain(t, "/mnt/x", "--model", "resnet50", "--dataset-files", "3", "--samples-per-file", "1000", "--sample-size", "64K",
 		"--sample-size-stdev", "1K", "--batch-size", "10", "--read-threads", "3", "--prefetch", "0", "--compute-time", "5ms",
 		"--au-threshold", "55.5", "--epochs", "4", "--seed", "77")
 	if code != 0 {
@@ -58,11 +58,11 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"--sample-size", "0"}, "--sample-size must be greater than 0"},
 		{[]string{"--au-threshold", "101"}, "not a percentage"},
 		{[]string{"--au-threshold", "-1"}, "not a percentage"},
-		{[]string{"--accelerators", "0"}, "--accelerators must be between 1"},
-		{[]string{"--files", "1", "--samples-per-file", "2", "--batch-size", "1", "--accelerators", "3"}, "3 accelerators for 2 samples"},
-		{[]string{"--files", "1", "--accelerators", "4"}, "at least 2 are needed"},
+		{[]string{"-p", "0"}, "--threads must be between 1"},
+		{[]string{"--dataset-files", "1", "--samples-per-file", "2", "--batch-size", "1", "-p", "3"}, "3 accelerators for 2 samples"},
+		{[]string{"--dataset-files", "1", "-p", "4"}, "at least 2 are needed"},
 		{[]string{"--dataset", notDataset}, "holds no files to read"},
-		{[]string{"--dataset", notDataset, "--files", "3"}, "--files shapes a new dataset"},
+		{[]string{"--dataset", notDataset, "--dataset-files", "3"}, "--dataset-files shapes a new dataset"},
 		{[]string{"--model", "gpt"}, "no preset gpt"},
 		{[]string{"--model", "unet3d", "--accelerator-type", "b200"}, "no preset unet3d for accelerator b200"},
 		{[]string{"--compute-time", "soon"}, "--compute-time"},
@@ -97,8 +97,8 @@ func TestTrainPrintJob(t *testing.T) {
 // a failing AU threshold over enough steps (exit 3, the AU named).
 func TestTrainRun(t *testing.T) {
 	dir := testenv.Tmpfs(t, "64m")
-	args := []string{"train", dir, "--files", "4", "--samples-per-file", "25", "--sample-size", "8K", "--batch-size", "5",
-		"--accelerators", "2", "--compute-time", "2ms", "--epochs", "1", "-o", "json", "--expect", "train>=1MiB/s"}
+	args := []string{"train", dir, "--dataset-files", "4", "--samples-per-file", "25", "--sample-size", "8K", "--batch-size", "5",
+		"-p", "2", "--compute-time", "2ms", "--epochs", "1", "-o", "json", "--expect", "train>=1MiB/s"}
 	app, out, errb := testApp(nil)
 	if code := Run(context.Background(), app, args); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
@@ -145,7 +145,7 @@ func TestTrainDLIOPresets(t *testing.T) {
 	}
 	dir := testenv.Tmpfs(t, "64m")
 	app, out, errb := testApp(nil)
-	if code := Run(context.Background(), app, []string{"train", dir, "--model", "bert", "--quick", "--files", "2",
+	if code := Run(context.Background(), app, []string{"train", dir, "--model", "bert", "--quick", "--dataset-files", "2",
 		"--compute-time", "1ms", "-o", "json"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}

@@ -80,7 +80,7 @@ func TestOneIsSingular(t *testing.T) {
 	plural := regexp.MustCompile(`\b1 (threads|phases|ranks|hosts|epochs|results|streams|accelerators)\b|\b1 emulated \S+ accelerators`)
 	for _, args := range [][]string{
 		{"bench", dir, "--rw", "write", "--file-size", "64K", "--files", "2", "-p", "1"},
-		{"train", dir, "--quick", "--accelerators", "1", "--epochs", "1", "--files", "2"},
+		{"train", dir, "--quick", "-p", "1", "--epochs", "1", "--dataset-files", "2"},
 	} {
 		code, stdout, stderr := runCLI(t, args...)
 		if code != 0 {

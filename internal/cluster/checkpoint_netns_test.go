@@ -11,7 +11,7 @@ import (
 // shards written on the next host.
 func TestNetnsCheckpoint(t *testing.T) {
 	_, agents, root := nsAgents(t, 3)
-	out := coordinator(t, context.Background(), "checkpoint", root, "--model", "llama3-8b", "--ranks", "6", "--size", "96M",
+	out := coordinator(t, context.Background(), "checkpoint", root, "--model", "llama3-8b", "-p", "2", "--size", "96M",
 		"--block-size", "256K", "--hosts", hostsFlag(agents...), "-o", "json")
 	r := resultOf(t, out)
 	if len(r.Phases) != 3 || len(r.Hosts) != 3 {

@@ -571,7 +571,7 @@ func TestRepeatOnHosts(t *testing.T) {
 func TestTrainRepeatOnHosts(t *testing.T) {
 	root := t.TempDir()
 	a, b := startAgent(t, root), startAgent(t, root)
-	out := coordinator(t, context.Background(), "train", root, "--files", "4", "--samples-per-file", "25", "--sample-size", "8K",
+	out := coordinator(t, context.Background(), "train", root, "--dataset-files", "4", "--samples-per-file", "25", "--sample-size", "8K",
 		"--batch-size", "5", "--compute-time", "2ms", "--epochs", "1", "--hosts", hostsFlag(a, b), "--repeat", "2", "-o", "json")
 	r := resultOf(t, out)
 	if len(r.Runs) != 2 || r.Training == nil {

@@ -101,7 +101,7 @@ func TestMpirunCommands(t *testing.T) {
 				}
 				return nil
 			}},
-		{"train", []string{"train", "--files", "4", "--samples-per-file", "25", "--sample-size", "8K", "--batch-size", "5",
+		{"train", []string{"train", "--dataset-files", "4", "--samples-per-file", "25", "--sample-size", "8K", "--batch-size", "5",
 			"--compute-time", "2ms", "--epochs", "1"},
 			func(r *report.Result) error {
 				if r.Training == nil || r.Training.MeasuredSteps != 18 {
@@ -127,7 +127,7 @@ func TestMpirunCommands(t *testing.T) {
 				}
 				return nil
 			}},
-		{"checkpoint", []string{"checkpoint", "--model", "llama3-8b", "--ranks", "4", "--size", "32M", "--block-size", "256K"},
+		{"checkpoint", []string{"checkpoint", "--model", "llama3-8b", "-p", "2", "--size", "32M", "--block-size", "256K"},
 			func(r *report.Result) error {
 				for _, p := range r.Phases {
 					if p.Bytes != 32<<20 || len(p.Hosts) != 2 || p.Errors != 0 {

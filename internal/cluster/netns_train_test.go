@@ -15,8 +15,8 @@ import (
 // nothing is left behind.
 func TestNetnsTrain(t *testing.T) {
 	_, agents, root := nsAgents(t, 3)
-	out := coordinator(t, context.Background(), "train", root, "--files", "9", "--samples-per-file", "20",
-		"--sample-size", "8K", "--sample-size-stdev", "1K", "--batch-size", "5", "--accelerators", "2", "--read-threads", "2",
+	out := coordinator(t, context.Background(), "train", root, "--dataset-files", "9", "--samples-per-file", "20",
+		"--sample-size", "8K", "--sample-size-stdev", "1K", "--batch-size", "5", "-p", "2", "--read-threads", "2",
 		"--compute-time", "5ms", "--epochs", "2", "--au-threshold", "1", "--seed", "3", "--hosts", hostsFlag(agents...), "-o", "json")
 	r := resultOf(t, out)
 	samples, bytes, foreign := trainPlan(t)

@@ -42,8 +42,8 @@ func TestNetnsStoreHosts(t *testing.T) {
 	t.Run("train", func(t *testing.T) {
 		url := m.Endpoints[0] + "/hosts-train"
 		s := objecttest.UserStore(t, "minio", url, cfg)
-		out := coordinator(t, context.Background(), "train", "--storage", "minio", url, "--files", "8", "--samples-per-file", "10",
-			"--sample-size", "8K", "--sample-size-stdev", "1K", "--batch-size", "5", "--accelerators", "2", "--read-threads", "2",
+		out := coordinator(t, context.Background(), "train", "--storage", "minio", url, "--dataset-files", "8", "--samples-per-file", "10",
+			"--sample-size", "8K", "--sample-size-stdev", "1K", "--batch-size", "5", "-p", "2", "--read-threads", "2",
 			"--compute-time", "5ms", "--epochs", "2", "--au-threshold", "1", "--seed", "3", "--hosts", hostsFlag(agents...), "-o", "json")
 		checkStoreTrain(t, resultOf(t, out), agents)
 		objecttest.CheckUntouched(t, s)
@@ -140,15 +140,15 @@ func TestStoreHostsCredentialsOverTLS(t *testing.T) {
 	cfg := object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
 	s := objecttest.UserStore(t, "minio", url, cfg)
 	creds := []string{"--storage", "minio", url, "--access-key", m.AccessKey, "--secret-key-file", secret}
-	for _, cmd := range [][]string{{"train"}, {"checkpoint", "--ranks", "2"}} {
+	for _, cmd := range [][]string{{"train"}, {"checkpoint", "-p", "2"}} {
 		out := coordinator(t, context.Background(), append(append(cmd, creds...), "--hosts", plain.addr)...)
 		if out.Code != 2 || !strings.Contains(out.Stderr, "only over TLS") {
 			t.Errorf("%s with credentials over plain HTTP: exit %d: %s", cmd[0], out.Code, out.Stderr)
 		}
 	}
-	args := append(append([]string{"train"}, creds...), "--batch-size", "5", "--accelerators", "2", "--read-threads", "2",
+	args := append(append([]string{"train"}, creds...), "--batch-size", "5", "-p", "2", "--read-threads", "2",
 		"--compute-time", "5ms", "--epochs", "2", "--au-threshold", "1", "--seed", "3", "--hosts", hostsFlag(a, b), "--tls-ca", ca, "-o", "json")
-	out := coordinator(t, context.Background(), append(args, "--files", "8", "--samples-per-file", "10", "--sample-size", "8K",
+	out := coordinator(t, context.Background(), append(args, "--dataset-files", "8", "--samples-per-file", "10", "--sample-size", "8K",
 		"--sample-size-stdev", "1K", "--keep")...)
 	r := resultOf(t, out)
 	checkStoreTrain(t, r, []*agent{a, b})
@@ -203,7 +203,7 @@ func TestStoreHostsNFSCheckpoint(t *testing.T) {
 	}
 	root := t.TempDir()
 	a, b := startAgent(t, root), startAgent(t, root)
-	out := coordinator(t, context.Background(), "checkpoint", "--storage", "nfs", n.URL(sub), "--ranks", "4", "--size", "24M",
+	out := coordinator(t, context.Background(), "checkpoint", "--storage", "nfs", n.URL(sub), "-p", "2", "--size", "24M",
 		"--part-size", "5M", "--hosts", hostsFlag(a, b), "-o", "json")
 	checkStoreCheckpoint(t, resultOf(t, out), []*agent{a, b}, 24<<20)
 	if l := left(t, dir); !slices.Equal(l, []string{"mine"}) {

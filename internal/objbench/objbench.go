@@ -45,6 +45,11 @@ type Options struct {
 	Interval time.Duration
 	// Verify checks every downloaded byte against what was uploaded.
 	Verify bool
+	// DropCaches is how a file store's objects leave the kernel's caches
+	// before the items that get them (runenv's auto, always or never);
+	// SkipDropCaches is SKIP_DROP_CACHES=true. Other stores ignore them.
+	DropCaches     string
+	SkipDropCaches bool
 
 	SkipFunctional bool
 	Keep           bool // keep the run's objects
@@ -248,6 +253,8 @@ type run struct {
 	objs []objRef
 	// x is the state of endpoints, versions and the steps of operations.
 	x extras
+	// local is the cache drops of a file store before its gets.
+	local localReads
 }
 
 // Run checks and measures the store, filling res. It returns the result
@@ -298,6 +305,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return &Error{"prepare", err}
 	}
 	r.own = object.WithPrefix(base, r.prefix)
+	r.setupLocalReads()
 	if o.Hooks.Created != nil {
 		o.Hooks.Created(r.leftover())
 	}

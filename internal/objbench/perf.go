@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/objstore"
+	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -188,6 +189,22 @@ func (r *run) tasks(it *item) int {
 	return len(r.small) + len(r.big)
 }
 
+// getKeys is the keys the gets of it read: the small objects or the
+// blocks of the big one.
+func (r *run) getKeys(it *item) []string {
+	var keys []string
+	if it.name == "get-small" {
+		for _, k := range r.small {
+			keys = append(keys, smallKey(k))
+		}
+		return keys
+	}
+	for _, k := range r.big {
+		keys = append(keys, bigKey(k))
+	}
+	return keys
+}
+
 // displayOrder is JuiceFS's order of the table. Items run in the order of
 // items(), which is the order juicefs objbench runs them in: the small
 // objects first, then the big one (so a store still writing back the big
@@ -243,6 +260,10 @@ func (r *run) runItem(ctx context.Context, it item) report.PhaseResult {
 		p.Ops, p.Duration, p.Warmup = 0, 0, 0
 	}
 	before := r.endpointStats()
+	var reading *origin.Reading
+	if it.name == "get-small" || it.name == "download" {
+		reading = r.beforeGets(ctx, it.title, r.getKeys(&it))
+	}
 	res, err := r.runPhase(ctx, p, max(it.objects, 1))
 	if err != nil && ctx.Err() == nil {
 		r.warn("%s: %v", it.title, err)
@@ -252,6 +273,7 @@ func (r *run) runItem(ctx context.Context, it item) report.PhaseResult {
 	}
 	ph := r.toPhase(it, res)
 	ph.Endpoints = r.endpointRows(before, ph.Seconds)
+	r.afterGets(ctx, reading, &ph)
 	return ph
 }
 

@@ -83,7 +83,8 @@ func TestVerdictsQuickSlowBadInput(t *testing.T) {
 		{"SLOW_BPS=20MiB", nil, "verdicts.sh: SLOW_BPS is a limit in bytes/s of at least 100000, not 20MiB"},
 		{"SLOW_BPS=4096", nil, "verdicts.sh: SLOW_BPS is a limit in bytes/s of at least 100000, not 4096"},
 		{"IMG_DIR=/nonexistent/fsbench", nil, "verdicts.sh: IMG_DIR is a directory, not /nonexistent/fsbench"},
-		{"RUNS=1", []string{"bench", "objbench"}, "verdicts.sh: quick-slow runs bench, checkpoint, io500 or train, not objbench"},
+		{"CLEAN_RUNS=-1", nil, "verdicts.sh: CLEAN_RUNS is a count of runs, not -1"},
+		{"RUNS=1", []string{"bench", "fio"}, "verdicts.sh: quick-slow runs bench, checkpoint, io500, train or objbench, not fio"},
 	} {
 		tmp, img := t.TempDir(), t.TempDir()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -117,7 +118,10 @@ func TestVerdictsQuickSlowBadInput(t *testing.T) {
 
 // TestVerdictsQuickSlow: one real run of bench --quick on the loop device
 // whose reads are limited to 20 MiB/s fails read-big>=40MiB/s (exit 3,
-// counted), and the loop device, mount and cgroups are gone afterwards.
+// counted), as objbench --quick on a directory there fails
+// download>=40MiB/s (its gets read the device, not the page cache its
+// puts filled), while its unthrottled run passes, judged; the loop
+// device, mount and cgroups are gone afterwards.
 func TestVerdictsQuickSlow(t *testing.T) {
 	if os.Geteuid() != 0 {
 		Unavailable(t, "quick-slow needs root")
@@ -127,11 +131,16 @@ func TestVerdictsQuickSlow(t *testing.T) {
 	}
 	before, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-slow-*")
 	img := t.TempDir()
-	out := runVerdicts(t, []string{"RUNS=1", "IMG_DIR=" + img}, "quick-slow", "bench")
+	out := runVerdicts(t, []string{"RUNS=1", "IMG_DIR=" + img}, "quick-slow", "bench", "objbench")
 	t.Log(out)
-	want := `(?m)^bench --quick, reads limited to 20 MiB/s: exit 3 in 1/1 runs \(exits: 3\)$`
-	if !regexp.MustCompile(want).MatchString(out) {
-		t.Errorf("summary does not match %s:\n%s", want, out)
+	for _, want := range []string{
+		`(?m)^bench --quick, reads limited to 20 MiB/s: exit 3 in 1/1 runs \(exits: 3\)$`,
+		`(?m)^objbench --quick, unthrottled: exit 0 in 1/1 runs, every expectation judged in 1/1$`,
+		`(?m)^objbench --quick, reads limited to 20 MiB/s: exit 3 in 1/1 runs \(exits: 3\)$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("summary does not match %s:\n%s", want, out)
+		}
 	}
 	if after, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-slow-*"); len(after) != len(before) {
 		t.Errorf("cgroups left: %v", after)

@@ -8,7 +8,7 @@ import (
 )
 
 // findMax searches for the largest accelerator count whose AU meets the
-// threshold: from --accelerators, doubling while it passes, then halving
+// threshold: from -p/--threads, doubling while it passes, then halving
 // the gap between the last pass and the first failure. Each count is a
 // training run on the same dataset, caches dropped before it. The best
 // passing run is the result's train phase; the others are train-N.
@@ -42,7 +42,7 @@ func (r *run) findMax(ctx context.Context) error {
 	}
 	r.finishSearch(best, figs, trials)
 	if s.lo == limit && s.lo > 0 {
-		r.warn("--find-max: %d accelerators pass, the most this dataset feeds %d steps per epoch each: add --files to search further", limit, reliableSteps(r.o.Prefetch))
+		r.warn("--find-max: %d accelerators pass, the most this dataset feeds %d steps per epoch each: add --dataset-files to search further", limit, reliableSteps(r.o.Prefetch))
 	}
 	return ctx.Err()
 }

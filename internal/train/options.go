@@ -153,8 +153,8 @@ func (o *Options) checkCounts() error {
 		v, min int
 		max    int
 	}{
-		{"accelerators", o.Accelerators, 1, maxAccelerators},
-		{"files", o.Files, 1, 1 << 30},
+		{"threads", o.Accelerators, 1, maxAccelerators},
+		{"dataset-files", o.Files, 1, 1 << 30},
 		{"samples-per-file", o.SamplesPerFile, 1, 1 << 30},
 		{"batch-size", o.BatchSize, 1, 1 << 30},
 		{"read-threads", o.ReadThreads, 1, maxThreads},
@@ -197,12 +197,12 @@ func (p Plan) Dropped() int64 { return int64(p.Samples) - p.Read() }
 func NewPlan(samples, ranks, batch int) (Plan, error) {
 	p := Plan{Samples: samples, Ranks: ranks, Batch: batch}
 	if ranks > samples {
-		return p, badf("%d accelerators for %d samples: each accelerator needs samples of its own; add --files or use fewer accelerators", ranks, samples)
+		return p, badf("%d accelerators for %d samples: each accelerator needs samples of its own; add --dataset-files or use fewer accelerators", ranks, samples)
 	}
 	p.Shard = samples / ranks
 	p.Steps = p.Shard / batch
 	if p.Steps < 2 {
-		return p, badf("each of %d accelerators gets %d samples, %d batches of %d per epoch; at least 2 are needed (the first step is not measured): add --files, or lower --batch-size or --accelerators",
+		return p, badf("each of %d accelerators gets %d samples, %d batches of %d per epoch; at least 2 are needed (the first step is not measured): add --dataset-files, or lower --batch-size or -p/--threads",
 			ranks, p.Shard, p.Steps, batch)
 	}
 	return p, nil

@@ -82,7 +82,7 @@ func (r *run) train(ctx context.Context, accel int) (report.PhaseResult, *report
 	}
 	defer t.close()
 	if n := reliableSteps(r.o.Prefetch); t.plan.Steps < n && !r.o.FindMax {
-		r.warn("each accelerator computes %d steps per epoch: the %d batches read ahead before the first (unmeasured) step flatter the AU; --files %d gives %d steps",
+		r.warn("each accelerator computes %d steps per epoch: the %d batches read ahead before the first (unmeasured) step flatter the AU; --dataset-files %d gives %d steps",
 			t.plan.Steps, r.o.Prefetch, filesFor(r.ds, n*t.plan.Batch*t.plan.Ranks), n)
 	}
 	p := engine.Phase{Name: "train", Title: "Train " + r.o.Model, Tasks: accel,
@@ -195,7 +195,7 @@ func (r *run) checkMemory() {
 	}
 	perFile := r.ds.Bytes / int64(r.ds.Files)
 	need := (5*mem + perFile - 1) / max(perFile, 1)
-	r.warn("the dataset (%s) is under 5x the client memory (%s): the page cache may serve reads, unlike MLPerf Storage's rule; --files %d would reach it",
+	r.warn("the dataset (%s) is under 5x the client memory (%s): the page cache may serve reads, unlike MLPerf Storage's rule; --dataset-files %d would reach it",
 		units.FormatBytes(r.ds.Bytes), units.FormatBytes(mem), need)
 }
 

@@ -312,7 +312,7 @@ func TestRunNoRoom(t *testing.T) {
 	var res report.Result
 	err := Run(context.Background(), o, &res)
 	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "the dataset needs 31.25 MiB and "+dir+" has 16 MiB free") ||
-		!strings.Contains(err.Error(), "free; give fewer --files") {
+		!strings.Contains(err.Error(), "free; give fewer --dataset-files") {
 		t.Errorf("err %v", err)
 	}
 	if res.FindPhase("generate") != nil {

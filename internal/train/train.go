@@ -169,7 +169,7 @@ func (r *run) checkSpace(abs string) error {
 	if err != nil || free >= need {
 		return nil // unknown: the writes will say
 	}
-	return badf("the dataset needs %s and %s has %s free; give fewer --files or a smaller --sample-size, or train on a dataset kept before (--dataset)",
+	return badf("the dataset needs %s and %s has %s free; give fewer --dataset-files or a smaller --sample-size, or train on a dataset kept before (--dataset)",
 		units.FormatBytes(need), abs, units.FormatBytes(free))
 }
 

@@ -47,7 +47,7 @@ func firstOnly(_, _, s int) time.Duration {
 }
 
 // TestAUOneStallTooShort: the shape of `train --model resnet50
-// --accelerators 2 --files 4 --epochs 1` (two ranks, 6 steps, 10 measured)
+// -p 2 --dataset-files 4 --epochs 1` (two ranks, 6 steps, 10 measured)
 // is too short to judge whether one step stalls or none does, wherever
 // the stall falls and however long it is: never FAIL, never PASS.
 func TestAUOneStallTooShort(t *testing.T) {

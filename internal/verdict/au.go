@@ -66,7 +66,7 @@ func judgeAU(t *report.Training, runs []float64) error {
 		t.AULow, t.AUHigh, t.AUConfidence = &lo, &hi, Confidence
 	}
 	need := MinSteps(t.Threshold)
-	short := fmt.Sprintf("%d measured steps, an AU against %g%% needs %d: more steps per epoch (--files), more --epochs, or --repeat",
+	short := fmt.Sprintf("%d measured steps, an AU against %g%% needs %d: more steps per epoch (--dataset-files), more --epochs, or --repeat",
 		t.MeasuredSteps, t.Threshold, need)
 	if t.AULow == nil {
 		t.Verdict, t.VerdictReason = report.VerdictTooShort, short
@@ -74,7 +74,7 @@ func judgeAU(t *report.Training, runs []float64) error {
 	}
 	meets := func(au float64) bool { return au >= t.Threshold }
 	j := within(meets, *t.AULow, *t.AUHigh,
-		fmt.Sprintf("the AU's %g%% interval (%.2f-%.2f%%) straddles the threshold: a longer run (--files, --epochs) or --repeat narrows it",
+		fmt.Sprintf("the AU's %g%% interval (%.2f-%.2f%%) straddles the threshold: a longer run (--dataset-files, --epochs) or --repeat narrows it",
 			100*Confidence, *t.AULow, *t.AUHigh))
 	if len(runs) > 1 {
 		lo, hi := runsInterval(runs)
