@@ -218,6 +218,9 @@ func stallStorage(t *testing.T, daemon, pid int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGCONT) }) // before the unmount
+	// Stopped, not only signalled: a thread woken by the signal in its
+	// read of the next request would otherwise take one from pid.
+	waitFor(t, time.Minute, func() bool { return allThreads(daemon, func(th thread) bool { return th.state == "T" }) })
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
