@@ -338,11 +338,11 @@ func TestWaitBlockedLook(t *testing.T) {
 	}
 }
 
-// TestRendezvousStepStalled: a step on the storage outside the waits that does not
-// return (a file system that stopped answering) is left behind grace
-// past the Deadline, with an error that says so and how to remove what
-// it may leave; without a Deadline it runs to its end; and a wait with a
-// long timeout ends by the Deadline.
+// TestRendezvousStepStalled: a step on the storage outside the waits
+// that does not return (a file system that stopped answering) is left
+// behind grace past the Deadline, with an error that says so and how to
+// remove what it may leave; without a Deadline it runs to its end; and a
+// wait with a long timeout ends by the Deadline.
 func TestRendezvousStepStalled(t *testing.T) {
 	path := Dir(t.TempDir(), "run9")
 	block := make(chan struct{})
