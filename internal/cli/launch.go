@@ -143,7 +143,9 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	if err := rendezvousDir(dir); err != nil {
 		return err
 	}
-	rv := &launch.Rendezvous{Path: launch.Dir(dir, env.RunID), Rank: env.Rank, Size: env.Size, From: env.From}
+	// The timeout holds from here, however slowly the storage answers.
+	rv := &launch.Rendezvous{Path: launch.Dir(dir, env.RunID), Rank: env.Rank, Size: env.Size, From: env.From,
+		Deadline: time.Now().Add(o.Timeout)}
 	if env.Rank > 0 {
 		return serveRank(ctx, app, rv, root, o.Timeout)
 	}
@@ -161,7 +163,7 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	app.Infof("rank 0 of %d (%s): waiting for the other ranks at %s", rv.Size, env.From, rv.Path)
 	members, err := rv.Members(ctx, o.Timeout)
 	if rerr := rv.Remove(); rerr != nil {
-		app.Warnf("rendezvous %s: %v", rv.Path, rerr)
+		app.Warnf("%v", rerr)
 	}
 	// Reached even when interrupted, so that each rank that joined is
 	// told the end, but not for longer than reachTime.

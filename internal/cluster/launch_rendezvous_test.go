@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -168,4 +169,86 @@ func TestLaunchedRankSilent(t *testing.T) {
 	if line := errLine(ps[0]); ps[0].code != 1 || !strings.Contains(line, "rank 1 (host h1) is not reachable") {
 		t.Errorf("rank 0: exit %d, %q; want 1, rank 1 not reachable", ps[0].code, line)
 	}
+}
+
+// TestLaunchedStorageStalls: the storage of the rendezvous stops
+// answering (its FUSE daemon frozen, as a server or a disk minutes
+// behind looks to the ranks) while rank 0 waits for a rank that never
+// comes. Rank 0 ends all the same once its timeout and the removal's
+// grace are past, while the storage is still frozen: it names the rank
+// that did not join and the rendezvous it could not remove.
+func TestLaunchedStorageStalls(t *testing.T) {
+	testenv.NeedsServer(t, "launched ranks")
+	back := t.TempDir()
+	mnt := testenv.Bindfs(t, back)
+	daemon := bindfsDaemon(t, mnt)
+	ps := startRanks(t, nil, "7015", []int{0}, 2, append([]string{"bench", mnt, "--rendezvous-timeout", "5s"}, smallBench...)...)
+	waitFor(t, time.Minute, func() bool {
+		_, err := os.Stat(filepath.Join(back, ".fsbench-rendezvous-slurm-7015.0", "token"))
+		return err == nil
+	})
+	stallStorage(t, daemon, ps[0].cmd.Process.Pid)
+	waitRanks(t, ps, 2*time.Minute) // a hang guard only: 24 times the timeout
+	rv := filepath.Join(mnt, ".fsbench-rendezvous-slurm-7015.0")
+	if line := errLine(ps[0]); ps[0].code != 1 || !strings.Contains(line, "rank 1 of 2 did not join within 5s") {
+		t.Errorf("rank 0: exit %d, %q; want 1, rank 1 not joined", ps[0].code, line)
+	}
+	if e := ps[0].err.String(); !strings.Contains(e, "removing it did not end") || !strings.Contains(e, "rm -rf "+rv) {
+		t.Errorf("rank 0 does not say the rendezvous is left behind:\n%s", e)
+	}
+}
+
+// stallStorage freezes the FUSE daemon (SIGSTOP) between two requests of
+// process pid, until the test ends: pid is stopped first, the daemon
+// answers what pid asked until it waits for more, and then it is
+// stopped and pid let go. Each request pid makes then waits for an
+// answer in the kernel's queue, where a signal can end it, as it would
+// for storage that stopped answering; none was taken by the daemon and
+// left unanswered, which not even SIGKILL ends.
+func stallStorage(t *testing.T, daemon, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, func() bool {
+		return allThreads(pid, func(th thread) bool { return th.state == "T" }) &&
+			allThreads(daemon, func(th thread) bool { return th.wchan == "fuse_dev_do_read" })
+	})
+	if err := syscall.Kill(daemon, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGCONT) }) // before the unmount
+	// Stopped, not only signalled: a thread woken by the signal in its
+	// read of the next request would otherwise take one from pid.
+	waitFor(t, time.Minute, func() bool { return allThreads(daemon, func(th thread) bool { return th.state == "T" }) })
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// allThreads tells whether ok holds for every thread of process pid.
+func allThreads(pid int, ok func(th thread) bool) bool {
+	ts := threadsOf(pid)
+	for _, th := range ts {
+		if !ok(th) {
+			return false
+		}
+	}
+	return len(ts) > 0
+}
+
+// bindfsDaemon is the process of the bindfs mount on mnt.
+func bindfsDaemon(t *testing.T, mnt string) int {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if filepath.Base(args[0]) == "bindfs" && args[len(args)-1] == mnt {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			return pid
+		}
+	}
+	t.Fatalf("no bindfs process serves %s", mnt)
+	return 0
 }

@@ -193,12 +193,18 @@ func startRanks(t *testing.T, hosts *testenv.Hosts, job string, ranks []int, siz
 	return ps
 }
 
-// waitRanks waits for every rank to exit, within limit.
+// waitRanks waits for every rank to exit, within limit: a guard against
+// a hang only. Past it, the ranks still running are asked for their
+// goroutines (SIGQUIT), then killed; a rank that does not end even then
+// (a thread the kernel holds in a request to storage that does not
+// answer) is named with where the kernel holds it, and not waited for.
 func waitRanks(t *testing.T, ps []*rankProc, limit time.Duration) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		for _, p := range ps {
+	done := make([]chan struct{}, len(ps))
+	for i, p := range ps {
+		done[i] = make(chan struct{})
+		go func() {
+			defer close(done[i])
 			err := p.cmd.Wait()
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
@@ -206,21 +212,76 @@ func waitRanks(t *testing.T, ps []*rankProc, limit time.Duration) {
 			} else if err != nil {
 				p.code = -1
 			}
-		}
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(limit):
-		for _, p := range ps {
-			_ = p.cmd.Process.Kill()
-		}
-		<-done
-		for i, p := range ps {
-			t.Logf("rank process %d: exit %d\n%s", i, p.code, p.err.String())
-		}
-		t.Fatalf("the ranks did not all exit within %v", limit)
+		}()
 	}
+	guard := time.After(limit)
+	for i := range ps {
+		select {
+		case <-done[i]:
+		case <-guard:
+			endRanks(t, ps, done)
+			t.Fatalf("the ranks did not all exit within %v", limit)
+		}
+	}
+}
+
+// endRanks ends the ranks still running, and logs what each said or
+// where the kernel holds one that would not end.
+func endRanks(t *testing.T, ps []*rankProc, done []chan struct{}) {
+	t.Helper()
+	for _, sig := range []syscall.Signal{syscall.SIGQUIT, syscall.SIGKILL} {
+		for i, p := range ps {
+			select {
+			case <-done[i]:
+			default:
+				_ = p.cmd.Process.Signal(sig)
+			}
+		}
+		grace := time.After(30 * time.Second)
+		for i := range ps {
+			select {
+			case <-done[i]:
+			case <-grace:
+			}
+		}
+	}
+	for i, p := range ps {
+		select {
+		case <-done[i]:
+			t.Logf("rank process %d: exit %d\n%s", i, p.code, p.err.String())
+		default:
+			t.Logf("rank process %d (pid %d) did not end when killed:\n%s", i, p.cmd.Process.Pid, kernelWaits(p.cmd.Process.Pid))
+		}
+	}
+}
+
+// thread is one thread of a process, as the kernel shows it.
+type thread struct{ id, state, wchan, stack string }
+
+// threadsOf are the threads of process pid: none once it has ended.
+func threadsOf(pid int) []thread {
+	var ts []thread
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	for _, task := range tasks {
+		stat, err := os.ReadFile(filepath.Join(task, "stat"))
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if err != nil || len(f) == 0 {
+			continue
+		}
+		wchan, _ := os.ReadFile(filepath.Join(task, "wchan"))
+		stack, _ := os.ReadFile(filepath.Join(task, "stack"))
+		ts = append(ts, thread{filepath.Base(task), f[0], string(wchan), string(stack)})
+	}
+	return ts
+}
+
+// kernelWaits says where the kernel holds each thread of process pid.
+func kernelWaits(pid int) string {
+	var b strings.Builder
+	for _, th := range threadsOf(pid) {
+		fmt.Fprintf(&b, "thread %s: state %s, in %s\n%s", th.id, th.state, th.wchan, th.stack)
+	}
+	return b.String()
 }
 
 // TestNetnsLaunchedThreeHosts: three test hosts, each running one rank

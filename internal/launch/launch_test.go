@@ -337,3 +337,48 @@ func TestWaitBlockedLook(t *testing.T) {
 		}
 	}
 }
+
+// TestRendezvousStepStalled: a step on the storage outside the waits
+// that does not return (a file system that stopped answering) is left
+// behind grace past the Deadline, with an error that says so and how to
+// remove what it may leave; without a Deadline it runs to its end; and a
+// wait with a long timeout ends by the Deadline.
+func TestRendezvousStepStalled(t *testing.T) {
+	path := Dir(t.TempDir(), "run9")
+	block := make(chan struct{})
+	defer close(block)
+	r := &Rendezvous{Path: path, Size: 2, Deadline: time.Now().Add(100 * time.Millisecond)}
+	done := make(chan error, 1)
+	go func() { done <- r.step("removing it", func() error { <-block; return nil }) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "removing it did not end") || !strings.Contains(err.Error(), "rm -rf "+path) {
+			t.Errorf("stalled step: %v", err)
+		}
+	case <-time.After(time.Minute): // a hang guard, far beyond the bound
+		t.Fatal("a stalled step was not left behind")
+	}
+	if err := (&Rendezvous{Path: path}).step("x", func() error { return errNoRank }); err != errNoRank {
+		t.Errorf("a step without a deadline: %v, want its own error", err)
+	}
+	if _, err := r.Open(Notice{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, err := r.Members(context.Background(), time.Hour)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "rank 1 of 2 did not join") {
+			t.Errorf("Members past the Deadline: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Members waited past the Deadline")
+	}
+	if err := r.Remove(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var errNoRank = errors.New("no rank")

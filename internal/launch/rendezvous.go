@@ -61,6 +61,12 @@ type Rendezvous struct {
 	Rank int
 	Size int
 	From string // where Size comes from, for errors
+	// Deadline, when set, is when this rank's part in the rendezvous
+	// ends: a wait ends by then, and a step on the storage outside the
+	// waits (making the rendezvous, writing a rank's file, removing it)
+	// still running grace past it is left behind, so that the rank's
+	// timeout holds when the storage stops answering.
+	Deadline time.Time
 
 	mu   sync.Mutex // over dir: a look left behind by wait may still use it
 	dir  *os.File   // the directory, once opened and checked
@@ -93,6 +99,17 @@ func (r *Rendezvous) removeHint() string {
 // here, which it returns. An existing directory is refused: a run with
 // the same id is under way, or one was killed before it could remove it.
 func (r *Rendezvous) Open(n Notice) (string, error) {
+	var tok string
+	err := r.step("making it", func() error {
+		var err error
+		tok, err = r.open0(n)
+		return err
+	})
+	return tok, err
+}
+
+// open0 is Open, unbounded.
+func (r *Rendezvous) open0(n Notice) (string, error) {
 	if err := unix.Mkdir(r.Path, 0o700); err != nil {
 		if errors.Is(err, unix.EEXIST) {
 			return "", fmt.Errorf("rendezvous %s is already there: a run with the same id is under way, or one was killed before it removed it; %s", r.Path, r.removeHint())
@@ -279,12 +296,12 @@ func look(ctx context.Context, try func() (bool, error), limit time.Duration) er
 }
 
 // Members waits, as rank 0, until every other rank has joined, for
-// timeout at most; the error then names the ranks missing, and the
+// timeout at most and not past the Deadline; the error then names the ranks missing, and the
 // members returned are those that joined (Addrs nil for the others). A
 // rank that says it cannot take part, or one beyond the world size, ends
 // the wait with an error saying so.
 func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Member, error) {
-	start := time.Now()
+	end := r.until(timeout)
 	var mu sync.Mutex // over members and joined: see wait
 	members := make([]Member, r.Size)
 	joined := make([]bool, r.Size)
@@ -294,7 +311,7 @@ func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Memb
 		defer mu.Unlock()
 		return joined[i]
 	}
-	err := wait(ctx, timeout, func() (bool, error) {
+	err := wait(ctx, time.Until(end), func() (bool, error) {
 		r.beat++
 		if err := r.writeAt(beatName, r.beatText()); err != nil {
 			return false, err
@@ -349,7 +366,7 @@ func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Memb
 	if errors.As(err, &mm) {
 		// The ranks of the other size still to look at the token are
 		// waited for, so that each says what is wrong too.
-		_ = wait(ctx, time.Until(start.Add(timeout)), func() (bool, error) {
+		_ = wait(ctx, time.Until(end), func() (bool, error) {
 			r.beat++
 			_ = r.writeAt(beatName, r.beatText())
 			for i := 1; i < mm.size; i++ {
@@ -402,7 +419,7 @@ func (r *Rendezvous) extraRanks() error {
 }
 
 // Join waits, as a rank other than 0, for rank 0 to open the rendezvous,
-// for timeout at most, and returns its Notice. The directory and the
+// for timeout at most and not past the Deadline, and returns its Notice. The directory and the
 // token must be this user's, modes 0700 and 0600; a directory where no
 // rank 0 counts its beat within timeout is one a killed run left behind;
 // a world size other than this rank's fails here and on rank 0.
@@ -411,7 +428,7 @@ func (r *Rendezvous) Join(ctx context.Context, timeout time.Duration) (Notice, e
 	var n Notice
 	var tokenSeen bool
 	var first []byte // the first beat seen
-	err := wait(ctx, timeout, func() (bool, error) {
+	err := wait(ctx, time.Until(r.until(timeout)), func() (bool, error) {
 		if r.dirFd() < 0 {
 			if err := r.open(false); errors.Is(err, unix.ENOENT) {
 				return false, nil
@@ -483,7 +500,7 @@ func (r *Rendezvous) refused(err error) error {
 // Register writes this rank's Member file.
 func (r *Rendezvous) Register(m Member) error {
 	b, _ := json.Marshal(m)
-	return r.writeAt(memberName(r.Rank), b)
+	return r.step("writing rank "+strconv.Itoa(r.Rank)+"'s file", func() error { return r.writeAt(memberName(r.Rank), b) })
 }
 
 // Close lets go of the directory, as a rank other than 0 once it joined.
@@ -500,6 +517,46 @@ func (r *Rendezvous) Close() {
 // other ranks: they need it no more (rank 0 tells each the run's end
 // itself), and the token is on storage no longer than that.
 func (r *Rendezvous) Remove() error {
-	r.Close()
-	return os.RemoveAll(r.Path)
+	return r.step("removing it", func() error {
+		r.Close()
+		if err := os.RemoveAll(r.Path); err != nil {
+			return fmt.Errorf("rendezvous: remove: %w", err)
+		}
+		return nil
+	})
+}
+
+// grace is how long past the Deadline a step on the storage may still
+// take: the removal of the rendezvous comes after it.
+const grace = 5 * time.Second
+
+// ErrStalled is in the error of a step on the rendezvous that was left
+// behind: the storage did not answer in time.
+var ErrStalled = errors.New("the storage did not answer")
+
+// step runs f, until grace past the Deadline at most when one is set: f
+// still running then is left behind (it shares state only under locks
+// never held over I/O), and the error says what did not end.
+func (r *Rendezvous) step(what string, f func() error) error {
+	if r.Deadline.IsZero() {
+		return f()
+	}
+	limit := max(time.Until(r.Deadline), 0) + grace
+	err := look(context.Background(), func() (bool, error) { return true, f() }, limit)
+	switch {
+	case errors.Is(err, errDone):
+		return nil
+	case errors.Is(err, errBlocked):
+		return fmt.Errorf("rendezvous %s: %s did not end within %v: %w; %s", r.Path, what, limit.Round(time.Second), ErrStalled, r.removeHint())
+	}
+	return err
+}
+
+// until is when a wait of timeout from now ends: by the Deadline too.
+func (r *Rendezvous) until(timeout time.Duration) time.Time {
+	end := time.Now().Add(timeout)
+	if !r.Deadline.IsZero() && r.Deadline.Before(end) {
+		return r.Deadline
+	}
+	return end
 }
