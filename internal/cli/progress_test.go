@@ -223,3 +223,117 @@ func TestHostsProgressBar(t *testing.T) {
 		}
 	}
 }
+
+// progressCase is one phase shown by a bar: what it counts, what its
+// poll says while the bar is live, and what its result counts at the end.
+type progressCase struct {
+	name, title, unit string
+	total             int64
+	limit             time.Duration // a timed phase
+	live              int64         // what poll returns
+	done              int64         // the result's count, after the warm-up
+	took              time.Duration // and its time
+}
+
+var progressCases = []progressCase{
+	{"count", "Write big file", "blocks", 1000, 0, 450, 900, 3 * time.Second},
+	{"interrupted", "Read small file", "files", 12000, 0, 290, 300, 95 * time.Second},
+	{"timed", "randrw", "ops", -1, time.Hour, 1768, 2000, 5 * time.Second},
+	{"unknown end", "create", "ops", -1, 0, 77, 77, 2 * time.Second},
+	{"empty", "stat", "files", 0, 0, 0, 0, 0},
+}
+
+// runProgress shows c's phase on app's stderr: live until a line of it
+// matches live (nil: not waited for), then ended with the result's figures.
+func runProgress(t *testing.T, app *App, errb *testenv.LockedBuffer, c progressCase, live *regexp.Regexp) {
+	t.Helper()
+	poll := func() int64 { return c.live }
+	p := app.startProgress(c.title, c.total, c.limit, c.unit, poll, time.Now())
+	if live != nil {
+		waitFor(t, c.name+"'s live bar "+live.String(), func() bool { return live.MatchString(errb.String()) })
+	}
+	p.measured(c.done, c.took)
+	p.Done()
+}
+
+// TestProgressBarTerminal: on a terminal, the bar progressbar draws, live
+// with its percent, count, rolling rate and [elapsed:left] (a spinner, the
+// count, rate and elapsed time when the end is unknown; a bar of the time,
+// then the operations and their rate, when the phase is timed), ended by
+// a line of the phase's own figures: its count and rate as its result
+// counts them (not the bar's clock), and the time it took.
+func TestProgressBarTerminal(t *testing.T) {
+	rate := `\d+ \w+/(s|min|hr)`
+	live := map[string]string{
+		"count":       `\rWrite big file:     45% \[========> +\] \(450/1000, ` + rate + `\) \[\d+s:\d+s\]\x1b\[K`,
+		"interrupted": `\rRead small file:     2% \[ +\] \(290/12000, ` + rate + `\) \[\d+s:[\dhms]+\]\x1b\[K`,
+		"timed":       `\rrandrw: +0% \[ +\] \[\d+s:[\dhms]+\] \(1768 ops, [\d.]+ ops/s\)\x1b\[K`,
+		"unknown end": `\r[-|/\\] create: +\(77, ` + rate + `\) \[\d+s\]\x1b\[K`,
+		"empty":       `\r[-|/\\] stat: +\(0, 0 files/hr\) \[\d+s\]\x1b\[K`,
+	}
+	final := map[string]string{
+		"count":       "Write big file:     90% [=================>  ] (900/1000 blocks, 300 blocks/s) in 3s",
+		"interrupted": "Read small file:     2% [                    ] (300/12000 files, 3.16 files/s) in 1m35s",
+		"timed":       "randrw:            100% [====================] (2000 ops, 400 ops/s) in 5s",
+		"unknown end": "create:            100% [====================] (77 ops, 38.5 ops/s) in 2s",
+		"empty":       "stat:              100% [====================] (0/0 files) in 0s",
+	}
+	for _, c := range progressCases {
+		var errb testenv.LockedBuffer
+		app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: 100, Getenv: func(string) string { return "" }}}
+		runProgress(t, app, &errb, c, regexp.MustCompile(live[c.name]))
+		out := errb.String()
+		if want := "\r" + final[c.name] + "\x1b[K\n"; !strings.HasSuffix(out, want) {
+			t.Errorf("%s: the last line is not %q:\n%q", c.name, want, out)
+		}
+		for _, l := range strings.Split(out, "\r") {
+			if n := len(strings.TrimSuffix(l, "\x1b[K\n")); n >= 100 || strings.Contains(l, "\n") && !strings.HasSuffix(l, "\x1b[K\n") {
+				t.Errorf("%s: a line of %d columns, or not ended by a clear: %q", c.name, n, l)
+			}
+		}
+	}
+}
+
+// TestProgressBarNarrow: on a narrow terminal the bar narrows, then goes,
+// and what is left is cut: no line reaches the last column.
+func TestProgressBarNarrow(t *testing.T) {
+	for _, cols := range []int{72, 50, 30} {
+		for _, c := range progressCases {
+			var errb testenv.LockedBuffer
+			app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: cols, Getenv: func(string) string { return "" }}}
+			runProgress(t, app, &errb, c, regexp.MustCompile(`\r.*`+regexp.QuoteMeta(c.title+":")))
+			lines := strings.Split(strings.TrimSuffix(errb.String(), "\x1b[K\n"), "\x1b[K")
+			for _, l := range lines {
+				if l = strings.TrimPrefix(l, "\r"); len(l) >= cols || !strings.Contains(l, c.title+":") {
+					t.Errorf("%d columns: %s: line of %d columns: %q", cols, c.name, len(l), l)
+				}
+			}
+			last := strings.TrimPrefix(lines[len(lines)-1], "\r")
+			switch {
+			case cols == 72 && !regexp.MustCompile(`^\S.*: +\d+% \[[=> ]+\] \(`).MatchString(last):
+				t.Errorf("72 columns: %s: the last line lost its bar: %q", c.name, last)
+			case cols == 50 && c.name == "count" && last != "Write big file:  90% (900/1000 blocks, 300 blocks":
+				t.Errorf("50 columns: the last line is %q", last)
+			}
+		}
+	}
+}
+
+// TestProgressPlain: when stderr is not a terminal, each phase is one line
+// at its end, with its result's count, time and rate: no bar, carriage
+// return or escape.
+func TestProgressPlain(t *testing.T) {
+	var errb testenv.LockedBuffer
+	app := &App{IO: IO{Err: &errb, Cols: 100, Getenv: func(string) string { return "" }}}
+	for _, c := range progressCases {
+		runProgress(t, app, &errb, c, nil)
+	}
+	want := "Write big file: 900/1000 blocks in 3.00s (300 blocks/s)\n" +
+		"Read small file: 300/12000 files in 95.00s (3.16 files/s)\n" +
+		"randrw: 2000 ops in 5.00s (400 ops/s)\n" +
+		"create: 77 ops in 2.00s (38.5 ops/s)\n" +
+		"stat: 0/0 files in 0.00s\n"
+	if got := errb.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
