@@ -274,7 +274,7 @@ func (p *Progress) redraw(done int64) {
 		elapsed := time.Since(p.t0)
 		_ = p.bar.Set64(min(elapsed.Milliseconds(), p.limit.Milliseconds()))
 		_ = p.bar.RenderBlank() // the time left changes, if not the percent
-		suffix = fmt.Sprintf(" (%d %s, %s %s/s)", done, p.unit, formatRate(float64(done)/max(elapsed.Seconds(), 1e-3)), p.unit)
+		suffix = fmt.Sprintf(" (%d, %s %s/s)", done, formatRate(float64(done)/max(elapsed.Seconds(), 1e-3)), p.unit)
 	} else {
 		_ = p.bar.Set64(done)
 	}
@@ -301,12 +301,16 @@ func (p *Progress) finalLine(done int64, d time.Duration) string {
 	if total <= 0 {
 		max, at = 1, 1 // timed, empty or of an unknown end: over
 	}
-	count := fmt.Sprintf("%d %s", done, p.unit)
+	// As the library writes them: the count, then the rate with its
+	// unit; the unit after the count when there is no rate.
+	count := fmt.Sprint(done)
 	if total >= 0 {
-		count = fmt.Sprintf("%d/%d %s", done, total, p.unit)
+		count = fmt.Sprintf("%d/%d", done, total)
 	}
 	if s := d.Seconds(); s > 0 && !p.bare {
 		count += fmt.Sprintf(", %s %s/s", formatRate(float64(done)/s), p.unit)
+	} else {
+		count += " " + p.unit
 	}
 	suffix := fmt.Sprintf(" (%s) in %s", count, formatClock(d))
 	return p.fitted(func(bool) string {

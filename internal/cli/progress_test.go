@@ -161,7 +161,7 @@ func TestBenchProgressTerminal(t *testing.T) {
 			t.Errorf("%v: \"Benchmark finished!\" does not start a line:\n%q", args, s)
 		}
 		for _, re := range []string{
-			`\r[A-Za-z ]+: +\d+% \[=+\] \(\d+(/\d+)? (blocks|files|ops), \d+(\.\d+)? (blocks|files|ops)/s\) in \d+s\x1b\[K\n`,
+			`\r[A-Za-z ]+: +\d+% \[=+\] \(\d+(/\d+)?, \d+(\.\d+)? (blocks|files|ops)/s\) in \d+s\x1b\[K\n`,
 			`\rflushing and dropping [^\r\n]*\.\.\. done in \d+\.\ds\x1b\[K\n`,
 			`\rcleaning up \d+ files? in [^\r\n]*\.\.\. done in \d+\.\ds\x1b\[K\n`,
 		} {
@@ -174,7 +174,7 @@ func TestBenchProgressTerminal(t *testing.T) {
 				t.Errorf("%v: a progress line wider than the terminal: %q", args, l)
 			}
 		}
-		if args[3] == "--rw" && !regexp.MustCompile(`\rrandread: +\d+% \[[=> ]+\] \[\d+s:\d+s\] \(\d+ ops, [\d.]+ ops/s\)\x1b\[K`).MatchString(s) {
+		if args[3] == "--rw" && !regexp.MustCompile(`\rrandread: +\d+% \[[=> ]+\] \[\d+s:\d+s\] \(\d+, [\d.]+ ops/s\)\x1b\[K`).MatchString(s) {
 			t.Errorf("the timed phase has no bar of its time:\n%q", s)
 		}
 	}
@@ -187,7 +187,7 @@ func TestBenchProgressTerminal(t *testing.T) {
 	if code := Run(context.Background(), app, args); code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, code, term.String())
 	}
-	if !regexp.MustCompile(`\rput small objects: +\d+% \[[=> ]+\] \[\d+s:\d+s\] \(\d+ objects, [\d.]+ objects/s\)\x1b\[K`).MatchString(term.String()) {
+	if !regexp.MustCompile(`\rput small objects: +\d+% \[[=> ]+\] \[\d+s:\d+s\] \(\d+, [\d.]+ objects/s\)\x1b\[K`).MatchString(term.String()) {
 		t.Errorf("objbench's timed item has no bar of its time:\n%q", term.String())
 	}
 }
@@ -267,15 +267,15 @@ func TestProgressBarTerminal(t *testing.T) {
 	live := map[string]string{
 		"count":       `\rWrite big file:     45% \[========> +\] \(450/1000, ` + rate + `\) \[\d+s:\d+s\]\x1b\[K`,
 		"interrupted": `\rRead small file:     2% \[ +\] \(290/12000, ` + rate + `\) \[\d+s:[\dhms]+\]\x1b\[K`,
-		"timed":       `\rrandrw: +0% \[ +\] \[\d+s:[\dhms]+\] \(1768 ops, [\d.]+ ops/s\)\x1b\[K`,
+		"timed":       `\rrandrw: +0% \[ +\] \[\d+s:[\dhms]+\] \(1768, [\d.]+ ops/s\)\x1b\[K`,
 		"unknown end": `\r[-|/\\] create: +\(77, ` + rate + `\) \[\d+s\]\x1b\[K`,
 		"empty":       `\r[-|/\\] stat: +\(0, 0 files/hr\) \[\d+s\]\x1b\[K`,
 	}
 	final := map[string]string{
-		"count":       "Write big file:     90% [=================>  ] (900/1000 blocks, 300 blocks/s) in 3s",
-		"interrupted": "Read small file:     2% [                    ] (300/12000 files, 3.16 files/s) in 1m35s",
-		"timed":       "randrw:            100% [====================] (2000 ops, 400 ops/s) in 5s",
-		"unknown end": "create:            100% [====================] (77 ops, 38.5 ops/s) in 2s",
+		"count":       "Write big file:     90% [=================>  ] (900/1000, 300 blocks/s) in 3s",
+		"interrupted": "Read small file:     2% [                    ] (300/12000, 3.16 files/s) in 1m35s",
+		"timed":       "randrw:            100% [====================] (2000, 400 ops/s) in 5s",
+		"unknown end": "create:            100% [====================] (77, 38.5 ops/s) in 2s",
 		"empty":       "stat:              100% [====================] (0/0 files) in 0s",
 	}
 	for _, c := range progressCases {
@@ -312,7 +312,7 @@ func TestProgressBarNarrow(t *testing.T) {
 			switch {
 			case cols == 72 && !regexp.MustCompile(`^\S.*: +\d+% \[[=> ]+\] \(`).MatchString(last):
 				t.Errorf("72 columns: %s: the last line lost its bar: %q", c.name, last)
-			case cols == 50 && c.name == "count" && last != "Write big file:  90% (900/1000 blocks, 300 blocks":
+			case cols == 50 && c.name == "count" && last != "Write big file:  90% (900/1000, 300 blocks/s) in ":
 				t.Errorf("50 columns: the last line is %q", last)
 			}
 		}

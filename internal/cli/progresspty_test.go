@@ -72,8 +72,8 @@ func TestProgressBarPTY(t *testing.T) {
 		t.Fatalf("%v: %s", err, screen.String())
 	}
 	s := screen.String()
-	live := regexp.MustCompile(`\rrandread: +\d+% \[[=> ]+\] \[\d+s:\d+s\] \(\d+ ops, [\d.]+ ops/s\)\x1b\[K`)
-	last := regexp.MustCompile(`\rrandread: +100% \[=+\] \(\d+ ops, ([\d.]+) ops/s\) in \d+s\x1b\[K\n`)
+	live := regexp.MustCompile(`\rrandread: +\d+% \[[=> ]+\] \[\d+s:\d+s\] \(\d+, [\d.]+ ops/s\)\x1b\[K`)
+	last := regexp.MustCompile(`\rrandread: +100% \[=+\] \(\d+, ([\d.]+) ops/s\) in \d+s\x1b\[K\n`)
 	if !live.MatchString(s) {
 		t.Errorf("no live bar of the timed phase on the terminal:\n%q", s)
 	}
