@@ -337,3 +337,21 @@ func TestProgressPlain(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestProgressBarAndInfo: a line printed while a bar is live (a host
+// starting a phase, a warning) clears the bar's line and starts at its
+// first column; the bar is drawn again below it.
+func TestProgressBarAndInfo(t *testing.T) {
+	var errb testenv.LockedBuffer
+	app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: 100, Getenv: func(string) string { return "" }}}
+	p := app.StartProgress("create", 100, "files", func() int64 { return 40 })
+	bar := regexp.MustCompile(`\rcreate: +40% \[=+> +\] \(40/100, \d+ files/(s|min|hr)\) \[\d+s:\d+s\]\x1b\[K`)
+	waitFor(t, "the bar", func() bool { return bar.MatchString(errb.String()) })
+	app.Infof("write-big: starting on 2 hosts")
+	waitFor(t, "the bar below the line", func() bool {
+		out := errb.String()
+		i := strings.Index(out, "\x1b[K\r\x1b[Kwrite-big: starting on 2 hosts\n")
+		return i > 0 && bar.MatchString(out[i:])
+	})
+	p.Done()
+}
