@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/tick"
@@ -18,7 +21,9 @@ import (
 // Poll is called a few times a second and returns the units done so far;
 // the workers never touch the bar themselves. Every bar shows a live rate
 // and, when the end is known (a count, or a duration), the percent done
-// and the time left.
+// and the time left. The bar is drawn by progressbar, into a string that
+// is written through the App's stderr gate (see progressWrite), so that
+// waits, warnings and a second Ctrl-C interleave with it cleanly.
 type Progress struct {
 	app   *App
 	title string
@@ -29,8 +34,15 @@ type Progress struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	t0    time.Time
-	rate  rateWindow
 	live  bool // a bar is drawn on stderr
+	// mu serialises the use of bar, which starts no goroutine of its own
+	// (no spinner timer): it is drawn only when Progress asks.
+	mu     sync.Mutex
+	bar    *progressbar.ProgressBar
+	barMax int64 // the total bar was made for
+	width  int   // the bar's columns, fitted to the terminal
+	// compact leaves the bar out: the terminal is too narrow for it.
+	compact bool
 	// final, once the phase has ended, is what its result counts: the
 	// units done after the warm-up and their time (see measured).
 	final    *metrics.Live
@@ -45,6 +57,9 @@ type Progress struct {
 
 // progressEvery is how often a bar is redrawn.
 const progressEvery = 200 * time.Millisecond
+
+// barColumns is the widest a bar's [====    ] gets, brackets excluded.
+const barColumns = 20
 
 // StartProgress begins showing a phase of total units (-1 when unknown).
 func (a *App) StartProgress(title string, total int64, unit string, poll func() int64) *Progress {
@@ -70,31 +85,22 @@ func (a *App) phaseProgress(p *workload.FilePhase, total int64, unit string, pol
 // startProgress begins showing a phase that began at t0.
 func (a *App) startProgress(title string, total int64, limit time.Duration, unit string, poll func() int64, t0 time.Time) *Progress {
 	p := &Progress{app: a, title: title, limit: limit, unit: unit, poll: poll,
-		stop: make(chan struct{}), t0: t0}
+		stop: make(chan struct{}), t0: t0, width: barColumns}
 	p.total.Store(total)
 	if a.Globals.Quiet || !a.IO.ErrTTY {
 		return p
 	}
 	p.live = true
-	p.rate.add(p.t0, 0)
+	p.bar, p.barMax = p.newBar(barTotal(total)), barTotal(total)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		tick.Every(progressEvery, p.stop, func() bool {
-			now := time.Now()
-			done := p.poll()
-			p.rate.add(now, done)
-			a.progressWrite("\r" + p.line(done, now.Sub(p.t0), p.rate.rate()) + "\x1b[K")
+			p.redraw(p.poll())
 			return true
 		})
 	}()
 	return p
-}
-
-// line is the bar as it stands.
-func (p *Progress) line(done int64, elapsed time.Duration, rate float64) string {
-	return progressLine{Title: p.title, Done: done, Total: p.total.Load(), Limit: p.limit, Unit: p.unit,
-		Elapsed: elapsed, Rate: rate, Width: p.app.IO.cols()}.String()
 }
 
 // from makes Done end with the phase's figures as its result counts
@@ -139,14 +145,8 @@ func (p *Progress) Done() {
 		return
 	}
 	done, d := p.figures()
-	avg := 0.0
-	if d > 0 {
-		avg = float64(done) / d.Seconds()
-	}
 	if p.live {
-		l := progressLine{Title: p.title, Done: done, Total: p.total.Load(), Limit: p.limit, Unit: p.unit,
-			Elapsed: d, Rate: avg, Width: p.app.IO.cols(), Final: true, Bare: p.bare}
-		p.app.progressWrite("\r" + l.String() + "\x1b[K\n")
+		p.app.progressWrite("\r" + p.finalLine(done, d) + "\x1b[K\n")
 		return
 	}
 	var b strings.Builder
@@ -172,79 +172,194 @@ func writePlainProgress(w io.Writer, title string, done, total int64, unit strin
 	}
 }
 
-// progressLine is one state of a bar, drawn by String: a pure function of
-// its fields, so that what a terminal shows is tested as text.
-type progressLine struct {
-	Title   string
-	Done    int64
-	Total   int64         // -1: unknown
-	Limit   time.Duration // a timed phase's length, else 0
-	Unit    string
-	Elapsed time.Duration
-	Rate    float64 // units per second, recent
-	Width   int     // the terminal's columns
-	Final   bool    // the phase is over: no time left to show
-	Bare    bool    // final, without the rate (many hosts)
+// barTheme draws [=====>    ]: plain ASCII, as a log or an old terminal
+// shows it.
+var barTheme = progressbar.Theme{Saucer: "=", SaucerHead: ">", SaucerPadding: " ", BarStart: "[", BarEnd: "]"}
+
+// unknownSpan is what a bar of an unknown end counts up to: the library
+// counts such a bar modulo its width, given at its making; counting
+// modulo this instead keeps the count whole, so that the bar can take a
+// total learnt later (ChangeMax64) and show its percent at once.
+const unknownSpan = 1 << 62
+
+// layout is how the bar's line is laid out on the terminal: the title in
+// a column of its own and a bar of p.width columns, or, on a terminal too
+// narrow for them, compact: the title, the percent and the figures.
+func (p *Progress) layout() []progressbar.Option {
+	if p.compact {
+		return []progressbar.Option{progressbar.OptionSetDescription(p.title + ":"),
+			progressbar.OptionSetTheme(progressbar.Theme{}), progressbar.OptionSetWidth(0)}
+	}
+	return []progressbar.Option{progressbar.OptionSetDescription(fmt.Sprintf("%-18s", p.title+":")),
+		progressbar.OptionSetTheme(barTheme), progressbar.OptionSetWidth(p.width)}
 }
 
-// String draws the line within Width columns: title, a bar with percent
-// when the end is known, the count, the rate and the time left (or the
-// time taken, once final).
-func (l progressLine) String() string {
-	frac := -1.0
-	switch {
-	case l.Total > 0:
-		frac = float64(l.Done) / float64(l.Total)
-	case l.Total == 0:
-		frac = 1
-	case l.Limit > 0:
-		frac = l.Elapsed.Seconds() / l.Limit.Seconds()
-	}
-	if frac > 1 || (l.Final && frac >= 0 && l.Total < 0) {
-		frac = 1 // a timed phase that ended is complete, whatever its clock says
-	}
-	count := fmt.Sprintf("%d %s", l.Done, l.Unit)
-	if l.Total >= 0 {
-		count = fmt.Sprintf("%d/%d %s", l.Done, l.Total, l.Unit)
-	}
-	rate := fmt.Sprintf("  %s/s  %s", formatRate(l.Rate), l.timeText(frac))
-	if l.Bare && l.Final {
-		rate = "  " + l.timeText(frac)
-	}
-	head := fmt.Sprintf("%-18s", l.Title+":")
-	if frac < 0 {
-		return fitLine(head+"  "+count+rate, l.Width)
-	}
-	pct := fmt.Sprintf(" %3.0f%%", 100*frac)
-	tail := pct + "  " + count + rate
-	// The bar takes what room the text leaves, up to 20 columns; on a
-	// narrow terminal it goes first, then the count.
-	if room := l.Width - 1 - len(head) - len(tail) - 3; room >= 8 {
-		n := min(room, 20)
-		fill := int(frac * float64(n))
-		return head + " [" + strings.Repeat("=", fill) + strings.Repeat(" ", n-fill) + "]" + tail
-	}
-	if len(head)+len(tail) < l.Width {
-		return head + tail
-	}
-	return fitLine(head+pct+rate, l.Width)
+// barOptions are what every bar of a phase is drawn with: into no writer
+// (Progress writes the line drawn, see fitted), no colours, no spinner
+// timer, laid out as p.layout says.
+func (p *Progress) barOptions() []progressbar.Option {
+	return append([]progressbar.Option{
+		progressbar.OptionSetWriter(io.Discard),
+		progressbar.OptionSetSpinnerChangeInterval(0),
+		progressbar.OptionSetPredictTime(false),
+	}, p.layout()...)
 }
 
-// timeText is the time left (ETA) while the phase runs, the time taken
-// once it is over, or the time so far when the end is unknown.
-func (l progressLine) timeText(frac float64) string {
-	switch {
-	case l.Final:
-		return "in " + formatClock(l.Elapsed)
-	case l.Limit > 0 && l.Total < 0:
-		return "ETA " + formatClock(max(l.Limit-l.Elapsed, 0))
-	case frac >= 0 && l.Rate > 0:
-		left := float64(l.Total-l.Done) / l.Rate
-		return "ETA " + formatClock(time.Duration(left*float64(time.Second)))
-	case frac >= 0:
-		return "ETA -"
+// applyLayout lays b out as p.layout says.
+func (p *Progress) applyLayout(b *progressbar.ProgressBar) {
+	for _, o := range p.layout() {
+		o(b)
 	}
-	return formatClock(l.Elapsed)
+}
+
+// timed reports whether the bar counts time: a phase with a length and
+// no count known.
+func (p *Progress) timed(total int64) bool { return p.limit > 0 && total < 0 }
+
+// newBar makes the live bar of a phase of total units, its clock started:
+// a bar of the units with their count, rate and [elapsed:left] when total
+// is known; of time (milliseconds, one more than the phase's, so that it
+// never ends on its own) when the phase is timed; else a spinner with
+// the count, rate and [elapsed].
+func (p *Progress) newBar(total int64) *progressbar.ProgressBar {
+	opts := append(p.barOptions(), progressbar.OptionSetPredictTime(true))
+	var b *progressbar.ProgressBar
+	switch {
+	case p.timed(total):
+		b = progressbar.NewOptions64(p.limit.Milliseconds()+1, opts...)
+	case total > 0:
+		b = progressbar.NewOptions64(total, append(opts, p.countOptions()...)...)
+	default:
+		opts = append(opts, p.countOptions()...)
+		b = progressbar.NewOptions64(-1, append(opts, progressbar.OptionSetWidth(unknownSpan),
+			progressbar.OptionShowTotalBytes(false))...)
+		p.applyLayout(b)
+	}
+	b.StartWithoutRender()
+	return b
+}
+
+// countOptions show the units done and their rate.
+func (p *Progress) countOptions() []progressbar.Option {
+	return []progressbar.Option{progressbar.OptionShowCount(), progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString(p.unit)}
+}
+
+// barTotal is the total a bar is made for: -1 when there is no bar of
+// units to draw.
+func barTotal(total int64) int64 {
+	if total <= 0 {
+		return -1
+	}
+	return total
+}
+
+// redraw draws the bar with done units. A total learnt since the bar was
+// made (many hosts) turns its spinner into a bar.
+func (p *Progress) redraw(done int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch total := barTotal(p.total.Load()); {
+	case total == p.barMax:
+	case p.barMax < 0 && total > 0 && p.limit == 0:
+		progressbar.OptionShowTotalBytes(true)(p.bar)
+		p.bar.ChangeMax64(total)
+		p.barMax = total
+	default:
+		p.bar, p.barMax = p.newBar(total), total
+	}
+	p.applyLayout(p.bar)
+	suffix := ""
+	if p.timed(p.barMax) {
+		elapsed := time.Since(p.t0)
+		_ = p.bar.Set64(min(elapsed.Milliseconds(), p.limit.Milliseconds()))
+		_ = p.bar.RenderBlank() // the time left changes, if not the percent
+		suffix = fmt.Sprintf(" (%d, %s %s/s)", done, formatRate(float64(done)/max(elapsed.Seconds(), 1e-3)), p.unit)
+	} else {
+		_ = p.bar.Set64(done)
+	}
+	line := p.fitted(func(again bool) string {
+		if again {
+			p.applyLayout(p.bar)
+			_ = p.bar.RenderBlank()
+		}
+		return drawn(p.bar) + suffix
+	})
+	if line != suffix {
+		p.app.progressWrite("\r" + line + "\x1b[K")
+	}
+}
+
+// finalLine is the bar's last state: full once the phase is over (or as
+// far as it got when interrupted), then the phase's own figures, as its
+// result counts them, and the time it took.
+func (p *Progress) finalLine(done int64, d time.Duration) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	total := p.total.Load()
+	max, at := total, min(done, total)
+	if total <= 0 {
+		max, at = 1, 1 // timed, empty or of an unknown end: over
+	}
+	// As the library writes them: the count, then the rate with its
+	// unit; the unit after the count when there is no rate.
+	count := fmt.Sprint(done)
+	if total >= 0 {
+		count = fmt.Sprintf("%d/%d", done, total)
+	}
+	if s := d.Seconds(); s > 0 && !p.bare {
+		count += fmt.Sprintf(", %s %s/s", formatRate(float64(done)/s), p.unit)
+	} else {
+		count += " " + p.unit
+	}
+	suffix := fmt.Sprintf(" (%s) in %s", count, formatClock(d))
+	return p.fitted(func(bool) string {
+		// A bar that has ended draws no more: it is made anew to change.
+		b := progressbar.NewOptions64(max, p.barOptions()...)
+		_ = b.Set64(at)
+		return drawn(b) + suffix
+	})
+}
+
+// fitted is the line draw draws, fitted to the terminal's width: a line
+// too wide is drawn again (draw(true)) with a narrower bar, then with
+// none; one that leaves room widens the bar the next time; a line still
+// too wide is cut.
+func (p *Progress) fitted(draw func(again bool) string) string {
+	cols := p.app.IO.cols()
+	line := draw(false)
+	for p.fit(utf8.RuneCountInString(line), cols) {
+		line = draw(true)
+	}
+	return fitLine(line, cols)
+}
+
+// fit changes the layout for a line of n columns on a terminal of cols,
+// and reports whether the line was too wide and is to be drawn again.
+func (p *Progress) fit(n, cols int) bool {
+	over := n - (cols - 1)
+	switch {
+	case over > 0 && !p.compact && p.width > 1:
+		p.width = max(1, p.width-over)
+	case over > 0 && !p.compact:
+		p.compact = true
+	case over < 0 && !p.compact:
+		p.width = min(barColumns, p.width-over)
+		return false
+	default:
+		return false
+	}
+	return true
+}
+
+// drawn is the line b last drew, without the carriage return and the
+// spaces the library leaves around what it leaves out.
+func drawn(b *progressbar.ProgressBar) string {
+	if b.String() == "" {
+		_ = b.RenderBlank() // a bar at 0% is drawn only when asked
+	}
+	s := strings.TrimRight(strings.TrimPrefix(b.String(), "\r"), " ")
+	return strings.ReplaceAll(s, "]  [", "] [")
 }
 
 // fitLine cuts s to width columns (the lines are ASCII).
@@ -276,33 +391,4 @@ func formatClock(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", s/60, s%60)
 	}
 	return fmt.Sprintf("%dh%02dm", s/3600, (s%3600)/60)
-}
-
-// rateWindow keeps the last few seconds of (time, count) samples: the
-// rate a bar shows is over them, so it follows the phase as it speeds up
-// or slows down.
-type rateWindow struct {
-	t []time.Time
-	n []int64
-}
-
-const rateSamples = 16 // about 3 s at progressEvery
-
-func (w *rateWindow) add(t time.Time, n int64) {
-	w.t = append(w.t, t)
-	w.n = append(w.n, n)
-	if len(w.t) > rateSamples {
-		w.t, w.n = w.t[1:], w.n[1:]
-	}
-}
-
-func (w *rateWindow) rate() float64 {
-	if len(w.t) < 2 {
-		return 0
-	}
-	d := w.t[len(w.t)-1].Sub(w.t[0]).Seconds()
-	if d <= 0 {
-		return 0
-	}
-	return float64(w.n[len(w.n)-1]-w.n[0]) / d
 }

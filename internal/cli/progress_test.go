@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -15,38 +14,6 @@ import (
 	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
-
-// TestProgressLineGolden: what a bar shows in each state, drawn at 80 and
-// at 50 columns, against testdata/progress/lines.txt (-update rewrites it).
-func TestProgressLineGolden(t *testing.T) {
-	lines := []struct {
-		name string
-		l    progressLine
-	}{
-		{"count, under way", progressLine{Title: "Write big file", Done: 460, Total: 1024, Unit: "blocks", Elapsed: 2 * time.Second, Rate: 230}},
-		{"count, no rate yet", progressLine{Title: "Write big file", Done: 0, Total: 1024, Unit: "blocks"}},
-		{"count, final", progressLine{Title: "Write big file", Done: 1024, Total: 1024, Unit: "blocks", Elapsed: 4400 * time.Millisecond, Rate: 232.7, Final: true}},
-		{"count, interrupted", progressLine{Title: "Read small file", Done: 300, Total: 12000, Unit: "files", Elapsed: 95 * time.Second, Rate: 3.16, Final: true}},
-		{"timed, under way", progressLine{Title: "randrw", Done: 1768, Total: -1, Limit: 30 * time.Second, Unit: "ops", Elapsed: 5 * time.Second, Rate: 353.6}},
-		{"timed, long", progressLine{Title: "randrw", Done: 912345, Total: -1, Limit: time.Hour, Unit: "ops", Elapsed: 125 * time.Second, Rate: 7300}},
-		{"timed, over its clock", progressLine{Title: "randrw", Done: 2000, Total: -1, Limit: 5 * time.Second, Unit: "ops", Elapsed: 5300 * time.Millisecond, Rate: 377}},
-		{"timed, final", progressLine{Title: "randrw", Done: 2000, Total: -1, Limit: 5 * time.Second, Unit: "ops", Elapsed: 5100 * time.Millisecond, Rate: 392, Final: true}},
-		{"unknown end", progressLine{Title: "create", Done: 77, Total: -1, Unit: "ops", Elapsed: 3 * time.Second, Rate: 25.5}},
-		{"empty phase", progressLine{Title: "stat", Done: 0, Total: 0, Unit: "files", Final: true}},
-	}
-	var b strings.Builder
-	for _, width := range []int{80, 50} {
-		for _, c := range lines {
-			c.l.Width = width
-			s := c.l.String()
-			if len(s) >= width {
-				t.Errorf("%s at %d columns: %d characters: %q", c.name, width, len(s), s)
-			}
-			fmt.Fprintf(&b, "%-22s %2d |%s|\n", c.name, width, s)
-		}
-	}
-	checkGoldenFile(t, filepath.Join(testenv.RepoRoot(), "testdata", "progress", "lines.txt"), b.String())
-}
 
 func checkGoldenFile(t *testing.T, golden, got string) {
 	t.Helper()
@@ -194,7 +161,7 @@ func TestBenchProgressTerminal(t *testing.T) {
 			t.Errorf("%v: \"Benchmark finished!\" does not start a line:\n%q", args, s)
 		}
 		for _, re := range []string{
-			`\r[A-Za-z ]+: +\[=+ *\] +\d+%  \d+(/\d+)? (blocks|files|ops)  \d+(\.\d+)?/s  (ETA \d+s|in \d+s)\x1b\[K`,
+			`\r[A-Za-z ]+: +\d+% \[=+\] \(\d+(/\d+)?, \d+(\.\d+)? (blocks|files|ops)/s\) in \d+s\x1b\[K\n`,
 			`\rflushing and dropping [^\r\n]*\.\.\. done in \d+\.\ds\x1b\[K\n`,
 			`\rcleaning up \d+ files? in [^\r\n]*\.\.\. done in \d+\.\ds\x1b\[K\n`,
 		} {
@@ -207,7 +174,7 @@ func TestBenchProgressTerminal(t *testing.T) {
 				t.Errorf("%v: a progress line wider than the terminal: %q", args, l)
 			}
 		}
-		if args[3] == "--rw" && !regexp.MustCompile(`\rrandread: +\[=* *\] +\d+%  \d+ ops  [\d.]+/s  ETA \d+s`).MatchString(s) {
+		if args[3] == "--rw" && !regexp.MustCompile(`\rrandread: +\d+% \[[=> ]+\] \[\d+s:\d+s\] \(\d+, [\d.]+ ops/s\)\x1b\[K`).MatchString(s) {
 			t.Errorf("the timed phase has no bar of its time:\n%q", s)
 		}
 	}
@@ -220,7 +187,7 @@ func TestBenchProgressTerminal(t *testing.T) {
 	if code := Run(context.Background(), app, args); code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, code, term.String())
 	}
-	if !regexp.MustCompile(`\rput small objects: +\[=* *\] +\d+%  \d+ objects  [\d.]+/s  ETA \d+s`).MatchString(term.String()) {
+	if !regexp.MustCompile(`\rput small objects: +\d+% \[[=> ]+\] \[\d+s:\d+s\] \(\d+, [\d.]+ objects/s\)\x1b\[K`).MatchString(term.String()) {
 		t.Errorf("objbench's timed item has no bar of its time:\n%q", term.String())
 	}
 }
@@ -235,11 +202,11 @@ func TestHostsProgressBar(t *testing.T) {
 	h := &hostsProgress{app: app, hosts: 2}
 	h.update(cluster.Progress{Phase: "write-big", Done: 3, Total: -1, Unit: "blocks"}, false)
 	waitFor(t, "a bar of the hosts' count", func() bool {
-		return regexp.MustCompile(`\rwrite-big \(2 hosts\): +3 blocks `).MatchString(errb.String())
+		return regexp.MustCompile(`\r[-|/\\] write-big \(2 hosts\): +\(3, \d+ blocks/(s|min|hr)\) \[\d+s\]\x1b\[K`).MatchString(errb.String())
 	})
 	h.update(cluster.Progress{Phase: "write-big", Done: 12, Total: 32, Unit: "blocks"}, false)
 	waitFor(t, "the bar's percent once the total is known", func() bool {
-		return regexp.MustCompile(`\rwrite-big \(2 hosts\): +\[=+ +\]  38%  12/32 blocks  `).MatchString(errb.String())
+		return regexp.MustCompile(`\rwrite-big \(2 hosts\): +37% \[=+>? +\] \(12/32, \d+ blocks/(s|min|hr)\) \[\d+s:\d+s\]\x1b\[K`).MatchString(errb.String())
 	})
 	h.update(cluster.Progress{Phase: "write-big", Done: 32, Total: 32, Unit: "blocks"}, true)
 	h.update(cluster.Progress{Phase: "read-big", Done: 32, Total: 32, Unit: "blocks"}, true)
@@ -248,11 +215,143 @@ func TestHostsProgressBar(t *testing.T) {
 	// The final line gives no rate: the table gives it, over the hosts'
 	// own times, which the coordinator's clock is not.
 	for _, re := range []string{
-		`\rwrite-big \(2 hosts\): +\[=+\] 100%  32/32 blocks  in \d+s\x1b\[K\n`,
-		`\rread-big \(2 hosts\): +\[=+\] 100%  32/32 blocks  in \d+s\x1b\[K\n$`,
+		`\rwrite-big \(2 hosts\): +100% \[=+\] \(32/32 blocks\) in \d+s\x1b\[K\n`,
+		`\rread-big \(2 hosts\): +100% \[=+\] \(32/32 blocks\) in \d+s\x1b\[K\n$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("no final line matching %q:\n%q", re, out)
 		}
 	}
+}
+
+// progressCase is one phase shown by a bar: what it counts, what its
+// poll says while the bar is live, and what its result counts at the end.
+type progressCase struct {
+	name, title, unit string
+	total             int64
+	limit             time.Duration // a timed phase
+	live              int64         // what poll returns
+	done              int64         // the result's count, after the warm-up
+	took              time.Duration // and its time
+}
+
+var progressCases = []progressCase{
+	{"count", "Write big file", "blocks", 1000, 0, 450, 900, 3 * time.Second},
+	{"interrupted", "Read small file", "files", 12000, 0, 290, 300, 95 * time.Second},
+	{"timed", "randrw", "ops", -1, time.Hour, 1768, 2000, 5 * time.Second},
+	{"unknown end", "create", "ops", -1, 0, 77, 77, 2 * time.Second},
+	{"empty", "stat", "files", 0, 0, 0, 0, 0},
+}
+
+// runProgress shows c's phase on app's stderr: live until a line of it
+// matches live (nil: not waited for), then ended with the result's figures.
+func runProgress(t *testing.T, app *App, errb *testenv.LockedBuffer, c progressCase, live *regexp.Regexp) {
+	t.Helper()
+	poll := func() int64 { return c.live }
+	p := app.startProgress(c.title, c.total, c.limit, c.unit, poll, time.Now())
+	if live != nil {
+		waitFor(t, c.name+"'s live bar "+live.String(), func() bool { return live.MatchString(errb.String()) })
+	}
+	p.measured(c.done, c.took)
+	p.Done()
+}
+
+// TestProgressBarTerminal: on a terminal, the bar progressbar draws, live
+// with its percent, count, rolling rate and [elapsed:left] (a spinner, the
+// count, rate and elapsed time when the end is unknown; a bar of the time,
+// then the operations and their rate, when the phase is timed), ended by
+// a line of the phase's own figures: its count and rate as its result
+// counts them (not the bar's clock), and the time it took.
+func TestProgressBarTerminal(t *testing.T) {
+	rate := `\d+ \w+/(s|min|hr)`
+	live := map[string]string{
+		"count":       `\rWrite big file:     45% \[========> +\] \(450/1000, ` + rate + `\) \[\d+s:\d+s\]\x1b\[K`,
+		"interrupted": `\rRead small file:     2% \[ +\] \(290/12000, ` + rate + `\) \[\d+s:[\dhms]+\]\x1b\[K`,
+		"timed":       `\rrandrw: +0% \[ +\] \[\d+s:[\dhms]+\] \(1768, [\d.]+ ops/s\)\x1b\[K`,
+		"unknown end": `\r[-|/\\] create: +\(77, ` + rate + `\) \[\d+s\]\x1b\[K`,
+		"empty":       `\r[-|/\\] stat: +\(0, 0 files/hr\) \[\d+s\]\x1b\[K`,
+	}
+	final := map[string]string{
+		"count":       "Write big file:     90% [=================>  ] (900/1000, 300 blocks/s) in 3s",
+		"interrupted": "Read small file:     2% [                    ] (300/12000, 3.16 files/s) in 1m35s",
+		"timed":       "randrw:            100% [====================] (2000, 400 ops/s) in 5s",
+		"unknown end": "create:            100% [====================] (77, 38.5 ops/s) in 2s",
+		"empty":       "stat:              100% [====================] (0/0 files) in 0s",
+	}
+	for _, c := range progressCases {
+		var errb testenv.LockedBuffer
+		app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: 100, Getenv: func(string) string { return "" }}}
+		runProgress(t, app, &errb, c, regexp.MustCompile(live[c.name]))
+		out := errb.String()
+		if want := "\r" + final[c.name] + "\x1b[K\n"; !strings.HasSuffix(out, want) {
+			t.Errorf("%s: the last line is not %q:\n%q", c.name, want, out)
+		}
+		for _, l := range strings.Split(out, "\r") {
+			if n := len(strings.TrimSuffix(l, "\x1b[K\n")); n >= 100 || strings.Contains(l, "\n") && !strings.HasSuffix(l, "\x1b[K\n") {
+				t.Errorf("%s: a line of %d columns, or not ended by a clear: %q", c.name, n, l)
+			}
+		}
+	}
+}
+
+// TestProgressBarNarrow: on a narrow terminal the bar narrows, then goes,
+// and what is left is cut: no line reaches the last column.
+func TestProgressBarNarrow(t *testing.T) {
+	for _, cols := range []int{72, 50, 30} {
+		for _, c := range progressCases {
+			var errb testenv.LockedBuffer
+			app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: cols, Getenv: func(string) string { return "" }}}
+			runProgress(t, app, &errb, c, regexp.MustCompile(`\r.*`+regexp.QuoteMeta(c.title+":")))
+			lines := strings.Split(strings.TrimSuffix(errb.String(), "\x1b[K\n"), "\x1b[K")
+			for _, l := range lines {
+				if l = strings.TrimPrefix(l, "\r"); len(l) >= cols || !strings.Contains(l, c.title+":") {
+					t.Errorf("%d columns: %s: line of %d columns: %q", cols, c.name, len(l), l)
+				}
+			}
+			last := strings.TrimPrefix(lines[len(lines)-1], "\r")
+			switch {
+			case cols == 72 && !regexp.MustCompile(`^\S.*: +\d+% \[[=> ]+\] \(`).MatchString(last):
+				t.Errorf("72 columns: %s: the last line lost its bar: %q", c.name, last)
+			case cols == 50 && c.name == "count" && last != "Write big file:  90% (900/1000, 300 blocks/s) in ":
+				t.Errorf("50 columns: the last line is %q", last)
+			}
+		}
+	}
+}
+
+// TestProgressPlain: when stderr is not a terminal, each phase is one line
+// at its end, with its result's count, time and rate: no bar, carriage
+// return or escape.
+func TestProgressPlain(t *testing.T) {
+	var errb testenv.LockedBuffer
+	app := &App{IO: IO{Err: &errb, Cols: 100, Getenv: func(string) string { return "" }}}
+	for _, c := range progressCases {
+		runProgress(t, app, &errb, c, nil)
+	}
+	want := "Write big file: 900/1000 blocks in 3.00s (300 blocks/s)\n" +
+		"Read small file: 300/12000 files in 95.00s (3.16 files/s)\n" +
+		"randrw: 2000 ops in 5.00s (400 ops/s)\n" +
+		"create: 77 ops in 2.00s (38.5 ops/s)\n" +
+		"stat: 0/0 files in 0.00s\n"
+	if got := errb.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestProgressBarAndInfo: a line printed while a bar is live (a host
+// starting a phase, a warning) clears the bar's line and starts at its
+// first column; the bar is drawn again below it.
+func TestProgressBarAndInfo(t *testing.T) {
+	var errb testenv.LockedBuffer
+	app := &App{IO: IO{Err: &errb, ErrTTY: true, Cols: 100, Getenv: func(string) string { return "" }}}
+	p := app.StartProgress("create", 100, "files", func() int64 { return 40 })
+	bar := regexp.MustCompile(`\rcreate: +40% \[=+> +\] \(40/100, \d+ files/(s|min|hr)\) \[\d+s:\d+s\]\x1b\[K`)
+	waitFor(t, "the bar", func() bool { return bar.MatchString(errb.String()) })
+	app.Infof("write-big: starting on 2 hosts")
+	waitFor(t, "the bar below the line", func() bool {
+		out := errb.String()
+		i := strings.Index(out, "\x1b[K\r\x1b[Kwrite-big: starting on 2 hosts\n")
+		return i > 0 && bar.MatchString(out[i:])
+	})
+	p.Done()
 }
