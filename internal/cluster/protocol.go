@@ -163,13 +163,16 @@ type Event struct {
 	Progress *Progress `json:"progress,omitempty"`
 }
 
-// PhaseCounts are one phase's cumulative counts on one host: operations,
-// bytes, errors, the sum of latencies, and the operations by latency
+// PhaseCounts are one phase's cumulative counts on one host, or one
+// operation's of a phase of several (Op): operations, bytes (the part
+// read too), errors, the sum of latencies, and the operations by latency
 // bucket (metrics.Live's buckets).
 type PhaseCounts struct {
 	Phase     string  `json:"phase"`
+	Op        string  `json:"op,omitempty"`
 	Ops       int64   `json:"ops"`
 	Bytes     int64   `json:"bytes"`
+	ReadBytes int64   `json:"read_bytes,omitempty"`
 	Errors    int64   `json:"errors"`
 	LatencyNs int64   `json:"latency_ns"`
 	Buckets   []int64 `json:"buckets,omitempty"`

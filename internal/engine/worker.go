@@ -46,9 +46,10 @@ type Worker struct {
 	liveAt  time.Duration     // when live was last flushed, since t0
 	yieldAt time.Duration     // when the worker last passed through the scheduler, since t0
 
-	classes      []classStats  // per class, when the phase has classes
-	firstByte    time.Duration // the last operation's time to first byte
-	hasFirstByte bool          // firstByte belongs to the operation in progress
+	classes      []classStats        // per class, when the phase has classes
+	opLive       []metrics.LiveBatch // per operation (Live.ByOp), not yet there
+	firstByte    time.Duration       // the last operation's time to first byte
+	hasFirstByte bool                // firstByte belongs to the operation in progress
 }
 
 func newWorker(e *Engine, id int) *Worker {
@@ -342,6 +343,9 @@ const (
 
 func (w *Worker) flushLive(now time.Duration) {
 	w.e.Live.Flush(&w.live)
+	for k := range w.opLive {
+		w.e.Live.ByOp[k].Flush(&w.opLive[k])
+	}
 	w.liveAt = now
 }
 

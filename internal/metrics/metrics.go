@@ -158,6 +158,11 @@ type Live struct {
 	// rate is the result's.
 	Measured   atomic.Int64
 	MeasuredNs atomic.Int64
+	// ByOp holds the counts of each operation of a phase that runs
+	// several (an object store's mix), named by OpNames; nil otherwise.
+	// The engine sets both before the phase starts and leaves them.
+	ByOp    []*Live
+	OpNames []string
 }
 
 // LiveBuckets is the number of latency buckets of Live: up to 2^24 µs

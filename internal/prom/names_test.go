@@ -18,7 +18,7 @@ func names(t *testing.T) map[string]bool {
 	t.Helper()
 	ch := make(chan *prometheus.Desc, 64)
 	NewBoard("h").Describe(ch)
-	for _, c := range NewProbe().Collectors() {
+	for _, c := range NewProbe("h").Collectors() {
 		c.Describe(ch)
 	}
 	close(ch)
