@@ -33,11 +33,11 @@ type LiveSink interface {
 }
 
 // report passes a host's counts to the coordinator's sink.
-func (c *Coordinator) report(h *host, counts []PhaseCounts) {
+func (c *Coordinator) report(h *host, hosts []*host, counts []PhaseCounts) {
 	if c.Live == nil {
 		return
 	}
-	name := h.name()
+	name := h.name(hosts)
 	c.Live.SetAddress(name, h.addr)
 	for _, pc := range counts {
 		c.Live.SetRemote(h.run, name, pc.Phase, pc.Op, pc.totals())
@@ -46,9 +46,17 @@ func (c *Coordinator) report(h *host, counts []PhaseCounts) {
 
 // name is the host's identity in metrics: the name its agent gives
 // (its --name, else its host name), or its address when it gives none.
-func (h *host) name() string {
-	if h.info.Host.Name != "" {
-		return h.info.Host.Name
+// Agents that give one name (several on one machine, a launcher's ranks)
+// are told apart by their address: NAME@ADDRESS.
+func (h *host) name(hosts []*host) string {
+	n := h.info.Host.Name
+	if n == "" {
+		return h.addr
 	}
-	return h.addr
+	for _, o := range hosts {
+		if o != h && o.info.Host.Name == n {
+			return n + "@" + h.addr
+		}
+	}
+	return n
 }
