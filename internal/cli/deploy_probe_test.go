@@ -12,11 +12,11 @@ import (
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
-// TestDeployProbeDaemonSet keeps deploy/k8s/probe.yaml working: a
+// TestDeployProbeDaemonSet keeps deploy/k8s/probe/probe.yaml working: a
 // DaemonSet whose command line the probe accepts, whose round's command
 // line bench accepts, serving its metrics on the port it declares.
 func TestDeployProbeDaemonSet(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "deploy", "k8s", "probe.yaml"))
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "deploy", "k8s", "probe", "probe.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
