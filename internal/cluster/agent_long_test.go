@@ -146,7 +146,7 @@ func TestCoordinatorMetricsPerHost(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	page := scrape(murl)
+	page := testenv.Scrape(murl)
 	for _, want := range []string{`fsbench_host_info{address="` + a1.addr + `",host="client-1"} 1`, `fsbench_host_info{address="` + a2.addr + `",host="client-2"} 1`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s:\n%s", want, page)
@@ -161,15 +161,4 @@ func TestCoordinatorMetricsPerHost(t *testing.T) {
 		t.Fatalf("write phase: %+v", p)
 	}
 	t.Logf("while running: %v", live)
-}
-
-// scrape returns the page at url, or "" while nothing answers there.
-func scrape(url string) string {
-	resp, err := http.Get(url)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
 }

@@ -65,7 +65,7 @@ func awaitPage(t *testing.T, p *testenv.Process, addr string, wants ...string) s
 	t.Helper()
 	var page string
 	p.Await("metrics with "+strings.Join(wants, ", "), 2*time.Minute, func() bool {
-		page = scrape("http://" + addr + "/metrics")
+		page = testenv.Scrape("http://" + addr + "/metrics")
 		for _, w := range wants {
 			if !strings.Contains(page, w) {
 				return false
