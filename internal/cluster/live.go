@@ -10,7 +10,7 @@ func liveCounts(b *prom.Board) []PhaseCounts {
 	series := b.Series()
 	out := make([]PhaseCounts, len(series))
 	for i, c := range series {
-		out[i] = PhaseCounts{Phase: c.Phase, Op: c.Op, Ops: c.Ops, Bytes: c.Bytes, ReadBytes: c.ReadBytes, Errors: c.Errors,
+		out[i] = PhaseCounts{Phase: c.Phase, Op: c.Op, Ops: c.Ops, Bytes: c.Bytes, ReadBytes: c.ReadBytes, WriteBytes: c.WriteBytes, Errors: c.Errors,
 			LatencyNs: c.LatencyNs, Buckets: append([]int64(nil), c.Buckets[:]...)}
 	}
 	return out
@@ -19,7 +19,10 @@ func liveCounts(b *prom.Board) []PhaseCounts {
 // totals are the counts of pc as a board takes them; buckets beyond the
 // board's are added to its last one.
 func (pc PhaseCounts) totals() prom.Totals {
-	t := prom.Totals{Ops: pc.Ops, Bytes: pc.Bytes, ReadBytes: min(pc.ReadBytes, pc.Bytes), Errors: pc.Errors, LatencyNs: pc.LatencyNs}
+	t := prom.Totals{Ops: pc.Ops, Bytes: pc.Bytes, ReadBytes: pc.ReadBytes, WriteBytes: pc.WriteBytes, Errors: pc.Errors, LatencyNs: pc.LatencyNs}
+	if pc.ReadBytes == 0 && pc.WriteBytes == 0 {
+		t.WriteBytes = pc.Bytes // an agent that does not split them
+	}
 	for i, n := range pc.Buckets {
 		t.Buckets[min(i, metrics.LiveBuckets-1)] += n
 	}

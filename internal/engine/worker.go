@@ -178,6 +178,11 @@ type Start struct {
 // stopped); the operation must then not be done.
 func (w *Worker) Begin() (Start, bool) {
 	r, c := w.r, w.clk
+	// The operations before this one go to Engine.Live now, each whole:
+	// its bytes and the part of them read (CountRead, after End).
+	if now := c.now(); w.live.Ops() >= liveBatchOps || now-w.liveAt >= liveBatchAge {
+		w.flushLive(now)
+	}
 	if r.stop.Load() || !r.take() || r.p.Bytes > 0 && r.bytes.Load() >= r.p.Bytes {
 		return w.quit()
 	}
@@ -292,9 +297,6 @@ func (w *Worker) finish(s Start, n int64) (time.Time, time.Duration) {
 		lat = t2 - s.sched
 	}
 	w.live.Add(n, lat)
-	if w.live.Ops() >= liveBatchOps || t2-w.liveAt >= liveBatchAge {
-		w.flushLive(t2)
-	}
 	if t2-w.yieldAt >= yieldEvery {
 		w.yieldAt = t2
 		gosched()
@@ -334,8 +336,9 @@ var gosched = runtime.Gosched
 
 // Engine.Live is what a phase in progress shows (progress, live metrics,
 // other hosts' heartbeats): a worker adds its operations to it every
-// liveBatchOps operations or liveBatchAge, whichever comes first, and at
-// its end.
+// liveBatchOps operations or liveBatchAge, whichever comes first, as it
+// begins the next one (so that what an operation counts after End is in
+// its batch), and at its end.
 const (
 	liveBatchOps = 64
 	liveBatchAge = 10 * time.Millisecond

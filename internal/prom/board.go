@@ -18,15 +18,16 @@ import (
 
 // Totals are the cumulative counts of one operation of a phase on one host.
 type Totals struct {
-	Ops, Bytes, ReadBytes, Errors, LatencyNs int64
-	Buckets                                  [metrics.LiveBuckets]int64
+	Ops, Bytes, ReadBytes, WriteBytes, Errors, LatencyNs int64
+	Buckets                                              [metrics.LiveBuckets]int64
 }
 
 // add adds a live phase's counts.
 func (t *Totals) add(l *metrics.Live) {
 	t.Ops += l.Ops.Load()
-	t.ReadBytes += l.ReadBytes.Load() // before Bytes: never more than Bytes
 	t.Bytes += l.Bytes.Load()
+	t.ReadBytes += l.ReadBytes.Load()
+	t.WriteBytes += l.WriteBytes.Load()
 	t.Errors += l.Errors.Load()
 	t.LatencyNs += l.LatencyNs.Load()
 	for i := range t.Buckets {
@@ -39,6 +40,7 @@ func (t *Totals) Add(o Totals) {
 	t.Ops += o.Ops
 	t.Bytes += o.Bytes
 	t.ReadBytes += o.ReadBytes
+	t.WriteBytes += o.WriteBytes
 	t.Errors += o.Errors
 	t.LatencyNs += o.LatencyNs
 	for i := range t.Buckets {
@@ -146,7 +148,7 @@ func (b *Board) SetRemote(run, host, phase, op string, t Totals) {
 			b.order = append(b.order, s)
 		}
 	}
-	if old, ok := runs[run]; ok && (t.Ops < old.Ops || t.Bytes < old.Bytes || t.ReadBytes < old.ReadBytes || t.Errors < old.Errors) {
+	if old, ok := runs[run]; ok && (t.Ops < old.Ops || t.Bytes < old.Bytes || t.ReadBytes < old.ReadBytes || t.WriteBytes < old.WriteBytes || t.Errors < old.Errors) {
 		return
 	}
 	runs[run] = t
@@ -242,7 +244,7 @@ func (b *Board) Collect(ch chan<- prometheus.Metric) {
 		lv := []string{s.host, s.phase, s.op}
 		ch <- prometheus.MustNewConstMetric(opsDesc, prometheus.CounterValue, float64(t.Ops), lv...)
 		ch <- prometheus.MustNewConstMetric(byteDesc, prometheus.CounterValue, float64(t.ReadBytes), append(lv, "read")...)
-		ch <- prometheus.MustNewConstMetric(byteDesc, prometheus.CounterValue, float64(t.Bytes-t.ReadBytes), append(lv, "write")...)
+		ch <- prometheus.MustNewConstMetric(byteDesc, prometheus.CounterValue, float64(t.WriteBytes), append(lv, "write")...)
 		ch <- prometheus.MustNewConstMetric(errDesc, prometheus.CounterValue, float64(t.Errors), lv...)
 		ch <- histogram(t, lv)
 		if ph := (phase{s.host, s.phase}); !seen[ph] {
