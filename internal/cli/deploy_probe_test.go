@@ -54,6 +54,9 @@ func TestDeployProbeDaemonSet(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("probe %q: %v", cs[0].Args[1:], err)
 	}
+	if o.Name != "$(NODE_NAME)" {
+		t.Errorf("probe --name %q, want the node's name", o.Name)
+	}
 	if o.MetricsListen != ":9782" || len(cs[0].Ports) != 1 || cs[0].Ports[0].ContainerPort != 9782 ||
 		d.Spec.Template.Metadata.Annotations["prometheus.io/port"] != "9782" {
 		t.Errorf("metrics on %q, ports %+v, annotations %v", o.MetricsListen, cs[0].Ports, d.Spec.Template.Metadata.Annotations)

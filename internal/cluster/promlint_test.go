@@ -176,7 +176,7 @@ func TestPromtoolPushgatewayEndpoint(t *testing.T) {
 func TestTwoHostsAndProbeScrapedByPrometheus(t *testing.T) {
 	th := startTwoHosts(t)
 	probeAddr := metricsAddr(t)
-	probe := startProbe(t, "--metrics-listen", probeAddr)
+	probe := startProbe(t, "--metrics-listen", probeAddr, "--name", "node-1")
 	awaitPage(t, probe, probeAddr, "fsbench_probe_rounds_total{")
 	prom := testenv.StartPrometheus(t, probeAddr, th.agentPages[0], th.agentPages[1])
 	var ops, p99 map[string]float64
@@ -203,10 +203,10 @@ func TestTwoHostsAndProbeScrapedByPrometheus(t *testing.T) {
 		t.Errorf("bytes by direction: %v", bytes)
 	}
 	probe.Await("the probe's rounds by host", 2*time.Minute, func() bool {
-		return len(prom.Query(t, `sum by (host) (fsbench_probe_rounds_total{result="pass"}) > 0`, "host")) == 1
+		return prom.Query(t, `sum by (host) (fsbench_probe_rounds_total{result="pass"}) > 0`, "host")["node-1"] > 0
 	})
 	hosts := prom.Query(t, `count by (host) (fsbench_operations_total)`, "host")
-	if len(hosts) != 3 || hosts["client-1"] == 0 || hosts["client-2"] == 0 {
-		t.Errorf("hosts of the run metrics: %v, want client-1, client-2 and the probe's", hosts)
+	if len(hosts) != 3 || hosts["client-1"] == 0 || hosts["client-2"] == 0 || hosts["node-1"] == 0 {
+		t.Errorf("hosts of the run metrics: %v, want client-1, client-2 and node-1 (the probe's --name)", hosts)
 	}
 }
