@@ -38,9 +38,11 @@ type AgentOptions struct {
 	// MetricsListen is --metrics-listen: where to serve the live metrics
 	// of the jobs the agent runs.
 	MetricsListen string
-	protocol      int
-	orphan        time.Duration
-	idle          time.Duration
+	// Name is --name: the host's name in results and metrics.
+	Name     string
+	protocol int
+	orphan   time.Duration
+	idle     time.Duration
 }
 
 func newAgentCmd(app *App) *cobra.Command {
@@ -81,6 +83,7 @@ without it the agent measures with the caches as they are, and says so.`,
 	f.StringVar(&o.TLSKey, "tls-key", "", "the certificate's private key `FILE` (PEM)")
 	f.IntVar(&o.MaxConns, "max-connections", cluster.MaxConns, "serve at most `N` connections at once; more are answered 503 (busy)")
 	addMetricsFlag(cmd, &o.MetricsListen)
+	f.StringVar(&o.Name, "name", "", "the host's `NAME` in results and in the host label of metrics, the coordinator's too (default: its host name)")
 	f.IntVar(&o.protocol, "protocol", 0, "speak this agent protocol version (tests)")
 	f.DurationVar(&o.orphan, "orphan-after", 0, "cancel a job not pinged for this long (tests)")
 	f.DurationVar(&o.idle, "idle-timeout", 0, "close a connection idle this long (tests)")
@@ -162,7 +165,10 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 		return err
 	}
 	runner := &agentRunner{app: app}
-	host, _ := os.Hostname()
+	host := o.Name
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	a, err := cluster.NewAgent(cluster.AgentOptions{
 		Token: token, Roots: o.Roots, Runner: runner, Version: Version, Protocol: o.protocol,
 		OrphanAfter: o.orphan, IdleTimeout: o.idle, Logf: func(f string, args ...any) { app.Infof(f, args...) },
@@ -174,7 +180,7 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	if w := weakToken(token); w != "" {
 		app.Warnf("%s", w)
 	}
-	ctx, m, err := startMetrics(ctx, app, o.MetricsListen)
+	ctx, m, err := startMetricsAs(ctx, app, o.MetricsListen, host)
 	if err != nil {
 		return err
 	}

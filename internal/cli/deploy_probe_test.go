@@ -12,11 +12,11 @@ import (
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
-// TestDeployProbeDaemonSet keeps deploy/k8s/probe.yaml working: a
+// TestDeployProbeDaemonSet keeps deploy/k8s/probe/probe.yaml working: a
 // DaemonSet whose command line the probe accepts, whose round's command
 // line bench accepts, serving its metrics on the port it declares.
 func TestDeployProbeDaemonSet(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "deploy", "k8s", "probe.yaml"))
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "deploy", "k8s", "probe", "probe.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +53,9 @@ func TestDeployProbeDaemonSet(t *testing.T) {
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("probe %q: %v", cs[0].Args[1:], err)
+	}
+	if o.Name != "$(NODE_NAME)" {
+		t.Errorf("probe --name %q, want the node's name", o.Name)
 	}
 	if o.MetricsListen != ":9782" || len(cs[0].Ports) != 1 || cs[0].Ports[0].ContainerPort != 9782 ||
 		d.Spec.Template.Metadata.Annotations["prometheus.io/port"] != "9782" {

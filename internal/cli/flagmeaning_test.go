@@ -27,6 +27,7 @@ var flagMeanings = map[string]map[string]string{
 	"json":            all("result as JSON", "bench", "objbench", "train", "checkpoint", "io500", "replay", "compare", "profile", "stats", "fio", "vdbench"),
 	"job":             all("job file", "bench", "train", "vdbench"),
 	"keep":            all("keep what the run made", "bench", "objbench", "train", "checkpoint", "io500", "replay", "fio"),
+	"name":            all("host's name in metrics", "agent", "probe"),
 	"metrics":         {"compare": "figures compared", "stats": "former spelling of --metrics-url"},
 	"model":           all("model preset", "checkpoint", "train"),
 	"ops":             all("operation limit", "bench", "objbench"),

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,17 +12,6 @@ import (
 
 	"github.com/fsbench/fsbench/internal/testenv"
 )
-
-// scrape returns the page at url, or "" while nothing answers there.
-func scrape(url string) string {
-	resp, err := http.Get(url)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
-}
 
 // TestBenchMetricsScrapedByPrometheus runs a bench with --metrics-listen,
 // has a real Prometheus server scrape it, and asks Prometheus for the rate
@@ -36,7 +23,7 @@ func TestBenchMetricsScrapedByPrometheus(t *testing.T) {
 	bench := testenv.StartProcess(t, exec.Command(testenv.Binary(t), "bench", dir, "--rw", "write", "--file-size", "1M",
 		"--xfer-size", "64K", "--rate", "200", "--duration", "10m", "-p", "2", "--metrics-listen", addr))
 	bench.Await("the metrics endpoint", time.Minute, func() bool {
-		return strings.Contains(scrape("http://"+addr+"/metrics"), `fsbench_phase_running{host=`)
+		return strings.Contains(testenv.Scrape("http://"+addr+"/metrics"), `fsbench_phase_running{host=`)
 	})
 	prom := testenv.StartPrometheus(t, addr)
 	// The open loop runs at 200 operations a second: once the 10 s window
@@ -105,7 +92,7 @@ func TestMetricsListenOnEveryCommand(t *testing.T) {
 			p := testenv.StartProcess(t, exec.Command(testenv.Binary(t), append(c.args(dir), "--metrics-listen", addr)...))
 			seen := false
 			for !p.Exited() && !seen {
-				seen = strings.Contains(scrape("http://"+addr+"/metrics"), "fsbench_operations_total{host=")
+				seen = strings.Contains(testenv.Scrape("http://"+addr+"/metrics"), "fsbench_operations_total{host=")
 				time.Sleep(2 * time.Millisecond)
 			}
 			if code, _ := p.Wait(5 * time.Minute); code != 0 {

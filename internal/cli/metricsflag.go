@@ -29,10 +29,15 @@ type liveMetrics struct {
 // returned context at addr, plus extra collectors; with addr "" it
 // returns ctx and a nil *liveMetrics, whose Close does nothing.
 func startMetrics(ctx context.Context, app *App, addr string, extra ...prometheus.Collector) (context.Context, *liveMetrics, error) {
+	host, _ := os.Hostname()
+	return startMetricsAs(ctx, app, addr, host, extra...)
+}
+
+// startMetricsAs is startMetrics with the host label of the local phases.
+func startMetricsAs(ctx context.Context, app *App, addr, host string, extra ...prometheus.Collector) (context.Context, *liveMetrics, error) {
 	if addr == "" {
 		return ctx, nil, nil
 	}
-	host, _ := os.Hostname()
 	m := &liveMetrics{Board: prom.NewBoard(host)}
 	reg, err := prom.NewRegistry(append([]prometheus.Collector{m.Board}, extra...)...)
 	if err != nil {

@@ -20,6 +20,8 @@ type ProbeOptions struct {
 	Expect        []string
 	Push          string
 	MetricsListen string
+	// Name is --name: the host label of the metrics.
+	Name string
 	// Args is the command line of one round: a command and its arguments.
 	Args []string
 
@@ -65,7 +67,8 @@ func newProbeCmdWith(app *App, runF func(context.Context, *ProbeOptions) error) 
 	f.DurationVar(&o.Duration, "duration", 0, "stop after this long (0: run until interrupted)")
 	f.IntVar(&o.Rounds, "rounds", 0, "stop after `N` rounds (0: no limit)")
 	f.StringArrayVar(&o.Expect, "expect", nil, "judge each round by this expectation, as bench --expect does (e.g. 'write.p99<50ms'); repeatable. A failed one makes the round fail, not the probe")
-	f.StringVar(&o.Push, "push", "", "push each round's metrics to the Prometheus pushgateway at this `URL` (job fsbench_probe, instance the host name)")
+	f.StringVar(&o.Push, "push", "", "push each round's metrics to the Prometheus pushgateway at this `URL` (job fsbench_probe, instance the host's name)")
+	f.StringVar(&o.Name, "name", "", "the host's `NAME` in the host label of the metrics and as the pushgateway's instance (default: its host name)")
 	addMetricsFlag(cmd, &o.MetricsListen)
 	return cmd
 }

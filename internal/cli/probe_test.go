@@ -96,7 +96,7 @@ func TestProbeScrapedAndPushed(t *testing.T) {
 		t.Errorf("rounds that passed or failed to run: %v", n)
 	}
 	page := gw.Metrics(t)
-	for _, want := range []string{`fsbench_probe_rounds_total{instance="`, `job="fsbench_probe"`, `fsbench_probe_phase_bytes_per_second{`, `phase="write"`} {
+	for _, want := range []string{`fsbench_probe_rounds_total{host="`, `instance="`, `job="fsbench_probe"`, `fsbench_probe_phase_bytes_per_second{`, `op="write"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the pushgateway lacks %s", want)
 		}

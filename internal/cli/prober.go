@@ -48,9 +48,12 @@ type prober struct {
 }
 
 func runProbe(ctx context.Context, app *App, o *ProbeOptions) error {
-	host, _ := os.Hostname()
+	host := o.Name
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	board := prom.NewBoard(host)
-	p := &prober{app: app, o: o, metrics: prom.NewProbe(), pending: map[string]bool{}}
+	p := &prober{app: app, o: o, metrics: prom.NewProbe(host), pending: map[string]bool{}}
 	own := append([]prometheus.Collector{board}, p.metrics.Collectors()...)
 	if o.MetricsListen != "" {
 		reg, err := prom.NewRegistry(own...)

@@ -91,7 +91,7 @@ func TestAgentThousandJobs(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	m := regexp.MustCompile(`(?m)^fsbench_operations_total\{host="[^"]+",phase="write"\} (\S+)$`).FindSubmatch(page)
+	m := regexp.MustCompile(`(?m)^fsbench_operations_total\{host="[^"]+",op="write",phase="write"\} (\S+)$`).FindSubmatch(page)
 	if m == nil || string(m[1]) != strconv.Itoa(jobs*8) {
 		t.Errorf("write operations on the agent: %q, want %d", m, jobs*8)
 	}
@@ -105,7 +105,7 @@ func hostOps(url, phase string) map[string]float64 {
 	}
 	defer resp.Body.Close()
 	page, _ := io.ReadAll(resp.Body)
-	re := regexp.MustCompile(`(?m)^fsbench_operations_total\{host="([^"]+)",phase="` + regexp.QuoteMeta(phase) + `"\} (\S+)$`)
+	re := regexp.MustCompile(`(?m)^fsbench_operations_total\{host="([^"]+)",op="` + regexp.QuoteMeta(phase) + `",phase="` + regexp.QuoteMeta(phase) + `"\} (\S+)$`)
 	out := map[string]float64{}
 	for _, m := range re.FindAllStringSubmatch(string(page), -1) {
 		v, _ := strconv.ParseFloat(m[2], 64)
@@ -115,12 +115,13 @@ func hostOps(url, phase string) map[string]float64 {
 }
 
 // TestCoordinatorMetricsPerHost gives a coordinator --metrics-listen: its
-// page shows each agent's operations while the phase runs, by host, from
-// the counts the agents' heartbeats carry.
+// page shows each agent's operations while the phase runs, by the name
+// the agent gives (--name), from the counts the agents' heartbeats carry,
+// and each name's address.
 func TestCoordinatorMetricsPerHost(t *testing.T) {
 	testenv.NeedsServer(t, "fsbench agents")
 	root := t.TempDir()
-	a1, a2 := startAgent(t, root), startAgent(t, root)
+	a1, a2 := startAgent(t, root, "--name", "client-1"), startAgent(t, root, "--name", "client-2")
 	maddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	murl := "http://" + maddr + "/metrics"
 	done := make(chan testenv.Output, 1)
@@ -132,7 +133,7 @@ func TestCoordinatorMetricsPerHost(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		live = hostOps(murl, "write")
-		if live[a1.addr] > 0 && live[a2.addr] > 0 {
+		if live["client-1"] > 0 && live["client-2"] > 0 {
 			break
 		}
 		select {
@@ -144,6 +145,15 @@ func TestCoordinatorMetricsPerHost(t *testing.T) {
 			t.Fatalf("no live counts of both hosts: %v", live)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	page := testenv.Scrape(murl)
+	for _, want := range []string{`fsbench_host_info{address="` + a1.addr + `",host="client-1"} 1`, `fsbench_host_info{address="` + a2.addr + `",host="client-2"} 1`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, `host="`+a1.addr) {
+		t.Errorf("an agent's address is a host label:\n%s", page)
 	}
 	res := resultOf(t, <-done)
 	p := res.FindPhase("write")

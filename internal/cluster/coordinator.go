@@ -301,9 +301,9 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	case EventWarning:
 		c.Logf("host %s: %s", h.addr, ev.Message)
 	case EventHeartbeat:
-		c.report(h, ev.Live)
+		c.report(h, hosts, ev.Live)
 	case EventDone:
-		c.report(h, ev.Live)
+		c.report(h, hosts, ev.Live)
 		return c.done(h, ev, cancelled)
 	}
 	return nil

@@ -166,16 +166,22 @@ type Event struct {
 	Progress *Progress `json:"progress,omitempty"`
 }
 
-// PhaseCounts are one phase's cumulative counts on one host: operations,
-// bytes, errors, the sum of latencies, and the operations by latency
+// PhaseCounts are one phase's cumulative counts on one host, or one
+// operation's of a phase of several (Op): operations, bytes (the part
+// read too), errors, the sum of latencies, and the operations by latency
 // bucket (metrics.Live's buckets).
 type PhaseCounts struct {
-	Phase     string  `json:"phase"`
-	Ops       int64   `json:"ops"`
-	Bytes     int64   `json:"bytes"`
-	Errors    int64   `json:"errors"`
-	LatencyNs int64   `json:"latency_ns"`
-	Buckets   []int64 `json:"buckets,omitempty"`
+	Phase string `json:"phase"`
+	Op    string `json:"op,omitempty"`
+	Ops   int64  `json:"ops"`
+	Bytes int64  `json:"bytes"`
+	// ReadBytes and WriteBytes split Bytes by direction (0 from an
+	// agent of an older version, whose bytes then count as written).
+	ReadBytes  int64   `json:"read_bytes,omitempty"`
+	WriteBytes int64   `json:"write_bytes,omitempty"`
+	Errors     int64   `json:"errors"`
+	LatencyNs  int64   `json:"latency_ns"`
+	Buckets    []int64 `json:"buckets,omitempty"`
 }
 
 // Release is the coordinator's message that releases the barrier Seq,

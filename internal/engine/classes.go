@@ -18,6 +18,49 @@ type ClassResult struct {
 	TTFB               *metrics.Histogram // nil unless an operation recorded one
 }
 
+// ClassOp is the operation a class of operations belongs to: its name,
+// as the result's rows name it, and whether the bytes it moves are read.
+type ClassOp struct {
+	Name string
+	Read bool
+}
+
+// splitOps gives live a counter set per operation of the phase's classes
+// (nil without Phase.ClassOps); a new set each phase, so that a watcher
+// still reading the last phase's keeps its counts.
+func (r *run) splitOps(live *metrics.Live) {
+	live.ByOp, live.OpNames, r.classOp, r.opRead = nil, nil, nil, nil
+	if len(r.p.ClassOps) == 0 {
+		return
+	}
+	index := map[string]int{}
+	for _, c := range r.p.ClassOps {
+		k, ok := index[c.Name]
+		if !ok {
+			k = len(live.OpNames)
+			index[c.Name] = k
+			live.OpNames = append(live.OpNames, c.Name)
+			live.ByOp = append(live.ByOp, new(metrics.Live))
+			r.opRead = append(r.opRead, c.Read)
+		}
+		r.classOp = append(r.classOp, k)
+	}
+}
+
+// countOp adds an operation of class to its operation's live counts.
+func (w *Worker) countOp(class int, n int64, lat time.Duration) {
+	if class < 0 || class >= len(w.r.classOp) {
+		return
+	}
+	k := w.r.classOp[class]
+	b := &w.opLive[k]
+	b.Add(n, lat)
+	if w.r.opRead[k] {
+		b.AddRead(n)
+		w.live.AddRead(n)
+	}
+}
+
 // classStats is a worker's measurement of one class; its histograms are
 // made on first use, so that classes no operation falls in cost nothing.
 type classStats struct {
@@ -45,6 +88,11 @@ func (w *Worker) prepareClasses(n int) {
 		w.classes[i].reset()
 	}
 	w.hasFirstByte = false
+	ops := len(w.e.Live.ByOp)
+	if cap(w.opLive) < ops {
+		w.opLive = make([]metrics.LiveBatch, ops)
+	}
+	w.opLive = w.opLive[:ops]
 }
 
 // EndAs records the operation begun at s, which moved n bytes, as End
@@ -53,6 +101,7 @@ func (w *Worker) prepareClasses(n int) {
 func (w *Worker) EndAs(s Start, n int64, class int) time.Time {
 	firstByte, hasFirstByte := w.firstByte, w.hasFirstByte
 	t, lat := w.finish(s, n)
+	w.countOp(class, n, lat)
 	if !w.measured || class < 0 || class >= len(w.classes) {
 		return t
 	}
@@ -77,6 +126,9 @@ func (w *Worker) FailAs(err error, class int) {
 	w.Fail(err)
 	if class >= 0 && class < len(w.classes) {
 		w.classes[class].errs++
+	}
+	if class >= 0 && class < len(w.r.classOp) {
+		w.e.Live.ByOp[w.r.classOp[class]].Errors.Add(1)
 	}
 }
 

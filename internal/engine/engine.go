@@ -77,6 +77,10 @@ type Phase struct {
 	// Classes is the number of classes the operations fall into (see
 	// Worker.EndAs); Result.Classes holds their measurements.
 	Classes int
+	// ClassOps, if set (one per class), names the operation each class
+	// belongs to: the live counts are then kept per operation too
+	// (Live.ByOp), and the bytes of a class that reads count as read.
+	ClassOps []ClassOp
 
 	// KeepGoing counts a failed task and goes on (object stores, where one
 	// failed request says little); otherwise the first error that is not
@@ -224,6 +228,8 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 		return e.failed(&p), err
 	}
 	e.Live.Reset()
+	r := &run{e: e, p: &p}
+	r.splitOps(&e.Live)
 	e.current.Store(&p)
 	defer e.current.Store(nil)
 	if w := WatcherFrom(ctx); w != nil {
@@ -231,7 +237,6 @@ func (e *Engine) Run(ctx context.Context, p Phase) (*Result, error) {
 		defer w.End(&p, &e.Live)
 	}
 
-	r := &run{e: e, p: &p}
 	r.left.Store(p.Ops)
 	r.clk = newClock(&p, len(e.workers))
 	g, gctx := errgroup.WithContext(ctx)
@@ -291,6 +296,10 @@ type run struct {
 	bytes atomic.Int64 // Bytes limit: bytes moved so far, warm-up included
 	left  atomic.Int64 // Ops limit: operations not yet begun
 	early atomic.Bool  // EndEarly ended the phase
+	// classOp is the index in Live.ByOp of each class's operation, and
+	// opRead whether an operation's bytes are read (Phase.ClassOps).
+	classOp []int
+	opRead  []bool
 }
 
 // take claims one of the phase's operations; false when the Ops limit is

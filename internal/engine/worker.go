@@ -46,9 +46,10 @@ type Worker struct {
 	liveAt  time.Duration     // when live was last flushed, since t0
 	yieldAt time.Duration     // when the worker last passed through the scheduler, since t0
 
-	classes      []classStats  // per class, when the phase has classes
-	firstByte    time.Duration // the last operation's time to first byte
-	hasFirstByte bool          // firstByte belongs to the operation in progress
+	classes      []classStats        // per class, when the phase has classes
+	opLive       []metrics.LiveBatch // per operation (Live.ByOp), not yet there
+	firstByte    time.Duration       // the last operation's time to first byte
+	hasFirstByte bool                // firstByte belongs to the operation in progress
 }
 
 func newWorker(e *Engine, id int) *Worker {
@@ -177,6 +178,11 @@ type Start struct {
 // stopped); the operation must then not be done.
 func (w *Worker) Begin() (Start, bool) {
 	r, c := w.r, w.clk
+	// The operations before this one go to Engine.Live now, each whole:
+	// its bytes and the part of them read (CountRead, after End).
+	if now := c.now(); w.live.Ops() >= liveBatchOps || now-w.liveAt >= liveBatchAge {
+		w.flushLive(now)
+	}
 	if r.stop.Load() || !r.take() || r.p.Bytes > 0 && r.bytes.Load() >= r.p.Bytes {
 		return w.quit()
 	}
@@ -291,9 +297,6 @@ func (w *Worker) finish(s Start, n int64) (time.Time, time.Duration) {
 		lat = t2 - s.sched
 	}
 	w.live.Add(n, lat)
-	if w.live.Ops() >= liveBatchOps || t2-w.liveAt >= liveBatchAge {
-		w.flushLive(t2)
-	}
 	if t2-w.yieldAt >= yieldEvery {
 		w.yieldAt = t2
 		gosched()
@@ -333,8 +336,9 @@ var gosched = runtime.Gosched
 
 // Engine.Live is what a phase in progress shows (progress, live metrics,
 // other hosts' heartbeats): a worker adds its operations to it every
-// liveBatchOps operations or liveBatchAge, whichever comes first, and at
-// its end.
+// liveBatchOps operations or liveBatchAge, whichever comes first, as it
+// begins the next one (so that what an operation counts after End is in
+// its batch), and at its end.
 const (
 	liveBatchOps = 64
 	liveBatchAge = 10 * time.Millisecond
@@ -342,6 +346,9 @@ const (
 
 func (w *Worker) flushLive(now time.Duration) {
 	w.e.Live.Flush(&w.live)
+	for k := range w.opLive {
+		w.e.Live.ByOp[k].Flush(&w.opLive[k])
+	}
 	w.liveAt = now
 }
 

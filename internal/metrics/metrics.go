@@ -147,8 +147,10 @@ type Live struct {
 	Errors    atomic.Int64
 	LatencyNs atomic.Int64 // sum of latencies of Ops, for a mean over an interval
 	// ReadBytes is the part of Bytes that was read, counted after Bytes,
-	// so that a phase mixing reads and writes can be split.
-	ReadBytes atomic.Int64
+	// so that a phase mixing reads and writes can be split; WriteBytes
+	// the rest. Each only grows, as a counter of each direction must.
+	ReadBytes  atomic.Int64
+	WriteBytes atomic.Int64
 	// Buckets counts the latencies of Ops by power of two of
 	// microseconds: Buckets[k] those above LiveBucketBound(k-1) and at most
 	// LiveBucketBound(k), the last one every latency above that. One
@@ -160,6 +162,11 @@ type Live struct {
 	// rate is the result's.
 	Measured   atomic.Int64
 	MeasuredNs atomic.Int64
+	// ByOp holds the counts of each operation of a phase that runs
+	// several (an object store's mix), named by OpNames; nil otherwise.
+	// The engine sets both before the phase starts and leaves them.
+	ByOp    []*Live
+	OpNames []string
 }
 
 // LiveBuckets is the number of latency buckets of Live: up to 2^24 µs
@@ -186,6 +193,7 @@ func (l *Live) Reset() {
 	l.Errors.Store(0)
 	l.LatencyNs.Store(0)
 	l.ReadBytes.Store(0)
+	l.WriteBytes.Store(0)
 	l.Measured.Store(0)
 	l.MeasuredNs.Store(0)
 	for i := range l.Buckets {
@@ -253,6 +261,9 @@ func (l *Live) Flush(b *LiveBatch) {
 	}
 	if b.readBytes != 0 {
 		l.ReadBytes.Add(b.readBytes)
+	}
+	if w := b.bytes - b.readBytes; w > 0 {
+		l.WriteBytes.Add(w)
 	}
 	b.ops, b.bytes, b.readBytes, b.latencyNs, b.used = 0, 0, 0, 0, 0
 }

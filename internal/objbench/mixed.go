@@ -19,11 +19,32 @@ var mixedWorkload = &Workload{Name: "mixed", Unit: "ops", Help: "get, stat, put 
 func (r *run) mixedPhase(ctx context.Context) engine.Phase {
 	nsz := len(r.o.Sizes.Classes())
 	return engine.Phase{Name: "mixed", Title: "mixed operations", Tasks: r.o.Objects, Shared: true, Classes: numOps * nsz,
+		ClassOps: mixOps(nsz),
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, s engine.Start, _ int) (int64, int, error) {
 			op := r.o.Mix.draw(w.Rand)
 			n, size, err := r.mixedOp(ctx, w, s, &op)
 			return n, op*nsz + size, err
 		})}
+}
+
+// mixOps names the operations of the mix's classes as its rows do
+// (mixed-get, ...), for live metrics by operation.
+func mixOps(nsz int) []engine.ClassOp {
+	ops := make([]engine.ClassOp, numOps*nsz)
+	for i := range ops {
+		ops[i] = engine.ClassOp{Name: "mixed-" + opNames[i/nsz], Read: i/nsz == opGet}
+	}
+	return ops
+}
+
+// sameOp names every class of a phase of one operation, for the
+// direction of its bytes.
+func sameOp(name string, read bool, classes int) []engine.ClassOp {
+	ops := make([]engine.ClassOp, classes)
+	for i := range ops {
+		ops[i] = engine.ClassOp{Name: name, Read: read}
+	}
+	return ops
 }
 
 // mixedOp does op on the thread's live objects. A thread whose live set is

@@ -203,14 +203,16 @@ func (r *run) readChecked(w *engine.Worker, s engine.Start, rc io.Reader, key st
 func (r *run) pick(task int) objRef { return r.objs[task%len(r.objs)] }
 
 func (r *run) getPhase(ctx context.Context) engine.Phase {
-	return engine.Phase{Name: "get", Title: "get objects", Tasks: len(r.objs), Random: true, Classes: len(r.o.Sizes.Classes()),
+	nsz := len(r.o.Sizes.Classes())
+	return engine.Phase{Name: "get", Title: "get objects", Tasks: len(r.objs), Random: true, Classes: nsz, ClassOps: sameOp("get", true, nsz),
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, s engine.Start, task int) (int64, int, error) {
 			return r.getObj(ctx, w, s, r.pick(task))
 		})}
 }
 
 func (r *run) putPhase(ctx context.Context) engine.Phase {
-	return engine.Phase{Name: "put", Title: "put objects", Tasks: r.o.Objects, Shared: true, Classes: len(r.o.Sizes.Classes()),
+	nsz := len(r.o.Sizes.Classes())
+	return engine.Phase{Name: "put", Title: "put objects", Tasks: r.o.Objects, Shared: true, Classes: nsz, ClassOps: sameOp("put", false, nsz),
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, _ engine.Start, _ int) (int64, int, error) {
 			return r.putNew(ctx, w)
 		})}

@@ -18,16 +18,18 @@ import (
 	"github.com/fsbench/fsbench/internal/metrics"
 )
 
-// Totals are the cumulative counts of one phase on one host.
+// Totals are the cumulative counts of one operation of a phase on one host.
 type Totals struct {
-	Ops, Bytes, Errors, LatencyNs int64
-	Buckets                       [metrics.LiveBuckets]int64
+	Ops, Bytes, ReadBytes, WriteBytes, Errors, LatencyNs int64
+	Buckets                                              [metrics.LiveBuckets]int64
 }
 
 // add adds a live phase's counts.
 func (t *Totals) add(l *metrics.Live) {
 	t.Ops += l.Ops.Load()
 	t.Bytes += l.Bytes.Load()
+	t.ReadBytes += l.ReadBytes.Load()
+	t.WriteBytes += l.WriteBytes.Load()
 	t.Errors += l.Errors.Load()
 	t.LatencyNs += l.LatencyNs.Load()
 	for i := range t.Buckets {
@@ -39,6 +41,8 @@ func (t *Totals) add(l *metrics.Live) {
 func (t *Totals) Add(o Totals) {
 	t.Ops += o.Ops
 	t.Bytes += o.Bytes
+	t.ReadBytes += o.ReadBytes
+	t.WriteBytes += o.WriteBytes
 	t.Errors += o.Errors
 	t.LatencyNs += o.LatencyNs
 	for i := range t.Buckets {
@@ -53,13 +57,22 @@ func TotalsOf(l *metrics.Live) Totals {
 	return t
 }
 
-// series names one phase of one host.
-type series struct{ host, phase string }
+// series names one operation of one phase of one host: the phase's own
+// name for a phase of one operation, the operation's (Live.OpNames) for
+// one of several.
+type series struct{ host, phase, op string }
+
+// Counts are the counts of one operation of a phase.
+type Counts struct {
+	Phase, Op string
+	Totals
+}
 
 // Board is an engine.Watcher and a prometheus.Collector: the operations,
 // bytes, errors and latencies of every phase run under it, live while a
-// phase runs, by host and phase. The counts of a phase name that runs again
-// (--repeat, a probe's rounds) add up, so every counter only grows.
+// phase runs, by host, phase and operation. The counts of a phase name
+// that runs again (--repeat, a probe's rounds) add up, so every counter
+// only grows.
 type Board struct {
 	host   string
 	mu     sync.Mutex
@@ -67,44 +80,68 @@ type Board struct {
 	order  []series
 	active map[*metrics.Live]series
 	remote map[series]map[string]Totals // hosts that report their own counts, by run (SetRemote)
+	addrs  map[string]string            // the address of each host that has one (SetAddress)
 }
 
 // NewBoard returns a board whose local phases are labelled with host.
 func NewBoard(host string) *Board {
-	return &Board{host: host, done: map[series]*Totals{}, active: map[*metrics.Live]series{}, remote: map[series]map[string]Totals{}}
+	return &Board{host: host, done: map[series]*Totals{}, active: map[*metrics.Live]series{},
+		remote: map[series]map[string]Totals{}, addrs: map[string]string{}}
 }
 
 var _ engine.Watcher = (*Board)(nil)
 
-// Begin starts showing a phase's live counts.
+// Begin starts showing a phase's live counts, each operation's apart when
+// the phase runs several.
 func (b *Board) Begin(p *engine.Phase, l *metrics.Live) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := series{b.host, p.Name}
+	if len(l.ByOp) == 0 {
+		b.begin(series{b.host, p.Name, p.Name}, l)
+		return
+	}
+	for i, ol := range l.ByOp {
+		b.begin(series{b.host, p.Name, l.OpNames[i]}, ol)
+	}
+}
+
+func (b *Board) begin(s series, l *metrics.Live) {
 	b.entry(s)
 	b.active[l] = s
 }
 
 // End adds a phase's final counts to its totals.
-func (b *Board) End(p *engine.Phase, l *metrics.Live) {
+func (b *Board) End(_ *engine.Phase, l *metrics.Live) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, ok := b.active[l]
-	if !ok {
-		return
+	for _, ol := range append([]*metrics.Live{l}, l.ByOp...) {
+		if s, ok := b.active[ol]; ok {
+			delete(b.active, ol)
+			b.entry(s).add(ol)
+		}
 	}
-	delete(b.active, l)
-	b.entry(s).add(l)
 }
 
-// SetRemote sets the counts another host reported for a phase of one run
-// so far (a coordinator's view of its agents); the runs of a phase add up.
-// Counts lower than those set before for the run are ignored, so that the
-// counters never go back.
-func (b *Board) SetRemote(run, host, phase string, t Totals) {
+// SetAddress tells the address a host is reached at, exported as
+// fsbench_host_info.
+func (b *Board) SetAddress(host, addr string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := series{host, phase}
+	b.addrs[host] = addr
+}
+
+// SetRemote sets the counts another host reported for an operation of a
+// phase of one run so far (a coordinator's view of its agents; op "" is
+// the phase's one operation); the runs of a phase add up. Counts lower
+// than those set before for the run are ignored, so that the counters
+// never go back.
+func (b *Board) SetRemote(run, host, phase, op string, t Totals) {
+	if op == "" {
+		op = phase
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := series{host, phase, op}
 	runs, seen := b.remote[s]
 	if !seen {
 		runs = map[string]Totals{}
@@ -113,7 +150,7 @@ func (b *Board) SetRemote(run, host, phase string, t Totals) {
 			b.order = append(b.order, s)
 		}
 	}
-	if old, ok := runs[run]; ok && (t.Ops < old.Ops || t.Bytes < old.Bytes || t.Errors < old.Errors) {
+	if old, ok := runs[run]; ok && (t.Ops < old.Ops || t.Bytes < old.Bytes || t.ReadBytes < old.ReadBytes || t.WriteBytes < old.WriteBytes || t.Errors < old.Errors) {
 		return
 	}
 	runs[run] = t
@@ -132,25 +169,32 @@ func (b *Board) entry(s series) *Totals {
 	return t
 }
 
-// Totals returns the current counts of a phase on the board's host.
+// Totals returns the current counts of a phase on the board's host, all
+// its operations together.
 func (b *Board) Totals(phase string) Totals {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.totals(series{b.host, phase})
-}
-
-// Phases returns the current counts of every phase of the board's own
-// host, in the order they first ran.
-func (b *Board) Phases() (names []string, totals []Totals) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	var t Totals
 	for _, s := range b.order {
-		if s.host == b.host {
-			names = append(names, s.phase)
-			totals = append(totals, b.totals(s))
+		if s.host == b.host && s.phase == phase {
+			t.Add(b.totals(s))
 		}
 	}
-	return names, totals
+	return t
+}
+
+// Series returns the current counts of every operation of every phase of
+// the board's own host, in the order they first ran.
+func (b *Board) Series() []Counts {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Counts
+	for _, s := range b.order {
+		if s.host == b.host {
+			out = append(out, Counts{Phase: s.phase, Op: s.op, Totals: b.totals(s)})
+		}
+	}
+	return out
 }
 
 // totals sums the done, live and remote counts of s; b.mu is held.
@@ -171,17 +215,18 @@ func (b *Board) totals(s series) Totals {
 }
 
 var (
-	labels   = []string{"host", "phase"}
+	labels   = []string{"host", "phase", "op"}
 	opsDesc  = prometheus.NewDesc("fsbench_operations_total", "Operations completed, warm-up included.", labels, nil)
-	byteDesc = prometheus.NewDesc("fsbench_bytes_total", "Bytes read or written by completed operations.", labels, nil)
+	byteDesc = prometheus.NewDesc("fsbench_bytes_total", "Bytes moved by completed operations, by direction (read, write).", append(labels, "direction"), nil)
 	errDesc  = prometheus.NewDesc("fsbench_errors_total", "Operations that failed.", labels, nil)
 	latDesc  = prometheus.NewDesc("fsbench_operation_duration_seconds", "Latency of completed operations (from the scheduled start in an open loop).", labels, nil)
-	runDesc  = prometheus.NewDesc("fsbench_phase_running", "1 while the phase runs, 0 once it has ended.", labels, nil)
+	runDesc  = prometheus.NewDesc("fsbench_phase_running", "1 while the phase runs, 0 once it has ended.", []string{"host", "phase"}, nil)
+	infoDesc = prometheus.NewDesc("fsbench_host_info", "The address a host is reached at; always 1.", []string{"host", "address"}, nil)
 )
 
 // Describe sends the descriptions of the board's metrics.
 func (b *Board) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{opsDesc, byteDesc, errDesc, latDesc, runDesc} {
+	for _, d := range []*prometheus.Desc{opsDesc, byteDesc, errDesc, latDesc, runDesc, infoDesc} {
 		ch <- d
 	}
 }
@@ -190,22 +235,31 @@ func (b *Board) Describe(ch chan<- *prometheus.Desc) {
 func (b *Board) Collect(ch chan<- prometheus.Metric) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	running := map[series]bool{}
+	type phase struct{ host, phase string }
+	running := map[phase]bool{}
 	for _, s := range b.active {
-		running[s] = true
+		running[phase{s.host, s.phase}] = true
 	}
+	seen := map[phase]bool{}
 	for _, s := range b.order {
 		t := b.totals(s)
-		lv := []string{s.host, s.phase}
+		lv := []string{s.host, s.phase, s.op}
 		ch <- prometheus.MustNewConstMetric(opsDesc, prometheus.CounterValue, float64(t.Ops), lv...)
-		ch <- prometheus.MustNewConstMetric(byteDesc, prometheus.CounterValue, float64(t.Bytes), lv...)
+		ch <- prometheus.MustNewConstMetric(byteDesc, prometheus.CounterValue, float64(t.ReadBytes), append(lv, "read")...)
+		ch <- prometheus.MustNewConstMetric(byteDesc, prometheus.CounterValue, float64(t.WriteBytes), append(lv, "write")...)
 		ch <- prometheus.MustNewConstMetric(errDesc, prometheus.CounterValue, float64(t.Errors), lv...)
 		ch <- histogram(t, lv)
-		r := 0.0
-		if running[s] {
-			r = 1
+		if ph := (phase{s.host, s.phase}); !seen[ph] {
+			seen[ph] = true
+			r := 0.0
+			if running[ph] {
+				r = 1
+			}
+			ch <- prometheus.MustNewConstMetric(runDesc, prometheus.GaugeValue, r, s.host, s.phase)
 		}
-		ch <- prometheus.MustNewConstMetric(runDesc, prometheus.GaugeValue, r, lv...)
+	}
+	for h, a := range b.addrs {
+		ch <- prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1, h, a)
 	}
 }
 

@@ -1,15 +1,21 @@
 package prom
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -18,7 +24,7 @@ func names(t *testing.T) map[string]bool {
 	t.Helper()
 	ch := make(chan *prometheus.Desc, 64)
 	NewBoard("h").Describe(ch)
-	for _, c := range NewProbe().Collectors() {
+	for _, c := range NewProbe("h").Collectors() {
 		c.Describe(ch)
 	}
 	close(ch)
@@ -78,7 +84,7 @@ func TestMetricsDocumented(t *testing.T) {
 		Panels []struct {
 			Type    string
 			Title   string
-			Targets []struct{ Expr string }
+			Targets []struct{ Expr, LegendFormat string }
 		}
 	}
 	if err := json.Unmarshal(raw, &dash); err != nil {
@@ -93,6 +99,9 @@ func TestMetricsDocumented(t *testing.T) {
 			t.Errorf("panel %q has no query", p.Title)
 		}
 		for _, tg := range p.Targets {
+			if mentioned.MatchString(tg.Expr) && (!strings.Contains(tg.LegendFormat, "{{host}}") || byWithout(tg.Expr, "host")) {
+				t.Errorf("panel %q does not split by host: %s, legend %q", p.Title, tg.Expr, tg.LegendFormat)
+			}
 			for _, n := range mentioned.FindAllString(tg.Expr, -1) {
 				if !known(all, n) {
 					t.Errorf("panel %q queries %s, which is not exported", p.Title, n)
@@ -106,4 +115,84 @@ func TestMetricsDocumented(t *testing.T) {
 			t.Errorf("the dashboard does not chart %s", n)
 		}
 	}
+}
+
+// TestMetricsTable compares the table of docs/metrics.md with what is
+// served: every metric with its type and labels, nothing more or less.
+func TestMetricsTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `(fsbench_[a-z_]+)` \\| ([a-z]+) \\| ([^|]*) \\|")
+	documented := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		labels := strings.Fields(strings.NewReplacer("`", "", ",", " ").Replace(m[3]))
+		slices.Sort(labels)
+		documented[m[1]] = m[2] + " " + strings.Join(labels, ",")
+	}
+	served := servedMetrics(t)
+	for name, want := range documented {
+		if got, ok := served[name]; !ok {
+			t.Errorf("docs/metrics.md documents %s, which is not served", name)
+		} else if got != want {
+			t.Errorf("%s: served as %q, documented as %q", name, got, want)
+		}
+	}
+	for name, got := range served {
+		if _, ok := documented[name]; !ok {
+			t.Errorf("%s (%s) is served but not in docs/metrics.md's table", name, got)
+		}
+	}
+}
+
+// servedMetrics are the type and sorted label names of every fsbench
+// metric a board and a probe serve once each has something to show.
+func servedMetrics(t *testing.T) map[string]string {
+	t.Helper()
+	b := NewBoard("h1")
+	ctx := engine.WithWatcher(context.Background(), b)
+	if _, err := engine.New(1).Run(ctx, phase("write", 2, 10, nil)); err != nil {
+		t.Fatal(err)
+	}
+	b.SetAddress("agent-1", "10.0.0.1:7781")
+	p := NewProbe("h1")
+	p.PushFailed()
+	res := &report.Result{Phases: []report.PhaseResult{{Name: "write", Latency: metrics.Summary{Count: 1, P50: 1}}},
+		Expectations: []report.Expectation{{Expr: "errors==0", Verdict: report.VerdictPass}}}
+	p.Round(RoundPass, time.Now(), time.Second, res)
+	reg, err := NewRegistry(append([]prometheus.Collector{b}, p.Collectors()...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "fsbench_") {
+			continue
+		}
+		var labels []string
+		for _, lp := range mf.GetMetric()[0].GetLabel() {
+			labels = append(labels, lp.GetName())
+		}
+		slices.Sort(labels)
+		out[mf.GetName()] = strings.ToLower(mf.GetType().String()) + " " + strings.Join(labels, ",")
+	}
+	return out
+}
+
+var byClause = regexp.MustCompile(`\bby \(([^)]*)\)`)
+
+// byWithout reports whether a query aggregates by labels that leave out
+// label.
+func byWithout(expr, label string) bool {
+	for _, m := range byClause.FindAllStringSubmatch(expr, -1) {
+		if !slices.Contains(strings.Fields(strings.ReplaceAll(m[1], ",", " ")), label) {
+			return true
+		}
+	}
+	return false
 }

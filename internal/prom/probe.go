@@ -32,29 +32,31 @@ type Probe struct {
 	expect     *prometheus.GaugeVec
 }
 
-// NewProbe makes the probe's metrics, every round result at zero.
-func NewProbe() *Probe {
+// NewProbe makes the probe's metrics, every round result at zero, each
+// series labelled with host.
+func NewProbe(host string) *Probe {
+	h := prometheus.Labels{"host": host}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: h}, labels)
+	}
 	p := &Probe{
-		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fsbench_probe_rounds_total",
+		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fsbench_probe_rounds_total", ConstLabels: h,
 			Help: "Probe rounds by result: pass, fail (an expectation failed) or error (the round did not complete)."}, []string{"result"}),
-		pushErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "fsbench_probe_push_failures_total",
+		pushErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "fsbench_probe_push_failures_total", ConstLabels: h,
 			Help: "Rounds whose metrics the pushgateway did not accept."}),
-		success: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fsbench_probe_last_round_success",
+		success: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fsbench_probe_last_round_success", ConstLabels: h,
 			Help: "1 if the last round passed, 0 if it failed or did not complete."}),
-		when: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fsbench_probe_last_round_timestamp_seconds",
+		when: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fsbench_probe_last_round_timestamp_seconds", ConstLabels: h,
 			Help: "When the last round ended, in seconds since the epoch."}),
-		took: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fsbench_probe_last_round_duration_seconds",
+		took: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fsbench_probe_last_round_duration_seconds", ConstLabels: h,
 			Help: "How long the last round took, clean-up included."}),
-		bytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fsbench_probe_phase_bytes_per_second",
-			Help: "Throughput of each phase of the last round."}, []string{"phase"}),
-		ops: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fsbench_probe_phase_operations_per_second",
-			Help: "Operations per second of each phase of the last round."}, []string{"phase"}),
-		errs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fsbench_probe_phase_errors",
-			Help: "Failed operations of each phase of the last round."}, []string{"phase"}),
-		latency: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fsbench_probe_phase_latency_seconds",
-			Help: "Latency percentiles of each phase of the last round."}, []string{"phase", "quantile"}),
-		expect: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fsbench_probe_expectation_pass",
-			Help: "1 if the expectation held in the last round, 0 if it failed; absent when the round was too short to judge it or did not complete."}, []string{"expectation"}),
+		bytes: gauge("fsbench_probe_phase_bytes_per_second", "Throughput of each operation (result row) of the last round.", "op"),
+		ops:   gauge("fsbench_probe_phase_operations_per_second", "Operations per second of each operation of the last round.", "op"),
+		errs:  gauge("fsbench_probe_phase_errors", "Failed operations of each operation of the last round.", "op"),
+		latency: gauge("fsbench_probe_phase_latency_seconds",
+			"Latency percentiles (p50, p90, p99, max) of each operation of the last round, exact (HdrHistogram).", "op", "percentile"),
+		expect: gauge("fsbench_probe_expectation_pass",
+			"1 if the expectation held in the last round, 0 if it failed; absent when the round was too short to judge it or did not complete.", "expectation"),
 	}
 	for _, r := range []string{RoundPass, RoundFail, RoundError} {
 		p.rounds.WithLabelValues(r)
@@ -94,7 +96,7 @@ func (p *Probe) Round(result string, end time.Time, took time.Duration, res *rep
 		for _, q := range []struct {
 			label string
 			us    float64
-		}{{"0.5", ph.Latency.P50}, {"0.9", ph.Latency.P90}, {"0.99", ph.Latency.P99}, {"1", ph.Latency.Max}} {
+		}{{"p50", ph.Latency.P50}, {"p90", ph.Latency.P90}, {"p99", ph.Latency.P99}, {"max", ph.Latency.Max}} {
 			p.latency.WithLabelValues(ph.Name, q.label).Set(q.us / 1e6)
 		}
 	}

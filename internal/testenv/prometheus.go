@@ -155,3 +155,14 @@ func (g *Pushgateway) Metrics(t testing.TB) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// Scrape returns the page at url, or "" while nothing answers there.
+func Scrape(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
