@@ -14,6 +14,9 @@
 #                                       device capped by a blkio limit at
 #                                       CAP_BPS for OLD, CAP_SLOW of it for
 #                                       NEW: each should exit 3 (as root)
+#   verdicts.sh rated DIR               one write phase on DIR, the NEW side
+#                                       held to RATE_SLOW (0.7) of a probe's
+#                                       rate (--rate): each should exit 3
 #   verdicts.sh recompare DIR           compares again the pairs KEEP kept
 #   verdicts.sh detect                  bench on ext4 over a loop device, the NEW
 #                                       side slowed by a blkio throttle (as root)
@@ -40,7 +43,8 @@
 # KEEP (a directory to keep each pair's results in, as N-old.json and
 # N-new.json, for recompare), FREEZE (0.3: slowdown's share of the time
 # stopped), CAP_BPS (104857600: capped's limit of OLD, bytes/s), CAP_SLOW
-# (0.7: NEW's limit in capped, a share of CAP_BPS),
+# (0.7: NEW's limit in capped, a share of CAP_BPS), RATE_SLOW (0.7: rated's
+# share of the probe's rate),
 # THRESHOLD (10%), SLOW (0.82), BIG (256M: detect's file per thread; a blkio
 # limit lets a phase of well under a second through in bursts), IMG_DIR
 # (/dev/shm: where detect's disk image lives; /var/tmp for quick-slow and
@@ -323,14 +327,53 @@ capped() {
 	echo "capped, bench --direct on a loop device capped at $((cap >> 20)) MiB/s (OLD) and $((slow >> 20)) MiB/s (NEW), --repeat $REPEAT: exit 3 in $flagged/$PAIRS with --threshold $THRESHOLD"
 }
 
+# rated DIR: PAIRS pairs of one write phase on DIR (bench --rw write, two
+# threads of a BIG file each), the NEW side held to RATE_SLOW (0.7) of the
+# operations a second a fresh probe of the same job made just before
+# (--rate): on a storage whose own speed is a CPU's, as tmpfs, where no
+# device limit applies and a stopped process is made up for by the
+# scheduler. The NEW side is the slower of its storage and the rate, so a
+# drift of the machine between the probe and a side still shows. Only the
+# throughput is compared (--metrics throughput): with --rate a latency
+# counts from the operation's scheduled start, not comparable with the
+# OLD side's. Runs alternate sides; each pair is compared with --threshold
+# THRESHOLD and should exit 3.
+rated() {
+	# shellcheck disable=SC2206
+	run=(bench "$1" --rw write --file-size "${BIG:-128M}" -p 2 --drop-caches never ${JOB:-} --repeat "$REPEAT" -q)
+	local flagged=0
+	for i in $(seq "$PAIRS"); do
+		"$FSBENCH" "${run[@]}" --result-file "$work/probe.json" >/dev/null
+		local rate
+		rate=$(python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+print("%.1f" % (r["phases"][0]["ops_per_sec"] * float(sys.argv[2])))' "$work/probe.json" "${RATE_SLOW:-0.7}")
+		if [ $((i % 2)) = 1 ]; then
+			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+			"$FSBENCH" "${run[@]}" --rate "$rate" --result-file "$work/b.json" >/dev/null
+		else
+			"$FSBENCH" "${run[@]}" --rate "$rate" --result-file "$work/b.json" >/dev/null
+			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+		fi
+		keep "$i"
+		local code=0
+		"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json --threshold "$THRESHOLD" --metrics throughput >"$work/cmp.json" || code=$?
+		[ "$code" = 3 ] && flagged=$((flagged + 1))
+		echo "pair $i: --rate $rate; --threshold $THRESHOLD exit $code, $(statuses "$work/cmp.json" | cut -d' ' -f1) regressions; NEW/OLD throughput $(ratios "$work/a.json" "$work/b.json")"
+	done
+	echo "rated, bench --rw write on $1, NEW at ${RATE_SLOW:-0.7} of a probe's rate, --repeat $REPEAT: exit 3 in $flagged/$PAIRS with --threshold $THRESHOLD"
+}
+
 # recompare DIR: compares again the pairs KEEP kept in DIR (N-old.json,
-# N-new.json) with --threshold THRESHOLD, with this FSBENCH: how many exit
-# 3, and how many figures were tested.
+# N-new.json) with --threshold THRESHOLD and the flags in COMPARE (such as
+# --metrics throughput), with this FSBENCH: how many exit 3, and how many
+# figures were tested.
 recompare() {
 	local dir=$1 n=0 flagged=0 i=1
 	while [ -f "$dir/$i-old.json" ] && [ -f "$dir/$i-new.json" ]; do
 		local code=0
-		"$FSBENCH" compare "$dir/$i-old.json" "$dir/$i-new.json" -o json --threshold "$THRESHOLD" >"$work/cmp.json" || code=$?
+		# shellcheck disable=SC2086
+		"$FSBENCH" compare "$dir/$i-old.json" "$dir/$i-new.json" -o json --threshold "$THRESHOLD" ${COMPARE:-} >"$work/cmp.json" || code=$?
 		[ "$code" = 3 ] && flagged=$((flagged + 1))
 		echo "pair $i: exit $code, $(python3 -c 'import json,sys
 r=json.load(open(sys.argv[1]))
@@ -464,6 +507,7 @@ detect) detect ;;
 slowdown) FREEZE=${FREEZE:-0.3} slowdown "${2:?slowdown DIR|ext4|minio}" ;;
 recompare) recompare "${2:?recompare DIR}" ;;
 capped) capped ;;
+rated) rated "${2:?rated DIR}" ;;
 quick) quick "${2:?quick DIR}" ;;
 quick-slow) quick_slow ;;
 *)
