@@ -47,7 +47,8 @@
 # share of the probe's rate),
 # THRESHOLD (10%), SLOW (0.82), BIG (256M: detect's file per thread; a blkio
 # limit lets a phase of well under a second through in bursts), IMG_DIR
-# (/dev/shm: where detect's disk image lives; /var/tmp for quick-slow and
+# (/dev/shm: where detect's and capped's disk image lives; /var/tmp for
+# quick-slow and
 # for ext4),
 # MINIO (the server, for minio), JOB (extra flags of the job), RUNS (10:
 # quick's and quick-slow's runs a command), SLOW_BPS (20971520: quick-slow's

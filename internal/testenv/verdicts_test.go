@@ -184,3 +184,19 @@ func TestVerdictsCapped(t *testing.T) {
 		t.Errorf("cgroups left: %v", after)
 	}
 }
+
+// TestVerdictsRated: rated probes the job, holds the NEW side to 70% of
+// the probe's rate and compares the throughput only; two runs a side can
+// never be significant, so it does not exit 3.
+func TestVerdictsRated(t *testing.T) {
+	dir := t.TempDir()
+	out := runVerdicts(t, []string{"BIG=8M"}, "rated", dir)
+	want := `(?m)^pair 1: --rate [0-9.]+; --threshold 10% exit 0, 0 regressions; NEW/OLD throughput write [0-9.]+$`
+	if !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("pair does not match %s:\n%s", want, out)
+	}
+	want = `(?m)^rated, bench --rw write on .*, NEW at 0.7 of a probe's rate, --repeat 2: exit 3 in 0/1 with --threshold 10%$`
+	if !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("summary does not match %s:\n%s", want, out)
+	}
+}
