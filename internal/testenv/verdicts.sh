@@ -46,10 +46,10 @@
 # (0.7: NEW's limit in capped, a share of CAP_BPS), RATE_SLOW (0.7: rated's
 # share of the probe's rate),
 # THRESHOLD (10%), SLOW (0.82), BIG (256M: detect's file per thread; a blkio
-# limit lets a phase of well under a second through in bursts), IMG_DIR
+# limit lets a phase of well under a second through in bursts; capped's
+# 64M, rated's 128M), IMG_DIR
 # (/dev/shm: where detect's and capped's disk image lives; /var/tmp for
-# quick-slow and
-# for ext4),
+# quick-slow and false-alarms ext4),
 # MINIO (the server, for minio), JOB (extra flags of the job), RUNS (10:
 # quick's and quick-slow's runs a command), SLOW_BPS (20971520: quick-slow's
 # limit, bytes/s).
