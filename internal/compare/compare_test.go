@@ -181,6 +181,9 @@ func TestCompareRegressionInterval(t *testing.T) {
 		!strings.Contains(it.Note, "95% interval reaches within 10%") {
 		t.Errorf("10.7%% slower, reaching within 10%%: %s, %d regressions, p beyond %v, %q; want worse", it.Status, r.Regressions, it.PBeyond, it.Note)
 	}
+	if got := statusText(it, false); got != "worse, not surely beyond (p=0.008)" {
+		t.Errorf("its RESULT cell: %q", got)
+	}
 	r, _ = Compare(base, repeated(69, 69.5, 70, 70.5, 71), "", "", Options{Threshold: &ten})
 	if it := find(t, r, "write"); it.Status != Regression || r.Regressions != 1 || it.PBeyond == nil || *it.PBeyond >= 0.05 {
 		t.Errorf("30%% slower: %s, %d regressions, p beyond %v; want a regression", it.Status, r.Regressions, it.PBeyond)
