@@ -44,7 +44,8 @@
 # N-new.json, for recompare), FREEZE (0.3: slowdown's share of the time
 # stopped), CAP_BPS (104857600: capped's limit of OLD, bytes/s), CAP_SLOW
 # (0.7: NEW's limit in capped, a share of CAP_BPS), RATE_SLOW (0.7: rated's
-# share of the probe's rate),
+# share of the probe's rate), RATE_FROM (old: rated holds NEW to a share of
+# OLD's own median, OLD first, instead of a probe's),
 # THRESHOLD (10%), SLOW (0.82), BIG (256M: detect's file per thread; a blkio
 # limit lets a phase of well under a second through in bursts; capped's
 # 64M, rated's 128M), IMG_DIR
@@ -344,12 +345,18 @@ rated() {
 	run=(bench "$1" --rw write --file-size "${BIG:-128M}" -p 2 --drop-caches never ${JOB:-} --repeat "$REPEAT" -q)
 	local flagged=0
 	for i in $(seq "$PAIRS"); do
-		"$FSBENCH" "${run[@]}" --result-file "$work/probe.json" >/dev/null
-		local rate
+		local rate probe=$work/probe.json
+		# RATE_FROM=old: no probe; OLD runs first and NEW is held to
+		# RATE_SLOW of OLD's own median, a slowdown of exactly 1-RATE_SLOW
+		# against OLD when the storage keeps up.
+		[ "${RATE_FROM:-}" = old ] && probe=$work/a.json
+		"$FSBENCH" "${run[@]}" --result-file "$probe" >/dev/null
 		rate=$(python3 -c 'import json,sys
 r=json.load(open(sys.argv[1]))
-print("%.1f" % (r["phases"][0]["ops_per_sec"] * float(sys.argv[2])))' "$work/probe.json" "${RATE_SLOW:-0.7}")
-		if [ $((i % 2)) = 1 ]; then
+print("%.1f" % (r["phases"][0]["ops_per_sec"] * float(sys.argv[2])))' "$probe" "${RATE_SLOW:-0.7}")
+		if [ "${RATE_FROM:-}" = old ]; then
+			"$FSBENCH" "${run[@]}" --rate "$rate" --result-file "$work/b.json" >/dev/null
+		elif [ $((i % 2)) = 1 ]; then
 			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
 			"$FSBENCH" "${run[@]}" --rate "$rate" --result-file "$work/b.json" >/dev/null
 		else
