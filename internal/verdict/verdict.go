@@ -142,8 +142,8 @@ func binomial(n, k int) float64 {
 // lower when higher is better (a throughput), higher when lower is (a
 // latency). It is the same U test as Compare, of new against old moved
 // by the threshold (each old run times 1-pct/100, or 1+pct/100), so its
-// p-value is below Alpha exactly when the change's confidence interval
-// at 1-Alpha (the ratios new/old the U test does not reject) lies wholly
+// p-value is below Alpha when the change's confidence interval at
+// 1-Alpha (the ratios new/old the U test does not reject) lies wholly
 // beyond the threshold: the "wrong side of the bound" rule of the
 // expectations, for a change. It is 1 when new is not beyond the moved
 // old at all, and NaN when either side has a single run.
