@@ -4,6 +4,20 @@
 #
 #   verdicts.sh false-alarms DIR        PAIRS pairs of the same bench job on DIR
 #   verdicts.sh false-alarms minio      the same with objbench, on a fresh MinIO
+#   verdicts.sh false-alarms ext4       the same on ext4 over a loop device (as
+#                                       root; its image in IMG_DIR, /var/tmp)
+#   verdicts.sh slowdown DIR|ext4|minio the same pairs, the NEW side slowed by
+#                                       stopping the storage's process for
+#                                       FREEZE (0.3) of the time (freeze.py):
+#                                       each should exit 3 at --threshold
+#   verdicts.sh capped                  bench --direct on ext4 over a loop
+#                                       device capped by a blkio limit at
+#                                       CAP_BPS for OLD, CAP_SLOW of it for
+#                                       NEW: each should exit 3 (as root)
+#   verdicts.sh rated DIR               one write phase on DIR, the NEW side
+#                                       held to RATE_SLOW (0.7) of a probe's
+#                                       rate (--rate): each should exit 3
+#   verdicts.sh recompare DIR           compares again the pairs KEEP kept
 #   verdicts.sh detect                  bench on ext4 over a loop device, the NEW
 #                                       side slowed by a blkio throttle (as root)
 #   verdicts.sh quick DIR               RUNS runs of each command's --quick on DIR
@@ -26,9 +40,17 @@
 # regression). Runs alternate sides so that run order favours neither.
 #
 # Environment: FSBENCH (default bin/fsbench), PAIRS (20), REPEAT (5),
+# KEEP (a directory to keep each pair's results in, as N-old.json and
+# N-new.json, for recompare), FREEZE (0.3: slowdown's share of the time
+# stopped), CAP_BPS (104857600: capped's limit of OLD, bytes/s), CAP_SLOW
+# (0.7: NEW's limit in capped, a share of CAP_BPS), RATE_SLOW (0.7: rated's
+# share of the probe's rate), RATE_FROM (old: rated holds NEW to a share of
+# OLD's own median, OLD first, instead of a probe's),
 # THRESHOLD (10%), SLOW (0.82), BIG (256M: detect's file per thread; a blkio
-# limit lets a phase of well under a second through in bursts), IMG_DIR
-# (/dev/shm: where detect's disk image lives; /var/tmp for quick-slow),
+# limit lets a phase of well under a second through in bursts; capped's
+# 64M, rated's 128M), IMG_DIR
+# (/dev/shm: where detect's and capped's disk image lives; /var/tmp for
+# quick-slow and false-alarms ext4),
 # MINIO (the server, for minio), JOB (extra flags of the job), RUNS (10:
 # quick's and quick-slow's runs a command), SLOW_BPS (20971520: quick-slow's
 # limit, bytes/s), CLEAN_RUNS (1: quick-slow's unthrottled runs a command).
@@ -62,12 +84,13 @@ if [ "$mode" = quick-slow ]; then
 	[ -f /sys/fs/cgroup/blkio/blkio.throttle.read_bps_device ] || { echo "verdicts.sh: quick-slow needs blkio cgroups (v1) at /sys/fs/cgroup/blkio" >&2; exit 2; }
 fi
 work=$(mktemp -d)
-minio_pid= cg= mnt= loopdev= img=
+minio_pid= cg= cg2= mnt= loopdev= img=
 cleanup() {
 	[ -n "$minio_pid" ] && kill "$minio_pid" 2>/dev/null && wait "$minio_pid" 2>/dev/null
 	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
 	[ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null
 	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	[ -n "$cg2" ] && rmdir "$cg2" 2>/dev/null
 	[ -n "$img" ] && rm -f "$img"
 	rm -rf "$work"
 }
@@ -111,24 +134,12 @@ compare_pair() {
 }
 
 false_alarms() {
-	local target=$1 run
-	case $target in
-	minio)
-		start_minio verdicts
-		target=http://$MINIO_ADDR/verdicts
-		export ACCESS_KEY=$AK SECRET_KEY=$SK
-		run=(objbench --storage minio "$target" --skip-functional-tests -p 2 --big-object-size 16M --small-objects 50)
-		;;
-	*)
-		run=(bench "$target" -p 2 --big-file-size 32M --small-file-count 50)
-		;;
-	esac
-	# shellcheck disable=SC2206
-	run+=(${JOB:-} --repeat "$REPEAT" -q)
+	job "$1"
 	local ok=0 ok10=0 regs=0 regs10=0 called=0 figures=0
 	for i in $(seq "$PAIRS"); do
 		"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
 		"$FSBENCH" "${run[@]}" --result-file "$work/b.json" >/dev/null
+		keep "$i"
 		local d t
 		{ read -r -a d; read -r -a t; } < <(compare_pair "$work/a.json" "$work/b.json")
 		echo "pair $i: default exit ${d[0]}, ${d[1]} regressions, ${d[2]} worse, ${d[3]} better; --threshold $THRESHOLD exit ${t[0]}, ${t[1]} regressions"
@@ -139,6 +150,15 @@ false_alarms() {
 		figures=$((figures + d[2] + d[3]))
 	done
 	echo "false alarms, ${run[0]} on $1, --repeat $REPEAT: exit 0 in $ok/$PAIRS at default settings ($regs regressions), in $ok10/$PAIRS with --threshold $THRESHOLD ($regs10 regressions); a change was called in $called/$PAIRS comparisons ($figures figures)"
+}
+
+# keep PAIR: copies the pair's results to KEEP (when set) as
+# PAIR-old.json and PAIR-new.json, to compare again later.
+keep() {
+	[ -n "${KEEP:-}" ] || return 0
+	mkdir -p "$KEEP"
+	cp "$work/a.json" "$KEEP/$1-old.json"
+	cp "$work/b.json" "$KEEP/$1-new.json"
 }
 
 # slowed ARGS...: runs fsbench in the throttled blkio cgroup.
@@ -193,6 +213,185 @@ detect() {
 		case "$w $r" in *worse*worse* | *worse*regression* | *regression*worse* | *regression*regression*) both=$((both + 1)) ;; esac
 	done
 	echo "detection, bench --direct on a loop device slowed to $SLOW, --repeat $REPEAT: write-big flagged in $wflag/$PAIRS, read-big in $rflag/$PAIRS, both in $both/$PAIRS"
+}
+
+# job TARGET: sets run to the false-alarm job on TARGET (a directory, ext4
+# for a fresh ext4 on a loop device over an image in IMG_DIR, or minio for
+# objbench on a fresh MinIO), with JOB and --repeat REPEAT; target_pid is
+# the MinIO server's process.
+job() {
+	local target=$1
+	case $target in
+	ext4)
+		[ "$(id -u)" = 0 ] || { echo "verdicts.sh: ext4 needs root (a loop device)" >&2; exit 2; }
+		loop_ext4 2G "${IMG_DIR:-/var/tmp}"
+		mkdir "$mnt/x"
+		run=(bench "$mnt/x" -p 2 --big-file-size 32M --small-file-count 50)
+		;;
+	minio)
+		start_minio verdicts
+		export ACCESS_KEY=$AK SECRET_KEY=$SK
+		run=(objbench --storage minio "http://$MINIO_ADDR/verdicts" --skip-functional-tests -p 2 --big-object-size 16M --small-objects 50)
+		;;
+	*)
+		run=(bench "$target" -p 2 --big-file-size 32M --small-file-count 50)
+		;;
+	esac
+	# shellcheck disable=SC2206
+	run+=(${JOB:-} --repeat "$REPEAT" -q)
+}
+
+# frozen PID ARGS...: runs fsbench ARGS while freeze.py stops PID (the
+# fsbench itself when PID is "self") for FREEZE of the wall-clock time.
+frozen() {
+	local target=$1 pid fz code=0
+	shift
+	"$FSBENCH" "$@" >/dev/null &
+	pid=$!
+	[ "$target" = self ] && target=$pid
+	python3 "$(dirname "$0")/freeze.py" "$target" "$FREEZE" &
+	fz=$!
+	wait "$pid" || code=$?
+	kill "$fz" 2>/dev/null
+	wait "$fz" 2>/dev/null || true
+	return "$code"
+}
+
+# slowdown TARGET: PAIRS pairs of the false-alarm job on TARGET, the NEW
+# side slowed by stopping the storage's process for FREEZE (0.3) of the
+# time in slices of 20 ms (freeze.py): fsbench on a directory (the file
+# system works in its system calls), the MinIO server for minio. Each
+# pair is compared with --threshold THRESHOLD and should exit 3.
+slowdown() {
+	job "$1"
+	local victim=self flagged=0
+	[ "$1" = minio ] && victim=$minio_pid
+	for i in $(seq "$PAIRS"); do
+		if [ $((i % 2)) = 1 ]; then
+			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+			frozen "$victim" "${run[@]}" --result-file "$work/b.json"
+		else
+			frozen "$victim" "${run[@]}" --result-file "$work/b.json"
+			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+		fi
+		keep "$i"
+		local code=0
+		"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json --threshold "$THRESHOLD" >"$work/cmp.json" || code=$?
+		[ "$code" = 3 ] && flagged=$((flagged + 1))
+		echo "pair $i: --threshold $THRESHOLD exit $code, $(statuses "$work/cmp.json" | cut -d' ' -f1) regressions; NEW/OLD throughput $(ratios "$work/a.json" "$work/b.json")"
+	done
+	echo "slowdown, ${run[0]} on $1 stopped for $FREEZE of the time, --repeat $REPEAT: exit 3 in $flagged/$PAIRS with --threshold $THRESHOLD"
+}
+
+# ratios OLD NEW: each phase's NEW/OLD throughput (of the medians).
+ratios() {
+	python3 -c 'import json,sys
+a,b=(json.load(open(f)) for f in sys.argv[1:3])
+nb={p["name"]:p["value"]["value"] for p in b["phases"]}
+print(" ".join("%s %.2f" % (p["name"], nb[p["name"]]/p["value"]["value"]) for p in a["phases"] if p["value"]["value"] and p["name"] in nb))' "$1" "$2"
+}
+
+# capped: PAIRS pairs of bench --direct on ext4 over a loop device (its
+# image in IMG_DIR, default /dev/shm) whose reads and writes a blkio limit
+# caps, as a cloud volume's provisioned throughput does: OLD at CAP_BPS,
+# NEW at SLOW of it. The cap is far below what the device does even on a
+# busy machine, so it binds in every run and every phase, and the planted
+# slowdown is exactly 1-SLOW. Runs alternate sides; each pair is compared
+# with --threshold THRESHOLD and should exit 3.
+capped() {
+	[ "$(id -u)" = 0 ] || { echo "capped: needs root (a loop device and blkio cgroups)" >&2; exit 2; }
+	local majmin cap=${CAP_BPS:-104857600}
+	loop_ext4 1G "${IMG_DIR:-/dev/shm}"
+	local slow
+	slow=$(python3 -c "import sys; print(int(int(sys.argv[1]) * float(sys.argv[2])))" "$cap" "${CAP_SLOW:-0.7}")
+	local cgs=(/sys/fs/cgroup/blkio/fsbench-verdicts-old-$$ /sys/fs/cgroup/blkio/fsbench-verdicts-new-$$)
+	mkdir "${cgs[0]}" "${cgs[1]}"
+	cg=${cgs[1]} cg2=${cgs[0]}
+	for x in "${cgs[0]} $cap" "${cgs[1]} $slow"; do
+		echo "$majmin ${x#* }" >"${x% *}/blkio.throttle.read_bps_device"
+		echo "$majmin ${x#* }" >"${x% *}/blkio.throttle.write_bps_device"
+	done
+	# shellcheck disable=SC2206
+	run=(bench "$mnt" -p 2 --big-file-size ${BIG:-64M} --small-file-count 0 --direct ${JOB:-} --repeat "$REPEAT" -q)
+	local flagged=0
+	for i in $(seq "$PAIRS"); do
+		if [ $((i % 2)) = 1 ]; then
+			cg=${cgs[0]} slowed "${run[@]}" --result-file "$work/a.json" >/dev/null
+			cg=${cgs[1]} slowed "${run[@]}" --result-file "$work/b.json" >/dev/null
+		else
+			cg=${cgs[1]} slowed "${run[@]}" --result-file "$work/b.json" >/dev/null
+			cg=${cgs[0]} slowed "${run[@]}" --result-file "$work/a.json" >/dev/null
+		fi
+		keep "$i"
+		local code=0
+		"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json --threshold "$THRESHOLD" >"$work/cmp.json" || code=$?
+		[ "$code" = 3 ] && flagged=$((flagged + 1))
+		echo "pair $i: --threshold $THRESHOLD exit $code, $(statuses "$work/cmp.json" | cut -d' ' -f1) regressions; NEW/OLD throughput $(ratios "$work/a.json" "$work/b.json")"
+	done
+	echo "capped, bench --direct on a loop device capped at $((cap >> 20)) MiB/s (OLD) and $((slow >> 20)) MiB/s (NEW), --repeat $REPEAT: exit 3 in $flagged/$PAIRS with --threshold $THRESHOLD"
+}
+
+# rated DIR: PAIRS pairs of one write phase on DIR (bench --rw write, two
+# threads of a BIG file each), the NEW side held to RATE_SLOW (0.7) of the
+# operations a second a fresh probe of the same job made just before
+# (--rate): on a storage whose own speed is a CPU's, as tmpfs, where no
+# device limit applies and a stopped process is made up for by the
+# scheduler. The NEW side is the slower of its storage and the rate, so a
+# drift of the machine between the probe and a side still shows. Only the
+# throughput is compared (--metrics throughput): with --rate a latency
+# counts from the operation's scheduled start, not comparable with the
+# OLD side's. Runs alternate sides; each pair is compared with --threshold
+# THRESHOLD and should exit 3.
+rated() {
+	# shellcheck disable=SC2206
+	run=(bench "$1" --rw write --file-size "${BIG:-128M}" -p 2 --drop-caches never ${JOB:-} --repeat "$REPEAT" -q)
+	local flagged=0
+	for i in $(seq "$PAIRS"); do
+		local rate probe=$work/probe.json
+		# RATE_FROM=old: no probe; OLD runs first and NEW is held to
+		# RATE_SLOW of OLD's own median, a slowdown of exactly 1-RATE_SLOW
+		# against OLD when the storage keeps up.
+		[ "${RATE_FROM:-}" = old ] && probe=$work/a.json
+		"$FSBENCH" "${run[@]}" --result-file "$probe" >/dev/null
+		rate=$(python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+print("%.1f" % (r["phases"][0]["ops_per_sec"] * float(sys.argv[2])))' "$probe" "${RATE_SLOW:-0.7}")
+		if [ "${RATE_FROM:-}" = old ]; then
+			"$FSBENCH" "${run[@]}" --rate "$rate" --result-file "$work/b.json" >/dev/null
+		elif [ $((i % 2)) = 1 ]; then
+			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+			"$FSBENCH" "${run[@]}" --rate "$rate" --result-file "$work/b.json" >/dev/null
+		else
+			"$FSBENCH" "${run[@]}" --rate "$rate" --result-file "$work/b.json" >/dev/null
+			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
+		fi
+		keep "$i"
+		local code=0
+		"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json --threshold "$THRESHOLD" --metrics throughput >"$work/cmp.json" || code=$?
+		[ "$code" = 3 ] && flagged=$((flagged + 1))
+		echo "pair $i: --rate $rate; --threshold $THRESHOLD exit $code, $(statuses "$work/cmp.json" | cut -d' ' -f1) regressions; NEW/OLD throughput $(ratios "$work/a.json" "$work/b.json")"
+	done
+	echo "rated, bench --rw write on $1, NEW at ${RATE_SLOW:-0.7} of a probe's rate, --repeat $REPEAT: exit 3 in $flagged/$PAIRS with --threshold $THRESHOLD"
+}
+
+# recompare DIR: compares again the pairs KEEP kept in DIR (N-old.json,
+# N-new.json) with --threshold THRESHOLD and the flags in COMPARE (such as
+# --metrics throughput), with this FSBENCH: how many exit 3, and how many
+# figures were tested.
+recompare() {
+	local dir=$1 n=0 flagged=0 i=1
+	while [ -f "$dir/$i-old.json" ] && [ -f "$dir/$i-new.json" ]; do
+		local code=0
+		# shellcheck disable=SC2086
+		"$FSBENCH" compare "$dir/$i-old.json" "$dir/$i-new.json" -o json --threshold "$THRESHOLD" ${COMPARE:-} >"$work/cmp.json" || code=$?
+		[ "$code" = 3 ] && flagged=$((flagged + 1))
+		echo "pair $i: exit $code, $(python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+print("%d figures tested, %d regressions: %s" % (r.get("tested", 0), r["regressions"], " ".join("%s %+.1f%%" % (i["metric"], i["change_pct"]) for i in r["items"] if i["status"] == "regression")))' "$work/cmp.json")"
+		n=$((n + 1)) i=$((i + 1))
+	done
+	[ "$n" != 0 ] || { echo "recompare: no kept pairs (N-old.json, N-new.json) in $dir" >&2; exit 2; }
+	echo "recompare $dir: exit 3 in $flagged/$n pairs with --threshold $THRESHOLD"
 }
 
 # quick DIR: RUNS (10) runs of each --quick with its docs' expectations;
@@ -324,12 +523,16 @@ print("; ".join("%s: %s, %s" % (x["expr"], v(x), x["verdict"]) for x in r.get("e
 }
 
 case $mode in
-false-alarms) false_alarms "${2:?false-alarms DIR|minio}" ;;
+false-alarms) false_alarms "${2:?false-alarms DIR|ext4|minio}" ;;
 detect) detect ;;
+slowdown) FREEZE=${FREEZE:-0.3} slowdown "${2:?slowdown DIR|ext4|minio}" ;;
+recompare) recompare "${2:?recompare DIR}" ;;
+capped) capped ;;
+rated) rated "${2:?rated DIR}" ;;
 quick) quick "${2:?quick DIR}" ;;
 quick-slow) quick_slow ;;
 *)
-	echo "usage: verdicts.sh false-alarms DIR|minio | verdicts.sh detect | verdicts.sh quick DIR | verdicts.sh quick-slow [bench|checkpoint|io500|train|objbench...]" >&2
+	echo "usage: verdicts.sh false-alarms DIR|ext4|minio | verdicts.sh slowdown DIR|ext4|minio | verdicts.sh capped | verdicts.sh rated DIR | verdicts.sh recompare DIR | verdicts.sh detect | verdicts.sh quick DIR | verdicts.sh quick-slow [bench|checkpoint|io500|train|objbench...]" >&2
 	exit 2
 	;;
 esac

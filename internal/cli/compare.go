@@ -42,14 +42,18 @@ percent. Error counts are compared when either run had errors.
 
 A change is called better or worse only when it can be told from noise:
 with several runs a side (--repeat N when measuring; 4 or more), when a
-Mann-Whitney U test over the runs is significant at 5%. Otherwise it is "~".
+Mann-Whitney U test over the runs is significant at 5% after adjusting for
+the number of figures tested (Benjamini-Hochberg; the verdict says how
+many). Otherwise it is "~".
 With one run a side nothing tells a change from noise, and only a change
 beyond --threshold is called. A latency percentile is judged only with ten
 samples beyond it (p99 needs 1,000 operations); the maximum never is.
 
-With --threshold P%, a change told from noise (or, with one run a side, any
-change) of more than P percent the wrong way, or errors that grew beyond it,
-is a regression, and fsbench exits with code 3. Without --threshold, the
+With --threshold P%, a worse change told from noise whose 95% interval
+lies wholly beyond P percent (not only its medians: runs of one job drift
+together), or with one run a side any change of more than P percent the
+wrong way, or errors that grew beyond it, is a regression, and fsbench
+exits with code 3. Without --threshold, the
 comparison is only shown (exit 0). The verdict comes first; parameters that
 differ (threads, sizes), a machine markedly busier during one side and a
 change called in a phase that took under a second a run (a moment of the
@@ -74,7 +78,7 @@ See docs/statistics.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.threshold, "threshold", "", "mark changes beyond `PERCENT` (e.g. 10%) the wrong way as regressions, when told from noise, and exit 3 if there are any")
+	f.StringVar(&o.threshold, "threshold", "", "mark changes surely beyond `PERCENT` (e.g. 10%) the wrong way as regressions (their 95% interval wholly beyond it), and exit 3 if there are any")
 	f.StringVar(&o.metrics, "metrics", "", "compare only these figures: a `LIST` of throughput,p50,p90,p99,p999,max (default all)")
 	f.StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")

@@ -12,11 +12,6 @@ import (
 // split by task, and measurements go to benchmarks/records.
 const guideMaxLines = 400
 
-// longGuides are the guides allowed past guideMaxLines, with the lines
-// they may have; each still holds measurement sections bound for
-// benchmarks/records.
-var longGuides = map[string]int{"statistics.md": 460}
-
 // TestNewcomerPath follows a newcomer from the README: it links the
 // manual's index (docs/README.md), the index links every page of docs/,
 // every page links a page of the command reference, and no guide is
@@ -46,12 +41,8 @@ func TestNewcomerPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		limit := guideMaxLines
-		if n, ok := longGuides[name]; ok {
-			limit = n
-		}
-		if n := bytes.Count(text, []byte("\n")); n > limit {
-			t.Errorf("docs/%s has %d lines, more than %d: split it by task or move its measurements to benchmarks/records", name, n, limit)
+		if n := bytes.Count(text, []byte("\n")); n > guideMaxLines {
+			t.Errorf("docs/%s has %d lines, more than %d: split it by task or move its measurements to benchmarks/records", name, n, guideMaxLines)
 		}
 	}
 	if !linksTo(t, filepath.Join(root, "benchmarks", "README.md"), "../docs/README.md") {

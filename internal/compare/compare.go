@@ -88,8 +88,8 @@ type Side struct {
 const (
 	Same       = "same"
 	Better     = "better"
-	Worse      = "worse"      // significantly worse, but within the threshold (or no threshold)
-	Regression = "regression" // significantly worse, beyond the threshold
+	Worse      = "worse"      // significantly worse, but not surely beyond the threshold (or no threshold)
+	Regression = "regression" // significantly worse, its interval wholly beyond the threshold
 	Missing    = "missing"    // only in the old result
 	Added      = "added"      // only in the new result
 	// TooFew marks a latency percentile with too few samples behind it to
@@ -123,11 +123,19 @@ type Item struct {
 	// (Benjamini-Hochberg over Report.Tested figures): the change is
 	// significant when it is below Alpha.
 	PAdjusted *float64 `json:"p_adjusted,omitempty"`
+	// PBeyond is, with a threshold, the p-value of the same test of NEW
+	// against OLD moved by the threshold (verdict.Beyond): below Alpha
+	// when the change's confidence interval lies wholly beyond the
+	// threshold; 1 when the change is not beyond it at all. A worse
+	// change (PAdjusted below Alpha) is a regression when PBeyond is
+	// below Alpha too.
+	PBeyond *float64 `json:"p_beyond,omitempty"`
 	// Note says why a change is Same or TooFew, or how a single-run
 	// change beyond the threshold was judged.
 	Note string `json:"note,omitempty"`
 
 	p       float64 // P unrounded, when P is set
+	pb      float64 // PBeyond unrounded, when PBeyond is set
 	pending bool    // tested over runs: called by Report.call
 }
 
@@ -409,6 +417,10 @@ func (r *Report) judge(metric, phase string, a, b figure) Item {
 	t := verdict.Compare(a.runs, b.runs)
 	if !math.IsNaN(t.P) {
 		it.P, it.p = ptr(round3(t.P)), t.P
+		if r.ThresholdPct != nil {
+			it.pb = verdict.Beyond(a.runs, b.runs, *r.ThresholdPct, a.better == "higher")
+			it.PBeyond = ptr(round3(it.pb))
+		}
 	}
 	switch {
 	case a.v == b.v:
@@ -445,7 +457,13 @@ func (r *Report) status(it Item) string {
 // call adjusts the p-values of every figure tested over runs together
 // (verdict.AdjustBH) and calls the changes whose adjusted p-value is
 // below verdict.Alpha: judged one by one at 5%, one of 15 unchanged
-// figures would be called about every second comparison.
+// figures would be called about every second comparison. With a
+// threshold, a worse change is a regression only when its test against
+// the threshold (PBeyond) is below verdict.Alpha too: when its confidence
+// interval lies wholly beyond the threshold, not merely its point
+// estimate. Runs of one job drift together (the machine's load, a
+// server's pace), and a drift of about the threshold's size is what an
+// interval reaching back within the threshold leaves uncalled.
 func (r *Report) call() {
 	var idx []int
 	var ps []float64
@@ -455,7 +473,6 @@ func (r *Report) call() {
 		}
 	}
 	r.Tested = len(idx)
-	minRuns := verdict.Compare(nil, nil).MinRuns
 	for k, q := range verdict.AdjustBH(ps) {
 		it := &r.Items[idx[k]]
 		it.PAdjusted = ptr(round3(q))
@@ -464,16 +481,27 @@ func (r *Report) call() {
 			continue
 		case q < verdict.Alpha:
 			it.Status = r.status(*it)
+			if it.Status == Regression && !(it.pb < verdict.Alpha) {
+				it.Status = Worse
+				it.Note = fmt.Sprintf("its %g%% interval reaches within %s%%: p=%.2f against the threshold", 100-verdict.Alpha*100, fmtPct(*r.ThresholdPct), it.pb)
+			}
 			continue
 		}
-		it.Note = fmt.Sprintf("p=%.2f", it.p)
-		if len(idx) > 1 {
-			it.Note += fmt.Sprintf(", %.2f adjusted for %d figures", q, len(idx))
-		}
-		if it.OldRuns < minRuns || it.NewRuns < minRuns {
-			it.Note += fmt.Sprintf(": %d runs a side are needed to tell a change at %g%%", minRuns, verdict.Alpha*100)
-		}
+		it.Note = r.sameNote(*it, q, len(idx))
 	}
+}
+
+// sameNote says why a change tested over runs was not called: its
+// p-value, adjusted for the n figures tested (q).
+func (r *Report) sameNote(it Item, q float64, n int) string {
+	note := fmt.Sprintf("p=%.2f", it.p)
+	if n > 1 {
+		note += fmt.Sprintf(", %.2f adjusted for %d figures", q, n)
+	}
+	if minRuns := verdict.Compare(nil, nil).MinRuns; it.OldRuns < minRuns || it.NewRuns < minRuns {
+		note += fmt.Sprintf(": %d runs a side are needed to tell a change at %g%%", minRuns, verdict.Alpha*100)
+	}
+	return note
 }
 
 // tooFewNote says why a latency figure is not judged.
@@ -596,15 +624,19 @@ func (r *Report) verdict() string {
 		s = fmt.Sprintf("%d better, %d worse.", n[Better], n[Worse]+n[Regression])
 	}
 	if r.ThresholdPct != nil && n[Better]+n[Worse] > 0 {
-		s += fmt.Sprintf(" %d better, %d worse within the threshold.", n[Better], n[Worse])
+		s += fmt.Sprintf(" Called: %d better, %d worse (not regressions).", n[Better], n[Worse])
 	}
 	if r.OldRuns < 2 || r.NewRuns < 2 {
 		return s + " One run a side: no change can be told from noise, and only a change beyond --threshold is called;" +
 			" run both sides with --repeat 5 to test changes."
 	}
-	return s + fmt.Sprintf(" %d against %d runs; a change is called when significant at %g%% (Mann-Whitney U) after adjusting for the %s tested"+
-		" (Benjamini-Hochberg): of the changes called, at most %g%% are expected to be noise.",
-		r.OldRuns, r.NewRuns, r.Alpha*100, units.Count(r.Tested, "figure"), r.Alpha*100)
+	s += fmt.Sprintf(" %d against %d runs; a change is called when significant at %g%% (Mann-Whitney U) after adjusting for the %s tested"+
+		" (Benjamini-Hochberg): of the changes called, at most %g%% are expected to be noise, and when nothing changed, the chance that any is called is at most %g%%.",
+		r.OldRuns, r.NewRuns, r.Alpha*100, units.Count(r.Tested, "figure"), r.Alpha*100, r.Alpha*100)
+	if r.ThresholdPct != nil {
+		s += fmt.Sprintf(" A worse change is a regression when its %g%% interval lies wholly beyond %s%%.", 100-r.Alpha*100, fmtPct(*r.ThresholdPct))
+	}
+	return s
 }
 
 func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -160,6 +160,42 @@ func TestCompareRepeats(t *testing.T) {
 	}
 }
 
+// TestCompareRegressionInterval: a regression needs the change's
+// interval wholly beyond the threshold. Runs 10.7% slower by their
+// medians, every one below every OLD run (significant, and beyond 10% by
+// the medians: a regression by the point estimate alone), but reaching
+// back within 10%, are worse, not a regression; runs 30% slower are a
+// regression, and the verdict says what was tested.
+func TestCompareRegressionInterval(t *testing.T) {
+	base := repeated(99, 99.5, 100, 100.5, 101)
+	ten := 10.0
+	r, err := Compare(base, repeated(84, 88, 89.3, 90.5, 91.5), "", "", Options{Threshold: &ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := find(t, r, "write")
+	if !r.beyond(it) || it.PAdjusted == nil || *it.PAdjusted >= 0.05 {
+		t.Fatalf("the drift is not significant and beyond 10%% by its medians: %+v", it)
+	}
+	if it.Status != Worse || r.Regressions != 0 || it.PBeyond == nil || *it.PBeyond < 0.05 ||
+		!strings.Contains(it.Note, "95% interval reaches within 10%") {
+		t.Errorf("10.7%% slower, reaching within 10%%: %s, %d regressions, p beyond %v, %q; want worse", it.Status, r.Regressions, it.PBeyond, it.Note)
+	}
+	if got := statusText(it, false); got != "worse, not surely beyond (p=0.008)" {
+		t.Errorf("its RESULT cell: %q", got)
+	}
+	r, _ = Compare(base, repeated(69, 69.5, 70, 70.5, 71), "", "", Options{Threshold: &ten})
+	if it := find(t, r, "write"); it.Status != Regression || r.Regressions != 1 || it.PBeyond == nil || *it.PBeyond >= 0.05 {
+		t.Errorf("30%% slower: %s, %d regressions, p beyond %v; want a regression", it.Status, r.Regressions, it.PBeyond)
+	}
+	for _, want := range []string{"1 regression beyond 10%: write -30.0%", "after adjusting for the 5 figures tested",
+		"when nothing changed, the chance that any is called is at most 5%", "A worse change is a regression when its 95% interval lies wholly beyond 10%."} {
+		if !strings.Contains(r.Verdict, want) {
+			t.Errorf("verdict %q lacks %q", r.Verdict, want)
+		}
+	}
+}
+
 // TestCompareTooFewSamples: p99.9 of a thousand operations, and any
 // maximum, are not judged however much they changed.
 func TestCompareTooFewSamples(t *testing.T) {

@@ -102,6 +102,11 @@ func statusText(it Item, color bool) string {
 		}
 		return "better" + p
 	case Worse:
+		if it.PBeyond != nil && it.Note != "" {
+			// called worse, and beyond the threshold by its medians, but
+			// its interval reaches back within it (Report.call)
+			return "worse, not surely beyond" + p
+		}
 		return "worse" + p
 	case TooFew:
 		return "too few samples"

@@ -68,6 +68,9 @@ func (in *input) judge(it compare.Item) (label, class string) {
 	case compare.Regression:
 		return "regression", "bad"
 	case compare.Worse:
+		if it.ChangePct != nil && math.Abs(*it.ChangePct) > in.opts.Threshold {
+			return "worse, not surely beyond threshold", "worse"
+		}
 		return "worse, within threshold", "worse"
 	case compare.Better:
 		if it.ChangePct == nil || math.Abs(*it.ChangePct) > in.opts.Threshold {

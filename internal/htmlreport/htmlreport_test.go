@@ -474,6 +474,8 @@ func TestJudge(t *testing.T) {
 	}{
 		{compare.Item{Status: compare.Regression, ChangePct: pct(-20)}, "-20.0%", "regression", "bad"},
 		{compare.Item{Status: compare.Worse, ChangePct: pct(-5)}, "-5.0%", "worse, within threshold", "worse"},
+		// beyond 10% by its medians, its interval reaching within
+		{compare.Item{Status: compare.Worse, ChangePct: pct(-14)}, "-14.0%", "worse, not surely beyond threshold", "worse"},
 		{compare.Item{Status: compare.Better, ChangePct: pct(25)}, "+25.0%", "improvement", "good"},
 		{compare.Item{Status: compare.Better, ChangePct: pct(5)}, "+5.0%", "better, within threshold", "better"},
 		{compare.Item{Status: compare.Same, Old: pct(100), New: pct(96.5), ChangePct: pct(-3.5)}, "~ -3.5%", "no significant change", "nochange"},

@@ -149,3 +149,63 @@ func TestVerdictsQuickSlow(t *testing.T) {
 		t.Errorf("left in %s: %v", img, ents)
 	}
 }
+
+// TestVerdictsSlowdownKeepRecompare: slowdown runs a pair with the NEW
+// side stopped for a share of the time, keeps both results where KEEP
+// says, and recompare compares the kept pair again; two runs a side can
+// never be significant, so neither exits 3.
+func TestVerdictsSlowdownKeepRecompare(t *testing.T) {
+	dir, keep := t.TempDir(), t.TempDir()
+	out := runVerdicts(t, []string{"KEEP=" + keep}, "slowdown", dir)
+	want := `(?m)^slowdown, bench on .* stopped for 0.3 of the time, --repeat 2: exit 3 in 0/1 with --threshold 10%$`
+	if !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("summary does not match %s:\n%s", want, out)
+	}
+	for _, f := range []string{"1-old.json", "1-new.json"} {
+		if _, err := os.Stat(filepath.Join(keep, f)); err != nil {
+			t.Errorf("not kept: %v", err)
+		}
+	}
+	out = runVerdicts(t, nil, "recompare", keep)
+	want = `(?m)^pair 1: exit 0, \d+ figures tested, 0 regressions: $`
+	if !regexp.MustCompile(want).MatchString(out) || !strings.Contains(out, "recompare "+keep+": exit 3 in 0/1 pairs with --threshold 10%") {
+		t.Errorf("recompare:\n%s", out)
+	}
+}
+
+// TestVerdictsCapped: a loop device capped at 100 MiB/s for OLD and 70
+// MiB/s for NEW, five runs a side: the 30% slowdown is a regression at
+// --threshold 10% (exit 3), and the cgroups are gone afterwards.
+func TestVerdictsCapped(t *testing.T) {
+	if os.Geteuid() != 0 {
+		Unavailable(t, "capped needs root")
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device"); err != nil {
+		Unavailable(t, "no blkio cgroup (v1): %v", err)
+	}
+	before, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-*")
+	out := runVerdicts(t, []string{"REPEAT=5", "BIG=32M"}, "capped")
+	want := `(?m)^capped, bench --direct on a loop device capped at 100 MiB/s \(OLD\) and 70 MiB/s \(NEW\), --repeat 5: exit 3 in 1/1 with --threshold 10%$`
+	if !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("summary does not match %s:\n%s", want, out)
+	}
+	if after, _ := filepath.Glob("/sys/fs/cgroup/blkio/fsbench-verdicts-*"); len(after) != len(before) {
+		t.Errorf("cgroups left: %v", after)
+	}
+}
+
+// TestVerdictsRated: rated probes the job, holds the NEW side to 70% of
+// the probe's rate and compares the throughput only; two runs a side can
+// never be significant, so it does not exit 3.
+func TestVerdictsRated(t *testing.T) {
+	dir := t.TempDir()
+	out := runVerdicts(t, []string{"BIG=8M"}, "rated", dir)
+	want := `(?m)^pair 1: --rate [0-9.]+; --threshold 10% exit 0, 0 regressions; NEW/OLD throughput write [0-9.]+$`
+	if !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("pair does not match %s:\n%s", want, out)
+	}
+	want = `(?m)^rated, bench --rw write on .*, NEW at 0.7 of a probe's rate, --repeat 2: exit 3 in 0/1 with --threshold 10%$`
+	if !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("summary does not match %s:\n%s", want, out)
+	}
+}

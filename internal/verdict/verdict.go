@@ -139,3 +139,31 @@ func binomial(n, k int) float64 {
 	}
 	return r
 }
+
+// Beyond tests whether new is worse than old by more than pct percent:
+// lower when higher is better (a throughput), higher when lower is (a
+// latency). It is the same U test as Compare, of new against old moved
+// by the threshold (each old run times 1-pct/100, or 1+pct/100), so its
+// p-value is below Alpha when the change's confidence interval at
+// 1-Alpha (the ratios new/old the U test does not reject) lies wholly
+// beyond the threshold: the "wrong side of the bound" rule of the
+// expectations, for a change. It is 1 when new is not beyond the moved
+// old at all, and NaN when either side has a single run.
+func Beyond(old, new []float64, pct float64, higherBetter bool) float64 {
+	if len(old) < 2 || len(new) < 2 {
+		return math.NaN()
+	}
+	f := 1 + pct/100
+	if higherBetter {
+		f = 1 - pct/100
+	}
+	moved := make([]float64, len(old))
+	for i, v := range old {
+		moved[i] = v * f
+	}
+	a, b := Summarize(moved).Median, Summarize(new).Median
+	if (b < a) != higherBetter || a == b {
+		return 1
+	}
+	return benchmath.AssumeNothing.Compare(sample(moved), sample(new)).P
+}

@@ -134,3 +134,34 @@ func TestAdjustBH(t *testing.T) {
 		t.Errorf("AdjustBH(nil) = %v", got)
 	}
 }
+
+// TestBeyond: a change is beyond a 10% threshold only when the runs put
+// its interval wholly beyond it. A 30% drop with tight runs is; a drop
+// of 10.7% by the medians whose runs reach back within 10% is not,
+// though every NEW run is below every OLD one (Compare calls it).
+func TestBeyond(t *testing.T) {
+	old := []float64{100, 101, 99, 100.5, 99.5}
+	if p := Beyond(old, []float64{70, 71, 69, 70.5, 69.5}, 10, true); !(p < Alpha) {
+		t.Errorf("a 30%% drop: p %v, want below %v", p, Alpha)
+	}
+	drift := []float64{84, 88, 89.3, 90.5, 91.5}
+	if c := Compare(old, drift); !c.Significant {
+		t.Fatalf("the drift is not significant: %+v", c)
+	}
+	if p := Beyond(old, drift, 10, true); p < Alpha {
+		t.Errorf("a drop of 10.7%% reaching within 10%%: p %v, want %v or more", p, Alpha)
+	}
+	lat := []float64{1000, 1010, 990, 1005, 995}
+	if p := Beyond(lat, []float64{1400, 1410, 1390, 1405, 1395}, 10, false); !(p < Alpha) {
+		t.Errorf("a latency 40%% higher: p %v, want below %v", p, Alpha)
+	}
+	if p := Beyond(lat, []float64{1400, 1410, 1390, 1405, 1395}, 50, false); p < Alpha {
+		t.Errorf("a latency 40%% higher against 50%%: p %v, want not beyond", p)
+	}
+	if p := Beyond(old, []float64{130, 131, 129, 130.5, 129.5}, 10, true); p != 1 {
+		t.Errorf("a rise of a throughput: p %v, want 1 (not worse)", p)
+	}
+	if p := Beyond([]float64{100}, []float64{50}, 10, true); !math.IsNaN(p) {
+		t.Errorf("one run a side: p %v, want NaN", p)
+	}
+}
