@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -156,5 +157,126 @@ func TestTreeClearStaysBeneath(t *testing.T) {
 	if err := RemoveTree(root, s); err == nil {
 		t.Error("RemoveTree through a link out of the tree: no error")
 	}
+	check()
+}
+
+// watchOpens watches dir for opens and reads of it and of the files in
+// it; the check it returns fails the test if any happened since.
+func watchOpens(t *testing.T, dir string) func() {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_OPEN|unix.IN_ACCESS|unix.IN_CLOSE_NOWRITE); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		var buf [4096]byte
+		n, err := unix.Read(fd, buf[:])
+		if err == unix.EAGAIN {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+			names = append(names, fmt.Sprintf("%s(%#x)", name, ev.Mask))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+		t.Errorf("outside the run directory, %s was opened or read: %v", dir, names)
+	}
+}
+
+// A directory of the run swapped for a link to a directory outside it:
+// phases that read, open, stat or list their targets read and open
+// nothing there, and stat nothing (the stat fails instead).
+func TestReadPhasesStayBeneath(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	var names, files []string
+	for i := range 4 {
+		names = append(names, fmt.Sprintf("f%d", i))
+		files = append(files, fmt.Sprintf("d/f%d", i))
+	}
+	check := sentinels(t, outside, names)
+	if err := os.Symlink(outside, filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	opened := watchOpens(t, outside)
+	e := NewRunner(Config{Dir: dir, Workers: 1, Seed: 3}, 64<<10)
+	for _, p := range []FilePhase{
+		{Kind: Read, FileSize: 2, BlockSize: 2},
+		{Kind: Read, FileSize: 2, BlockSize: 2, PerFile: true},
+		{Kind: Open}, {Kind: Stat}, {Kind: Readdir},
+	} {
+		targets := files
+		if p.Kind == Readdir {
+			targets = []string{"d", "d/."}
+		}
+		p.Title, p.Targets = p.Kind.String(), e.NewTargets(dir, targets)
+		if _, err := e.Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), "leads out of the run's directory") {
+			t.Errorf("%s through a link out of the run directory: %v", p.Kind, err)
+		}
+		opened()
+	}
+	check()
+}
+
+// A directory of the run flips between itself and a link out of it while
+// its files are read, opened, stat'ed and listed: nothing outside is ever
+// opened or read.
+func TestReadPhasesRaceStayBeneath(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	var names, files []string
+	for i := range 8 {
+		names = append(names, fmt.Sprintf("f%d", i))
+		files = append(files, fmt.Sprintf("d/f%d", i))
+	}
+	check := sentinels(t, outside, names)
+	d, alt := filepath.Join(dir, "d"), filepath.Join(dir, "alt")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sentinels(t, d, names)
+	if err := os.Symlink(outside, alt); err != nil {
+		t.Fatal(err)
+	}
+	opened := watchOpens(t, outside)
+	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE); err != nil {
+		t.Skipf("rename exchange: %v", err)
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE)
+			}
+		}
+	}()
+	e := NewRunner(Config{Dir: dir, Workers: 2, Seed: 3}, 64<<10)
+	for range 100 {
+		for _, p := range []FilePhase{
+			{Kind: Read, FileSize: 2, BlockSize: 2, PerFile: true},
+			{Kind: Open}, {Kind: Stat}, {Kind: Readdir},
+		} {
+			p.Title, p.Targets = p.Kind.String(), e.NewTargets(dir, files)
+			if p.Kind == Readdir {
+				p.Targets = e.NewTargets(dir, []string{"d", "d/.", "d/../d"})
+			}
+			_, _ = e.Run(context.Background(), p)
+		}
+	}
+	close(stop)
+	<-stopped
+	opened()
 	check()
 }
