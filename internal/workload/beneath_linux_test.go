@@ -10,9 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 // sentinels makes names in dir, each holding its own name, and returns
@@ -160,39 +161,6 @@ func TestTreeClearStaysBeneath(t *testing.T) {
 	check()
 }
 
-// watchOpens watches dir for opens and reads of it and of the files in
-// it; the check it returns fails the test if any happened since.
-func watchOpens(t *testing.T, dir string) func() {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_OPEN|unix.IN_ACCESS|unix.IN_CLOSE_NOWRITE); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		t.Helper()
-		var buf [4096]byte
-		n, err := unix.Read(fd, buf[:])
-		if err == unix.EAGAIN {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
-			names = append(names, fmt.Sprintf("%s(%#x)", name, ev.Mask))
-			off += unix.SizeofInotifyEvent + int(ev.Len)
-		}
-		t.Errorf("outside the run directory, %s was opened or read: %v", dir, names)
-	}
-}
-
 // A directory of the run swapped for a link to a directory outside it:
 // phases that read, open, stat or list their targets read and open
 // nothing there, and stat nothing (the stat fails instead).
@@ -207,7 +175,7 @@ func TestReadPhasesStayBeneath(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "d")); err != nil {
 		t.Fatal(err)
 	}
-	opened := watchOpens(t, outside)
+	opened := testenv.WatchOpens(t, outside)
 	e := NewRunner(Config{Dir: dir, Workers: 1, Seed: 3}, 64<<10)
 	for _, p := range []FilePhase{
 		{Kind: Read, FileSize: 2, BlockSize: 2},
@@ -246,7 +214,7 @@ func TestReadPhasesRaceStayBeneath(t *testing.T) {
 	if err := os.Symlink(outside, alt); err != nil {
 		t.Fatal(err)
 	}
-	opened := watchOpens(t, outside)
+	opened := testenv.WatchOpens(t, outside)
 	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE); err != nil {
 		t.Skipf("rename exchange: %v", err)
 	}
