@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -59,4 +60,54 @@ func TestReadExistingStaysBeneath(t *testing.T) {
 	<-stopped
 	opened()
 	openedSub()
+}
+
+// A kept tree (tree.dir) of a run on an agent, whose PATH the agent
+// pinned: the tree is made and reused beneath PATH, and a tree directory
+// swapped for a link to an fsbench tree outside PATH is refused before
+// anything there is opened.
+func TestPinnedTreeStaysBeneath(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	src := `tree: {dir: keep, depth: 1, width: 2, files: 2, file_size: 4K}
+phases:
+  - {name: read, op: read, xfer_size: 4K, duration: 50ms}
+  - {name: stat, op: stat, duration: 50ms}
+`
+	run := func(path string, pinned bool) (*report.Result, error) {
+		o := jobOptions(path)
+		if pinned {
+			o.PinnedPath = path
+		}
+		res := &report.Result{}
+		return res, RunJob(context.Background(), o, parseJob(t, src), res)
+	}
+	// Made, then reused, beneath the pinned PATH.
+	for i := range 2 {
+		res, err := run(dir, true)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if reused := strings.Contains(strings.Join(res.Warnings, "\n"), "reusing the tree in "+filepath.Join(dir, "keep")); reused != (i == 1) {
+			t.Errorf("run %d: warnings %v", i, res.Warnings)
+		}
+	}
+	// A complete tree outside PATH, and PATH's tree swapped for a link to it.
+	if _, err := run(other, false); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(other, "keep")
+	before := testenv.Snapshot(t, outside, true)
+	if err := os.RemoveAll(filepath.Join(dir, "keep")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "keep")); err != nil {
+		t.Fatal(err)
+	}
+	opened := testenv.WatchOpens(t, outside)
+	_, err := run(dir, true)
+	if err == nil || !strings.Contains(err.Error(), "leads out of") {
+		t.Errorf("a kept tree through a link out of PATH: %v", err)
+	}
+	opened()
+	testenv.SameTree(t, "tree outside PATH", before, testenv.Snapshot(t, outside, true))
 }
