@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
@@ -39,25 +37,13 @@ func TestReadExistingStaysBeneath(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened, openedSub := testenv.WatchOpens(t, outside), testenv.WatchOpens(t, filepath.Join(outside, "sub"))
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				_ = unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE)
-			}
-		}
-	}()
+	stop := testenv.Flip(t, d, alt)
 	for range 30 {
 		o := existingOptions(dir)
 		o.Threads = 2
 		_ = RunExisting(context.Background(), o, &report.Result{})
 	}
-	close(stop)
-	<-stopped
+	stop()
 	opened()
 	openedSub()
 }

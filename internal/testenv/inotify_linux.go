@@ -43,3 +43,29 @@ func WatchOpens(t testing.TB, dir string) (check func()) {
 		t.Errorf("%s or a file in it was opened or read: %v", dir, events)
 	}
 }
+
+// Flip exchanges the entries a and b (renameat2 RENAME_EXCHANGE) again
+// and again until stop is called, which waits for the last exchange to
+// end. The test is skipped where the file system cannot exchange.
+func Flip(t testing.TB, a, b string) (stop func()) {
+	t.Helper()
+	if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+		t.Skipf("rename exchange: %v", err)
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				_ = unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -82,44 +80,42 @@ func TestPhasesStayBeneath(t *testing.T) {
 // A directory of the run flips between itself and a link out of it while
 // files are created in it and removed: nothing outside is ever touched.
 func TestPhasesRaceStayBeneath(t *testing.T) {
-	dir, outside := t.TempDir(), t.TempDir()
-	var names, files []string
-	for i := range 8 {
-		names = append(names, fmt.Sprintf("f%d", i))
-		files = append(files, fmt.Sprintf("d/f%d", i))
-	}
-	check := sentinels(t, outside, names)
-	d, alt := filepath.Join(dir, "d"), filepath.Join(dir, "alt")
-	if err := os.Mkdir(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, alt); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE); err != nil {
-		t.Skipf("rename exchange: %v", err)
-	}
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				_ = unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE)
-			}
-		}
-	}()
+	dir, _, files, check := flipSetup(t, false)
+	stop := testenv.Flip(t, filepath.Join(dir, "d"), filepath.Join(dir, "alt"))
 	e := NewRunner(Config{Dir: dir, Workers: 2, Seed: 3}, 64<<10)
 	for range 100 {
 		_, _ = e.Run(context.Background(), FilePhase{Title: "create", Kind: Create, FileSize: 4096, BlockSize: 4096, PerFile: true, Targets: e.NewTargets(dir, files)})
 		_, _ = e.Run(context.Background(), FilePhase{Title: "write", Kind: Write, FileSize: 4096, BlockSize: 4096, Targets: e.NewTargets(dir, files)})
 		_, _ = e.Run(context.Background(), FilePhase{Title: "unlink", Kind: Unlink, Targets: e.NewTargets(dir, files)})
 	}
-	close(stop)
-	<-stopped
+	stop()
 	check()
+}
+
+// flipSetup makes a run directory with d, a directory (holding files
+// f0..f7 when full), and alt, a link to a directory outside holding
+// files of the same names: the targets d/f0..d/f7, and a check that the
+// files outside are as made.
+func flipSetup(t *testing.T, full bool) (dir, outside string, files []string, check func()) {
+	t.Helper()
+	dir, outside = t.TempDir(), t.TempDir()
+	var names []string
+	for i := range 8 {
+		names = append(names, fmt.Sprintf("f%d", i))
+		files = append(files, fmt.Sprintf("d/f%d", i))
+	}
+	check = sentinels(t, outside, names)
+	d := filepath.Join(dir, "d")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if full {
+		sentinels(t, d, names)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "alt")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, outside, files, check
 }
 
 // A directory of a kept tree swapped for a link to a directory outside
@@ -199,37 +195,9 @@ func TestReadPhasesStayBeneath(t *testing.T) {
 // its files are read, opened, stat'ed and listed: nothing outside is ever
 // opened or read.
 func TestReadPhasesRaceStayBeneath(t *testing.T) {
-	dir, outside := t.TempDir(), t.TempDir()
-	var names, files []string
-	for i := range 8 {
-		names = append(names, fmt.Sprintf("f%d", i))
-		files = append(files, fmt.Sprintf("d/f%d", i))
-	}
-	check := sentinels(t, outside, names)
-	d, alt := filepath.Join(dir, "d"), filepath.Join(dir, "alt")
-	if err := os.Mkdir(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sentinels(t, d, names)
-	if err := os.Symlink(outside, alt); err != nil {
-		t.Fatal(err)
-	}
+	dir, outside, files, check := flipSetup(t, true)
 	opened := testenv.WatchOpens(t, outside)
-	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE); err != nil {
-		t.Skipf("rename exchange: %v", err)
-	}
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				_ = unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE)
-			}
-		}
-	}()
+	stop := testenv.Flip(t, filepath.Join(dir, "d"), filepath.Join(dir, "alt"))
 	e := NewRunner(Config{Dir: dir, Workers: 2, Seed: 3}, 64<<10)
 	for range 100 {
 		for _, p := range []FilePhase{
@@ -243,8 +211,7 @@ func TestReadPhasesRaceStayBeneath(t *testing.T) {
 			_, _ = e.Run(context.Background(), p)
 		}
 	}
-	close(stop)
-	<-stopped
+	stop()
 	opened()
 	check()
 }
