@@ -44,16 +44,7 @@ func sentinels(t *testing.T, dir string, names []string) func() {
 // no phase that changes files removes, creates, writes, renames or alters
 // anything there.
 func TestPhasesStayBeneath(t *testing.T) {
-	dir, outside := t.TempDir(), t.TempDir()
-	var names, files []string
-	for i := range 4 {
-		names = append(names, fmt.Sprintf("f%d", i))
-		files = append(files, fmt.Sprintf("d/f%d", i))
-	}
-	check := sentinels(t, outside, names)
-	if err := os.Symlink(outside, filepath.Join(dir, "d")); err != nil {
-		t.Fatal(err)
-	}
+	dir, _, files, check := linkSetup(t)
 	e := NewRunner(Config{Dir: dir, Workers: 1, Seed: 3}, 64<<10)
 	for _, p := range []FilePhase{
 		{Kind: Unlink}, {Kind: Rmdir}, {Kind: Chmod}, {Kind: Utime}, {Kind: Rename},
@@ -90,6 +81,19 @@ func TestPhasesRaceStayBeneath(t *testing.T) {
 	}
 	stop()
 	check()
+}
+
+// linkSetup is flipSetup with d the link to the directory outside.
+func linkSetup(t *testing.T) (dir, outside string, files []string, check func()) {
+	t.Helper()
+	dir, outside, files, check = flipSetup(t, false)
+	if err := os.Remove(filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "alt"), filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, outside, files, check
 }
 
 // flipSetup makes a run directory with d, a directory (holding files
@@ -161,16 +165,7 @@ func TestTreeClearStaysBeneath(t *testing.T) {
 // phases that read, open, stat or list their targets read and open
 // nothing there, and stat nothing (the stat fails instead).
 func TestReadPhasesStayBeneath(t *testing.T) {
-	dir, outside := t.TempDir(), t.TempDir()
-	var names, files []string
-	for i := range 4 {
-		names = append(names, fmt.Sprintf("f%d", i))
-		files = append(files, fmt.Sprintf("d/f%d", i))
-	}
-	check := sentinels(t, outside, names)
-	if err := os.Symlink(outside, filepath.Join(dir, "d")); err != nil {
-		t.Fatal(err)
-	}
+	dir, outside, files, check := linkSetup(t)
 	opened := testenv.WatchOpens(t, outside)
 	e := NewRunner(Config{Dir: dir, Workers: 1, Seed: 3}, 64<<10)
 	for _, p := range []FilePhase{
