@@ -32,7 +32,7 @@ func OpenNoAtime(path string, flags int) (int, error) {
 }
 
 // ProbeDirectRead reports that direct I/O is not available on this platform.
-func ProbeDirectRead(path, fsType string) (Alignment, error) {
+func ProbeDirectRead(root, name, fsType string) (Alignment, error) {
 	return Alignment{}, ErrDirectUnsupported
 }
 
