@@ -104,5 +104,8 @@ func (j *agentJob) named(text string) string {
 		return text
 	}
 	text = strings.ReplaceAll(text, j.job.Base, j.base)
+	if j.job.Path == "" {
+		return text
+	}
 	return strings.ReplaceAll(text, j.job.Path, filepath.Dir(j.base))
 }
