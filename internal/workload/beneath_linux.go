@@ -3,6 +3,7 @@
 package workload
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -27,6 +28,11 @@ func openBeneath(p *FilePhase) (beneath, error) {
 		return beneath{}, nil
 	}
 	r, err := sysio.OpenRoot(p.Targets.root)
+	if errors.Is(err, unix.ENOENT) {
+		// Gone (unmounted, removed): said of the first target, as its
+		// operation would have (the caller explains a vanished directory).
+		return beneath{}, &PathError{Op: "open", Path: p.Targets.Paths[0], Err: unix.ENOENT}
+	}
 	if err != nil {
 		return beneath{}, err
 	}
