@@ -9,7 +9,8 @@
 #   bench, an objbench mixed workload on the directory store), each run to
 #   the last of ROUNDS (default 20 1000 10000); prints the resident memory
 #   (VmRSS) and its peak so far (VmHWM) read from /proc when the round's
-#   log line appears.
+#   log line appears. KINDS (default "1 2 3") picks which of the three to
+#   run, so that they can run side by side in separate directories.
 set -euo pipefail
 bin=$1 dir=$2
 shift 2
@@ -50,9 +51,13 @@ if [ "${1:-}" = --points ]; then
 	want=("$@")
 	[ ${#want[@]} -gt 0 ] || want=(20 1000 10000)
 	last=${want[${#want[@]}-1]}
-	points "bench --quick" "$last" "${want[@]}" -- bench "$dir" --quick
-	points "bench big file 16M" "$last" "${want[@]}" -- bench "$dir" --big-file-size 16M --small-file-count 0
-	points "objbench mixed (file store)" "$last" "${want[@]}" -- objbench "$dir" --workload mixed --ops 64 --obj-size 64K -p 2
+	for k in ${KINDS:-1 2 3}; do
+		case $k in
+		1) points "bench --quick" "$last" "${want[@]}" -- bench "$dir" --quick ;;
+		2) points "bench big file 16M" "$last" "${want[@]}" -- bench "$dir" --big-file-size 16M --small-file-count 0 ;;
+		3) points "objbench mixed (file store)" "$last" "${want[@]}" -- objbench "$dir" --workload mixed --ops 64 --obj-size 64K -p 2 ;;
+		esac
+	done
 	[ -z "$(ls -A "$dir")" ] && echo "nothing left in $dir" || { echo "left in $dir:"; ls -A "$dir"; }
 	exit
 fi

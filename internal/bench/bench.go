@@ -56,6 +56,11 @@ type Options struct {
 	// stat phases use: what another host wrote, so that a client's own
 	// cache cannot serve the reads.
 	ReadDir string `json:"-"`
+	// PinnedPath, if set, names Path as the agent opened it beneath its
+	// allowed root (/proc/self/fd/N): a kept tree (tree.dir) is made and
+	// opened beneath it, and used through its own descriptor, so that
+	// no link swapped into Path leads the tree elsewhere.
+	PinnedPath string `json:"-"`
 	// Interval cuts every phase into intervals (Result series).
 	Interval time.Duration `json:"-"`
 	// Seed of the data written; 0: a random one. Hosts that read each

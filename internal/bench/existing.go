@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 
@@ -136,7 +135,7 @@ func RunExisting(ctx context.Context, o Options, res *report.Result) error {
 	res.Parameters, res.Threads = o.existingParams(len(files), len(l.Files)), o.Threads
 	var align sysio.Alignment
 	if o.Direct {
-		if align, err = sysio.ProbeDirectRead(filepath.Join(abs, files[0].Name), res.Target.FSType); err == nil {
+		if align, err = sysio.ProbeDirectRead(abs, files[0].Name, res.Target.FSType); err == nil {
 			err = align.CheckAligned([]string{"--block-size"}, []int64{o.BlockSize})
 		}
 		if err != nil {

@@ -84,8 +84,9 @@ type jobRun struct {
 	origin   *origin.Probe    // where read phases' bytes come from
 	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
 	tree     *workload.TreeRun
-	reusable bool // the tree is in tree.dir, kept after the run
-	formats  int  // automatic format phases so far
+	reusable bool   // the tree is in tree.dir, kept after the run
+	unpin    func() // closes the kept tree's directory, opened beneath PinnedPath
+	formats  int    // automatic format phases so far
 }
 
 func (r *jobRun) run(ctx context.Context) (err error) {
@@ -172,25 +173,40 @@ func (r *jobRun) maxBlock() int64 {
 func (r *jobRun) openTree(abs string, seed uint64) error {
 	t := r.j.Tree
 	root := filepath.Join(r.dir, "tree")
+	name, made := root, false
 	if t.Dir != "" {
 		root = filepath.Join(abs, filepath.Clean(t.Dir))
-		r.reusable = true
+		name, r.reusable = root, true
+		if r.o.PinnedPath != "" {
+			pinned, mk, unpin, err := sysio.PinDir(r.o.PinnedPath, filepath.Clean(t.Dir))
+			if err != nil {
+				return fmt.Errorf("tree %s: %w", name, sysio.PathCause(err))
+			}
+			root, made, r.unpin = pinned, mk, unpin
+		}
 	}
-	tree, err := workload.OpenTreeRun(root, t.Shape, seed, t.Format == "yes")
+	open := workload.OpenTreeRun
+	if made {
+		open = workload.NewTreeRun
+	}
+	tree, err := open(root, t.Shape, seed, t.Format == "yes")
 	if err != nil {
 		return err
 	}
 	if t.Format == "no" && !tree.Complete() {
-		return fmt.Errorf("tree %s (format: no) is not a complete tree of this shape; run with format: restart first", root)
+		return fmt.Errorf("tree %s (format: no) is not a complete tree of this shape; run with format: restart first", name)
 	}
 	if r.reusable && tree.Complete() {
-		r.warn("reusing the tree in %s: %d files of %s (format: %s)", root, t.NumFiles(), units.FormatBytes(t.FileSize), t.Format)
+		r.warn("reusing the tree in %s: %d files of %s (format: %s)", name, t.NumFiles(), units.FormatBytes(t.FileSize), t.Format)
 	}
 	r.tree = tree
 	return nil
 }
 
 func (r *jobRun) cleanup() {
+	if r.unpin != nil {
+		defer r.unpin()
+	}
 	r.removeShared()
 	if r.tree != nil && !r.reusable && !r.o.Keep && !runenv.Vanished(r.dir) {
 		done := r.o.Hooks.Waiting(fmt.Sprintf("cleaning up %s in %s", units.CountGrouped(r.j.Tree.Shape.NumFiles(), "file"), r.tree.Root))

@@ -342,6 +342,7 @@ func benchOnAgent(ctx context.Context, gate cluster.Gate, o *BenchOptions, job *
 		return nil, err
 	}
 	o.RunDir = filepath.Join(base, cluster.HostDir(job.Index))
+	o.PinnedPath = job.Path
 	if job.ReadOthers {
 		o.ReadDir = nextHostDir(base, job)
 	}

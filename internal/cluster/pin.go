@@ -74,7 +74,7 @@ func (j *agentJob) makeBase() error {
 		return fmt.Errorf("open %s: %w", j.base, err)
 	}
 	j.baseFd = fd
-	j.job.Base = fdPath(fd)
+	j.job.Base, j.job.Path = fdPath(fd), fdPath(j.dirFd)
 	return nil
 }
 
@@ -103,5 +103,9 @@ func (j *agentJob) named(text string) string {
 	if j.job.Base == "" {
 		return text
 	}
-	return strings.ReplaceAll(text, j.job.Base, j.base)
+	text = strings.ReplaceAll(text, j.job.Base, j.base)
+	if j.job.Path == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, j.job.Path, filepath.Dir(j.base))
 }

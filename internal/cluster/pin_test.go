@@ -145,6 +145,10 @@ func TestAgentNamesRunDir(t *testing.T) {
 	if got := j.named("create /proc/self/fd/7/host-0/f: no space"); got != "create /mnt/x/r/host-0/f: no space" {
 		t.Errorf("named: %q", got)
 	}
+	j.job.Path = "/proc/self/fd/6"
+	if got := j.named("tree /proc/self/fd/6/keep: no space; /proc/self/fd/7/f"); got != "tree /mnt/x/keep: no space; /mnt/x/r/f" {
+		t.Errorf("named: %q", got)
+	}
 }
 
 // PATH flips between a directory and a link out of the allowed root

@@ -120,6 +120,11 @@ type Job struct {
 	// the run uses in place of PATH/RunName so that no link swapped into
 	// PATH later leads it elsewhere; "" for an object store.
 	Base string `json:"-"`
+	// Path is set by the agent, never sent: the job's PATH as the agent
+	// opened it beneath its allowed root (/proc/self/fd/N), beneath which
+	// the run makes and opens what it keeps there (a kept tree); "" for
+	// an object store.
+	Path string `json:"-"`
 }
 
 // MaxJobBytes bounds a job as an agent accepts it, the files it carries

@@ -32,6 +32,7 @@ func goldenLogs(t *testing.T) map[string][]byte {
 		"juicefs-sample": read(sampleLog),
 		"fsbench-bench":  read(filepath.Join("testdata", "fsbench-bench.log")),
 		"strace-tar":     read(filepath.Join("testdata", "strace-tar.log")),
+		"juicefs-1.4.1":  read(liveLog),
 	}
 	for _, f := range genFormats {
 		logs["gen-"+f] = genLog(f, 300)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -62,6 +63,34 @@ func OpenRootNoFollow(dir string) (*Root, error) {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	return &Root{fd: fd, name: dir}, nil
+}
+
+// PinDir opens directory rel beneath base (a symbolic link on the way
+// followed only while it stays beneath), making it as MkdirAll does when
+// it is missing (made then says so): the name it returns,
+// /proc/self/fd/N, leads to that directory alone, whatever is swapped
+// into its path later, until release closes it.
+func PinDir(base, rel string) (name string, made bool, release func(), err error) {
+	r, err := OpenRoot(base)
+	if err != nil {
+		return "", false, nil, err
+	}
+	defer r.Close()
+	fd, err := r.Open(rel, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if errors.Is(err, unix.ENOENT) {
+		if err := r.MkdirAll(rel, 0o755); err != nil {
+			return "", false, nil, err
+		}
+		made = true
+		fd, err = r.Open(rel, unix.O_PATH|unix.O_DIRECTORY, 0)
+	}
+	if errors.Is(err, unix.EXDEV) {
+		return "", false, nil, fmt.Errorf("%s: a symbolic link on the way leads out of %s", r.join(rel), base)
+	}
+	if err != nil {
+		return "", false, nil, err
+	}
+	return "/proc/self/fd/" + strconv.Itoa(fd), made, func() { unix.Close(fd) }, nil
 }
 
 // Name is the directory's name as given to OpenRoot.

@@ -84,11 +84,14 @@ func OpenNoAtime(path string, flags int) (int, error) {
 	return fd, err
 }
 
-// ProbeDirectRead opens an existing file read-only with O_DIRECT, reads
-// the alignment the kernel requires, and reads its first aligned block,
-// writing nothing: the probe for data that is not fsbench's own.
-func ProbeDirectRead(path, fsType string) (Alignment, error) {
-	fd, err := OpenNoAtime(path, unix.O_RDONLY|unix.O_DIRECT)
+// ProbeDirectRead opens an existing file, name beneath directory root
+// (a symbolic link on the way followed only while it stays beneath),
+// read-only with O_DIRECT, reads the alignment the kernel requires, and
+// reads its first aligned block, writing nothing: the probe for data
+// that is not fsbench's own.
+func ProbeDirectRead(root, name, fsType string) (Alignment, error) {
+	path := filepath.Join(root, name)
+	fd, err := openBeneathNoAtime(root, name, unix.O_RDONLY|unix.O_DIRECT)
 	if err != nil {
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
 			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, path, fsType)
@@ -112,6 +115,21 @@ func ProbeDirectRead(path, fsType string) (Alignment, error) {
 		return Alignment{}, fmt.Errorf("probe O_DIRECT read of %s: %w", path, err)
 	}
 	return a, nil
+}
+
+// openBeneathNoAtime opens name beneath root with flags and O_NOATIME,
+// or without it where the kernel refuses it; the error is the bare cause.
+func openBeneathNoAtime(root, name string, flags int) (int, error) {
+	r, err := OpenRoot(root)
+	if err != nil {
+		return -1, PathCause(err)
+	}
+	defer r.Close()
+	fd, err := r.OpenAt(name, flags|NoAtimeFlag, 0)
+	if err == unix.EPERM {
+		fd, err = r.OpenAt(name, flags, 0)
+	}
+	return fd, err
 }
 
 // DropCaches flushes dirty data and asks the kernel to drop its page,

@@ -5,6 +5,7 @@ package sysio
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"syscall"
 	"unsafe"
 )
@@ -31,7 +32,7 @@ func OpenNoAtime(path string, flags int) (int, error) {
 }
 
 // ProbeDirectRead reports that direct I/O is not available on this platform.
-func ProbeDirectRead(path, fsType string) (Alignment, error) {
+func ProbeDirectRead(root, name, fsType string) (Alignment, error) {
 	return Alignment{}, ErrDirectUnsupported
 }
 
@@ -79,4 +80,17 @@ func CPUs() []int { return nil }
 // RunOn: not supported here.
 func RunOn(cpus []int) error {
 	return errors.New("setting a thread's CPUs: not supported on this platform")
+}
+
+// PinDir makes directory rel below base if it is missing and returns its
+// name: here it is not held open.
+func PinDir(base, rel string) (name string, made bool, release func(), err error) {
+	name = filepath.Join(base, rel)
+	if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+		made = true
+	}
+	if err := os.MkdirAll(name, 0o755); err != nil {
+		return "", false, nil, err
+	}
+	return name, made, func() {}, nil
 }

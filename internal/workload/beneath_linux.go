@@ -3,6 +3,7 @@
 package workload
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -11,21 +12,27 @@ import (
 )
 
 // beneath is the directory a phase's targets lie in, held open while the
-// phase runs: a phase that creates, writes, renames or removes resolves
-// each target beneath it (openat2 RESOLVE_BENEATH), so that a directory
-// of the tree swapped for a symbolic link by another user leads no
-// operation out of it. The zero beneath resolves names as they are.
+// phase runs: each target is resolved beneath it (openat2
+// RESOLVE_BENEATH), whatever the phase does to it (read, stat, list,
+// create, write, rename, remove), so that a directory of the tree swapped
+// for a symbolic link by another user leads no operation out of it. The
+// zero beneath resolves names as they are.
 type beneath struct {
 	root *sysio.Root
 	dir  string // its name, which the targets' paths start with
 }
 
-// openBeneath opens the directory of p's targets when p changes them.
+// openBeneath opens the directory of p's targets.
 func openBeneath(p *FilePhase) (beneath, error) {
-	if p.Targets.root == "" || !p.Kind.changes() {
+	if p.Targets.root == "" {
 		return beneath{}, nil
 	}
 	r, err := sysio.OpenRoot(p.Targets.root)
+	if errors.Is(err, unix.ENOENT) {
+		// Gone (unmounted, removed): said of the first target, as its
+		// operation would have (the caller explains a vanished directory).
+		return beneath{}, &PathError{Op: "open", Path: p.Targets.Paths[0], Err: unix.ENOENT}
+	}
 	if err != nil {
 		return beneath{}, err
 	}
@@ -68,19 +75,35 @@ func (b *beneath) rel(path string) (string, bool) {
 	return path[n+1:], true
 }
 
-// open opens path (openFlags's call); held, through the raw entry.
+// open opens path (openFlags's call), beneath the directory when it lies
+// in it: openat2 with the path on the stack (no allocation), or through
+// sysio.Root where the kernel lacks openat2 or a rename raced the lookup.
 func (b *beneath) open(hold bool, path string, flags int, mode uint32) (int, error) {
 	rel, ok := b.rel(path)
 	if !ok {
 		return sysOpen(hold, path, flags, mode)
 	}
-	if hold {
-		if fd, err := heldOpenat2(b.root.Fd(), rel, flags, mode); err != unix.ENOSYS && err != unix.EAGAIN {
-			return fd, escaped(err)
-		}
+	if fd, err := sysOpenat2(hold, b.root.Fd(), rel, flags, mode); err != unix.ENOSYS && err != unix.EAGAIN {
+		return fd, escaped(err)
 	}
 	fd, err := b.root.OpenAt(rel, flags, mode)
 	return fd, escaped(err)
+}
+
+// stat is stat(2) of path. Beneath the directory, the file is opened
+// O_PATH (a symbolic link on the way followed only while it stays
+// beneath) and fstat'ed.
+func (b *beneath) stat(hold bool, path string, st *unix.Stat_t) error {
+	if _, ok := b.rel(path); !ok {
+		return sysStat(hold, path, st)
+	}
+	fd, err := b.open(hold, path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	err = sysFstat(hold, fd, st)
+	sysClose(hold, fd)
+	return err
 }
 
 func (b *beneath) unlink(hold bool, path string) error {

@@ -15,6 +15,10 @@ func (b *beneath) open(hold bool, path string, flags int, mode uint32) (int, err
 	return sysOpen(hold, path, flags, mode)
 }
 
+func (b *beneath) stat(hold bool, path string, st *unix.Stat_t) error {
+	return sysStat(hold, path, st)
+}
+
 func (b *beneath) unlink(hold bool, path string) error         { return sysUnlink(hold, path) }
 func (b *beneath) mkdir(path string) error                     { return unix.Mkdir(path, 0o755) }
 func (b *beneath) rmdir(path string) error                     { return unix.Rmdir(path) }

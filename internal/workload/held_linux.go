@@ -115,20 +115,38 @@ func sysUnlink(hold bool, path string) error {
 	return errnoOf(e)
 }
 
-// heldOpenat2 is openat2 beneath dir (RESOLVE_BENEATH) through the raw
-// entry; ENOSYS where the kernel lacks it, EAGAIN when a rename raced
-// the lookup: the caller then resolves through sysio.Root.
-func heldOpenat2(dir int, path string, flags int, mode uint32) (int, error) {
+func sysFstat(hold bool, fd int, st *unix.Stat_t) error {
+	if !hold {
+		return unix.Fstat(fd, st)
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)
+	return errnoOf(e)
+}
+
+// sysOpenat2 is openat2 beneath dir (RESOLVE_BENEATH), the path in a
+// buffer on the stack (no allocation), held or not; ENOSYS where the
+// kernel lacks it, EAGAIN when a rename raced the lookup: the caller then
+// resolves through sysio.Root.
+func sysOpenat2(hold bool, dir int, path string, flags int, mode uint32) (int, error) {
 	var buf [512]byte
 	p, err := cPath(&buf, path)
 	if err != nil {
 		return -1, err
 	}
-	how := unix.OpenHow{Flags: uint64(flags | unix.O_LARGEFILE), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	if flags&unix.O_PATH == 0 { // openat2 refuses O_PATH with any flag but a few
+		flags |= unix.O_LARGEFILE
+	}
+	how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
 	if flags&unix.O_CREAT != 0 {
 		how.Mode = uint64(mode)
 	}
-	fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT2, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+	var fd uintptr
+	var e unix.Errno
+	if hold {
+		fd, _, e = unix.RawSyscall6(unix.SYS_OPENAT2, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+	} else {
+		fd, _, e = unix.Syscall6(unix.SYS_OPENAT2, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+	}
 	if e != 0 {
 		return -1, e
 	}

@@ -19,3 +19,5 @@ func sysPread(hold bool, fd int, b []byte, off int64) (int, error) { return unix
 func sysStat(hold bool, path string, st *unix.Stat_t) error { return unix.Stat(path, st) }
 
 func sysUnlink(hold bool, path string) error { return unix.Unlink(path) }
+
+func sysFstat(hold bool, fd int, st *unix.Stat_t) error { return unix.Fstat(fd, st) }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -46,26 +47,33 @@ func (l *Listing) Skipped() string {
 }
 
 // ListTree lists the regular files below root, in path order, without
-// following symbolic links. Directories are opened with O_NOATIME where
-// the kernel allows it, so that listing them leaves their access times
-// alone too.
+// following symbolic links. Each directory is opened beneath root
+// (os.Root), so that one swapped for a link out of the tree while it is
+// listed leads the listing nowhere else, and with O_NOATIME where the
+// kernel allows it, so that listing them leaves their access times alone
+// too.
 func ListTree(ctx context.Context, root string) (*Listing, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", root, sysio.PathCause(err))
+	}
+	defer r.Close()
 	l := &Listing{}
-	if err := l.walk(ctx, root, ""); err != nil {
+	if err := l.walk(ctx, r, "."); err != nil {
 		return nil, fmt.Errorf("list %s: %w", root, err)
 	}
 	return l, nil
 }
 
-// walk lists directory rel of root; only a failure to read root itself,
-// or cancellation, is an error.
-func (l *Listing) walk(ctx context.Context, root, rel string) error {
+// walk lists directory rel of r; only a failure to read r itself, or
+// cancellation, is an error.
+func (l *Listing) walk(ctx context.Context, r *os.Root, rel string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := ReadDirNoAtime(filepath.Join(root, rel))
+	entries, err := readDirNoAtime(r, rel)
 	if err != nil {
-		if rel == "" {
+		if rel == "." {
 			return err
 		}
 		l.Unreadable++
@@ -75,7 +83,7 @@ func (l *Listing) walk(ctx context.Context, root, rel string) error {
 		name := filepath.Join(rel, d.Name())
 		switch t := d.Type(); {
 		case t.IsDir():
-			if err := l.walk(ctx, root, name); err != nil {
+			if err := l.walk(ctx, r, name); err != nil {
 				return err
 			}
 		case t&fs.ModeSymlink != 0:
@@ -83,7 +91,7 @@ func (l *Listing) walk(ctx context.Context, root, rel string) error {
 		case !t.IsRegular():
 			l.Special++
 		default:
-			if info, err := d.Info(); err == nil {
+			if info, err := r.Lstat(name); err == nil && info.Mode().IsRegular() {
 				l.Files = append(l.Files, TreeFile{Name: name, Size: info.Size()})
 			} else {
 				l.Unreadable++
@@ -93,14 +101,17 @@ func (l *Listing) walk(ctx context.Context, root, rel string) error {
 	return nil
 }
 
-// ReadDirNoAtime reads the entries of directory path, sorted by name,
-// opening it with O_NOATIME, or plainly where the kernel refuses that.
-func ReadDirNoAtime(path string) ([]fs.DirEntry, error) {
-	fd, err := sysio.OpenNoAtime(path, unix.O_RDONLY|unix.O_DIRECTORY)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+// readDirNoAtime reads the entries of directory rel beneath r, sorted by
+// name, opening it with O_NOATIME, or plainly where the kernel refuses
+// that.
+func readDirNoAtime(r *os.Root, rel string) ([]fs.DirEntry, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|sysio.NoAtimeFlag, 0)
+	if errors.Is(err, unix.EPERM) && sysio.NoAtimeFlag != 0 {
+		f, err = r.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	}
-	f := os.NewFile(uintptr(fd), path)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
 	entries, err := f.ReadDir(-1)
 	if err != nil {

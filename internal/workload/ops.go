@@ -423,7 +423,7 @@ func (e *Runner) meta(w *engine.Worker, p *FilePhase, i int) error {
 	switch p.Kind {
 	case Stat:
 		var st unix.Stat_t
-		err = sysStat(e.hold, path, &st)
+		err = e.beneath.stat(e.hold, path, &st)
 	case Unlink:
 		err = e.beneath.unlink(e.hold, path)
 	case Mkdir:
@@ -446,7 +446,7 @@ func (e *Runner) meta(w *engine.Worker, p *FilePhase, i int) error {
 			err = e.closeFile(w, fd, path, false)
 		}
 	case Readdir:
-		err = readDir(f.dirents, path)
+		err = e.readDir(f.dirents, path)
 	}
 	var t1 time.Time
 	if err == nil {

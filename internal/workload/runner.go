@@ -60,10 +60,6 @@ func (k Kind) String() string {
 // (as opposed to one operation per file or directory).
 func (k Kind) IsData() bool { return k == Read || k == Write || k == Mixed }
 
-// changes reports whether a phase of kind k creates, writes, renames,
-// removes or alters its targets (those resolve beneath their directory).
-func (k Kind) changes() bool { return k != Read && k != Stat && k != Open && k != Readdir }
-
 // Access is an order: of the offsets within a file, or of the targets a
 // worker takes.
 type Access int
@@ -194,7 +190,7 @@ type Runner struct {
 	ahead    bool            // blocks are made ahead on a spare CPU
 	streams  bool            // big files are written from each worker's stream
 	hold     bool            // the phase's workers keep their Ps through file calls (holds)
-	beneath  beneath         // the phase's targets' directory, when the phase changes them
+	beneath  beneath         // the phase's targets' directory, which they resolve beneath
 	repeat   []byte          // Config.Repeat's buffer, shared by the workers
 	repeatID uint64          // the identity its content is of
 	current  atomic.Pointer[FilePhase]

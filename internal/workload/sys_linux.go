@@ -14,9 +14,9 @@ func hintAccess(fd int, a Access) {
 }
 
 // readDir reads every entry of a directory with getdents into the worker's
-// buffer: no allocation.
-func readDir(dirents []byte, path string) error {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// buffer: no allocation. The directory is opened beneath the phase's.
+func (e *Runner) readDir(dirents []byte, path string) error {
+	fd, err := e.beneath.open(e.hold, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &PathError{Op: "readdir", Path: path, Err: err}
 	}

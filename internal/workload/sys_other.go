@@ -11,7 +11,7 @@ import (
 func hintAccess(fd int, a Access) {}
 
 // readDir reads every entry of a directory.
-func readDir(_ []byte, path string) error {
+func (e *Runner) readDir(_ []byte, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return &PathError{Op: "readdir", Path: path, Err: err}

@@ -145,10 +145,12 @@ var ErrNotOurs = errors.New("exists and was not created by fsbench (no " + TreeM
 // wrapping fs.ErrNotExist when root does not exist, and ErrNotOurs when it
 // exists without a marker.
 func ReadTreeInfo(root string) (*TreeInfo, error) {
-	if _, err := os.Stat(root); err != nil {
+	r, err := os.OpenRoot(root)
+	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(root, TreeMarker))
+	defer r.Close()
+	b, err := r.ReadFile(TreeMarker) // a link out of the tree is not followed
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s %w", root, ErrNotOurs)
 	}

@@ -21,6 +21,13 @@ func OpenTreeRun(root string, s Shape, seed uint64, rebuild bool) (*TreeRun, err
 	return &TreeRun{Root: root, Shape: s, Info: info}, nil
 }
 
+// NewTreeRun starts a tree in root, a directory just made for it, as
+// OpenTreeRun does where root is missing.
+func NewTreeRun(root string, s Shape, seed uint64, _ bool) (*TreeRun, error) {
+	t := &TreeRun{Root: root, Shape: s, Info: &TreeInfo{Shape: s, Seed: seed, State: TreeEmpty}}
+	return t, WriteTreeInfo(root, t.Info)
+}
+
 // Complete reports whether every file of the tree is there at full size.
 func (t *TreeRun) Complete() bool { return t.Info.State == TreeFormatted }
 
