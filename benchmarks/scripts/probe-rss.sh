@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The probe's resident memory over many rounds (docs/probe-memory-record.md).
+# The probe's resident memory over many rounds (benchmarks/records/probe-memory.md).
 #
 # probe-rss.sh FSBENCH DIR [PAIRS] [SHORT] [LONG]
 #   Peak RSS of fsbench probe after SHORT rounds and after LONG rounds of a
