@@ -370,8 +370,7 @@ func hostWarnings(app *App, res *report.Result, parts []cluster.HostResult) {
 // agentClient is the HTTP client to the agents: HTTPS trusting the given
 // CA, or plain HTTP.
 func agentClient(caFile string) (*http.Client, string, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 8
+	tr := cluster.NewTransport()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	if caFile == "" {
 		return client, "http", nil

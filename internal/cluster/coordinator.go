@@ -48,7 +48,9 @@ type Coordinator struct {
 	// final count once every host has ended it; then final is true.
 	Progress func(p Progress, final bool)
 
-	current string // the phase released last, whose progress is shown
+	current string        // the phase released last, whose progress is shown
+	b       barriers      // the run's barriers, kept by drive
+	sendJob time.Duration // how long sending the job took: room for the first release
 }
 
 // HostError is a failure of one host, named.
@@ -109,9 +111,11 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	if err := c.preflight(ctx, hosts, job); err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	if err := c.prepare(ctx, hosts, job); err != nil {
 		return nil, err
 	}
+	c.sendJob = time.Since(t0)
 	err := c.drive(ctx, hosts)
 	c.cleanup(hosts)
 	out := make([]HostResult, len(hosts))
@@ -122,9 +126,18 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	return out, err
 }
 
-// each runs fn on every host at once and returns the first error, named.
+// parallel is how many requests a coordinator has in flight at once to
+// its agents for one step of a run (preflight, prepare, a release, the
+// pings, cancel, clean-up). Thousands of requests let loose at once, each
+// on a connection of its own, starved one another on a small machine
+// until some went unanswered for the client's whole timeout.
+const parallel = 64
+
+// each runs fn on every host, parallel at a time, and returns the first
+// error, named.
 func each(hosts []*host, fn func(h *host) error) error {
 	var g errgroup.Group
+	g.SetLimit(parallel)
 	for _, h := range hosts {
 		g.Go(func() error {
 			if err := fn(h); err != nil {
@@ -200,28 +213,33 @@ func (c *Coordinator) prepare(ctx context.Context, hosts []*host, job Job) error
 	return err
 }
 
-// hostEvent is an event of one host, or the end of its stream.
+// hostEvent is an event of one host, the end of its stream, or how the
+// release of a barrier went (then h is nil).
 type hostEvent struct {
-	h   *host
-	ev  Event
-	err error // the stream broke
+	h       *host
+	ev      Event
+	err     error     // the stream broke
+	release *released // a barrier's release was sent to every host
 }
 
 // drive follows every host's events, releases each barrier when all hosts
-// have reached it, pings, and declares a host lost when it falls silent.
-// On a lost host, a failure or ctx's end, the others are cancelled and
-// their results (what they measured) collected.
+// have reached it, pings, and declares a host lost when it falls silent
+// or does not take a release. On a lost host, a failure or ctx's end, the
+// others are cancelled and their results (what they measured) collected.
+// Its work per event does not grow with the number of hosts: counts are
+// kept, not recounted, and the hosts' progress is summed twice a second.
 func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
-	events := make(chan hostEvent, 64*len(hosts))
+	events := make(chan hostEvent, 256+4*len(hosts))
 	sctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	c.b = barriers{arrived: map[int]int{}, undone: len(hosts), events: events, stop: sctx.Done()}
 	for _, h := range hosts {
 		h.heard = time.Now()
 		go c.stream(sctx, h, events)
 	}
 	go c.pinger(sctx, hosts)
-	lostCheck := time.NewTicker(500 * time.Millisecond)
-	defer lostCheck.Stop()
+	check := time.NewTicker(500 * time.Millisecond)
+	defer check.Stop()
 	var failure error
 	cancelled := false
 	cancelAll := func(why error) {
@@ -234,7 +252,7 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 		}
 	}
 	ctxDone := ctx.Done()
-	for !allDone(hosts) {
+	for c.b.undone > 0 {
 		select {
 		case <-ctxDone:
 			ctxDone = nil
@@ -243,38 +261,98 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 			if err := c.handle(he, hosts, cancelled); err != nil {
 				cancelAll(err)
 			}
-		case <-lostCheck.C:
-			for _, h := range hosts {
-				if !h.done && time.Since(h.heard) > c.LostAfter {
-					h.done, h.lost = true, true
-					h.res.Err = fmt.Sprintf("lost: no answer for %v", c.LostAfter)
-					c.Logf("host %s lost: no answer for %v; stopping the others", h.addr, c.LostAfter)
-					cancelAll(&HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)})
-				}
+		case <-check.C:
+			if err := c.check(hosts, cancelled); err != nil {
+				cancelAll(err)
 			}
 		}
 	}
 	return failure
 }
 
-func allDone(hosts []*host) bool {
+// barriers is what drive keeps of the run's barriers and hosts.
+type barriers struct {
+	arrived map[int]int // how many hosts have reached each barrier not yet released
+	undone  int         // hosts not done
+	// waiting is the barrier that hosts have reached and others not yet,
+	// since when, and when the hosts it waits for were last named.
+	waiting      int
+	waitPhase    string
+	since, named time.Time
+	// send is how long the last release took to reach every host: the
+	// room a common start leaves for the requests.
+	send     time.Duration
+	progress bool // a heartbeat told of progress not yet shown
+	events   chan<- hostEvent
+	stop     <-chan struct{}
+}
+
+// markDone takes a host for done.
+func (c *Coordinator) markDone(h *host) {
+	if !h.done {
+		h.done = true
+		c.b.undone--
+	}
+}
+
+// check, twice a second, declares silent hosts lost, shows the hosts'
+// progress, and names the hosts a barrier has waited long for.
+func (c *Coordinator) check(hosts []*host, cancelled bool) error {
+	var failure error
 	for _, h := range hosts {
-		if !h.done {
-			return false
+		if !h.done && time.Since(h.heard) > c.LostAfter {
+			c.markDone(h)
+			h.lost = true
+			h.res.Err = fmt.Sprintf("lost: no answer for %v", c.LostAfter)
+			c.Logf("host %s lost: no answer for %v; stopping the others", h.addr, c.LostAfter)
+			if failure == nil {
+				failure = &HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)}
+			}
 		}
 	}
-	return true
+	if c.b.progress && c.Progress != nil {
+		c.b.progress = false
+		c.Progress(sum(hosts, c.current), false)
+	}
+	if b := &c.b; !cancelled && b.arrived[b.waiting] > 0 && time.Since(b.named) >= waitNotice && time.Since(b.since) >= waitNotice {
+		b.named = time.Now()
+		var late []string
+		for _, h := range hosts {
+			if h.ready < b.waiting && !h.done {
+				late = append(late, h.addr)
+			}
+		}
+		c.Logf("%s: waiting for %s of %d after %v: %s", b.waitPhase, units.Count(len(late), "host"), len(hosts),
+			time.Since(b.since).Round(time.Second), FewHosts(late, 5))
+	}
+	return failure
+}
+
+// waitNotice is how long a barrier waits for hosts before it names them,
+// and how often it names them again.
+const waitNotice = 10 * time.Second
+
+// FewHosts names up to n of addrs, and says how many more there are.
+func FewHosts(addrs []string, n int) string {
+	if len(addrs) <= n {
+		return strings.Join(addrs, ", ")
+	}
+	return strings.Join(addrs[:n], ", ") + fmt.Sprintf(", ... (%d more)", len(addrs)-n)
 }
 
 // handle takes one event; it returns an error that ends the run.
 func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error {
+	if he.release != nil {
+		return c.released(he.release)
+	}
 	h := he.h
 	if h.done {
 		return nil
 	}
 	h.heard = time.Now()
 	if he.err != nil {
-		h.done, h.lost = true, true
+		c.markDone(h)
+		h.lost = true
 		h.res.Err = he.err.Error()
 		c.Logf("host %s lost: %v", h.addr, he.err)
 		return &HostError{h.addr, fmt.Errorf("%w: %v", ErrLost, he.err)}
@@ -284,13 +362,13 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 		h.prog = ev.Progress
 		// A host at the next barrier still tells of the last phase
 		// until it is released: only the phase under way is shown.
-		if ev.Type == EventHeartbeat && c.Progress != nil && ev.Progress.Phase == c.current {
-			c.Progress(sum(hosts, ev.Progress.Phase), false)
+		if ev.Type == EventHeartbeat && ev.Progress.Phase == c.current {
+			c.b.progress = true
 		}
 	}
 	switch ev.Type {
 	case EventReady:
-		h.ready, h.phase = ev.Seq, ev.Phase
+		c.arrive(h, ev)
 		if !cancelled {
 			c.releaseIfAll(hosts, ev.Seq)
 		}
@@ -309,10 +387,21 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	return nil
 }
 
+// arrive counts a host at the barrier its ready event names.
+func (c *Coordinator) arrive(h *host, ev Event) {
+	if ev.Seq <= h.ready {
+		return // told twice
+	}
+	h.ready, h.phase = ev.Seq, ev.Phase
+	if c.b.arrived[ev.Seq]++; ev.Seq > c.b.waiting {
+		c.b.waiting, c.b.waitPhase, c.b.since, c.b.named = ev.Seq, ev.Phase, time.Now(), time.Time{}
+	}
+}
+
 // done takes a host's last event: its result, and its failure if it
 // failed or was stopped without being asked to.
 func (c *Coordinator) done(h *host, ev Event, cancelled bool) error {
-	h.done = true
+	c.markDone(h)
 	h.res.Result = ev.Result
 	if ev.Result != nil {
 		ev.Result.Parameters.SetTexts(ev.ParamTexts)
@@ -337,45 +426,6 @@ func (c *Coordinator) done(h *host, ev Event, cancelled bool) error {
 	return nil
 }
 
-// releaseIfAll releases barrier seq when every host has reached it. All
-// hosts are to start at one moment: an agent on this kernel is told the
-// moment, every agent to wait until then from its request's arrival, less
-// half its round trip, so neither the order of the requests nor another
-// machine's clock matters.
-func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
-	var slowest time.Duration
-	for _, h := range hosts {
-		if h.ready != seq {
-			return
-		}
-		slowest = max(slowest, time.Duration(h.rtt.Load()))
-	}
-	// Room for the requests to reach every host, which takes longer the
-	// more hosts there are; the end of a phase starts nothing.
-	at := time.Now().Add(20*time.Millisecond + 2*slowest + time.Duration(len(hosts))*2*time.Millisecond)
-	p := hosts[0].phase
-	if IsEnd(p) {
-		at = time.Now()
-	}
-	if prev := hosts[0].prog; prev != nil && c.Progress != nil {
-		c.Progress(sum(hosts, prev.Phase), true)
-	}
-	if p != FinishPhase && !IsEnd(p) {
-		c.Logf("%s: starting on %s", p, units.Count(len(hosts), "host"))
-		c.current = p
-		if c.Progress != nil {
-			c.Progress(Progress{Phase: p}, false) // its start; the unit comes with the hosts' counts
-		}
-	}
-	_ = each(hosts, func(h *host) error {
-		g := Release{Seq: seq, Delay: max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)}
-		if h.sameClock {
-			g.At = at
-		}
-		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", g, nil)
-	})
-}
-
 // stream reads a host's events until its job is done or the stream breaks.
 func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent) {
 	req, err := c.request(ctx, "GET", h, "/v1/jobs/"+h.id+"/events", nil)
@@ -396,7 +446,7 @@ func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent)
 		return
 	}
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 4<<10), 64<<20) // grown as a result needs
 	for sc.Scan() {
 		var ev Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
@@ -421,17 +471,19 @@ func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent)
 // still there.
 func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 	tick.Every(HeartbeatEvery, ctx.Done(), func() bool {
-		for _, h := range hosts {
-			go func() {
-				pctx, cancel := context.WithTimeout(ctx, HeartbeatEvery)
-				defer cancel()
-				t0 := time.Now()
-				if c.call(pctx, h, "POST", "/v1/jobs/"+h.id+"/ping", nil, nil) == nil {
-					// A moving average of the round trip, for the barriers.
-					h.rtt.Store((3*h.rtt.Load() + int64(time.Since(t0))) / 4)
-				}
-			}()
-		}
+		// A round at a time, parallel requests at once, each with room to
+		// answer on a busy machine: a ping given up closes its connection,
+		// and the next one would open another.
+		_ = each(hosts, func(h *host) error {
+			pctx, cancel := context.WithTimeout(ctx, releaseAttempt)
+			defer cancel()
+			t0 := time.Now()
+			if c.call(pctx, h, "POST", "/v1/jobs/"+h.id+"/ping", nil, nil) == nil {
+				// A moving average of the round trip, for the barriers.
+				h.rtt.Store((3*h.rtt.Load() + int64(time.Since(t0))) / 4)
+			}
+			return nil
+		})
 		return true
 	})
 }
@@ -490,14 +542,17 @@ func (c *Coordinator) leftBehind(ctx context.Context, h *host) {
 	}
 }
 
-// eachHost calls f for every host at once, each call with its own
-// timeout, and waits for them all.
+// eachHost calls f for every host, parallel at a time, each call with
+// its own timeout, and waits for them all.
 func eachHost(hosts []*host, timeout time.Duration, f func(ctx context.Context, h *host)) {
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, parallel)
 	for _, h := range hosts {
 		wg.Add(1)
+		slots <- struct{}{}
 		go func() {
 			defer wg.Done()
+			defer func() { <-slots }()
 			ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within %v", timeout))
 			defer cancel()
 			f(ctx, h)
@@ -567,11 +622,25 @@ func (c *Coordinator) unreachable(ctx context.Context, err error) error {
 	return fmt.Errorf("unreachable: %w", err)
 }
 
+// answer is an agent's answer that refuses a request.
+type answer struct {
+	status int
+	msg    string
+}
+
+func (a *answer) Error() string { return a.msg }
+
+// busy reports whether the agent may take the request later: it had no
+// room for another connection, or for another release.
+func (a *answer) busy() bool {
+	return a.status == http.StatusServiceUnavailable || a.status == http.StatusTooManyRequests
+}
+
 func answerError(resp *http.Response) error {
 	var eb ErrorBody
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
-		return errors.New(eb.Error)
+		return &answer{resp.StatusCode, eb.Error}
 	}
-	return fmt.Errorf("agent answered %s", resp.Status)
+	return &answer{resp.StatusCode, "agent answered " + resp.Status}
 }
