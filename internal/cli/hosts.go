@@ -293,7 +293,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	c.job.Seed = pattern.RandomSeed()
 	bars := &hostsProgress{app: app, hosts: len(c.hosts.Hosts)}
 	coord := &cluster.Coordinator{Hosts: c.hosts.Hosts, Token: token, Client: client, Scheme: scheme, Version: Version,
-		Logf: func(f string, a ...any) { app.Infof(f, a...) }, Progress: bars.update}
+		Logf: func(f string, a ...any) { app.Infof(f, a...) }, Progress: bars.update, Verbose: app.Globals.Verbose}
 	if c.left != nil {
 		coord.Leftover = func(i int) string { return c.left(c.job.RunName, i) }
 	}
@@ -301,7 +301,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		coord.Live = b // --metrics-listen: each host's live counts
 	}
 	if !app.Globals.Quiet {
-		fmt.Fprintf(app.IO.Err, "Running %s on %s (%s)\n", c.command, units.Count(len(c.hosts.Hosts), "host"), strings.Join(c.hosts.Hosts, ", "))
+		fmt.Fprintf(app.IO.Err, "Running %s on %s (%s)\n", c.command, units.Count(len(c.hosts.Hosts), "host"), cluster.HostList(c.hosts.Hosts, app.Globals.Verbose))
 	}
 	ran := false
 	res, runErr := app.measure(ctx, c.command, c.repeat, func(ctx context.Context, res *report.Result) error {
@@ -353,12 +353,20 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 // its own warnings; and what a host whose agent is gone left behind,
 // which goes into the result too.
 func hostWarnings(app *App, res *report.Result, parts []cluster.HostResult) {
+	// Each warning once, with the hosts that gave it: a thousand hosts
+	// without the right to drop caches make one line.
+	var warned cluster.Causes
 	for _, p := range parts {
 		if p.Result != nil {
 			for _, w := range p.Result.Warnings {
-				app.Warnf("host %s: %s", p.Address, w)
+				warned.Add(p.Address, w)
 			}
 		}
+	}
+	for _, line := range warned.Lines(func(a []string) string { return cluster.Few(a, app.Globals.Verbose) }) {
+		app.Warnf("%s", line)
+	}
+	for _, p := range parts {
 		if p.Left != "" {
 			msg := fmt.Sprintf("host %s: %s", p.Address, p.Left)
 			app.Warnf("%s", msg)

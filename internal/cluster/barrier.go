@@ -75,7 +75,7 @@ func (c *Coordinator) sendRelease(hosts []*host, seq int, phase string, at time.
 	deadline := t0.Add(c.releaseWithin())
 	out := &released{seq: seq, phase: phase}
 	var mu sync.Mutex
-	_ = each(hosts, func(h *host) error {
+	_ = c.each(hosts, func(h *host) error {
 		if err := c.releaseHost(h, seq, at, deadline); err != nil {
 			mu.Lock()
 			out.missed, out.err = append(out.missed, h), err
@@ -118,19 +118,14 @@ func (c *Coordinator) released(r *released) error {
 	c.b.send = r.took
 	var missed []string
 	for _, h := range r.missed {
-		if h.done {
-			continue // ended meanwhile: its own event told why
+		if !h.done { // else it ended meanwhile, and its own event told why
+			c.lose(h, fmt.Sprintf("did not take the release of %s within %v: %v", r.phase, c.releaseWithin(), r.err))
+			missed = append(missed, h.addr)
 		}
-		c.markDone(h)
-		h.lost = true
-		h.res.Err = fmt.Sprintf("lost: did not take the release of %s within %v: %v", r.phase, c.releaseWithin(), r.err)
-		missed = append(missed, h.addr)
 	}
 	if len(missed) == 0 {
 		return nil
 	}
-	c.Logf("%s: %s did not take its release within %v (%v): %s; stopping the others", r.phase, units.Count(len(missed), "host"),
-		c.releaseWithin(), r.err, FewHosts(missed, 5))
 	return &HostError{missed[0], fmt.Errorf("%w: did not take the release of %s within %v (%s in all)", ErrLost, r.phase,
 		c.releaseWithin(), units.Count(len(missed), "host"))}
 }

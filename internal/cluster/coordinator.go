@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +50,9 @@ type Coordinator struct {
 	// units; total -1 when unknown) as their heartbeats arrive, and the
 	// final count once every host has ended it; then final is true.
 	Progress func(p Progress, final bool)
+	// Verbose names every host where a message names hosts; else the
+	// first few and how many more.
+	Verbose bool
 
 	current string        // the phase released last, whose progress is shown
 	b       barriers      // the run's barriers, kept by drive
@@ -133,25 +139,42 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 // until some went unanswered for the client's whole timeout.
 const parallel = 64
 
-// each runs fn on every host, parallel at a time, and returns the first
-// error, named.
-func each(hosts []*host, fn func(h *host) error) error {
+// each runs fn on every host, parallel at a time, and returns the
+// failures, each named by its host (a *HostError), several grouped by
+// cause (a *HostsError).
+func (c *Coordinator) each(hosts []*host, fn func(h *host) error) error {
 	var g errgroup.Group
 	g.SetLimit(parallel)
+	var mu sync.Mutex
+	var errs []*HostError
 	for _, h := range hosts {
 		g.Go(func() error {
 			if err := fn(h); err != nil {
-				return &HostError{h.addr, err}
+				mu.Lock()
+				errs = append(errs, &HostError{h.addr, err})
+				mu.Unlock()
 			}
 			return nil
 		})
 	}
-	return g.Wait()
+	_ = g.Wait()
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	pos := make(map[string]int, len(hosts))
+	for _, h := range hosts {
+		pos[h.addr] = h.index
+	}
+	slices.SortFunc(errs, func(a, b *HostError) int { return cmp.Compare(pos[a.Host], pos[b.Host]) })
+	return &HostsError{Errs: errs, c: c}
 }
 
 func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) error {
 	machine := sysio.Machine(sysio.ProcRoot)
-	err := each(hosts, func(h *host) error {
+	err := c.each(hosts, func(h *host) error {
 		if err := c.clock(ctx, h, machine); err != nil {
 			return err
 		}
@@ -169,7 +192,7 @@ func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) err
 	if err := sameAgent(hosts); err != nil {
 		return err
 	}
-	return each(hosts, func(h *host) error {
+	return c.each(hosts, func(h *host) error {
 		return c.call(ctx, h, "POST", "/v1/jobs?dry=1", c.jobFor(job, h, hosts), nil)
 	})
 }
@@ -199,7 +222,7 @@ func (c *Coordinator) jobFor(job Job, h *host, hosts []*host) Job {
 // prepare gives every host its job; if one refuses, the others are told
 // to remove what they prepared.
 func (c *Coordinator) prepare(ctx context.Context, hosts []*host, job Job) error {
-	err := each(hosts, func(h *host) error {
+	err := c.each(hosts, func(h *host) error {
 		var acc Accepted
 		if err := c.call(ctx, h, "POST", "/v1/jobs", c.jobFor(job, h, hosts), &acc); err != nil {
 			return err
@@ -267,6 +290,7 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 			}
 		}
 	}
+	c.tellLost()
 	return failure
 }
 
@@ -282,9 +306,31 @@ type barriers struct {
 	// send is how long the last release took to reach every host: the
 	// room a common start leaves for the requests.
 	send     time.Duration
-	progress bool // a heartbeat told of progress not yet shown
+	progress bool   // a heartbeat told of progress not yet shown
+	lost     Causes // hosts lost and not yet told
 	events   chan<- hostEvent
 	stop     <-chan struct{}
+}
+
+// lose takes a host for lost, for cause; the hosts lost together are told
+// together (tellLost).
+func (c *Coordinator) lose(h *host, cause string) {
+	c.markDone(h)
+	h.lost = true
+	h.res.Err = "lost: " + cause
+	c.b.lost.Add(h.addr, cause)
+}
+
+// tellLost says which hosts were lost since it last did, one line per
+// cause.
+func (c *Coordinator) tellLost() {
+	if c.b.lost.empty() {
+		return
+	}
+	for _, line := range c.b.lost.Lines(c.few) {
+		c.Logf("lost %s", line)
+	}
+	c.b.lost = Causes{}
 }
 
 // markDone takes a host for done.
@@ -301,15 +347,13 @@ func (c *Coordinator) check(hosts []*host, cancelled bool) error {
 	var failure error
 	for _, h := range hosts {
 		if !h.done && time.Since(h.heard) > c.LostAfter {
-			c.markDone(h)
-			h.lost = true
-			h.res.Err = fmt.Sprintf("lost: no answer for %v", c.LostAfter)
-			c.Logf("host %s lost: no answer for %v; stopping the others", h.addr, c.LostAfter)
+			c.lose(h, fmt.Sprintf("no answer for %v", c.LostAfter))
 			if failure == nil {
 				failure = &HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)}
 			}
 		}
 	}
+	c.tellLost()
 	if c.b.progress && c.Progress != nil {
 		c.b.progress = false
 		c.Progress(sum(hosts, c.current), false)
@@ -323,7 +367,7 @@ func (c *Coordinator) check(hosts []*host, cancelled bool) error {
 			}
 		}
 		c.Logf("%s: waiting for %s of %d after %v: %s", b.waitPhase, units.Count(len(late), "host"), len(hosts),
-			time.Since(b.since).Round(time.Second), FewHosts(late, 5))
+			time.Since(b.since).Round(time.Second), c.few(late))
 	}
 	return failure
 }
@@ -331,14 +375,6 @@ func (c *Coordinator) check(hosts []*host, cancelled bool) error {
 // waitNotice is how long a barrier waits for hosts before it names them,
 // and how often it names them again.
 const waitNotice = 10 * time.Second
-
-// FewHosts names up to n of addrs, and says how many more there are.
-func FewHosts(addrs []string, n int) string {
-	if len(addrs) <= n {
-		return strings.Join(addrs, ", ")
-	}
-	return strings.Join(addrs[:n], ", ") + fmt.Sprintf(", ... (%d more)", len(addrs)-n)
-}
 
 // handle takes one event; it returns an error that ends the run.
 func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error {
@@ -351,10 +387,7 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	}
 	h.heard = time.Now()
 	if he.err != nil {
-		c.markDone(h)
-		h.lost = true
-		h.res.Err = he.err.Error()
-		c.Logf("host %s lost: %v", h.addr, he.err)
+		c.lose(h, he.err.Error())
 		return &HostError{h.addr, fmt.Errorf("%w: %v", ErrLost, he.err)}
 	}
 	ev := he.ev
@@ -474,7 +507,7 @@ func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 		// A round at a time, parallel requests at once, each with room to
 		// answer on a busy machine: a ping given up closes its connection,
 		// and the next one would open another.
-		_ = each(hosts, func(h *host) error {
+		_ = c.each(hosts, func(h *host) error {
 			pctx, cancel := context.WithTimeout(ctx, releaseAttempt)
 			defer cancel()
 			t0 := time.Now()
@@ -502,6 +535,8 @@ func (c *Coordinator) cancel(hosts []*host) {
 // lost is not waited for: it removes its files by itself when it stops
 // hearing pings, if its agent still runs.
 func (c *Coordinator) cleanup(hosts []*host) {
+	var mu sync.Mutex
+	var failed Causes
 	eachHost(hosts, 30*time.Second, func(ctx context.Context, h *host) {
 		switch {
 		case h.id == "":
@@ -514,10 +549,15 @@ func (c *Coordinator) cleanup(hosts []*host) {
 			case h.stopped:
 				// Gone with its agent, which removed the job's files first.
 			default:
-				c.Logf("host %s: clean up: %v (an agent still running removes the job's files itself within %v)", h.addr, err, OrphanAfter)
+				mu.Lock()
+				failed.Add(h.addr, err.Error())
+				mu.Unlock()
 			}
 		}
 	})
+	for _, line := range failed.Lines(c.few) {
+		c.Logf("clean up: %s (an agent still running removes the job's files itself within %v)", line, OrphanAfter)
+	}
 }
 
 // leftBehind asks a lost host's agent whether it is still there: if it
@@ -613,6 +653,7 @@ func (c *Coordinator) unreachable(ctx context.Context, err error) error {
 		return errors.New("the agent speaks plain HTTP, not TLS: drop --tls-ca, or start the agent with --tls-cert/--tls-key")
 	}
 	var ne net.Error
+	err = bare{err}
 	switch cause := context.Cause(ctx); {
 	case ctx.Err() != nil && cause != ctx.Err():
 		return fmt.Errorf("%v: %w", cause, err)
@@ -621,6 +662,26 @@ func (c *Coordinator) unreachable(ctx context.Context, err error) error {
 	}
 	return fmt.Errorf("unreachable: %w", err)
 }
+
+// bare is a transport error without the request's URL and addresses,
+// which the host's name says already: hosts that fail alike read alike,
+// and are told together.
+type bare struct{ err error }
+
+func (b bare) Error() string {
+	e := b.err
+	var ue *url.Error
+	if errors.As(e, &ue) {
+		e = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(e, &oe) && oe.Err != nil {
+		return oe.Op + ": " + oe.Err.Error()
+	}
+	return e.Error()
+}
+
+func (b bare) Unwrap() error { return b.err }
 
 // answer is an agent's answer that refuses a request.
 type answer struct {
