@@ -289,6 +289,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if c.secrets && scheme != "https" {
 		return Usagef("credentials reach agents only over TLS: give --tls-ca (and --tls-cert/--tls-key to the agents), or set ACCESS_KEY/SECRET_KEY in each agent's environment")
 	}
+	fileRoom(app, "the coordinator", len(c.hosts.Hosts), 2)
 	c.job.ReadOthers = c.hosts.ReadOthers
 	c.job.Seed = pattern.RandomSeed()
 	bars := &hostsProgress{app: app, hosts: len(c.hosts.Hosts)}
@@ -346,6 +347,21 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		return fmt.Errorf("%d operations failed during the performance tests", n)
 	}
 	return ciErr
+}
+
+// fileRoom makes room for the files a process serving or driving n agents
+// opens (perAgent each: an event stream and a connection for requests,
+// and an agent's listener), raising its limit where it may, and warns when
+// the limit stays too low: a run then fails with "too many open files".
+func fileRoom(app *App, who string, n, perAgent int) {
+	need := perAgent*n + 256
+	if lim := sysio.OpenFileLimit(); lim == 0 || lim >= need {
+		return
+	}
+	if got := sysio.RaiseOpenFileLimit(need); got != 0 && got < need {
+		app.Warnf("%s needs about %d open files for %s and may open %d (ulimit -n): raise the limit, or the run fails with \"too many open files\"",
+			who, need, units.Count(n, "agent"), got)
+	}
 }
 
 // hostWarnings shows on stderr what each host warned of (its clean-up
