@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // simRunner's jobs run simPhases, each between its start barrier and its
@@ -82,6 +87,10 @@ func runPool(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
+	runtime.GC()
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	t0 := time.Now()
 	var logged []string
 	c := &Coordinator{Hosts: pool.Addrs, Token: "tok", Client: &http.Client{Transport: NewTransport(), Timeout: 30 * time.Second},
 		Scheme: "http", Version: "test", LostAfter: 2 * time.Minute,
@@ -98,6 +107,12 @@ func runPool(t *testing.T, n int) {
 	if err := Merge(res, parts); err != nil {
 		t.Fatal(err)
 	}
+	wall := time.Since(t0)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	// Agents and coordinator share this process: the figures are their sum.
+	t.Logf("%d agents, %d phases: wall %v, CPU %v, peak RSS %d MiB (agents and coordinator together)", n, len(simPhases),
+		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ru1.Maxrss>>10)
 	if got := phaseList(res); !slices.Equal(got, simPhases) {
 		t.Fatalf("phases %q, want %q", got, simPhases)
 	}
@@ -136,4 +151,26 @@ func TestFiveHundredAgents(t *testing.T) {
 		t.Skip("500 agents: not in -short")
 	}
 	runPool(t, 500)
+}
+
+// TestThousandsOfAgents runs three phases on 2,000 simulated agents (in
+// this process, over real sockets; FSBENCH_POOL_AGENTS sets another
+// number, such as 10000) and checks that every merged histogram is
+// exactly the sum of the hosts'.
+func TestThousandsOfAgents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("thousands of agents: not in -short")
+	}
+	n := 2000
+	if v := os.Getenv("FSBENCH_POOL_AGENTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("FSBENCH_POOL_AGENTS=%q: want a number of agents", v)
+		}
+	}
+	// Each agent a listener and two connections, each seen from both ends.
+	if need := 5*n + 512; sysio.RaiseOpenFileLimit(need) < need && sysio.OpenFileLimit() != 0 {
+		t.Skipf("%d agents need %d open files; this process may open %d (ulimit -n)", n, need, sysio.OpenFileLimit())
+	}
+	runPool(t, n)
 }
