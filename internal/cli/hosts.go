@@ -379,15 +379,14 @@ func hostWarnings(app *App, res *report.Result, parts []cluster.HostResult) {
 			}
 		}
 	}
-	for _, line := range warned.Lines(func(a []string) string { return cluster.Few(a, app.Globals.Verbose) }) {
-		app.Warnf("%s", line)
-	}
 	for _, p := range parts {
 		if p.Left != "" {
-			msg := fmt.Sprintf("host %s: %s", p.Address, p.Left)
-			app.Warnf("%s", msg)
-			res.Warnings = append(res.Warnings, msg)
+			warned.Add(p.Address, p.Left)
+			res.Warnings = append(res.Warnings, fmt.Sprintf("host %s: %s", p.Address, p.Left))
 		}
+	}
+	for _, line := range warned.Lines(func(a []string) string { return cluster.Few(a, app.Globals.Verbose) }) {
+		app.Warnf("%s", line)
 	}
 }
 

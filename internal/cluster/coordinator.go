@@ -87,6 +87,7 @@ type host struct {
 	// sameClock: the agent runs on the coordinator's kernel (offset 0).
 	sameClock bool
 	id        string
+	prepared  atomic.Bool // id is set: it has its job
 	res       HostResult
 	ready     int // the last barrier it reached
 	phase     string
@@ -96,6 +97,7 @@ type host struct {
 	// which removed the job's files as it stopped.
 	stopped bool
 	heard   time.Time
+	open    bool // its event stream began: heard counts from then
 	prog    *Progress // the last the host told
 }
 
@@ -117,12 +119,19 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	if err := c.preflight(ctx, hosts, job); err != nil {
 		return nil, err
 	}
+	// Each host is pinged from the moment it takes its job: else the
+	// first of a thousand hosts to take it could give it up (OrphanAfter)
+	// before the last one has it.
+	pctx, stopPings := context.WithCancel(context.Background())
+	go c.pinger(pctx, hosts)
 	t0 := time.Now()
 	if err := c.prepare(ctx, hosts, job); err != nil {
+		stopPings()
 		return nil, err
 	}
 	c.sendJob = time.Since(t0)
 	err := c.drive(ctx, hosts)
+	stopPings()
 	c.cleanup(hosts)
 	out := make([]HostResult, len(hosts))
 	for i, h := range hosts {
@@ -228,6 +237,7 @@ func (c *Coordinator) prepare(ctx context.Context, hosts []*host, job Job) error
 			return err
 		}
 		h.id = acc.ID
+		h.prepared.Store(true)
 		return nil
 	})
 	if err != nil {
@@ -242,6 +252,7 @@ type hostEvent struct {
 	h       *host
 	ev      Event
 	err     error     // the stream broke
+	open    bool      // the stream began
 	release *released // a barrier's release was sent to every host
 }
 
@@ -257,10 +268,8 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 	defer stop()
 	c.b = barriers{arrived: map[int]int{}, undone: len(hosts), events: events, stop: sctx.Done()}
 	for _, h := range hosts {
-		h.heard = time.Now()
 		go c.stream(sctx, h, events)
 	}
-	go c.pinger(sctx, hosts)
 	check := time.NewTicker(500 * time.Millisecond)
 	defer check.Stop()
 	var failure error
@@ -346,7 +355,7 @@ func (c *Coordinator) markDone(h *host) {
 func (c *Coordinator) check(hosts []*host, cancelled bool) error {
 	var failure error
 	for _, h := range hosts {
-		if !h.done && time.Since(h.heard) > c.LostAfter {
+		if !h.done && h.open && time.Since(h.heard) > c.LostAfter {
 			c.lose(h, fmt.Sprintf("no answer for %v", c.LostAfter))
 			if failure == nil {
 				failure = &HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)}
@@ -386,6 +395,10 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 		return nil
 	}
 	h.heard = time.Now()
+	if he.open {
+		h.open = true // silent from now on, it is lost
+		return nil
+	}
 	if he.err != nil {
 		c.lose(h, he.err.Error())
 		return &HostError{h.addr, fmt.Errorf("%w: %v", ErrLost, he.err)}
@@ -461,14 +474,18 @@ func (c *Coordinator) done(h *host, ev Event, cancelled bool) error {
 
 // stream reads a host's events until its job is done or the stream breaks.
 func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	req, err := c.request(ctx, "GET", h, "/v1/jobs/"+h.id+"/events", nil)
 	if err != nil {
 		out <- hostEvent{h: h, err: err}
 		return
 	}
 	client := *c.Client
-	client.Timeout = 0 // a stream lasts as long as the job
+	client.Timeout = 0 // a stream lasts as long as the job; its beginning does not
+	begun := time.AfterFunc(RequestTimeout, cancel)
 	resp, err := client.Do(req)
+	begun.Stop()
 	if err != nil {
 		out <- hostEvent{h: h, err: err}
 		return
@@ -478,6 +495,7 @@ func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent)
 		out <- hostEvent{h: h, err: answerError(resp)}
 		return
 	}
+	out <- hostEvent{h: h, open: true}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 4<<10), 64<<20) // grown as a result needs
 	for sc.Scan() {
@@ -508,6 +526,9 @@ func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 		// answer on a busy machine: a ping given up closes its connection,
 		// and the next one would open another.
 		_ = c.each(hosts, func(h *host) error {
+			if !h.prepared.Load() {
+				return nil
+			}
 			pctx, cancel := context.WithTimeout(ctx, releaseAttempt)
 			defer cancel()
 			t0 := time.Now()
@@ -537,11 +558,16 @@ func (c *Coordinator) cancel(hosts []*host) {
 func (c *Coordinator) cleanup(hosts []*host) {
 	var mu sync.Mutex
 	var failed Causes
+	var removes []string // lost hosts whose agents answer
 	eachHost(hosts, 30*time.Second, func(ctx context.Context, h *host) {
 		switch {
 		case h.id == "":
 		case h.lost:
-			c.leftBehind(ctx, h)
+			if c.leftBehind(ctx, h) {
+				mu.Lock()
+				removes = append(removes, h.addr)
+				mu.Unlock()
+			}
 		default:
 			err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil)
 			switch {
@@ -555,6 +581,9 @@ func (c *Coordinator) cleanup(hosts []*host) {
 			}
 		}
 	})
+	if len(removes) > 0 {
+		c.Logf("%s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", c.named(removes), OrphanAfter)
+	}
 	for _, line := range failed.Lines(c.few) {
 		c.Logf("clean up: %s (an agent still running removes the job's files itself within %v)", line, OrphanAfter)
 	}
@@ -566,20 +595,21 @@ func (c *Coordinator) cleanup(hosts []*host) {
 // not answer (its machine down, hung, or cut off), it stays unless the
 // agent still runs and removes it on losing this coordinator. Either is
 // said in HostResult.Left.
-func (c *Coordinator) leftBehind(ctx context.Context, h *host) {
+func (c *Coordinator) leftBehind(ctx context.Context, h *host) (agentRemoves bool) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	var in Info
 	err := c.call(pctx, h, "GET", "/v1/info", nil, &in)
 	switch {
 	case err == nil || c.Leftover == nil:
-		c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
+		return true
 	case errors.Is(err, syscall.ECONNREFUSED):
 		h.res.Left = "its agent is gone (connection refused): left behind: " + c.Leftover(h.index)
 	default:
 		h.res.Left = fmt.Sprintf("its agent does not answer (%v): unless it still runs and removes them within %v of losing this coordinator, left behind: %s",
 			err, OrphanAfter, c.Leftover(h.index))
 	}
+	return false
 }
 
 // eachHost calls f for every host, parallel at a time, each call with

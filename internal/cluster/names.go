@@ -58,6 +58,14 @@ func splitPort(addr string) (string, int, bool) {
 // is verbose.
 func (c *Coordinator) few(addrs []string) string { return Few(addrs, c.Verbose) }
 
+// named is one host or several, named: "host a:1" or "37 hosts: a:1, ...".
+func (c *Coordinator) named(addrs []string) string {
+	if len(addrs) == 1 {
+		return "host " + addrs[0]
+	}
+	return units.Count(len(addrs), "host") + ": " + c.few(addrs)
+}
+
 // Few names the first five of addrs and how many more, or all of them if
 // verbose.
 func Few(addrs []string, verbose bool) string {
