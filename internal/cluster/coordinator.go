@@ -97,7 +97,7 @@ type host struct {
 	// which removed the job's files as it stopped.
 	stopped bool
 	heard   time.Time
-	open    bool // its event stream began: heard counts from then
+	open    bool      // its event stream began: heard counts from then
 	prog    *Progress // the last the host told
 }
 
