@@ -43,6 +43,9 @@ type AgentOptions struct {
 	protocol int
 	orphan   time.Duration
 	idle     time.Duration
+	// instances serves this many agents in the one process, on
+	// consecutive ports from --listen's: a coordinator's load rig.
+	instances int
 }
 
 func newAgentCmd(app *App) *cobra.Command {
@@ -87,6 +90,8 @@ without it the agent measures with the caches as they are, and says so.`,
 	f.IntVar(&o.protocol, "protocol", 0, "speak this agent protocol version (tests)")
 	f.DurationVar(&o.orphan, "orphan-after", 0, "cancel a job not pinged for this long (tests)")
 	f.DurationVar(&o.idle, "idle-timeout", 0, "close a connection idle this long (tests)")
+	f.IntVar(&o.instances, "instances", 1, "serve N agents in this process, on consecutive ports from --listen's (load tests)")
+	_ = f.MarkHidden("instances")
 	_ = f.MarkHidden("protocol")
 	_ = f.MarkHidden("orphan-after")
 	_ = f.MarkHidden("idle-timeout")
@@ -169,11 +174,15 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	if host == "" {
 		host, _ = os.Hostname()
 	}
-	a, err := cluster.NewAgent(cluster.AgentOptions{
+	ao := cluster.AgentOptions{
 		Token: token, Roots: o.Roots, Runner: runner, Version: Version, Protocol: o.protocol,
 		OrphanAfter: o.orphan, IdleTimeout: o.idle, Logf: func(f string, args ...any) { app.Infof(f, args...) },
 		Host: report.Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: sysio.Kernel(), CPUs: runtime.NumCPU()},
-	})
+	}
+	if o.instances > 1 {
+		return servePool(ctx, app, o, ao, tlsConf)
+	}
+	a, err := cluster.NewAgent(ao)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
@@ -217,6 +226,19 @@ func runAgent(ctx context.Context, app *App, o *AgentOptions) error {
 	defer cancel()
 	a.Close()
 	_ = srv.Shutdown(sctx)
+	return ErrInterrupted
+}
+
+// servePool serves o.instances agents in this process until ctx ends.
+func servePool(ctx context.Context, app *App, o *AgentOptions, ao cluster.AgentOptions, tlsConf *tls.Config) error {
+	fileRoom(app, "this process", o.instances, 3)
+	p, err := cluster.ServePool(ao, o.Listen, o.instances, o.MaxConns, tlsConf)
+	if err != nil {
+		return err
+	}
+	app.Infof("fsbench agent %s serving %d agents: %s", Version, o.instances, cluster.HostList(p.Addrs, false))
+	<-ctx.Done()
+	p.Close()
 	return ErrInterrupted
 }
 

@@ -289,11 +289,12 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if c.secrets && scheme != "https" {
 		return Usagef("credentials reach agents only over TLS: give --tls-ca (and --tls-cert/--tls-key to the agents), or set ACCESS_KEY/SECRET_KEY in each agent's environment")
 	}
+	fileRoom(app, "the coordinator", len(c.hosts.Hosts), 2)
 	c.job.ReadOthers = c.hosts.ReadOthers
 	c.job.Seed = pattern.RandomSeed()
 	bars := &hostsProgress{app: app, hosts: len(c.hosts.Hosts)}
 	coord := &cluster.Coordinator{Hosts: c.hosts.Hosts, Token: token, Client: client, Scheme: scheme, Version: Version,
-		Logf: func(f string, a ...any) { app.Infof(f, a...) }, Progress: bars.update}
+		Logf: func(f string, a ...any) { app.Infof(f, a...) }, Progress: bars.update, Verbose: app.Globals.Verbose}
 	if c.left != nil {
 		coord.Leftover = func(i int) string { return c.left(c.job.RunName, i) }
 	}
@@ -301,7 +302,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		coord.Live = b // --metrics-listen: each host's live counts
 	}
 	if !app.Globals.Quiet {
-		fmt.Fprintf(app.IO.Err, "Running %s on %s (%s)\n", c.command, units.Count(len(c.hosts.Hosts), "host"), strings.Join(c.hosts.Hosts, ", "))
+		fmt.Fprintf(app.IO.Err, "Running %s on %s (%s)\n", c.command, units.Count(len(c.hosts.Hosts), "host"), cluster.HostList(c.hosts.Hosts, app.Globals.Verbose))
 	}
 	ran := false
 	res, runErr := app.measure(ctx, c.command, c.repeat, func(ctx context.Context, res *report.Result) error {
@@ -348,30 +349,51 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	return ciErr
 }
 
+// fileRoom makes room for the files a process serving or driving n agents
+// opens (perAgent each: an event stream and a connection for requests,
+// and an agent's listener), raising its limit where it may, and warns when
+// the limit stays too low: a run then fails with "too many open files".
+func fileRoom(app *App, who string, n, perAgent int) {
+	need := perAgent*n + 256
+	if lim := sysio.OpenFileLimit(); lim == 0 || lim >= need {
+		return
+	}
+	if got := sysio.RaiseOpenFileLimit(need); got != 0 && got < need {
+		app.Warnf("%s needs about %d open files for %s and may open %d (ulimit -n): raise the limit, or the run fails with \"too many open files\"",
+			who, need, units.Count(n, "agent"), got)
+	}
+}
+
 // hostWarnings shows on stderr what each host warned of (its clean-up
 // failures, what it keeps), named by the host, as a run on one host shows
 // its own warnings; and what a host whose agent is gone left behind,
 // which goes into the result too.
 func hostWarnings(app *App, res *report.Result, parts []cluster.HostResult) {
+	// Each warning once, with the hosts that gave it: a thousand hosts
+	// without the right to drop caches make one line.
+	var warned cluster.Causes
 	for _, p := range parts {
 		if p.Result != nil {
 			for _, w := range p.Result.Warnings {
-				app.Warnf("host %s: %s", p.Address, w)
+				warned.Add(p.Address, w)
 			}
 		}
+	}
+	for _, p := range parts {
 		if p.Left != "" {
-			msg := fmt.Sprintf("host %s: %s", p.Address, p.Left)
-			app.Warnf("%s", msg)
-			res.Warnings = append(res.Warnings, msg)
+			warned.Add(p.Address, p.Left)
+			res.Warnings = append(res.Warnings, fmt.Sprintf("host %s: %s", p.Address, p.Left))
 		}
+	}
+	for _, line := range warned.Lines(func(a []string) string { return cluster.Few(a, app.Globals.Verbose) }) {
+		app.Warnf("%s", line)
 	}
 }
 
 // agentClient is the HTTP client to the agents: HTTPS trusting the given
 // CA, or plain HTTP.
 func agentClient(caFile string) (*http.Client, string, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 8
+	tr := cluster.NewTransport()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	if caFile == "" {
 		return client, "http", nil

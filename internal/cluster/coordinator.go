@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,8 +50,13 @@ type Coordinator struct {
 	// units; total -1 when unknown) as their heartbeats arrive, and the
 	// final count once every host has ended it; then final is true.
 	Progress func(p Progress, final bool)
+	// Verbose names every host where a message names hosts; else the
+	// first few and how many more.
+	Verbose bool
 
-	current string // the phase released last, whose progress is shown
+	current string        // the phase released last, whose progress is shown
+	b       barriers      // the run's barriers, kept by drive
+	sendJob time.Duration // how long sending the job took: room for the first release
 }
 
 // HostError is a failure of one host, named.
@@ -79,6 +87,7 @@ type host struct {
 	// sameClock: the agent runs on the coordinator's kernel (offset 0).
 	sameClock bool
 	id        string
+	prepared  atomic.Bool // id is set: it has its job
 	res       HostResult
 	ready     int // the last barrier it reached
 	phase     string
@@ -88,6 +97,7 @@ type host struct {
 	// which removed the job's files as it stopped.
 	stopped bool
 	heard   time.Time
+	open    bool      // its event stream began: heard counts from then
 	prog    *Progress // the last the host told
 }
 
@@ -109,10 +119,19 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	if err := c.preflight(ctx, hosts, job); err != nil {
 		return nil, err
 	}
+	// Each host is pinged from the moment it takes its job: else the
+	// first of a thousand hosts to take it could give it up (OrphanAfter)
+	// before the last one has it.
+	pctx, stopPings := context.WithCancel(context.Background())
+	go c.pinger(pctx, hosts)
+	t0 := time.Now()
 	if err := c.prepare(ctx, hosts, job); err != nil {
+		stopPings()
 		return nil, err
 	}
+	c.sendJob = time.Since(t0)
 	err := c.drive(ctx, hosts)
+	stopPings()
 	c.cleanup(hosts)
 	out := make([]HostResult, len(hosts))
 	for i, h := range hosts {
@@ -122,23 +141,49 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	return out, err
 }
 
-// each runs fn on every host at once and returns the first error, named.
-func each(hosts []*host, fn func(h *host) error) error {
+// parallel is how many requests a coordinator has in flight at once to
+// its agents for one step of a run (preflight, prepare, a release, the
+// pings, cancel, clean-up). Thousands of requests let loose at once, each
+// on a connection of its own, starved one another on a small machine
+// until some went unanswered for the client's whole timeout.
+const parallel = 64
+
+// each runs fn on every host, parallel at a time, and returns the
+// failures, each named by its host (a *HostError), several grouped by
+// cause (a *HostsError).
+func (c *Coordinator) each(hosts []*host, fn func(h *host) error) error {
 	var g errgroup.Group
+	g.SetLimit(parallel)
+	var mu sync.Mutex
+	var errs []*HostError
 	for _, h := range hosts {
 		g.Go(func() error {
 			if err := fn(h); err != nil {
-				return &HostError{h.addr, err}
+				mu.Lock()
+				errs = append(errs, &HostError{h.addr, err})
+				mu.Unlock()
 			}
 			return nil
 		})
 	}
-	return g.Wait()
+	_ = g.Wait()
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	pos := make(map[string]int, len(hosts))
+	for _, h := range hosts {
+		pos[h.addr] = h.index
+	}
+	slices.SortFunc(errs, func(a, b *HostError) int { return cmp.Compare(pos[a.Host], pos[b.Host]) })
+	return &HostsError{Errs: errs, c: c}
 }
 
 func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) error {
 	machine := sysio.Machine(sysio.ProcRoot)
-	err := each(hosts, func(h *host) error {
+	err := c.each(hosts, func(h *host) error {
 		if err := c.clock(ctx, h, machine); err != nil {
 			return err
 		}
@@ -156,7 +201,7 @@ func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) err
 	if err := sameAgent(hosts); err != nil {
 		return err
 	}
-	return each(hosts, func(h *host) error {
+	return c.each(hosts, func(h *host) error {
 		return c.call(ctx, h, "POST", "/v1/jobs?dry=1", c.jobFor(job, h, hosts), nil)
 	})
 }
@@ -186,12 +231,13 @@ func (c *Coordinator) jobFor(job Job, h *host, hosts []*host) Job {
 // prepare gives every host its job; if one refuses, the others are told
 // to remove what they prepared.
 func (c *Coordinator) prepare(ctx context.Context, hosts []*host, job Job) error {
-	err := each(hosts, func(h *host) error {
+	err := c.each(hosts, func(h *host) error {
 		var acc Accepted
 		if err := c.call(ctx, h, "POST", "/v1/jobs", c.jobFor(job, h, hosts), &acc); err != nil {
 			return err
 		}
 		h.id = acc.ID
+		h.prepared.Store(true)
 		return nil
 	})
 	if err != nil {
@@ -200,28 +246,32 @@ func (c *Coordinator) prepare(ctx context.Context, hosts []*host, job Job) error
 	return err
 }
 
-// hostEvent is an event of one host, or the end of its stream.
+// hostEvent is an event of one host, the end of its stream, or how the
+// release of a barrier went (then h is nil).
 type hostEvent struct {
-	h   *host
-	ev  Event
-	err error // the stream broke
+	h       *host
+	ev      Event
+	err     error     // the stream broke
+	open    bool      // the stream began
+	release *released // a barrier's release was sent to every host
 }
 
 // drive follows every host's events, releases each barrier when all hosts
-// have reached it, pings, and declares a host lost when it falls silent.
-// On a lost host, a failure or ctx's end, the others are cancelled and
-// their results (what they measured) collected.
+// have reached it, pings, and declares a host lost when it falls silent
+// or does not take a release. On a lost host, a failure or ctx's end, the
+// others are cancelled and their results (what they measured) collected.
+// Its work per event does not grow with the number of hosts: counts are
+// kept, not recounted, and the hosts' progress is summed twice a second.
 func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
-	events := make(chan hostEvent, 64*len(hosts))
+	events := make(chan hostEvent, 256+4*len(hosts))
 	sctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	c.b = barriers{arrived: map[int]int{}, undone: len(hosts), events: events, stop: sctx.Done()}
 	for _, h := range hosts {
-		h.heard = time.Now()
 		go c.stream(sctx, h, events)
 	}
-	go c.pinger(sctx, hosts)
-	lostCheck := time.NewTicker(500 * time.Millisecond)
-	defer lostCheck.Stop()
+	check := time.NewTicker(500 * time.Millisecond)
+	defer check.Stop()
 	var failure error
 	cancelled := false
 	cancelAll := func(why error) {
@@ -234,7 +284,7 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 		}
 	}
 	ctxDone := ctx.Done()
-	for !allDone(hosts) {
+	for c.b.undone > 0 {
 		select {
 		case <-ctxDone:
 			ctxDone = nil
@@ -243,40 +293,114 @@ func (c *Coordinator) drive(ctx context.Context, hosts []*host) error {
 			if err := c.handle(he, hosts, cancelled); err != nil {
 				cancelAll(err)
 			}
-		case <-lostCheck.C:
-			for _, h := range hosts {
-				if !h.done && time.Since(h.heard) > c.LostAfter {
-					h.done, h.lost = true, true
-					h.res.Err = fmt.Sprintf("lost: no answer for %v", c.LostAfter)
-					c.Logf("host %s lost: no answer for %v; stopping the others", h.addr, c.LostAfter)
-					cancelAll(&HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)})
-				}
+		case <-check.C:
+			if err := c.check(hosts, cancelled); err != nil {
+				cancelAll(err)
 			}
 		}
+	}
+	c.tellLost()
+	return failure
+}
+
+// barriers is what drive keeps of the run's barriers and hosts.
+type barriers struct {
+	arrived map[int]int // how many hosts have reached each barrier not yet released
+	undone  int         // hosts not done
+	// waiting is the barrier that hosts have reached and others not yet,
+	// since when, and when the hosts it waits for were last named.
+	waiting      int
+	waitPhase    string
+	since, named time.Time
+	// send is how long the last release took to reach every host: the
+	// room a common start leaves for the requests.
+	send     time.Duration
+	progress bool   // a heartbeat told of progress not yet shown
+	lost     Causes // hosts lost and not yet told
+	events   chan<- hostEvent
+	stop     <-chan struct{}
+}
+
+// lose takes a host for lost, for cause; the hosts lost together are told
+// together (tellLost).
+func (c *Coordinator) lose(h *host, cause string) {
+	c.markDone(h)
+	h.lost = true
+	h.res.Err = "lost: " + cause
+	c.b.lost.Add(h.addr, cause)
+}
+
+// tellLost says which hosts were lost since it last did, one line per
+// cause.
+func (c *Coordinator) tellLost() {
+	if c.b.lost.empty() {
+		return
+	}
+	for _, line := range c.b.lost.Lines(c.few) {
+		c.Logf("lost %s", line)
+	}
+	c.b.lost = Causes{}
+}
+
+// markDone takes a host for done.
+func (c *Coordinator) markDone(h *host) {
+	if !h.done {
+		h.done = true
+		c.b.undone--
+	}
+}
+
+// check, twice a second, declares silent hosts lost, shows the hosts'
+// progress, and names the hosts a barrier has waited long for.
+func (c *Coordinator) check(hosts []*host, cancelled bool) error {
+	var failure error
+	for _, h := range hosts {
+		if !h.done && h.open && time.Since(h.heard) > c.LostAfter {
+			c.lose(h, fmt.Sprintf("no answer for %v", c.LostAfter))
+			if failure == nil {
+				failure = &HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)}
+			}
+		}
+	}
+	c.tellLost()
+	if c.b.progress && c.Progress != nil {
+		c.b.progress = false
+		c.Progress(sum(hosts, c.current), false)
+	}
+	if b := &c.b; !cancelled && b.arrived[b.waiting] > 0 && time.Since(b.named) >= waitNotice && time.Since(b.since) >= waitNotice {
+		b.named = time.Now()
+		var late []string
+		for _, h := range hosts {
+			if h.ready < b.waiting && !h.done {
+				late = append(late, h.addr)
+			}
+		}
+		c.Logf("%s: waiting for %s of %d after %v: %s", b.waitPhase, units.Count(len(late), "host"), len(hosts),
+			time.Since(b.since).Round(time.Second), c.few(late))
 	}
 	return failure
 }
 
-func allDone(hosts []*host) bool {
-	for _, h := range hosts {
-		if !h.done {
-			return false
-		}
-	}
-	return true
-}
+// waitNotice is how long a barrier waits for hosts before it names them,
+// and how often it names them again.
+const waitNotice = 10 * time.Second
 
 // handle takes one event; it returns an error that ends the run.
 func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error {
+	if he.release != nil {
+		return c.released(he.release)
+	}
 	h := he.h
 	if h.done {
 		return nil
 	}
 	h.heard = time.Now()
+	if he.open {
+		h.open = true // silent from now on, it is lost
+		return nil
+	}
 	if he.err != nil {
-		h.done, h.lost = true, true
-		h.res.Err = he.err.Error()
-		c.Logf("host %s lost: %v", h.addr, he.err)
+		c.lose(h, he.err.Error())
 		return &HostError{h.addr, fmt.Errorf("%w: %v", ErrLost, he.err)}
 	}
 	ev := he.ev
@@ -284,13 +408,13 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 		h.prog = ev.Progress
 		// A host at the next barrier still tells of the last phase
 		// until it is released: only the phase under way is shown.
-		if ev.Type == EventHeartbeat && c.Progress != nil && ev.Progress.Phase == c.current {
-			c.Progress(sum(hosts, ev.Progress.Phase), false)
+		if ev.Type == EventHeartbeat && ev.Progress.Phase == c.current {
+			c.b.progress = true
 		}
 	}
 	switch ev.Type {
 	case EventReady:
-		h.ready, h.phase = ev.Seq, ev.Phase
+		c.arrive(h, ev)
 		if !cancelled {
 			c.releaseIfAll(hosts, ev.Seq)
 		}
@@ -309,10 +433,21 @@ func (c *Coordinator) handle(he hostEvent, hosts []*host, cancelled bool) error 
 	return nil
 }
 
+// arrive counts a host at the barrier its ready event names.
+func (c *Coordinator) arrive(h *host, ev Event) {
+	if ev.Seq <= h.ready {
+		return // told twice
+	}
+	h.ready, h.phase = ev.Seq, ev.Phase
+	if c.b.arrived[ev.Seq]++; ev.Seq > c.b.waiting {
+		c.b.waiting, c.b.waitPhase, c.b.since, c.b.named = ev.Seq, ev.Phase, time.Now(), time.Time{}
+	}
+}
+
 // done takes a host's last event: its result, and its failure if it
 // failed or was stopped without being asked to.
 func (c *Coordinator) done(h *host, ev Event, cancelled bool) error {
-	h.done = true
+	c.markDone(h)
 	h.res.Result = ev.Result
 	if ev.Result != nil {
 		ev.Result.Parameters.SetTexts(ev.ParamTexts)
@@ -337,55 +472,20 @@ func (c *Coordinator) done(h *host, ev Event, cancelled bool) error {
 	return nil
 }
 
-// releaseIfAll releases barrier seq when every host has reached it. All
-// hosts are to start at one moment: an agent on this kernel is told the
-// moment, every agent to wait until then from its request's arrival, less
-// half its round trip, so neither the order of the requests nor another
-// machine's clock matters.
-func (c *Coordinator) releaseIfAll(hosts []*host, seq int) {
-	var slowest time.Duration
-	for _, h := range hosts {
-		if h.ready != seq {
-			return
-		}
-		slowest = max(slowest, time.Duration(h.rtt.Load()))
-	}
-	// Room for the requests to reach every host, which takes longer the
-	// more hosts there are; the end of a phase starts nothing.
-	at := time.Now().Add(20*time.Millisecond + 2*slowest + time.Duration(len(hosts))*2*time.Millisecond)
-	p := hosts[0].phase
-	if IsEnd(p) {
-		at = time.Now()
-	}
-	if prev := hosts[0].prog; prev != nil && c.Progress != nil {
-		c.Progress(sum(hosts, prev.Phase), true)
-	}
-	if p != FinishPhase && !IsEnd(p) {
-		c.Logf("%s: starting on %s", p, units.Count(len(hosts), "host"))
-		c.current = p
-		if c.Progress != nil {
-			c.Progress(Progress{Phase: p}, false) // its start; the unit comes with the hosts' counts
-		}
-	}
-	_ = each(hosts, func(h *host) error {
-		g := Release{Seq: seq, Delay: max(time.Until(at)-time.Duration(h.rtt.Load())/2, 0)}
-		if h.sameClock {
-			g.At = at
-		}
-		return c.call(context.Background(), h, "POST", "/v1/jobs/"+h.id+"/go", g, nil)
-	})
-}
-
 // stream reads a host's events until its job is done or the stream breaks.
 func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	req, err := c.request(ctx, "GET", h, "/v1/jobs/"+h.id+"/events", nil)
 	if err != nil {
 		out <- hostEvent{h: h, err: err}
 		return
 	}
 	client := *c.Client
-	client.Timeout = 0 // a stream lasts as long as the job
+	client.Timeout = 0 // a stream lasts as long as the job; its beginning does not
+	begun := time.AfterFunc(RequestTimeout, cancel)
 	resp, err := client.Do(req)
+	begun.Stop()
 	if err != nil {
 		out <- hostEvent{h: h, err: err}
 		return
@@ -395,8 +495,9 @@ func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent)
 		out <- hostEvent{h: h, err: answerError(resp)}
 		return
 	}
+	out <- hostEvent{h: h, open: true}
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 4<<10), 64<<20) // grown as a result needs
 	for sc.Scan() {
 		var ev Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
@@ -421,17 +522,22 @@ func (c *Coordinator) stream(ctx context.Context, h *host, out chan<- hostEvent)
 // still there.
 func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 	tick.Every(HeartbeatEvery, ctx.Done(), func() bool {
-		for _, h := range hosts {
-			go func() {
-				pctx, cancel := context.WithTimeout(ctx, HeartbeatEvery)
-				defer cancel()
-				t0 := time.Now()
-				if c.call(pctx, h, "POST", "/v1/jobs/"+h.id+"/ping", nil, nil) == nil {
-					// A moving average of the round trip, for the barriers.
-					h.rtt.Store((3*h.rtt.Load() + int64(time.Since(t0))) / 4)
-				}
-			}()
-		}
+		// A round at a time, parallel requests at once, each with room to
+		// answer on a busy machine: a ping given up closes its connection,
+		// and the next one would open another.
+		_ = c.each(hosts, func(h *host) error {
+			if !h.prepared.Load() {
+				return nil
+			}
+			pctx, cancel := context.WithTimeout(ctx, releaseAttempt)
+			defer cancel()
+			t0 := time.Now()
+			if c.call(pctx, h, "POST", "/v1/jobs/"+h.id+"/ping", nil, nil) == nil {
+				// A moving average of the round trip, for the barriers.
+				h.rtt.Store((3*h.rtt.Load() + int64(time.Since(t0))) / 4)
+			}
+			return nil
+		})
 		return true
 	})
 }
@@ -450,11 +556,18 @@ func (c *Coordinator) cancel(hosts []*host) {
 // lost is not waited for: it removes its files by itself when it stops
 // hearing pings, if its agent still runs.
 func (c *Coordinator) cleanup(hosts []*host) {
+	var mu sync.Mutex
+	var failed Causes
+	var removes []string // lost hosts whose agents answer
 	eachHost(hosts, 30*time.Second, func(ctx context.Context, h *host) {
 		switch {
 		case h.id == "":
 		case h.lost:
-			c.leftBehind(ctx, h)
+			if c.leftBehind(ctx, h) {
+				mu.Lock()
+				removes = append(removes, h.addr)
+				mu.Unlock()
+			}
 		default:
 			err := c.call(ctx, h, "DELETE", "/v1/jobs/"+h.id, nil, nil)
 			switch {
@@ -462,10 +575,18 @@ func (c *Coordinator) cleanup(hosts []*host) {
 			case h.stopped:
 				// Gone with its agent, which removed the job's files first.
 			default:
-				c.Logf("host %s: clean up: %v (an agent still running removes the job's files itself within %v)", h.addr, err, OrphanAfter)
+				mu.Lock()
+				failed.Add(h.addr, err.Error())
+				mu.Unlock()
 			}
 		}
 	})
+	if len(removes) > 0 {
+		c.Logf("%s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", c.named(removes), OrphanAfter)
+	}
+	for _, line := range failed.Lines(c.few) {
+		c.Logf("clean up: %s (an agent still running removes the job's files itself within %v)", line, OrphanAfter)
+	}
 }
 
 // leftBehind asks a lost host's agent whether it is still there: if it
@@ -474,30 +595,34 @@ func (c *Coordinator) cleanup(hosts []*host) {
 // not answer (its machine down, hung, or cut off), it stays unless the
 // agent still runs and removes it on losing this coordinator. Either is
 // said in HostResult.Left.
-func (c *Coordinator) leftBehind(ctx context.Context, h *host) {
+func (c *Coordinator) leftBehind(ctx context.Context, h *host) (agentRemoves bool) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	var in Info
 	err := c.call(pctx, h, "GET", "/v1/info", nil, &in)
 	switch {
 	case err == nil || c.Leftover == nil:
-		c.Logf("host %s: its files are removed by its agent, if it still runs, within %v of losing this coordinator", h.addr, OrphanAfter)
+		return true
 	case errors.Is(err, syscall.ECONNREFUSED):
 		h.res.Left = "its agent is gone (connection refused): left behind: " + c.Leftover(h.index)
 	default:
 		h.res.Left = fmt.Sprintf("its agent does not answer (%v): unless it still runs and removes them within %v of losing this coordinator, left behind: %s",
 			err, OrphanAfter, c.Leftover(h.index))
 	}
+	return false
 }
 
-// eachHost calls f for every host at once, each call with its own
-// timeout, and waits for them all.
+// eachHost calls f for every host, parallel at a time, each call with
+// its own timeout, and waits for them all.
 func eachHost(hosts []*host, timeout time.Duration, f func(ctx context.Context, h *host)) {
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, parallel)
 	for _, h := range hosts {
 		wg.Add(1)
+		slots <- struct{}{}
 		go func() {
 			defer wg.Done()
+			defer func() { <-slots }()
 			ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within %v", timeout))
 			defer cancel()
 			f(ctx, h)
@@ -558,6 +683,7 @@ func (c *Coordinator) unreachable(ctx context.Context, err error) error {
 		return errors.New("the agent speaks plain HTTP, not TLS: drop --tls-ca, or start the agent with --tls-cert/--tls-key")
 	}
 	var ne net.Error
+	err = bare{err}
 	switch cause := context.Cause(ctx); {
 	case ctx.Err() != nil && cause != ctx.Err():
 		return fmt.Errorf("%v: %w", cause, err)
@@ -567,11 +693,45 @@ func (c *Coordinator) unreachable(ctx context.Context, err error) error {
 	return fmt.Errorf("unreachable: %w", err)
 }
 
+// bare is a transport error without the request's URL and addresses,
+// which the host's name says already: hosts that fail alike read alike,
+// and are told together.
+type bare struct{ err error }
+
+func (b bare) Error() string {
+	e := b.err
+	var ue *url.Error
+	if errors.As(e, &ue) {
+		e = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(e, &oe) && oe.Err != nil {
+		return oe.Op + ": " + oe.Err.Error()
+	}
+	return e.Error()
+}
+
+func (b bare) Unwrap() error { return b.err }
+
+// answer is an agent's answer that refuses a request.
+type answer struct {
+	status int
+	msg    string
+}
+
+func (a *answer) Error() string { return a.msg }
+
+// busy reports whether the agent may take the request later: it had no
+// room for another connection, or for another release.
+func (a *answer) busy() bool {
+	return a.status == http.StatusServiceUnavailable || a.status == http.StatusTooManyRequests
+}
+
 func answerError(resp *http.Response) error {
 	var eb ErrorBody
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
-		return errors.New(eb.Error)
+		return &answer{resp.StatusCode, eb.Error}
 	}
-	return fmt.Errorf("agent answered %s", resp.Status)
+	return &answer{resp.StatusCode, "agent answered " + resp.Status}
 }

@@ -230,6 +230,22 @@ func OpenFileLimit() int {
 	return int(r.Cur)
 }
 
+// RaiseOpenFileLimit raises the number of files the process may open to
+// at least n, the hard limit too where the process may (root), and
+// returns the limit it has then (0: unlimited or unknown).
+func RaiseOpenFileLimit(n int) int {
+	var r unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err != nil || r.Cur == unix.RLIM_INFINITY || r.Cur >= uint64(n) {
+		return OpenFileLimit()
+	}
+	want := unix.Rlimit{Cur: uint64(n), Max: max(r.Max, uint64(n))}
+	if unix.Setrlimit(unix.RLIMIT_NOFILE, &want) != nil && r.Cur < r.Max {
+		want = unix.Rlimit{Cur: r.Max, Max: r.Max}
+		_ = unix.Setrlimit(unix.RLIMIT_NOFILE, &want)
+	}
+	return OpenFileLimit()
+}
+
 // localMagic are the file systems whose calls run in this kernel on this
 // host's memory or disks: a call takes microseconds to milliseconds and no
 // server can hold it for minutes.

@@ -63,6 +63,9 @@ func Kernel() string { return "" }
 // OpenFileLimit is not known on this platform.
 func OpenFileLimit() int { return 0 }
 
+// RaiseOpenFileLimit does nothing here; the limit is unknown (0).
+func RaiseOpenFileLimit(n int) int { return 0 }
+
 // MemoryBytes is the host's memory: unknown (0) on this system.
 func MemoryBytes() int64 { return 0 }
 
