@@ -181,7 +181,7 @@ func TestBenchBinaryJSONAndPlainProgress(t *testing.T) {
 }
 
 // The memory of 256 threads writing, reading and statting 4 KiB files
-// (25,600 of them) on a tmpfs: docs/engine.md has the figures. What
+// (25,600 of them) on a tmpfs: benchmarks/records/engine-memory.md has the figures. What
 // fsbench's code decides is the Go heap, read from the runtime's own GC
 // trace (GODEBUG=gctrace=1): its live part peaks at 8-9 MiB, and at 21-22
 // MiB when every worker held a full latency histogram. The peak RSS adds

@@ -16,7 +16,8 @@ import (
 // TestFiftyAgents runs one bench on 50 real agent processes on loopback,
 // with the coordinator in this process, and reports what coordinating
 // them cost: CPU, memory, start skew, result size. The figures go to the
-// docs (docs/many-hosts.md); the test asserts only that the run is whole.
+// record (benchmarks/records/many-hosts-scale.md); the test asserts only
+// that the run is whole.
 func TestFiftyAgents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("50 agent processes: not in -short")
