@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"net/http"
+	"net/http/httptest"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/testenv"
@@ -73,24 +76,31 @@ type docOutput struct {
 
 // docOutputCommands holds, for a message a guide shows without its
 // command, the command (after "fsbench") reconstructed from the prose
-// around it, its exit code, and whether it runs under a seccomp filter
-// that refuses io_uring_setup with EPERM, as Docker's default profile does.
+// around it, its exit code, whether it runs under a seccomp filter that
+// refuses io_uring_setup with EPERM, as Docker's default profile does,
+// and whether the guide's store, 127.0.0.1:9000, is a TLS server of the
+// test's (its port replaced in the command and back in the message).
 var docOutputCommands = map[string]docOutputCmd{
 	// bench.md: "another tool's spelling ... for `--bs 4k`:"
-	"fsbench: `--bs` is fio's name; here it is `--xfer-size`, or run fio's line with `fsbench fio` (see 'fsbench bench --help')": {"bench /data --bs 4k", 2, false},
+	"fsbench: `--bs` is fio's name; here it is `--xfer-size`, or run fio's line with `fsbench fio` (see 'fsbench bench --help')": {"bench /data --bs 4k", 2, false, false},
 	// progress-and-help.md: "a plain number of seconds (`stats
 	// --interval 1`, ...) is read as seconds, with a notice"; a notice,
 	// so the command runs (one sample) and exits 0.
-	"fsbench: deprecated: --interval 1: a number of seconds, read as 1s; write a duration (--interval 1s)": {"stats /data --interval 1 --count 1", 0, false},
+	"fsbench: deprecated: --interval 1: a number of seconds, read as 1s; write a duration (--interval 1s)": {"stats /data --interval 1 --count 1", 0, false, false},
 	// workloads.md: "refused by a seccomp profile (Docker's default
 	// profile does, with EPERM ...)"; bench with the io_uring engine.
-	"fsbench: io_uring is not available: io_uring_setup is not permitted: a seccomp profile blocks it (as Docker's default profile does); use --ioengine sync (see 'fsbench bench --help')": {"bench /data --ioengine io_uring", 2, true},
+	"fsbench: io_uring is not available: io_uring_setup is not permitted: a seccomp profile blocks it (as Docker's default profile does); use --ioengine sync (see 'fsbench bench --help')": {"bench /data --ioengine io_uring", 2, true, false},
+	// object-stores.md: "a TLS failure ... stops the run before
+	// anything is written ... exit code 1"; a store behind TLS whose
+	// certificate's CA the system does not know (the test's server).
+	"fsbench: prepare: https://127.0.0.1:9000/bench/: TLS: tls: failed to verify certificate: x509: certificate signed by unknown authority (use --ca-cert FILE to trust its CA, or --insecure)": {"objbench --storage minio https://127.0.0.1:9000/bench --access-key KEY --secret-key SECRET --workload put", 1, false, true},
 }
 
 type docOutputCmd struct {
 	command     string
 	code        int
 	denyIOUring bool
+	tlsStore    bool // 127.0.0.1:9000 is a TLS server of the test's
 }
 
 // docOutputSkipped holds the messages the guides show that this test does
@@ -102,7 +112,6 @@ var docOutputSkipped = map[string]string{
 	"fsbench: performance: store http://127.0.0.1:9000/bench/ is not answering: put fsbench-objbench-.../big/7: dial tcp 127.0.0.1:9000: connect: connection refused":                                                                                                  "needs a store that goes away during a run; exit 1, not a usage error",
 	"fsbench: performance: store http://127.0.0.1:9000/bench/ is not answering: put fsbench-objbench-.../big/5: no answer from the store for 10s (--timeout)":                                                                                                          "needs a store that hangs during a run; exit 1, not a usage error",
 	"fsbench: prepare: http://127.0.0.1:9000/bench/: SignatureDoesNotMatch: The request signature we calculated does not match the signature you provided. Check your key and signing method. (HTTP 403) (check the access key, secret key and their permissions)":     "needs a MinIO server refusing the secret; exit 1, not a usage error",
-	"fsbench: prepare: https://127.0.0.1:9000/bench/: TLS: tls: failed to verify certificate: x509: certificate signed by unknown authority (use --ca-cert FILE to trust its CA, or --insecure)":                                                                       "needs an S3 server behind TLS with a certificate of an unknown CA; exit 1, not a usage error",
 	"fsbench: open: nfs 10.0.0.5: no export holds /no/such/export (no such file or directory)":                                                                                                                                                                         "needs an NFS server; exit 1, not a usage error",
 	"fsbench: open: nfs 10.0.0.5: directory /exports/bench/run1: no such file or directory (fsbench creates no directory it would leave behind: create it first)":                                                                                                      "needs an NFS server; exit 1, not a usage error",
 	"fsbench: replay: 48 operations differed from the recording (--allow-differences accepts that):":                                                                                                                                                                   "the first of a multi-line report; needs a recording replayed on a full file system; exit 1, not a usage error",
@@ -187,27 +196,35 @@ func docOutputCommand(o docOutput) (docOutputCmd, string) {
 }
 
 // checkDocOutput runs the command with the guide's paths replaced by
-// directories of the test's, and checks the exit code and that the guide's
+// directories of the test's (and its store by the test's server), and checks the exit code and that the guide's
 // line is one of the binary's "fsbench: " lines, machine-dependent parts
 // aside.
 func checkDocOutput(t *testing.T, o docOutput, c docOutputCmd) {
 	args := strings.Fields(c.command)
-	dirs := map[string]string{}
+	subst := map[string]string{}
 	for i, a := range args {
 		for _, p := range docOutputPaths {
 			if a == p || strings.HasSuffix(a, "="+p) {
-				if dirs[p] == "" {
-					dirs[p] = filepath.Join(t.TempDir(), filepath.Base(p))
-					if err := os.Mkdir(dirs[p], 0o755); err != nil {
+				if subst[p] == "" {
+					subst[p] = filepath.Join(t.TempDir(), filepath.Base(p))
+					if err := os.Mkdir(subst[p], 0o755); err != nil {
 						t.Fatal(err)
 					}
 				}
-				args[i] = strings.Replace(a, p, dirs[p], 1)
+				args[i] = strings.Replace(a, p, subst[p], 1)
 			}
 		}
 	}
+	if c.tlsStore {
+		srv := httptest.NewTLSServer(http.NotFoundHandler())
+		defer srv.Close()
+		subst["127.0.0.1:9000"] = srv.Listener.Addr().String()
+		for i, a := range args {
+			args[i] = strings.ReplaceAll(a, "127.0.0.1:9000", subst["127.0.0.1:9000"])
+		}
+	}
 	if args[0] == "checkpoint" {
-		docNeedsNoRoom(t, dirs)
+		docNeedsNoRoom(t, subst)
 	}
 	stderr, got := runDocCommand(t, c.denyIOUring, args)
 	var lines []string
@@ -215,7 +232,7 @@ func checkDocOutput(t *testing.T, o docOutput, c docOutputCmd) {
 		if !strings.HasPrefix(l, "fsbench: ") {
 			continue
 		}
-		for p, d := range dirs {
+		for p, d := range subst {
 			l = strings.ReplaceAll(l, d, p)
 		}
 		lines = append(lines, docNormalize(l))
