@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // TestDocsOutputs: every one-line message of the binary a guide shows in a
@@ -24,9 +26,11 @@ import (
 // "(see 'fsbench CMD --help')", exits 2. The command is the "$ fsbench"
 // line above the message in its block; a message shown without one has
 // its command in docOutputCommands, reconstructed from the prose around
-// it. A message that needs a server or a state the test cannot make
-// cheaply is in docOutputSkipped with the reason. A message in neither
-// place, and an entry of either table that no guide shows any more, fail.
+// it; what a command needs (a store: MinIO or a TLS server; a seccomp
+// filter) is there too. A message that needs a state the test cannot
+// make cheaply is in docOutputSkipped with the reason. A message in
+// neither place, and an entry of either table that no guide shows any
+// more, fail.
 func TestDocsOutputs(t *testing.T) {
 	outs := docOutputsOfGuides(t)
 	used := map[string]bool{}
@@ -76,45 +80,54 @@ type docOutput struct {
 
 // docOutputCommands holds, for a message a guide shows without its
 // command, the command (after "fsbench") reconstructed from the prose
-// around it, its exit code, whether it runs under a seccomp filter that
-// refuses io_uring_setup with EPERM, as Docker's default profile does,
-// and whether the guide's store, 127.0.0.1:9000, is a TLS server of the
-// test's (its port replaced in the command and back in the message).
+// around it, and what it needs: its exit code, a seccomp filter that
+// refuses io_uring_setup with EPERM (as Docker's default profile does),
+// a store. A message shown with its command may be here for what it
+// needs, with no command.
 var docOutputCommands = map[string]docOutputCmd{
 	// bench.md: "another tool's spelling ... for `--bs 4k`:"
-	"fsbench: `--bs` is fio's name; here it is `--xfer-size`, or run fio's line with `fsbench fio` (see 'fsbench bench --help')": {"bench /data --bs 4k", 2, false, false},
+	"fsbench: `--bs` is fio's name; here it is `--xfer-size`, or run fio's line with `fsbench fio` (see 'fsbench bench --help')": {"bench /data --bs 4k", 2, false, "", "", ""},
 	// progress-and-help.md: "a plain number of seconds (`stats
 	// --interval 1`, ...) is read as seconds, with a notice"; a notice,
 	// so the command runs (one sample) and exits 0.
-	"fsbench: deprecated: --interval 1: a number of seconds, read as 1s; write a duration (--interval 1s)": {"stats /data --interval 1 --count 1", 0, false, false},
+	"fsbench: deprecated: --interval 1: a number of seconds, read as 1s; write a duration (--interval 1s)": {"stats /data --interval 1 --count 1", 0, false, "", "", ""},
 	// workloads.md: "refused by a seccomp profile (Docker's default
 	// profile does, with EPERM ...)"; bench with the io_uring engine.
-	"fsbench: io_uring is not available: io_uring_setup is not permitted: a seccomp profile blocks it (as Docker's default profile does); use --ioengine sync (see 'fsbench bench --help')": {"bench /data --ioengine io_uring", 2, true, false},
+	"fsbench: io_uring is not available: io_uring_setup is not permitted: a seccomp profile blocks it (as Docker's default profile does); use --ioengine sync (see 'fsbench bench --help')": {"bench /data --ioengine io_uring", 2, true, "", "", ""},
 	// object-stores.md: "a TLS failure ... stops the run before
 	// anything is written ... exit code 1"; a store behind TLS whose
 	// certificate's CA the system does not know (the test's server).
-	"fsbench: prepare: https://127.0.0.1:9000/bench/: TLS: tls: failed to verify certificate: x509: certificate signed by unknown authority (use --ca-cert FILE to trust its CA, or --insecure)": {"objbench --storage minio https://127.0.0.1:9000/bench --access-key KEY --secret-key SECRET --workload put", 1, false, true},
+	"fsbench: prepare: https://127.0.0.1:9000/bench/: TLS: tls: failed to verify certificate: x509: certificate signed by unknown authority (use --ca-cert FILE to trust its CA, or --insecure)": {"objbench --storage minio https://127.0.0.1:9000/bench --access-key KEY --secret-key SECRET --workload put", 1, false, "tls", "127.0.0.1:9000", ""},
+	// object-stores.md: "A wrong secret ... exit code 1".
+	"fsbench: prepare: http://127.0.0.1:9000/bench/: SignatureDoesNotMatch: The request signature we calculated does not match the signature you provided. Check your key and signing method. (HTTP 403) (check the access key, secret key and their permissions)": {"objbench --storage minio http://127.0.0.1:9000/bench --access-key KEY --secret-key WRONG --workload put", 1, false, "minio", "127.0.0.1:9000", ""},
+	// object-features.md: the guide's command on a bucket that exists
+	// without versioning; exit 1.
+	"fsbench: prepare versioned: bucket http://127.0.0.1:19321/mpbucket2/ keeps no versions, and fsbench changes no setting of a bucket it did not create: enable versioning on it, or name a bucket that does not exist (the run creates it and turns versioning on)": {"", 1, false, "minio", "127.0.0.1:19321", "mpbucket2"},
 }
 
 type docOutputCmd struct {
-	command     string
+	command     string // "": the guide's "$ fsbench" line
 	code        int
 	denyIOUring bool
-	tlsStore    bool // 127.0.0.1:9000 is a TLS server of the test's
+	// store is the server the guide's host (HOST:PORT in the command and
+	// the message) stands for: "tls", a TLS server of the test's whose
+	// CA the system does not know, or "minio", the tests' MinIO server
+	// (its keys in ACCESS_KEY and SECRET_KEY, and its access key for the
+	// argument KEY), where bucket, if given, is made first, without
+	// versioning.
+	store, host, bucket string
 }
 
 // docOutputSkipped holds the messages the guides show that this test does
 // not run, by design, with the reason.
 var docOutputSkipped = map[string]string{
-	"fsbench: interrupted again: left behind directory /mnt/x/fsbench-host-123-ab12cd (remove it with: rm -rf /mnt/x/fsbench-host-123-ab12cd)":                                                                                                                         "a second signal during a run's clean-up; exit 130, not a usage error",
-	"fsbench: interrupted again: left behind the objects under http://127.0.0.1:9000/bench/fsbench-objbench-host-1795-ab12cd/ (delete every key under that prefix to remove them)":                                                                                     "a second signal during an objbench run's clean-up against a store; exit 130, not a usage error",
-	"fsbench: prepare versioned: bucket http://127.0.0.1:19321/mpbucket2/ keeps no versions, and fsbench changes no setting of a bucket it did not create: enable versioning on it, or name a bucket that does not exist (the run creates it and turns versioning on)": "needs a MinIO server with an existing bucket without versioning; exit 1, not a usage error",
-	"fsbench: performance: store http://127.0.0.1:9000/bench/ is not answering: put fsbench-objbench-.../big/7: dial tcp 127.0.0.1:9000: connect: connection refused":                                                                                                  "needs a store that goes away during a run; exit 1, not a usage error",
-	"fsbench: performance: store http://127.0.0.1:9000/bench/ is not answering: put fsbench-objbench-.../big/5: no answer from the store for 10s (--timeout)":                                                                                                          "needs a store that hangs during a run; exit 1, not a usage error",
-	"fsbench: prepare: http://127.0.0.1:9000/bench/: SignatureDoesNotMatch: The request signature we calculated does not match the signature you provided. Check your key and signing method. (HTTP 403) (check the access key, secret key and their permissions)":     "needs a MinIO server refusing the secret; exit 1, not a usage error",
-	"fsbench: open: nfs 10.0.0.5: no export holds /no/such/export (no such file or directory)":                                                                                                                                                                         "needs an NFS server; exit 1, not a usage error",
-	"fsbench: open: nfs 10.0.0.5: directory /exports/bench/run1: no such file or directory (fsbench creates no directory it would leave behind: create it first)":                                                                                                      "needs an NFS server; exit 1, not a usage error",
-	"fsbench: replay: 48 operations differed from the recording (--allow-differences accepts that):":                                                                                                                                                                   "the first of a multi-line report; needs a recording replayed on a full file system; exit 1, not a usage error",
+	"fsbench: interrupted again: left behind directory /mnt/x/fsbench-host-123-ab12cd (remove it with: rm -rf /mnt/x/fsbench-host-123-ab12cd)":                                     "a second signal during a run's clean-up; exit 130, not a usage error",
+	"fsbench: interrupted again: left behind the objects under http://127.0.0.1:9000/bench/fsbench-objbench-host-1795-ab12cd/ (delete every key under that prefix to remove them)": "a second signal during an objbench run's clean-up against a store; exit 130, not a usage error",
+	"fsbench: performance: store http://127.0.0.1:9000/bench/ is not answering: put fsbench-objbench-.../big/7: dial tcp 127.0.0.1:9000: connect: connection refused":              "needs a store that goes away during a run; exit 1, not a usage error",
+	"fsbench: performance: store http://127.0.0.1:9000/bench/ is not answering: put fsbench-objbench-.../big/5: no answer from the store for 10s (--timeout)":                      "needs a store that hangs during a run; exit 1, not a usage error",
+	"fsbench: open: nfs 10.0.0.5: no export holds /no/such/export (no such file or directory)":                                                                                     "needs an NFS server; exit 1, not a usage error",
+	"fsbench: open: nfs 10.0.0.5: directory /exports/bench/run1: no such file or directory (fsbench creates no directory it would leave behind: create it first)":                  "needs an NFS server; exit 1, not a usage error",
+	"fsbench: replay: 48 operations differed from the recording (--allow-differences accepts that):":                                                                               "the first of a multi-line report; needs a recording replayed on a full file system; exit 1, not a usage error",
 }
 
 // docOutputPaths are the local paths the guides' commands name, as an
@@ -182,7 +195,10 @@ func docOutputCommand(o docOutput) (docOutputCmd, string) {
 		c.code = ExitUsage
 	}
 	if r, ok := docOutputCommands[o.text]; ok {
-		c = r
+		c, r.command = r, c.command
+		if c.command == "" {
+			c.command = r.command
+		}
 	}
 	switch {
 	case c.command == "":
@@ -215,18 +231,20 @@ func checkDocOutput(t *testing.T, o docOutput, c docOutputCmd) {
 			}
 		}
 	}
-	if c.tlsStore {
-		srv := httptest.NewTLSServer(http.NotFoundHandler())
-		defer srv.Close()
-		subst["127.0.0.1:9000"] = srv.Listener.Addr().String()
+	st := docOutputStore(t, c)
+	if c.host != "" {
 		for i, a := range args {
-			args[i] = strings.ReplaceAll(a, "127.0.0.1:9000", subst["127.0.0.1:9000"])
+			args[i] = strings.ReplaceAll(a, c.host, st.host)
+			if a == "KEY" && c.store == "minio" {
+				args[i] = st.accessKey
+			}
 		}
+		subst[c.host] = st.host
 	}
 	if args[0] == "checkpoint" {
 		docNeedsNoRoom(t, subst)
 	}
-	stderr, got := runDocCommand(t, c.denyIOUring, args)
+	stderr, got := runDocCommand(t, c.denyIOUring, st.env, args)
 	var lines []string
 	for _, l := range strings.Split(stderr, "\n") {
 		if !strings.HasPrefix(l, "fsbench: ") {
@@ -250,11 +268,41 @@ func checkDocOutput(t *testing.T, o docOutput, c docOutputCmd) {
 	}
 }
 
+// docOutputServer is the store a command of a guide runs against.
+type docOutputServer struct {
+	host, accessKey string
+	env             []string
+}
+
+// docOutputStore starts or finds the store c needs.
+func docOutputStore(t *testing.T, c docOutputCmd) docOutputServer {
+	switch c.store {
+	case "tls":
+		srv := httptest.NewTLSServer(http.NotFoundHandler())
+		t.Cleanup(srv.Close)
+		return docOutputServer{host: srv.Listener.Addr().String()}
+	case "minio":
+		m := testenv.SharedMinIO(t, false)
+		if c.bucket != "" {
+			s, err := object.Open(context.Background(), "minio", m.URL(c.bucket), object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Create(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return docOutputServer{strings.TrimPrefix(m.Endpoint, "http://"), m.AccessKey, []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=" + m.SecretKey}}
+	}
+	return docOutputServer{}
+}
+
 // runDocCommand runs the binary with args, under the seccomp filter if
 // asked, and returns its stderr and exit code.
-func runDocCommand(t *testing.T, denyIOUring bool, args []string) (string, int) {
+func runDocCommand(t *testing.T, denyIOUring bool, env, args []string) (string, int) {
 	if !denyIOUring {
-		_, stderr, code := runFsbenchEnv(t, nil, args...)
+		_, stderr, code := runFsbenchEnv(t, env, args...)
 		return stderr, code
 	}
 	cmd := testenv.Denying(t, unix.SYS_IO_URING_SETUP, unix.EPERM, testenv.Binary(t), args...)
