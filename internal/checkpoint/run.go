@@ -213,6 +213,23 @@ func (r *run) warn(format string, args ...any) {
 	}
 }
 
+// CheckSpace refuses, before anything is printed or made, a checkpoint
+// on a local PATH larger than its free space (Run checks again); nil for
+// an object store, or when the plan itself is bad (Run says why).
+func (o *Options) CheckSpace() error {
+	if o.Storage != "" {
+		return nil
+	}
+	plan, _, err := o.Resolve()
+	if err != nil {
+		return nil
+	}
+	if err := checkSpace(o.Path, plan.Total); err != nil {
+		return badInput{err}
+	}
+	return nil
+}
+
 // checkSpace refuses a checkpoint larger than the free space of dir.
 func checkSpace(dir string, need int64) error {
 	free, err := sysio.FreeBytes(dir)

@@ -200,6 +200,11 @@ func runCheckpoint(ctx context.Context, app *App, o *CheckpointOptions) error {
 	if err := missingPath(o.Path, o.Cluster.active() || o.Storage != ""); err != nil {
 		return err
 	}
+	if !o.Cluster.active() {
+		if err := o.CheckSpace(); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
 	var stop func()
 	target := o.Path
 	if o.Storage != "" {

@@ -114,8 +114,8 @@ func TestCheckpointBinary(t *testing.T) {
 		t.Errorf("csv (exit %d):\n%s", code, stdout)
 	}
 	_, stderr, code = runFsbenchEnv(t, nil, "checkpoint", dir, "--size", "1P")
-	if code != ExitUsage || !strings.Contains(stderr, "free") {
-		t.Errorf("1 PiB: exit %d, %s", code, stderr)
+	if code != ExitUsage || !strings.Contains(stderr, "free") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("1 PiB: exit %d, %q; want exit 2 and one line, before any banner", code, stderr)
 	}
 	stdout, stderr, code = runFsbenchEnv(t, nil, "compare", resFile, resFile)
 	if code != 0 || !strings.Contains(stdout, "read") {
