@@ -274,13 +274,21 @@ slowdown() {
 			frozen "$victim" "${run[@]}" --result-file "$work/b.json"
 			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
 		fi
-		keep "$i"
-		local code=0
-		"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json --threshold "$THRESHOLD" >"$work/cmp.json" || code=$?
-		[ "$code" = 3 ] && flagged=$((flagged + 1))
-		echo "pair $i: --threshold $THRESHOLD exit $code, $(statuses "$work/cmp.json" | cut -d' ' -f1) regressions; NEW/OLD throughput $(ratios "$work/a.json" "$work/b.json")"
+		judged "$i" ""
 	done
 	echo "slowdown, ${run[0]} on $1 stopped for $FREEZE of the time, --repeat $REPEAT: exit 3 in $flagged/$PAIRS with --threshold $THRESHOLD"
+}
+
+# judged I NOTE [FLAGS...]: keeps pair I (a.json, b.json), compares it
+# with --threshold THRESHOLD and FLAGS, counts an exit of 3 in the
+# caller's flagged, and prints the pair's line, NOTE first.
+judged() {
+	local i=$1 note=$2 code=0
+	shift 2
+	keep "$i"
+	"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json --threshold "$THRESHOLD" "$@" >"$work/cmp.json" || code=$?
+	[ "$code" = 3 ] && flagged=$((flagged + 1))
+	echo "pair $i: $note--threshold $THRESHOLD exit $code, $(statuses "$work/cmp.json" | cut -d' ' -f1) regressions; NEW/OLD throughput $(ratios "$work/a.json" "$work/b.json")"
 }
 
 # ratios OLD NEW: each phase's NEW/OLD throughput (of the medians).
@@ -322,11 +330,7 @@ capped() {
 			cg=${cgs[1]} slowed "${run[@]}" --result-file "$work/b.json" >/dev/null
 			cg=${cgs[0]} slowed "${run[@]}" --result-file "$work/a.json" >/dev/null
 		fi
-		keep "$i"
-		local code=0
-		"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json --threshold "$THRESHOLD" >"$work/cmp.json" || code=$?
-		[ "$code" = 3 ] && flagged=$((flagged + 1))
-		echo "pair $i: --threshold $THRESHOLD exit $code, $(statuses "$work/cmp.json" | cut -d' ' -f1) regressions; NEW/OLD throughput $(ratios "$work/a.json" "$work/b.json")"
+		judged "$i" ""
 	done
 	echo "capped, bench --direct on a loop device capped at $((cap >> 20)) MiB/s (OLD) and $((slow >> 20)) MiB/s (NEW), --repeat $REPEAT: exit 3 in $flagged/$PAIRS with --threshold $THRESHOLD"
 }
@@ -365,11 +369,7 @@ print("%.1f" % (r["phases"][0]["ops_per_sec"] * float(sys.argv[2])))' "$probe" "
 			"$FSBENCH" "${run[@]}" --rate "$rate" --result-file "$work/b.json" >/dev/null
 			"$FSBENCH" "${run[@]}" --result-file "$work/a.json" >/dev/null
 		fi
-		keep "$i"
-		local code=0
-		"$FSBENCH" compare "$work/a.json" "$work/b.json" -o json --threshold "$THRESHOLD" --metrics throughput >"$work/cmp.json" || code=$?
-		[ "$code" = 3 ] && flagged=$((flagged + 1))
-		echo "pair $i: --rate $rate; --threshold $THRESHOLD exit $code, $(statuses "$work/cmp.json" | cut -d' ' -f1) regressions; NEW/OLD throughput $(ratios "$work/a.json" "$work/b.json")"
+		judged "$i" "--rate $rate; " --metrics throughput
 	done
 	echo "rated, bench --rw write on $1, NEW at ${RATE_SLOW:-0.7} of a probe's rate, --repeat $REPEAT: exit 3 in $flagged/$PAIRS with --threshold $THRESHOLD"
 }
