@@ -22,6 +22,8 @@ type CompareOptions struct {
 
 	threshold, metrics, format string
 	json                       bool
+	// History is --history: judge NEW against this history instead of OLD.
+	History HistoryOptions
 }
 
 func newCompareCmd(app *App) *cobra.Command {
@@ -60,13 +62,18 @@ change called in a phase that took under a second a run (a moment of the
 storage rather than its rate) are warned about before the table. Phases
 found in only one result are listed as
 missing or new. Results of different commands cannot be compared: exit 2.
+With --history DIR|URL and one result, NEW is judged against the runs of
+its series in that history instead (as fsbench history check).
 See docs/statistics.md.`,
 		Example: `  fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file before.json
   fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file after.json
   fsbench compare before.json after.json --threshold 10%
   fsbench compare baseline.json result.json --threshold 15% --metrics throughput,p99 -o json`,
-		Args: exactArgs(2, "two result files, OLD.json and NEW.json"),
+		Args: compareArgs(&o.History.Where),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.History.Where != "" {
+				return runCompareHistory(cmd.Context(), app, o, args[0])
+			}
 			o.Old, o.New = args[0], args[1]
 			if err := o.resolve(); err != nil {
 				return err
@@ -82,7 +89,32 @@ See docs/statistics.md.`,
 	f.StringVar(&o.metrics, "metrics", "", "compare only these figures: a `LIST` of throughput,p50,p90,p99,p999,max (default all)")
 	f.StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
+	f.StringVar(&o.History.Where, "history", "", historyHelp)
+	addCheckFlags(cmd, &o.History)
 	return cmd
+}
+
+// compareArgs are OLD and NEW, or NEW alone with --history.
+func compareArgs(history *string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if *history != "" {
+			return exactArgs(1, "one result file, NEW.json, with --history")(cmd, args)
+		}
+		return exactArgs(2, "two result files, OLD.json and NEW.json")(cmd, args)
+	}
+}
+
+// runCompareHistory is compare --history: history check NEW.
+func runCompareHistory(ctx context.Context, app *App, o *CompareOptions, path string) error {
+	if o.threshold != "" || o.metrics != "" {
+		return Usagef("--history judges NEW against the history's spread: --threshold and --metrics are for two results")
+	}
+	h := &o.History
+	h.format, h.JSON, h.Args = o.format, o.json, []string{path}
+	if err := h.resolve(); err != nil {
+		return err
+	}
+	return runHistory(ctx, app, "check", h)
 }
 
 func (o *CompareOptions) resolve() error {

@@ -67,6 +67,7 @@ func newFioCmd(app *App) *cobra.Command {
 	f.StringVar(&o.Output.ResultFile, "result-file", "", "also save the full result as JSON to this file")
 	f.StringVar(&o.Output.HTML, "html", "", "also write the result as a self-contained HTML report to `FILE` (see fsbench report)")
 	markFiles(f, fileOut, "result-file", "html")
+	f.StringVar(&o.Output.History, "history", "", historyHelp)
 	addCIFlags(cmd, &o.CI, nil)
 	f.Lookup("quick").Usage = "a smaller run of the same phases, for a smoke test: files of at most 64 MiB, phases of at most 10s, at most 100,000 operations"
 	f.BoolVar(&o.Keep, "keep", false, "keep the run's files instead of removing them")

@@ -38,7 +38,7 @@ func init() {
 			"autoterm-pct", "list-existing", "skip-functional-tests", "speed", "interval", "tree-format",
 			"batch", "mix", "obj-size-dist", "range", "seed", "find-max", "ioengine", "iodepth", "data-packet-type",
 			"ior-easy-transfers", "ior-easy-xfer", "ior-hard-segments", "mdtest-easy-files", "mdtest-hard-files", "stonewall"},
-		outputGroup: {"repeat", "output", "json", "result-file", "html", "expect", "expect-file", "baseline", "threshold",
+		outputGroup: {"repeat", "output", "json", "result-file", "html", "history", "expect", "expect-file", "baseline", "threshold",
 			"baseline-metrics", "au-threshold", "metrics-listen", "strict"},
 		hostsGroup: {"hosts", "hosts-file", "token-file", "tls-ca", "read-others", "prefix-hosts",
 			"launcher", "world-size", "rendezvous", "rendezvous-timeout"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/history"
 	"github.com/fsbench/fsbench/internal/htmlreport"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -27,6 +28,8 @@ type OutputOptions struct {
 	ResultFile string
 	// HTML is a file to write the HTML report of the result to.
 	HTML string
+	// History is a history (a directory or URL) to keep the result in.
+	History string
 }
 
 // addOutputFlags declares -o/--output, --json and --result-file.
@@ -37,6 +40,7 @@ func addOutputFlags(cmd *cobra.Command, o *OutputOptions) {
 	f.StringVar(&o.ResultFile, "result-file", "", "also save the full result as JSON to this file")
 	f.StringVar(&o.HTML, "html", "", "also write the result as a self-contained HTML report to `FILE` (see fsbench report)")
 	markFiles(f, fileOut, "result-file", "html")
+	f.StringVar(&o.History, "history", "", historyHelp)
 }
 
 func joinFormats() string {
@@ -72,6 +76,9 @@ func (o *OutputOptions) resolve() error {
 		if err := checkDir("--html", o.HTML); err != nil {
 			return err
 		}
+	}
+	if err := history.CheckWhere(o.History); err != nil {
+		return Usagef("--history: %v", err)
 	}
 	return nil
 }
@@ -117,6 +124,11 @@ func (a *App) writeFailed(res *report.Result, o *OutputOptions, err error) error
 func (a *App) saveFiles(res *report.Result, o *OutputOptions) error {
 	if o.ResultFile != "" {
 		if err := saveJSON(o.ResultFile, res); err != nil {
+			return err
+		}
+	}
+	if o.History != "" {
+		if err := a.keepInHistory(res, o.History); err != nil {
 			return err
 		}
 	}

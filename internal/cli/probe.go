@@ -96,7 +96,7 @@ underneath. See docs/metrics.md for every metric.`
 // nothing but metrics and log lines, runs on this host, and judges rounds
 // itself.
 var probeRefused = map[string]string{
-	"o": "output", "output": "output", "json": "output", "result-file": "output", "html": "output",
+	"o": "output", "output": "output", "json": "output", "result-file": "output", "html": "output", "history": "output",
 	"access-log": "output", "keep": "the probe leaves nothing behind", "hosts": "many hosts", "hosts-file": "many hosts",
 	"repeat": "the probe repeats", "metrics-listen": "give it to the probe", "expect": "give it to the probe",
 	"expect-file": "give --expect to the probe", "baseline": "compare results instead", "print-job": "output", "find-max": "a search, not a probe",

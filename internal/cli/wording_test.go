@@ -52,7 +52,7 @@ func TestMissingPathEveryCommand(t *testing.T) {
 	// Commands whose arguments are not a directory to run in: result files
 	// (their missing file is exit 2 in their own tests), a store's URL
 	// (objbench creates a missing directory, as juicefs objbench does).
-	other := map[string]bool{"compare": true, "report": true, "objbench": true, "agent": true, "completion": true, "help": true}
+	other := map[string]bool{"compare": true, "history": true, "report": true, "objbench": true, "agent": true, "completion": true, "help": true}
 	app, _, _ := testApp(nil)
 	for _, c := range NewRoot(app).Commands() {
 		if !tested[c.Name()] && !other[c.Name()] {

@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/history"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/pkg/object"
+)
+
+// HistoryOptions are the flags of `fsbench history` and its commands.
+type HistoryOptions struct {
+	// Where is --history: a directory or an object store URL.
+	Where string
+	Label string
+	Last  int
+	JSON  bool
+	All   bool
+	// FalseAlarm is --false-alarm, a fraction.
+	FalseAlarm float64
+	Args       []string
+
+	falseAlarm, format string
+}
+
+// historyHelp is the help of --history, the same on every command.
+const historyHelp = "the history that keeps results: a `DIR`ectory or a URL (s3://BUCKET/PREFIX, http(s)://HOST/BUCKET/PREFIX, nfs://...); see fsbench history"
+
+func newHistoryCmd(app *App) *cobra.Command {
+	return newHistoryCmdWith(app, nil)
+}
+
+// newHistoryCmdWith builds `fsbench history` and its commands; runF
+// replaces each command's run in tests of flag parsing.
+func newHistoryCmdWith(app *App, runF func(context.Context, string, *HistoryOptions) error) *cobra.Command {
+	o := &HistoryOptions{}
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "Keep results over time; show each figure's trend and change points, judge a new result against them",
+		Long: `A history keeps results of one job over time in a directory or under a
+bucket prefix (--history DIR or URL; an object store's credentials come
+from ACCESS_KEY and SECRET_KEY). Runs of the same command, parameters,
+target and number of hosts form a series; a result whose parameters differ
+starts a series of its own, and add says so.
+
+  history add RESULT...   keep results (or --history on a benchmark command)
+  history show            each series: figures, median, spread, change points, trend
+  history check NEW       is NEW outside what its series' latest segment allows?
+
+See docs/history.md.`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	cmd.PersistentFlags().StringVar(&o.Where, "history", "", historyHelp)
+	run := func(name string) func(*cobra.Command, []string) error {
+		return func(c *cobra.Command, args []string) error {
+			o.Args = args
+			if err := o.resolve(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(c.Context(), name, o)
+			}
+			return runHistory(c.Context(), app, name, o)
+		}
+	}
+	add := &cobra.Command{Use: "add RESULT.json...", Short: "Keep results in the history", Args: minArgs(1, "one or more result files"), RunE: run("add"),
+		Example: "  fsbench history add --history ci-history run.json --label $GIT_COMMIT"}
+	add.Flags().StringVar(&o.Label, "label", "", "name the runs by this `TEXT`, e.g. a commit (default: $GITHUB_SHA, $CI_COMMIT_SHA or $GIT_COMMIT)")
+	show := &cobra.Command{Use: "show", Short: "Each series of the history: figures, median, spread, change points and trend", Args: exactArgs(0, "no arguments"), RunE: run("show"),
+		Example: "  fsbench history show --history ci-history --last 30"}
+	show.Flags().IntVar(&o.Last, "last", 0, "figures, spread and trend over the last `N` runs of each series (default 0: all)")
+	check := &cobra.Command{Use: "check NEW.json", Short: "Judge a result against its series: exit 3 when it lies outside what the latest segment allows",
+		Args: exactArgs(1, "one result file, NEW.json"), RunE: run("check"),
+		Example: "  fsbench history check --history ci-history result.json --false-alarm 1%"}
+	addCheckFlags(check, o)
+	for _, c := range []*cobra.Command{show, check} {
+		c.Flags().StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
+		c.Flags().BoolVar(&o.JSON, "json", false, "shorthand for --output json")
+	}
+	cmd.AddCommand(add, show, check)
+	return cmd
+}
+
+// addCheckFlags declares the flags of a check against a history.
+func addCheckFlags(c *cobra.Command, o *HistoryOptions) {
+	c.Flags().StringVar(&o.falseAlarm, "false-alarm", "1%", "the chance of calling a run like the history's outside it, over all figures judged (`PERCENT`)")
+	c.Flags().BoolVar(&o.All, "all-figures", false, "judge latency percentiles too, not only throughputs")
+}
+
+func (o *HistoryOptions) resolve() error {
+	if o.Where == "" {
+		return Usagef("--history: name the history's directory or URL")
+	}
+	if o.Last < 0 {
+		return Usagef("--last must not be negative")
+	}
+	if o.falseAlarm != "" {
+		t := strings.TrimSuffix(strings.TrimSpace(o.falseAlarm), "%")
+		var v float64
+		if _, err := fmt.Sscan(t, &v); err != nil || v <= 0 || v >= 50 {
+			return Usagef("--false-alarm %q: want a percentage above 0 and below 50, such as 1%%", o.falseAlarm)
+		}
+		o.FalseAlarm = v / 100
+	}
+	switch o.format {
+	case "", "table":
+	case "json":
+		o.JSON = true
+	default:
+		return Usagef("--output %q: history writes table or json", o.format)
+	}
+	return nil
+}
+
+// openHistory opens the history named by where, as a usage error when it
+// cannot be named or opened as given.
+func openHistory(ctx context.Context, app *App, where string) (*history.Store, error) {
+	st, err := history.Open(ctx, where, object.Config{Getenv: app.IO.Getenv})
+	if errors.Is(err, history.ErrBadInput) {
+		return nil, &UsageError{Err: err}
+	}
+	return st, err
+}
+
+func runHistory(ctx context.Context, app *App, name string, o *HistoryOptions) error {
+	st, err := openHistory(ctx, app, o.Where)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch name {
+	case "add":
+		return historyAdd(ctx, app, st, o)
+	case "show":
+		all, err := st.Load(ctx)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return writeJSONOut(app, history.Analyses(all, o.Last, history.ChangeOptions{}))
+		}
+		return history.Show(app.IO.Out, all, history.ShowOptions{Last: o.Last})
+	}
+	return historyCheck(ctx, app, st, o, o.Args[0])
+}
+
+func historyAdd(ctx context.Context, app *App, st *history.Store, o *HistoryOptions) error {
+	label := o.Label
+	if label == "" {
+		label = ciLabel(app)
+	}
+	var results []*report.Result
+	for _, path := range o.Args {
+		res, err := readResult(path)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	for i, res := range results {
+		if err := addOne(ctx, app, st, res, o.Args[i], label); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addOne keeps res in st and says where it went.
+func addOne(ctx context.Context, app *App, st *history.Store, res *report.Result, name, label string) error {
+	a, err := st.Add(ctx, res, label)
+	if err != nil {
+		return err
+	}
+	switch {
+	case a.Duplicate:
+		fmt.Fprintf(app.IO.Err, "%s: already in series %s of %s\n", name, a.Entry.Series, st.Name)
+	case a.New:
+		fmt.Fprintf(app.IO.Err, "%s: starts series %s of %s: %s\n", name, a.Entry.Series, st.Name, a.Entry.Key)
+	default:
+		fmt.Fprintf(app.IO.Err, "%s: added to series %s of %s\n", name, a.Entry.Series, st.Name)
+	}
+	for id, d := range a.Differs {
+		fmt.Fprintf(app.IO.Err, "  not series %s, whose parameters differ: %s\n", id, strings.Join(d, ", "))
+	}
+	return nil
+}
+
+// ciLabel is the commit a CI system names in its environment, or "".
+func ciLabel(app *App) string {
+	for _, v := range []string{"GITHUB_SHA", "CI_COMMIT_SHA", "GIT_COMMIT"} {
+		if s := app.IO.Getenv(v); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// historyCheck judges the result in path against st: exit 3 when it is
+// outside its series.
+func historyCheck(ctx context.Context, app *App, st *history.Store, o *HistoryOptions, path string) error {
+	res, err := readResult(path)
+	if err != nil {
+		return err
+	}
+	all, err := st.Load(ctx)
+	if err != nil {
+		return err
+	}
+	c := history.CheckResult(all, res, history.Options{FalseAlarm: o.FalseAlarm, All: o.All})
+	if o.JSON {
+		err = writeJSONOut(app, c)
+	} else {
+		err = history.WriteCheck(app.IO.Out, c)
+	}
+	if err != nil || c.Outside == 0 {
+		return err
+	}
+	return &expectationError{msg: "outside its history: " + c.Verdict()}
+}
+
+func writeJSONOut(app *App, v any) error {
+	enc := json.NewEncoder(app.IO.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// keepInHistory adds res to the history at where, after a run.
+func (a *App) keepInHistory(res *report.Result, where string) error {
+	ctx := context.Background()
+	st, err := openHistory(ctx, a, where)
+	if err != nil {
+		return fmt.Errorf("--history: %w", err)
+	}
+	defer st.Close()
+	if err := addOne(ctx, a, st, res, "the result", ciLabel(a)); err != nil {
+		return fmt.Errorf("--history: %w", err)
+	}
+	return nil
+}

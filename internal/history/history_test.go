@@ -1,0 +1,178 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/pkg/object"
+)
+
+var t0 = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// result is a fio-like result of one read phase at value MiB/s, run i
+// hours after t0, with block size bs.
+func result(i int, value float64, bs int) *report.Result {
+	return &report.Result{
+		SchemaVersion: report.SchemaVersion, Tool: "fsbench", Command: "bench", StartedAt: t0.Add(time.Duration(i) * time.Hour),
+		Target:     report.Target{Path: "/mnt/data"},
+		Parameters: report.Params{{Key: "block_size", Value: bs}, {Key: "threads", Value: 1}},
+		Phases: []report.PhaseResult{{Name: "read", Title: "read", Value: report.Measure{Value: value, Unit: report.UnitMiBPerSec},
+			Latency: metrics.Summary{Count: 1000, P50: 100, P99: 400}}},
+	}
+}
+
+// A history in a directory keeps each run once, in its series in start
+// order; a result whose parameters differ starts a series of its own and
+// names how they differ.
+func TestAddLoadSeries(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, t.TempDir()+"/h", object.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, i := range []int{2, 0, 1} {
+		a, err := st.Add(ctx, result(i, 100+float64(i), 4096), "c"+string(rune('0'+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.New != (i == 2) {
+			t.Errorf("run %d: new series %v", i, a.New)
+		}
+	}
+	if a, err := st.Add(ctx, result(1, 101, 4096), ""); err != nil || !a.Duplicate {
+		t.Errorf("the same run again: duplicate %v (%v)", a.Duplicate, err)
+	}
+	a, err := st.Add(ctx, result(3, 50, 8192), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.New || len(a.Differs) != 1 {
+		t.Fatalf("other block size: new %v, differs %v", a.New, a.Differs)
+	}
+	for _, d := range a.Differs {
+		if strings.Join(d, ";") != "block_size 4096 -> 8192" {
+			t.Errorf("differs: %q", d)
+		}
+	}
+	all, err := st.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || len(all[0].Entries) != 3 || len(all[1].Entries) != 1 {
+		t.Fatalf("series: %d", len(all))
+	}
+	v, _ := all[0].Values("read")
+	if v[0] != 100 || v[1] != 101 || v[2] != 102 || all[0].Entries[2].Label != "c2" {
+		t.Errorf("series values %v, labels %v", v, all[0].Entries)
+	}
+	var b bytes.Buffer
+	if err := Show(&b, all, ShowOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Series " + all[0].ID, "3 runs", "read.p99", "block_size=8192"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("show lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// series is a series of values of "read", one run an hour.
+func series(values ...float64) []*Series {
+	var es []Entry
+	for i, v := range values {
+		es = append(es, EntryOf(result(i, v, 4096), ""))
+	}
+	return group(es)
+}
+
+// A run far below a steady series is outside it; one like its runs is
+// within; a series shorter than MinRuns is not judged and says how many
+// runs it needs.
+func TestCheck(t *testing.T) {
+	steady := []float64{100, 96, 104, 99, 101, 103, 97, 100, 102, 98}
+	n := len(steady)
+	for _, c := range []struct {
+		name   string
+		all    []*Series
+		v      float64
+		out    int
+		needs  int
+		verdct string
+	}{
+		{"slow", series(steady...), 80, 1, 0, "outside its history in 1 of 1 figures (read;"},
+		{"like", series(steady...), 95, 0, 0, "within its history (false-alarm rate 1% over 1 figures)"},
+		{"faster", series(steady...), 130, 0, 0, "within"},
+		{"short", series(100, 98, 101), 10, 0, 2, "2 more needed"},
+	} {
+		ch := CheckResult(c.all, result(n, c.v, 4096), Options{})
+		if ch.Outside != c.out || ch.Needs != c.needs || !strings.Contains(ch.Verdict(), c.verdct) {
+			t.Errorf("%s: outside %d, needs %d, %q", c.name, ch.Outside, ch.Needs, ch.Verdict())
+		}
+	}
+	ch := CheckResult(series(steady...), result(n, 10, 8192), Options{})
+	if !ch.New || ch.Outside != 0 || len(ch.Differs) != 1 {
+		t.Errorf("other parameters: new %v, outside %d, differs %v", ch.New, ch.Outside, ch.Differs)
+	}
+	// A run the history holds is not judged against itself.
+	all := series(append(steady, 80)...)
+	if ch := CheckResult(all, result(n, 80, 4096), Options{}); ch.Outside != 1 || ch.Figures[0].Runs != n {
+		t.Errorf("a run in the history: outside %d over %d runs", ch.Outside, ch.Figures[0].Runs)
+	}
+	// Latency percentiles are judged with All only.
+	if ch := CheckResult(series(steady...), result(n, 100, 4096), Options{All: true}); len(ch.Figures) != 3 {
+		t.Errorf("all figures: %d judged", len(ch.Figures))
+	}
+}
+
+// A history under a bucket prefix of a real S3 store (MinIO) keeps and
+// loads runs as a directory does.
+func TestStoreOnMinIO(t *testing.T) {
+	m := testenv.SharedMinIO(t, false)
+	ctx := context.Background()
+	bucket := "history-" + time.Now().Format("150405000000")
+	cfg := object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)}
+	b, err := object.Open(ctx, "minio", m.URL(bucket), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ACCESS_KEY": m.AccessKey, "SECRET_KEY": m.SecretKey}
+	st, err := Open(ctx, m.URL(bucket)+"/ci/history", object.Config{Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := range 6 {
+		if _, err := st.Add(ctx, result(i, 100+float64(i%3), 4096), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := st.Load(ctx)
+	if err != nil || len(all) != 1 || len(all[0].Entries) != 6 {
+		t.Fatalf("loaded %v (%v)", all, err)
+	}
+	page, err := b.List(ctx, object.ListOptions{Prefix: "ci/history/keys/"})
+	if err != nil || len(page.Objects) != 1 {
+		t.Errorf("keys under the prefix: %v (%v)", page, err)
+	}
+}
+
+// A history named by an unknown scheme is refused before anything runs.
+func TestCheckWhere(t *testing.T) {
+	for where, ok := range map[string]bool{"": true, "dir/h": true, "file:///tmp/h": true, "s3://b/p": true,
+		"http://127.0.0.1:9000/b": true, "nfs://h/e/p": true, "ftp://h/p": false} {
+		if err := CheckWhere(where); (err == nil) != ok {
+			t.Errorf("%q: %v", where, err)
+		}
+	}
+}

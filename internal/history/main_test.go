@@ -1,0 +1,9 @@
+package history
+
+import (
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
