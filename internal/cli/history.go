@@ -20,8 +20,10 @@ type HistoryOptions struct {
 	Where string
 	Label string
 	Last  int
-	JSON  bool
-	All   bool
+	// MinSegment is --min-segment: the fewest runs between change points.
+	MinSegment int
+	JSON       bool
+	All        bool
 	// FalseAlarm is --false-alarm, a fraction.
 	FalseAlarm float64
 	Args       []string
@@ -75,6 +77,7 @@ See docs/history.md.`,
 	show := &cobra.Command{Use: "show", Short: "Each series of the history: figures, median, spread, change points and trend", Args: exactArgs(0, "no arguments"), RunE: run("show"),
 		Example: "  fsbench history show --history ci-history --last 30"}
 	show.Flags().IntVar(&o.Last, "last", 0, "figures, spread and trend over the last `N` runs of each series (default 0: all)")
+	show.Flags().IntVar(&o.MinSegment, "min-segment", 5, "the fewest `RUNS` between two change points")
 	check := &cobra.Command{Use: "check NEW.json", Short: "Judge a result against its series: exit 3 when it lies outside what the latest segment allows",
 		Args: exactArgs(1, "one result file, NEW.json"), RunE: run("check"),
 		Example: "  fsbench history check --history ci-history result.json --false-alarm 1%"}
@@ -99,6 +102,9 @@ func (o *HistoryOptions) resolve() error {
 	}
 	if o.Last < 0 {
 		return Usagef("--last must not be negative")
+	}
+	if o.MinSegment < 0 {
+		return Usagef("--min-segment must not be negative")
 	}
 	if o.falseAlarm != "" {
 		t := strings.TrimSuffix(strings.TrimSpace(o.falseAlarm), "%")
@@ -143,9 +149,9 @@ func runHistory(ctx context.Context, app *App, name string, o *HistoryOptions) e
 			return err
 		}
 		if o.JSON {
-			return writeJSONOut(app, history.Analyses(all, o.Last, history.ChangeOptions{}))
+			return writeJSONOut(app, history.Analyses(all, history.ChangeOptions{MinSegment: o.MinSegment}))
 		}
-		return history.Show(app.IO.Out, all, history.ShowOptions{Last: o.Last})
+		return history.Show(app.IO.Out, all, history.ShowOptions{Last: o.Last, Options: history.Options{Change: history.ChangeOptions{MinSegment: o.MinSegment}}})
 	}
 	return historyCheck(ctx, app, st, o, o.Args[0])
 }

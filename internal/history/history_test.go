@@ -125,6 +125,23 @@ func TestCheck(t *testing.T) {
 	if ch := CheckResult(all, result(n, 80, 4096), Options{}); ch.Outside != 1 || ch.Figures[0].Runs != n {
 		t.Errorf("a run in the history: outside %d over %d runs", ch.Outside, ch.Figures[0].Runs)
 	}
+	// After a change point, a run is judged against the runs since: a run
+	// at the new level is within, one at the old level is not judged
+	// worse for being faster.
+	var stepped []float64
+	for i := range 30 {
+		v := steady[i%n]
+		if i >= 20 {
+			v -= 30
+		}
+		stepped = append(stepped, v)
+	}
+	if ch := CheckResult(series(stepped...), result(30, 68, 4096), Options{}); ch.Outside != 0 || ch.Figures[0].Runs != 10 {
+		t.Errorf("after a step: outside %d over %d runs", ch.Outside, ch.Figures[0].Runs)
+	}
+	if ch := CheckResult(series(stepped...), result(30, 50, 4096), Options{}); ch.Outside != 1 {
+		t.Errorf("below the stepped level: outside %d", ch.Outside)
+	}
 	// Latency percentiles are judged with All only.
 	if ch := CheckResult(series(steady...), result(n, 100, 4096), Options{All: true}); len(ch.Figures) != 3 {
 		t.Errorf("all figures: %d judged", len(ch.Figures))
@@ -173,6 +190,32 @@ func TestCheckWhere(t *testing.T) {
 		"http://127.0.0.1:9000/b": true, "nfs://h/e/p": true, "ftp://h/p": false} {
 		if err := CheckWhere(where); (err == nil) != ok {
 			t.Errorf("%q: %v", where, err)
+		}
+	}
+}
+
+// show names each change point: its run, date, label, the medians on
+// both sides and the shift, and marks it in the trend.
+func TestShowChange(t *testing.T) {
+	var es []Entry
+	for i := range 30 {
+		v := 100 + float64(i%4)
+		if i >= 20 {
+			v = 80 + float64(i%4)
+		}
+		e := EntryOf(result(i, v, 4096), "")
+		if i == 20 {
+			e.Label = "deploy-7"
+		}
+		es = append(es, e)
+	}
+	var b bytes.Buffer
+	if err := Show(&b, group(es), ShowOptions{Last: 15}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"read changed at run 21 (2026-12-01 20:00, deploy-7): 101.50 MiB/s -> 81.00 MiB/s, -19.7%", "20 runs before, 10 after", "|▁"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("show lacks %q:\n%s", want, b.String())
 		}
 	}
 }
