@@ -1,7 +1,9 @@
 package history
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -110,23 +112,41 @@ func windows(points []Point, n int) [][2]int {
 }
 
 // permutationP is the p-value of statistic q: how often the best split
-// of the windows with their values shuffled is at least as strong.
+// of the windows with their values shuffled is at least as strong. A
+// value's rank and a window's sum of distances within it do not change
+// with the order, so they are computed once. It stops as soon as the
+// p-value is sure to exceed o.PValue: only a kept change point's p-value
+// is exact.
 func permutationP(values []float64, bounds [][2]int, q float64, o ChangeOptions, rng *rand.Rand) float64 {
-	buf := make([]float64, len(values))
+	type win struct {
+		z      []float64
+		rank   []int
+		within float64
+	}
 	var t tStats
-	better := 0
+	ws := make([]win, len(bounds))
+	for i, b := range bounds {
+		z := values[b[0]:b[1]]
+		t.ranks(z)
+		ws[i] = win{z: z, rank: append([]int(nil), t.rank...), within: t.within(z)}
+	}
+	var zb []float64
+	var rb []int
+	better, stop := 0, int(o.PValue*float64(o.Permutations+1))
 	for range o.Permutations {
 		top := 0.0
-		for _, w := range bounds {
-			s := buf[w[0]:w[1]]
-			copy(s, values[w[0]:w[1]])
-			rng.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
-			if c := t.best(s, o.MinSegment); c.ok && c.q > top {
+		for _, w := range ws {
+			zb, rb = append(zb[:0], w.z...), append(rb[:0], w.rank...)
+			rng.Shuffle(len(zb), func(i, j int) { zb[i], zb[j] = zb[j], zb[i]; rb[i], rb[j] = rb[j], rb[i] })
+			if c := t.scan(zb, rb, w.within, o.MinSegment); c.ok && c.q > top {
 				top = c.q
 			}
 		}
 		if top >= q {
 			better++
+			if better >= stop {
+				return 1
+			}
 		}
 	}
 	return float64(better+1) / float64(o.Permutations+1)
@@ -153,21 +173,38 @@ type tStats struct {
 
 // best is the tau of z that maximises Q, the first on ties.
 func (t *tStats) best(z []float64, minSeg int) candidate {
+	if len(z) < 2*minSeg {
+		return candidate{}
+	}
+	t.ranks(z)
+	return t.scan(z, t.rank, t.within(z), minSeg)
+}
+
+// within is the sum of |z[i]-z[j]| over the pairs i < j of z, from the
+// order of its values (t.ranks(z) first).
+func (t *tStats) within(z []float64) float64 {
+	s, m := 0.0, len(z)
+	for k, i := range t.order {
+		s += float64(2*k-m+1) * z[i]
+	}
+	return s
+}
+
+// scan computes Q(tau) for every tau of z, given each value's rank and
+// the sum of distances within z, and returns the best.
+func (t *tStats) scan(z []float64, rank []int, within float64, minSeg int) candidate {
 	m := len(z)
 	c := candidate{}
 	if m < 2*minSeg {
 		return c
 	}
-	t.ranks(z)
 	t.lc.reset(m)
 	t.ls.reset(m)
 	t.rc.reset(m)
 	t.rs.reset(m)
-	var within float64 // sum of |Y-Y'| over pairs of Y, each once
-	for k, i := range t.order {
-		within += float64(2*k-m+1) * z[i]
-		t.rc.add(t.rank[i], 1)
-		t.rs.add(t.rank[i], z[i])
+	for i, v := range z {
+		t.rc.add(rank[i], 1)
+		t.rs.add(rank[i], v)
 	}
 	var between, left float64 // sum |X-Y|, and |X-X'| over pairs once
 	for tau := 0; tau < m; tau++ {
@@ -176,7 +213,7 @@ func (t *tStats) best(z []float64, minSeg int) candidate {
 				c = candidate{tau: tau, q: q, ok: true}
 			}
 		}
-		v, r := z[tau], t.rank[tau]
+		v, r := z[tau], rank[tau]
 		t.rc.add(r, -1)
 		t.rs.add(r, -v)
 		dR := absSum(&t.rc, &t.rs, r, v)
@@ -197,7 +234,7 @@ func (t *tStats) ranks(z []float64) {
 	for i := range z {
 		t.order = append(t.order, i)
 	}
-	sort.SliceStable(t.order, func(a, b int) bool { return z[t.order[a]] < z[t.order[b]] })
+	slices.SortStableFunc(t.order, func(a, b int) int { return cmp.Compare(z[a], z[b]) })
 	if cap(t.rank) < len(z) {
 		t.rank = make([]int, len(z))
 	}
