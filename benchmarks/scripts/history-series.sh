@@ -12,7 +12,11 @@
 # RUNS times again into OUT/step/, from run STEP (20, counted from 1) on in
 # a blkio cgroup (v1) that limits reads from the loop device to FRACTION
 # (0.9) of the median rate of the runs before: a step planted by the
-# kernel, not by editing numbers. The machine's load average is written
+# kernel, not by editing numbers. With BASE=RATE (bytes a second) every
+# run of the step series is limited, to RATE before run STEP and to
+# FRACTION x RATE from it on: on a machine so loaded that the job's own
+# rate swings by more than the step, the limit then sets both levels.
+# The machine's load average is written
 # beside each result (OUT/*/load.txt). FLAT=0 leaves out the series without
 # a step. Everything made is removed at exit.
 set -euo pipefail
@@ -60,13 +64,21 @@ run() {
 if [ "${FLAT:-1}" != 0 ]; then
 	for n in $(seq 1 "$runs"); do run "$out/flat" "$n"; done
 fi
+if [ -n "${BASE:-}" ]; then
+	echo "$majmin $BASE" >"$cg/blkio.throttle.read_bps_device"
+	echo "runs 1 to $((step - 1)): reads limited to $BASE B/s" | tee "$out/step/limit.txt"
+fi
 for n in $(seq 1 "$runs"); do
-	if [ "$n" -eq "$step" ]; then
+	if [ "$n" -eq "$step" ] && [ -n "${BASE:-}" ]; then
+		limit=$(python3 -c 'import sys; print(int(int(sys.argv[1])*float(sys.argv[2])))' "$BASE" "$fraction")
+		echo "$majmin $limit" >"$cg/blkio.throttle.read_bps_device"
+		echo "step at run $n: reads limited to $limit B/s ($fraction of $BASE)" | tee -a "$out/step/limit.txt"
+	elif [ "$n" -eq "$step" ]; then
 		limit=$(python3 -c 'import json,sys,statistics
 v=[json.load(open(f))["phases"][0]["bytes_per_sec"] for f in sys.argv[2:]]
 print(int(statistics.median(v)*float(sys.argv[1])))' "$fraction" "$out"/step/r*.json)
 		echo "$majmin $limit" >"$cg/blkio.throttle.read_bps_device"
 		echo "step at run $n: reads limited to $limit B/s ($fraction of the median before)" | tee "$out/step/limit.txt"
 	fi
-	if [ "$n" -ge "$step" ]; then run "$out/step" "$n" "$cg"; else run "$out/step" "$n"; fi
+	if [ "$n" -ge "$step" ] || [ -n "${BASE:-}" ]; then run "$out/step" "$n" "$cg"; else run "$out/step" "$n"; fi
 done
