@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,6 +22,8 @@ type HistoryOptions struct {
 	Where string
 	Label string
 	Last  int
+	// HTML is --html: a file to write the trend page to.
+	HTML string
 	// MinSegment is --min-segment: the fewest runs between change points.
 	MinSegment int
 	JSON       bool
@@ -78,6 +82,8 @@ See docs/history.md.`,
 		Example: "  fsbench history show --history ci-history --last 30"}
 	show.Flags().IntVar(&o.Last, "last", 0, "figures, spread and trend over the last `N` runs of each series (default 0: all)")
 	show.Flags().IntVar(&o.MinSegment, "min-segment", 5, "the fewest `RUNS` between two change points")
+	show.Flags().StringVar(&o.HTML, "html", "", "also write the trends as a self-contained HTML page to `FILE`: every run a point linked to its result, change points marked")
+	markFiles(show.Flags(), fileOut, "html")
 	check := &cobra.Command{Use: "check NEW.json", Short: "Judge a result against its series: exit 3 when it lies outside what the latest segment allows",
 		Args: exactArgs(1, "one result file, NEW.json"), RunE: run("check"),
 		Example: "  fsbench history check --history ci-history result.json --false-alarm 1%"}
@@ -102,6 +108,11 @@ func (o *HistoryOptions) resolve() error {
 	}
 	if o.Last < 0 {
 		return Usagef("--last must not be negative")
+	}
+	if o.HTML != "" {
+		if err := checkDir("--html", o.HTML); err != nil {
+			return err
+		}
 	}
 	if o.MinSegment < 0 {
 		return Usagef("--min-segment must not be negative")
@@ -148,10 +159,16 @@ func runHistory(ctx context.Context, app *App, name string, o *HistoryOptions) e
 		if err != nil {
 			return err
 		}
-		if o.JSON {
-			return writeJSONOut(app, history.Analyses(all, history.ChangeOptions{MinSegment: o.MinSegment}))
+		so := history.ShowOptions{Last: o.Last, Options: history.Options{Change: history.ChangeOptions{MinSegment: o.MinSegment}}}
+		if o.HTML != "" {
+			if err := writeTrendPage(st, all, so, o.HTML); err != nil {
+				return err
+			}
 		}
-		return history.Show(app.IO.Out, all, history.ShowOptions{Last: o.Last, Options: history.Options{Change: history.ChangeOptions{MinSegment: o.MinSegment}}})
+		if o.JSON {
+			return writeJSONOut(app, history.Analyses(all, so.Change))
+		}
+		return history.Show(app.IO.Out, all, so)
 	}
 	return historyCheck(ctx, app, st, o, o.Args[0])
 }
@@ -248,4 +265,26 @@ func (a *App) keepInHistory(res *report.Result, where string) error {
 		return fmt.Errorf("--history: %w", err)
 	}
 	return nil
+}
+
+// writeTrendPage writes the HTML trend page of all to path; in a history
+// kept in a directory, each run links to its result there.
+func writeTrendPage(st *history.Store, all []*history.Series, so history.ShowOptions, path string) error {
+	ho := history.HTMLOptions{ShowOptions: so}
+	if st.Dir != "" {
+		base, _ := filepath.Abs(filepath.Dir(path))
+		dir, _ := filepath.Abs(st.Dir)
+		ho.ResultLink = func(key string) string {
+			rel, err := filepath.Rel(base, filepath.Join(dir, filepath.FromSlash(key)))
+			if err != nil {
+				return ""
+			}
+			return filepath.ToSlash(rel)
+		}
+	}
+	var b bytes.Buffer
+	if err := history.WriteHTML(&b, all, ho); err != nil {
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	return writeFileAtomic(path, b.Bytes())
 }

@@ -65,13 +65,18 @@ func TestHistoryCheckExits(t *testing.T) {
 			t.Errorf("%v like the others: exit %d:\n%s", args[:2], code, out)
 		}
 	}
-	code, out, _ = runCLI(t, "history", "show", "--history", h, "--last", "3")
+	page := filepath.Join(dir, "trend.html")
+	code, out, _ = runCLI(t, "history", "show", "--history", h, "--last", "3", "--html", page)
 	if code != 0 || !strings.Contains(out, "7 runs") || !strings.Contains(out, "latest: def") {
 		t.Errorf("show: exit %d:\n%s", code, out)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), `<a href="h/results/`) {
+		t.Errorf("trend page: %v", err)
 	}
 	for _, args := range [][]string{
 		{"history", "show", "--history", "ftp://host/h"},
 		{"history", "show"},
+		{"history", "show", "--history", h, "--html", filepath.Join(dir, "no", "such", "p.html")},
 		{"compare", "--history", h, slow, slow},
 		{"compare", "--history", h, "--threshold", "5%", slow},
 		{"history", "check", "--history", h, "--false-alarm", "70%", slow},

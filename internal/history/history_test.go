@@ -219,3 +219,33 @@ func TestShowChange(t *testing.T) {
 		}
 	}
 }
+
+// The trend page draws every run as a point linked to its result, marks
+// the change point and names it.
+func TestWriteHTML(t *testing.T) {
+	var es []Entry
+	for i := range 30 {
+		v := 100 + float64(i%4)
+		if i >= 20 {
+			v -= 20
+		}
+		es = append(es, EntryOf(result(i, v, 4096), ""))
+	}
+	var b bytes.Buffer
+	o := HTMLOptions{ResultLink: func(key string) string { return "h/" + key }}
+	if err := WriteHTML(&b, group(es), o); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, "<circle"); n != 90 {
+		t.Errorf("%d points, want 30 runs x 3 figures", n)
+	}
+	for _, want := range []string{`<a href="h/results/`, `class="cp"`, "run 21: -19.", "read changed at run 21", "1 change point<"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "http://") || strings.Contains(page, "https://") || strings.Contains(page, "<script") {
+		t.Error("the page reaches for the network or runs scripts")
+	}
+}

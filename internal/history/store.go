@@ -35,6 +35,9 @@ var ErrBadInput = errors.New("bad input")
 type Store struct {
 	s    object.Storage
 	Name string // as given to Open, credentials removed
+	// Dir is the directory of a history kept in one ("" in an object
+	// store).
+	Dir string
 }
 
 // Open opens the history at where: a directory (created if missing) or
@@ -63,7 +66,11 @@ func Open(ctx context.Context, where string, cfg object.Config) (*Store, error) 
 		}
 		return nil, fmt.Errorf("history %s: %w", object.RedactURL(where), err)
 	}
-	return &Store{s: s, Name: object.RedactURL(where)}, nil
+	st := &Store{s: s, Name: object.RedactURL(where)}
+	if driver == "file" {
+		st.Dir = strings.TrimPrefix(where, "file://")
+	}
+	return st, nil
 }
 
 // CheckWhere checks, before a run, that where ("": none) can name a
