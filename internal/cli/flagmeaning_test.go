@@ -21,7 +21,7 @@ var flagMeanings = map[string]map[string]string{
 	"duration": {"bench": "how long each phase runs", "objbench": "how long each phase runs", "probe": "how long the probe runs"},
 	"expect":   all("expectation", "bench", "objbench", "train", "checkpoint", "io500", "replay", "probe", "fio", "vdbench"),
 	"files":    {"bench": "files per thread", "train": "former spelling of --dataset-files"},
-	"html":     all("HTML report file", "bench", "objbench", "train", "checkpoint", "io500", "replay", "report", "fio", "vdbench"),
+	"html":     all("HTML report file", "bench", "objbench", "train", "checkpoint", "io500", "replay", "report", "fio", "vdbench", "show"),
 	"interval": {"bench": "reporting interval", "objbench": "reporting interval", "fio": "reporting interval", "stats": "reporting interval",
 		"profile": "reporting interval", "probe": "how often a round starts"},
 	"json":            all("result as JSON", "bench", "objbench", "train", "checkpoint", "io500", "replay", "compare", "profile", "stats", "fio", "vdbench", "check", "show"),
