@@ -38,6 +38,8 @@ type CIOptions struct {
 	Threshold *float64
 	Kinds     []string
 	base      *report.Result
+	// history is the command's --history, for NAME.vs_history.
+	history string
 
 	preset             []Preset
 	threshold, metrics string
@@ -81,6 +83,10 @@ func (o *CIOptions) resolve(cmd *cobra.Command, cat expect.Catalog) error {
 			}
 		}
 	}
+	o.history = ""
+	if f := cmd.Flags().Lookup("history"); f != nil {
+		o.history = f.Value.String()
+	}
 	o.Exprs = o.Exprs[:0]
 	for _, s := range o.Expect {
 		e, err := expect.Parse(s)
@@ -108,6 +114,9 @@ func (o *CIOptions) resolve(cmd *cobra.Command, cat expect.Catalog) error {
 	for _, e := range o.Exprs {
 		if err := cat.Check(e); err != nil {
 			return Usagef("--expect: %v", err)
+		}
+		if e.Stat == expect.VsHistory && o.history == "" {
+			return Usagef("--expect %s: judged against a history: give --history DIR or URL", e.Text)
 		}
 	}
 	if o.threshold != "" {
@@ -185,6 +194,11 @@ func (a *App) finishRun(res *report.Result, out *OutputOptions, ci *CIOptions) e
 // would make it judgeable; with --strict it fails.
 func (a *App) finishCI(res *report.Result, o *CIOptions) error {
 	res.Expectations = append(res.Expectations, expect.EvalAll(o.Exprs, res)...)
+	hx, err := a.historyExpectations(res, o)
+	if err != nil {
+		return err
+	}
+	res.Expectations = append(res.Expectations, hx...)
 	if o.base != nil {
 		rep, err := compare.Compare(o.base, res, o.Baseline, "", compare.Options{Threshold: o.Threshold, Kinds: o.Kinds})
 		if err != nil {

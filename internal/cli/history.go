@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/history"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -287,4 +288,53 @@ func writeTrendPage(st *history.Store, all []*history.Series, so history.ShowOpt
 		return fmt.Errorf("--html %s: %w", path, err)
 	}
 	return writeFileAtomic(path, b.Bytes())
+}
+
+// historyExpectations evaluates the NAME.vs_history expectations of o
+// against the history of --history, before res joins it.
+func (a *App) historyExpectations(res *report.Result, o *CIOptions) ([]report.Expectation, error) {
+	var exprs []expect.Expr
+	for _, e := range o.Exprs {
+		if e.Stat == expect.VsHistory {
+			exprs = append(exprs, e)
+		}
+	}
+	if len(exprs) == 0 {
+		return nil, nil
+	}
+	ctx := context.Background()
+	st, err := openHistory(ctx, a, o.history)
+	if err != nil {
+		return nil, fmt.Errorf("--history: %w", err)
+	}
+	defer st.Close()
+	all, err := st.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("--history: %w", err)
+	}
+	var out []report.Expectation
+	for _, e := range exprs {
+		out = append(out, vsHistory(all, res, e))
+	}
+	return out, nil
+}
+
+// vsHistory is expectation e (NAME.vs_history) judged against all.
+func vsHistory(all []*history.Series, res *report.Result, e expect.Expr) report.Expectation {
+	x := report.Expectation{Expr: e.Text, Metric: e.Metric, Op: string(expect.EQ), Want: 1, Unit: "within history"}
+	j, ok := history.JudgeFigure(all, res, e.Name, history.Options{})
+	switch {
+	case !ok:
+		x.Verdict, x.Reason = report.VerdictFail, e.Name+" was not measured in this run"
+	case j.Needs > 0:
+		x.Pass, x.Verdict = true, report.VerdictTooShort
+		x.Reason = fmt.Sprintf("its series has %d runs since its last change point; %d more are needed", j.Runs, j.Needs)
+	case j.Outside:
+		x.Verdict = report.VerdictFail
+		x.Reason = fmt.Sprintf("%s is beyond the bound %s of the %d runs since the last change point (median %s, false-alarm rate %g%%)",
+			history.FormatValue(j.New, j.Unit), history.FormatValue(j.Bound, j.Unit), j.Runs, history.FormatValue(j.Median, j.Unit), history.FalseAlarm*100)
+	default:
+		x.Pass, x.Verdict, x.Measured = true, report.VerdictPass, 1
+	}
+	return x
 }

@@ -105,3 +105,52 @@ func TestHistoryFlagKeepsResult(t *testing.T) {
 		t.Fatalf("other block size: exit %d: %s", code, stderr)
 	}
 }
+
+// --expect NAME.vs_history judges the run against its series in
+// --history before the run joins it: too short a series is no failure, a
+// run far below its series fails (exit 3), one inside a wide series
+// passes; without --history the clause is a usage error.
+func TestExpectVsHistory(t *testing.T) {
+	dir, hdir := t.TempDir(), t.TempDir()
+	job := []string{"fio", "--name=r", "--rw=read", "--bs=64k", "--size=1M", "--directory=" + dir, "-q"}
+	first := filepath.Join(hdir, "first.json")
+	if code, _, stderr := runCLI(t, append(job, "--result-file", first)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, append(job, "--expect", "r.vs_history")...); code != ExitUsage || !strings.Contains(stderr, "give --history") {
+		t.Errorf("without --history: exit %d: %s", code, stderr)
+	}
+	res, err := readResult(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Phases[0].Value.Value
+	// fill writes a history of runs of this job at the values factors x v.
+	fill := func(h string, factors ...float64) {
+		for i, f := range factors {
+			res.StartedAt = res.StartedAt.Add(-time.Duration(i+1) * time.Hour)
+			res.Phases[0].Value.Value = v * f
+			p := filepath.Join(hdir, fmt.Sprintf("h%d.json", i))
+			b, _ := json.Marshal(res)
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, _, stderr := runCLI(t, "history", "add", "--history", h, p); code != 0 {
+				t.Fatalf("add: %s", stderr)
+			}
+		}
+	}
+	short, fast, wide := filepath.Join(hdir, "short"), filepath.Join(hdir, "fast"), filepath.Join(hdir, "wide")
+	fill(short, 1, 1)
+	fill(fast, 100, 101, 99, 100, 102, 98)
+	fill(wide, 0.01, 10, 0.1, 5, 0.5, 20)
+	for _, c := range []struct {
+		h, want string
+		code    int
+	}{{short, "too short to judge", 0}, {fast, "beyond the bound", ExitExpectation}, {wide, "", 0}} {
+		code, out, stderr := runCLI(t, append(job, "--expect", "r.vs_history", "--history", c.h, "--json")...)
+		if code != c.code || !strings.Contains(out+stderr, c.want) {
+			t.Errorf("%s: exit %d:\n%s", filepath.Base(c.h), code, stderr)
+		}
+	}
+}

@@ -104,6 +104,8 @@ func (c Catalog) Check(e Expr) error {
 	}
 	d := e.Dim()
 	switch e.Stat {
+	case VsHistory:
+		return nil
 	case Errors:
 		if d != Count {
 			return fail("%s is a count and takes no unit (e.g. %s==0)", e.Metric, e.Metric)
@@ -310,11 +312,14 @@ func RoundSig(v float64, n int) float64 {
 	return out
 }
 
-// EvalAll measures every expression against res, in order.
+// EvalAll measures every expression against res, in order, but those
+// against a history (VsHistory), which the command evaluates.
 func EvalAll(exprs []Expr, res *report.Result) []report.Expectation {
 	out := make([]report.Expectation, 0, len(exprs))
 	for _, e := range exprs {
-		out = append(out, Eval(e, res))
+		if e.Stat != VsHistory {
+			out = append(out, Eval(e, res))
+		}
 	}
 	return out
 }

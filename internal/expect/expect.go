@@ -145,7 +145,7 @@ type Expr struct {
 // Dim is the dimension the expression's value is in.
 func (e Expr) Dim() Dim {
 	switch {
-	case e.Name == Functional:
+	case e.Name == Functional || e.Stat == VsHistory:
 		return Bool
 	case e.Unit.Name == "":
 		return Count
@@ -159,6 +159,9 @@ func (e Expr) String() string {
 	if e.Name == Functional {
 		return Functional
 	}
+	if e.Stat == VsHistory {
+		return e.Metric
+	}
 	return e.Metric + string(e.Op) + strconv.FormatFloat(e.Value, 'g', -1, 64) + e.Unit.Name
 }
 
@@ -171,6 +174,10 @@ const (
 	Errors = "errors"
 	// Functional is "every functional check passed" (objbench).
 	Functional = "functional"
+	// VsHistory is NAME.vs_history: the phase's throughput is not outside
+	// what its series in the run's --history allows (fsbench history
+	// check). The command evaluates it, not Eval, which needs no history.
+	VsHistory = "vs_history"
 )
 
 // Parse reads one expectation: NAME OP VALUE[UNIT], blanks allowed between
@@ -200,6 +207,9 @@ func parse(text string) (Expr, error) {
 		if text == Functional {
 			return functional, nil
 		}
+		if base, ok := strings.CutSuffix(text, "."+VsHistory); ok {
+			return vsHistory(text, base, EQ, "pass")
+		}
 		return Expr{}, errors.New("want NAME OP VALUE, e.g. write-big>=200MiB/s (operators: >=, >, <=, <, ==)")
 	}
 	name := strings.TrimSpace(text[:i])
@@ -214,6 +224,9 @@ func parse(text string) (Expr, error) {
 	metric, base, stat, err := splitName(name)
 	if err != nil {
 		return Expr{}, err
+	}
+	if stat == VsHistory {
+		return vsHistory(text, base, op, rest)
 	}
 	if base == Functional {
 		switch {
@@ -232,6 +245,17 @@ func parse(text string) (Expr, error) {
 		return Expr{}, err
 	}
 	return e, nil
+}
+
+// vsHistory is NAME.vs_history, bare or "==pass".
+func vsHistory(text, base string, op Op, rest string) (Expr, error) {
+	if _, _, _, err := splitName(base); err != nil || base == "" {
+		return Expr{}, fmt.Errorf("no metric name before .%s", VsHistory)
+	}
+	if op != EQ || !isPass(rest) {
+		return Expr{}, fmt.Errorf("%s can only be tested with %s.%s==pass (or just: %s.%s)", VsHistory, base, VsHistory, base, VsHistory)
+	}
+	return Expr{Text: text, Metric: base + "." + VsHistory, Name: base, Stat: VsHistory, Op: EQ, Value: 1}, nil
 }
 
 func isPass(s string) bool {
@@ -319,7 +343,7 @@ func splitName(name string) (metric, base, stat string, err error) {
 }
 
 func knownStat(s string) bool {
-	if s == Errors || s == FromStorage {
+	if s == Errors || s == FromStorage || s == VsHistory {
 		return true
 	}
 	for _, x := range Stats {

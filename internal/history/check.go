@@ -166,3 +166,25 @@ func (s *Series) without(e Entry) *Series {
 	}
 	return out
 }
+
+// JudgeFigure judges one figure of res against its series at the whole
+// false-alarm rate of o: what --expect NAME.vs_history asks. ok is false
+// when res has no such figure.
+func JudgeFigure(all []*Series, res *report.Result, figure string, o Options) (j Judgement, ok bool) {
+	e := EntryOf(res, "")
+	v, ok := e.Value(figure)
+	if !ok {
+		return Judgement{}, false
+	}
+	s := Find(all, e.Series)
+	if s == nil {
+		s = &Series{ID: e.Series, Key: e.Key}
+	}
+	f := Figure{Name: figure, Value: v}
+	for _, x := range e.Figures {
+		if x.Name == figure {
+			f = x
+		}
+	}
+	return judge(s.without(e), f, o.falseAlarm(), o.Change), true
+}
