@@ -62,3 +62,27 @@ func TestRealStationarySeries(t *testing.T) {
 		}
 	}
 }
+
+// The same job limited by a blkio throttle on the loop device to 3 MiB/s,
+// and to 0.9 of that from run 20 on (benchmarks/records/history.md): the
+// change point is found at run 20 plus or minus 2, and runs after it are
+// judged outside the 19 runs before.
+func TestRealPlantedStep(t *testing.T) {
+	rs, s := readSeries(t, "loop-step")
+	a := Analyse(s, "randread", ChangeOptions{})
+	if len(a.Changes) != 1 || a.Changes[0].Run < 18 || a.Changes[0].Run > 22 {
+		t.Fatalf("change points %+v, want one at run 20±2", a.Changes)
+	}
+	if c := a.Changes[0]; c.ShiftLow > -5 || c.Shift > -5 {
+		t.Errorf("shift %.1f%% (%.1f%% to %.1f%%), want about -10%%", c.Shift, c.ShiftLow, c.ShiftHigh)
+	}
+	before := []*Series{{ID: s.ID, Key: s.Key, Entries: s.Entries[:19]}}
+	outside := 0
+	for _, r := range rs[19:] {
+		outside += CheckResult(before, r, Options{}).Outside
+	}
+	if outside == 0 {
+		t.Errorf("no run after the step judged outside the runs before it")
+	}
+	t.Logf("%d of %d runs after the step outside the 19 before", outside, len(rs)-19)
+}
