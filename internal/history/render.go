@@ -21,6 +21,9 @@ func FormatValue(v float64, unit string) string {
 	return report.FormatMeasure(report.Measure{Value: v, Unit: report.Unit(unit)})
 }
 
+// trendRuns is how many of the latest runs the TREND column draws.
+const trendRuns = 60
+
 // sparks are the levels of a sparkline, lowest first.
 var sparks = []rune("▁▂▃▄▅▆▇█")
 
@@ -92,15 +95,16 @@ func showSeries(w *report.ErrWriter, s *Series, o ShowOptions) error {
 			from = len(a.Values) - o.Last
 		}
 		v := a.Values[from:]
+		trend := max(from, len(a.Values)-trendRuns)
 		marks := map[int]bool{}
 		for _, c := range a.Changes {
-			if c.Index > from {
-				marks[c.Index-from] = true
+			if c.Index > trend {
+				marks[c.Index-trend] = true
 			}
 			notes = append(notes, c.describe(name, a.Unit))
 		}
 		_ = t.Append([]string{name, fmt.Sprint(len(v)), FormatValue(v[len(v)-1], a.Unit), FormatValue(median(v), a.Unit),
-			spread(v), fmt.Sprint(len(a.Changes)), Sparkline(v, marks)})
+			spread(v), fmt.Sprint(len(a.Changes)), Sparkline(a.Values[trend:], marks)})
 	}
 	if err := t.Render(); err != nil {
 		return err
