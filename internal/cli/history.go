@@ -61,7 +61,8 @@ starts a series of its own, and add says so.
   history check NEW       is NEW outside what its series' latest segment allows?
 
 See docs/history.md.`,
-		Args: exactArgs(0, "no arguments"),
+		Args: exactArgs(0, "a command: add, show or check"),
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	cmd.PersistentFlags().StringVar(&o.Where, "history", "", historyHelp)
 	run := func(name string) func(*cobra.Command, []string) error {

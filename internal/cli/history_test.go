@@ -76,6 +76,7 @@ func TestHistoryCheckExits(t *testing.T) {
 	for _, args := range [][]string{
 		{"history", "show", "--history", "ftp://host/h"},
 		{"history", "show"},
+		{"history", "foo"},
 		{"history", "show", "--history", h, "--html", filepath.Join(dir, "no", "such", "p.html")},
 		{"compare", "--history", h, slow, slow},
 		{"compare", "--history", h, "--threshold", "5%", slow},
