@@ -198,6 +198,11 @@ func historyAdd(ctx context.Context, app *App, st *history.Store, o *HistoryOpti
 
 // addOne keeps res in st and says where it went.
 func addOne(ctx context.Context, app *App, st *history.Store, res *report.Result, name, label string) error {
+	if res.Interrupted || res.Error != "" {
+		fmt.Fprintf(app.IO.Err, "%s: not kept in %s: the run %s, its figures are partial\n", name, st.Name,
+			map[bool]string{true: "was interrupted", false: "failed"}[res.Interrupted])
+		return nil
+	}
 	a, err := st.Add(ctx, res, label)
 	if err != nil {
 		return err

@@ -42,6 +42,16 @@ func TestHistoryCheckExits(t *testing.T) {
 		files = append(files, writeRead(t, dir, i, v))
 	}
 	slow := writeRead(t, dir, 30, 60)
+	failed, _ := readResult(writeRead(t, dir, 40, 1))
+	failed.Error = "read /mnt/data/x: input/output error"
+	b, _ := json.Marshal(failed)
+	failedFile := filepath.Join(dir, "failed.json")
+	if err := os.WriteFile(failedFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "history", "add", "--history", h, failedFile); code != 0 || !strings.Contains(stderr, "not kept") {
+		t.Errorf("a failed run: exit %d: %s", code, stderr)
+	}
 	if code, _, stderr := runCLI(t, append([]string{"history", "add", "--history", h, "--label", "abc"}, files...)...); code != 0 || !strings.Contains(stderr, "starts series") {
 		t.Fatalf("add: exit %d: %s", code, stderr)
 	}

@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -248,4 +249,24 @@ func TestWriteHTML(t *testing.T) {
 	if strings.Contains(page, "http://") || strings.Contains(page, "https://") || strings.Contains(page, "<script") {
 		t.Error("the page reaches for the network or runs scripts")
 	}
+}
+
+// Runs like the series' own (normal noise) are called outside about as
+// often as the stated false-alarm rate: at 1%, fewer than 2.5% of 2,000
+// checks against 20 runs.
+func TestCheckFalseAlarmRate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	outside := 0
+	const checks = 2000
+	for range checks {
+		v := make([]float64, 21)
+		for i := range v {
+			v[i] = 100 + rng.NormFloat64()*5
+		}
+		outside += CheckResult(series(v[:20]...), result(20, v[20], 4096), Options{}).Outside
+	}
+	if outside > checks*25/1000 {
+		t.Errorf("%d of %d runs like the others called outside at 1%%", outside, checks)
+	}
+	t.Logf("%d of %d called outside", outside, checks)
 }
