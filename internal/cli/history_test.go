@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // writeRead writes a result of one read phase at value MiB/s, run i
@@ -163,5 +166,37 @@ func TestExpectVsHistory(t *testing.T) {
 		if code != c.code || !strings.Contains(out+stderr, c.want) {
 			t.Errorf("%s: exit %d:\n%s", filepath.Base(c.h), code, stderr)
 		}
+	}
+}
+
+// A history under a bucket prefix of MinIO, reached with the credentials
+// of ACCESS_KEY and SECRET_KEY: add and show work through the binary, and
+// the secret is never printed.
+func TestHistoryOnMinIO(t *testing.T) {
+	m := testenv.SharedMinIO(t, false)
+	bucket := "history-" + time.Now().Format("150405000000")
+	s, err := object.Open(context.Background(), "minio", m.URL(bucket), object.Config{AccessKey: m.AccessKey, SecretKey: object.NewSecret(m.SecretKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Create(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=" + m.SecretKey}
+	dir, h := t.TempDir(), m.URL(bucket)+"/ci/history"
+	for i := range 3 {
+		if _, stderr, code := runFsbenchEnv(t, env, "history", "add", "--history", h, writeRead(t, dir, i, 100)); code != 0 {
+			t.Fatalf("add: exit %d: %s", code, stderr)
+		}
+	}
+	stdout, stderr, code := runFsbenchEnv(t, env, "history", "show", "--history", h)
+	if code != 0 || !strings.Contains(stdout, "3 runs") || strings.Contains(stdout+stderr, m.SecretKey) {
+		t.Errorf("show: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := runFsbenchEnv(t, []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=wrong"}, "history", "show", "--history", h); code == 0 || strings.Contains(stderr, m.SecretKey) {
+		t.Errorf("a wrong secret: exit %d: %s", code, stderr)
+	} else {
+		t.Logf("a wrong secret: exit %d: %s", code, stderr)
 	}
 }
