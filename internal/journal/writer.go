@@ -1,0 +1,222 @@
+package journal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// batch is how many bytes a worker gathers before it appends them to the
+// journal file: one write(2) carries hundreds of records.
+const batch = 256 << 10
+
+// Writer is a workload.Tracer that appends the acknowledged writes, syncs,
+// creations, renames and deletes of a run to a journal. Each worker
+// gathers its records in a buffer of its own (no lock shared between
+// workers on the hot path) and appends it whole when it is full; every
+// Interval the buffers are appended and the journal fsynced, so that a
+// writer killed at any point leaves a journal that ends at most that long
+// before, and torn at worst in its last frame.
+type Writer struct {
+	f     *os.File
+	root  string // absolute, with a trailing slash
+	start time.Time
+	mu    sync.Mutex // the file's appends
+	bufs  []*wbuf    // one per worker; the last one is the run's own
+	dirty bool       // appended since the last fsync (under mu)
+	err   error      // the first failed append or fsync (under mu)
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+type wbuf struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+// Interval is how often a Writer appends every buffer and fsyncs.
+var Interval = time.Second
+
+// Create makes a new journal at path (which must not exist) for a run of
+// workers workers below root, and starts its periodic flush.
+func Create(path, root string, workers int, seed uint64) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	w := &Writer{f: f, root: strings.TrimSuffix(root, "/") + "/", start: time.Now(),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for range workers + 1 {
+		w.bufs = append(w.bufs, &wbuf{b: make([]byte, frameHead, batch+batch/4)})
+	}
+	hdr := appendRecord(make([]byte, frameHead), &Record{Type: Header, Root: strings.TrimSuffix(root, "/"), Host: host, Seed: seed, Start: w.start.UnixNano()})
+	if _, err := f.Write(append([]byte(Magic), seal(hdr)...)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	go w.flusher()
+	return w, nil
+}
+
+// Trace records ev if it is an acknowledged event the journal keeps.
+func (w *Writer) Trace(worker int, ev workload.Event) {
+	if ev.Err != nil {
+		return
+	}
+	var typ byte
+	switch ev.Op {
+	case "write":
+		if ev.Done > 0 {
+			w.write(worker, ev)
+		}
+		return
+	case "fsync":
+		w.event(worker, Sync, ev.Path, "", ev.Start) // it covers what was acknowledged before it began
+		return
+	case "syncfs":
+		w.event(worker, SyncAll, ev.Path, "", ev.Start)
+		return
+	case "close":
+		typ = Close
+	case "create":
+		typ = Created
+	case "unlink":
+		typ = Delete
+	case "rename":
+		typ = Rename
+	default:
+		return
+	}
+	w.event(worker, typ, ev.Path, ev.To, ev.Start.Add(ev.Dur))
+}
+
+func (w *Writer) buf(worker int) *wbuf {
+	if worker < 0 || worker >= len(w.bufs)-1 {
+		return w.bufs[len(w.bufs)-1]
+	}
+	return w.bufs[worker]
+}
+
+func (w *Writer) rel(path string) string {
+	return strings.TrimPrefix(path, w.root)
+}
+
+func (w *Writer) since(t time.Time) int64 {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return int64(t.Sub(w.start))
+}
+
+func (w *Writer) event(worker int, typ byte, path, to string, at time.Time) {
+	b := w.buf(worker)
+	b.mu.Lock()
+	b.b = appendRecord(b.b, &Record{Type: typ, T: w.since(at), Path: w.rel(path), To: w.rel(to)})
+	w.full(b)
+	b.mu.Unlock()
+}
+
+// write records an acknowledged write: its end is when it was
+// acknowledged; Data, when the event has it, gives the pieces' sums.
+func (w *Writer) write(worker int, ev workload.Event) {
+	b := w.buf(worker)
+	b.mu.Lock()
+	p := append(b.b, Write)
+	p = binary.AppendUvarint(p, uint64(max(w.since(ev.Start.Add(ev.Dur)), 0)))
+	p = appendString(p, w.rel(ev.Path))
+	p = binary.AppendUvarint(p, uint64(ev.Offset))
+	p = binary.AppendUvarint(p, uint64(ev.Done))
+	if int64(len(ev.Data)) < ev.Done {
+		p = binary.AppendUvarint(p, 0)
+	} else {
+		p = appendSums(p, ev.Data[:ev.Done], ev.Offset)
+	}
+	b.b = p
+	w.full(b)
+	b.mu.Unlock()
+}
+
+func appendSums(p, data []byte, off int64) []byte {
+	p = binary.AppendUvarint(p, uint64(countPieces(off, int64(len(data)))))
+	Pieces(off, int64(len(data)), func(o, l int64) {
+		p = binary.LittleEndian.AppendUint32(p, Fingerprint(data[o-off:o-off+l]))
+	})
+	return p
+}
+
+// full appends b's records to the file once it holds a batch (b locked).
+func (w *Writer) full(b *wbuf) {
+	if len(b.b) >= batch {
+		w.append(b)
+	}
+}
+
+func (w *Writer) append(b *wbuf) {
+	if len(b.b) == frameHead {
+		return
+	}
+	w.mu.Lock()
+	if _, err := w.f.Write(seal(b.b)); err != nil && w.err == nil {
+		w.err = err
+	}
+	w.dirty = true
+	w.mu.Unlock()
+	b.b = b.b[:frameHead]
+}
+
+// Flush appends every buffer and fsyncs the journal.
+func (w *Writer) Flush() error {
+	for _, b := range w.bufs {
+		b.mu.Lock()
+		w.append(b)
+		b.mu.Unlock()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dirty {
+		w.dirty = false
+		if err := w.f.Sync(); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	return w.err
+}
+
+func (w *Writer) flusher() {
+	defer close(w.done)
+	t := time.NewTicker(Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			_ = w.Flush()
+		}
+	}
+}
+
+// Close flushes and closes the journal; its error is the first the
+// journal met, which leaves it incomplete.
+func (w *Writer) Close() error {
+	close(w.stop)
+	<-w.done
+	err := w.Flush()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", w.f.Name(), err)
+	}
+	return nil
+}
