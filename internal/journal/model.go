@@ -41,9 +41,6 @@ func build(recs []Record) *model {
 	for i := range recs {
 		m.apply(&recs[i])
 	}
-	for _, f := range m.files {
-		m.unsynced += len(f.open)
-	}
 	return m
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -40,7 +41,7 @@ type Summary struct {
 	Stale          int       `json:"stale"`
 	Torn           int       `json:"torn"`
 	Unexpected     int       `json:"unexpected"`
-	Unsynced       int       `json:"unsynced"`        // writes no fsync covered (the unsynced tail)
+	Unsynced       int       `json:"unsynced"`        // of Writes, those no fsync covered (the unsynced tail)
 	UnsyncedFailed int       `json:"unsynced_failed"` // of them, found not to hold: named, not counted
 	IgnoredBytes   int64     `json:"journal_ignored_bytes"`
 	Findings       []Finding `json:"findings"`
@@ -67,7 +68,7 @@ type Object interface {
 // Verify checks every write j records against t.
 func Verify(ctx context.Context, j *Journal, t Target) (*Summary, error) {
 	m := build(j.Records)
-	s := &Summary{Root: j.Header.Root, Recorded: m.writes, Unsynced: m.unsynced, IgnoredBytes: j.Ignored}
+	s := &Summary{Root: j.Header.Root, Recorded: m.writes, IgnoredBytes: j.Ignored}
 	for _, path := range m.paths() {
 		if err := ctx.Err(); err != nil {
 			return s, err
@@ -110,6 +111,9 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 	if errors.Is(err, fs.ErrNotExist) {
 		for _, w := range ws {
 			s.Bytes += w.n
+			if !w.durable {
+				s.Unsynced++
+			}
 			s.add(Finding{Kind: Lost, Path: path, Offset: w.off, Length: w.n, Durable: w.durable, Detail: "file missing"})
 		}
 		return nil
@@ -121,6 +125,9 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 	r := &window{o: o}
 	for _, w := range ws {
 		s.Bytes += w.n
+		if !w.durable {
+			s.Unsynced++
+		}
 		kind, detail := judge(r, w)
 		if kind == "" {
 			s.Held++
@@ -141,13 +148,30 @@ const (
 )
 
 // judge reads w's live pieces back and names what is wrong with them, or
-// returns "" when they hold.
+// returns "" when they hold; the detail says where the first piece that
+// did not hold starts and how many bytes did not.
 func judge(r *window, w *write) (kind, detail string) {
 	var n [5]int
+	first, bad := int64(-1), int64(0)
 	for _, p := range w.live {
-		n[state(r, p)]++
+		st := state(r, p)
+		n[st]++
+		if st != pOK {
+			bad += p.n
+			if first < 0 {
+				first = p.off
+			}
+		}
 	}
-	switch all := len(w.live); {
+	kind, detail = classify(n, len(w.live))
+	if kind != "" && len(w.live) > 1 {
+		detail += fmt.Sprintf(": %d bytes from offset %d", bad, first)
+	}
+	return kind, detail
+}
+
+func classify(n [5]int, all int) (kind, detail string) {
+	switch {
 	case n[pOK] == all:
 		return "", ""
 	case n[pOther] > 0:
