@@ -154,6 +154,7 @@ var commands = []func(*App) *cobra.Command{
 	newIO500Cmd,
 	newVdbenchCmd,
 	newCompareCmd,
+	newVerifyCmd,
 	newReportCmd,
 	newAgentCmd,
 }

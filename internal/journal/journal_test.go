@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -192,7 +191,7 @@ func TestVerifyFindsPlantedLoss(t *testing.T) {
 		name, kind, detail string
 		plant              func(r *run, a, b []byte)
 	}{
-		{"overwritten", Unexpected, "content never written there: 4096 bytes from offset 4096", func(r *run, a, b []byte) { overwrite(t, r.path("a"), Cell, random(Cell)) }},
+		{"overwritten", Unexpected, "content never written there", func(r *run, a, b []byte) { overwrite(t, r.path("a"), Cell, random(Cell)) }},
 		{"zeroed", Lost, "zeros", func(r *run, a, b []byte) { overwrite(t, r.path("b"), 0, make([]byte, 2*Cell)) }},
 		{"truncated", Lost, "file ends before it", func(r *run, a, b []byte) { os.Truncate(r.path("a"), 0) }},
 		{"torn", Torn, "partly new, past the end", func(r *run, a, b []byte) { os.Truncate(r.path("a"), 2*Cell) }},
@@ -201,7 +200,7 @@ func TestVerifyFindsPlantedLoss(t *testing.T) {
 	}
 	for _, c := range cases {
 		s := plant(t, true, c.plant)
-		if s.Failed() != 1 || len(s.Findings) != 1 || s.Findings[0].Kind != c.kind || !strings.HasPrefix(s.Findings[0].Detail, c.detail) || !s.Findings[0].Durable {
+		if s.Failed() != 1 || len(s.Findings) != 1 || s.Findings[0].Kind != c.kind || s.Findings[0].Detail != c.detail || !s.Findings[0].Durable {
 			t.Errorf("%s: %+v", c.name, s)
 		}
 		// Not synced: named, not counted.
@@ -224,7 +223,7 @@ func TestVerifyStale(t *testing.T) {
 	r.event("unlink", "gone")
 	overwrite(t, r.path("a"), 0, old)
 	s := r.verify()
-	if s.Stale != 1 || s.Failed() != 1 || s.Findings[0].Detail != "an earlier write's content: 8192 bytes from offset 0" || s.Writes != 1 || s.Recorded != 3 {
+	if s.Stale != 1 || s.Failed() != 1 || s.Findings[0].Detail != "an earlier write's content" || s.Findings[0].BadBytes != 2*Cell || s.Writes != 1 || s.Recorded != 3 {
 		t.Fatalf("%+v", s)
 	}
 	if s.UnsyncedFailed != 1 || s.Findings[1].Kind != Unexpected || s.Findings[1].Path != "gone" {

@@ -47,6 +47,7 @@ func groups(fs []Finding) []group {
 			g := &gs[n-1]
 			if g.Kind == f.Kind && g.Path == f.Path && g.Durable == f.Durable && g.Detail == f.Detail && g.Offset+g.Length == f.Offset {
 				g.Length += f.Length
+				g.BadBytes += f.BadBytes
 				g.writes++
 				continue
 			}
@@ -54,6 +55,15 @@ func groups(fs []Finding) []group {
 		gs = append(gs, group{f, 1})
 	}
 	return gs
+}
+
+// detail is the row's detail, with the bytes that did not hold when they
+// are not all of it.
+func (g *group) detail() string {
+	if g.BadBytes == g.Length {
+		return g.Detail
+	}
+	return fmt.Sprintf("%s: %d bytes from offset %d", g.Detail, g.BadBytes, g.BadOffset)
 }
 
 // MaxRows bounds the rows of WriteTable; the JSON has every finding.
@@ -81,7 +91,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 			if !g.Durable {
 				synced = "no"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.Kind, g.Path, g.Offset, g.Length, g.writes, synced, g.Detail)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.Kind, g.Path, g.Offset, g.Length, g.writes, synced, g.detail())
 		}
 		tw.Flush()
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -27,6 +26,10 @@ type Finding struct {
 	Length  int64  `json:"length"`
 	Durable bool   `json:"durable"` // an fsync or syncfs covered it: a loss of it counts
 	Detail  string `json:"detail"`
+	// BadOffset and BadBytes are where the first 4 KiB piece that did not
+	// hold starts, and how many bytes did not.
+	BadOffset int64 `json:"bad_offset"`
+	BadBytes  int64 `json:"bad_bytes"`
 }
 
 // Summary is what Verify found.
@@ -114,7 +117,7 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 			if !w.durable {
 				s.Unsynced++
 			}
-			s.add(Finding{Kind: Lost, Path: path, Offset: w.off, Length: w.n, Durable: w.durable, Detail: "file missing"})
+			s.add(Finding{Kind: Lost, Path: path, Offset: w.off, Length: w.n, Durable: w.durable, Detail: "file missing", BadOffset: w.off, BadBytes: w.n})
 		}
 		return nil
 	}
@@ -128,11 +131,12 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 		if !w.durable {
 			s.Unsynced++
 		}
-		kind, detail := judge(r, w)
-		if kind == "" {
+		f := judge(r, w)
+		if f.Kind == "" {
 			s.Held++
 		} else {
-			s.add(Finding{Kind: kind, Path: path, Offset: w.off, Length: w.n, Durable: w.durable, Detail: detail})
+			f.Path, f.Offset, f.Length, f.Durable = path, w.off, w.n, w.durable
+			s.add(f)
 		}
 	}
 	return r.err
@@ -147,27 +151,24 @@ const (
 	pOther
 )
 
-// judge reads w's live pieces back and names what is wrong with them, or
-// returns "" when they hold; the detail says where the first piece that
-// did not hold starts and how many bytes did not.
-func judge(r *window, w *write) (kind, detail string) {
+// judge reads w's live pieces back and names what is wrong with them
+// (Kind "" when they hold), where the first piece that did not hold
+// starts and how many bytes did not.
+func judge(r *window, w *write) Finding {
 	var n [5]int
-	first, bad := int64(-1), int64(0)
+	f := Finding{BadOffset: -1}
 	for _, p := range w.live {
 		st := state(r, p)
 		n[st]++
 		if st != pOK {
-			bad += p.n
-			if first < 0 {
-				first = p.off
+			f.BadBytes += p.n
+			if f.BadOffset < 0 {
+				f.BadOffset = p.off
 			}
 		}
 	}
-	kind, detail = classify(n, len(w.live))
-	if kind != "" && len(w.live) > 1 {
-		detail += fmt.Sprintf(": %d bytes from offset %d", bad, first)
-	}
-	return kind, detail
+	f.Kind, f.Detail = classify(n, len(w.live))
+	return f
 }
 
 func classify(n [5]int, all int) (kind, detail string) {
