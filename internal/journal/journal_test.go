@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +105,31 @@ func TestRoundTrip(t *testing.T) {
 	w := j.Records[0]
 	if w.Path != "a" || w.Off != 100 || w.Len != 9000 || len(w.Sums) != 3 || j.Records[3].To != "c" {
 		t.Fatalf("write %+v, rename %+v", w, j.Records[3])
+	}
+}
+
+// TestSamePath: a write to the path of the record before it in its frame
+// leaves the path out, and reads back with it.
+func TestSamePath(t *testing.T) {
+	r := newRun(t)
+	for _, name := range []string{"a", "a", "b", "b", "a"} {
+		r.write(name, 0, random(10))
+	}
+	r.event("fsync", "a")
+	r.write("a", 10, random(10))
+	r.w.Flush()
+	r.write("a", 20, random(10))
+	r.w.Close()
+	j, err := ReadFile(r.w.f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, rec := range j.Records {
+		paths = append(paths, rec.Path)
+	}
+	if got := strings.Join(paths, ","); got != "a,a,b,b,a,a,a,a" {
+		t.Fatalf("paths %s", got)
 	}
 }
 

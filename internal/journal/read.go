@@ -100,8 +100,9 @@ func next(r io.Reader) ([]Record, int64, error) {
 
 // decoder reads the fields of one payload; a short or bad one sets bad.
 type decoder struct {
-	p   []byte
-	bad bool
+	p    []byte
+	bad  bool
+	last string // the path of the frame's last record
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -137,10 +138,16 @@ func (d *decoder) str() string {
 
 // record decodes the next record.
 func (d *decoder) record() (Record, bool) {
-	r := Record{Type: d.p[0]}
+	r := Record{Type: d.p[0] &^ samePath}
+	same := d.p[0]&samePath != 0
 	d.p = d.p[1:]
 	r.T = int64(d.uvarint())
-	r.Path = d.str()
+	if same {
+		r.Path = d.last
+	} else {
+		r.Path = d.str()
+	}
+	d.last = r.Path
 	switch r.Type {
 	case Header:
 		r.Root, r.Host, r.Seed, r.Start = d.str(), d.str(), d.uvarint(), d.varint()

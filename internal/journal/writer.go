@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/workload"
@@ -17,26 +18,32 @@ const batch = 256 << 10
 
 // Writer is a workload.Tracer that appends the acknowledged writes, syncs,
 // creations, renames and deletes of a run to a journal. Each worker
-// gathers its records in a buffer of its own (no lock shared between
-// workers on the hot path) and appends it whole when it is full; every
-// Interval the buffers are appended and the journal fsynced, so that a
-// writer killed at any point leaves a journal that ends at most that long
-// before, and torn at worst in its last frame.
+// gathers its records in a buffer of its own, which only it touches (no
+// lock on the hot path), and appends it whole when it is full or, at its
+// next event, when an Interval has passed since it last did; the journal
+// is fsynced every Interval. So a writer killed at any point leaves a
+// journal torn at worst in its last frame, which ends about an Interval
+// before for a worker that was busy (a worker idle since leaves its last
+// records to Close: they are then not checked, never wrongly counted).
 type Writer struct {
 	f     *os.File
 	root  string // absolute, with a trailing slash
 	start time.Time
-	mu    sync.Mutex // the file's appends
-	bufs  []*wbuf    // one per worker; the last one is the run's own
-	dirty bool       // appended since the last fsync (under mu)
-	err   error      // the first failed append or fsync (under mu)
+	mu    sync.Mutex    // the file's appends
+	bufs  []*wbuf       // one per worker; the last one is the run's own, shared (locked)
+	epoch atomic.Uint64 // Intervals passed: a worker behind it appends its buffer
+	dirty bool          // appended since the last fsync (under mu)
+	err   error         // the first failed append or fsync (under mu)
 	stop  chan struct{}
 	done  chan struct{}
 }
 
 type wbuf struct {
-	mu sync.Mutex
-	b  []byte
+	mu    sync.Mutex // the shared buffer's only
+	b     []byte
+	last  string // the path of the frame's last record (samePath)
+	full  string // last as the event gave it, before rel (the same string: compared at once)
+	epoch uint64 // Writer.epoch when it last appended
 }
 
 // Interval is how often a Writer appends every buffer and fsyncs.
@@ -70,6 +77,13 @@ func Create(path, root string, workers int, seed uint64) (*Writer, error) {
 
 // Trace records ev if it is an acknowledged event the journal keeps.
 func (w *Writer) Trace(worker int, ev workload.Event) {
+	b := w.buf(worker)
+	if b != w.shared() {
+		if e := w.epoch.Load(); b.epoch != e {
+			b.epoch = e
+			w.append(b)
+		}
+	}
 	if ev.Err != nil {
 		return
 	}
@@ -77,14 +91,14 @@ func (w *Writer) Trace(worker int, ev workload.Event) {
 	switch ev.Op {
 	case "write":
 		if ev.Done > 0 {
-			w.write(worker, ev)
+			w.write(b, ev)
 		}
 		return
 	case "fsync":
-		w.event(worker, Sync, ev.Path, "", ev.Start) // it covers what was acknowledged before it began
+		w.event(b, Sync, ev.Path, "", ev.Start) // it covers what was acknowledged before it began
 		return
 	case "syncfs":
-		w.event(worker, SyncAll, ev.Path, "", ev.Start)
+		w.event(b, SyncAll, ev.Path, "", ev.Start)
 		return
 	case "close":
 		typ = Close
@@ -97,14 +111,27 @@ func (w *Writer) Trace(worker int, ev workload.Event) {
 	default:
 		return
 	}
-	w.event(worker, typ, ev.Path, ev.To, ev.Start.Add(ev.Dur))
+	w.event(b, typ, ev.Path, ev.To, ev.Start.Add(ev.Dur))
 }
 
 func (w *Writer) buf(worker int) *wbuf {
 	if worker < 0 || worker >= len(w.bufs)-1 {
-		return w.bufs[len(w.bufs)-1]
+		return w.shared()
 	}
 	return w.bufs[worker]
+}
+
+// shared is the buffer of the run's own events (and of workers beyond
+// those the journal was made for), which is locked.
+func (w *Writer) shared() *wbuf { return w.bufs[len(w.bufs)-1] }
+
+// lock locks b if it is the shared buffer, and returns its unlock.
+func (w *Writer) lock(b *wbuf) func() {
+	if b != w.shared() {
+		return func() {}
+	}
+	b.mu.Lock()
+	return b.mu.Unlock
 }
 
 func (w *Writer) rel(path string) string {
@@ -118,22 +145,27 @@ func (w *Writer) since(t time.Time) int64 {
 	return int64(t.Sub(w.start))
 }
 
-func (w *Writer) event(worker int, typ byte, path, to string, at time.Time) {
-	b := w.buf(worker)
-	b.mu.Lock()
-	b.b = appendRecord(b.b, &Record{Type: typ, T: w.since(at), Path: w.rel(path), To: w.rel(to)})
+func (w *Writer) event(b *wbuf, typ byte, path, to string, at time.Time) {
+	defer w.lock(b)()
+	b.last, b.full = w.rel(path), path
+	b.b = appendRecord(b.b, &Record{Type: typ, T: w.since(at), Path: b.last, To: w.rel(to)})
 	w.full(b)
-	b.mu.Unlock()
 }
 
 // write records an acknowledged write: its end is when it was
 // acknowledged; Data, when the event has it, gives the pieces' sums.
-func (w *Writer) write(worker int, ev workload.Event) {
-	b := w.buf(worker)
-	b.mu.Lock()
-	p := append(b.b, Write)
-	p = binary.AppendUvarint(p, uint64(max(w.since(ev.Start.Add(ev.Dur)), 0)))
-	p = appendString(p, w.rel(ev.Path))
+func (w *Writer) write(b *wbuf, ev workload.Event) {
+	if b == w.shared() {
+		defer w.lock(b)()
+	}
+	t := uint64(max(int64(ev.Start.Sub(w.start)+ev.Dur), 0))
+	var p []byte
+	if ev.Path == b.full && b.last != "" {
+		p = binary.AppendUvarint(append(b.b, Write|samePath), t)
+	} else {
+		b.last, b.full = w.rel(ev.Path), ev.Path
+		p = appendString(binary.AppendUvarint(append(b.b, Write), t), b.last)
+	}
 	p = binary.AppendUvarint(p, uint64(ev.Offset))
 	p = binary.AppendUvarint(p, uint64(ev.Done))
 	if int64(len(ev.Data)) < ev.Done {
@@ -143,7 +175,6 @@ func (w *Writer) write(worker int, ev workload.Event) {
 	}
 	b.b = p
 	w.full(b)
-	b.mu.Unlock()
 }
 
 func appendSums(p, data []byte, off int64) []byte {
@@ -154,7 +185,7 @@ func appendSums(p, data []byte, off int64) []byte {
 	return p
 }
 
-// full appends b's records to the file once it holds a batch (b locked).
+// full appends b's records to the file once it holds a batch.
 func (w *Writer) full(b *wbuf) {
 	if len(b.b) >= batch {
 		w.append(b)
@@ -171,16 +202,22 @@ func (w *Writer) append(b *wbuf) {
 	}
 	w.dirty = true
 	w.mu.Unlock()
-	b.b = b.b[:frameHead]
+	b.b, b.last, b.full = b.b[:frameHead], "", ""
 }
 
-// Flush appends every buffer and fsyncs the journal.
+// Flush appends every buffer and fsyncs the journal. It must not run
+// while the workers trace: Close calls it once they are done.
 func (w *Writer) Flush() error {
 	for _, b := range w.bufs {
-		b.mu.Lock()
+		unlock := w.lock(b)
 		w.append(b)
-		b.mu.Unlock()
+		unlock()
 	}
+	return w.sync()
+}
+
+// sync fsyncs the journal if anything was appended since it last did.
+func (w *Writer) sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.dirty {
@@ -201,7 +238,12 @@ func (w *Writer) flusher() {
 		case <-w.stop:
 			return
 		case <-t.C:
-			_ = w.Flush()
+			w.epoch.Add(1)
+			s := w.shared()
+			s.mu.Lock()
+			w.append(s)
+			s.mu.Unlock()
+			_ = w.sync()
 		}
 	}
 }
