@@ -309,7 +309,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		return bench.Run(ctx, o.Options, res)
 	})
 	closeAccessLog(app, alog, res)
-	closeJournal(app, jw, func(w string) { res.Warnings = append(res.Warnings, w) })
+	closeJournal(app, jw, o.Journal, o.Path, func(w string) { res.Warnings = append(res.Warnings, w) })
 	if err != nil && !res.Interrupted {
 		var je *jobfile.Error
 		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 
@@ -49,15 +50,20 @@ func openJournal(path, root string, workers int, seed uint64) (*journal.Writer, 
 	return w, nil
 }
 
-// closeJournal writes out the journal; a failure is a warning (the
-// benchmark's figures stand) that says the journal is incomplete.
-func closeJournal(app *App, w *journal.Writer, warn func(string)) {
+// closeJournal writes out the journal and says how to check it; a
+// failure is a warning (the benchmark's figures stand) that says the
+// journal is incomplete.
+func closeJournal(app *App, w *journal.Writer, path, root string, warn func(string)) {
 	if w == nil {
 		return
 	}
 	if err := w.Close(); err != nil {
 		app.Warnf("%v", err)
 		warn(err.Error())
+		return
+	}
+	if !app.Globals.Quiet {
+		fmt.Fprintf(app.IO.Err, "Journal: %s; the files stay for: fsbench verify --journal %s %s\n", path, path, root)
 	}
 }
 

@@ -123,7 +123,11 @@ func runVerify(ctx context.Context, app *App, o *VerifyOptions) error {
 		return err
 	}
 	if n := s.Failed(); n > 0 {
-		return &expectationError{msg: fmt.Sprintf("%d durable writes did not hold (%d lost, %d stale, %d torn, %d unexpected)", n, s.Lost, s.Stale, s.Torn, s.Unexpected)}
+		noun := "writes"
+		if n == 1 {
+			noun = "write"
+		}
+		return &expectationError{msg: fmt.Sprintf("%d durable %s did not hold (%d lost, %d stale, %d torn, %d unexpected)", n, noun, s.Lost, s.Stale, s.Torn, s.Unexpected)}
 	}
 	return nil
 }
