@@ -39,6 +39,11 @@ const (
 	Delete   = 'D' // Path: an unlink that returned
 	Rename   = 'R' // Path, To: a rename that returned
 	maxFrame = 1 << 26
+	// maxWrite and maxOffset bound a write record's length and offset, so
+	// that a journal made up by hand cannot make Verify cut a write into
+	// pieces without end.
+	maxWrite  = 1 << 32
+	maxOffset = 1 << 50
 	// samePath, set in a record's type byte, stands for the path of the
 	// frame's record before it, which the record then leaves out.
 	samePath = 0x80

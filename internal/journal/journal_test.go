@@ -17,12 +17,12 @@ import (
 // run writes files below root as a benchmark would and tells a journal:
 // it is the writer side of the tests.
 type run struct {
-	t    *testing.T
+	t    testing.TB
 	root string
 	w    *Writer
 }
 
-func newRun(t *testing.T) *run {
+func newRun(t testing.TB) *run {
 	t.Helper()
 	root := t.TempDir()
 	w, err := Create(filepath.Join(t.TempDir(), "j"), root, 2, 7)

@@ -165,7 +165,8 @@ func (d *decoder) record() (Record, bool) {
 func (d *decoder) write(r *Record) {
 	r.Off, r.Len = int64(d.uvarint()), int64(d.uvarint())
 	n := d.uvarint()
-	if d.bad || r.Off < 0 || r.Len <= 0 || (n != 0 && n != uint64(countPieces(r.Off, r.Len))) || n*4 > uint64(len(d.p)) {
+	if d.bad || r.Off < 0 || r.Off > maxOffset || r.Len <= 0 || r.Len > maxWrite ||
+		(n != 0 && n != uint64(countPieces(r.Off, r.Len))) || n*4 > uint64(len(d.p)) {
 		d.bad = true
 		return
 	}
