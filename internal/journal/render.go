@@ -104,6 +104,7 @@ func WriteJSON(w io.Writer, s *Summary) error {
 	if s.Findings == nil {
 		s.Findings = []Finding{}
 	}
+	s.Verdict = s.Line()
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
 	return e.Encode(s)

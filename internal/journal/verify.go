@@ -34,6 +34,7 @@ type Finding struct {
 
 // Summary is what Verify found.
 type Summary struct {
+	Verdict        string    `json:"verdict"` // Line, set by WriteJSON
 	Root           string    `json:"root"`
 	Files          int       `json:"files"`
 	Recorded       int       `json:"recorded"` // writes the journal holds
