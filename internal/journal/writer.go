@@ -177,11 +177,15 @@ func (w *Writer) write(b *wbuf, ev workload.Event) {
 	w.full(b)
 }
 
+// appendSums appends the count and the fingerprints of the pieces of data
+// written at off (the loop of Pieces, without its call per piece).
 func appendSums(p, data []byte, off int64) []byte {
 	p = binary.AppendUvarint(p, uint64(countPieces(off, int64(len(data)))))
-	Pieces(off, int64(len(data)), func(o, l int64) {
-		p = binary.LittleEndian.AppendUint32(p, Fingerprint(data[o-off:o-off+l]))
-	})
+	for len(data) > 0 {
+		l := min(int64(len(data)), (off/Cell+1)*Cell-off)
+		p = binary.LittleEndian.AppendUint32(p, Fingerprint(data[:l]))
+		data, off = data[l:], off+l
+	}
 	return p
 }
 
