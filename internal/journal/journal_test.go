@@ -270,3 +270,18 @@ func TestSyncCoversEarlierOnly(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 }
+
+// TestVerifyStaysBelowRoot: a record whose path leads out of the root (a
+// journal made up by hand) is an error, and nothing outside is read.
+func TestVerifyStaysBelowRoot(t *testing.T) {
+	r := newRun(t)
+	r.w.Trace(0, workload.Event{Op: "write", Path: "/etc/passwd", Done: 4, Data: []byte("root"), Start: time.Now()})
+	r.w.Close()
+	j, err := ReadFile(r.w.f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(context.Background(), j, Dir(r.root)); err == nil || !strings.Contains(err.Error(), "not below") {
+		t.Fatalf("a path out of the root: %v", err)
+	}
+}

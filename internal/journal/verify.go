@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -271,8 +272,12 @@ func (r *window) fill(off, size int64) {
 // Dir is a Target of files below a directory.
 type Dir string
 
-// Open opens the file path below d.
+// Open opens the file path below d; a path that would lead out of d (a
+// journal made up by hand) is an error.
 func (d Dir) Open(_ context.Context, path string) (Object, error) {
+	if !filepath.IsLocal(path) {
+		return nil, fmt.Errorf("journal path %q: not below %s", path, string(d))
+	}
 	f, err := os.Open(filepath.Join(string(d), path))
 	if err != nil {
 		return nil, err
