@@ -103,7 +103,7 @@ func TestVerifyFindsPlantedLoss(t *testing.T) {
 		js, _, jcode := runFsbench(t, "verify", "--journal", j, dir, "-o", "json")
 		var s journal.Summary
 		if code == ExitExpectation && jcode == ExitExpectation && strings.Contains(out, "LOST WRITES") && strings.Contains(out, " "+name+" ") &&
-			strings.HasPrefix(stderr, "fsbench: ") && strings.Contains(stderr, "durable write did not hold") &&
+			strings.HasPrefix(stderr, "fsbench: ") && strings.Contains(stderr, " did not hold (") &&
 			json.Unmarshal([]byte(js), &s) == nil && names(s.Findings, name, kinds) {
 			found++
 			continue
