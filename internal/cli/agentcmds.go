@@ -116,7 +116,7 @@ func init() {
 		coordinatorFlag: {
 			"hosts", "hosts-file", "token-file", "tls-ca", "read-others", // read-others travels as cluster.Job.ReadOthers
 			"launcher", "world-size", "rendezvous", "rendezvous-timeout",
-			"output", "json", "result-file", "html", "history", "access-log", "metrics-listen", "print-job", "help",
+			"output", "json", "result-file", "html", "history", "access-log", "journal", "metrics-listen", "print-job", "help",
 			"expect", "expect-file", "baseline", "threshold", "baseline-metrics",
 			"repeat", "find-max", "strict", "allow-differences", // judged where the hosts' results meet
 			// juicefs's flags that change nothing here (juicefsOnly, --shards).

@@ -30,6 +30,8 @@ type BenchOptions struct {
 	Job JobFlags
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
+	// Journal is --journal: the verification journal to record the run in.
+	Journal string
 	// summary, when set, writes more lines about the result (fio's
 	// summary for fsbench fio -v).
 	summary func(*report.Result)
@@ -77,7 +79,8 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.BoolVar(&o.ReadExisting, "read-existing", false, "read the files already in PATH (every one, or --sample) instead of writing files of its own: nothing is created, changed or removed")
 	f.StringVar(&o.sample, "sample", "", "with --read-existing: read only this many files (500), or this fraction of them (0.1 or 10%), picked at random")
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
-	markFiles(f, fileOut, "access-log")
+	f.StringVar(&o.Journal, "journal", "", journalUsage)
+	markFiles(f, fileOut, "access-log", "journal")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
 	addJuicefsOnlyFlags(cmd)
@@ -137,6 +140,9 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if o.ReadExisting {
 		return o.resolveExisting(cmd, app)
 	}
+	if err := checkJournal(cmd, o.Journal, o.Keep); err != nil {
+		return err
+	}
 	if cmd.Flags().Changed("sample") {
 		return Usagef("--sample chooses the files of --read-existing; give --read-existing too")
 	}
@@ -161,7 +167,7 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 
 // existingRefused are the flags of bench that write, or check what was
 // written: none applies to --read-existing.
-var existingRefused = []string{"big-file-size", "small-file-size", "small-file-count", "fsync", "keep", "verify", "quick"}
+var existingRefused = []string{"big-file-size", "small-file-size", "small-file-count", "fsync", "keep", "verify", "quick", "journal"}
 
 // resolveExisting checks the command line of --read-existing: no flag that
 // would write or that checks data of fsbench's own, no workload, one host,
@@ -281,9 +287,17 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if err != nil {
 		return err
 	}
+	jw, err := openJournal(o.Journal, o.Path, threads, o.Seed)
+	if err != nil {
+		closeAccessLog(app, alog, &report.Result{})
+		return err
+	}
 	o.announce(app, threads)
 	if alog != nil {
 		o.Tracer = alog
+	}
+	if jw != nil {
+		o.Tracer = joinTracers(o.Tracer, jw)
 	}
 	res, err := app.measure(ctx, "bench", o.Repeat, func(ctx context.Context, res *report.Result) error {
 		if o.ReadExisting {
@@ -295,6 +309,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		return bench.Run(ctx, o.Options, res)
 	})
 	closeAccessLog(app, alog, res)
+	closeJournal(app, jw, o.Journal, o.Path, func(w string) { res.Warnings = append(res.Warnings, w) })
 	if err != nil && !res.Interrupted {
 		var je *jobfile.Error
 		if errors.As(err, &je) || errors.Is(err, bench.ErrBadInput) {

@@ -18,7 +18,7 @@ import (
 // `backquoted` name of its own, by flag name.
 var placeholders = map[string]string{
 	"output": "FORMAT", "drop-caches": "MODE", "data-packet-type": "TYPE", "addressing": "MODE", "checksum": "MODE",
-	"result-file": "FILE", "access-log": "FILE",
+	"result-file": "FILE", "access-log": "FILE", "journal": "FILE",
 	"sample": "N", "model": "NAME", "storage": "TYPE", "accelerator-type": "TYPE",
 	"storage-class": "CLASS", "region": "REGION", "access-key": "KEY", "secret-key": "KEY",
 	"session-token": "TOKEN", "sort": "KEY", "schema": "LETTERS", "uid": "LIST", "gid": "LIST",

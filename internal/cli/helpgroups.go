@@ -32,7 +32,7 @@ func init() {
 			"quick", "model", "accelerators", "accelerator-type", "ranks", "size", "objects",
 			"big-object-size", "small-object-size", "small-objects", "storage", "workload", "job", "help", "epochs"},
 		workGroup: {"files", "dataset-files", "duration", "keep", "verify", "fsync", "drop-caches", "rw", "xfer-size", "file-size", "ops", "rate", "depth", "width", "file-select", "read-pct",
-			"warmup", "tree-dir", "read-existing", "sample", "access-log", "batch-size", "compute-time",
+			"warmup", "tree-dir", "read-existing", "sample", "access-log", "journal", "batch-size", "compute-time",
 			"prefetch", "read-threads", "gen-threads", "samples-per-file", "sample-size", "sample-size-stdev",
 			"print-job", "dataset", "obj-size", "part-size", "parts-in-flight", "autoterm", "autoterm-dur",
 			"autoterm-pct", "list-existing", "skip-functional-tests", "speed", "interval", "tree-format",

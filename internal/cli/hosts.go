@@ -131,6 +131,9 @@ func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 	if f.Lookup("access-log") != nil && f.Changed("access-log") {
 		return Usagef("--access-log does not go with --hosts: the operations happen on the agents; run fsbench bench --access-log on one host to record them")
 	}
+	if f.Lookup("journal") != nil && f.Changed("journal") {
+		return Usagef("--journal does not go with --hosts: the writes happen on the agents; run fsbench bench --journal on each host to record them")
+	}
 	if o.ReadOthers && len(o.Hosts) < 2 {
 		return Usagef("--read-others needs at least two hosts")
 	}

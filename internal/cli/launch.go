@@ -106,6 +106,9 @@ func (o *HostsOptions) resolveLaunched(cmd *cobra.Command) error {
 	if f.Lookup("access-log") != nil && f.Changed("access-log") {
 		return Usagef("--access-log does not go with a launcher: the operations happen on every rank; run fsbench bench --access-log as one process to record them")
 	}
+	if f.Lookup("journal") != nil && f.Changed("journal") {
+		return Usagef("--journal does not go with a launcher: the writes happen on every rank; run fsbench bench --journal as one process to record them")
+	}
 	return nil
 }
 

@@ -155,6 +155,7 @@ var commands = []func(*App) *cobra.Command{
 	newVdbenchCmd,
 	newCompareCmd,
 	newHistoryCmd,
+	newVerifyCmd,
 	newReportCmd,
 	newAgentCmd,
 }

@@ -34,6 +34,7 @@ func TestMissingPathOneLine(t *testing.T) {
 		{"profile", missing},
 		{"probe", "--interval", "1m", "bench", missing, "--quick"},
 		{"bench", missing, "--read-existing"},
+		{"verify", "--journal", missing + ".journal", missing},
 	} {
 		code, _, stderr := runCLI(t, args...)
 		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, missing+": no such file or directory") ||
@@ -48,7 +49,7 @@ func TestMissingPathOneLine(t *testing.T) {
 // new command cannot miss the rule.
 func TestMissingPathEveryCommand(t *testing.T) {
 	tested := map[string]bool{"bench": true, "fio": true, "vdbench": true, "train": true, "checkpoint": true, "replay": true, "io500": true,
-		"stats": true, "profile": true, "probe": true}
+		"stats": true, "profile": true, "probe": true, "verify": true}
 	// Commands whose arguments are not a directory to run in: result files
 	// (their missing file is exit 2 in their own tests), a store's URL
 	// (objbench creates a missing directory, as juicefs objbench does).

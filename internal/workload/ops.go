@@ -35,8 +35,9 @@ type Event struct {
 	Path   string
 	To     string // rename: the new path
 	Offset int64
-	Size   int64 // bytes asked for
-	Done   int64 // bytes transferred (read, write)
+	Size   int64  // bytes asked for
+	Done   int64  // bytes transferred (read, write)
+	Data   []byte // write: the bytes written, valid only during Trace
 	Start  time.Time
 	Dur    time.Duration
 	Err    error
@@ -206,7 +207,11 @@ func (e *Runner) ioDone(w *engine.Worker, path string, buf []byte, off int64, wr
 		op = "write"
 	}
 	if e.cfg.Tracer != nil {
-		e.trace(w, op, path, off, int64(len(buf)), int64(n), t0, t1.Sub(t0), err)
+		ev := Event{Op: op, Path: path, Offset: off, Size: int64(len(buf)), Done: int64(n), Start: t0, Dur: t1.Sub(t0), Err: err}
+		if write {
+			ev.Data = buf[:n]
+		}
+		e.cfg.Tracer.Trace(w.ID, ev)
 	}
 	switch {
 	case err == io.EOF:

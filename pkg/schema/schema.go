@@ -19,3 +19,8 @@ var Result []byte
 //
 //go:embed compare.schema.json
 var Compare []byte
+
+// Verify is the JSON Schema of a verification.
+//
+//go:embed verify.schema.json
+var Verify []byte

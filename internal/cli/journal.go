@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/journal"
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// journalUsage is the help of --journal.
+const journalUsage = "record every acknowledged write, fsync and delete in this new file, for fsbench verify to read back after a crash or failover (needs --keep: the files stay)"
+
+// checkJournal refuses --journal where the files it records would not
+// stay or the run writes none.
+func checkJournal(cmd *cobra.Command, path string, keep bool) error {
+	if !cmd.Flags().Changed("journal") {
+		return nil
+	}
+	if path == "" {
+		return Usagef("--journal names no file")
+	}
+	if !keep {
+		return Usagef("--journal needs --keep: fsbench verify reads back the files the run writes, so they must stay")
+	}
+	return nil
+}
+
+// openJournal starts the journal of a run of workers workers below root,
+// or returns nil when path is empty.
+func openJournal(path, root string, workers int, seed uint64) (*journal.Writer, error) {
+	if path == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, Usagef("PATH %s: %v", root, err)
+	}
+	w, err := journal.Create(path, abs, workers, seed)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, Usagef("--journal %s exists: verify it with fsbench verify, or name a new file", path)
+	}
+	if err != nil {
+		return nil, Usagef("--journal: %v", err)
+	}
+	return w, nil
+}
+
+// closeJournal writes out the journal and says how to check it; a
+// failure is a warning (the benchmark's figures stand) that says the
+// journal is incomplete.
+func closeJournal(app *App, w *journal.Writer, path, root string, warn func(string)) {
+	if w == nil {
+		return
+	}
+	if err := w.Close(); err != nil {
+		app.Warnf("%v", err)
+		warn(err.Error())
+		return
+	}
+	if !app.Globals.Quiet {
+		fmt.Fprintf(app.IO.Err, "Journal: %s; the files stay for: fsbench verify --journal %s %s\n", path, path, root)
+	}
+}
+
+// tracers tells every tracer of the list.
+type tracers []workload.Tracer
+
+func (ts tracers) Trace(worker int, ev workload.Event) {
+	for _, t := range ts {
+		t.Trace(worker, ev)
+	}
+}
+
+// joinTracers is one tracer for those set, or nil.
+func joinTracers(ts ...workload.Tracer) workload.Tracer {
+	var set tracers
+	for _, t := range ts {
+		if t != nil {
+			set = append(set, t)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return nil
+	case 1:
+		return set[0]
+	}
+	return set
+}

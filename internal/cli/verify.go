@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/journal"
+	"github.com/fsbench/fsbench/internal/sysio"
+)
+
+// VerifyOptions are the flags of `fsbench verify`.
+type VerifyOptions struct {
+	Path    string
+	Journal string
+	JSON    bool
+
+	format string
+	json   bool
+}
+
+func newVerifyCmd(app *App) *cobra.Command {
+	return newVerifyCmdWith(app, nil)
+}
+
+// newVerifyCmdWith builds the command; runF replaces the run in tests of
+// flag parsing.
+func newVerifyCmdWith(app *App, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
+	o := &VerifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify --journal FILE PATH",
+		Short: "Read back every write a run's journal records and name each one lost, stale, torn or unexpected",
+		Long: `Verify reads back everything a journal (fsbench bench --journal FILE --keep)
+says the storage acknowledged, after a crash, a killed client, a failover
+or a restart, and checks it is still there: for each write, a fingerprint
+of every 4 KiB piece (the first and last 8 bytes of each 512-byte sector).
+
+A write that does not hold is lost (its file is missing, ends before it,
+or holds zeros there), stale (it holds what an earlier write put there),
+torn (part new, part old or zeros) or unexpected (it holds what was never
+written there; a deleted file that is back). Only writes an fsync covered
+count: the unsynced tail (writes after their file's last fsync) is
+checked and named, not counted, as a crash may rightly lose it.
+
+Exit 0 when every durable write held, 3 when any did not, 2 for bad
+input (no journal, not a journal, a journal of another directory).
+See docs/verify.md.`,
+		Example: `  fsbench bench /mnt/jfs -p 4 --fsync --keep --journal /root/jfs.journal
+  # ... kill the client, remount ...
+  fsbench verify --journal /root/jfs.journal /mnt/jfs
+  fsbench verify --journal /root/jfs.journal /mnt/jfs -o json > verify.json`,
+		Args: exactArgs(1, "one PATH, the directory the journalled run wrote in"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Path = args[0]
+			if err := o.resolve(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runVerify(cmd.Context(), app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Journal, "journal", "", "the journal `FILE` a run wrote with --journal")
+	f.StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
+	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
+	markFiles(f, fileIn, "journal")
+	return cmd
+}
+
+func (o *VerifyOptions) resolve() error {
+	if strings.Contains(o.Path, "://") {
+		return Usagef("verify %s: a journal records files of a directory; give that directory (object stores are not journalled)", o.Path)
+	}
+	if err := missingPath(o.Path, false); err != nil {
+		return err
+	}
+	if o.Journal == "" {
+		return Usagef("verify needs --journal FILE: the journal of the run to check")
+	}
+	if o.json {
+		if o.format != "table" && o.format != "json" {
+			return Usagef("--json and --output %s contradict each other", o.format)
+		}
+		o.format = "json"
+	}
+	switch o.format {
+	case "table":
+	case "json":
+		o.JSON = true
+	default:
+		return Usagef("--output %q: verify writes table or json", o.format)
+	}
+	return nil
+}
+
+func runVerify(ctx context.Context, app *App, o *VerifyOptions) error {
+	j, err := journal.ReadFile(o.Journal)
+	switch {
+	case errors.Is(err, journal.ErrNotJournal):
+		return Usagef("--journal %v", err)
+	case err != nil:
+		return Usagef("--journal %s: %v", o.Journal, sysio.PathCause(err))
+	}
+	if err := sameRoot(o.Path, j.Header.Root); err != nil {
+		return Usagef("--journal %s records writes below %s, not %s: give that directory", o.Journal, j.Header.Root, o.Path)
+	}
+	s, err := journal.Verify(ctx, j, journal.Dir(o.Path))
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", o.Path, err)
+	}
+	if o.JSON {
+		err = journal.WriteJSON(app.IO.Out, s)
+	} else {
+		err = journal.WriteTable(app.IO.Out, s)
+	}
+	if err != nil {
+		return err
+	}
+	if n := s.Failed(); n > 0 {
+		noun := "writes"
+		if n == 1 {
+			noun = "write"
+		}
+		return &expectationError{msg: fmt.Sprintf("%d durable %s did not hold (%d lost, %d stale, %d torn, %d unexpected)", n, noun, s.Lost, s.Stale, s.Torn, s.Unexpected)}
+	}
+	return nil
+}
+
+var errOtherRoot = errors.New("another root")
+
+// sameRoot tells whether path is the directory root names, as given or
+// once links are followed.
+func sameRoot(path, root string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if abs == root {
+		return nil
+	}
+	a, errA := filepath.EvalSymlinks(abs)
+	b, errB := filepath.EvalSymlinks(root)
+	if errA == nil && errB == nil && a == b {
+		return nil
+	}
+	return errOtherRoot
+}

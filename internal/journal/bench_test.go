@@ -1,0 +1,52 @@
+package journal
+
+import (
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/workload"
+)
+
+// BenchmarkTrace4K is the journal's cost per acknowledged 4 KiB write, on
+// each worker (b.RunParallel): a record appended to the worker's buffer,
+// with the sum of its one piece, and the buffer appended to the journal
+// file when full. The figures are in benchmarks/records/journal-cost.md.
+func BenchmarkTrace4K(b *testing.B) {
+	dir := b.TempDir()
+	w, err := Create(filepath.Join(dir, "j"), dir, 64, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	data := make([]byte, 4096)
+	var workers atomic.Int32
+	b.SetBytes(4096)
+	b.RunParallel(func(pb *testing.PB) {
+		id := int(workers.Add(1) - 1)
+		ev := workload.Event{Op: "write", Path: dir + "/fsbench-run/big-file-0", Size: 4096, Done: 4096, Data: data, Start: time.Now()}
+		for pb.Next() {
+			ev.Offset += 4096
+			w.Trace(id, ev)
+		}
+	})
+}
+
+// BenchmarkPwrite4K is what the journal's cost compares with: a 4 KiB
+// pwrite to a file in the test's temporary directory.
+func BenchmarkPwrite4K(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "f"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	data := make([]byte, 4096)
+	b.SetBytes(4096)
+	for i := 0; b.Loop(); i++ {
+		if _, err := f.WriteAt(data, int64(i%4096)*4096); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
