@@ -276,7 +276,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 	wp := workload.FilePhase{
 		Name: p.Name, Title: p.Name, Kind: kind, Targets: tg,
 		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
-		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
+		Access: p.Access, Select: p.Select, Skew: p.Distribution, ReadPct: p.ReadPct, Ops: p.Ops,
 		Duration: p.Duration, Once: p.Once, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval, Shared: shared,
 		IOEngine: p.IOEngine, IODepth: p.IODepth,
 	}

@@ -268,6 +268,9 @@ func (c *converter) phase(j *fioJob, threads int) (jobfile.PhaseSpec, error) {
 	}
 	op, access, _ := jobfile.ResolveOp(j.rw)
 	p := jobfile.PhaseSpec{Name: c.phaseName(j.name), Op: op, Access: access, XferSize: j.bs, Files: j.nrfiles, ReadPct: -1}
+	if access == workload.Random {
+		p.Distribution = j.dist // fio draws only random offsets from it
+	}
 	if op == jobfile.OpRW {
 		p.ReadPct = jobfile.DefaultReadPct
 		if j.readPct >= 0 {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/skew"
 )
 
 // fioJob is one of fio's jobs as its options set it, before it becomes a
@@ -36,6 +38,7 @@ type fioJob struct {
 	loops       int
 	stonewall   bool
 	fileService string
+	dist        skew.Spec // random_distribution
 	kbBase      int64
 	given       map[string]string // option (canonical name) -> where
 }
@@ -182,7 +185,7 @@ func init() {
 		"fallocate":           {set: accepted(only("fsbench writes into files it has not preallocated: give fallocate=none", "none", "0"))},
 		"openfiles":           {set: accepted(intCheck(1, 1<<24))},
 		"file_service_type":   {set: strOpt(func(j *fioJob) *string { return &j.fileService })},
-		"random_distribution": {set: accepted(only("fsbench picks offsets uniformly (random); zipf, pareto, normal, zoned and sequence are not supported", "random"))},
+		"random_distribution": {set: setDistribution},
 		"randrepeat":          {set: accepted(boolCheck), flag: true},
 		"norandommap":         {set: accepted(boolCheck), flag: true},
 		"verify":              {set: setVerify},
@@ -196,6 +199,28 @@ func init() {
 		"invalidate":          {set: accepted(boolCheck), flag: true},
 		"unit_base":           {set: accepted(only("fsbench reports bytes", "0", "8"))},
 	}
+}
+
+// fio's parameters of a distribution named alone.
+var fioDistDefaults = map[string]string{"zipf": "zipf:1.1", "pareto": "pareto:0.2"}
+
+// setDistribution reads random_distribution into fsbench's distribution,
+// with fio's defaults for zipf and pareto named alone; the forms fsbench
+// cannot draw (zoned_abs, a zipf's centre, a zone list per direction)
+// are refused by skew's message.
+func setDistribution(j *fioJob, v string) error {
+	if d, ok := fioDistDefaults[strings.ToLower(v)]; ok {
+		v = d
+	}
+	if strings.HasPrefix(strings.ToLower(v), "zoned_abs") {
+		return fmt.Errorf("zoned_abs: fsbench's zones are percentages of the file: give zoned:ACCESS%%/SIZE%%:...")
+	}
+	d, err := skew.Parse(v)
+	if err != nil {
+		return err
+	}
+	j.dist = d
+	return nil
 }
 
 func boolCheck(v string) error { _, err := parseBool(v); return err }

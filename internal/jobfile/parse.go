@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -94,7 +95,7 @@ var (
 	jobKeys   = []string{"name", "description", "threads", "direct", "fsync", "verify", "tree", "defaults", "phases"}
 	treeKeys  = []string{"dir", "depth", "width", "files", "file_size", "format"}
 	phaseKeys = []string{"name", "op", "access", "select", "xfer_size", "file_size", "files", "read_pct", "ops",
-		"duration", "warmup", "interval", "rate", "shared", "block_size", "segments", "ioengine", "iodepth"}
+		"duration", "warmup", "interval", "rate", "shared", "block_size", "segments", "ioengine", "iodepth", "distribution"}
 )
 
 // reader reads the value of one key at key (the key's full name, for
@@ -234,24 +235,25 @@ func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (PhaseSpec, er
 	}
 	ph := PhaseSpec{Line: n.Line, Files: 1, ReadPct: -1}
 	err = read(append(append([][2]*yaml.Node{}, defs...), kv...), what+".", map[string]reader{
-		"name":       to(&ph.Name, p.str),
-		"op":         func(v *yaml.Node, key string) error { return p.op(v, key, &ph) },
-		"access":     to(&ph.Access, p.access),
-		"select":     to(&ph.Select, p.access),
-		"xfer_size":  to(&ph.XferSize, p.size),
-		"file_size":  to(&ph.FileSize, p.size),
-		"files":      to(&ph.Files, p.ints(1, 1<<24)),
-		"read_pct":   to(&ph.ReadPct, p.ints(0, 100)),
-		"ops":        to(&ph.Ops, p.int64s(1, 1<<62)),
-		"duration":   to(&ph.Duration, p.duration),
-		"warmup":     to(&ph.Warmup, p.duration),
-		"interval":   to(&ph.Interval, p.duration),
-		"rate":       to(&ph.Rate, p.float),
-		"shared":     to(&ph.Shared, p.bool),
-		"block_size": to(&ph.Block, p.size),
-		"segments":   to(&ph.Segments, p.ints(1, 1<<30)),
-		"ioengine":   to(&ph.IOEngine, p.ioengine),
-		"iodepth":    to(&ph.IODepth, p.ints(1, workload.MaxIODepth)),
+		"name":         to(&ph.Name, p.str),
+		"op":           func(v *yaml.Node, key string) error { return p.op(v, key, &ph) },
+		"access":       to(&ph.Access, p.access),
+		"select":       to(&ph.Select, p.access),
+		"xfer_size":    to(&ph.XferSize, p.size),
+		"file_size":    to(&ph.FileSize, p.size),
+		"files":        to(&ph.Files, p.ints(1, 1<<24)),
+		"read_pct":     to(&ph.ReadPct, p.ints(0, 100)),
+		"ops":          to(&ph.Ops, p.int64s(1, 1<<62)),
+		"duration":     to(&ph.Duration, p.duration),
+		"warmup":       to(&ph.Warmup, p.duration),
+		"interval":     to(&ph.Interval, p.duration),
+		"rate":         to(&ph.Rate, p.float),
+		"shared":       to(&ph.Shared, p.bool),
+		"block_size":   to(&ph.Block, p.size),
+		"segments":     to(&ph.Segments, p.ints(1, 1<<30)),
+		"ioengine":     to(&ph.IOEngine, p.ioengine),
+		"iodepth":      to(&ph.IODepth, p.ints(1, workload.MaxIODepth)),
+		"distribution": to(&ph.Distribution, p.distribution),
 	})
 	if err != nil {
 		return ph, err
@@ -355,6 +357,11 @@ func (p *parser) ioengine(n *yaml.Node, key string) (workload.IOEngine, error) {
 
 func (p *parser) access(n *yaml.Node, key string) (workload.Access, error) {
 	return convert(p, n, key, ParseAccess)
+}
+
+// distribution reads a distribution of random picks: zipf:1.2, ...
+func (p *parser) distribution(n *yaml.Node, key string) (skew.Spec, error) {
+	return convert(p, n, key, skew.Parse)
 }
 
 // convert reads a scalar with parse, whose error is reported at the node.

@@ -18,6 +18,7 @@ import (
 	"github.com/fsbench/fsbench/internal/objstore"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -74,6 +75,9 @@ type Options struct {
 	// Objects is how many objects a workload prepares before its timed
 	// phase (or puts, for put, without another limit).
 	Objects int
+	// Distribution draws the get and stat workloads' picks of the
+	// prepared objects (zipf, a hot zone, ...); uniform when zero.
+	Distribution skew.Spec
 	// Sizes is the sizes of the objects a workload writes.
 	Sizes SizeDist
 	// Range, if set, makes gets read this many bytes at a random offset.

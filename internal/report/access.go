@@ -1,0 +1,36 @@
+package report
+
+import (
+	"fmt"
+	"io"
+)
+
+// Access is how the random picks of a phase fell on its items (files,
+// blocks of a file, objects): the distribution they were drawn from, and
+// the share of them that went to the hottest 1% and 10% of the items,
+// measured and as the distribution has it.
+type Access struct {
+	Distribution string `json:"distribution"` // as --distribution spells it, e.g. zipf:1.2
+	Of           string `json:"of"`           // files, blocks or objects
+	// Items is how many items the picks were drawn from (per thread, as
+	// each thread owns its files; the largest when they differ).
+	Items int64 `json:"items"`
+	Picks int64 `json:"picks"`
+	// Top1Pct and Top10Pct are the measured percentages of the picks that
+	// went to the hottest 1% and 10% of the items; Want1Pct and
+	// Want10Pct the distribution's own.
+	Top1Pct   float64 `json:"top1_pct"`
+	Top10Pct  float64 `json:"top10_pct"`
+	Want1Pct  float64 `json:"want1_pct"`
+	Want10Pct float64 `json:"want10_pct"`
+}
+
+// writeAccess writes, under the table, how each skewed phase's picks fell.
+func writeAccess(w io.Writer, r *Result) {
+	for _, p := range r.Phases {
+		for _, a := range p.Access {
+			fmt.Fprintf(w, "Access of %s: %s over %d %s, %.1f%% of %d picks to the hottest 1%% (%.1f%% expected), %.1f%% to the hottest 10%% (%.1f%%)\n",
+				p.Title, a.Distribution, a.Items, a.Of, a.Top1Pct, a.Picks, a.Want1Pct, a.Top10Pct, a.Want10Pct)
+		}
+	}
+}
