@@ -139,7 +139,7 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	}
 	r.runner = workload.NewRunner(workload.Config{
 		Dir: r.dir, Workers: o.Threads, Direct: o.Direct, Align: align,
-		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer,
+		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer, Data: o.Data,
 	}, r.maxBlock())
 	if o.Hooks.Started != nil {
 		o.Hooks.Started(r.runner, r.dir)

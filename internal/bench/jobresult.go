@@ -117,7 +117,7 @@ func (r *jobRun) params() report.Params {
 		report.Param{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
 		report.Param{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
 	)
-	return ps
+	return append(ps, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
 }
 
 // access names the order of a phase's blocks, with its distribution.

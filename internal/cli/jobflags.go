@@ -161,6 +161,9 @@ func (o *BenchOptions) useJob(cmd *cobra.Command, app *App, j *jobfile.Job) erro
 		return &UsageError{Err: err}
 	}
 	o.Job.Job = j
+	if o.Data.Plain() {
+		o.Data = j.Data // fio's and vdbench's options, unless the flags say otherwise
+	}
 	cat := expect.Catalog{Command: "bench"}
 	var names []string
 	for _, p := range j.Phases {

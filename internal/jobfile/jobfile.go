@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -42,8 +43,12 @@ type Job struct {
 	Fsync       bool
 	Verify      bool
 	Tree        *Tree
-	Phases      []PhaseSpec
-	File        string // where it was read from, for messages
+	// Data is how the content written compresses and repeats, as fio's
+	// buffer_compress_percentage and dedupe_percentage or vdbench's
+	// compratio and dedupratio set it (bench's flags win over it).
+	Data   pattern.Data
+	Phases []PhaseSpec
+	File   string // where it was read from, for messages
 }
 
 // Tree is the file tree the phases of a job work on.

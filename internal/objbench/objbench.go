@@ -78,6 +78,9 @@ type Options struct {
 	// Distribution draws the get and stat workloads' picks of the
 	// prepared objects (zipf, a hot zone, ...); uniform when zero.
 	Distribution skew.Spec
+	// Data is how the content of the objects written compresses and
+	// repeats (--compress-ratio, --dedupe-ratio).
+	Data pattern.Data
 	// Sizes is the sizes of the objects a workload writes.
 	Sizes SizeDist
 	// Range, if set, makes gets read this many bytes at a random offset.
@@ -314,7 +317,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		o.Hooks.Created(r.leftover())
 	}
 	r.seed = o.Seed
-	r.pat = pattern.New(r.seed)
+	r.pat = pattern.NewData(r.seed, o.Data)
 	r.newEngine()
 	err = r.measure(ctx)
 	r.cleanup(ctx, err)

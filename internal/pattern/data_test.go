@@ -52,7 +52,8 @@ func shapedData(d Data, size int) (big, small []byte) {
 
 func zstd3(t *testing.T, data []byte) int {
 	t.Helper()
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(3)))
+	// Level 3 with the zstd command's window for it (2 MiB, windowLog 21).
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(3)), zstd.WithWindowSize(2<<20))
 	if err != nil {
 		t.Fatal(err)
 	}

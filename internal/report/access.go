@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // Access is how the random picks of a phase fell on its items (files,
@@ -33,4 +34,19 @@ func writeAccess(w io.Writer, r *Result) {
 				p.Title, a.Distribution, a.Items, a.Of, a.Top1Pct, a.Picks, a.Want1Pct, a.Top10Pct, a.Want10Pct)
 		}
 	}
+}
+
+// DataParams are the parameters of content written at a compress ratio
+// and a dedupe ratio (pattern.Data): none for the usual content.
+func DataParams(compress, dedupe float64) Params {
+	var ps Params
+	for _, x := range []struct {
+		key, label string
+		v          float64
+	}{{"compress_ratio", "CompressRatio", compress}, {"dedupe_ratio", "DedupeRatio", dedupe}} {
+		if x.v > 1 {
+			ps = append(ps, Param{Key: x.key, Label: x.label, Value: x.v, Display: strconv.FormatFloat(x.v, 'g', 4, 64)})
+		}
+	}
+	return ps
 }

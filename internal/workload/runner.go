@@ -177,6 +177,9 @@ type Config struct {
 	// that buffer, so reads must use the transfers the writes used. Not
 	// with the io_uring engine.
 	Repeat bool
+	// Data is how the content written compresses and repeats (see
+	// pattern.Data); the zero Data neither compresses nor repeats.
+	Data pattern.Data
 }
 
 // Runner runs phases of file operations on package engine's workers (its
@@ -231,7 +234,7 @@ func NewRunner(cfg Config, maxBlock int64) *Runner {
 	if cfg.MaxErrorSamples > 0 {
 		core.MaxErrorSamples = cfg.MaxErrorSamples
 	}
-	e := &Runner{cfg: cfg, pattern: pattern.New(cfg.Seed), core: core, maxBlock: maxBlock, align: align, Live: &core.Live}
+	e := &Runner{cfg: cfg, pattern: pattern.NewData(cfg.Seed, cfg.Data), core: core, maxBlock: maxBlock, align: align, Live: &core.Live}
 	// With fewer workers than CPUs, a CPU would idle while a worker waits
 	// for its write: a helper makes the next block then (see create).
 	e.ahead = cfg.Workers < runtime.GOMAXPROCS(0) && !cfg.Repeat
