@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 )
 
@@ -49,4 +51,30 @@ func DataParams(compress, dedupe float64) Params {
 		}
 	}
 	return ps
+}
+
+// MergeAccess adds up the picks of the parts (hosts, or repeated runs)
+// by distribution and kind of item: their counts summed, their shares
+// weighted by their picks.
+func MergeAccess(parts []PhaseResult) []Access {
+	var out []Access
+	for _, p := range parts {
+		for _, a := range p.Access {
+			i := slices.IndexFunc(out, func(o Access) bool { return o.Distribution == a.Distribution && o.Of == a.Of })
+			if i < 0 {
+				out = append(out, Access{Distribution: a.Distribution, Of: a.Of})
+				i = len(out) - 1
+			}
+			o := &out[i]
+			n, m := float64(o.Picks), float64(a.Picks)
+			if n+m > 0 {
+				mean := func(x, y float64) float64 { return math.Round((x*n+y*m)/(n+m)*100) / 100 }
+				o.Top1Pct, o.Top10Pct = mean(o.Top1Pct, a.Top1Pct), mean(o.Top10Pct, a.Top10Pct)
+				o.Want1Pct, o.Want10Pct = mean(o.Want1Pct, a.Want1Pct), mean(o.Want10Pct, a.Want10Pct)
+			}
+			o.Picks += a.Picks
+			o.Items = max(o.Items, a.Items)
+		}
+	}
+	return out
 }
