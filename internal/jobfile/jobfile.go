@@ -43,7 +43,8 @@ type Job struct {
 	Fsync       bool
 	Verify      bool
 	Tree        *Tree
-	// Data is how the content written compresses and repeats, as fio's
+	// Data is how the content written compresses and repeats: as the
+	// file's compress_ratio and dedupe_ratio, fio's
 	// buffer_compress_percentage and dedupe_percentage or vdbench's
 	// compratio and dedupratio set it (bench's flags win over it).
 	Data   pattern.Data

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -92,7 +93,7 @@ func contains(list []string, s string) bool {
 }
 
 var (
-	jobKeys   = []string{"name", "description", "threads", "direct", "fsync", "verify", "tree", "defaults", "phases"}
+	jobKeys   = []string{"name", "description", "threads", "direct", "fsync", "verify", "compress_ratio", "dedupe_ratio", "tree", "defaults", "phases"}
 	treeKeys  = []string{"dir", "depth", "width", "files", "file_size", "format"}
 	phaseKeys = []string{"name", "op", "access", "select", "xfer_size", "file_size", "files", "read_pct", "ops",
 		"duration", "warmup", "interval", "rate", "shared", "block_size", "segments", "ioengine", "iodepth", "distribution"}
@@ -137,15 +138,17 @@ func (p *parser) job(n *yaml.Node) (*Job, error) {
 	j := &Job{File: p.file}
 	var defaults, phases *yaml.Node
 	err = read(kv, "", map[string]reader{
-		"name":        to(&j.Name, p.str),
-		"description": to(&j.Description, p.str),
-		"threads":     to(&j.Threads, p.ints(1, 4096)),
-		"direct":      to(&j.Direct, p.bool),
-		"fsync":       to(&j.Fsync, p.bool),
-		"verify":      to(&j.Verify, p.bool),
-		"tree":        to(&j.Tree, p.tree),
-		"defaults":    node(&defaults),
-		"phases":      node(&phases),
+		"name":           to(&j.Name, p.str),
+		"description":    to(&j.Description, p.str),
+		"threads":        to(&j.Threads, p.ints(1, 4096)),
+		"direct":         to(&j.Direct, p.bool),
+		"fsync":          to(&j.Fsync, p.bool),
+		"verify":         to(&j.Verify, p.bool),
+		"compress_ratio": to(&j.Data.Compress, p.ratio),
+		"dedupe_ratio":   to(&j.Data.Dedupe, p.ratio),
+		"tree":           to(&j.Tree, p.tree),
+		"defaults":       node(&defaults),
+		"phases":         node(&phases),
 	})
 	if err != nil {
 		return nil, err
@@ -357,6 +360,11 @@ func (p *parser) ioengine(n *yaml.Node, key string) (workload.IOEngine, error) {
 
 func (p *parser) access(n *yaml.Node, key string) (workload.Access, error) {
 	return convert(p, n, key, ParseAccess)
+}
+
+// ratio reads compress_ratio or dedupe_ratio: 2, 2:1 or 50%.
+func (p *parser) ratio(n *yaml.Node, key string) (float64, error) {
+	return convert(p, n, key, pattern.ParseRatio)
 }
 
 // distribution reads a distribution of random picks: zipf:1.2, ...
