@@ -193,6 +193,9 @@ func (r *jobRun) openTree(abs string, seed uint64) error {
 	if err != nil {
 		return err
 	}
+	if tree, err = r.sameData(tree, open, name); err != nil {
+		return err
+	}
 	if t.Format == "no" && !tree.Complete() {
 		return fmt.Errorf("tree %s (format: no) is not a complete tree of this shape; run with format: restart first", name)
 	}
@@ -201,6 +204,26 @@ func (r *jobRun) openTree(abs string, seed uint64) error {
 	}
 	r.tree = tree
 	return nil
+}
+
+// sameData rebuilds a complete tree whose files were written with other
+// data ratios than the run's (or, with format: no, refuses it): its
+// reads would not verify, and would not read the data asked for.
+func (r *jobRun) sameData(tree *workload.TreeRun, open func(string, workload.Shape, uint64, bool) (*workload.TreeRun, error), name string) (*workload.TreeRun, error) {
+	t, want := r.j.Tree, r.o.Data
+	if tree.Complete() && tree.Info.Data != want {
+		if t.Format == "no" {
+			return nil, fmt.Errorf("tree %s (format: no) was written with other data ratios (compress %g, dedupe %g); run with format: restart to rebuild it",
+				name, max(tree.Info.Data.Compress, 1), max(tree.Info.Data.Dedupe, 1))
+		}
+		r.warn("the tree in %s was written with other data ratios: rebuilding it", name)
+		var err error
+		if tree, err = open(tree.Root, t.Shape, tree.Info.Seed, true); err != nil {
+			return nil, err
+		}
+	}
+	tree.Info.Data = want // written with the tree's next state
+	return tree, nil
 }
 
 func (r *jobRun) cleanup() {

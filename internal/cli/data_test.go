@@ -187,3 +187,31 @@ func TestDataRatiosObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestDataRatiosTreeReuse: a kept tree written at other ratios is rebuilt
+// (its reads would not verify otherwise), or refused with format no; at
+// the same ratios it is reused.
+func TestDataRatiosTreeReuse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	run := func(extra ...string) (string, int) {
+		args := append([]string{"bench", dir, "--depth", "0", "--width", "1", "--files", "4", "--file-size", "64K", "--tree-dir", "t",
+			"--rw", "read", "--verify", "--json"}, extra...)
+		_, errs, code := runFsbench(t, args...)
+		return errs, code
+	}
+	if errs, code := run("--compress-ratio", "2"); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, errs)
+	}
+	if errs, code := run("--compress-ratio", "2"); code != 0 || !strings.Contains(errs, "reusing the tree") {
+		t.Errorf("same ratios: exit %d, %q; want the tree reused", code, errs)
+	}
+	if errs, code := run("--compress-ratio", "4", "--tree-format", "no"); code == 0 || !strings.Contains(errs, "was written with other data ratios (compress 2, dedupe 1)") {
+		t.Errorf("format no at other ratios: exit %d, %q", code, errs)
+	}
+	if errs, code := run("--dedupe-ratio", "3"); code != 0 || !strings.Contains(errs, "rebuilding it") || strings.Contains(errs, "mismatch") {
+		t.Errorf("other ratios: exit %d, %q; want the tree rebuilt and verified", code, errs)
+	}
+}
