@@ -173,3 +173,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkResetNewSize is what a visit to a file of another size costs a
+// zipf sampler of its blocks (the distribution's shares for the new n).
+func BenchmarkResetNewSize(b *testing.B) {
+	s := NewSampler(Spec{Kind: Zipf, Param: 1.2}, 1)
+	for i := 0; b.Loop(); i++ {
+		s.Reset(100_000 + i%2)
+	}
+}
+
+// BenchmarkPick is one zipf draw, counted.
+func BenchmarkPick(b *testing.B) {
+	s := NewSampler(Spec{Kind: Zipf, Param: 1.2}, 1<<20)
+	r := rand.New(rand.NewPCG(1, 2))
+	for b.Loop() {
+		s.Pick(r)
+	}
+}
