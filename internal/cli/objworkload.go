@@ -21,7 +21,7 @@ func addObjWorkloadFlags(cmd *cobra.Command, o *ObjbenchOptions) {
 	f.StringVar(&w.objSize, "obj-size", "", "workloads: size of every object written (default: --small-object-size)")
 	f.StringVar(&w.objSizeDist, "obj-size-dist", "", "workloads: object sizes `DIST`: log2:MIN-MAX (log2-uniform) or SIZE:WEIGHT,... (weighted buckets), e.g. 4KiB:50,1MiB:40,64MiB:10")
 	f.StringVar(&w.rng, "range", "", "get and mixed: read `SIZE` bytes at a random offset (4 KiB aligned) instead of whole objects")
-	f.StringVar(&w.distribution, "distribution", "uniform", "get and stat: `DIST` of the picks of the prepared objects: uniform, zipf:S, pareto:H, normal:SIGMA% or zoned:A/B:... "+
+	f.StringVar(&w.distribution, "distribution", "uniform", "get, stat and mixed's gets and stats: `DIST` of the picks of the prepared objects: uniform, zipf:S, pareto:H, normal:SIGMA% or zoned:A/B:... "+
 		"(fio's random_distribution); the result gives the share of picks to the hottest 1% and 10%")
 	f.IntVar(&o.Batch, "batch", 0, "delete: delete `N` objects a request (S3's multi-object delete, as warp's --batch) instead of one DELETE each; --ops then counts requests")
 	f.StringVar(&w.mix, "mix", o.Mix.String(), "mixed: weights of the operations, `OP=WEIGHT,...` of get, stat, put, delete")
@@ -69,8 +69,8 @@ func (o *ObjbenchOptions) resolveDistribution(given bool) error {
 	if err != nil {
 		return Usagef("--distribution: %v", err)
 	}
-	if !d.IsUniform() && o.Workload != "get" && o.Workload != "stat" {
-		return Usagef("--distribution goes with --workload get or stat (their picks of the prepared objects)")
+	if !d.IsUniform() && o.Workload != "get" && o.Workload != "stat" && o.Workload != "mixed" {
+		return Usagef("--distribution goes with --workload get, stat or mixed (their picks of the prepared objects)")
 	}
 	o.Distribution = d
 	return nil

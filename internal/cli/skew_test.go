@@ -89,6 +89,21 @@ func TestDistributionObjects(t *testing.T) {
 		t.Errorf("access %+v", a)
 	}
 	near(t, a, 2)
+	// The mixed workload's gets and stats, among each thread's live objects.
+	out, errs, code = runFsbench(t, "objbench", "--storage", "file", t.TempDir()+"/", "--workload", "mixed", "--objects", "400",
+		"--obj-size", "4K", "--ops", "20000", "--distribution", "zoned:80/20:20/80", "-p", "2", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("mixed: exit %d: %s", code, errs)
+	}
+	var res report.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Phases) == 0 || len(res.Phases[0].Access) != 1 {
+		t.Fatalf("mixed: %v %s", err, out)
+	}
+	a = res.Phases[0].Access[0]
+	if a.Distribution != "zoned:80/20:20/80" || a.Picks < 10000 {
+		t.Errorf("mixed: access %+v", a)
+	}
+	near(t, a, 2)
 }
 
 // TestDistributionRefused: a spelling fsbench cannot read, or a
@@ -106,7 +121,7 @@ func TestDistributionRefused(t *testing.T) {
 		{[]string{"bench", dir, "--rw", "randread", "--distribution", "zoned:60/10:30/20"}, "sum to 90% and their sizes to 30%"},
 		{[]string{"bench", dir, "--rw", "randread", "--distribution", "lognormal:2"}, "unknown distribution"},
 		{[]string{"bench", dir, "--rw", "write", "--distribution", "pareto:0.2"}, "--distribution draws random picks"},
-		{[]string{"objbench", "--storage", "file", dir, "--workload", "put", "--distribution", "zipf:1.2"}, "--distribution goes with --workload get or stat"},
+		{[]string{"objbench", "--storage", "file", dir, "--workload", "put", "--distribution", "zipf:1.2"}, "--distribution goes with --workload get, stat or mixed"},
 		{[]string{"fio", "--name=z", "--directory=" + dir, "--rw=randread", "--size=1m", "--random_distribution=normal:0"}, "random_distribution=normal:0: bad distribution"},
 	} {
 		_, errs, code := runFsbench(t, c.args...)
