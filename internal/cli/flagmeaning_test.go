@@ -16,7 +16,7 @@ import (
 var flagMeanings = map[string]map[string]string{
 	"block-size":     all("size of each read, write or object", "bench", "objbench", "checkpoint"),
 	"direct":         all("O_DIRECT", "bench", "checkpoint", "train"),
-	"distribution":   all("distribution of random picks", "bench", "objbench"),
+	"distribution":   all("distribution of random picks", "bench", "objbench", "train"),
 	"compress-ratio": all("how the data written compresses", "bench", "objbench", "checkpoint"),
 	"dedupe-ratio":   all("how the data written repeats", "bench", "objbench", "checkpoint"),
 	"drop-caches": all("drop kernel caches before reading",

@@ -106,6 +106,24 @@ func TestDistributionObjects(t *testing.T) {
 	near(t, a, 2)
 }
 
+// TestDistributionTrain: train's readers draw samples from the
+// distribution over the whole dataset, and the result says how they fell.
+func TestDistributionTrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	out, errs, code := runFsbench(t, "train", t.TempDir(), "--model", "resnet50", "--dataset-files", "8", "--epochs", "2",
+		"--compute-time", "1ms", "-p", "1", "--au-threshold", "1", "--distribution", "zipf:1.2", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	a := access(t, out, "samples")
+	if a.Distribution != "zipf:1.2" || a.Items != 10008 || a.Picks != 20000 {
+		t.Errorf("access %+v", a)
+	}
+	near(t, a, 2)
+}
+
 // TestDistributionRefused: a spelling fsbench cannot read, or a
 // distribution with nothing random to draw, is one line and exit 2.
 func TestDistributionRefused(t *testing.T) {
