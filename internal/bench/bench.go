@@ -41,6 +41,9 @@ type Options struct {
 	// SkipDropCaches is SKIP_DROP_CACHES=true: no cache dropping at all.
 	SkipDropCaches bool
 	Tracer         workload.Tracer
+	// Data is how the content written compresses and repeats
+	// (--compress-ratio, --dedupe-ratio; fio's and vdbench's options).
+	Data pattern.Data
 	// ReadExisting reads the files already below Path (RunExisting)
 	// instead of writing its own; Sample chooses which.
 	ReadExisting bool
@@ -223,7 +226,7 @@ func (r *benchRun) prepare(abs string) error {
 	}
 	r.runner = workload.NewRunner(workload.Config{
 		Dir: dir, Workers: o.Threads, Direct: o.Direct, Align: align,
-		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer,
+		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer, Data: o.Data,
 	}, o.maxBlock())
 	if o.Hooks.Started != nil {
 		o.Hooks.Started(r.runner, dir)
@@ -384,7 +387,7 @@ func wholeBlocks(size, block int64) (int64, int64) {
 }
 
 func (o *Options) params() report.Params {
-	return report.Params{
+	return append(report.Params{
 		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
 		{Key: "big_file_size", Label: "BigFileSize", Value: o.BigFileSize, Display: units.FormatBytes(o.BigFileSize)},
 		{Key: "small_file_size", Label: "SmallFileSize", Value: o.SmallFileSize, Display: units.FormatBytes(o.SmallFileSize)},
@@ -393,7 +396,7 @@ func (o *Options) params() report.Params {
 		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
 		{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
 		{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
-	}
+	}, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
 }
 
 // flagLabel hides off switches from the parameter line; JSON has them all.

@@ -139,7 +139,7 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	}
 	r.runner = workload.NewRunner(workload.Config{
 		Dir: r.dir, Workers: o.Threads, Direct: o.Direct, Align: align,
-		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer,
+		Fsync: o.Fsync, Verify: o.Verify, Seed: seed, Tracer: o.Tracer, Data: o.Data,
 	}, r.maxBlock())
 	if o.Hooks.Started != nil {
 		o.Hooks.Started(r.runner, r.dir)
@@ -193,6 +193,9 @@ func (r *jobRun) openTree(abs string, seed uint64) error {
 	if err != nil {
 		return err
 	}
+	if tree, err = r.sameData(tree, open, name); err != nil {
+		return err
+	}
 	if t.Format == "no" && !tree.Complete() {
 		return fmt.Errorf("tree %s (format: no) is not a complete tree of this shape; run with format: restart first", name)
 	}
@@ -201,6 +204,26 @@ func (r *jobRun) openTree(abs string, seed uint64) error {
 	}
 	r.tree = tree
 	return nil
+}
+
+// sameData rebuilds a complete tree whose files were written with other
+// data ratios than the run's (or, with format: no, refuses it): its
+// reads would not verify, and would not read the data asked for.
+func (r *jobRun) sameData(tree *workload.TreeRun, open func(string, workload.Shape, uint64, bool) (*workload.TreeRun, error), name string) (*workload.TreeRun, error) {
+	t, want := r.j.Tree, r.o.Data
+	if tree.Complete() && tree.Info.Data != want {
+		if t.Format == "no" {
+			return nil, fmt.Errorf("tree %s (format: no) was written with other data ratios (compress %g, dedupe %g); run with format: restart to rebuild it",
+				name, max(tree.Info.Data.Compress, 1), max(tree.Info.Data.Dedupe, 1))
+		}
+		r.warn("the tree in %s was written with other data ratios: rebuilding it", name)
+		var err error
+		if tree, err = open(tree.Root, t.Shape, tree.Info.Seed, true); err != nil {
+			return nil, err
+		}
+	}
+	tree.Info.Data = want // written with the tree's next state
+	return tree, nil
 }
 
 func (r *jobRun) cleanup() {
@@ -276,7 +299,7 @@ func (r *jobRun) phase(ctx context.Context, p *jobfile.PhaseSpec) error {
 	wp := workload.FilePhase{
 		Name: p.Name, Title: p.Name, Kind: kind, Targets: tg,
 		FileSize: fileSize, BlockSize: p.XferSize, PerFile: kind == workload.Create,
-		Access: p.Access, Select: p.Select, ReadPct: p.ReadPct, Ops: p.Ops,
+		Access: p.Access, Select: p.Select, Skew: p.Distribution, ReadPct: p.ReadPct, Ops: p.Ops,
 		Duration: p.Duration, Once: p.Once, Warmup: p.Warmup, Rate: p.Rate, Interval: p.Interval, Shared: shared,
 		IOEngine: p.IOEngine, IODepth: p.IODepth,
 	}

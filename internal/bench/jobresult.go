@@ -45,9 +45,9 @@ func phaseOp(wp workload.FilePhase, fileSize int64) string {
 	xfer := units.FormatBytes(wp.BlockSize)
 	switch wp.Kind {
 	case workload.Read, workload.Write:
-		return fmt.Sprintf("%s %s %s", xfer, wp.Access, wp.Kind)
+		return fmt.Sprintf("%s %s %s", xfer, access(wp), wp.Kind)
 	case workload.Mixed:
-		return fmt.Sprintf("%s %s read/write (%d%% reads)", xfer, wp.Access, wp.ReadPct)
+		return fmt.Sprintf("%s %s read/write (%d%% reads)", xfer, access(wp), wp.ReadPct)
 	case workload.Create:
 		if fileSize == 0 {
 			return "create+close"
@@ -117,5 +117,13 @@ func (r *jobRun) params() report.Params {
 		report.Param{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
 		report.Param{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
 	)
-	return ps
+	return append(ps, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
+}
+
+// access names the order of a phase's blocks, with its distribution.
+func access(wp workload.FilePhase) string {
+	if wp.Access == workload.Random && !wp.Skew.IsUniform() {
+		return "random (" + wp.Skew.String() + ")"
+	}
+	return wp.Access.String()
 }

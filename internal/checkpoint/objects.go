@@ -113,7 +113,7 @@ func (r *run) runObjects(ctx context.Context) error {
 	if seed == 0 {
 		seed = randomSeed()
 	}
-	x.pat = pattern.New(seed)
+	x.pat = pattern.NewData(seed, r.o.Data)
 	err = x.phases(ctx)
 	if h := r.o.ObjectHooks.Finished; h != nil {
 		h() // before the clean-up: another host may still read this one's shards

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/origin"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -72,6 +73,9 @@ type Options struct {
 	Host, Hosts     int
 	RunDir, ReadDir string
 	Seed            uint64
+	// Data is how the shards' content compresses and repeats
+	// (--compress-ratio, --dedupe-ratio).
+	Data pattern.Data
 }
 
 // ObjectHooks are the callbacks of a checkpoint in an object store; all
@@ -254,7 +258,7 @@ func (r *run) phases(ctx context.Context) error {
 		seed = randomSeed()
 	}
 	cfg := workload.Config{Dir: r.dir, Direct: r.o.Direct, Align: r.align, Fsync: true, Verify: true, Seed: seed,
-		Workers: 1, MaxErrorSamples: 5}
+		Workers: 1, MaxErrorSamples: 5, Data: r.o.Data}
 	block := min(r.o.BlockSize, r.plan.Shard)
 	seq := workload.NewRunner(cfg, min(r.o.BlockSize, r.seqSize()))
 	cfg.Workers, cfg.Tracer = r.part.Ranks, r.clock
@@ -374,7 +378,7 @@ func toPhase(r *workload.Result, wp *workload.FilePhase) report.PhaseResult {
 
 func (r *run) params() report.Params {
 	o, pl := r.o, r.plan
-	return report.Params{
+	return append(report.Params{
 		{Key: "model", Label: "Model", Value: o.Model.Name, Display: o.Model.Name},
 		{Key: "ranks", Label: "Ranks", Value: pl.Ranks, Display: strconv.Itoa(pl.Ranks)},
 		{Key: "threads", Value: r.part.Ranks},
@@ -383,7 +387,7 @@ func (r *run) params() report.Params {
 		{Key: "model_size", Label: "Full size", Value: o.Model.Bytes, Display: DecimalBytes(o.Model.Bytes)},
 		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
 		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
-	}
+	}, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
 }
 
 // flagLabel hides off switches from the parameter line; JSON has them all.

@@ -125,7 +125,7 @@ func init() {
 		sentFlag: {
 			// What runs and how much of it.
 			"quick", "job", "workload", "threads", "keep", "verify", "seed", "interval", "duration", "warmup",
-			"ops", "rate", "direct", "drop-caches",
+			"ops", "rate", "direct", "drop-caches", "distribution", "compress-ratio", "dedupe-ratio",
 			// bench.
 			"big-file-size", "small-file-count", "small-file-size", "block-size", "fsync", "depth", "width",
 			"file-select", "file-size", "files", "iodepth", "ioengine", "read-existing", "read-pct", "rw", "sample",

@@ -37,6 +37,7 @@ type BenchOptions struct {
 	summary func(*report.Result)
 
 	blockSize, bigFileSize, smallFileSize, sample string
+	data                                          dataFlags
 }
 
 func newBenchCmd(app *App) *cobra.Command {
@@ -83,6 +84,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	markFiles(f, fileOut, "access-log", "journal")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
+	addDataFlags(cmd, &o.data)
 	addJuicefsOnlyFlags(cmd)
 	return cmd
 }
@@ -137,7 +139,14 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
 		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
 	}
+	var err error
+	if o.Data, err = o.data.resolve(cmd); err != nil {
+		return err
+	}
 	if o.ReadExisting {
+		if !o.Data.Plain() {
+			return Usagef("--read-existing writes nothing: --compress-ratio and --dedupe-ratio do not apply")
+		}
 		return o.resolveExisting(cmd, app)
 	}
 	if err := checkJournal(cmd, o.Journal, o.Keep); err != nil {

@@ -30,6 +30,7 @@ type CheckpointOptions struct {
 
 	store                            storeFlags
 	model, size, blockSize, partSize string
+	data                             dataFlags
 }
 
 func newCheckpointCmd(app *App) *cobra.Command {
@@ -100,6 +101,7 @@ These are fsbench's figures, not an MLPerf Storage result.`,
 	f.StringVar(&o.partSize, "part-size", "16M", "with --storage: size of each uploaded part and of each ranged GET of the read-back")
 	f.IntVar(&o.PartsInFlight, "parts-in-flight", checkpoint.DefaultPartsInFlight, "with --storage: parts each rank uploads, and ranged GETs it reads, at a time")
 	o.store.add(cmd, &o.Storage, &o.Object)
+	addDataFlags(cmd, &o.data)
 	addRunFlags(cmd, &o.RunFlags, []Preset{{"size", "256M"}, {"block-size", "256K"}})
 	_ = f.MarkHidden("read-others") // always so: a host reads the next host's shards
 	return cmd
@@ -118,6 +120,9 @@ func (o *CheckpointOptions) resolve(cmd *cobra.Command, app *App) error {
 		return Usagef("--model: %v", err)
 	}
 	o.Model = m
+	if o.Data, err = o.data.resolve(cmd); err != nil {
+		return err
+	}
 	if err := o.parseSizes(cmd); err != nil {
 		return err
 	}

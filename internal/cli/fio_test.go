@@ -171,7 +171,7 @@ func TestFioRefusesBeforeRunning(t *testing.T) {
 	dir := t.TempDir()
 	for args, want := range map[string]string{
 		"--name=a --directory=DIR --size=1m --thinktime=100":                                    "thinktime=100: fsbench's threads do not pause between operations",
-		"--name=a --directory=DIR --size=1m --random_distribution=zipf:0.8":                     "random_distribution=zipf:0.8",
+		"--name=a --directory=DIR --size=1m --random_distribution=zoned_abs:60/10M:40/6M":       "zoned_abs: fsbench's zones are percentages",
 		"--name=a --directory=DIR --size=1m --name=b --size=1m --iodepth=8 --ioengine=io_uring": "jobs that run at the same time (no stonewall between them), [a] and [b], differ in iodepth",
 		"--name=a --directory=DIR --size=1m --zonemode=zbd":                                     "zonemode: zoned access is not supported",
 	} {

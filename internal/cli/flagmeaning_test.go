@@ -14,8 +14,11 @@ import (
 // different help texts, what the name means in each command. A name has
 // one meaning; twoMeanings lists the few that have two, and why.
 var flagMeanings = map[string]map[string]string{
-	"block-size": all("size of each read, write or object", "bench", "objbench", "checkpoint"),
-	"direct":     all("O_DIRECT", "bench", "checkpoint", "train"),
+	"block-size":     all("size of each read, write or object", "bench", "objbench", "checkpoint"),
+	"direct":         all("O_DIRECT", "bench", "checkpoint", "train"),
+	"distribution":   all("distribution of random picks", "bench", "objbench", "train"),
+	"compress-ratio": all("how the data written compresses", "bench", "objbench", "checkpoint"),
+	"dedupe-ratio":   all("how the data written repeats", "bench", "objbench", "checkpoint"),
 	"drop-caches": all("drop kernel caches before reading",
 		"bench", "checkpoint", "io500", "replay", "train", "fio", "vdbench", "objbench"),
 	"duration": {"bench": "how long each phase runs", "objbench": "how long each phase runs", "probe": "how long the probe runs"},

@@ -31,7 +31,7 @@ func init() {
 		commonGroup: {"threads", "block-size", "big-file-size", "small-file-size", "small-file-count", "direct",
 			"quick", "model", "accelerators", "accelerator-type", "ranks", "size", "objects",
 			"big-object-size", "small-object-size", "small-objects", "storage", "workload", "job", "help", "epochs"},
-		workGroup: {"files", "dataset-files", "duration", "keep", "verify", "fsync", "drop-caches", "rw", "xfer-size", "file-size", "ops", "rate", "depth", "width", "file-select", "read-pct",
+		workGroup: {"files", "dataset-files", "duration", "keep", "verify", "fsync", "drop-caches", "rw", "xfer-size", "file-size", "ops", "rate", "depth", "width", "file-select", "distribution", "compress-ratio", "dedupe-ratio", "read-pct",
 			"warmup", "tree-dir", "read-existing", "sample", "access-log", "journal", "batch-size", "compute-time",
 			"prefetch", "read-threads", "gen-threads", "samples-per-file", "sample-size", "sample-size-stdev",
 			"print-job", "dataset", "obj-size", "part-size", "parts-in-flight", "autoterm", "autoterm-dur",

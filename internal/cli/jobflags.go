@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -24,7 +26,7 @@ type JobFlags struct {
 	Job *jobfile.Job
 
 	rw, fileSelect, xferSize, fileSize, duration, warmup, interval string
-	treeDir, treeFormat, ioengine                                  string
+	treeDir, treeFormat, ioengine, distribution                    string
 	files, readPct, depth, width, iodepth                          int
 	ops                                                            int64
 	rate                                                           float64
@@ -65,6 +67,8 @@ func (o *JobFlags) flagSet() *pflag.FlagSet {
 	f.StringVar(&o.ioengine, "ioengine", "sync", "`ENGINE` of the block reads and writes (read, write and rw phases): sync, one system call at a time per thread, "+
 		"or io_uring, --iodepth operations in flight per thread (as fio)")
 	f.IntVar(&o.iodepth, "iodepth", 1, "`N` operations in flight per thread with --ioengine io_uring (fio's iodepth)")
+	f.StringVar(&o.distribution, "distribution", "uniform", "`DIST` of the random picks of blocks and files (random access, --file-select random): "+
+		"uniform, zipf:S, pareto:H, normal:SIGMA% or zoned:A/B:... (fio's random_distribution); the result gives the share of picks to the hottest 1% and 10%")
 	f.IntVar(&o.depth, "depth", 0, "file tree: `N` levels of directories below the tree's root (vdbench's depth)")
 	f.IntVar(&o.width, "width", 0, "file tree: `N` directories in each directory (vdbench's width); width^depth leaf directories")
 	f.StringVar(&o.treeDir, "tree-dir", "", "keep the tree in `DIR` under PATH and reuse it when its shape matches (vdbench's format=restart)")
@@ -157,6 +161,9 @@ func (o *BenchOptions) useJob(cmd *cobra.Command, app *App, j *jobfile.Job) erro
 		return &UsageError{Err: err}
 	}
 	o.Job.Job = j
+	if o.Data.Plain() {
+		o.Data = j.Data // fio's and vdbench's options, unless the flags say otherwise
+	}
 	cat := expect.Catalog{Command: "bench"}
 	var names []string
 	for _, p := range j.Phases {
@@ -226,6 +233,9 @@ func (o *JobFlags) override(cmd *cobra.Command, j *jobfile.Job) error {
 		}
 	}
 	ov.Apply(j)
+	if ov.Distribution != nil && !ov.Distribution.IsUniform() && !slices.ContainsFunc(j.Phases, func(p jobfile.PhaseSpec) bool { return p.Random() }) {
+		return Usagef("--distribution draws random picks: it needs random access (--rw randread, randwrite, randrw) or --file-select random")
+	}
 	return nil
 }
 
@@ -269,6 +279,13 @@ func (o *JobFlags) overrides(cmd *cobra.Command) (*jobfile.Overrides, error) {
 			return nil, Usagef("--file-select: %v", err)
 		}
 		ov.Select = &sel
+	}
+	if f.Changed("distribution") {
+		d, err := skew.Parse(o.distribution)
+		if err != nil {
+			return nil, Usagef("--distribution: %v", err)
+		}
+		ov.Distribution = &d
 	}
 	if err := o.checkCounts(cmd); err != nil {
 		return nil, err

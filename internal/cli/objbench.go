@@ -26,6 +26,7 @@ type ObjbenchOptions struct {
 	RunFlags
 
 	store                                     storeFlags
+	data                                      dataFlags
 	blockSize, bigObjectSize, smallObjectSize string
 	duration, warmup, interval                string
 	workload                                  objWorkloadFlags
@@ -84,6 +85,7 @@ host in ps: prefer the variables or the -file flags.`,
 			}}.runE(app),
 	}
 	o.store.add(cmd, &o.Storage, &o.Object)
+	addDataFlags(cmd, &o.data)
 	f := cmd.Flags()
 	f.StringVar(&o.blockSize, "block-size", "4M", "size of each object of the big object; a bare number is KiB, as in juicefs objbench (4096 is 4 MiB; or 4M), where bench's is MiB")
 	f.StringVar(&o.bigObjectSize, "big-object-size", "1G", "size of the big object, uploaded and downloaded in --block-size objects; a bare number is MiB, as in juicefs objbench")
@@ -137,6 +139,10 @@ func storageHelp() string {
 }
 
 func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
+	var err error
+	if o.Data, err = o.data.resolve(cmd); err != nil {
+		return err
+	}
 	if err := parseSizes(
 		sizeArg{"block-size", o.blockSize, &o.BlockSize, bareUnit("objbench", "block-size")},
 		sizeArg{"big-object-size", o.bigObjectSize, &o.BigObjectSize, bareUnit("objbench", "big-object-size")},

@@ -4,12 +4,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/objbench"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 )
 
 // objWorkloadFlags are the flags of objbench's workloads (--workload).
 type objWorkloadFlags struct {
-	objSize, objSizeDist, rng, mix, autotermDur string
+	objSize, objSizeDist, rng, mix, autotermDur, distribution string
 }
 
 func addObjWorkloadFlags(cmd *cobra.Command, o *ObjbenchOptions) {
@@ -20,6 +21,8 @@ func addObjWorkloadFlags(cmd *cobra.Command, o *ObjbenchOptions) {
 	f.StringVar(&w.objSize, "obj-size", "", "workloads: size of every object written (default: --small-object-size)")
 	f.StringVar(&w.objSizeDist, "obj-size-dist", "", "workloads: object sizes `DIST`: log2:MIN-MAX (log2-uniform) or SIZE:WEIGHT,... (weighted buckets), e.g. 4KiB:50,1MiB:40,64MiB:10")
 	f.StringVar(&w.rng, "range", "", "get and mixed: read `SIZE` bytes at a random offset (4 KiB aligned) instead of whole objects")
+	f.StringVar(&w.distribution, "distribution", "uniform", "get, stat and mixed's gets and stats: `DIST` of the picks of the prepared objects: uniform, zipf:S, pareto:H, normal:SIGMA% or zoned:A/B:... "+
+		"(fio's random_distribution); the result gives the share of picks to the hottest 1% and 10%")
 	f.IntVar(&o.Batch, "batch", 0, "delete: delete `N` objects a request (S3's multi-object delete, as warp's --batch) instead of one DELETE each; --ops then counts requests")
 	f.StringVar(&w.mix, "mix", o.Mix.String(), "mixed: weights of the operations, `OP=WEIGHT,...` of get, stat, put, delete")
 	f.BoolVar(&o.AutoTerm.On, "autoterm", false, "workloads: end the timed phase before --duration once throughput is stable: the 6 intervals before the last within --autoterm-pct of it, after --autoterm-dur (warp's rule)")
@@ -32,7 +35,7 @@ func addObjWorkloadFlags(cmd *cobra.Command, o *ObjbenchOptions) {
 func (o *ObjbenchOptions) resolveWorkload(cmd *cobra.Command) error {
 	f, w := cmd.Flags(), &o.workload
 	if o.Workload == "" {
-		for _, n := range []string{"objects", "obj-size", "obj-size-dist", "range", "batch", "mix", "autoterm", "autoterm-dur", "autoterm-pct", "seed"} {
+		for _, n := range []string{"objects", "obj-size", "obj-size-dist", "range", "batch", "mix", "autoterm", "autoterm-dur", "autoterm-pct", "seed", "distribution"} {
 			if f.Changed(n) {
 				return Usagef("--%s goes with --workload", n)
 			}
@@ -40,6 +43,9 @@ func (o *ObjbenchOptions) resolveWorkload(cmd *cobra.Command) error {
 		return nil
 	}
 	if err := o.resolveSizes(f.Changed("obj-size") && f.Changed("obj-size-dist")); err != nil {
+		return err
+	}
+	if err := o.resolveDistribution(f.Changed("distribution")); err != nil {
 		return err
 	}
 	if f.Changed("mix") && o.Workload != "mixed" {
@@ -51,6 +57,23 @@ func (o *ObjbenchOptions) resolveWorkload(cmd *cobra.Command) error {
 	}
 	o.Mix = m
 	return o.resolveAutoterm(f.Changed("autoterm-dur") || f.Changed("autoterm-pct"))
+}
+
+// resolveDistribution reads --distribution, which the workloads that pick
+// prepared objects at random take.
+func (o *ObjbenchOptions) resolveDistribution(given bool) error {
+	if !given {
+		return nil
+	}
+	d, err := skew.Parse(o.workload.distribution)
+	if err != nil {
+		return Usagef("--distribution: %v", err)
+	}
+	if !d.IsUniform() && o.Workload != "get" && o.Workload != "stat" && o.Workload != "mixed" {
+		return Usagef("--distribution goes with --workload get, stat or mixed (their picks of the prepared objects)")
+	}
+	o.Distribution = d
+	return nil
 }
 
 func (o *ObjbenchOptions) resolveSizes(both bool) error {

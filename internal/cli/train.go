@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/train"
 	"github.com/fsbench/fsbench/internal/units"
@@ -31,6 +32,7 @@ type TrainOptions struct {
 
 	store                                                          storeFlags
 	model, accel, sampleSize, sampleStdev, computeTime, dropCaches string
+	distribution                                                   string
 	files, perFile, batch, readers, prefetch, epochs               int
 	threshold                                                      float64
 }
@@ -136,6 +138,8 @@ func addTrainFlags(cmd *cobra.Command, o *TrainOptions) {
 	f.StringVar(&o.computeTime, "compute-time", "", "time an accelerator computes on a batch (e.g. 0.224s)")
 	f.Float64Var(&o.threshold, "au-threshold", 0, "AU (percent) the run must reach to pass")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the sample sizes and the shuffles")
+	f.StringVar(&o.distribution, "distribution", "uniform", "`DIST` of the samples read: uniform (each epoch a shuffle, every sample once), or drawn from zipf:S, pareto:H, "+
+		"normal:SIGMA% or zoned:A/B:... over the whole dataset (a hot set); the result gives the share of reads of the hottest 1% and 10%")
 	f.IntVar(&o.GenThreads, "gen-threads", o.GenThreads, "writers generating the dataset")
 	f.StringVar(&o.Dataset, "dataset", "", "train on the dataset in `DIR` (with --storage, under the key PREFIX) instead of generating one: one an earlier run kept (--keep), or any directory of files, each file one sample, read-only")
 	f.BoolVar(&o.Keep, "keep", false, "keep the dataset for later runs (--dataset)")
@@ -154,6 +158,13 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	}
 	if err := o.CI.resolve(cmd, trainCatalog); err != nil {
 		return err
+	}
+	if cmd.Flags().Changed("distribution") {
+		d, err := skew.Parse(o.distribution)
+		if err != nil {
+			return Usagef("--distribution: %v", err)
+		}
+		o.Distribution = d
 	}
 	if err := o.loadModel(cmd); err != nil {
 		return err

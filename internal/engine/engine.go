@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/skew"
 )
 
 // Phase is one phase: Workers run Do on the phase's tasks until its limit.
@@ -45,6 +46,13 @@ type Phase struct {
 	// Random visits a worker's own tasks in random order: a permutation
 	// when the phase is one pass, a random pick each time otherwise.
 	Random bool
+	// Skew, with Random, draws each pick of a worker's own tasks from a
+	// distribution (a zipf, a hot zone, ...) instead of alike, also in one
+	// pass (as many picks as tasks, some twice, as fio's non-uniform
+	// random_distribution); Result.Access says how the picks fell, as
+	// picks of SkewOf ("files", "objects").
+	Skew   skew.Spec
+	SkewOf string
 
 	// Limits. With none of Ops, Bytes and Duration the phase is one pass:
 	// every task once. Otherwise tasks repeat (Do sees the pass number)
@@ -302,6 +310,9 @@ type run struct {
 	opRead  []bool
 }
 
+// skewed reports whether the workers draw their tasks from a distribution.
+func (r *run) skewed() bool { return r.p.Random && !r.p.Shared && !r.p.Skew.IsUniform() }
+
 // take claims one of the phase's operations; false when the Ops limit is
 // reached. Workers share the count, so it is exact however the tasks are
 // spread over them.
@@ -384,6 +395,13 @@ func (r *run) result(s *seriesCollector) *Result {
 		}
 	}
 	mergeClasses(res, r.e.workers, r.p.Classes)
+	if r.skewed() {
+		var c skew.Counts
+		for _, w := range r.e.workers {
+			c.Add(w.pick.Take())
+		}
+		res.Access = append(res.Access, AccessReport(r.p.Skew, r.p.SkewOf, c))
+	}
 	res.EndedEarly = r.early.Load()
 	res.Elapsed = max(last-r.clk.measure, 0)
 	if r.clk.period > 0 {

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"math"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 )
 
 // Result is the raw measurement of one phase.
@@ -37,7 +39,21 @@ type Result struct {
 	// EndedEarly is set when the phase's EndEarly ended it before its
 	// limits.
 	EndedEarly bool
+	// Access is how the phase's picks fell when they were drawn from a
+	// distribution (Phase.Skew, and the blocks of files, see workload).
+	Access []report.Access
 }
+
+// AccessReport states the picks c of items of kind of, drawn from spec.
+func AccessReport(spec skew.Spec, of string, c skew.Counts) report.Access {
+	m1, w1 := c.Share(1)
+	m10, w10 := c.Share(10)
+	return report.Access{Distribution: spec.String(), Of: of, Items: c.Items, Picks: c.Draws,
+		Top1Pct: pct(m1), Top10Pct: pct(m10), Want1Pct: pct(w1), Want10Pct: pct(w10)}
+}
+
+// pct is a share as a percentage, to two decimals.
+func pct(share float64) float64 { return math.Round(share*10000) / 100 }
 
 // Report turns the measurement into the result model's phase: counters,
 // rates, latency percentiles with their histograms, and the interval
@@ -50,6 +66,7 @@ func (r *Result) Report() report.PhaseResult {
 		Incomplete: r.Incomplete,
 	}
 	p.ErrorSamples = append(p.ErrorSamples, r.Samples...)
+	p.Access = append(p.Access, r.Access...)
 	p.SetRates()
 	// Encoding a histogram fails only for geometry it was not made with.
 	_ = report.SetLatency(&p, r.Hist)

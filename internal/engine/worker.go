@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/tick"
 )
 
@@ -40,6 +41,7 @@ type Worker struct {
 	sleeper                            tick.Sleeper  // open loop: waits for the schedule
 	end                                time.Duration // when the worker finished, since t0
 	order                              Perm          // one-pass random order of its own tasks
+	pick                               *skew.Sampler // Phase.Skew's picks of its own tasks
 	phases                             uint64        // phases run, to vary the PRNG between phases
 
 	live    metrics.LiveBatch // operations not yet in Engine.Live
@@ -91,7 +93,9 @@ func (w *Worker) prepare(r *run) {
 	nw := int64(len(w.e.workers))
 	// Spread the workers' schedules over one period.
 	w.next = time.Duration(int64(r.clk.period) * int64(w.ID) / nw)
-	if lo, hi := w.own(); p.Random && p.onePass() && !p.Shared && hi > lo {
+	if lo, hi := w.own(); r.skewed() {
+		w.pick = skew.NewSampler(p.Skew, hi-lo)
+	} else if p.Random && p.onePass() && !p.Shared && hi > lo {
 		w.order.Init(uint64(hi-lo), w.Rand)
 	}
 }
@@ -158,6 +162,8 @@ func (w *Worker) task(visit int) (task, pass int, ok bool) {
 	switch {
 	case own == 0, p.onePass() && visit >= own:
 		return 0, 0, false
+	case w.r.skewed():
+		return lo + w.pick.Pick(w.Rand), visit / own, true
 	case p.Random && p.onePass():
 		return lo + int(w.order.Next()), 0, true
 	case p.Random:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -37,7 +38,8 @@ func Convert(in *Input, file string) (*Result, error) {
 		return nil, fmt.Errorf("no job to run (only [global], or --section matched none)")
 	}
 	c := &converter{res: &Result{}, names: map[string]bool{},
-		fsync: firstOf{name: "end_fsync/fsync_on_close"}, verify: firstOf{name: "verify"}}
+		fsync: firstOf[bool]{name: "end_fsync/fsync_on_close"}, verify: firstOf[bool]{name: "verify"},
+		data: firstOf[pattern.Data]{name: "buffer_compress_percentage/dedupe_percentage"}}
 	groups, err := group(jobs)
 	if err != nil {
 		return nil, err
@@ -158,7 +160,9 @@ type converter struct {
 	names map[string]bool
 	where string // the first job, for messages about the whole
 	// fsync is set by the jobs that write, verify by those that read.
-	fsync, verify firstOf
+	fsync, verify firstOf[bool]
+	// data is set by the jobs that write.
+	data firstOf[pattern.Data]
 }
 
 // addGroup adds the phase (or phases: a write and its verification) of
@@ -200,7 +204,12 @@ func (c *converter) jobWide(j *fioJob, threads int) error {
 		c.job = &jobfile.Job{Threads: threads, Direct: j.direct}
 		c.where = j.name
 	}
+	data := pattern.Data{Compress: j.compress, Dedupe: j.dedupe}
 	diffs := []setting{{"numjobs", c.where, c.job.Threads, threads}, {"direct", c.where, c.job.Direct, j.direct}}
+	if j.rw != "read" && j.rw != "randread" {
+		diffs = append(diffs, c.data.take(j, data))
+		c.job.Data = c.data.v
+	}
 	// fsync applies to the phases that write, verify to those that read.
 	if j.rw != "read" && j.rw != "randread" {
 		diffs = append(diffs, c.fsync.take(j, j.fsync))
@@ -227,13 +236,13 @@ type setting struct {
 }
 
 // firstOf keeps the first job's value of a job-wide setting.
-type firstOf struct {
+type firstOf[T any] struct {
 	name, job string
-	v         bool
+	v         T
 	set       bool
 }
 
-func (f *firstOf) take(j *fioJob, v bool) setting {
+func (f *firstOf[T]) take(j *fioJob, v T) setting {
 	if !f.set {
 		f.job, f.v, f.set = j.name, v, true
 	}
@@ -268,6 +277,9 @@ func (c *converter) phase(j *fioJob, threads int) (jobfile.PhaseSpec, error) {
 	}
 	op, access, _ := jobfile.ResolveOp(j.rw)
 	p := jobfile.PhaseSpec{Name: c.phaseName(j.name), Op: op, Access: access, XferSize: j.bs, Files: j.nrfiles, ReadPct: -1}
+	if access == workload.Random {
+		p.Distribution = j.dist // fio draws only random offsets from it
+	}
 	if op == jobfile.OpRW {
 		p.ReadPct = jobfile.DefaultReadPct
 		if j.readPct >= 0 {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/fsbench/fsbench/internal/jobfile"
 	"github.com/fsbench/fsbench/internal/metrics"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -121,6 +123,19 @@ func TestOptions(t *testing.T) {
 		{"fallocate none", base + "fallocate=none", nil},
 		{"openfiles", base + "openfiles=1", nil},
 		{"random_distribution random", base + "random_distribution=random", nil},
+		{"random_distribution zipf", base + "rw=randread\nrandom_distribution=zipf:1.2", withPhase(func(p *jobfile.PhaseSpec) {
+			p.Access, p.Distribution = workload.Random, skew.Spec{Kind: skew.Zipf, Param: 1.2}
+		})},
+		{"random_distribution zipf alone is fio's 1.1", base + "rw=randread\nrandom_distribution=zipf", withPhase(func(p *jobfile.PhaseSpec) {
+			p.Access, p.Distribution = workload.Random, skew.Spec{Kind: skew.Zipf, Param: 1.1}
+		})},
+		{"random_distribution zoned", base + "rw=randread\nrandom_distribution=zoned:60/10:40/90", withPhase(func(p *jobfile.PhaseSpec) {
+			p.Access, p.Distribution = workload.Random, skew.Spec{Kind: skew.Zoned, Zones: []skew.Zone{{Access: 60, Size: 10}, {Access: 40, Size: 90}}}
+		})},
+		{"compress and dedupe percentages", base + "rw=write\nbuffer_compress_percentage=50\ndedupe_percentage=75\ndedupe_mode=repeat\nbuffer_compress_chunk=4k",
+			func(j *jobfile.Job) { j.Phases[0].Op, j.Data = "write", pattern.Data{Compress: 2, Dedupe: 4} }},
+		{"compress percentage of a read job", base + "buffer_compress_percentage=50", nil},
+		{"random_distribution of a sequential job", base + "random_distribution=pareto:0.3", nil},
 		{"randrepeat norandommap", base + "randrepeat=0\nnorandommap", nil},
 		{"verify on write adds a read", base + "rw=write\nverify=crc32c", func(j *jobfile.Job) {
 			j.Verify, j.Phases[0].Op = true, "write"
@@ -170,7 +185,10 @@ func TestRefused(t *testing.T) {
 		{base + "bs=4k,8k", "bs=4k,8k: fsbench uses one size"},
 		{base + "bsrange=4k-8k", "bsrange=4k-8k: fsbench uses one transfer size"},
 		{base + "bssplit=4k/50:8k/50", "bssplit: fsbench uses one transfer size"},
-		{base + "random_distribution=zipf:1.2", "random_distribution=zipf:1.2: fsbench picks offsets uniformly"},
+		{base + "random_distribution=zipf:1", "random_distribution=zipf:1: bad distribution \"zipf:1\": the exponent must be above 0, not 1"},
+		{base + "random_distribution=zipf:1.2:0.5", "random_distribution=zipf:1.2:0.5: bad distribution"},
+		{base + "random_distribution=zoned_abs:60/10M:40/6M", "zoned_abs: fsbench's zones are percentages"},
+		{base + "random_distribution=zoned:50/50:50/50,100/100", "random_distribution=zoned:50/50:50/50,100/100: bad distribution"},
 		{base + "thinktime=100", "thinktime=100: fsbench's threads do not pause"},
 		{base + "fsync=32", "fsync=32: fsbench syncs a file once"},
 		{base + "fdatasync=1", "fdatasync=1: fsbench syncs a file once"},
@@ -203,6 +221,7 @@ func TestRefused(t *testing.T) {
 		{base + "loops=2\nruntime=10", "loops=2 with runtime="},
 		{"[global]\nsize=8m", "no job to run"},
 		{"[w]\nsize=8m\nrw=write\nverify=md5\n[r]\nstonewall\nsize=8m", "verify differs between [w] (true) and [r] (false)"},
+		{"[a]\nsize=8m\nrw=write\nbuffer_compress_percentage=50\n[b]\nstonewall\nrw=write\nsize=8m", "buffer_compress_percentage/dedupe_percentage differs between [a] ({2 0}) and [b] ({0 0})"},
 		{"[w]\nsize=8m\nrw=write\nend_fsync=1\n[w2]\nstonewall\nrw=randwrite\nsize=8m", "end_fsync/fsync_on_close differs"},
 	}
 	for _, tc := range tests {

@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/pattern"
+	"github.com/fsbench/fsbench/internal/skew"
 )
 
 // fioJob is one of fio's jobs as its options set it, before it becomes a
@@ -36,8 +39,11 @@ type fioJob struct {
 	loops       int
 	stonewall   bool
 	fileService string
-	kbBase      int64
-	given       map[string]string // option (canonical name) -> where
+	dist        skew.Spec // random_distribution
+	// buffer_compress_percentage and dedupe_percentage, as ratios (1: none)
+	compress, dedupe float64
+	kbBase           int64
+	given            map[string]string // option (canonical name) -> where
 }
 
 func newFioJob(name, where string) *fioJob {
@@ -148,54 +154,93 @@ var options map[string]optionSpec
 
 func init() {
 	options = map[string]optionSpec{
-		"name":                {set: strOpt(func(j *fioJob) *string { return &j.name })},
-		"description":         {set: strOpt(func(j *fioJob) *string { return &j.description })},
-		"rw":                  {set: setRW},
-		"bs":                  {set: setBS},
-		"bsrange":             {set: setBSRange},
-		"size":                {set: setSize},
-		"filesize":            {set: setFileSize},
-		"nrfiles":             {set: intOpt(func(j *fioJob) *int { return &j.nrfiles }, 1, 1<<24)},
-		"numjobs":             {set: intOpt(func(j *fioJob) *int { return &j.numjobs }, 1, 4096)},
-		"iodepth":             {set: intOpt(func(j *fioJob) *int { return &j.iodepth }, 1, 4096)},
-		"ioengine":            {set: setEngine},
-		"direct":              {set: boolOpt(func(j *fioJob) *bool { return &j.direct }), flag: true},
-		"buffered":            {set: setBuffered, flag: true},
-		"runtime":             {set: timeOpt(func(j *fioJob) *time.Duration { return &j.runtime })},
-		"time_based":          {set: boolOpt(func(j *fioJob) *bool { return &j.timeBased }), flag: true},
-		"ramp_time":           {set: timeOpt(func(j *fioJob) *time.Duration { return &j.rampTime })},
-		"startdelay":          {set: setStartDelay},
-		"rwmixread":           {set: intOpt(func(j *fioJob) *int { return &j.readPct }, 0, 100)},
-		"rwmixwrite":          {set: setMixWrite},
-		"directory":           {set: setDirectory},
-		"filename":            {set: setFilename},
-		"filename_format":     {set: strOpt(func(j *fioJob) *string { return &j.filenameFmt })},
-		"rate":                {set: setRate(func(j *fioJob) *int64 { return &j.rateBytes }, true)},
-		"rate_iops":           {set: setRate(func(j *fioJob) *int64 { return &j.rateIOPS }, false)},
-		"rate_process":        {set: accepted(only("fsbench schedules operations at even intervals (fio's linear); poisson is not supported", "linear"))},
-		"thinktime":           {set: zeroTime("thinktime", "fsbench's threads do not pause between operations")},
-		"fsync":               {set: zeroInt("fsync", "fsbench syncs a file once, before it closes it: use end_fsync=1 or fsync_on_close=1")},
-		"fdatasync":           {set: zeroInt("fdatasync", "fsbench syncs a file once, before it closes it: use end_fsync=1 or fsync_on_close=1")},
-		"end_fsync":           {set: setFsync, flag: true},
-		"fsync_on_close":      {set: setFsync, flag: true},
-		"create_on_open":      {set: accepted(boolCheck), flag: true},
-		"fallocate":           {set: accepted(only("fsbench writes into files it has not preallocated: give fallocate=none", "none", "0"))},
-		"openfiles":           {set: accepted(intCheck(1, 1<<24))},
-		"file_service_type":   {set: strOpt(func(j *fioJob) *string { return &j.fileService })},
-		"random_distribution": {set: accepted(only("fsbench picks offsets uniformly (random); zipf, pareto, normal, zoned and sequence are not supported", "random"))},
-		"randrepeat":          {set: accepted(boolCheck), flag: true},
-		"norandommap":         {set: accepted(boolCheck), flag: true},
-		"verify":              {set: setVerify},
-		"do_verify":           {set: boolOpt(func(j *fioJob) *bool { return &j.doVerify }), flag: true},
-		"thread":              {set: accepted(boolCheck), flag: true},
-		"group_reporting":     {set: accepted(boolCheck), flag: true},
-		"new_group":           {set: accepted(boolCheck), flag: true},
-		"stonewall":           {set: boolOpt(func(j *fioJob) *bool { return &j.stonewall }), flag: true},
-		"loops":               {set: intOpt(func(j *fioJob) *int { return &j.loops }, 1, 1<<30)},
-		"kb_base":             {set: setKBBase},
-		"invalidate":          {set: accepted(boolCheck), flag: true},
-		"unit_base":           {set: accepted(only("fsbench reports bytes", "0", "8"))},
+		"name":                       {set: strOpt(func(j *fioJob) *string { return &j.name })},
+		"description":                {set: strOpt(func(j *fioJob) *string { return &j.description })},
+		"rw":                         {set: setRW},
+		"bs":                         {set: setBS},
+		"bsrange":                    {set: setBSRange},
+		"size":                       {set: setSize},
+		"filesize":                   {set: setFileSize},
+		"nrfiles":                    {set: intOpt(func(j *fioJob) *int { return &j.nrfiles }, 1, 1<<24)},
+		"numjobs":                    {set: intOpt(func(j *fioJob) *int { return &j.numjobs }, 1, 4096)},
+		"iodepth":                    {set: intOpt(func(j *fioJob) *int { return &j.iodepth }, 1, 4096)},
+		"ioengine":                   {set: setEngine},
+		"direct":                     {set: boolOpt(func(j *fioJob) *bool { return &j.direct }), flag: true},
+		"buffered":                   {set: setBuffered, flag: true},
+		"runtime":                    {set: timeOpt(func(j *fioJob) *time.Duration { return &j.runtime })},
+		"time_based":                 {set: boolOpt(func(j *fioJob) *bool { return &j.timeBased }), flag: true},
+		"ramp_time":                  {set: timeOpt(func(j *fioJob) *time.Duration { return &j.rampTime })},
+		"startdelay":                 {set: setStartDelay},
+		"rwmixread":                  {set: intOpt(func(j *fioJob) *int { return &j.readPct }, 0, 100)},
+		"rwmixwrite":                 {set: setMixWrite},
+		"directory":                  {set: setDirectory},
+		"filename":                   {set: setFilename},
+		"filename_format":            {set: strOpt(func(j *fioJob) *string { return &j.filenameFmt })},
+		"rate":                       {set: setRate(func(j *fioJob) *int64 { return &j.rateBytes }, true)},
+		"rate_iops":                  {set: setRate(func(j *fioJob) *int64 { return &j.rateIOPS }, false)},
+		"rate_process":               {set: accepted(only("fsbench schedules operations at even intervals (fio's linear); poisson is not supported", "linear"))},
+		"thinktime":                  {set: zeroTime("thinktime", "fsbench's threads do not pause between operations")},
+		"fsync":                      {set: zeroInt("fsync", "fsbench syncs a file once, before it closes it: use end_fsync=1 or fsync_on_close=1")},
+		"fdatasync":                  {set: zeroInt("fdatasync", "fsbench syncs a file once, before it closes it: use end_fsync=1 or fsync_on_close=1")},
+		"end_fsync":                  {set: setFsync, flag: true},
+		"fsync_on_close":             {set: setFsync, flag: true},
+		"create_on_open":             {set: accepted(boolCheck), flag: true},
+		"fallocate":                  {set: accepted(only("fsbench writes into files it has not preallocated: give fallocate=none", "none", "0"))},
+		"openfiles":                  {set: accepted(intCheck(1, 1<<24))},
+		"file_service_type":          {set: strOpt(func(j *fioJob) *string { return &j.fileService })},
+		"random_distribution":        {set: setDistribution},
+		"buffer_compress_percentage": {set: setPercent(func(j *fioJob) *float64 { return &j.compress })},
+		"dedupe_percentage":          {set: setPercent(func(j *fioJob) *float64 { return &j.dedupe })},
+		"dedupe_mode":                {set: accepted(only("fsbench's copies are of a few blocks shared by the run, as fio's repeat mode; working_set is not supported", "repeat"))},
+		"buffer_compress_chunk":      {set: accepted(only("fsbench compresses each 4 KiB block alike: give buffer_compress_chunk=4k", "4k", "4096", "4ki"))},
+		"randrepeat":                 {set: accepted(boolCheck), flag: true},
+		"norandommap":                {set: accepted(boolCheck), flag: true},
+		"verify":                     {set: setVerify},
+		"do_verify":                  {set: boolOpt(func(j *fioJob) *bool { return &j.doVerify }), flag: true},
+		"thread":                     {set: accepted(boolCheck), flag: true},
+		"group_reporting":            {set: accepted(boolCheck), flag: true},
+		"new_group":                  {set: accepted(boolCheck), flag: true},
+		"stonewall":                  {set: boolOpt(func(j *fioJob) *bool { return &j.stonewall }), flag: true},
+		"loops":                      {set: intOpt(func(j *fioJob) *int { return &j.loops }, 1, 1<<30)},
+		"kb_base":                    {set: setKBBase},
+		"invalidate":                 {set: accepted(boolCheck), flag: true},
+		"unit_base":                  {set: accepted(only("fsbench reports bytes", "0", "8"))},
 	}
+}
+
+// setPercent reads a percentage of the data that compresses or repeats
+// away (fio's buffer_compress_percentage, dedupe_percentage) as a ratio.
+func setPercent(dst func(*fioJob) *float64) handler {
+	return func(j *fioJob, v string) error {
+		n, err := parseInt(v, 0, 99)
+		if err != nil {
+			return fmt.Errorf("%v (fsbench keeps at least 1%% of each block)", err)
+		}
+		*dst(j) = pattern.RatioOfPercent(float64(n))
+		return nil
+	}
+}
+
+// fio's parameters of a distribution named alone.
+var fioDistDefaults = map[string]string{"zipf": "zipf:1.1", "pareto": "pareto:0.2"}
+
+// setDistribution reads random_distribution into fsbench's distribution,
+// with fio's defaults for zipf and pareto named alone; the forms fsbench
+// cannot draw (zoned_abs, a zipf's centre, a zone list per direction)
+// are refused by skew's message.
+func setDistribution(j *fioJob, v string) error {
+	if d, ok := fioDistDefaults[strings.ToLower(v)]; ok {
+		v = d
+	}
+	if strings.HasPrefix(strings.ToLower(v), "zoned_abs") {
+		return fmt.Errorf("zoned_abs: fsbench's zones are percentages of the file: give zoned:ACCESS%%/SIZE%%:...")
+	}
+	d, err := skew.Parse(v)
+	if err != nil {
+		return err
+	}
+	j.dist = d
+	return nil
 }
 
 func boolCheck(v string) error { _, err := parseBool(v); return err }

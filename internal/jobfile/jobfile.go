@@ -27,6 +27,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/pattern"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -41,8 +43,13 @@ type Job struct {
 	Fsync       bool
 	Verify      bool
 	Tree        *Tree
-	Phases      []PhaseSpec
-	File        string // where it was read from, for messages
+	// Data is how the content written compresses and repeats: as the
+	// file's compress_ratio and dedupe_ratio, fio's
+	// buffer_compress_percentage and dedupe_percentage or vdbench's
+	// compratio and dedupratio set it (bench's flags win over it).
+	Data   pattern.Data
+	Phases []PhaseSpec
+	File   string // where it was read from, for messages
 }
 
 // Tree is the file tree the phases of a job work on.
@@ -124,16 +131,20 @@ func NeedsTree(op string) bool {
 // PhaseSpec is one phase of a job as its file (or the flags of an ad-hoc
 // job) states it, before the job run turns it into a workload.FilePhase.
 type PhaseSpec struct {
-	Name     string
-	Op       string // one of the Op constants
-	Access   workload.Access
-	Select   workload.Access
-	XferSize int64
-	FileSize int64 // without a tree: size of each thread's files (reads and writes: 1 GiB unless given)
-	Files    int   // without a tree: files per thread
-	ReadPct  int   // rw: share of reads, percent; -1 when not given
-	Ops      int64
-	Duration time.Duration
+	Name   string
+	Op     string // one of the Op constants
+	Access workload.Access
+	Select workload.Access
+	// Distribution draws the random picks of blocks (access: random) and
+	// of files (select: random) from a skewed distribution; the zero one
+	// is uniform.
+	Distribution skew.Spec
+	XferSize     int64
+	FileSize     int64 // without a tree: size of each thread's files (reads and writes: 1 GiB unless given)
+	Files        int   // without a tree: files per thread
+	ReadPct      int   // rw: share of reads, percent; -1 when not given
+	Ops          int64
+	Duration     time.Duration
 	// Once makes Duration a stonewall: one pass over the files, ended
 	// early when Duration is up (fio's runtime without time_based).
 	Once     bool
@@ -156,6 +167,12 @@ type PhaseSpec struct {
 
 // Kind is the engine's operation for the phase.
 func (p *PhaseSpec) Kind() workload.Kind { return opKinds[p.Op] }
+
+// Random reports whether the phase picks blocks or files at random, as a
+// distribution needs.
+func (p *PhaseSpec) Random() bool {
+	return p.Access == workload.Random && p.Data() || p.Select == workload.Random
+}
 
 // Data reports whether the phase reads or writes blocks of files.
 func (p *PhaseSpec) Data() bool { return p.Kind().IsData() }

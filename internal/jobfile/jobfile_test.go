@@ -18,6 +18,8 @@ threads: 8
 direct: yes
 fsync: false
 verify: true
+compress_ratio: 50%
+dedupe_ratio: 3
 tree:
   dir: trees/t1
   depth: 2
@@ -36,6 +38,7 @@ phases:
     access: random
     select: rand
     warmup: 5s
+    distribution: zoned:80/20:20/80
   - name: randread
     op: randread
     ops: 1_000
@@ -52,20 +55,24 @@ func TestParseFull(t *testing.T) {
 	if j.Name != "all-keys" || j.Threads != 8 || !j.Direct || j.Fsync || !j.Verify || len(j.Phases) != 3 {
 		t.Fatalf("job = %+v", j)
 	}
+	if j.Data.Compress != 2 || j.Data.Dedupe != 3 {
+		t.Errorf("data %+v", j.Data)
+	}
 	tr := j.Tree
-	if tr == nil || tr.Dir != "trees/t1" || tr.Shape != (workload.Shape{Depth: 2, Width: 3, Files: 4, FileSize: 20 * units.MiB}) || tr.Format != "yes" || tr.Line != 9 {
+	if tr == nil || tr.Dir != "trees/t1" || tr.Shape != (workload.Shape{Depth: 2, Width: 3, Files: 4, FileSize: 20 * units.MiB}) || tr.Format != "yes" || tr.Line != 11 {
 		t.Fatalf("tree = %+v", tr)
 	}
 	p := j.Phases[0]
 	if p.Op != OpRW || p.ReadPct != 70 || p.Access != workload.Random || p.Select != workload.Random || p.XferSize != 4096 ||
-		p.Duration != time.Minute || p.Warmup != 5*time.Second || p.Interval != 2*time.Second || p.Line != 20 || p.Kind() != workload.Mixed {
+		p.Duration != time.Minute || p.Warmup != 5*time.Second || p.Interval != 2*time.Second || p.Line != 22 || p.Kind() != workload.Mixed ||
+		p.Distribution.String() != "zoned:80/20:20/80" {
 		t.Errorf("phase 0 = %+v", p)
 	}
 	p = j.Phases[1]
 	if p.Op != OpRead || p.Access != workload.Random || p.Ops != 1000 || p.Duration != 0 || p.Rate != 250.5 || p.ReadPct != -1 {
 		t.Errorf("phase 1 = %+v", p)
 	}
-	if p := j.Phases[2]; p.XferSize != units.MiB || p.Duration != time.Minute || p.Line != 31 {
+	if p := j.Phases[2]; p.XferSize != units.MiB || p.Duration != time.Minute || p.Line != 34 {
 		t.Errorf("phase 2 = %+v", p)
 	}
 }
@@ -113,6 +120,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad size", "phases:\n  - name: a\n    op: read\n    xfer_size: 4Q\n", "e.yaml:4: phases[0].xfer_size: "},
 		{"bad duration", "phases:\n  - name: a\n    op: read\n    duration: soon\n", "e.yaml:4: phases[0].duration: "},
 		{"bad access", "phases:\n  - name: a\n    op: read\n    access: diagonal\n", `e.yaml:4: phases[0].access: want seq or random, got "diagonal"`},
+		{"bad distribution", "phases:\n  - name: a\n    op: randread\n    distribution: zipf:1\n", `e.yaml:4: phases[0].distribution: bad distribution "zipf:1": the exponent`},
+		{"distribution of sequential picks", "phases:\n  - name: a\n    op: read\n    distribution: zipf:1.2\n", "e.yaml:2: phase a: distribution zipf:1.2 draws random picks: it needs access: random or select: random"},
+		{"bad ratio", "compress_ratio: 0.5\nphases: [{name: a, op: read}]\n", `e.yaml:1: compress_ratio: "0.5": want a ratio from 1 to 256`},
 		{"read_pct range", "phases:\n  - name: a\n    op: rw\n    read_pct: 170\n", "e.yaml:4: phases[0].read_pct: 170 is not in 0..100"},
 		{"read_pct on read", "phases:\n  - name: a\n    op: read\n    read_pct: 70\n", "e.yaml:2: phase a: read_pct applies to op rw"},
 		{"rate", "phases:\n  - name: a\n    op: read\n    rate: -3\n", "e.yaml:4: phases[0].rate: "},

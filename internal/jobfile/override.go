@@ -3,6 +3,7 @@ package jobfile
 import (
 	"time"
 
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -14,13 +15,15 @@ type Overrides struct {
 	FileSize *int64
 	Files    *int // files per thread, or per leaf directory of a tree
 	Select   *workload.Access
-	Ops      *int64
-	Duration *time.Duration
-	Warmup   *time.Duration
-	Interval *time.Duration
-	Rate     *float64
-	IOEngine *workload.IOEngine
-	IODepth  *int
+	// Distribution replaces the phases' distribution of random picks.
+	Distribution *skew.Spec
+	Ops          *int64
+	Duration     *time.Duration
+	Warmup       *time.Duration
+	Interval     *time.Duration
+	Rate         *float64
+	IOEngine     *workload.IOEngine
+	IODepth      *int
 
 	// Of the tree only.
 	Depth, Width *int
@@ -50,6 +53,9 @@ func (o *Overrides) Apply(j *Job) {
 			o.applyFiles(&p.FileSize, &p.Files)
 		}
 		set(&p.Select, o.Select)
+		if p.Random() {
+			set(&p.Distribution, o.Distribution)
+		}
 		set(&p.Ops, o.Ops)
 		set(&p.Duration, o.Duration)
 		set(&p.Warmup, o.Warmup)

@@ -11,6 +11,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fsbench/fsbench/internal/pattern"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -91,10 +93,10 @@ func contains(list []string, s string) bool {
 }
 
 var (
-	jobKeys   = []string{"name", "description", "threads", "direct", "fsync", "verify", "tree", "defaults", "phases"}
+	jobKeys   = []string{"name", "description", "threads", "direct", "fsync", "verify", "compress_ratio", "dedupe_ratio", "tree", "defaults", "phases"}
 	treeKeys  = []string{"dir", "depth", "width", "files", "file_size", "format"}
 	phaseKeys = []string{"name", "op", "access", "select", "xfer_size", "file_size", "files", "read_pct", "ops",
-		"duration", "warmup", "interval", "rate", "shared", "block_size", "segments", "ioengine", "iodepth"}
+		"duration", "warmup", "interval", "rate", "shared", "block_size", "segments", "ioengine", "iodepth", "distribution"}
 )
 
 // reader reads the value of one key at key (the key's full name, for
@@ -136,15 +138,17 @@ func (p *parser) job(n *yaml.Node) (*Job, error) {
 	j := &Job{File: p.file}
 	var defaults, phases *yaml.Node
 	err = read(kv, "", map[string]reader{
-		"name":        to(&j.Name, p.str),
-		"description": to(&j.Description, p.str),
-		"threads":     to(&j.Threads, p.ints(1, 4096)),
-		"direct":      to(&j.Direct, p.bool),
-		"fsync":       to(&j.Fsync, p.bool),
-		"verify":      to(&j.Verify, p.bool),
-		"tree":        to(&j.Tree, p.tree),
-		"defaults":    node(&defaults),
-		"phases":      node(&phases),
+		"name":           to(&j.Name, p.str),
+		"description":    to(&j.Description, p.str),
+		"threads":        to(&j.Threads, p.ints(1, 4096)),
+		"direct":         to(&j.Direct, p.bool),
+		"fsync":          to(&j.Fsync, p.bool),
+		"verify":         to(&j.Verify, p.bool),
+		"compress_ratio": to(&j.Data.Compress, p.ratio),
+		"dedupe_ratio":   to(&j.Data.Dedupe, p.ratio),
+		"tree":           to(&j.Tree, p.tree),
+		"defaults":       node(&defaults),
+		"phases":         node(&phases),
 	})
 	if err != nil {
 		return nil, err
@@ -234,24 +238,25 @@ func (p *parser) phase(n *yaml.Node, i int, defs [][2]*yaml.Node) (PhaseSpec, er
 	}
 	ph := PhaseSpec{Line: n.Line, Files: 1, ReadPct: -1}
 	err = read(append(append([][2]*yaml.Node{}, defs...), kv...), what+".", map[string]reader{
-		"name":       to(&ph.Name, p.str),
-		"op":         func(v *yaml.Node, key string) error { return p.op(v, key, &ph) },
-		"access":     to(&ph.Access, p.access),
-		"select":     to(&ph.Select, p.access),
-		"xfer_size":  to(&ph.XferSize, p.size),
-		"file_size":  to(&ph.FileSize, p.size),
-		"files":      to(&ph.Files, p.ints(1, 1<<24)),
-		"read_pct":   to(&ph.ReadPct, p.ints(0, 100)),
-		"ops":        to(&ph.Ops, p.int64s(1, 1<<62)),
-		"duration":   to(&ph.Duration, p.duration),
-		"warmup":     to(&ph.Warmup, p.duration),
-		"interval":   to(&ph.Interval, p.duration),
-		"rate":       to(&ph.Rate, p.float),
-		"shared":     to(&ph.Shared, p.bool),
-		"block_size": to(&ph.Block, p.size),
-		"segments":   to(&ph.Segments, p.ints(1, 1<<30)),
-		"ioengine":   to(&ph.IOEngine, p.ioengine),
-		"iodepth":    to(&ph.IODepth, p.ints(1, workload.MaxIODepth)),
+		"name":         to(&ph.Name, p.str),
+		"op":           func(v *yaml.Node, key string) error { return p.op(v, key, &ph) },
+		"access":       to(&ph.Access, p.access),
+		"select":       to(&ph.Select, p.access),
+		"xfer_size":    to(&ph.XferSize, p.size),
+		"file_size":    to(&ph.FileSize, p.size),
+		"files":        to(&ph.Files, p.ints(1, 1<<24)),
+		"read_pct":     to(&ph.ReadPct, p.ints(0, 100)),
+		"ops":          to(&ph.Ops, p.int64s(1, 1<<62)),
+		"duration":     to(&ph.Duration, p.duration),
+		"warmup":       to(&ph.Warmup, p.duration),
+		"interval":     to(&ph.Interval, p.duration),
+		"rate":         to(&ph.Rate, p.float),
+		"shared":       to(&ph.Shared, p.bool),
+		"block_size":   to(&ph.Block, p.size),
+		"segments":     to(&ph.Segments, p.ints(1, 1<<30)),
+		"ioengine":     to(&ph.IOEngine, p.ioengine),
+		"iodepth":      to(&ph.IODepth, p.ints(1, workload.MaxIODepth)),
+		"distribution": to(&ph.Distribution, p.distribution),
 	})
 	if err != nil {
 		return ph, err
@@ -355,6 +360,16 @@ func (p *parser) ioengine(n *yaml.Node, key string) (workload.IOEngine, error) {
 
 func (p *parser) access(n *yaml.Node, key string) (workload.Access, error) {
 	return convert(p, n, key, ParseAccess)
+}
+
+// ratio reads compress_ratio or dedupe_ratio: 2, 2:1 or 50%.
+func (p *parser) ratio(n *yaml.Node, key string) (float64, error) {
+	return convert(p, n, key, pattern.ParseRatio)
+}
+
+// distribution reads a distribution of random picks: zipf:1.2, ...
+func (p *parser) distribution(n *yaml.Node, key string) (skew.Spec, error) {
+	return convert(p, n, key, skew.Parse)
 }
 
 // convert reads a scalar with parse, whose error is reported at the node.

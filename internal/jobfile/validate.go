@@ -109,6 +109,9 @@ func (j *Job) validatePhase(ph *PhaseSpec) error {
 	if ph.eachFileOnce() && (!ph.OnePass() || ph.Rate > 0) {
 		return fmt.Errorf("op %s does each file once: duration, ops and rate do not apply", ph.Op)
 	}
+	if !ph.Distribution.IsUniform() && !ph.Random() {
+		return fmt.Errorf("distribution %s draws random picks: it needs access: random or select: random", ph.Distribution)
+	}
 	if ph.IODepth > 1 && ph.IOEngine != workload.IOUring {
 		return fmt.Errorf("iodepth %d needs ioengine io_uring (the sync engine has one operation in flight per thread)", ph.IODepth)
 	}

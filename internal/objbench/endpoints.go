@@ -111,5 +111,5 @@ func (o *Options) moreParams() report.Params {
 			report.Param{Key: "part_size", Label: "PartSize", Value: o.PartSize, Display: units.FormatBytes(o.PartSize)},
 			report.Param{Key: "parts_in_flight", Label: "PartsInFlight", Value: o.PartsInFlight, Display: strconv.Itoa(o.PartsInFlight)})
 	}
-	return ps
+	return append(ps, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
 }

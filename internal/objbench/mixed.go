@@ -5,6 +5,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 )
 
 // mixedWorkload runs get, stat, put and delete in one timed phase, each
@@ -20,6 +21,14 @@ func (r *run) mixedPhase(ctx context.Context) engine.Phase {
 	nsz := len(r.o.Sizes.Classes())
 	return engine.Phase{Name: "mixed", Title: "mixed operations", Tasks: r.o.Objects, Shared: true, Classes: numOps * nsz,
 		ClassOps: mixOps(nsz),
+		Setup: func(w *engine.Worker) error {
+			t := w.State.(*thread)
+			t.pick = nil
+			if !r.o.Distribution.IsUniform() {
+				t.pick = skew.NewSampler(r.o.Distribution, 1)
+			}
+			return nil
+		},
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, s engine.Start, _ int) (int64, int, error) {
 			op := r.o.Mix.draw(w.Rand)
 			n, size, err := r.mixedOp(ctx, w, s, &op)
@@ -56,9 +65,9 @@ func (r *run) mixedOp(ctx context.Context, w *engine.Worker, s engine.Start, op 
 	}
 	switch *op {
 	case opGet:
-		return r.getObj(ctx, w, s, t.live[w.Rand.IntN(len(t.live))])
+		return r.getObj(ctx, w, s, t.live[t.pickLive(w)])
 	case opStat:
-		return r.statObj(ctx, t.live[w.Rand.IntN(len(t.live))])
+		return r.statObj(ctx, t.live[t.pickLive(w)])
 	case opDelete:
 		i := w.Rand.IntN(len(t.live))
 		obj := t.live[i]
@@ -69,9 +78,29 @@ func (r *run) mixedOp(ctx context.Context, w *engine.Worker, s engine.Start, op 
 	return r.putNew(ctx, w)
 }
 
+// pickLive is the index in live of the object a get or stat reads: drawn
+// from the distribution over the live objects as they stand (a delete
+// moves the last into the gap), or alike.
+func (t *thread) pickLive(w *engine.Worker) int {
+	if t.pick == nil {
+		return w.Rand.IntN(len(t.live))
+	}
+	t.pick.Reset(len(t.live))
+	return t.pick.Pick(w.Rand)
+}
+
 // mixedRows are the rows of the mix, whose realised proportions are also
-// told.
+// told; the whole's row says how the gets' and stats' picks fell.
 func (r *run) mixedRows(res *engine.Result) []report.PhaseResult {
+	if !r.o.Distribution.IsUniform() {
+		var c skew.Counts
+		for _, w := range r.eng.Workers() {
+			if t := w.State.(*thread); t.pick != nil {
+				c.Add(t.pick.Take())
+			}
+		}
+		res.Access = append(res.Access, engine.AccessReport(r.o.Distribution, "objects", c))
+	}
 	rows := r.classRows(res)
 	r.info(proportions(rows))
 	return rows

@@ -18,6 +18,7 @@ import (
 	"github.com/fsbench/fsbench/internal/objstore"
 	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -74,6 +75,12 @@ type Options struct {
 	// Objects is how many objects a workload prepares before its timed
 	// phase (or puts, for put, without another limit).
 	Objects int
+	// Distribution draws the get and stat workloads' picks of the
+	// prepared objects (zipf, a hot zone, ...); uniform when zero.
+	Distribution skew.Spec
+	// Data is how the content of the objects written compresses and
+	// repeats (--compress-ratio, --dedupe-ratio).
+	Data pattern.Data
 	// Sizes is the sizes of the objects a workload writes.
 	Sizes SizeDist
 	// Range, if set, makes gets read this many bytes at a random offset.
@@ -310,7 +317,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		o.Hooks.Created(r.leftover())
 	}
 	r.seed = o.Seed
-	r.pat = pattern.New(r.seed)
+	r.pat = pattern.NewData(r.seed, o.Data)
 	r.newEngine()
 	err = r.measure(ctx)
 	r.cleanup(ctx, err)

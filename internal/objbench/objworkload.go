@@ -236,6 +236,9 @@ func (o *Options) workloadParams() report.Params {
 		ps = append(ps, report.Param{Key: "autoterm", Label: "AutoTerm", Value: true,
 			Display: fmt.Sprintf("%.1f%% after %s", o.AutoTerm.Pct, o.AutoTerm.MinDur)})
 	}
+	if !o.Distribution.IsUniform() {
+		ps = append(ps, report.Param{Key: "distribution", Label: "Distribution", Value: o.Distribution.String()})
+	}
 	return append(append(ps, o.moreParams()...), o.limitParams()...)
 }
 

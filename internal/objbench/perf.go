@@ -15,6 +15,7 @@ import (
 	"github.com/fsbench/fsbench/internal/objstore"
 	"github.com/fsbench/fsbench/internal/origin"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -53,6 +54,9 @@ type thread struct {
 	// many it made in all (the number of its next key).
 	live []objRef
 	made int
+	// pick draws the mixed workload's gets and stats among live
+	// (Options.Distribution); nil: alike.
+	pick *skew.Sampler
 }
 
 // maxBuffer bounds a thread's buffer: objects larger than it are uploaded

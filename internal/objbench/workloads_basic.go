@@ -204,7 +204,8 @@ func (r *run) pick(task int) objRef { return r.objs[task%len(r.objs)] }
 
 func (r *run) getPhase(ctx context.Context) engine.Phase {
 	nsz := len(r.o.Sizes.Classes())
-	return engine.Phase{Name: "get", Title: "get objects", Tasks: len(r.objs), Random: true, Classes: nsz, ClassOps: sameOp("get", true, nsz),
+	return engine.Phase{Name: "get", Title: "get objects", Tasks: len(r.objs), Random: true, Skew: r.o.Distribution, SkewOf: "objects",
+		Classes: nsz, ClassOps: sameOp("get", true, nsz),
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, s engine.Start, task int) (int64, int, error) {
 			return r.getObj(ctx, w, s, r.pick(task))
 		})}
@@ -219,7 +220,8 @@ func (r *run) putPhase(ctx context.Context) engine.Phase {
 }
 
 func (r *run) statPhase(ctx context.Context) engine.Phase {
-	return engine.Phase{Name: "stat", Title: "stat objects", Tasks: len(r.objs), Random: true, Classes: len(r.o.Sizes.Classes()),
+	return engine.Phase{Name: "stat", Title: "stat objects", Tasks: len(r.objs), Random: true, Skew: r.o.Distribution, SkewOf: "objects",
+		Classes: len(r.o.Sizes.Classes()),
 		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, _ engine.Start, task int) (int64, int, error) {
 			return r.statObj(ctx, r.pick(task))
 		})}

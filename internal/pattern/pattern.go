@@ -44,7 +44,10 @@ type Pattern struct {
 	seed       uint64
 	base       []byte // segment bytes
 	streamOnce sync.Once
-	stream     []byte // the stream base, see StreamMin
+	stream     []byte       // the stream base, see StreamMin
+	data       Data         // see NewData
+	dup        *[slots]bool // Data.Dedupe: which slots of the stream base are copies
+	pool       []byte       // Data.Dedupe: the blocks copies are of
 }
 
 // RandomSeed is a new seed from the system's random source, for a run
@@ -79,10 +82,18 @@ func (p *Pattern) ID(name string) uint64 {
 
 // Fill writes into buf the content of file id from byte offset off on.
 func (p *Pattern) Fill(buf []byte, id uint64, off int64) {
-	if IsStream(id) {
+	switch {
+	case IsStream(id):
 		p.fillStream(buf, id, off)
-		return
+	case !p.data.Plain():
+		p.fillShaped(buf, id, off)
+	default:
+		p.fillKeyed(buf, id, off)
 	}
+}
+
+// fillKeyed is Fill for a keyed identity.
+func (p *Pattern) fillKeyed(buf []byte, id uint64, off int64) {
 	for len(buf) > 0 {
 		seg := uint64(off) / segment
 		in := int(uint64(off) % segment)

@@ -54,6 +54,7 @@ func (p *Pattern) base4M() []byte {
 			words[i] = r.Uint64()
 		}
 		p.stream = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), streamBase)
+		p.shapeStream(p.stream)
 	})
 	return p.stream
 }
@@ -66,17 +67,18 @@ func (p *Pattern) fillStream(buf []byte, id uint64, off int64) {
 	for done := 0; done < len(buf); pos = 0 {
 		done += copy(buf[done:], base[pos:])
 	}
-	stamp(buf, id, off)
+	p.stamp(buf, id, off)
 }
 
 // stamp writes, into buf holding the content of id from off on, the parts
-// of the 16-byte block stamps that fall in it.
-func stamp(buf []byte, id uint64, off int64) {
+// of the 16-byte block stamps that fall in it; copies (Data.Dedupe) have
+// none.
+func (p *Pattern) stamp(buf []byte, id uint64, off int64) {
 	end := off + int64(len(buf))
 	for b := off / block; b*block < end; b++ {
 		at := b * block
-		if at+stampLen <= off {
-			continue // off is past this block's stamp
+		if at+stampLen <= off || p.isDup(id, at) {
+			continue // off is past this block's stamp, or the block is a copy
 		}
 		var s [stampLen]byte
 		k := mix(id ^ uint64(b+1)*0x9e3779b97f4a7c15)
@@ -92,6 +94,7 @@ func stamp(buf []byte, id uint64, off int64) {
 // after it, so that no block wraps) and returns a slice of that copy with the
 // block's stamps written in. One Stream serves one writer at a time.
 type Stream struct {
+	p        *Pattern
 	buf      []byte
 	maxBlock int
 }
@@ -107,7 +110,7 @@ func (p *Pattern) NewStream(buf []byte, maxBlock int) *Stream {
 	for done := streamBase; done < len(buf); {
 		done += copy(buf[done:], base)
 	}
-	return &Stream{buf: buf, maxBlock: maxBlock}
+	return &Stream{p: p, buf: buf, maxBlock: maxBlock}
 }
 
 // StreamLen is the buffer size a Stream for blocks of at most maxBlock
@@ -127,6 +130,6 @@ func (s *Stream) Block(id uint64, off int64, n int) (b []byte, ok bool) {
 	}
 	pos := (streamStart(id) + uint64(off)) % streamBase
 	b = s.buf[pos : pos+uint64(n)]
-	stamp(b, id, off)
+	s.p.stamp(b, id, off)
 	return b, true
 }

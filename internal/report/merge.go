@@ -112,6 +112,7 @@ func MergePhases(parts []PhaseResult) (PhaseResult, error) {
 	}
 	out.SetRates()
 	out.Origin = MergeOrigins(parts)
+	out.Access = MergeAccess(parts)
 	if err := SetLatency(&out, lat); err != nil {
 		return PhaseResult{}, err
 	}

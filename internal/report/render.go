@@ -336,6 +336,7 @@ func writePhases(bw *ErrWriter, r *Result, o Options) error {
 		fmt.Fprintln(bw, line)
 	}
 	writeOrigins(bw, r)
+	writeAccess(bw, r)
 	if len(r.Hosts) > 0 {
 		fmt.Fprintf(bw, "Aggregate of %s (first start to last end)", units.Count(len(r.Hosts), "host"))
 		if !o.Verbose {

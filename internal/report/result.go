@@ -198,6 +198,9 @@ type PhaseResult struct {
 	Incomplete   bool     `json:"incomplete,omitempty"`
 	ErrorSamples []string `json:"error_samples,omitempty"`
 	Series       []Sample `json:"series,omitempty"`
+	// Access is how the phase's random picks of files, blocks or objects
+	// fell, when they were drawn from a distribution (--distribution).
+	Access []Access `json:"access,omitempty"`
 
 	// The fields below are set for a run on many hosts: the phase's figures
 	// above are then the aggregate, over the time from the first host's

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/verdict"
 	"github.com/fsbench/fsbench/pkg/object"
@@ -35,10 +36,14 @@ type Options struct {
 	ComputeTime    time.Duration // per batch
 	AUThreshold    float64       // percent
 	Seed           uint64
-	GenThreads     int // writers of the dataset
-	Direct         bool
-	Keep           bool
-	DropCaches     bool
+	// Distribution draws each sample a reader reads from a skewed
+	// distribution over the whole dataset (sample 0 the hottest, for
+	// zipf), instead of the epoch's shuffle: a hot set, as a cache sees it.
+	Distribution skew.Spec
+	GenThreads   int // writers of the dataset
+	Direct       bool
+	Keep         bool
+	DropCaches   bool
 	// Dataset is a directory of an earlier run's dataset (kept with Keep)
 	// to train on instead of generating one.
 	Dataset string

@@ -11,6 +11,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/verdict"
@@ -97,6 +98,13 @@ func (r *run) train(ctx context.Context, accel int) (report.PhaseResult, *report
 		r.warn("%s", w)
 	}
 	out.Items = tr.Samples
+	if d := r.o.Distribution; !d.IsUniform() {
+		var c skew.Counts
+		for _, rk := range t.ranks {
+			c.Add(rk.picks)
+		}
+		out.Access = append(out.Access, engine.AccessReport(d, "samples", c))
+	}
 	out.SetRates()
 	out.Value = report.Measure{Value: out.ItemsPerSec, Unit: report.UnitSamplesPerSec}
 	out.Cost = AUMeasure(tr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/pkg/object"
 )
@@ -41,6 +43,7 @@ type rank struct {
 	ld      *loader
 	bufs    [][]byte
 	samples atomic.Int64
+	picks   skew.Counts // Options.Distribution's draws, after each epoch
 }
 
 func (t *trainer) newRank(id int) *rank {
@@ -76,11 +79,13 @@ func (r *rank) epoch(ctx context.Context, e int) error {
 	unwatch := context.AfterFunc(ctx, func() { r.ld.stop(nil) })
 	defer unwatch()
 	var wg sync.WaitGroup
-	for _, buf := range r.bufs {
+	picks := make([]*picker, len(r.bufs))
+	for k, buf := range r.bufs {
+		picks[k] = r.newPicker(e, k)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := r.read(ctx, sh, buf); err != nil {
+			if err := r.read(ctx, sh, buf, picks[k]); err != nil {
 				r.ld.stop(err)
 			}
 		}()
@@ -88,18 +93,42 @@ func (r *rank) epoch(ctx context.Context, e int) error {
 	err := r.acc.epoch(ctx, r.ld)
 	r.ld.stop(nil)
 	wg.Wait()
+	for _, p := range picks {
+		if p != nil {
+			r.picks.Add(p.s.Take())
+		}
+	}
 	return err
+}
+
+// picker draws one reader's samples from Options.Distribution.
+type picker struct {
+	s   *skew.Sampler
+	rnd *rand.Rand
+}
+
+// newPicker is reader k's picker in epoch e, nil without a distribution.
+func (r *rank) newPicker(e, k int) *picker {
+	d := r.t.o.Distribution
+	if d.IsUniform() {
+		return nil
+	}
+	seed := r.t.o.Seed ^ uint64(r.id+1)*0x9e3779b97f4a7c15
+	return &picker{s: skew.NewSampler(d, r.t.plan.Samples), rnd: rand.New(rand.NewPCG(seed, uint64(e)<<32|uint64(k)))}
 }
 
 // read is one reader: it takes the epoch's slots in turn and reads their
 // samples into its buffer.
-func (r *rank) read(ctx context.Context, sh *Shuffle, buf []byte) error {
+func (r *rank) read(ctx context.Context, sh *Shuffle, buf []byte, pick *picker) error {
 	for {
 		slot, ok := r.ld.take()
 		if !ok {
 			return nil
 		}
 		i := r.t.plan.Sample(sh, r.id, int(slot))
+		if pick != nil {
+			i = pick.s.Pick(pick.rnd)
+		}
 		var n int64
 		var err error
 		if r.t.store != nil {

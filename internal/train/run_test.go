@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
@@ -319,4 +320,25 @@ func TestRunNoRoom(t *testing.T) {
 		t.Errorf("generated: %+v", res.Phases)
 	}
 	checkEmpty(t, dir)
+}
+
+// TestRunDistribution: with a distribution, the readers of every rank
+// draw their samples from it over the whole dataset, as many as without
+// one, and the train phase says how they fell.
+func TestRunDistribution(t *testing.T) {
+	o := small(t.TempDir())
+	o.Distribution = skew.Spec{Kind: skew.Zoned, Zones: []skew.Zone{{Access: 90, Size: 10}, {Access: 10, Size: 90}}}
+	var res report.Result
+	if err := Run(context.Background(), o, &res); err != nil {
+		t.Fatal(err)
+	}
+	tr := res.FindPhase("train")
+	samples, _ := wantRead(t, o, o.Seed)
+	if tr == nil || tr.Items != samples || len(tr.Access) != 1 {
+		t.Fatalf("train %+v", tr)
+	}
+	a := tr.Access[0]
+	if a.Of != "samples" || a.Items != 80 || a.Picks != samples || a.Want10Pct != 90 || a.Top10Pct < 75 {
+		t.Errorf("access %+v", a)
+	}
 }

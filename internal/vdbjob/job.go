@@ -356,7 +356,7 @@ func phaseName(s string) string {
 func (t *translation) job() (*jobfile.Job, error) {
 	x := t.fsd
 	j := &jobfile.Job{Name: "vdbench " + filepath.Base(t.file.name), Threads: t.threads.threads, Direct: *t.direct,
-		Verify: t.file.validate, Phases: t.phases, File: t.file.name}
+		Verify: t.file.validate, Phases: t.phases, File: t.file.name, Data: t.file.data}
 	tree := &jobfile.Tree{Format: t.format, Line: x.line}
 	tree.Depth, tree.Width, tree.Files, tree.FileSize = x.depth, x.width, x.files, x.size
 	if t.hosts > 1 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -60,6 +61,7 @@ type rd struct {
 type file struct {
 	name     string
 	validate bool
+	data     pattern.Data // compratio=, dedupratio=
 	hosts    []host
 	fsds     []*fsd
 	fwds     []*fwd
@@ -98,6 +100,7 @@ func (f *file) add(d *def, ps params) error {
 		if v, ok := ps.get("validate"); ok {
 			f.validate = p.yesNo(v)
 		}
+		p.data(ps, &f.data)
 	case "hd":
 		f.hosts = append(f.hosts, p.host(ps))
 	case "fsd":

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/units"
 )
 
@@ -101,8 +102,9 @@ var Table = []Spec{
 	{"", "create_anchors", ignored, "fsbench makes the anchor"},
 	{"", "validate", supported, "yes: check every byte read against what was written (fsbench's --verify)"},
 	{"", "data_errors", refused, "fsbench stops a phase at its first error"},
-	{"", "compratio", refused, "fsbench writes incompressible data"},
-	{"", "dedupratio", refused, "fsbench writes data without duplicates"},
+	{"", "compratio", supported, "the ratio a compressor reaches on the data written (fsbench's --compress-ratio)"},
+	{"", "dedupratio", supported, "all 4 KiB blocks written over the distinct ones (fsbench's --dedupe-ratio)"},
+	{"", "dedupunit", supported, "4k only: fsbench's blocks repeat at 4 KiB"},
 	{"", "include", refused, "give each parameter file after -f instead"},
 }
 
@@ -230,6 +232,15 @@ func (p *parsed) seconds(pr param) time.Duration {
 	return time.Duration(f * float64(mult))
 }
 
+// ratio reads compratio= or dedupratio=: 1 to pattern.MaxRatio.
+func (p *parsed) ratio(pr param) float64 {
+	v, err := strconv.ParseFloat(pr.value, 64)
+	if err != nil || !(v >= 1 && v <= pattern.MaxRatio) {
+		p.fail(pr, "want a ratio from 1 to %d", pattern.MaxRatio)
+	}
+	return v
+}
+
 func (p *parsed) yesNo(pr param) bool {
 	switch strings.ToLower(pr.value) {
 	case "yes", "y", "true":
@@ -265,4 +276,20 @@ func (p *parsed) direct(pr param) bool {
 func match(pattern, name string) bool {
 	ok, err := path.Match(strings.ToLower(pattern), strings.ToLower(name))
 	return err == nil && ok
+}
+
+// data reads the general parameters of the data written: compratio=,
+// dedupratio= and dedupunit= (4k, the unit fsbench's copies have).
+func (p *parsed) data(ps params, d *pattern.Data) {
+	if v, ok := ps.get("compratio"); ok {
+		d.Compress = p.ratio(v)
+	}
+	if v, ok := ps.get("dedupratio"); ok {
+		d.Dedupe = p.ratio(v)
+	}
+	if v, ok := ps.get("dedupunit"); ok {
+		if n := p.size(v); n != 4096 && p.err == nil {
+			p.fail(v, "fsbench's copies are 4 KiB blocks: give dedupunit=4k")
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -282,7 +283,8 @@ func TestRefusals(t *testing.T) {
 		{"hd=a,system=x\nhd=b,system=y\n" + "fsd=f,anchor=/m/t,depth=1,width=1,files=4,size=4k,shared=yes\nfwd=w,fsd=f,host=a\nfwd=v,fsd=f,host=b,threads=8\nrd=r,fwd=(w,v),format=yes\n", "fwd=w and fwd=v differ"},
 		{"hd=a,system=x\nhd=b,system=y\n" + "fsd=f,anchor=/m/t,depth=1,width=1,files=4,size=4k,shared=yes\nfwd=w,fsd=f\nrd=r,fwd=w\n", "format=no on many hosts"},
 		{fsd + "fwd=w,fsd=f,host=h9\n" + rd, "fwd=w: host=h9 is no hd="},
-		{fsd + fwd + rd + "compratio=2\n", "compratio= is not supported"},
+		{fsd + fwd + rd + "compratio=0.5\n", "compratio=0.5: want a ratio from 1 to 256"},
+		{fsd + fwd + rd + "dedupunit=128k\n", "dedupunit=128k: fsbench's copies are 4 KiB blocks"},
 		{fsd + fwd + rd + "include=other\n", "include= is not supported"},
 		{"fsd=f,anchor=relative,depth=1,width=1,files=4,size=4k\n" + fwd + rd, "want an absolute path below the mount"},
 		{fsd + fwd, "no rd= line"},
@@ -431,5 +433,16 @@ func TestEveryRefusal(t *testing.T) {
 	}
 	if n < 20 {
 		t.Errorf("only %d refusals", n)
+	}
+}
+
+// compratio=, dedupratio= and dedupunit=4k set the data the run writes.
+func TestDataRatios(t *testing.T) {
+	r, err := read(t, "compratio=2\ndedupratio=3.5\ndedupunit=4k\nfsd=f,anchor=/m/t,depth=1,width=1,files=4,size=4k\nfwd=w,fsd=f,operation=write\nrd=r,fwd=w,format=yes\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job.Data != (pattern.Data{Compress: 2, Dedupe: 3.5}) {
+		t.Errorf("data %+v", r.Job.Data)
 	}
 }

@@ -274,7 +274,7 @@ func (e *Runner) visitFile(w *engine.Worker, p *FilePhase, i int) error {
 	for b := uint64(0); b < blocks; b++ {
 		blk := b
 		if p.Access == Random {
-			blk = f.perm.Next()
+			blk = f.order.next(w.Rand)
 		}
 		off := int64(blk) * p.BlockSize
 		buf := f.buf[:min(p.BlockSize, size-off)]
@@ -317,7 +317,7 @@ func (e *Runner) openVisit(w *engine.Worker, f *files, p *FilePhase, i int, path
 	hintAccess(fd, p.Access)
 	blocks := uint64((p.size(i) + p.BlockSize - 1) / p.BlockSize)
 	if p.Access == Random {
-		f.perm.Init(blocks, w.Rand)
+		f.order.init(blocks, w.Rand)
 	}
 	return fd, blocks, nil
 }

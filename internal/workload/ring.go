@@ -152,7 +152,7 @@ type ringVisit struct {
 	path     string
 	id       uint64
 	size     int64
-	perm     *engine.Perm
+	order    *blockOrder
 	blocks   uint64
 	next     uint64 // blocks begun
 	inflight int
@@ -175,7 +175,7 @@ func (e *Runner) visitRing(w *engine.Worker, p *FilePhase, i int) error {
 		unix.Close(fd)
 		return &PathError{Op: "io_uring", Path: path, Err: err}
 	}
-	v := ringVisit{e: e, w: w, p: p, q: &f.q, fd: fd, path: path, id: id, size: p.size(i), blocks: blocks, perm: &f.perm}
+	v := ringVisit{e: e, w: w, p: p, q: &f.q, fd: fd, path: path, id: id, size: p.size(i), blocks: blocks, order: &f.order}
 	for {
 		v.fill()
 		if v.inflight == 0 {
@@ -230,7 +230,7 @@ func (v *ringVisit) fill() {
 		}
 		blk := v.next
 		if p.Access == Random {
-			blk = v.perm.Next()
+			blk = v.order.next(v.w.Rand)
 		}
 		off := int64(blk) * p.BlockSize
 		n := int(min(p.BlockSize, v.size-off))

@@ -21,6 +21,7 @@ import (
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/metrics"
 	"github.com/fsbench/fsbench/internal/pattern"
+	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/sysio"
 )
 
@@ -95,7 +96,11 @@ type FilePhase struct {
 	PerFile bool
 	Access  Access // offsets within a file: Sequential or Random
 	Select  Access // order in which a worker takes its targets
-	ReadPct int    // Mixed: percentage of reads
+	// Skew, if not uniform, draws the random picks of Access and Select
+	// from a distribution (zipf, a hot zone, ...): the Result's Access
+	// says how they fell.
+	Skew    skew.Spec
+	ReadPct int // Mixed: percentage of reads
 	// Ops limits the phase to this many operations across all workers; 0
 	// with no Duration is one pass: every target once (every block once).
 	Ops      int64
@@ -172,6 +177,9 @@ type Config struct {
 	// that buffer, so reads must use the transfers the writes used. Not
 	// with the io_uring engine.
 	Repeat bool
+	// Data is how the content written compresses and repeats (see
+	// pattern.Data); the zero Data neither compresses nor repeats.
+	Data pattern.Data
 }
 
 // Runner runs phases of file operations on package engine's workers (its
@@ -208,7 +216,7 @@ type files struct {
 	spare   []byte          // second write buffer, when blocks are made ahead
 	stream  *pattern.Stream // big files' blocks (Runner.streams)
 	dirents []byte          // readdir buffer
-	perm    engine.Perm
+	order   blockOrder      // random access's order of blocks
 	ts      [2]unix.Timespec
 	q       ioQueue // IOUring phases
 	warm    byte    // warmCache's sums
@@ -226,7 +234,7 @@ func NewRunner(cfg Config, maxBlock int64) *Runner {
 	if cfg.MaxErrorSamples > 0 {
 		core.MaxErrorSamples = cfg.MaxErrorSamples
 	}
-	e := &Runner{cfg: cfg, pattern: pattern.New(cfg.Seed), core: core, maxBlock: maxBlock, align: align, Live: &core.Live}
+	e := &Runner{cfg: cfg, pattern: pattern.NewData(cfg.Seed, cfg.Data), core: core, maxBlock: maxBlock, align: align, Live: &core.Live}
 	// With fewer workers than CPUs, a CPU would idle while a worker waits
 	// for its write: a helper makes the next block then (see create).
 	e.ahead = cfg.Workers < runtime.GOMAXPROCS(0) && !cfg.Repeat
@@ -277,14 +285,16 @@ func (e *Runner) Run(ctx context.Context, p FilePhase) (*Result, error) {
 	if p.Shared != nil {
 		return e.runShared(ctx, &p)
 	}
-	return e.core.Run(ctx, engine.Phase{
-		Name: p.Name, Title: p.Title, Tasks: p.Targets.Len(), Random: p.Select == Random,
+	res, err := e.core.Run(ctx, engine.Phase{
+		Name: p.Name, Title: p.Title, Tasks: p.Targets.Len(), Random: p.Select == Random, Skew: p.Skew, SkewOf: "files",
 		Ops: p.Ops, Duration: p.Duration, Once: p.Once, Warmup: p.Warmup, Rate: p.Rate,
 		Interval: p.Interval, OnInterval: p.OnInterval, Ready: p.Ready,
 		Setup:  func(w *engine.Worker) error { return e.setup(w, &p) },
 		Do:     e.op(&p),
 		Finish: e.finish(&p),
 	})
+	e.addBlockAccess(res, &p)
+	return res, err
 }
 
 // maxProcs is the most Ps raiseProcs gives a phase: up to 64 workers get
@@ -380,6 +390,7 @@ func useStreams(workers, maxBlock, procs int, memory int64) bool {
 func (e *Runner) setup(w *engine.Worker, p *FilePhase) error {
 	f := e.files[w.ID]
 	w.State = f
+	f.order.prepare(p)
 	writes := p.Kind == Write || p.Kind == Mixed || p.Kind == Create
 	// The most bytes one operation moves: a buffer holds that much, so
 	// a worker writing 4 KiB files holds 4 KiB, whatever the block size.

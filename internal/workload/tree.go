@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/sysio"
 )
 
@@ -131,8 +132,10 @@ const (
 type TreeInfo struct {
 	Tool  string `json:"tool"`
 	Shape Shape  `json:"shape"`
-	Seed  uint64 `json:"seed"`  // of the data pattern: verify works across runs
-	State string `json:"state"` // TreeEmpty, TreeDirs, TreeFormatted or TreeDirty
+	Seed  uint64 `json:"seed"` // of the data pattern: verify works across runs
+	// Data is the ratios its files were written with (pattern.Data).
+	Data  pattern.Data `json:"data,omitzero"`
+	State string       `json:"state"` // TreeEmpty, TreeDirs, TreeFormatted or TreeDirty
 	// Subdirs is set while the directories of a mkdir phase exist.
 	Subdirs bool `json:"subdirs,omitempty"`
 }

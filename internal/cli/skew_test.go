@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
+)
+
+// access is the one Access of kind of in the single phase of a JSON result.
+func access(t *testing.T, out, of string) report.Access {
+	t.Helper()
+	var res report.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Phases) == 0 {
+		t.Fatalf("result: %v\n%s", err, out)
+	}
+	p := res.Phases[len(res.Phases)-1]
+	for _, a := range p.Access {
+		if a.Of == of {
+			return a
+		}
+	}
+	t.Fatalf("phase %s has no access of %s: %+v", p.Name, of, p.Access)
+	return report.Access{}
+}
+
+// near fails unless the measured shares of a are within points of the
+// distribution's.
+func near(t *testing.T, a report.Access, points float64) {
+	t.Helper()
+	if math.Abs(a.Top1Pct-a.Want1Pct) > points || math.Abs(a.Top10Pct-a.Want10Pct) > points || a.Picks == 0 {
+		t.Errorf("%s over %d %s: measured %.2f%%/%.2f%%, want %.2f%%/%.2f%% (%d picks)",
+			a.Distribution, a.Items, a.Of, a.Top1Pct, a.Top10Pct, a.Want1Pct, a.Want10Pct, a.Picks)
+	}
+}
+
+// TestDistributionOnTmpfs: skewed random reads of a file on a tmpfs, by
+// bench's flags and by a fio job file, state their distribution and a
+// measured hot share within 2 points of the distribution's.
+func TestDistributionOnTmpfs(t *testing.T) {
+	testenv.NeedsServer(t, "a tmpfs mount")
+	dir := testenv.Tmpfs(t, "64m")
+	out, errs, code := runFsbench(t, "bench", dir, "--rw", "randread", "--file-size", "16M", "--xfer-size", "4K",
+		"--distribution", "zipf:1.2", "-p", "2", "--ops", "20000", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	a := access(t, out, "blocks")
+	if a.Distribution != "zipf:1.2" || a.Items != 4096 {
+		t.Errorf("access %+v", a)
+	}
+	near(t, a, 2)
+
+	job := filepath.Join(t.TempDir(), "hot.fio")
+	src := "[hot]\ndirectory=" + dir + "\nrw=randread\nbs=4k\nsize=8m\nnumjobs=2\nrandom_distribution=zoned:80/20:20/80\n"
+	if err := os.WriteFile(job, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = runFsbench(t, "fio", job, "--json", "-q")
+	if code != 0 {
+		t.Fatalf("fio: exit %d: %s", code, errs)
+	}
+	a = access(t, out, "blocks")
+	if a.Distribution != "zoned:80/20:20/80" || a.Picks < 4096 || a.Want10Pct != 40 {
+		t.Errorf("fio access %+v", a)
+	}
+	near(t, a, 2)
+}
+
+// TestDistributionObjects: objbench's get picks prepared objects from the
+// distribution, in a directory store.
+func TestDistributionObjects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	store := t.TempDir() + "/"
+	out, errs, code := runFsbench(t, "objbench", "--storage", "file", store, "--workload", "get", "--objects", "400",
+		"--obj-size", "4K", "--ops", "20000", "--distribution", "pareto:0.2", "-p", "2", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	a := access(t, out, "objects")
+	if a.Distribution != "pareto:0.2" || a.Items != 200 {
+		t.Errorf("access %+v", a)
+	}
+	near(t, a, 2)
+	// The mixed workload's gets and stats, among each thread's live objects.
+	out, errs, code = runFsbench(t, "objbench", "--storage", "file", t.TempDir()+"/", "--workload", "mixed", "--objects", "400",
+		"--obj-size", "4K", "--ops", "20000", "--distribution", "zoned:80/20:20/80", "-p", "2", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("mixed: exit %d: %s", code, errs)
+	}
+	var res report.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Phases) == 0 || len(res.Phases[0].Access) != 1 {
+		t.Fatalf("mixed: %v %s", err, out)
+	}
+	a = res.Phases[0].Access[0]
+	if a.Distribution != "zoned:80/20:20/80" || a.Picks < 10000 {
+		t.Errorf("mixed: access %+v", a)
+	}
+	near(t, a, 2)
+}
+
+// TestDistributionTrain: train's readers draw samples from the
+// distribution over the whole dataset, and the result says how they fell.
+func TestDistributionTrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	out, errs, code := runFsbench(t, "train", t.TempDir(), "--model", "resnet50", "--dataset-files", "8", "--epochs", "2",
+		"--compute-time", "1ms", "-p", "1", "--au-threshold", "1", "--distribution", "zipf:1.2", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	a := access(t, out, "samples")
+	if a.Distribution != "zipf:1.2" || a.Items != 10008 || a.Picks != 20000 {
+		t.Errorf("access %+v", a)
+	}
+	near(t, a, 2)
+}
+
+// TestDistributionRefused: a spelling fsbench cannot read, or a
+// distribution with nothing random to draw, is one line and exit 2.
+func TestDistributionRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", dir, "--rw", "randread", "--distribution", "zipf:1"}, `fsbench: --distribution: bad distribution "zipf:1"`},
+		{[]string{"bench", dir, "--rw", "randread", "--distribution", "zoned:60/10:30/20"}, "sum to 90% and their sizes to 30%"},
+		{[]string{"bench", dir, "--rw", "randread", "--distribution", "lognormal:2"}, "unknown distribution"},
+		{[]string{"bench", dir, "--rw", "write", "--distribution", "pareto:0.2"}, "--distribution draws random picks"},
+		{[]string{"objbench", "--storage", "file", dir, "--workload", "put", "--distribution", "zipf:1.2"}, "--distribution goes with --workload get, stat or mixed"},
+		{[]string{"fio", "--name=z", "--directory=" + dir, "--rw=randread", "--size=1m", "--random_distribution=normal:0"}, "random_distribution=normal:0: bad distribution"},
+	} {
+		_, errs, code := runFsbench(t, c.args...)
+		if code != 2 || !strings.HasPrefix(errs, "fsbench: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2, one line with %q", c.args, code, errs, c.want)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
