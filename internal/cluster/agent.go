@@ -394,14 +394,21 @@ func (a *Agent) run(j *agentJob) {
 }
 
 func (a *Agent) watch(j *agentJob) {
+	limit := a.orphanAfter(j)
 	tick.Every(time.Second, j.removed, func() bool {
-		if time.Since(time.Unix(0, j.lastPing.Load())) <= a.o.OrphanAfter {
+		if time.Since(time.Unix(0, j.lastPing.Load())) <= limit {
 			return true
 		}
-		a.o.Logf("job %s: no word from the coordinator for %v; cancelling it and removing its files", j.id, a.o.OrphanAfter)
-		a.end(j, fmt.Errorf("no word from the coordinator for %v", a.o.OrphanAfter))
+		a.o.Logf("job %s: no word from the coordinator for %v; cancelling it and removing its files", j.id, limit)
+		a.end(j, fmt.Errorf("no word from the coordinator for %v", limit))
 		return false
 	})
+}
+
+// orphanAfter is how long j runs without a ping: the agent's limit, and
+// the longer wait its job asks for a crowded machine (within maxCrowd).
+func (a *Agent) orphanAfter(j *agentJob) time.Duration {
+	return a.o.OrphanAfter + min(max(j.job.Crowd, 0), maxCrowd)
 }
 
 // end cancels a job for cause, waits for it to stop (its run removes its
