@@ -8,11 +8,14 @@
 #   N=1000 PROCS=10 RUNS=20 benchmarks/scripts/many-agents.sh [FSBENCH]
 #
 # Output: one line a run, then the count of runs that completed; logs in
-# $OUT (default /tmp/many-agents). Needs GNU time (/usr/bin/time) and jq.
+# $OUT (default /tmp/many-agents), the coordinator's stderr with the
+# seconds since its start on each line. Needs GNU time, perl, bc and jq.
 set -euo pipefail
 BIN=${1:-fsbench}
 N=${N:-1000} PROCS=${PROCS:-10} RUNS=${RUNS:-20} PORT=${PORT:-30000}
 DURATION=${DURATION:-2s}
+# Every agent here would drop the one machine's page cache before each phase.
+DROP=${DROP:-never}
 OUT=${OUT:-/tmp/many-agents}
 mkdir -p "$OUT"
 ROOT=$(mktemp -d "$OUT/root.XXXX")
@@ -50,7 +53,8 @@ for ((r = 1; r <= RUNS; r++)); do
 	t0=$(date +%s.%N)
 	set +e
 	/usr/bin/time -f '%M %U %S' -o "$OUT/time-$r" timeout 600 "$BIN" bench "$ROOT" --rw stat --files 4 --file-size 4K -p 1 \
-		--duration "$DURATION" --hosts-file "$OUT/hosts" --token-file "$TOKEN" --json >"$OUT/result-$r.json" 2>"$OUT/stderr-$r"
+		--duration "$DURATION" --drop-caches "$DROP" --hosts-file "$OUT/hosts" --token-file "$TOKEN" --json >"$OUT/result-$r.json" \
+		2> >(perl -MTime::HiRes=time -e '$t0 = time; while (<STDIN>) { printf "%6.2f %s", time - $t0, $_ }' >"$OUT/stderr-$r")
 	code=$?
 	set -e
 	t1=$(date +%s.%N)
