@@ -261,7 +261,7 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	case job.Index < 0 || job.Hosts < 1 || job.Index >= job.Hosts:
 		return nil, fmt.Errorf("host %d of %d", job.Index, job.Hosts)
 	}
-	j := &agentJob{job: job, dirFd: -1, baseFd: -1, releases: make(chan Release, 64), events: make(chan Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
+	j := &agentJob{job: job, dirFd: -1, baseFd: -1, releases: make(chan Release, 64), events: make(chan *Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
 	j.ctx, j.stop = context.WithCancelCause(context.Background())
 	j.id = newID()
 	files, err := j.writeFiles()
@@ -469,7 +469,8 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 		select {
 		case <-r.Context().Done():
 			return
-		case ev = <-j.events:
+		case e := <-j.events:
+			ev = *e
 		case now := <-t.C:
 			ev = Event{Type: EventHeartbeat, Time: now, Live: liveCounts(j.board), Progress: j.meter.read()}
 		}
@@ -496,7 +497,7 @@ type agentJob struct {
 	ctx      context.Context
 	stop     context.CancelCauseFunc
 	releases chan Release
-	events   chan Event
+	events   chan *Event   // pointers: a queue of 4,096 events themselves took 700 KiB a job
 	done     chan struct{} // the run returned
 	removed  chan struct{}
 	once     sync.Once
@@ -514,7 +515,7 @@ func (j *agentJob) ping() { j.lastPing.Store(time.Now().UnixNano()) }
 // coordinator, hearing nothing, declares the host lost.
 func (j *agentJob) send(ev Event) {
 	select {
-	case j.events <- ev:
+	case j.events <- &ev:
 	default:
 	}
 }
