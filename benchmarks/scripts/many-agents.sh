@@ -47,6 +47,19 @@ for ((i = 0; i < PROCS; i++)); do
 		sleep 0.1
 	done
 done
+# wait_free waits (a minute at most) until no agent (of every tenth) says
+# it is busy.
+wait_free() {
+	local h busy
+	for _ in $(seq 120); do
+		busy=0
+		while read -r h; do
+			curl -s -m 5 -H "Authorization: Bearer $(cat "$TOKEN")" "http://$h/v1/info" | grep -q '"busy":true' && busy=1 && break
+		done < <(awk 'NR % 10 == 1' "$OUT/hosts") # every tenth
+		[ "$busy" = 0 ] && return 0
+		sleep 0.5
+	done
+}
 ok=0
 for ((r = 1; r <= RUNS; r++)); do
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -60,14 +73,15 @@ for ((r = 1; r <= RUNS; r++)); do
 	t1=$(date +%s.%N)
 	wall=$(echo "$t1 - $t0" | bc)
 	# Every phase's own time, as its final line says ("PHASE (N hosts): ... in 2.05s").
-	phases=$(grep -oE 'hosts\): .* in [0-9.]+s$' "$OUT/stderr-$r" | grep -oE '[0-9.]+s$' | tr -d s | paste -sd+ | bc)
+	phases=$(grep -oE 'hosts\): .* in [0-9.]+s$' "$OUT/stderr-$r" | grep -oE '[0-9.]+s$' | tr -d s | paste -sd+ | bc) || true
 	phases=${phases:-0}
-	read -r rss usr sys <"$OUT/time-$r" || true
+	read -r rss usr sys < <(tail -1 "$OUT/time-$r") || true
 	rss=${rss##* }
 	printf 'run %d exit %s wall %.1f s phases %.1f s overhead %.1f s rss %d MiB cpu %.2f+%.2f s load %s\n' \
 		"$r" "$code" "$wall" "$phases" "$(echo "$wall - $phases" | bc)" $((${rss:-0} / 1024)) "${usr:-0}" "${sys:-0}" "$load"
 	[ "$code" = 0 ] && ok=$((ok + 1))
-	# The next run's preflight wants every agent free again.
-	sleep 1
+	# The next run's preflight wants every agent free again: after a run
+	# that lost hosts, theirs give up the job once they miss the pings.
+	wait_free
 done
 echo "complete: $ok of $RUNS (N=$N PROCS=$PROCS)"

@@ -57,9 +57,9 @@ for ((r = 1; r <= RUNS; r++)); do
 		--access-key "$AK" --secret-key "$SK" --bucket "warp-clients-$r" --obj.size 4KiB --objects $((N * 10)) \
 		--concurrent 1 --duration "$DURATION" --no-color --benchdata "$work/bench-$r" >"$OUT/out-$r" 2>&1 || code=$?
 	wall=$(echo "$(date +%s.%N) - $t0" | bc)
-	read -r rss usr sys <"$work/time" || true
+	read -r rss usr sys < <(tail -1 "$work/time") || true
 	# The phases' own time: each report's "Ran: 15s" (the upload), and the GET's DURATION.
-	phases=$({ grep -oE 'Ran: [0-9.]+s' "$OUT/out-$r" || true; } | grep -oE '[0-9.]+' | paste -sd+ | bc)
+	phases=$(grep -oE 'Ran: [0-9.]+s' "$OUT/out-$r" | grep -oE '[0-9.]+' | paste -sd+ | bc) || true
 	phases=$(echo "${phases:-0} + ${DURATION%s}" | bc)
 	printf 'run %d exit %d wall %.1f s phases %.1f s overhead %.1f s rss %d MiB cpu %.2f+%.2f s load %s\n' "$r" "$code" "$wall" "$phases" \
 		"$(echo "$wall - $phases" | bc)" $((${rss:-0} / 1024)) "${usr:-0}" "${sys:-0}" "$load"

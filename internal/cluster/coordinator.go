@@ -99,6 +99,7 @@ type host struct {
 	stopped bool
 	heard   time.Time
 	crowd   time.Duration // silent LostAfter and this long, it is lost (silences)
+	pinged  time.Time     // when the pinger last asked (pingEvery)
 	open    bool          // its event stream began: heard counts from then
 	prog    *Progress     // the last the host told
 }
@@ -530,9 +531,10 @@ func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 		// answer on a busy machine: a ping given up closes its connection,
 		// and the next one would open another.
 		_ = c.each(hosts, func(h *host) error {
-			if !h.prepared.Load() {
+			if !h.prepared.Load() || time.Since(h.pinged) < h.pingEvery() {
 				return nil
 			}
+			h.pinged = time.Now()
 			pctx, cancel := context.WithTimeout(ctx, releaseAttempt)
 			defer cancel()
 			t0 := time.Now()

@@ -49,3 +49,10 @@ func (c *Coordinator) silences(hosts []*host) {
 // a crowd of 10,000 hosts on 2 CPUs; no job keeps an agent's files for
 // long after its coordinator is gone.
 const maxCrowd = 10_000 * crowdTurn / 2
+
+// pingEvery is how often the pinger tells h that its coordinator is
+// there: every HeartbeatEvery, or a quarter of the crowd's share on a
+// crowded machine, whose agents wait that much longer for a ping (a
+// thousand agents on 2 CPUs: every 2.5 s, not every second, which cost
+// them and the coordinator a request each a second).
+func (h *host) pingEvery() time.Duration { return max(HeartbeatEvery, h.crowd/4) }

@@ -29,6 +29,9 @@ func TestSilences(t *testing.T) {
 	if got := c.jobFor(Job{}, hosts[0], hosts[:1]).Crowd; got != 10*time.Second {
 		t.Errorf("the job tells the agent %v, want 10s", got)
 	}
+	if hosts[0].pingEvery() != 2500*time.Millisecond || alone.pingEvery() != HeartbeatEvery {
+		t.Errorf("pinged every %v on the crowded machine, %v alone; want 2.5s and %v", hosts[0].pingEvery(), alone.pingEvery(), HeartbeatEvery)
+	}
 	if got := c.releaseWithin(); got != 45*time.Second {
 		t.Errorf("a release may take %v, want thrice the longest silence (45s)", got)
 	}
