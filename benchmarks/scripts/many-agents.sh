@@ -29,6 +29,7 @@ cleanup() {
 	rm -rf "$ROOT"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the clean-up runs on these too
 per=$((N / PROCS))
 hosts=()
 for ((i = 0; i < PROCS; i++)); do

@@ -5,7 +5,8 @@
 # times. Per run: exit code, wall, the coordinator's peak RSS and CPU (GNU
 # time), the phases' own time (warp's upload as it reports it, and the
 # GET's DURATION), the overhead (wall minus them), and the load average. The benchmark is warp's GET of 4 KiB objects,
-# one request at a time per client, for DURATION.
+# one request at a time per client, for DURATION, over 10 objects each
+# client uploads first (warp's --objects is per client).
 #
 #   N=100 RUNS=3 benchmarks/scripts/warp-clients.sh
 #
@@ -32,6 +33,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the clean-up runs on these too
 # shellcheck source=minio-lib.sh
 . "$here/minio-lib.sh"
 start_minio warpclients
@@ -54,7 +56,7 @@ for ((r = 1; r <= RUNS; r++)); do
 	t0=$(date +%s.%N)
 	code=0
 	/usr/bin/time -f '%M %U %S' -o "$work/time" timeout 600 "$WARP" get --warp-client "$list" --host "$MINIO_ADDR" \
-		--access-key "$AK" --secret-key "$SK" --bucket "warp-clients-$r" --obj.size 4KiB --objects $((N * 10)) \
+		--access-key "$AK" --secret-key "$SK" --bucket "warp-clients-$r" --obj.size 4KiB --objects 10 \
 		--concurrent 1 --duration "$DURATION" --no-color --benchdata "$work/bench-$r" >"$OUT/out-$r" 2>&1 || code=$?
 	wall=$(echo "$(date +%s.%N) - $t0" | bc)
 	read -r rss usr sys < <(tail -1 "$work/time") || true
