@@ -10,6 +10,8 @@
 # Output: one line a run, then the count of runs that completed; logs in
 # $OUT (default /tmp/many-agents), the coordinator's stderr with the
 # seconds since its start on each line. Needs GNU time, perl, bc and jq.
+# PROFILE=1 profiles the coordinator's CPU (cpu-RUN.prof) and the agents'
+# processes' (agents-cpu-I.prof, written when the script ends).
 set -euo pipefail
 BIN=${1:-fsbench}
 N=${N:-1000} PROCS=${PROCS:-10} RUNS=${RUNS:-20} PORT=${PORT:-30000}
@@ -34,7 +36,7 @@ per=$((N / PROCS))
 hosts=()
 for ((i = 0; i < PROCS; i++)); do
 	first=$((PORT + i * per))
-	"$BIN" agent --instances "$per" --listen "127.0.0.1:$first" --token-file "$TOKEN" \
+	FSBENCH_CPUPROFILE=${PROFILE:+$OUT/agents-cpu-$i.prof} "$BIN" agent --instances "$per" --listen "127.0.0.1:$first" --token-file "$TOKEN" \
 		--allow-root "$ROOT" --max-connections 8 >"$OUT/agents-$i.log" 2>&1 &
 	pids+=($!)
 	for ((p = first; p < first + per; p++)); do hosts+=("127.0.0.1:$p"); done
@@ -66,7 +68,7 @@ for ((r = 1; r <= RUNS; r++)); do
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
 	t0=$(date +%s.%N)
 	set +e
-	/usr/bin/time -f '%M %U %S' -o "$OUT/time-$r" timeout 600 "$BIN" bench "$ROOT" --rw stat --files 4 --file-size 4K -p 1 \
+	FSBENCH_CPUPROFILE=${PROFILE:+$OUT/cpu-$r.prof} /usr/bin/time -f '%M %U %S' -o "$OUT/time-$r" timeout 600 "$BIN" bench "$ROOT" --rw stat --files 4 --file-size 4K -p 1 \
 		--duration "$DURATION" --drop-caches "$DROP" --hosts-file "$OUT/hosts" --token-file "$TOKEN" --json >"$OUT/result-$r.json" \
 		2> >(perl -MTime::HiRes=time -e '$t0 = time; while (<STDIN>) { printf "%6.2f %s", time - $t0, $_ }' >"$OUT/stderr-$r")
 	code=$?
