@@ -157,6 +157,7 @@ var k8sParts = map[string][]string{
 	"bench":    {"ConfigMap", "Job", "PersistentVolumeClaim"},
 	"objbench": {"ConfigMap", "Job", "Secret"},
 	"train":    {"Job", "PersistentVolumeClaim"},
+	"ranks":    {"Job", "PersistentVolumeClaim"},
 }
 
 // renderedObject is what the tests look at of a rendered object.

@@ -261,7 +261,7 @@ func (a *Agent) check(job *Job) (*agentJob, error) {
 	case job.Index < 0 || job.Hosts < 1 || job.Index >= job.Hosts:
 		return nil, fmt.Errorf("host %d of %d", job.Index, job.Hosts)
 	}
-	j := &agentJob{job: job, dirFd: -1, baseFd: -1, releases: make(chan Release, 64), events: make(chan Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
+	j := &agentJob{job: job, dirFd: -1, baseFd: -1, releases: make(chan Release, 64), events: make(chan *Event, 4096), done: make(chan struct{}), board: prom.NewBoard("")}
 	j.ctx, j.stop = context.WithCancelCause(context.Background())
 	j.id = newID()
 	files, err := j.writeFiles()
@@ -394,14 +394,21 @@ func (a *Agent) run(j *agentJob) {
 }
 
 func (a *Agent) watch(j *agentJob) {
+	limit := a.orphanAfter(j)
 	tick.Every(time.Second, j.removed, func() bool {
-		if time.Since(time.Unix(0, j.lastPing.Load())) <= a.o.OrphanAfter {
+		if time.Since(time.Unix(0, j.lastPing.Load())) <= limit {
 			return true
 		}
-		a.o.Logf("job %s: no word from the coordinator for %v; cancelling it and removing its files", j.id, a.o.OrphanAfter)
-		a.end(j, fmt.Errorf("no word from the coordinator for %v", a.o.OrphanAfter))
+		a.o.Logf("job %s: no word from the coordinator for %v; cancelling it and removing its files", j.id, limit)
+		a.end(j, fmt.Errorf("no word from the coordinator for %v", limit))
 		return false
 	})
+}
+
+// orphanAfter is how long j runs without a ping: the agent's limit, and
+// the longer wait its job asks for a crowded machine (within maxCrowd).
+func (a *Agent) orphanAfter(j *agentJob) time.Duration {
+	return a.o.OrphanAfter + min(max(j.job.Crowd, 0), maxCrowd)
 }
 
 // end cancels a job for cause, waits for it to stop (its run removes its
@@ -462,7 +469,8 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request, j *agentJob) {
 		select {
 		case <-r.Context().Done():
 			return
-		case ev = <-j.events:
+		case e := <-j.events:
+			ev = *e
 		case now := <-t.C:
 			ev = Event{Type: EventHeartbeat, Time: now, Live: liveCounts(j.board), Progress: j.meter.read()}
 		}
@@ -489,7 +497,7 @@ type agentJob struct {
 	ctx      context.Context
 	stop     context.CancelCauseFunc
 	releases chan Release
-	events   chan Event
+	events   chan *Event   // pointers: a queue of 4,096 events themselves took 700 KiB a job
 	done     chan struct{} // the run returned
 	removed  chan struct{}
 	once     sync.Once
@@ -507,7 +515,7 @@ func (j *agentJob) ping() { j.lastPing.Store(time.Now().UnixNano()) }
 // coordinator, hearing nothing, declares the host lost.
 func (j *agentJob) send(ev Event) {
 	select {
-	case j.events <- ev:
+	case j.events <- &ev:
 	default:
 	}
 }

@@ -25,8 +25,8 @@ type released struct {
 const releaseAttempt = 5 * time.Second
 
 // releaseWithin is how long a host has to take a barrier's release before
-// it is lost: thrice the silence that loses a host.
-func (c *Coordinator) releaseWithin() time.Duration { return 3 * c.LostAfter }
+// it is lost: thrice the longest silence that loses a host.
+func (c *Coordinator) releaseWithin() time.Duration { return 3 * max(c.longest, c.LostAfter) }
 
 // releaseIfAll releases barrier seq when every host has reached it. All
 // hosts are to start at one moment: an agent on this kernel is told the

@@ -57,6 +57,7 @@ type Coordinator struct {
 	current string        // the phase released last, whose progress is shown
 	b       barriers      // the run's barriers, kept by drive
 	sendJob time.Duration // how long sending the job took: room for the first release
+	longest time.Duration // the longest silence a host is allowed (silences)
 }
 
 // HostError is a failure of one host, named.
@@ -97,8 +98,10 @@ type host struct {
 	// which removed the job's files as it stopped.
 	stopped bool
 	heard   time.Time
-	open    bool      // its event stream began: heard counts from then
-	prog    *Progress // the last the host told
+	crowd   time.Duration // silent LostAfter and this long, it is lost (silences)
+	pinged  time.Time     // when the pinger last asked (pingEvery)
+	open    bool          // its event stream began: heard counts from then
+	prog    *Progress     // the last the host told
 }
 
 // Run runs job on every host: preflight (every agent reachable, same
@@ -119,6 +122,7 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	if err := c.preflight(ctx, hosts, job); err != nil {
 		return nil, err
 	}
+	c.silences(hosts)
 	// Each host is pinged from the moment it takes its job: else the
 	// first of a thousand hosts to take it could give it up (OrphanAfter)
 	// before the last one has it.
@@ -225,6 +229,7 @@ func sameAgent(hosts []*host) error {
 func (c *Coordinator) jobFor(job Job, h *host, hosts []*host) Job {
 	job.Index, job.Hosts = h.index, len(hosts)
 	job.IdleCPUs = idleCPUs(h, hosts)
+	job.Crowd = h.crowd
 	return job
 }
 
@@ -355,10 +360,10 @@ func (c *Coordinator) markDone(h *host) {
 func (c *Coordinator) check(hosts []*host, cancelled bool) error {
 	var failure error
 	for _, h := range hosts {
-		if !h.done && h.open && time.Since(h.heard) > c.LostAfter {
-			c.lose(h, fmt.Sprintf("no answer for %v", c.LostAfter))
+		if silence := c.LostAfter + h.crowd; !h.done && h.open && time.Since(h.heard) > silence {
+			c.lose(h, fmt.Sprintf("no answer for %v", silence))
 			if failure == nil {
-				failure = &HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, c.LostAfter)}
+				failure = &HostError{h.addr, fmt.Errorf("%w for %v", ErrLost, silence)}
 			}
 		}
 	}
@@ -526,9 +531,10 @@ func (c *Coordinator) pinger(ctx context.Context, hosts []*host) {
 		// answer on a busy machine: a ping given up closes its connection,
 		// and the next one would open another.
 		_ = c.each(hosts, func(h *host) error {
-			if !h.prepared.Load() {
+			if !h.prepared.Load() || time.Since(h.pinged) < h.pingEvery() {
 				return nil
 			}
+			h.pinged = time.Now()
 			pctx, cancel := context.WithTimeout(ctx, releaseAttempt)
 			defer cancel()
 			t0 := time.Now()

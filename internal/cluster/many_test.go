@@ -1,13 +1,17 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -87,12 +91,21 @@ func runPool(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
+	coordinate(t, pool.Addrs, "agents and coordinator together")
+}
+
+// coordinate runs the job of simPhases on the simulated agents at addrs,
+// and checks it as runPool says; whose figures the process's are is said
+// by whose.
+func coordinate(t *testing.T, addrs []string, whose string) {
+	t.Helper()
+	n := len(addrs)
 	runtime.GC()
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
 	var logged []string
-	c := &Coordinator{Hosts: pool.Addrs, Token: "tok", Client: &http.Client{Transport: NewTransport(), Timeout: 30 * time.Second},
+	c := &Coordinator{Hosts: addrs, Token: "tok", Client: &http.Client{Transport: NewTransport(), Timeout: 30 * time.Second},
 		Scheme: "http", Version: "test", LostAfter: 2 * time.Minute,
 		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
 	// A guard, not a measure: a run that hangs fails here instead of
@@ -110,9 +123,8 @@ func runPool(t *testing.T, n int) {
 	wall := time.Since(t0)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
-	// Agents and coordinator share this process: the figures are their sum.
-	t.Logf("%d agents, %d phases: wall %v, CPU %v, peak RSS %d MiB (agents and coordinator together)", n, len(simPhases),
-		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ru1.Maxrss>>10)
+	t.Logf("%d agents, %d phases: wall %v, CPU %v, peak RSS %d MiB (%s)", n, len(simPhases),
+		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ru1.Maxrss>>10, whose)
 	if got := phaseList(res); !slices.Equal(got, simPhases) {
 		t.Fatalf("phases %q, want %q", got, simPhases)
 	}
@@ -156,21 +168,108 @@ func TestFiveHundredAgents(t *testing.T) {
 // TestThousandsOfAgents runs three phases on 2,000 simulated agents (in
 // this process, over real sockets; FSBENCH_POOL_AGENTS sets another
 // number, such as 10000) and checks that every merged histogram is
-// exactly the sum of the hosts'.
+// exactly the sum of the hosts'. The agents are served by processes of
+// their own when they do not fit in this one's open files (5 an agent),
+// or when FSBENCH_POOL_PROCS says how many: then this process is the
+// coordinator alone (2 open files an agent), and its figures its own.
 func TestThousandsOfAgents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("thousands of agents: not in -short")
 	}
-	n := 2000
-	if v := os.Getenv("FSBENCH_POOL_AGENTS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("FSBENCH_POOL_AGENTS=%q: want a number of agents", v)
-		}
-	}
+	n, procs := envCount(t, "FSBENCH_POOL_AGENTS", 2000), envCount(t, "FSBENCH_POOL_PROCS", 0)
 	// Each agent a listener and two connections, each seen from both ends.
-	if need := 5*n + 512; sysio.RaiseOpenFileLimit(need) < need && sysio.OpenFileLimit() != 0 {
-		t.Skipf("%d agents need %d open files; this process may open %d (ulimit -n)", n, need, sysio.OpenFileLimit())
+	if need := 5*n + 512; procs == 0 && sysio.RaiseOpenFileLimit(need) >= need || sysio.OpenFileLimit() == 0 {
+		runPool(t, n)
+		return
 	}
-	runPool(t, n)
+	if need := 2*n + 512; sysio.RaiseOpenFileLimit(need) < need {
+		t.Skipf("%d agents need %d open files in the coordinator's process; it may open %d (ulimit -n)", n, need, sysio.OpenFileLimit())
+	}
+	procs = max(procs, (3*n+512)/sysio.OpenFileLimit()+1)
+	var addrs []string
+	for i := range procs {
+		addrs = append(addrs, servePoolProcess(t, n/procs+boolInt(i < n%procs))...)
+	}
+	coordinate(t, addrs, fmt.Sprintf("the coordinator alone; the agents in %d processes", procs))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// envCount is the number in the variable name, or def when it is unset.
+func envCount(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a number", name, v)
+	}
+	return n
+}
+
+// servePoolProcess starts this test binary as a process that serves n
+// simulated agents (TestPoolProcess), and returns their addresses once
+// they serve; the process ends with the test.
+func servePoolProcess(t *testing.T, n int) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPoolProcess$")
+	cmd.Env = append(os.Environ(), "FSBENCH_POOL_SERVE="+strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close() // the process closes its agents and ends
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("the agents' process: %v", err)
+		}
+	})
+	var addrs []string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && sc.Text() != "serving" {
+		addrs = append(addrs, sc.Text())
+	}
+	if len(addrs) != n {
+		t.Fatalf("the agents' process serves %d agents, want %d", len(addrs), n)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return addrs
+}
+
+// TestPoolProcess is not a test but the process servePoolProcess starts:
+// with FSBENCH_POOL_SERVE=N it serves N simulated agents, writes their
+// addresses and "serving" to stdout, and ends when stdin closes. Without
+// it, it does nothing.
+func TestPoolProcess(t *testing.T) {
+	v := os.Getenv("FSBENCH_POOL_SERVE")
+	if v == "" {
+		return
+	}
+	n := envCount(t, "FSBENCH_POOL_SERVE", 1)
+	if need := 3*n + 512; sysio.RaiseOpenFileLimit(need) < need {
+		t.Fatalf("%d agents need %d open files; this process may open %d", n, need, sysio.OpenFileLimit())
+	}
+	pool, err := ServePool(AgentOptions{Token: "tok", Roots: []string{t.TempDir()}, Runner: simRunner{}, Version: "test",
+		OrphanAfter: 2 * time.Minute}, "127.0.0.1:0", n, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	fmt.Println(strings.Join(pool.Addrs, "\n"))
+	fmt.Println("serving")
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }

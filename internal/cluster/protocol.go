@@ -115,6 +115,11 @@ type Job struct {
 	// run on and this host does not: they wait through a phase that one
 	// host runs for all (io500's find), which may run there.
 	IdleCPUs []int `json:"idle_cpus,omitempty"`
+	// Crowd is how much longer than alone the host may wait for a word
+	// from the coordinator (a ping) before it gives up the job, as the
+	// coordinator waits longer for its heartbeats: the run has other
+	// hosts on its machine (Crowded).
+	Crowd time.Duration `json:"crowd_ns,omitempty"`
 	// Base is set by the agent, never sent: RunName's directory as the
 	// agent opened it beneath its allowed root (/proc/self/fd/N), which
 	// the run uses in place of PATH/RunName so that no link swapped into

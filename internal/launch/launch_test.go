@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -382,3 +383,58 @@ func TestRendezvousStepStalled(t *testing.T) {
 }
 
 var errNoRank = errors.New("no rank")
+
+// TestRendezvousThousandRanks: the ranks of an Indexed Job of 1,000
+// completions (or mpirun -np 1000) meet in one directory: 999 ranks join
+// at once, as goroutines, and rank 0 gets every member, each rank's own,
+// then removes the directory. The wait is bounded: a rendezvous that does
+// not complete fails here rather than hang.
+func TestRendezvousThousandRanks(t *testing.T) {
+	const n = 1000
+	path := Dir(t.TempDir(), "indexed-job")
+	r0 := &Rendezvous{Path: path, Rank: 0, Size: n, From: "FSBENCH_WORLD_SIZE"}
+	tok, err := r0.Open(Notice{Host: "pod-0", Addrs: []string{"10.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	joined := make(chan error, n)
+	for i := 1; i < n; i++ {
+		go func() {
+			r := &Rendezvous{Path: path, Rank: i, Size: n, From: "FSBENCH_WORLD_SIZE"}
+			defer r.Close()
+			got, err := r.Join(ctx, 5*time.Minute)
+			if err == nil && got.Token != tok {
+				err = fmt.Errorf("rank %d read token %q", i, got.Token)
+			}
+			if err == nil {
+				err = r.Register(Member{Rank: i, Addrs: []string{fmt.Sprintf("10.0.%d.%d:7781", i/250, i%250)}, ID: fmt.Sprint(i), Host: fmt.Sprintf("pod-%d", i)})
+			}
+			joined <- err
+		}()
+	}
+	ms, err := r0.Members(ctx, 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < n; i++ {
+		if err := <-joined; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ms) != n {
+		t.Fatalf("%d members, want %d", len(ms), n)
+	}
+	for i := 1; i < n; i++ {
+		if want := fmt.Sprintf("10.0.%d.%d:7781", i/250, i%250); ms[i].Rank != i || len(ms[i].Addrs) != 1 || ms[i].Addrs[0] != want || ms[i].ID != fmt.Sprint(i) {
+			t.Fatalf("member %d: %+v, want rank %d at %s", i, ms[i], i, want)
+		}
+	}
+	if err := r0.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the rendezvous is still there: %v", err)
+	}
+}
