@@ -28,6 +28,8 @@ type BenchOptions struct {
 	// Job holds the workload flags (-f, --rw, --duration, ...); any of
 	// them switches bench from the default benchmark to a workload.
 	Job JobFlags
+	// Cap holds --slo and --curve.
+	Cap CapacityFlags
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
 	// summary, when set, writes more lines about the result (fio's
@@ -35,6 +37,7 @@ type BenchOptions struct {
 	summary func(*report.Result)
 
 	blockSize, bigFileSize, smallFileSize, sample string
+	capPhase                                      int
 }
 
 func newBenchCmd(app *App) *cobra.Command {
@@ -80,6 +83,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	markFiles(f, fileOut, "access-log")
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
+	addCapacityFlags(cmd, &o.Cap)
 	addJuicefsOnlyFlags(cmd)
 	return cmd
 }
@@ -134,6 +138,9 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
 		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
 	}
+	if o.Cap.active() && (o.ReadExisting || !o.Job.active(cmd)) {
+		return Usagef("--slo and --curve set the rate of a workload's phase: give one, e.g. --rw randread --duration 10s")
+	}
 	if o.ReadExisting {
 		return o.resolveExisting(cmd, app)
 	}
@@ -141,7 +148,10 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 		return Usagef("--sample chooses the files of --read-existing; give --read-existing too")
 	}
 	if o.Job.active(cmd) {
-		return o.resolveJob(cmd, app)
+		if err := o.resolveJob(cmd, app); err != nil {
+			return err
+		}
+		return o.resolveCapacity(cmd)
 	}
 	if err := o.CI.resolve(cmd, expect.Bench); err != nil {
 		return err
@@ -285,7 +295,14 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if alog != nil {
 		o.Tracer = alog
 	}
-	res, err := app.measure(ctx, "bench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+	repeat, capRun := o.Repeat, o.capacityRun()
+	if capRun != nil {
+		repeat = 1 // each rate runs o.Repeat times instead
+	}
+	res, err := app.measure(ctx, "bench", repeat, func(ctx context.Context, res *report.Result) error {
+		if capRun != nil {
+			return capRun.run(ctx, app, benchProbe(capRun, o, j, o.capPhase), res)
+		}
 		if o.ReadExisting {
 			return bench.RunExisting(ctx, o.Options, res)
 		}
@@ -311,6 +328,24 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		o.summary(res)
 	}
 	return app.finishRun(res, &o.Output, &o.CI)
+}
+
+// resolveCapacity checks --slo and --curve against the workload.
+func (o *BenchOptions) resolveCapacity(cmd *cobra.Command) error {
+	if err := o.Cap.resolve(cmd, o.CI.Exprs, o.Cluster.active()); err != nil || !o.Cap.active() {
+		return err
+	}
+	i, err := pacedPhase(o.Job.Job)
+	o.capPhase = i
+	return err
+}
+
+// capacityRun is the search or curve of --slo or --curve; nil without.
+func (o *BenchOptions) capacityRun() *capacityRun {
+	if !o.Cap.active() || o.Job.Job == nil {
+		return nil
+	}
+	return &capacityRun{flags: &o.Cap, phase: o.Job.Job.Phases[o.capPhase].Name, repeat: o.Repeat}
 }
 
 // announce says on stderr what is about to be benchmarked.

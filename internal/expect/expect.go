@@ -171,6 +171,9 @@ const (
 	Errors = "errors"
 	// Functional is "every functional check passed" (objbench).
 	Functional = "functional"
+	// Capacity is the highest open-loop rate at which --slo's latency
+	// objective held (report.CapacityAnswer), in ops/s or bytes/s.
+	Capacity = "capacity"
 )
 
 // Parse reads one expectation: NAME OP VALUE[UNIT], blanks allowed between
