@@ -188,3 +188,40 @@ func TestSearchStopsOnProbeError(t *testing.T) {
 		t.Errorf("err %v, want the probe's", err)
 	}
 }
+
+// TestSearchStopsAtMinRate: the search tries no rate below MinRate, so
+// that no probe is stretched beyond bounds to gather its samples.
+func TestSearchStopsAtMinRate(t *testing.T) {
+	q := &queue{mu: 1000}
+	tight, _ := ParseSLO("p99<1us")
+	a, err := (&Runner{Probe: q.probe, SLO: tight, MinRate: 100}).Search(context.Background())
+	if err != nil || a.Rate != 0 {
+		t.Fatalf("%+v %v", a, err)
+	}
+	for _, r := range q.probes[1:] {
+		if r < 100 {
+			t.Errorf("probed %.1f ops/s, below MinRate 100 (probes %v)", r, q.probes)
+		}
+	}
+	if len(q.probes) != 5 || a.High != 125 {
+		t.Errorf("probes %v, high %g; want 1000, 500, 250, 125 after the maximum", q.probes, a.High)
+	}
+}
+
+func TestKneeOfAQueue(t *testing.T) {
+	q := &queue{mu: 1000}
+	r := &Runner{Probe: q.probe}
+	if _, err := r.Curve(context.Background(), []float64{10, 50, 60, 75, 90, 100}); err != nil {
+		t.Fatal(err)
+	}
+	// The median grows as 1/(mu-rate): 2.25 times that at 100 ops/s at
+	// 600 ops/s, 3.6 times at 750; the steps at 750 and beyond are past
+	// the knee.
+	k := Knee(r.Steps())
+	if k < 0 || r.Steps()[k].Rate < 599 || r.Steps()[k].Rate > 601 {
+		t.Errorf("knee at step %d (%v), want the step at 600 ops/s", k, r.Steps()[k].Rate)
+	}
+	if Knee(r.Steps()[:1]) != -1 {
+		t.Errorf("a curve of the maximum alone has no knee")
+	}
+}

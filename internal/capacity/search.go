@@ -126,7 +126,10 @@ type Runner struct {
 	Repeat int
 	// OnStep, if set, is told of each step as it is done (progress).
 	OnStep func(Step)
-	steps  []Step
+	// MinRate is the lowest rate the search tries: below it a probe
+	// would take too long to gather its samples (SLO.MinOps).
+	MinRate float64
+	steps   []Step
 }
 
 // Steps are the steps run so far, in order.
@@ -215,7 +218,7 @@ func (r *Runner) Search(ctx context.Context) (Answer, error) {
 	}
 	a := Answer{MaxRate: x, High: x}
 	held := -1
-	for rate := x; rate >= x*Lowest; rate /= 2 {
+	for rate := x; rate >= max(x*Lowest, r.MinRate); rate /= 2 {
 		st, err := r.run(ctx, rate)
 		if err != nil {
 			return a, err
@@ -262,4 +265,40 @@ func (r *Runner) Curve(ctx context.Context, percents []float64) (float64, error)
 		}
 	}
 	return x, nil
+}
+
+// KneeFactor is how far the knee's median response time may be above
+// that at the curve's lowest rate.
+const KneeFactor = 3
+
+// Knee is the index in steps of the curve's knee: of the open-loop steps
+// in increasing rate, the last before the first that fell behind its
+// rate (MaxMissed) or whose median response time is more than KneeFactor
+// times that at the lowest rate; -1 when there is no open-loop step. The
+// median, not a tail percentile, because a queue past the knee moves the
+// median while a busy machine's hiccups move only the tail.
+func Knee(steps []Step) int {
+	idx := make([]int, 0, len(steps))
+	for i, s := range steps {
+		if s.Rate > 0 && len(s.Runs) > 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return -1
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return steps[idx[a]].Rate < steps[idx[b]].Rate })
+	p50 := func(i int) time.Duration { return steps[i].Merged().Hist.Quantile(50) }
+	behind := func(i int) bool {
+		m := steps[i].Merged()
+		return float64(m.Missed) > MaxMissed*float64(m.Ops+m.Missed)
+	}
+	base, knee := p50(idx[0]), idx[0]
+	for _, i := range idx[1:] {
+		if p50(i) > KneeFactor*base || behind(i) {
+			break
+		}
+		knee = i
+	}
+	return knee
 }

@@ -345,7 +345,8 @@ func (o *BenchOptions) capacityRun() *capacityRun {
 	if !o.Cap.active() || o.Job.Job == nil {
 		return nil
 	}
-	return &capacityRun{flags: &o.Cap, phase: o.Job.Job.Phases[o.capPhase].Name, repeat: o.Repeat}
+	p := o.Job.Job.Phases[o.capPhase]
+	return &capacityRun{flags: &o.Cap, phase: p.Name, repeat: o.Repeat, duration: p.Duration}
 }
 
 // announce says on stderr what is about to be benchmarked.

@@ -84,6 +84,8 @@ type capacityRun struct {
 	flags  *CapacityFlags
 	phase  string
 	repeat int
+	// duration is the phase's own duration (0: limited by count).
+	duration time.Duration
 	// last is the result of the last probe, the base of the run's result.
 	last *report.Result
 }
@@ -107,7 +109,8 @@ func (c *capacityRun) measurement(res *report.Result) (capacity.Measurement, err
 // probes' settings, and as phases the answer's (--slo) or every step's
 // (--curve, named PHASE@PERCENT%).
 func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, res *report.Result) error {
-	r := &capacity.Runner{Probe: probe, SLO: c.flags.SLO, Repeat: c.repeat, OnStep: c.progress(app)}
+	r := &capacity.Runner{Probe: probe, SLO: c.flags.SLO, Repeat: c.repeat, OnStep: c.progress(app),
+		MinRate: float64(c.flags.SLO.MinOps()) / max(minProbe, 4*c.duration).Seconds()}
 	out := &report.Capacity{Phase: c.phase, Objective: c.flags.SLO.String(), Repeat: max(1, c.repeat)}
 	var a capacity.Answer
 	var err error
@@ -132,6 +135,9 @@ func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, r
 		if a.At != nil {
 			res.Phases = a.At.Runs[len(a.At.Runs)-1].Detail.(*report.Result).Phases
 		}
+	}
+	if k := capacity.Knee(r.Steps()); k > 0 {
+		out.KneeStep = k
 	}
 	res.Capacity = out
 	return err
@@ -211,6 +217,12 @@ func answerReport(a capacity.Answer, slo capacity.SLO) *report.CapacityAnswer {
 	}
 	return out
 }
+
+// minProbe is the longest a probe of the search may be stretched to
+// gather the samples its objective needs, unless the phase's own
+// duration is longer (then four times that): the search tries no rate
+// lower than what gathers them in that time.
+const minProbe = 30 * time.Second
 
 // errNoPacedPhase is why a workload cannot be searched.
 var errNoPacedPhase = errors.New("--slo and --curve set the rate of a phase limited by time or count, and this workload has none: give --duration (e.g. --duration 10s)")

@@ -30,6 +30,11 @@ type Capacity struct {
 	// Steps are the rates run, in order: the maximum first (rate 0), then
 	// the search's probes or the curve's steps.
 	Steps []CapacityStep `json:"steps"`
+	// KneeStep is the index in Steps of the knee: of the open-loop steps
+	// in increasing rate, the last before the first that fell behind its
+	// rate or whose p50 is more than three times that at the lowest rate.
+	// 0 (the maximum) is none.
+	KneeStep int `json:"knee_step,omitempty"`
 }
 
 // CapacityAnswer is the highest open-loop rate at which the objective
@@ -82,10 +87,14 @@ func writeCapacity(w io.Writer, c *Capacity) {
 	}
 	if c.Answer == nil {
 		fmt.Fprintf(w, "Latency-throughput curve of %s (closed-loop maximum %s ops/s):\n", c.Phase, ratef(c.MaxOpsPerSec))
-		for _, s := range c.Steps[1:] {
-			fmt.Fprintf(w, "  %5s%% %10s ops/s asked, %10s ops/s done, %11s, p50 %s, p99 %s, errors %d\n",
+		for i, s := range c.Steps[1:] {
+			knee := ""
+			if i+1 == c.KneeStep {
+				knee = "  <- knee"
+			}
+			fmt.Fprintf(w, "  %5s%% %10s ops/s asked, %10s ops/s done, %11s, p50 %s, p99 %s, errors %d%s\n",
 				strconv.FormatFloat(s.Percent, 'f', -1, 64), ratef(s.Rate), ratef(s.OpsPerSec), mibs(s.BytesPerSec),
-				units.FormatLatency(s.Latency.P50), units.FormatLatency(s.Latency.P99), s.Errors)
+				units.FormatLatency(s.Latency.P50), units.FormatLatency(s.Latency.P99), s.Errors, knee)
 		}
 		return
 	}
@@ -104,7 +113,7 @@ func (c *Capacity) AnswerLine() string {
 	}
 	where := fmt.Sprintf("between %s and %s ops/s", ratef(a.Low), ratef(a.High))
 	if a.ThreadsBound {
-		where = "held at the closed-loop maximum: more threads may carry more"
+		where = "it held at the closed-loop maximum of these threads: with more it may hold higher"
 	}
 	return fmt.Sprintf("max rate under the objective %s: %s ops/s (%s), p99 %s at that rate (%s; closed-loop maximum %s ops/s)",
 		c.Objective, ratef(a.OpsPerSec), mibs(a.BytesPerSec), units.FormatLatency(a.Latency.P99), where, ratef(c.MaxOpsPerSec))
