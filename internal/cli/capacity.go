@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/capacity"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/jobfile"
+	"github.com/fsbench/fsbench/internal/objbench"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/units"
 )
@@ -107,7 +108,7 @@ func (c *capacityRun) measurement(res *report.Result) (capacity.Measurement, err
 
 // run runs the search or the curve and fills res: the capacity, the
 // probes' settings, and as phases the answer's (--slo) or every step's
-// (--curve, named PHASE@PERCENT%).
+// (--curve, named PHASE.PERCENTpct, e.g. randread.50pct).
 func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, res *report.Result) error {
 	r := &capacity.Runner{Probe: probe, SLO: c.flags.SLO, Repeat: c.repeat, OnStep: c.progress(app),
 		MinRate: float64(c.flags.SLO.MinOps()) / max(minProbe, 4*c.duration).Seconds()}
@@ -143,14 +144,14 @@ func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, r
 	return err
 }
 
-// curvePhase is the phase of a curve's step, named PHASE@PERCENT%.
+// curvePhase is the phase of a curve's step, named PHASE.PERCENTpct, e.g. randread.50pct.
 func (c *capacityRun) curvePhase(st capacity.Step, pct float64) []report.PhaseResult {
 	p := st.Runs[len(st.Runs)-1].Detail.(*report.Result).FindPhase(c.phase)
 	if p == nil {
 		return nil
 	}
 	q := *p
-	q.Name = fmt.Sprintf("%s@%g%%", c.phase, roundPct(pct))
+	q.Name = fmt.Sprintf("%s.%gpct", c.phase, roundPct(pct))
 	q.Title = fmt.Sprintf("%s at %g%%", p.Title, roundPct(pct))
 	return []report.PhaseResult{q}
 }
@@ -256,6 +257,28 @@ func benchProbe(c *capacityRun, o *BenchOptions, j *jobfile.Job, i int) capacity
 		}
 		res := newResult("bench")
 		if err := bench.RunJob(ctx, o.Options, &jj, res); err != nil {
+			c.last = res
+			return capacity.Measurement{}, err
+		}
+		return c.measurement(res)
+	}
+}
+
+// objbenchProbe runs objbench's workload at a rate (0: closed loop), long
+// enough for minOps operations, as benchProbe does.
+func objbenchProbe(c *capacityRun, o objbench.Options) capacity.Probe {
+	return func(ctx context.Context, rate float64, minOps int64) (capacity.Measurement, error) {
+		opts := o
+		opts.Rate = rate
+		if rate > 0 && minOps > 0 {
+			if opts.Duration > 0 {
+				opts.Duration = max(opts.Duration, time.Duration(float64(minOps)/rate*1.05*float64(time.Second)))
+			} else {
+				opts.Ops = max(opts.Ops, minOps)
+			}
+		}
+		res := newResult("objbench")
+		if err := objbench.Run(ctx, opts, res); err != nil {
 			c.last = res
 			return capacity.Measurement{}, err
 		}

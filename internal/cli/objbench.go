@@ -31,6 +31,8 @@ type ObjbenchOptions struct {
 	workload                                  objWorkloadFlags
 	more                                      objMoreFlags
 	shards                                    int // juicefs's --shards: refused above 1
+	// Cap holds --slo and --curve (with --workload).
+	Cap CapacityFlags
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -109,6 +111,7 @@ host in ps: prefer the variables or the -file flags.`,
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
+	addCapacityFlags(cmd, &o.Cap)
 	addJuicefsOnlyFlags(cmd)
 	return cmd
 }
@@ -191,6 +194,9 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err
 	}
+	if o.Cap.active() && (o.Workload == "" || o.ListExisting) {
+		return Usagef("--slo and --curve set the rate of a workload: give one, e.g. --workload get --duration 10s")
+	}
 	if o.ListExisting || cmd.Flags().Changed("prefix") {
 		return o.resolveExisting(app, cmd)
 	}
@@ -207,7 +213,16 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 	for _, m := range objbench.WorkloadMetrics(o.Options) {
 		cat.Metrics = append(cat.Metrics, expect.Metric{Name: m.Name, Bytes: m.Bytes})
 	}
-	return o.CI.resolve(cmd, cat)
+	if err := o.CI.resolve(cmd, cat); err != nil {
+		return err
+	}
+	if err := o.Cap.resolve(cmd, o.CI.Exprs, o.Cluster.active()); err != nil || !o.Cap.active() {
+		return err
+	}
+	if o.Duration == 0 && o.Ops == 0 {
+		return &UsageError{Err: errNoPacedPhase}
+	}
+	return nil
 }
 
 // resolveDrop checks --drop-caches, which only a file store's gets use:
@@ -297,8 +312,16 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,
 	}
-	runs := 0
-	res, err := app.measure(ctx, "objbench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+	runs, repeat := 0, o.Repeat
+	var capRun *capacityRun
+	if o.Cap.active() {
+		capRun = &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
+		repeat = 1 // each rate runs o.Repeat times instead
+	}
+	res, err := app.measure(ctx, "objbench", repeat, func(ctx context.Context, res *report.Result) error {
+		if capRun != nil {
+			return capRun.run(ctx, app, objbenchProbe(capRun, o.Options), res)
+		}
 		opts := o.Options
 		// The functional checks are about the store, not its speed: the
 		// first run makes them, the others only measure.
