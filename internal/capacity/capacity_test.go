@@ -225,3 +225,22 @@ func TestKneeOfAQueue(t *testing.T) {
 		t.Errorf("a curve of the maximum alone has no knee")
 	}
 }
+
+// TestKneeIgnoresOneDisturbedStep: one step slowed by something else
+// (a busy machine) does not end the curve before the real knee.
+func TestKneeIgnoresOneDisturbedStep(t *testing.T) {
+	q := &queue{mu: 1000}
+	probe := func(ctx context.Context, rate float64, minOps int64) (Measurement, error) {
+		if rate > 290 && rate < 310 { // the 30% step: as if the server were five times slower
+			return (&queue{mu: 310}).probe(ctx, rate*0.99, minOps)
+		}
+		return q.probe(ctx, rate, minOps)
+	}
+	r := &Runner{Probe: probe}
+	if _, err := r.Curve(context.Background(), []float64{10, 30, 50, 60, 75, 90}); err != nil {
+		t.Fatal(err)
+	}
+	if k := Knee(r.Steps()); k < 0 || math.Abs(r.Steps()[k].Rate-600) > 1 {
+		t.Errorf("knee at step %d, want the step at 600 ops/s", k)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -268,37 +269,40 @@ func (r *Runner) Curve(ctx context.Context, percents []float64) (float64, error)
 }
 
 // KneeFactor is how far the knee's median response time may be above
-// that at the curve's lowest rate.
+// the lowest median of the curve.
 const KneeFactor = 3
 
-// Knee is the index in steps of the curve's knee: of the open-loop steps
-// in increasing rate, the last before the first that fell behind its
-// rate (MaxMissed) or whose median response time is more than KneeFactor
-// times that at the lowest rate; -1 when there is no open-loop step. The
-// median, not a tail percentile, because a queue past the knee moves the
-// median while a busy machine's hiccups move only the tail.
+// Knee is the index in steps of the curve's knee: the open-loop step of
+// the highest rate that kept up with its rate (MaxMissed) and whose
+// median response time is at most KneeFactor times the lowest median of
+// the open-loop steps; -1 when there is none. The median, not a tail
+// percentile, because a queue past the knee moves the median while a
+// busy machine's hiccups move mostly the tail; the highest such step,
+// not the first before a rise, so that one step disturbed by the
+// machine does not end the curve early.
 func Knee(steps []Step) int {
-	idx := make([]int, 0, len(steps))
-	for i, s := range steps {
+	var p50s []time.Duration
+	base := time.Duration(math.MaxInt64)
+	for _, s := range steps {
+		var v time.Duration
 		if s.Rate > 0 && len(s.Runs) > 0 {
-			idx = append(idx, i)
+			v = s.Merged().Hist.Quantile(50)
+			base = min(base, v)
 		}
+		p50s = append(p50s, v)
 	}
-	if len(idx) == 0 {
-		return -1
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return steps[idx[a]].Rate < steps[idx[b]].Rate })
-	p50 := func(i int) time.Duration { return steps[i].Merged().Hist.Quantile(50) }
-	behind := func(i int) bool {
-		m := steps[i].Merged()
-		return float64(m.Missed) > MaxMissed*float64(m.Ops+m.Missed)
-	}
-	base, knee := p50(idx[0]), idx[0]
-	for _, i := range idx[1:] {
-		if p50(i) > KneeFactor*base || behind(i) {
-			break
+	knee := -1
+	for i, s := range steps {
+		if s.Rate <= 0 || len(s.Runs) == 0 || p50s[i] > KneeFactor*base {
+			continue
 		}
-		knee = i
+		m := s.Merged()
+		if float64(m.Missed) > MaxMissed*float64(m.Ops+m.Missed) {
+			continue
+		}
+		if knee < 0 || s.Rate > steps[knee].Rate {
+			knee = i
+		}
 	}
 	return knee
 }

@@ -112,7 +112,7 @@ func (c *capacityRun) measurement(res *report.Result) (capacity.Measurement, err
 func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, res *report.Result) error {
 	r := &capacity.Runner{Probe: probe, SLO: c.flags.SLO, Repeat: c.repeat, OnStep: c.progress(app),
 		MinRate: float64(c.flags.SLO.MinOps()) / max(minProbe, 4*c.duration).Seconds()}
-	out := &report.Capacity{Phase: c.phase, Objective: c.flags.SLO.String(), Repeat: max(1, c.repeat)}
+	out := &report.Capacity{Phase: c.phase, Objective: c.flags.SLO.String(), Repeat: max(1, c.repeat), Bounds: bounds(c.flags.SLO)}
 	var a capacity.Answer
 	var err error
 	if len(c.flags.SLO) > 0 {
@@ -196,6 +196,20 @@ func stepReport(st capacity.Step, maxRate float64, judged bool) report.CapacityS
 	var p report.PhaseResult
 	_ = report.SetLatency(&p, m.Hist) // a histogram of our own geometry encodes
 	out.Latency, out.Histogram = p.Latency, p.Histogram
+	return out
+}
+
+// bounds are the latency bounds of slo in microseconds, by statistic.
+func bounds(slo capacity.SLO) map[string]float64 {
+	var out map[string]float64
+	for _, o := range slo {
+		if o.Stat != "errors" {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[o.Stat] = float64(o.Bound) / float64(time.Microsecond)
+		}
+	}
 	return out
 }
 

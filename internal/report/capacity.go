@@ -20,6 +20,9 @@ type Capacity struct {
 	// Objective is the latency objective of --slo, in canonical form
 	// (p99<5ms,p50<1ms); empty for a curve alone.
 	Objective string `json:"objective,omitempty"`
+	// Bounds are the objective's latency bounds in microseconds, by
+	// statistic (p99, mean), for drawing them.
+	Bounds map[string]float64 `json:"bounds_us,omitempty"`
 	// Repeat is how many times each rate ran; an objective held at a
 	// rate only when it held in every run.
 	Repeat int `json:"repeat"`
@@ -30,10 +33,9 @@ type Capacity struct {
 	// Steps are the rates run, in order: the maximum first (rate 0), then
 	// the search's probes or the curve's steps.
 	Steps []CapacityStep `json:"steps"`
-	// KneeStep is the index in Steps of the knee: of the open-loop steps
-	// in increasing rate, the last before the first that fell behind its
-	// rate or whose p50 is more than three times that at the lowest rate.
-	// 0 (the maximum) is none.
+	// KneeStep is the index in Steps of the knee: the open-loop step of
+	// the highest rate that kept up with it and whose p50 is at most three
+	// times the lowest p50 of the steps. 0 (the maximum) is none.
 	KneeStep int `json:"knee_step,omitempty"`
 }
 
