@@ -119,17 +119,18 @@ func TestSLOOnTmpfs(t *testing.T) {
 }
 
 // TestCurveOnTmpfs runs --curve on a metadata workload: the maximum,
-// then each step as a phase of its own, at its share of the maximum.
+// then each step as a phase of its own, at its share of the maximum, each
+// run twice (--repeat 2).
 func TestCurveOnTmpfs(t *testing.T) {
 	dir := testenv.Tmpfs(t, "64M")
-	res, stderr := capacityResult(t, ExitOK, "bench", dir, "--rw", "stat", "--files", "50", "--duration", "200ms", "-p", "2", "--curve=25,50,100")
+	res, stderr := capacityResult(t, ExitOK, "bench", dir, "--rw", "stat", "--files", "50", "--duration", "200ms", "-p", "2", "--curve=25,50,100", "--repeat", "2")
 	c := res.Capacity
 	if c == nil || c.Answer != nil || len(c.Steps) != 4 || len(res.Phases) != 3 {
 		t.Fatalf("capacity %+v, %d phases\n%s", c, len(res.Phases), stderr)
 	}
 	for i, want := range []string{"stat.25pct", "stat.50pct", "stat.100pct"} {
 		s := c.Steps[i+1]
-		if res.Phases[i].Name != want || s.Percent != []float64{25, 50, 100}[i] || s.Rate <= 0 || s.Ops == 0 {
+		if res.Phases[i].Name != want || s.Percent != []float64{25, 50, 100}[i] || s.Rate <= 0 || s.Ops == 0 || s.Runs != 2 {
 			t.Errorf("step %d: phase %s, %+v", i, res.Phases[i].Name, s)
 		}
 	}

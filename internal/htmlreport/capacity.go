@@ -23,6 +23,12 @@ func (in *input) capacitySection() (section, error) {
 	s := section{ID: "capacity", Title: "Latency against throughput",
 		Intro: "Each open-loop rate run by --curve or --slo: the response time's percentiles (from each operation's scheduled start) against the throughput done. " +
 			"Past the knee the throughput barely grows while the latency climbs; a horizontal line is a bound of the objective, the vertical one the highest rate that met it."}
+	if b, ok, err := in.capacityOverlay(); err != nil || ok {
+		if err != nil {
+			return s, err
+		}
+		s.Blocks = append(s.Blocks, b)
+	}
 	for j, r := range in.results {
 		c := r.Capacity
 		if c == nil || len(openSteps(c)) == 0 {
@@ -190,4 +196,49 @@ func capacityTable(c *report.Capacity) table {
 			{Text: strconv.FormatInt(st.Errors, 10), Num: true}, {Text: held}})
 	}
 	return t
+}
+
+// capacityOverlay lays the p99 curves of every result with one over each
+// other, in each result's colour, when there are two or more.
+func (in *input) capacityOverlay() (block, bool, error) {
+	var with []int
+	for j, r := range in.results {
+		if r.Capacity != nil && len(openSteps(r.Capacity)) > 0 {
+			with = append(with, j)
+		}
+	}
+	if len(with) < 2 {
+		return block{}, false, nil
+	}
+	lo, hi, xmax := math.Inf(1), 0.0, 0.0
+	for _, j := range with {
+		for _, st := range openSteps(in.results[j].Capacity) {
+			if st.Latency.P99 > 0 {
+				lo, hi = math.Min(lo, st.Latency.P99), math.Max(hi, st.Latency.P99)
+			}
+			xmax = math.Max(xmax, st.OpsPerSec)
+		}
+	}
+	unit, div := latencyScale(hi)
+	title := "p99 against throughput, every result"
+	ch := newChart(title, "throughput done (ops/s)", "p99 ("+unit+", log scale)")
+	ch.p.Y.Scale, ch.p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+	ch.p.Y.Min, ch.p.Y.Max, ch.p.X.Min, ch.p.X.Max = lo/div/1.25, hi/div*1.25, 0, xmax*1.05
+	ch.gridLines(true, true)
+	for _, j := range with {
+		var pts plotter.XYs
+		for _, st := range openSteps(in.results[j].Capacity) {
+			pts = append(pts, plotter.XY{X: st.OpsPerSec, Y: math.Max(st.Latency.P99, lo) / div})
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return block{}, false, fmt.Errorf("chart %s: %w", title, err)
+		}
+		styleLine(l, j, 0)
+		sc.Color, sc.Shape, sc.Radius = seriesInk(j), draw.CircleGlyph{}, vg.Points(2.5)
+		ch.add(in.names[j]+": "+in.results[j].Capacity.Phase, lineWithPoints{l, sc})
+	}
+	svg, err := ch.render(vg.Points(chartHeight))
+	return block{Title: "Every result's curve", Charts: []template.HTML{svg},
+		Notes: []string{"The p99 of each result's open-loop steps against the throughput they did: the curve further right at the same latency carries more load."}}, true, err
 }

@@ -47,14 +47,15 @@ func renderCapacity(t *testing.T) []byte {
 
 // TestCapacitySection: the page has a latency-throughput chart for each
 // result, with the percentiles, the objective's bounds, the answer and
-// the knee in its legend, and each step in a table.
+// the knee in its legend, each step in a table, and the results' p99
+// curves laid over each other.
 func TestCapacitySection(t *testing.T) {
 	page := string(renderCapacity(t))
 	for _, want := range []string{
 		`<section id="capacity">`, `aria-label="curve: randread"`, `aria-label="slo: randread"`,
 		"throughput done (ops/s)", "log scale", ">p50<", ">p99.9<",
 		"objective p50 &lt; 10.0ms", "objective p99 &lt; 150ms", "max rate under the objective: 181 ops/s", "knee: ",
-		"maximum (closed loop)", "90% (knee)", "not held: ",
+		"maximum (closed loop)", "90% (knee)", "not held: ", `aria-label="p99 against throughput, every result"`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
@@ -80,8 +81,8 @@ func TestBrowserCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	drawn := eval[int](t, tctx, `[...document.querySelectorAll("#capacity svg.chart")].filter(s => { const r = s.getBoundingClientRect(); return r.width > 200 && r.height > 100 }).length`)
-	if drawn != 2 {
-		t.Errorf("%d capacity charts drawn with a size, want 2", drawn)
+	if drawn != 3 {
+		t.Errorf("%d capacity charts drawn with a size, want 3 (the two results and both together)", drawn)
 	}
 	top := eval[float64](t, tctx, `document.querySelector("#capacity").getBoundingClientRect().top + window.scrollY`)
 	t.Logf("the capacity section starts %.0f pixels down the page", top)
