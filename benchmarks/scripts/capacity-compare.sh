@@ -39,7 +39,7 @@ work=$(mktemp -d /var/tmp/capcmp.XXXXXX)
 cg=""
 mnt=${1:-}
 cleanup() {
-	rm -f "$mnt/fio.dat"
+	if [ -n "$mnt" ]; then rm -f "$mnt/fio.dat"; fi
 	if [ -n "$cg" ]; then rmdir "$cg" 2>/dev/null || true; fi
 	if mountpoint -q "$work/mnt" 2>/dev/null; then umount "$work/mnt"; fi
 	rm -rf "$work"
@@ -83,7 +83,7 @@ for i in $(seq 1 "$SEARCHES"); do
 	t1=$(now)
 	a=$(json "$work/slo$i.json" "round(r['capacity']['answer']['ops_per_sec'])")
 	answers+=("$a")
-	row=$(json "$work/slo$i.json" "'%d-%d | %.1f | %d' % (r['capacity']['answer']['low_ops_per_sec'], r['capacity']['answer']['high_ops_per_sec'], r['capacity']['answer']['values'].get('p$pct', 0)/1e3, len(r['capacity']['steps']))")
+	row=$(json "$work/slo$i.json" "'%d-%d | %.1f | %d' % (r['capacity']['answer']['low_ops_per_sec'], r['capacity']['answer']['high_ops_per_sec'], r['capacity']['answer'].get('values', {}).get('p$pct', 0)/1e3, len(r['capacity']['steps']))")
 	echo "| $i | $a | $row | $(python3 -c "print(round($t1-$t0,1))") |"
 done
 echo
