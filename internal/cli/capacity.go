@@ -123,7 +123,7 @@ func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, r
 	if c.last != nil {
 		*res = *c.last
 	}
-	res.Phases = nil
+	res.Phases, res.Parameters = nil, withoutRate(res.Parameters)
 	out.MaxOpsPerSec = a.MaxRate
 	for _, st := range r.Steps() {
 		out.Steps = append(out.Steps, stepReport(st, a.MaxRate, len(c.flags.SLO) > 0))
@@ -142,6 +142,17 @@ func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, r
 	}
 	res.Capacity = out
 	return err
+}
+
+// withoutRate is ps without the last probe's rate: the steps hold each.
+func withoutRate(ps report.Params) report.Params {
+	var out report.Params
+	for _, p := range ps {
+		if p.Key != "rate" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // curvePhase is the phase of a curve's step, named PHASE.PERCENTpct, e.g. randread.50pct.
