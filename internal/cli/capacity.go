@@ -140,6 +140,9 @@ func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, r
 	if k := capacity.Knee(r.Steps()); k > 0 {
 		out.KneeStep = k
 	}
+	if err != nil && c.last != nil && len(res.Phases) == 0 {
+		res.Phases = c.last.Phases // what the failed or interrupted run measured
+	}
 	res.Capacity = out
 	return err
 }

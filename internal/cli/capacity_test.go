@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,3 +142,45 @@ func TestCurveOnTmpfs(t *testing.T) {
 }
 
 func ratef(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+
+// TestSLOInterrupted: Ctrl-C during a search exits 130 with the steps done
+// so far in the result (and what the interrupted run measured, if it got
+// as far as its phase), and leaves no file behind.
+func TestSLOInterrupted(t *testing.T) {
+	dir := testenv.Tmpfs(t, "64M")
+	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--rw", "randread", "--xfer-size", "4K", "--file-size", "4M",
+		"--duration", "1s", "-p", "2", "--slo", "p99<1ns", "--json")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() { // the first open-loop rate judged: the search is under way
+		if strings.Contains(sc.Text(), "does not hold") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, stderr)
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d", code, ExitInterrupted)
+	}
+	var res report.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	if !res.Interrupted || res.Capacity == nil || len(res.Capacity.Steps) < 2 || res.Capacity.Answer != nil || len(res.Phases) > 1 {
+		t.Errorf("interrupted %v, capacity %+v, %d phases", res.Interrupted, res.Capacity, len(res.Phases))
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind in %s: %v", dir, left)
+	}
+}
