@@ -59,7 +59,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
   fsbench bench /data --rw randread --xfer-size 4K --file-size 1G --duration 30s -p 4 --direct
   fsbench bench /data --depth 2 --width 3 --files 4 --rw stat --file-select random --duration 10s
   fsbench bench /mnt/jfs --job examples/fio-jobs.yaml --interval 2s`,
-		Args: exactArgs(1, "one PATH, the directory to benchmark"),
+		Args: curveArgs(exactArgs(1, "one PATH, the directory to benchmark")),
 		RunE: hostsCommand[*BenchOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: benchCluster, run: runBench,
 			resolve: func(cmd *cobra.Command, args []string) error {
 				o.Path = args[0]

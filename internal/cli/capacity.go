@@ -39,6 +39,22 @@ func addCapacityFlags(cmd *cobra.Command, o *CapacityFlags) {
 	f.Lookup("curve").NoOptDefVal = defaultCurve
 }
 
+// curveArgs is next, but first catches `--curve 10,50`: the flag's value
+// is optional, so its percents must follow an =, and without one they
+// are a positional argument of their own.
+func curveArgs(next cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if f := cmd.Flags().Lookup("curve"); f != nil && f.Changed && f.Value.String() == defaultCurve {
+			for _, a := range args {
+				if _, err := capacity.ParseCurve(a); err == nil && strings.Contains(a, ",") {
+					return Usagef("--curve takes its percents after an =: write --curve=%s", a)
+				}
+			}
+		}
+		return next(cmd, args)
+	}
+}
+
 // active reports whether --slo or --curve was given.
 func (o *CapacityFlags) active() bool { return o.slo != "" || o.curve != "" }
 

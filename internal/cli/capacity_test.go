@@ -37,6 +37,7 @@ func TestCapacityFlags(t *testing.T) {
 		{[]string{"--rw", "randread", "--duration", "2s", "--slo", "p99<5"}, "needs a unit"},
 		{[]string{"--rw", "randread", "--duration", "2s", "--slo", ""}, "need a value"},
 		{[]string{"--rw", "randread", "--duration", "2s", "--curve=0,50"}, "--curve"},
+		{[]string{"--rw", "randread", "--duration", "2s", "--curve", "10,50,100"}, "write --curve=10,50,100"},
 		{[]string{"--slo", "p99<5ms"}, "workload"},
 		{[]string{"--read-existing", "--slo", "p99<5ms"}, "workload"},
 		{[]string{"--rw", "randread", "--slo", "p99<5ms"}, "give --duration"},

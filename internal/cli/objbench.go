@@ -78,7 +78,7 @@ credential chain. Secrets never appear in output, errors or result files;
 but a secret given in a flag or in the URL is visible to every user of the
 host in ps: prefer the variables or the -file flags.`,
 		Example: objbenchExample,
-		Args:    exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
+		Args:    curveArgs(exactArgs(1, "one URL, the store to check (a directory for --storage file)")),
 		RunE: hostsCommand[*ObjbenchOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: objbenchCluster, run: runObjbench,
 			resolve: func(cmd *cobra.Command, args []string) error {
 				o.URL = args[0]
