@@ -119,6 +119,7 @@ func init() {
 			"output", "json", "result-file", "html", "history", "access-log", "journal", "metrics-listen", "print-job", "help",
 			"expect", "expect-file", "baseline", "threshold", "baseline-metrics",
 			"repeat", "find-max", "strict", "allow-differences", // judged where the hosts' results meet
+			"slo", "curve", // a search of many runs, on one host for now
 			// juicefs's flags that change nothing here (juicefsOnly, --shards).
 			"debug", "trace", "log-level", "log-id", "no-agent", "pyroscope", "shards",
 		},

@@ -28,6 +28,8 @@ type BenchOptions struct {
 	// Job holds the workload flags (-f, --rw, --duration, ...); any of
 	// them switches bench from the default benchmark to a workload.
 	Job JobFlags
+	// Cap holds --slo and --curve.
+	Cap CapacityFlags
 	// AccessLog is --access-log: a file to log every file operation to.
 	AccessLog string
 	// Journal is --journal: the verification journal to record the run in.
@@ -38,6 +40,7 @@ type BenchOptions struct {
 
 	blockSize, bigFileSize, smallFileSize, sample string
 	data                                          dataFlags
+	capPhase                                      int
 }
 
 func newBenchCmd(app *App) *cobra.Command {
@@ -59,7 +62,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
   fsbench bench /data --rw randread --xfer-size 4K --file-size 1G --duration 30s -p 4 --direct
   fsbench bench /data --depth 2 --width 3 --files 4 --rw stat --file-select random --duration 10s
   fsbench bench /mnt/jfs --job examples/fio-jobs.yaml --interval 2s`,
-		Args: exactArgs(1, "one PATH, the directory to benchmark"),
+		Args: curveArgs(exactArgs(1, "one PATH, the directory to benchmark")),
 		RunE: hostsCommand[*BenchOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: benchCluster, run: runBench,
 			resolve: func(cmd *cobra.Command, args []string) error {
 				o.Path = args[0]
@@ -85,6 +88,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
 	addDataFlags(cmd, &o.data)
+	addCapacityFlags(cmd, &o.Cap)
 	addJuicefsOnlyFlags(cmd)
 	return cmd
 }
@@ -139,6 +143,9 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
 		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
 	}
+	if o.Cap.active() && (o.ReadExisting || !o.Job.active(cmd)) {
+		return Usagef("--slo and --curve set the rate of a workload's phase: give one, e.g. --rw randread --duration 10s")
+	}
 	var err error
 	if o.Data, err = o.data.resolve(cmd); err != nil {
 		return err
@@ -156,7 +163,10 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 		return Usagef("--sample chooses the files of --read-existing; give --read-existing too")
 	}
 	if o.Job.active(cmd) {
-		return o.resolveJob(cmd, app)
+		if err := o.resolveJob(cmd, app); err != nil {
+			return err
+		}
+		return o.resolveCapacity(cmd)
 	}
 	if err := o.CI.resolve(cmd, expect.Bench); err != nil {
 		return err
@@ -308,7 +318,14 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if jw != nil {
 		o.Tracer = joinTracers(o.Tracer, jw)
 	}
-	res, err := app.measure(ctx, "bench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+	repeat, capRun := o.Repeat, o.capacityRun()
+	if capRun != nil {
+		repeat = 1 // each rate runs o.Repeat times instead
+	}
+	res, err := app.measure(ctx, "bench", repeat, func(ctx context.Context, res *report.Result) error {
+		if capRun != nil {
+			return capRun.run(ctx, app, benchProbe(capRun, o, j, o.capPhase), res)
+		}
 		if o.ReadExisting {
 			return bench.RunExisting(ctx, o.Options, res)
 		}
@@ -335,6 +352,25 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 		o.summary(res)
 	}
 	return app.finishRun(res, &o.Output, &o.CI)
+}
+
+// resolveCapacity checks --slo and --curve against the workload.
+func (o *BenchOptions) resolveCapacity(cmd *cobra.Command) error {
+	if err := o.Cap.resolve(cmd, o.CI.Exprs, o.Cluster.active()); err != nil || !o.Cap.active() {
+		return err
+	}
+	i, err := pacedPhase(o.Job.Job)
+	o.capPhase = i
+	return err
+}
+
+// capacityRun is the search or curve of --slo or --curve; nil without.
+func (o *BenchOptions) capacityRun() *capacityRun {
+	if !o.Cap.active() || o.Job.Job == nil {
+		return nil
+	}
+	p := o.Job.Job.Phases[o.capPhase]
+	return &capacityRun{flags: &o.Cap, phase: p.Name, repeat: o.Repeat, duration: p.Duration}
 }
 
 // announce says on stderr what is about to be benchmarked.

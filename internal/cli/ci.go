@@ -157,7 +157,7 @@ func (o *CIOptions) resolve(cmd *cobra.Command, cat expect.Catalog) error {
 // says which flag turned the others off.
 func (o *CIOptions) checkMeasured(measured []string, why map[string]string) error {
 	for _, e := range o.Exprs {
-		if e.Name == expect.Errors || e.Name == expect.Functional {
+		if e.Name == expect.Errors || e.Name == expect.Functional || e.Name == expect.Capacity {
 			continue
 		}
 		found := false

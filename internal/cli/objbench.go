@@ -32,6 +32,8 @@ type ObjbenchOptions struct {
 	workload                                  objWorkloadFlags
 	more                                      objMoreFlags
 	shards                                    int // juicefs's --shards: refused above 1
+	// Cap holds --slo and --curve (with --workload).
+	Cap CapacityFlags
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -77,7 +79,7 @@ credential chain. Secrets never appear in output, errors or result files;
 but a secret given in a flag or in the URL is visible to every user of the
 host in ps: prefer the variables or the -file flags.`,
 		Example: objbenchExample,
-		Args:    exactArgs(1, "one URL, the store to check (a directory for --storage file)"),
+		Args:    curveArgs(exactArgs(1, "one URL, the store to check (a directory for --storage file)")),
 		RunE: hostsCommand[*ObjbenchOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: objbenchCluster, run: runObjbench,
 			resolve: func(cmd *cobra.Command, args []string) error {
 				o.URL = args[0]
@@ -111,6 +113,7 @@ host in ps: prefer the variables or the -file flags.`,
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
+	addCapacityFlags(cmd, &o.Cap)
 	addJuicefsOnlyFlags(cmd)
 	return cmd
 }
@@ -197,6 +200,9 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err
 	}
+	if o.Cap.active() && (o.Workload == "" || o.ListExisting) {
+		return Usagef("--slo and --curve set the rate of a workload: give one, e.g. --workload get --duration 10s")
+	}
 	if o.ListExisting || cmd.Flags().Changed("prefix") {
 		return o.resolveExisting(app, cmd)
 	}
@@ -213,7 +219,16 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 	for _, m := range objbench.WorkloadMetrics(o.Options) {
 		cat.Metrics = append(cat.Metrics, expect.Metric{Name: m.Name, Bytes: m.Bytes})
 	}
-	return o.CI.resolve(cmd, cat)
+	if err := o.CI.resolve(cmd, cat); err != nil {
+		return err
+	}
+	if err := o.Cap.resolve(cmd, o.CI.Exprs, o.Cluster.active()); err != nil || !o.Cap.active() {
+		return err
+	}
+	if o.Duration == 0 && o.Ops == 0 {
+		return &UsageError{Err: errNoPacedPhase}
+	}
+	return nil
 }
 
 // resolveDrop checks --drop-caches, which only a file store's gets use:
@@ -303,8 +318,16 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,
 	}
-	runs := 0
-	res, err := app.measure(ctx, "objbench", o.Repeat, func(ctx context.Context, res *report.Result) error {
+	runs, repeat := 0, o.Repeat
+	var capRun *capacityRun
+	if o.Cap.active() {
+		capRun = &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
+		repeat = 1 // each rate runs o.Repeat times instead
+	}
+	res, err := app.measure(ctx, "objbench", repeat, func(ctx context.Context, res *report.Result) error {
+		if capRun != nil {
+			return capRun.run(ctx, app, objbenchProbe(capRun, o.Options), res)
+		}
 		opts := o.Options
 		// The functional checks are about the store, not its speed: the
 		// first run makes them, the others only measure.

@@ -91,6 +91,11 @@ func (c Catalog) Check(e Expr) error {
 			return fail("%s runs no functional checks", c.Command)
 		}
 		return nil
+	case Capacity:
+		if e.Stat != "" || e.Unit.Dim != OpRate && e.Unit.Dim != ByteRate || e.Unit.Name == "" {
+			return fail("capacity is a rate: write e.g. capacity>=5000ops/s or capacity>=20MiB/s")
+		}
+		return nil
 	}
 	m, ok := c.find(e.Name)
 	if i := strings.LastIndexByte(e.Name, '.'); !ok && i > 0 {
@@ -174,6 +179,9 @@ func Eval(e Expr, res *report.Result) report.Expectation {
 		x.Pass, x.Verdict = true, report.VerdictPass
 		return x
 	}
+	if e.Name == Capacity {
+		return evalCapacity(x, e, res.Capacity)
+	}
 	p := res.FindPhase(e.Name)
 	switch {
 	case p == nil:
@@ -212,6 +220,22 @@ func (e Expr) bounds(hist string) (lo, hi float64) {
 		hi = e.scale(float64(u) / 1e3)
 	}
 	return lo, hi
+}
+
+// evalCapacity judges capacity: the answer of a search, a fact of the
+// run (each rate it tried already had samples enough for the objective).
+// A run without an answer fails it.
+func evalCapacity(x report.Expectation, e Expr, c *report.Capacity) report.Expectation {
+	if c == nil || c.Answer == nil {
+		x.Pass, x.Verdict = false, report.VerdictFail
+		x.Reason = "capacity was not measured: it is the answer of --slo"
+		return x
+	}
+	v := c.Answer.OpsPerSec
+	if e.Unit.Dim == ByteRate {
+		v = c.Answer.BytesPerSec
+	}
+	return judgeFact(x, e.Op, e.scale(v), false)
 }
 
 // judgeOrigin judges NAME.from_storage. A phase whose origin is unknown

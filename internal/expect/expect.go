@@ -178,6 +178,9 @@ const (
 	// what its series in the run's --history allows (fsbench history
 	// check). The command evaluates it, not Eval, which needs no history.
 	VsHistory = "vs_history"
+	// Capacity is the highest open-loop rate at which --slo's latency
+	// objective held (report.CapacityAnswer), in ops/s or bytes/s.
+	Capacity = "capacity"
 )
 
 // Parse reads one expectation: NAME OP VALUE[UNIT], blanks allowed between

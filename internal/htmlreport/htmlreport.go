@@ -188,7 +188,7 @@ func (in *input) page() (*page, error) {
 	}
 	// The comparison comes first: it holds the verdict.
 	builders := []func() (section, error){
-		in.comparisonSection, in.throughputSection, in.latencySection, in.seriesSection, in.hostsSection,
+		in.comparisonSection, in.throughputSection, in.capacitySection, in.latencySection, in.seriesSection, in.hostsSection,
 		in.checksSection, in.internalSection, in.expectationsSection, in.problemsSection,
 	}
 	for _, b := range builders {

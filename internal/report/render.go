@@ -247,6 +247,7 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 		}
 		writeTraining(bw, r.Training, o)
 		writeIO500(bw, r.IO500)
+		writeCapacity(bw, r.Capacity)
 		if err := writeReplay(bw, r.Replay); err != nil {
 			return err
 		}

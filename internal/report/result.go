@@ -63,6 +63,9 @@ type Result struct {
 	Replay *Replay `json:"replay,omitempty"`
 	// IO500 is set by fsbench io500: the scores of its phases.
 	IO500 *IO500 `json:"io500,omitempty"`
+	// Capacity is set by --slo and --curve: the rates run and the highest
+	// one that met the latency objective.
+	Capacity *Capacity `json:"capacity,omitempty"`
 
 	// Runs are the runs of a benchmark repeated with --repeat N (N > 1),
 	// each with its own figures and histograms, in the order they ran.

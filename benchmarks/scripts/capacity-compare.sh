@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# capacity-compare.sh: fsbench's --slo search beside a brute-force sweep of
+# fixed open-loop rates and beside fio's latency_target, on one job: O_DIRECT
+# 4 KiB random reads, 4 threads, from ext4 on a loop device whose reads a
+# blkio cgroup (v1) limits to LIMIT a second (the planted knee), or from DIR
+# unthrottled when DIR is given.
+#
+#   benchmarks/scripts/capacity-compare.sh [DIR]
+#
+# Settings (environment): OBJ (the objective, default p99<50ms), SEARCHES
+# (how many searches, default 5), LIMIT (reads a second, default 200; 0: no
+# cgroup), DURATION (each probe and each sweep rate at least, default 2s;
+# both are stretched to the samples the percentile needs), RATES (fixed
+# rates of the sweep, from 50% to 100% of the maximum, default 20), FSBENCH
+# (the binary, default
+# bin/fsbench). Needs root for the loop device and the cgroup, and fio.
+# Prints a markdown report on stdout: the machine, its load, each answer and
+# what it cost.
+set -euo pipefail
+
+OBJ=${OBJ:-p99<50ms}
+SEARCHES=${SEARCHES:-5}
+LIMIT=${LIMIT:-200}
+DURATION=${DURATION:-2s}
+RATES=${RATES:-20}
+FSBENCH=${FSBENCH:-bin/fsbench}
+THREADS=4
+
+case "$OBJ" in
+p[0-9]*\<*ms) ;;
+*) echo "capacity-compare.sh: OBJ must be one percentile in ms, e.g. p99<50ms (fio's latency_target takes one)" >&2; exit 2 ;;
+esac
+pct=${OBJ%%<*}; pct=${pct#p}
+bound_ms=${OBJ#*<}; bound_ms=${bound_ms%ms}
+command -v fio >/dev/null || { echo "capacity-compare.sh: fio is not installed" >&2; exit 2; }
+[ -x "$FSBENCH" ] || { echo "capacity-compare.sh: no fsbench binary at $FSBENCH (make build)" >&2; exit 2; }
+
+work=$(mktemp -d /var/tmp/capcmp.XXXXXX)
+cg=""
+mnt=${1:-}
+cleanup() {
+	if [ -n "$mnt" ]; then rm -f "$mnt/fio.dat"; fi
+	if [ -n "$cg" ]; then rmdir "$cg" 2>/dev/null || true; fi
+	if mountpoint -q "$work/mnt" 2>/dev/null; then umount "$work/mnt"; fi
+	rm -rf "$work"
+}
+trap 'cleanup' EXIT
+if [ -z "$mnt" ]; then
+	mkdir "$work/mnt"
+	truncate -s 256M "$work/img"
+	mkfs.ext4 -q -F "$work/img"
+	mount -o loop "$work/img" "$work/mnt"
+	mnt=$work/mnt
+fi
+dev=$(findmnt -n -o MAJ:MIN --target "$mnt" | tr -d ' ')
+if [ "$LIMIT" != 0 ]; then
+	cg=/sys/fs/cgroup/blkio/capcmp-$$
+	mkdir "$cg"
+	echo "$dev $LIMIT" >"$cg/blkio.throttle.read_iops_device"
+fi
+# inlimit runs a command inside the cgroup, when there is one.
+inlimit() {
+	if [ -n "$cg" ]; then sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; else "$@"; fi
+}
+job=(bench "$mnt" --rw randread --xfer-size 4K --file-size 16M --direct --duration "$DURATION" -p "$THREADS" -q --json)
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+now() { date +%s.%N; }
+
+echo "# capacity-compare: $OBJ, O_DIRECT 4 KiB random reads, $THREADS threads"
+echo
+echo "- date: $(date -u +%FT%TZ), binary: $($FSBENCH --version 2>/dev/null | head -1)"
+echo "- machine: $(nproc) CPUs, $(uname -r); target: $mnt (device $dev), read limit ${LIMIT}/s (0: none)"
+echo "- load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "## fsbench --slo, $SEARCHES searches"
+echo
+echo "| search | answer (ops/s) | interval | p$pct at the answer (ms) | steps | seconds |"
+echo "|---|---|---|---|---|---|"
+answers=()
+for i in $(seq 1 "$SEARCHES"); do
+	t0=$(now)
+	inlimit "$FSBENCH" "${job[@]}" --slo "$OBJ" >"$work/slo$i.json"
+	t1=$(now)
+	a=$(json "$work/slo$i.json" "round(r['capacity']['answer']['ops_per_sec'])")
+	answers+=("$a")
+	row=$(json "$work/slo$i.json" "'%d-%d | %.1f | %d' % (r['capacity']['answer']['low_ops_per_sec'], r['capacity']['answer']['high_ops_per_sec'], r['capacity']['answer'].get('values', {}).get('p$pct', 0)/1e3, len(r['capacity']['steps']))")
+	echo "| $i | $a | $row | $(python3 -c "print(round($t1-$t0,1))") |"
+done
+echo
+echo "## brute force: $RATES fixed rates from 50% to 100% of the closed-loop maximum"
+echo
+t0=$(now)
+inlimit "$FSBENCH" "${job[@]}" >"$work/max.json"
+max=$(json "$work/max.json" "r['phases'][0]['ops_per_sec']")
+echo "closed-loop maximum: $(python3 -c "print(round($max))") ops/s"
+echo
+echo "| rate (ops/s) | done (ops/s) | p$pct (ms) | missed | holds |"
+echo "|---|---|---|---|---|"
+best=0
+for k in $(seq 1 "$RATES"); do
+	rate=$(python3 -c "print(round($max*(0.5+0.5*($k-1)/max(1,$RATES-1)),1))")
+	# as long as the search's probes: samples enough for the percentile
+	dur=$(python3 -c "print('%.2fs' % max(float('${DURATION%s}'), 10/(1-$pct/100)*1.05/$rate))")
+	inlimit "$FSBENCH" "${job[@]}" --duration "$dur" --rate "$rate" >"$work/r$k.json"
+	line=$(json "$work/r$k.json" "(lambda p, v: '%.0f|%.1f|%d|%s' % (p['ops_per_sec'], v, p.get('missed', 0), 'yes' if v < $bound_ms and p.get('missed', 0) <= 0.01*(p['ops']+p.get('missed', 0)) else 'no'))(r['phases'][0], r['phases'][0]['latency']['p${pct/./}_us']/1e3)")
+	IFS='|' read -r done p missed holds <<<"$line"
+	echo "| $rate | $done | $p | $missed | $holds |"
+	[ "$holds" = yes ] && best=$rate
+done
+t1=$(now)
+echo
+echo "brute-force answer: the highest rate that held, $best ops/s, in $(python3 -c "print(round($t1-$t0,1))") s"
+echo
+echo "## fio latency_target (closed loop: it searches the queue depth)"
+echo
+secs=${DURATION%s}
+cat >"$work/lt.fio" <<EOF
+[lt]
+filename=$mnt/fio.dat
+size=64M
+rw=randread
+bs=4k
+direct=1
+ioengine=libaio
+iodepth=64
+numjobs=1
+latency_target=${bound_ms}ms
+latency_window=${secs}s
+latency_percentile=$pct
+runtime=30
+time_based=1
+EOF
+inlimit fio --output-format=json "$work/lt.fio" >"$work/fio.json" 2>"$work/fio.err" || true
+json "$work/fio.json" "(lambda j: 'fio: depth %s, %.0f IOPS, p$pct %.1f ms over the run (completion latency)' % (j.get('latency_depth'), j['read']['iops'], j['read']['clat_ns']['percentile'].get('%.6f' % $pct, 0)/1e6))(r['jobs'][0])" || sed -n 1,5p "$work/fio.err"
+echo
+echo "- searches' answers: ${answers[*]}; brute force: $best"
+echo "- load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
