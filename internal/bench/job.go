@@ -95,6 +95,9 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := CheckSpace(o, r.j); err != nil {
+		return err
+	}
 	r.origin = origin.New(abs)
 	r.origin.Direct = o.Direct
 	if r.own, err = runenv.MakeRunDir(o.env(), abs); err != nil {

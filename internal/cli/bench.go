@@ -277,6 +277,11 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if j != nil && j.Threads > 0 {
 		threads = j.Threads
 	}
+	if !o.Cluster.active() {
+		if err := bench.CheckSpace(o.Options, j); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
 	alog, err := openAccessLog(o.AccessLog, threads) // a refusal comes alone
 	if err != nil {
 		return err
