@@ -17,6 +17,7 @@ import (
 	"github.com/fsbench/fsbench/internal/live"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -131,8 +132,14 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err
 	}
-	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
-		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+	if !o.Cluster.active() {
+		st, err := statPath(o.Path) // the first look at PATH, bounded
+		switch {
+		case errors.Is(err, sysio.ErrStalled):
+			return err
+		case err == nil && !st.IsDir():
+			return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+		}
 	}
 	if o.ReadExisting {
 		return o.resolveExisting(cmd, app)
