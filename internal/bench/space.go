@@ -63,7 +63,7 @@ func jobNeed(o Options, j *jobfile.Job) int64 {
 	}
 	if t := j.Tree; t != nil {
 		if t.Dir != "" {
-			if _, err := workload.ReadTreeInfo(filepath.Join(o.Path, filepath.Clean(t.Dir))); err == nil {
+			if _, err := workload.ReadTreeInfoBeneath(o.Path, filepath.Clean(t.Dir)); err == nil {
 				return 0
 			}
 		}
