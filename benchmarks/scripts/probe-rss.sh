@@ -10,7 +10,9 @@
 #   the last of ROUNDS (default 20 1000 10000); prints the resident memory
 #   (VmRSS) and its peak so far (VmHWM) read from /proc when the round's
 #   log line appears. KINDS (default "1 2 3") picks which of the three to
-#   run, so that they can run side by side in separate directories.
+#   run, so that they can run side by side in separate directories. DROP
+#   (auto, always or never) is the benches' --drop-caches: never keeps a
+#   probe run as root from dropping the whole machine's caches each round.
 set -euo pipefail
 bin=$1 dir=$2
 shift 2
@@ -53,8 +55,8 @@ if [ "${1:-}" = --points ]; then
 	last=${want[${#want[@]}-1]}
 	for k in ${KINDS:-1 2 3}; do
 		case $k in
-		1) points "bench --quick" "$last" "${want[@]}" -- bench "$dir" --quick ;;
-		2) points "bench big file 16M" "$last" "${want[@]}" -- bench "$dir" --big-file-size 16M --small-file-count 0 ;;
+		1) points "bench --quick" "$last" "${want[@]}" -- bench "$dir" --quick ${DROP:+--drop-caches "$DROP"} ;;
+		2) points "bench big file 16M" "$last" "${want[@]}" -- bench "$dir" --big-file-size 16M --small-file-count 0 ${DROP:+--drop-caches "$DROP"} ;;
 		3) points "objbench mixed (file store)" "$last" "${want[@]}" -- objbench "$dir" --workload mixed --ops 64 --obj-size 64K -p 2 ;;
 		esac
 	done

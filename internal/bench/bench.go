@@ -144,6 +144,9 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 		return err
 	}
 	res.Parameters, res.Threads = o.params(), o.Threads
+	if err := CheckSpace(o, nil); err != nil {
+		return err
+	}
 	r.origin = origin.New(abs)
 	r.origin.Direct = o.Direct
 	if err := r.prepare(abs); err != nil {

@@ -182,8 +182,11 @@ func TestRunReadOnlyMount(t *testing.T) {
 	}
 }
 
+// TestRunDiskFull: a file system full once the run has begun (a tmpfs out
+// of inodes once the run's directory is made, whose bytes pass the check of
+// the free space).
 func TestRunDiskFull(t *testing.T) {
-	dir := testenv.Tmpfs(t, "4m")
+	dir := testenv.MountFS(t, "tmpfs", "size=64m,nr_inodes=3") // its root, the file planted, the run's directory
 	check := preexisting(t, dir)
 	o := small(dir)
 	res, err := run(t, o)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/internal/workload"
 )
 
 // A directory of the tree bench --read-existing reads flips between
@@ -96,4 +98,63 @@ phases:
 	}
 	opened()
 	testenv.SameTree(t, "tree outside PATH", before, testenv.Snapshot(t, outside, true))
+}
+
+// A kept tree of a run on this host (tree.dir, no agent): once the first
+// phase has run, PATH's tree is moved aside and a link to an fsbench tree
+// outside PATH put in its place. The next phase goes on in the tree the
+// run opened; nothing outside is opened.
+func TestKeptTreeStaysBeneath(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	src := `tree: {dir: keep, depth: 1, width: 2, files: 2, file_size: 4K}
+phases:
+  - {name: read, op: read, xfer_size: 4K, ops: 8}
+  - {name: again, op: read, xfer_size: 4K, ops: 8}
+`
+	for _, d := range []string{dir, other} { // a complete tree in each
+		if err := RunJob(context.Background(), jobOptions(d), parseJob(t, src), &report.Result{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(other, "keep")
+	var dirs []string
+	_ = filepath.WalkDir(outside, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return err
+	})
+	before := testenv.Snapshot(t, outside, true)
+	var checks []func()
+	for _, d := range dirs { // the tree's files are in its directories
+		checks = append(checks, testenv.WatchOpens(t, d))
+	}
+	o := jobOptions(dir)
+	swapped := false
+	o.Hooks.PhaseEnd = func(*workload.Runner, *workload.FilePhase) {
+		if swapped {
+			return
+		}
+		swapped = true
+		keep := filepath.Join(dir, "keep")
+		if err := os.Rename(keep, keep+".aside"); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(outside, keep); err != nil {
+			t.Error(err)
+		}
+	}
+	res := &report.Result{}
+	if err := RunJob(context.Background(), o, parseJob(t, src), res); err != nil || len(res.Phases) != 2 || res.Phases[1].Errors != 0 {
+		t.Errorf("run: %v, phases %+v", err, res.Phases)
+	}
+	for _, opened := range checks {
+		opened()
+	}
+	testenv.SameTree(t, "tree outside PATH", before, testenv.Snapshot(t, outside, true))
+	for _, p := range res.Parameters {
+		if p.Key == "tree" && !strings.Contains(p.Display, " in "+filepath.Join(dir, "keep")+",") {
+			t.Errorf("the tree's parameter names %q, want the tree's own name", p.Display)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,7 +86,8 @@ type jobRun struct {
 	laid     map[string]int64 // job files that exist, by name: their size (-1: unknown)
 	tree     *workload.TreeRun
 	reusable bool   // the tree is in tree.dir, kept after the run
-	unpin    func() // closes the kept tree's directory, opened beneath PinnedPath
+	unpin    func() // closes the kept tree's directory, opened beneath PATH
+	treeName string // the kept tree's directory as the user names it
 	formats  int    // automatic format phases so far
 }
 
@@ -93,6 +95,9 @@ func (r *jobRun) run(ctx context.Context) (err error) {
 	o, res := r.o, r.res
 	abs, _, _, err := runenv.OpenTargetMount(o.Path, res)
 	if err != nil {
+		return err
+	}
+	if err := CheckSpace(o, r.j); err != nil {
 		return err
 	}
 	r.origin = origin.New(abs)
@@ -169,21 +174,21 @@ func (r *jobRun) maxBlock() int64 {
 }
 
 // openTree finds or makes the job's tree: in tree.dir under PATH (kept and
-// reused) or in the run directory.
+// reused) or in the run directory. A kept tree is opened once, beneath
+// PATH (as the agent pinned it, or as given here), and every phase works
+// through that descriptor: a directory swapped for a link between two
+// phases leads none of them elsewhere.
 func (r *jobRun) openTree(abs string, seed uint64) error {
 	t := r.j.Tree
 	root := filepath.Join(r.dir, "tree")
 	name, made := root, false
 	if t.Dir != "" {
-		root = filepath.Join(abs, filepath.Clean(t.Dir))
-		name, r.reusable = root, true
-		if r.o.PinnedPath != "" {
-			pinned, mk, unpin, err := sysio.PinDir(r.o.PinnedPath, filepath.Clean(t.Dir))
-			if err != nil {
-				return fmt.Errorf("tree %s: %w", name, sysio.PathCause(err))
-			}
-			root, made, r.unpin = pinned, mk, unpin
+		name, r.reusable = filepath.Join(abs, filepath.Clean(t.Dir)), true
+		pinned, mk, unpin, err := sysio.PinDir(cmp.Or(r.o.PinnedPath, abs), filepath.Clean(t.Dir))
+		if err != nil {
+			return fmt.Errorf("tree %s: %w", name, sysio.PathCause(err))
 		}
+		root, made, r.unpin, r.treeName = pinned, mk, unpin, name
 	}
 	open := workload.OpenTreeRun
 	if made {
@@ -361,6 +366,9 @@ func (r *jobRun) runPhase(ctx context.Context, wp *workload.FilePhase, measured 
 		r.o.Hooks.PhaseEnd(r.runner, wp)
 	}
 	if err != nil && ctx.Err() == nil {
+		if r.treeName != "" {
+			err = sysio.Renamed(err, r.tree.Root, r.treeName)
+		}
 		err = &runenv.Error{Phase: wp.Name, Err: err}
 	}
 	return res, reading, err

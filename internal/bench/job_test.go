@@ -292,9 +292,11 @@ phases:
 }
 
 // A workload on a full disk says so, and does not blame a vanished
-// directory (its own clean-up removed it after the failure).
+// directory (its own clean-up removed it after the failure). The disk is
+// a tmpfs out of inodes once the run's directory is made, as the check of
+// the free space refuses a workload larger than its bytes.
 func TestRunJobDiskFull(t *testing.T) {
-	dir := testenv.Tmpfs(t, "4m")
+	dir := testenv.MountFS(t, "tmpfs", "size=64m,nr_inodes=2")
 	j, err := jobfile.Parse([]byte("phases:\n  - name: fill\n    op: write\n    file_size: 16M\n"), "fill.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -103,13 +104,13 @@ func (r *jobRun) params() report.Params {
 	if t := j.Tree; t != nil {
 		d := fmt.Sprintf("depth %d, width %d, %d files of %s per directory (%d files)", t.Depth, t.Width, t.Files, units.FormatBytes(t.FileSize), t.NumFiles())
 		if r.reusable {
-			d += " in " + r.tree.Root
+			d += " in " + r.treeName
 			if r.tree.Complete() {
 				d += ", reused"
 			}
 		}
 		ps = append(ps, report.Param{Key: "tree", Label: "Tree", Value: map[string]any{
-			"depth": t.Depth, "width": t.Width, "files": t.Files, "file_size": t.FileSize, "dir": r.tree.Root, "reused": r.reusable && r.tree.Complete(),
+			"depth": t.Depth, "width": t.Width, "files": t.Files, "file_size": t.FileSize, "dir": cmp.Or(r.treeName, r.tree.Root), "reused": r.reusable && r.tree.Complete(),
 		}, Display: d})
 	}
 	ps = append(ps,

@@ -16,10 +16,7 @@ const sharedName = "job.shared"
 func (r *jobRun) sharedTarget(p *jobfile.PhaseSpec) (*workload.Targets, *workload.SharedFile, int64) {
 	hosts := max(r.o.Hosts, 1)
 	world := r.o.Threads * hosts
-	segs := p.Segments
-	if segs == 0 {
-		segs = int(max(1, p.FileSize/(int64(world)*p.Block)))
-	}
+	segs := sharedSegments(p, world)
 	root := r.dir
 	if hosts > 1 {
 		root = filepath.Dir(r.dir)
@@ -27,6 +24,15 @@ func (r *jobRun) sharedTarget(p *jobfile.PhaseSpec) (*workload.Targets, *workloa
 	return r.runner.NewTargets(root, []string{sharedName}), &workload.SharedFile{
 		Block: p.Block, Segments: segs, Rank0: r.o.Host * r.o.Threads, World: world,
 	}, 0
+}
+
+// sharedSegments is the segments of one Block each thread of world has
+// in the shared file of phase p: p's, or as many as fill its file size.
+func sharedSegments(p *jobfile.PhaseSpec, world int) int {
+	if p.Segments > 0 {
+		return p.Segments
+	}
+	return int(max(1, p.FileSize/(int64(world)*p.Block)))
 }
 
 // removeShared removes the file the hosts' runs share, if a phase made

@@ -236,11 +236,7 @@ func (o *Options) CheckSpace() error {
 
 // checkSpace refuses a checkpoint larger than the free space of dir.
 func checkSpace(dir string, need int64) error {
-	free, err := sysio.FreeBytes(dir)
-	if err != nil {
-		return nil // unknown: the writes will say
-	}
-	if free < need {
+	if free, short := sysio.Short(dir, need); short {
 		return fmt.Errorf("--size: the checkpoint needs %s and %s has %s free; give a smaller --size",
 			units.FormatBytes(need), dir, units.FormatBytes(free))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fsbench/fsbench/internal/live"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -140,8 +141,14 @@ func (o *BenchOptions) prepare(cmd *cobra.Command, app *App) error {
 	if err := o.Cluster.resolve(cmd); err != nil {
 		return err
 	}
-	if st, err := os.Stat(o.Path); err == nil && !st.IsDir() && !o.Cluster.active() {
-		return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+	if !o.Cluster.active() {
+		st, err := statPath(o.Path) // the first look at PATH, bounded
+		switch {
+		case errors.Is(err, sysio.ErrStalled):
+			return err
+		case err == nil && !st.IsDir():
+			return Usagef("PATH %s is not a directory: give the directory to benchmark in", o.Path)
+		}
 	}
 	if o.Cap.active() && (o.ReadExisting || !o.Job.active(cmd)) {
 		return Usagef("--slo and --curve set the rate of a workload's phase: give one, e.g. --rw randread --duration 10s")
@@ -301,6 +308,11 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	threads := o.Threads
 	if j != nil && j.Threads > 0 {
 		threads = j.Threads
+	}
+	if !o.Cluster.active() {
+		if err := bench.CheckSpace(o.Options, j); err != nil {
+			return &UsageError{Err: err}
+		}
 	}
 	alog, err := openAccessLog(o.AccessLog, threads) // a refusal comes alone
 	if err != nil {

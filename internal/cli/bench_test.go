@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
 	"github.com/fsbench/fsbench/internal/units"
 )
@@ -273,7 +274,7 @@ func TestBenchBinarySIGINT(t *testing.T) {
 	dir := t.TempDir()
 	precious := filepath.Join(dir, "keep.me")
 	os.WriteFile(precious, []byte("precious"), 0o600)
-	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--big-file-size", "64G", "-p", "2")
+	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--big-file-size", bigButFits(t, dir, 2), "-p", "2")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	interruptWhen(t, cmd, func() bool {
@@ -311,17 +312,19 @@ func TestResultJSONIsValid(t *testing.T) {
 	}
 }
 
-// TestBenchBinaryFailureResult: a run that fills its file system (a small
-// tmpfs) fails with one line saying the disk is full and naming the phase
-// and path, exits 1, still writes its JSON result with the error and the
-// partial phase, removes its own directory and leaves the user's file as
-// it was. The same for a workload and for JUnit output.
+// TestBenchBinaryFailureResult: a run that fills its file system fails
+// with one line saying the disk is full and naming the phase and path,
+// exits 1, still writes its JSON result with the error and the partial
+// phase, removes its own directory and leaves the user's file as it was.
+// The same for a workload and for JUnit output. The file system is a
+// tmpfs out of inodes once the run's directory is made: its bytes pass
+// the check of the free space, its files are refused.
 func TestBenchBinaryFailureResult(t *testing.T) {
-	dir := testenv.Tmpfs(t, "4m")
+	dir := testenv.MountFS(t, "tmpfs", "size=64m,nr_inodes=3") // its root, the user's file, the run's directory
 	check := plant(t, dir)
 	resFile := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := runFsbenchEnv(t, nil, "bench", dir, "--big-file-size", "16M", "--json", "--result-file", resFile, "-q")
-	if code != 1 || !regexp.MustCompile(`^fsbench: Write big file: write `+regexp.QuoteMeta(dir)+`/fsbench-[^/]+/big\.0: no space left on device\n$`).MatchString(stderr) {
+	if code != 1 || !regexp.MustCompile(`^fsbench: Write big file: create `+regexp.QuoteMeta(dir)+`/fsbench-[^/]+/big\.0: no space left on device\n$`).MatchString(stderr) {
 		t.Fatalf("exit %d, stderr %q; want 1 and one line: no space left", code, stderr)
 	}
 	for _, data := range []string{stdout, mustRead(t, resFile)} {
@@ -340,6 +343,51 @@ func TestBenchBinaryFailureResult(t *testing.T) {
 		t.Errorf("workload on a full disk, JUnit (exit %d):\n%s\n%s", code, stdout, stderr)
 	}
 	check()
+}
+
+// bigButFits is a --big-file-size for threads that the test interrupts
+// long before it is written: as large as bench's check of the free space
+// of dir lets it be (half of it), at most 64 GiB.
+func bigButFits(t *testing.T, dir string, threads int) string {
+	t.Helper()
+	free, err := sysio.FreeBytes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strconv.FormatInt(min(64*units.GiB, free/2/int64(threads))/units.MiB, 10) + "M"
+}
+
+// TestBenchRefusesWhatDoesNotFit: a run whose files would not fit in the
+// free space of PATH (an 8 MiB tmpfs) is refused before its banner and
+// before anything is written, with one line and exit 2: big files of
+// every thread, many small files, a workload's files and its tree. A run
+// that fits runs.
+func TestBenchRefusesWhatDoesNotFit(t *testing.T) {
+	dir := testenv.Tmpfs(t, "8m")
+	tree := filepath.Join(t.TempDir(), "tree.yaml")
+	if err := os.WriteFile(tree, []byte("tree: {depth: 1, width: 4, files: 10, file_size: 1M}\nphases:\n  - {name: r, op: read}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--big-file-size", "100G"},
+		{"--big-file-size", "3M", "-p", "3"},
+		{"--big-file-size", "0", "--small-file-count", "3000", "--small-file-size", "1K"},
+		{"--rw", "write", "--file-size", "16M"},
+		{"--rw", "read", "--file-size", "1M", "--files", "3", "-p", "3"},
+		{"-f", tree},
+	} {
+		_, stderr, code := runFsbench(t, append([]string{"bench", dir}, args...)...)
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "fsbench: the ") ||
+			!strings.Contains(stderr, " and "+dir+" has 8 MiB free; give ") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line naming the space needed and free", args, code, stderr)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("%v: %s holds %v after the refusal", args, dir, ents)
+		}
+	}
+	if _, stderr, code := runFsbench(t, "bench", dir, "--big-file-size", "2M", "--small-file-count", "10", "-p", "2", "-q"); code != ExitOK {
+		t.Errorf("a run that fits: exit %d, %s", code, stderr)
+	}
 }
 
 // interruptWhen starts cmd, waits (30 s at most) until ready reports true,

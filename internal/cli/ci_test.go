@@ -329,7 +329,7 @@ func TestCIBaseline(t *testing.T) {
 // result (with the expectations) is printed.
 func TestCIInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--big-file-size", "64G", "-p", "1", "--expect", "write-big>0B/s", "--json")
+	cmd := exec.Command(testenv.Binary(t), "bench", dir, "--big-file-size", bigButFits(t, dir, 1), "-p", "1", "--expect", "write-big>0B/s", "--json")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	interruptWhen(t, cmd, func() bool {

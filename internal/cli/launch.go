@@ -113,9 +113,14 @@ func (o *HostsOptions) resolveLaunched(cmd *cobra.Command) error {
 }
 
 // rendezvousDir checks that dir, where the ranks meet, is a directory,
-// and says why not: missing, not a directory, or out of reach.
-func rendezvousDir(dir string) error {
-	st, err := os.Stat(dir)
+// and says why not: missing, not a directory, or out of reach. A storage
+// that does not answer by the deadline is not waited for longer: the
+// error says so (exit 1), as every step of the rendezvous does.
+func rendezvousDir(dir string, deadline time.Time, timeout time.Duration) error {
+	st, err := sysio.StatWithin(time.Until(deadline), dir)
+	if errors.Is(err, sysio.ErrStalled) {
+		return fmt.Errorf("rendezvous %s: %w within %v (--rendezvous-timeout)", dir, sysio.ErrStalled, timeout)
+	}
 	if err == nil && st.IsDir() {
 		return nil
 	}
@@ -143,12 +148,14 @@ func runLaunched(ctx context.Context, app *App, cmd *cobra.Command, args []strin
 	if dir == "" {
 		dir = root
 	}
-	if err := rendezvousDir(dir); err != nil {
+	// The timeout holds from here, however slowly the storage answers,
+	// even not at all from the first look.
+	deadline := time.Now().Add(o.Timeout)
+	if err := rendezvousDir(dir, deadline, o.Timeout); err != nil {
 		return err
 	}
-	// The timeout holds from here, however slowly the storage answers.
 	rv := &launch.Rendezvous{Path: launch.Dir(dir, env.RunID), Rank: env.Rank, Size: env.Size, From: env.From,
-		Deadline: time.Now().Add(o.Timeout)}
+		Deadline: deadline}
 	if env.Rank > 0 {
 		return serveRank(ctx, app, rv, root, o.Timeout)
 	}

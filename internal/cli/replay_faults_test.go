@@ -186,18 +186,37 @@ func TestReplayBinarySIGTERMLoading(t *testing.T) {
 	}
 }
 
-// TestReplayBinaryContradictoryLog: a log that renames a, which it never
-// created, and then removes a as a directory is the log's fault: exit 2.
+// TestReplayBinaryContradictoryLog: a log that uses a name after renaming
+// it away, with no line making it again, is the log's fault, in every
+// format: one line naming the name, exit 2, nothing made. Renamed from a
+// file it never created and removed as a directory; made, renamed and
+// removed.
 func TestReplayBinaryContradictoryLog(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "jfs.log")
-	text := "2026.11.21 21:03:18.400361 [uid:0,gid:0,pid:7] rename (1,a,1,b,0): OK <0.000030>\n" +
-		"2026.11.21 21:03:18.400362 [uid:0,gid:0,pid:7] rmdir (1,a): OK <0.000030>\n"
-	if err := os.WriteFile(log, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, stderr, code := runFsbench(t, "replay", log, t.TempDir())
-	if code != ExitUsage || !strings.Contains(stderr, "log") {
-		t.Fatalf("exit %d, want 2 blaming the log; stderr:\n%s", code, stderr)
+	for name, text := range map[string]string{
+		"juicefs, renamed and removed": "2026.11.21 21:03:18.400361 [uid:0,gid:0,pid:7] rename (1,a,1,b,0): OK <0.000030>\n" +
+			"2026.11.21 21:03:18.400362 [uid:0,gid:0,pid:7] rmdir (1,a): OK <0.000030>\n",
+		"juicefs, made, renamed and removed": "2026.11.21 21:03:17.000006 [uid:0,gid:0,pid:8] mkdir (1,a,drwxr-xr-x:0040755): (5,[drwxr-xr-x:0040755,2,0,0,1,1,1,4096]) - OK <0.000010>\n" +
+			"2026.11.21 21:03:17.000007 [uid:0,gid:0,pid:8] rename (1,a,1,b,0): OK <0.000030>\n" +
+			"2026.11.21 21:03:17.000009 [uid:0,gid:0,pid:8] rmdir (1,a) - OK <0.000010>\n",
+		"fsbench": "2026.11.26 18:38:51.010003 [uid:0,gid:0,pid:7] mkdir (/a) - OK <0.000004>\n" +
+			"2026.11.26 18:38:51.010004 [uid:0,gid:0,pid:7] rename (/a,/b) - OK <0.000004>\n" +
+			"2026.11.26 18:38:51.010011 [uid:0,gid:0,pid:7] rmdir (/a) - OK <0.000004>\n",
+		"strace": "3760  1795570281.951185 mkdir(\"/a\", 0755) = 0 <0.000010>\n" +
+			"3760  1795570281.951187 rename(\"/a\", \"/b\") = 0 <0.000010>\n" +
+			"3760  1795570281.951192 rmdir(\"/a\") = 0 <0.000010>\n",
+	} {
+		log, dir := filepath.Join(t.TempDir(), "app.log"), t.TempDir()
+		if err := os.WriteFile(log, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := runFsbench(t, "replay", log, dir)
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 ||
+			!strings.HasPrefix(stderr, "fsbench: log "+log+": /a is used after the log renamed it away, and no line makes it again") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and one line blaming the log", name, code, stderr)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("%s: %s holds %v", name, dir, ents)
+		}
 	}
 }
 

@@ -220,9 +220,9 @@ func checkSpace(run *vdbjob.Run) error {
 		}
 		dir = filepath.Dir(dir)
 	}
-	free, err := sysio.FreeBytes(dir)
 	need := treeBytes(run.Job)
-	if err != nil || need <= free {
+	free, short := sysio.Short(dir, need)
+	if !short {
 		return nil
 	}
 	t := run.Job.Tree

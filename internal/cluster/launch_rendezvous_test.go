@@ -210,20 +210,26 @@ func stallStorage(t *testing.T, daemon, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, func() bool {
-		return allThreads(pid, func(th thread) bool { return th.state == "T" }) &&
-			allThreads(daemon, func(th thread) bool { return th.wchan == "fuse_dev_do_read" })
-	})
+	waitFor(t, time.Minute, func() bool { return allThreads(pid, func(th thread) bool { return th.state == "T" }) })
+	stopDaemon(t, daemon)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stopDaemon stops the FUSE daemon (SIGSTOP) once every thread of it
+// waits for the next request, until the test ends: a request made of its
+// mount then waits in the kernel's queue, where a signal can end it.
+func stopDaemon(t *testing.T, daemon int) {
+	t.Helper()
+	waitFor(t, time.Minute, func() bool { return allThreads(daemon, func(th thread) bool { return th.wchan == "fuse_dev_do_read" }) })
 	if err := syscall.Kill(daemon, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGCONT) }) // before the unmount
 	// Stopped, not only signalled: a thread woken by the signal in its
-	// read of the next request would otherwise take one from pid.
+	// read of the next request would otherwise take one.
 	waitFor(t, time.Minute, func() bool { return allThreads(daemon, func(th thread) bool { return th.state == "T" }) })
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // allThreads tells whether ok holds for every thread of process pid.

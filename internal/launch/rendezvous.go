@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/sysio"
 )
 
 // poll is how often the rendezvous directory is looked at.
@@ -532,7 +534,7 @@ const grace = 5 * time.Second
 
 // ErrStalled is in the error of a step on the rendezvous that was left
 // behind: the storage did not answer in time.
-var ErrStalled = errors.New("the storage did not answer")
+var ErrStalled = sysio.ErrStalled
 
 // step runs f, until grace past the Deadline at most when one is set: f
 // still running then is left behind (it shares state only under locks

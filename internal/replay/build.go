@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -60,6 +61,10 @@ type builder struct {
 	first    int64
 	last     int64
 	any      bool
+	// vacated are the names the log renamed a node away from: a later
+	// use of one as existing, with nothing making it again, is the log
+	// contradicting itself, not an entry that was there before it.
+	vacated map[dentry]bool
 	// deps are the operation in progress's: the latest position in each
 	// stream it waits for (a few at most: a slice, not a map).
 	deps []ref
@@ -190,6 +195,10 @@ func (b *builder) move(n, parent int32, name string) {
 	nd := &b.nodes[n]
 	if from := (dentry{nd.parent, nd.name}); b.dentries[from] == n {
 		delete(b.dentries, from)
+		if b.vacated == nil {
+			b.vacated = map[dentry]bool{}
+		}
+		b.vacated[from] = true
 	}
 	nd.parent, nd.name = parent, name
 	b.dentries[k] = n
@@ -453,6 +462,9 @@ func (b *builder) initial(n int32) {
 	}
 	nd.entry, nd.implied = int32(len(b.t.Initial)), false
 	b.t.Initial = append(b.t.Initial, Entry{Path: b.pathOf(n), Dir: nd.dir})
+	if b.vacated[dentry{nd.parent, nd.name}] && b.t.contradiction == "" {
+		b.t.contradiction = fmt.Sprintf("%s is used after the log renamed it away, and no line makes it again: the log contradicts itself", b.pathOf(n))
+	}
 }
 
 // implied adds n to the entries made just before op.

@@ -107,7 +107,7 @@ func (p *player) play(w *engine.Worker, i int) error {
 		if !p.ready(w, op) {
 			return nil
 		}
-		p.prepare(w, x)
+		p.prepare(w, op, x)
 		for _, h := range p.t.closes[x.closeLo:x.closeHi] {
 			if fd := p.fds[h].Swap(-1); fd >= 0 {
 				unix.Close(int(fd))
@@ -243,13 +243,22 @@ func (p *player) isDir(op *Op) bool {
 
 // prepare makes, untimed, what the operation is the first to use that
 // the recording never created.
-func (p *player) prepare(w *engine.Worker, x *opMore) {
+func (p *player) prepare(w *engine.Worker, op *Op, x *opMore) {
 	for i := x.prep; i < x.prep+x.prepN; i++ {
 		e := p.t.Implied[i]
 		if err := p.make(e, w.State.([]byte), w.Cancelled()); err != nil && !errors.Is(err, unix.EEXIST) {
-			w.Fail(fmt.Errorf("make %s: %w", p.dir+e.Path, bare(err)))
+			p.failFirst(w, op, "making what it uses", fmt.Errorf("make %s: %w", p.dir+e.Path, bare(err)), err)
 		}
 	}
+}
+
+// failFirst counts a failure of what op needed done first, untimed (what
+// it uses made, a directory emptied), as an error of op's row and among
+// the differences from the recording, as op's own failure would be: every
+// error of the replay is in the row of an operation.
+func (p *player) failFirst(w *engine.Worker, op *Op, what string, err, cause error) {
+	p.diffs.add(p.t.Classes[op.class].Name + ": " + what + " first: " + bare(cause).Error())
+	w.FailAs(err, 2*int(op.class))
 }
 
 // empty removes, untimed, what a directory holds before its rmdir, which
@@ -257,7 +266,7 @@ func (p *player) prepare(w *engine.Worker, x *opMore) {
 // in the log.
 func (p *player) empty(w *engine.Worker, op *Op) {
 	if err := p.root.Empty(p.full[op.path]); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) {
-		w.Fail(err) // else the rmdir fails and says why
+		p.failFirst(w, op, "emptying it", err, err) // else the rmdir fails and says why
 	}
 }
 

@@ -46,7 +46,7 @@ func goldenLogs(t *testing.T) map[string][]byte {
 	logs["gen-fsbench-unsorted"] = []byte(strings.Join(lines, "\n") + "\n")
 	logs["odd-lines"] = []byte(strings.Join([]string{
 		"2026.11.21 21:03:17.000001 [uid:0,gid:0,pid:7] rename (1,a,b,1,c,d,0) - OK <0.000100>",
-		`2026.11.21 21:03:17.000002 [uid:0,gid:0,pid:7] read ("/a,b",4096,0): 4096 - OK <0.000100>`,
+		`2026.11.21 21:03:17.000002 [uid:0,gid:0,pid:7] read ("/c,d",4096,0): 4096 - OK <0.000100>`,
 		"2026.11.21 21:03:17.000003 [uid:0,gid:0,pid:8] lookup (1,.stats): (9223372032828243970,[-r--r--r--:0100444,1,0,0,0,0,0,0]) - OK <0.000001>",
 		"2026.11.21 21:03:17.000004 [uid:0,gid:0,pid:8] lookup (1,gone): - no such file or directory <0.000010>",
 		"2026.11.21 21:03:17.000005 [uid:0,gid:0,pid:8] setxattr (1,a) - OK <0.000010>",

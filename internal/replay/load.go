@@ -82,6 +82,9 @@ func loadWatched(data []byte, part, parts int, read *atomic.Int64) (*Trace, erro
 		read.Store(int64(len(data)))
 	}
 	t := l.b.finish()
+	if t.contradiction != "" {
+		return nil, errors.New(t.contradiction)
+	}
 	if t.Ops() == 0 {
 		return t, noOps(&t.Skipped)
 	}

@@ -145,6 +145,10 @@ type Trace struct {
 	closes  []int32
 	paths   []string // below the run directory; paths[0] is the run directory's ""
 	more    []opMore // more[0] is empty, every Op's without more
+
+	// contradiction, when not empty, says how the log contradicts itself:
+	// the log's error, found while it was read.
+	contradiction string
 }
 
 // extra is what the operation has besides its own fields: nothing (an

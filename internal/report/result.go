@@ -582,7 +582,9 @@ type ReplayOp struct {
 	Op string `json:"op"`
 	// Ops and Bytes count the successful operations; Failed those that
 	// failed as recorded (a lookup of a missing name); Errors those whose
-	// outcome differed from the recording's.
+	// outcome differed from the recording's, and the failures to make,
+	// untimed, what one used first or to empty a directory before its
+	// rmdir.
 	Ops     int64           `json:"ops"`
 	Bytes   int64           `json:"bytes"`
 	Failed  int64           `json:"failed"`

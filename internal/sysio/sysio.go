@@ -130,3 +130,16 @@ func FreeBytes(dir string) (int64, error) {
 	}
 	return int64(st.Bavail) * int64(st.Bsize), nil
 }
+
+// Short reports whether the file system that holds dir has less than
+// need bytes free (FreeBytes), and how much it has. A free space that
+// cannot be read is not short: the writes will say what is wrong.
+// Every command that writes what it is asked to make (bench, train,
+// checkpoint, replay, vdbench) asks it before it writes anything.
+func Short(dir string, need int64) (free int64, short bool) {
+	free, err := FreeBytes(dir)
+	if err != nil {
+		return 0, false
+	}
+	return free, free < need
+}

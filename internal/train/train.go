@@ -165,9 +165,9 @@ func (r *run) checkSpace(abs string) error {
 	for _, f := range r.o.ownFiles(r.ds.Files) {
 		need += r.ds.FileSize(f)
 	}
-	free, err := sysio.FreeBytes(abs)
-	if err != nil || free >= need {
-		return nil // unknown: the writes will say
+	free, short := sysio.Short(abs, need)
+	if !short {
+		return nil
 	}
 	return badf("the dataset needs %s and %s has %s free; give fewer --dataset-files or a smaller --sample-size, or train on a dataset kept before (--dataset)",
 		units.FormatBytes(need), abs, units.FormatBytes(free))

@@ -147,12 +147,22 @@ var ErrNotOurs = errors.New("exists and was not created by fsbench (no " + TreeM
 // ReadTreeInfo reads the marker of the tree at root. It returns an error
 // wrapping fs.ErrNotExist when root does not exist, and ErrNotOurs when it
 // exists without a marker.
-func ReadTreeInfo(root string) (*TreeInfo, error) {
-	r, err := os.OpenRoot(root)
+func ReadTreeInfo(root string) (*TreeInfo, error) { return ReadTreeInfoBeneath(root, ".") }
+
+// ReadTreeInfoBeneath is ReadTreeInfo of the tree at rel beneath base: a
+// symbolic link on the way out of base is not followed.
+func ReadTreeInfoBeneath(base, rel string) (*TreeInfo, error) {
+	br, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, err
+	}
+	defer br.Close()
+	r, err := br.OpenRoot(rel)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	root := filepath.Join(base, rel)
 	b, err := r.ReadFile(TreeMarker) // a link out of the tree is not followed
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s %w", root, ErrNotOurs)
