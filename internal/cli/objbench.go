@@ -34,6 +34,9 @@ type ObjbenchOptions struct {
 	shards                                    int // juicefs's --shards: refused above 1
 	// Cap holds --slo and --curve (with --workload).
 	Cap CapacityFlags
+	// JournalPath is --journal: the verification journal of the
+	// workload's puts and deletes.
+	JournalPath string
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -110,6 +113,8 @@ host in ps: prefer the variables or the -file flags.`,
 	f.StringVar(&o.ExistingPrefix, "prefix", "", "with --list-existing: only the objects whose keys begin with `PREFIX`")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded: on by default here, unlike bench's and io500's (--verify=false to skip the check)")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before reading: with --storage file, before the items that get its objects (files the puts just cached): auto (all caches as root, else the objects' pages), always, never; SKIP_DROP_CACHES=true disables")
+	f.StringVar(&o.JournalPath, "journal", "", objJournalUsage)
+	markFiles(f, fileOut, "journal")
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
@@ -188,6 +193,9 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 			}
 		}
 	}
+	if err := o.resolveJournal(cmd); err != nil {
+		return err
+	}
 	return o.Output.resolve()
 }
 
@@ -247,7 +255,7 @@ func (o *ObjbenchOptions) resolveDrop(app *App, cmd *cobra.Command) error {
 // existingRefused are the flags of objbench that write objects or check
 // objects of its own: none applies to --list-existing.
 var objExistingRefused = []string{"big-object-size", "small-object-size", "small-objects", "block-size", "keep",
-	"skip-functional-tests", "storage-class", "workload", "quick"}
+	"skip-functional-tests", "storage-class", "workload", "quick", "journal"}
 
 // resolveExisting checks the command line of --list-existing.
 func (o *ObjbenchOptions) resolveExisting(app *App, cmd *cobra.Command) error {
@@ -324,6 +332,13 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		capRun = &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
 		repeat = 1 // each rate runs o.Repeat times instead
 	}
+	jw, err := o.openJournal()
+	if err != nil {
+		return err
+	}
+	if jw != nil {
+		o.Journal = jw
+	}
 	res, err := app.measure(ctx, "objbench", repeat, func(ctx context.Context, res *report.Result) error {
 		if capRun != nil {
 			return capRun.run(ctx, app, objbenchProbe(capRun, o.Options), res)
@@ -335,6 +350,9 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		runs++
 		return objbench.Run(ctx, opts, res)
 	})
+	if jw != nil {
+		closeObjJournal(app, jw, o, res)
+	}
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, objbench.ErrBadInput) {
 			return &UsageError{Err: err}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/journal"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // VerifyOptions are the flags of `fsbench verify`.
@@ -74,11 +75,10 @@ See docs/verify.md.`,
 }
 
 func (o *VerifyOptions) resolve() error {
-	if strings.Contains(o.Path, "://") {
-		return Usagef("verify %s: a journal records files of a directory; give that directory (object stores are not journalled)", o.Path)
-	}
-	if err := missingPath(o.Path, false); err != nil {
-		return err
+	if !strings.Contains(o.Path, "://") && !strings.Contains(o.Path, ":/") {
+		if err := missingPath(o.Path, false); err != nil {
+			return err
+		}
 	}
 	if o.Journal == "" {
 		return Usagef("verify needs --journal FILE: the journal of the run to check")
@@ -107,12 +107,14 @@ func runVerify(ctx context.Context, app *App, o *VerifyOptions) error {
 	case err != nil:
 		return Usagef("--journal %s: %v", o.Journal, sysio.PathCause(err))
 	}
-	if err := sameRoot(o.Path, j.Header.Root); err != nil {
-		return Usagef("--journal %s records writes below %s, not %s: give that directory", o.Journal, j.Header.Root, o.Path)
-	}
-	s, err := journal.Verify(ctx, j, journal.Dir(o.Path))
+	t, done, err := verifyTarget(ctx, app, o, j)
 	if err != nil {
-		return fmt.Errorf("verify %s: %w", o.Path, err)
+		return err
+	}
+	defer done()
+	s, err := journal.Verify(ctx, j, t)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", object.RedactURL(o.Path), err)
 	}
 	if o.JSON {
 		err = journal.WriteJSON(app.IO.Out, s)
@@ -130,6 +132,21 @@ func runVerify(ctx context.Context, app *App, o *VerifyOptions) error {
 		return &expectationError{msg: fmt.Sprintf("%d durable %s did not hold (%d lost, %d stale, %d torn, %d unexpected)", n, noun, s.Lost, s.Stale, s.Torn, s.Unexpected)}
 	}
 	return nil
+}
+
+// verifyTarget is what the journal's run wrote in: the directory PATH,
+// or the store at the URL for a journal of objects; done closes it.
+func verifyTarget(ctx context.Context, app *App, o *VerifyOptions, j *journal.Journal) (journal.Target, func(), error) {
+	if j.Objects() {
+		return objectTarget(ctx, app, o, j)
+	}
+	if strings.Contains(o.Path, "://") {
+		return nil, nil, Usagef("--journal %s records files below %s, not objects of %s: give that directory", o.Journal, j.Header.Root, object.RedactURL(o.Path))
+	}
+	if err := sameRoot(o.Path, j.Header.Root); err != nil {
+		return nil, nil, Usagef("--journal %s records writes below %s, not %s: give that directory", o.Journal, j.Header.Root, o.Path)
+	}
+	return journal.Dir(o.Path), func() {}, nil
 }
 
 var errOtherRoot = errors.New("another root")
