@@ -43,8 +43,8 @@ func journalURL(storage, url string) string {
 	return strings.TrimSuffix(object.RedactURL(url), "/")
 }
 
-// openJournal starts the journal of the run's puts and deletes, or
-// returns nil without --journal.
+// openJournal starts the journal of the run's puts and deletes and gives
+// it to the run, or returns nil without --journal.
 func (o *ObjbenchOptions) openJournal() (*journal.Writer, error) {
 	if o.JournalPath == "" {
 		return nil, nil
@@ -56,12 +56,16 @@ func (o *ObjbenchOptions) openJournal() (*journal.Writer, error) {
 	if err != nil {
 		return nil, Usagef("--journal: %v", err)
 	}
+	o.Journal = w
 	return w, nil
 }
 
 // closeObjJournal writes out the journal and says how to check it; a
 // failure is a warning that says the journal is incomplete.
 func closeObjJournal(app *App, w *journal.Writer, o *ObjbenchOptions, res *report.Result) {
+	if w == nil {
+		return
+	}
 	if err := w.Close(); err != nil {
 		app.Warnf("%v", err)
 		res.Warnings = append(res.Warnings, err.Error())

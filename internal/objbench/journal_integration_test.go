@@ -67,6 +67,9 @@ func TestJournalObjects(t *testing.T) {
 	if out.Code != 0 || !strings.Contains(out.Stderr, "fsbench verify --journal "+jpath+" "+m.URL(bucket)) {
 		t.Fatalf("objbench: exit %d\n%s", out.Code, out.Stderr)
 	}
+	if raw, err := os.ReadFile(jpath); err != nil || bytes.Contains(raw, []byte(m.SecretKey)) {
+		t.Fatalf("journal: %v, or it holds the secret key", err)
+	}
 	put, deleted := journalRecords(t, jpath)
 	if len(put) < 40 || len(deleted) == 0 {
 		t.Fatalf("journal: %d puts, %d deletes; want at least 40 and 1", len(put), len(deleted))
