@@ -142,6 +142,9 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 			s.Unsynced++
 		}
 		f := judge(r, w)
+		if f.Kind == "" && s.objects {
+			f = longer(o.Size(), w)
+		}
 		if f.Kind == "" {
 			s.Held++
 		} else {
@@ -151,6 +154,16 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 		}
 	}
 	return r.err
+}
+
+// longer names an object that holds the put's content and more after it:
+// a put replaces a whole object, so the store holds what was never put.
+func longer(size int64, w *write) Finding {
+	end := w.off + w.n
+	if size <= end {
+		return Finding{}
+	}
+	return Finding{Kind: Unexpected, Detail: fmt.Sprintf("%d bytes where %d were put", size, end), BadOffset: end, BadBytes: size - end}
 }
 
 // The states of one piece read back.
