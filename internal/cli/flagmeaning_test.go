@@ -29,7 +29,7 @@ var flagMeanings = map[string]map[string]string{
 		"profile": "reporting interval", "probe": "how often a round starts"},
 	"json":            all("result as JSON", "bench", "objbench", "train", "checkpoint", "io500", "replay", "compare", "profile", "stats", "fio", "vdbench", "check", "show", "verify"),
 	"job":             all("job file", "bench", "train", "vdbench"),
-	"journal":         all("verification journal", "bench", "verify"),
+	"journal":         all("verification journal", "bench", "objbench", "verify"),
 	"keep":            all("keep what the run made", "bench", "objbench", "train", "checkpoint", "io500", "replay", "fio"),
 	"name":            all("host's name in metrics", "agent", "probe"),
 	"metrics":         {"compare": "figures compared", "stats": "former spelling of --metrics-url"},

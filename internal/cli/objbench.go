@@ -34,6 +34,9 @@ type ObjbenchOptions struct {
 	shards                                    int // juicefs's --shards: refused above 1
 	// Cap holds --slo and --curve (with --workload).
 	Cap CapacityFlags
+	// JournalPath is --journal: the verification journal of the
+	// workload's puts and deletes.
+	JournalPath string
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {
@@ -110,6 +113,8 @@ host in ps: prefer the variables or the -file flags.`,
 	f.StringVar(&o.ExistingPrefix, "prefix", "", "with --list-existing: only the objects whose keys begin with `PREFIX`")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded: on by default here, unlike bench's and io500's (--verify=false to skip the check)")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before reading: with --storage file, before the items that get its objects (files the puts just cached): auto (all caches as root, else the objects' pages), always, never; SKIP_DROP_CACHES=true disables")
+	f.StringVar(&o.JournalPath, "journal", "", objJournalUsage)
+	markFiles(f, fileOut, "journal")
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)
@@ -188,6 +193,9 @@ func (o *ObjbenchOptions) resolve(app *App, cmd *cobra.Command) error {
 			}
 		}
 	}
+	if err := o.resolveJournal(cmd); err != nil {
+		return err
+	}
 	return o.Output.resolve()
 }
 
@@ -247,7 +255,7 @@ func (o *ObjbenchOptions) resolveDrop(app *App, cmd *cobra.Command) error {
 // existingRefused are the flags of objbench that write objects or check
 // objects of its own: none applies to --list-existing.
 var objExistingRefused = []string{"big-object-size", "small-object-size", "small-objects", "block-size", "keep",
-	"skip-functional-tests", "storage-class", "workload", "quick"}
+	"skip-functional-tests", "storage-class", "workload", "quick", "journal"}
 
 // resolveExisting checks the command line of --list-existing.
 func (o *ObjbenchOptions) resolveExisting(app *App, cmd *cobra.Command) error {
@@ -279,12 +287,60 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 	if app.IO.Getenv("GOGC") == "" && app.IO.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(o.GCPercent()))
 	}
+	o.Hooks = objbenchHooks(app, o)
+	runs, repeat := 0, o.Repeat
+	var capRun *capacityRun
+	if o.Cap.active() {
+		capRun = &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
+		repeat = 1 // each rate runs o.Repeat times instead
+	}
+	jw, err := o.openJournal()
+	if err != nil {
+		return err
+	}
+	res, err := app.measure(ctx, "objbench", repeat, func(ctx context.Context, res *report.Result) error {
+		if capRun != nil {
+			return capRun.run(ctx, app, objbenchProbe(capRun, o.Options), res)
+		}
+		opts := o.Options
+		// The functional checks are about the store, not its speed: the
+		// first run makes them, the others only measure.
+		opts.SkipFunctional = opts.SkipFunctional || runs > 0
+		runs++
+		return objbench.Run(ctx, opts, res)
+	})
+	closeObjJournal(app, jw, o, res)
+	if err != nil && !res.Interrupted {
+		if errors.Is(err, objbench.ErrBadInput) {
+			return &UsageError{Err: err}
+		}
+		return app.writeFailed(res, &o.Output, err)
+	}
+	// Functional checks that failed and unmet expectations give exit code
+	// 3, after the result is written.
+	ciErr := app.finishCI(res, &o.CI)
+	if werr := app.writeResult(res, &o.Output); werr != nil {
+		return werr
+	}
+	if res.Interrupted {
+		return ErrInterrupted
+	}
+	// Operations that failed during the performance items (their first
+	// messages are in the warnings): the storage failed, exit code 1.
+	if n := res.TotalErrors(); n > 0 {
+		return fmt.Errorf("%d operations failed during the performance tests%s", n, firstSample(res))
+	}
+	return ciErr
+}
+
+// objbenchHooks show the run's progress and intervals.
+func objbenchHooks(app *App, o *ObjbenchOptions) objbench.Hooks {
 	var prog *Progress
 	// header is the item whose interval lines are still to be headed: the
 	// header comes with its first line, so that an item without intervals
 	// (a workload's untimed prepare) leaves no header with nothing under it.
 	var header string
-	o.Hooks = objbench.Hooks{
+	return objbench.Hooks{
 		Info: func(msg string) { app.Infof("%s", msg) },
 		Warn: func(msg string) { app.Warnf("%s", msg) },
 		ItemStart: func(title, unit string, total int64, poll func() int64) {
@@ -318,44 +374,6 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		Created: app.Left.Set,
 		Removed: app.Left.Clear,
 	}
-	runs, repeat := 0, o.Repeat
-	var capRun *capacityRun
-	if o.Cap.active() {
-		capRun = &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
-		repeat = 1 // each rate runs o.Repeat times instead
-	}
-	res, err := app.measure(ctx, "objbench", repeat, func(ctx context.Context, res *report.Result) error {
-		if capRun != nil {
-			return capRun.run(ctx, app, objbenchProbe(capRun, o.Options), res)
-		}
-		opts := o.Options
-		// The functional checks are about the store, not its speed: the
-		// first run makes them, the others only measure.
-		opts.SkipFunctional = opts.SkipFunctional || runs > 0
-		runs++
-		return objbench.Run(ctx, opts, res)
-	})
-	if err != nil && !res.Interrupted {
-		if errors.Is(err, objbench.ErrBadInput) {
-			return &UsageError{Err: err}
-		}
-		return app.writeFailed(res, &o.Output, err)
-	}
-	// Functional checks that failed and unmet expectations give exit code
-	// 3, after the result is written.
-	ciErr := app.finishCI(res, &o.CI)
-	if werr := app.writeResult(res, &o.Output); werr != nil {
-		return werr
-	}
-	if res.Interrupted {
-		return ErrInterrupted
-	}
-	// Operations that failed during the performance items (their first
-	// messages are in the warnings): the storage failed, exit code 1.
-	if n := res.TotalErrors(); n > 0 {
-		return fmt.Errorf("%d operations failed during the performance tests%s", n, firstSample(res))
-	}
-	return ciErr
 }
 
 // firstSample is ", e.g. " and the first error message a phase of res

@@ -89,6 +89,11 @@ func TestObjbenchUsageErrors(t *testing.T) {
 		{[]string{"/d", "--expect", "functional", "--skip-functional-tests"}, "skipped"},
 		{[]string{"/d", "--drop-caches", "sometimes"}, "--drop-caches must be auto, always or never"},
 		{[]string{"--storage", "minio", "http://127.0.0.1:9/b", "--drop-caches", "always"}, "--drop-caches applies to --storage file only"},
+		{[]string{"/d", "--journal", "j", "--keep"}, "--journal records the puts and deletes of a --workload"},
+		{[]string{"/d", "--journal", "j", "--keep", "--workload", "multipart"}, "does not record the multipart workload's objects"},
+		{[]string{"/d", "--journal", "j", "--workload", "put"}, "--journal needs --keep"},
+		{[]string{"/d", "--journal", "", "--keep", "--workload", "put"}, "--journal names no file"},
+		{[]string{"/d", "--journal", "j", "--list-existing"}, "--journal does not apply to --list-existing"},
 		// A URL given to the default file storage: --storage was forgotten.
 		{[]string{"https://AK:SECRETSK@bucket.s3.amazonaws.com"}, "did you forget --storage"},
 	} {

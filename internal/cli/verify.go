@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/journal"
 	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // VerifyOptions are the flags of `fsbench verify`.
@@ -32,12 +33,19 @@ func newVerifyCmd(app *App) *cobra.Command {
 func newVerifyCmdWith(app *App, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
 	o := &VerifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify --journal FILE PATH",
+		Use:   "verify --journal FILE PATH|URL",
 		Short: "Read back every write a run's journal records and name each one lost, stale, torn or unexpected",
-		Long: `Verify reads back everything a journal (fsbench bench --journal FILE --keep)
-says the storage acknowledged, after a crash, a killed client, a failover
-or a restart, and checks it is still there: for each write, a fingerprint
-of every 4 KiB piece (the first and last 8 bytes of each 512-byte sector).
+		Long: `Verify reads back everything a journal (fsbench bench --journal FILE --keep,
+or fsbench objbench --workload NAME --journal FILE --keep) says the storage
+acknowledged, after a crash, a killed client, a failover or a restart, and
+checks it is still there: for each write or put, a fingerprint of every
+4 KiB piece (the first and last 8 bytes of each 512-byte sector).
+
+A journal of objects is verified against the store's URL as objbench was
+given it; the storage type comes from the journal and the credentials
+from the environment (ACCESS_KEY, SECRET_KEY, the provider's variables),
+never printed. A put the store acknowledged is durable: every one counts,
+and so does a deleted object that is there again.
 
 A write that does not hold is lost (its file is missing, ends before it,
 or holds zeros there), stale (it holds what an earlier write put there),
@@ -47,13 +55,16 @@ count: the unsynced tail (writes after their file's last fsync) is
 checked and named, not counted, as a crash may rightly lose it.
 
 Exit 0 when every durable write held, 3 when any did not, 2 for bad
-input (no journal, not a journal, a journal of another directory).
+input (no journal, not a journal, a journal of another directory or
+store, a journal of files given a URL or one of objects a directory).
 See docs/verify.md.`,
 		Example: `  fsbench bench /mnt/jfs -p 4 --fsync --keep --journal /root/jfs.journal
   # ... kill the client, remount ...
   fsbench verify --journal /root/jfs.journal /mnt/jfs
-  fsbench verify --journal /root/jfs.journal /mnt/jfs -o json > verify.json`,
-		Args: exactArgs(1, "one PATH, the directory the journalled run wrote in"),
+  fsbench verify --journal /root/jfs.journal /mnt/jfs -o json > verify.json
+  fsbench objbench --storage minio http://127.0.0.1:9000/bench --workload put --duration 5m --keep --journal /root/s3.journal
+  fsbench verify --journal /root/s3.journal http://127.0.0.1:9000/bench`,
+		Args: exactArgs(1, "one PATH or URL, the directory or store the journalled run wrote in"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
 			if err := o.resolve(); err != nil {
@@ -74,11 +85,10 @@ See docs/verify.md.`,
 }
 
 func (o *VerifyOptions) resolve() error {
-	if strings.Contains(o.Path, "://") {
-		return Usagef("verify %s: a journal records files of a directory; give that directory (object stores are not journalled)", o.Path)
-	}
-	if err := missingPath(o.Path, false); err != nil {
-		return err
+	if !strings.Contains(o.Path, "://") && !strings.Contains(o.Path, ":/") {
+		if err := missingPath(o.Path, false); err != nil {
+			return err
+		}
 	}
 	if o.Journal == "" {
 		return Usagef("verify needs --journal FILE: the journal of the run to check")
@@ -107,12 +117,14 @@ func runVerify(ctx context.Context, app *App, o *VerifyOptions) error {
 	case err != nil:
 		return Usagef("--journal %s: %v", o.Journal, sysio.PathCause(err))
 	}
-	if err := sameRoot(o.Path, j.Header.Root); err != nil {
-		return Usagef("--journal %s records writes below %s, not %s: give that directory", o.Journal, j.Header.Root, o.Path)
-	}
-	s, err := journal.Verify(ctx, j, journal.Dir(o.Path))
+	t, done, err := verifyTarget(ctx, app, o, j)
 	if err != nil {
-		return fmt.Errorf("verify %s: %w", o.Path, err)
+		return err
+	}
+	defer done()
+	s, err := journal.Verify(ctx, j, t)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", object.RedactURL(o.Path), err)
 	}
 	if o.JSON {
 		err = journal.WriteJSON(app.IO.Out, s)
@@ -130,6 +142,21 @@ func runVerify(ctx context.Context, app *App, o *VerifyOptions) error {
 		return &expectationError{msg: fmt.Sprintf("%d durable %s did not hold (%d lost, %d stale, %d torn, %d unexpected)", n, noun, s.Lost, s.Stale, s.Torn, s.Unexpected)}
 	}
 	return nil
+}
+
+// verifyTarget is what the journal's run wrote in: the directory PATH,
+// or the store at the URL for a journal of objects; done closes it.
+func verifyTarget(ctx context.Context, app *App, o *VerifyOptions, j *journal.Journal) (journal.Target, func(), error) {
+	if j.Objects() {
+		return objectTarget(ctx, app, o, j)
+	}
+	if strings.Contains(o.Path, "://") {
+		return nil, nil, Usagef("--journal %s records files below %s, not objects of %s: give that directory", o.Journal, j.Header.Root, object.RedactURL(o.Path))
+	}
+	if err := sameRoot(o.Path, j.Header.Root); err != nil {
+		return nil, nil, Usagef("--journal %s records writes below %s, not %s: give that directory", o.Journal, j.Header.Root, o.Path)
+	}
+	return journal.Dir(o.Path), func() {}, nil
 }
 
 var errOtherRoot = errors.New("another root")

@@ -142,7 +142,7 @@ func TestVerifyBadInput(t *testing.T) {
 		{[]string{"verify", "--journal", notJournal, dir}, "not an fsbench journal"},
 		{[]string{"verify", "--journal", j, other}, "records writes below " + abs + ", not " + other},
 		{[]string{"verify", dir}, "verify needs --journal FILE"},
-		{[]string{"verify", "--journal", j, "s3://bucket/x"}, "object stores are not journalled"},
+		{[]string{"verify", "--journal", j, "s3://bucket/x"}, "records files below " + abs + ", not objects of s3://bucket/x"},
 	} {
 		code, _, stderr := runCLI(t, c.args...)
 		if code != ExitUsage || !strings.HasPrefix(stderr, "fsbench: ") || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {

@@ -30,14 +30,18 @@ const Cell = 4096
 
 // Record types.
 const (
-	Header   = 'H' // Root, Seed, Host: the run's root and where it ran
-	Write    = 'W' // Path, Off, Len, Sums: an acknowledged write
-	Sync     = 'S' // Path: an fsync that returned; the file's writes before it are durable
-	SyncAll  = 'A' // Path: a syncfs that returned; every write before it is durable
-	Close    = 'C' // Path: a close that returned
-	Created  = 'N' // Path: a file created (or truncated): what it held before is gone
-	Delete   = 'D' // Path: an unlink that returned
-	Rename   = 'R' // Path, To: a rename that returned
+	Header  = 'H' // Root, Seed, Host: the run's root and where it ran
+	Write   = 'W' // Path, Off, Len, Sums: an acknowledged write
+	Sync    = 'S' // Path: an fsync that returned; the file's writes before it are durable
+	SyncAll = 'A' // Path: a syncfs that returned; every write before it is durable
+	Close   = 'C' // Path: a close that returned
+	Created = 'N' // Path: a file created (or truncated): what it held before is gone
+	Delete  = 'D' // Path: an unlink that returned
+	Rename  = 'R' // Path, To: a rename that returned
+	// Store follows the header of a journal of objects: Path is the
+	// storage type (s3, minio, ...) of the store the header's Root (its
+	// URL, without credentials) names; paths are keys in it.
+	Store    = 'O'
 	maxFrame = 1 << 26
 	// maxWrite and maxOffset bound a write record's length and offset, so
 	// that a journal made up by hand cannot make Verify cut a write into

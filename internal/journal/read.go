@@ -14,10 +14,16 @@ import (
 type Journal struct {
 	Header  Record
 	Records []Record // in the order of their times
+	// Storage is the storage type of a journal of objects (see Store);
+	// "" for one of files.
+	Storage string
 	// Ignored is the bytes at the end that did not make whole records
 	// (a tail torn when the writer stopped), which Read leaves out.
 	Ignored int64
 }
+
+// Objects tells whether j records objects of a store rather than files.
+func (j *Journal) Objects() bool { return j.Storage != "" }
 
 // ReadFile reads the journal at path.
 func ReadFile(path string) (*Journal, error) {
@@ -56,6 +62,9 @@ func Read(r io.Reader) (*Journal, error) {
 		return nil, fmt.Errorf("%w: no header", ErrNotJournal)
 	}
 	j.Header, j.Records = j.Records[0], j.Records[1:]
+	if len(j.Records) > 0 && j.Records[0].Type == Store {
+		j.Storage, j.Records = j.Records[0].Path, j.Records[1:]
+	}
 	sort.SliceStable(j.Records, func(a, b int) bool { return j.Records[a].T < j.Records[b].T })
 	return j, nil
 }
@@ -155,7 +164,7 @@ func (d *decoder) record() (Record, bool) {
 		d.write(&r)
 	case Rename:
 		r.To = d.str()
-	case Sync, SyncAll, Close, Created, Delete:
+	case Sync, SyncAll, Close, Created, Delete, Store:
 	default:
 		return r, false
 	}

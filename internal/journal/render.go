@@ -14,11 +14,21 @@ func (s *Summary) Line() string {
 	switch {
 	case s.Failed() > 0:
 		verdict = "LOST WRITES"
+	case s.durable() == 0 && s.objects:
+		verdict = "nothing to check (the journal records no put that still stands)"
 	case s.durable() == 0:
 		verdict = "nothing durable to check (no fsync covered a write: run bench with --fsync)"
 	}
-	return fmt.Sprintf("verify: %s: %d of %d durable writes held (%d lost, %d stale, %d torn, %d unexpected) in %d files; %s",
-		verdict, s.durable()-s.Failed(), s.durable(), s.Lost, s.Stale, s.Torn, s.Unexpected, s.Files, s.tail())
+	return fmt.Sprintf("verify: %s: %d of %d durable writes held (%d lost, %d stale, %d torn, %d unexpected) in %d %ss; %s",
+		verdict, s.durable()-(s.Failed()-s.back), s.durable(), s.Lost, s.Stale, s.Torn, s.Unexpected, s.Files, s.noun(), s.tail())
+}
+
+// noun is what the journal's paths name: file or object.
+func (s *Summary) noun() string {
+	if s.objects {
+		return "object"
+	}
+	return "file"
 }
 
 // durable is how many of the writes checked an fsync covered.

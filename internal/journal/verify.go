@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // The kinds of Finding.
@@ -50,6 +51,8 @@ type Summary struct {
 	UnsyncedFailed int       `json:"unsynced_failed"` // of them, found not to hold: named, not counted
 	IgnoredBytes   int64     `json:"journal_ignored_bytes"`
 	Findings       []Finding `json:"findings"`
+	objects        bool      // the journal's are objects, not files
+	back           int       // of Unexpected, deleted objects found there (no write of Writes)
 }
 
 // Failed is the count of durable writes that did not hold.
@@ -73,7 +76,7 @@ type Object interface {
 // Verify checks every write j records against t.
 func Verify(ctx context.Context, j *Journal, t Target) (*Summary, error) {
 	m := build(j.Records)
-	s := &Summary{Root: j.Header.Root, Recorded: m.writes, IgnoredBytes: j.Ignored}
+	s := &Summary{Root: j.Header.Root, Recorded: m.writes, IgnoredBytes: j.Ignored, objects: j.Objects()}
 	for _, path := range m.paths() {
 		if err := ctx.Err(); err != nil {
 			return s, err
@@ -86,7 +89,12 @@ func Verify(ctx context.Context, j *Journal, t Target) (*Summary, error) {
 		o, err := t.Open(ctx, path)
 		if err == nil {
 			o.Close()
-			s.add(Finding{Kind: Unexpected, Path: path, Detail: "deleted, but there"})
+			// A store's acknowledged delete is durable; a file system's
+			// unlink is not (fsbench does not fsync directories).
+			s.add(Finding{Kind: Unexpected, Path: path, Detail: "deleted, but there", Durable: s.objects})
+			if s.objects {
+				s.back++
+			}
 		}
 	}
 	return s, nil
@@ -119,7 +127,7 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 			if !w.durable {
 				s.Unsynced++
 			}
-			s.add(Finding{Kind: Lost, Path: path, Offset: w.off, Length: w.n, Durable: w.durable, Detail: "file missing", BadOffset: w.off, BadBytes: w.n})
+			s.add(Finding{Kind: Lost, Path: path, Offset: w.off, Length: w.n, Durable: w.durable, Detail: s.noun() + " missing", BadOffset: w.off, BadBytes: w.n})
 		}
 		return nil
 	}
@@ -134,14 +142,28 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 			s.Unsynced++
 		}
 		f := judge(r, w)
+		if f.Kind == "" && s.objects {
+			f = longer(o.Size(), w)
+		}
 		if f.Kind == "" {
 			s.Held++
 		} else {
 			f.Path, f.Offset, f.Length, f.Durable = path, w.off, w.n, w.durable
+			f.Detail = strings.Replace(f.Detail, "file", s.noun(), 1)
 			s.add(f)
 		}
 	}
 	return r.err
+}
+
+// longer names an object that holds the put's content and more after it:
+// a put replaces a whole object, so the store holds what was never put.
+func longer(size int64, w *write) Finding {
+	end := w.off + w.n
+	if size <= end {
+		return Finding{}
+	}
+	return Finding{Kind: Unexpected, Detail: fmt.Sprintf("%d bytes where %d were put", size, end), BadOffset: end, BadBytes: size - end}
 }
 
 // The states of one piece read back.

@@ -52,6 +52,12 @@ var Interval = time.Second
 // Create makes a new journal at path (which must not exist) for a run of
 // workers workers below root, and starts its periodic flush.
 func Create(path, root string, workers int, seed uint64) (*Writer, error) {
+	return create(path, root, "", workers, seed)
+}
+
+// create is Create, and for a journal of objects (storage set) root is the
+// store's URL and a Store record follows the header.
+func create(path, root, storage string, workers int, seed uint64) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -63,6 +69,10 @@ func Create(path, root string, workers int, seed uint64) (*Writer, error) {
 		w.bufs = append(w.bufs, &wbuf{b: make([]byte, frameHead, batch+batch/4)})
 	}
 	hdr := appendRecord(make([]byte, frameHead), &Record{Type: Header, Root: strings.TrimSuffix(root, "/"), Host: host, Seed: seed, Start: w.start.UnixNano()})
+	if storage != "" {
+		w.root = ""
+		hdr = appendRecord(hdr, &Record{Type: Store, Path: storage})
+	}
 	if _, err := f.Write(append([]byte(Magic), seal(hdr)...)); err != nil {
 		f.Close()
 		return nil, err
@@ -78,12 +88,7 @@ func Create(path, root string, workers int, seed uint64) (*Writer, error) {
 // Trace records ev if it is an acknowledged event the journal keeps.
 func (w *Writer) Trace(worker int, ev workload.Event) {
 	b := w.buf(worker)
-	if b != w.shared() {
-		if e := w.epoch.Load(); b.epoch != e {
-			b.epoch = e
-			w.append(b)
-		}
-	}
+	w.tick(b)
 	if ev.Err != nil {
 		return
 	}
@@ -112,6 +117,16 @@ func (w *Writer) Trace(worker int, ev workload.Event) {
 		return
 	}
 	w.event(b, typ, ev.Path, ev.To, ev.Start.Add(ev.Dur))
+}
+
+// tick appends a worker's buffer at its first event after an Interval.
+func (w *Writer) tick(b *wbuf) {
+	if b != w.shared() {
+		if e := w.epoch.Load(); b.epoch != e {
+			b.epoch = e
+			w.append(b)
+		}
+	}
 }
 
 func (w *Writer) buf(worker int) *wbuf {

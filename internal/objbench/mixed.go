@@ -73,7 +73,7 @@ func (r *run) mixedOp(ctx context.Context, w *engine.Worker, s engine.Start, op 
 		obj := t.live[i]
 		t.live[i] = t.live[len(t.live)-1]
 		t.live = t.live[:len(t.live)-1]
-		return 0, r.o.Sizes.Class(obj.size), r.store.Delete(ctx, obj.key)
+		return 0, r.o.Sizes.Class(obj.size), r.deleteObj(ctx, w.ID, obj.key)
 	}
 	return r.putNew(ctx, w)
 }

@@ -101,6 +101,9 @@ type Options struct {
 	// PartSize and PartsInFlight shape the multipart workload's uploads.
 	PartSize      int64
 	PartsInFlight int
+	// Journal, if set, records the workload's acknowledged puts and
+	// deletes (see CheckJournal).
+	Journal Journal `json:"-"`
 
 	Hooks Hooks
 }

@@ -138,6 +138,7 @@ func (r *run) putNew(ctx context.Context, w *engine.Worker) (int64, int, error) 
 	if err := r.store.Put(ctx, key, r.pat.Reader(r.pat.ID(key), size)); err != nil {
 		return 0, 0, err
 	}
+	r.journalPut(w.ID, key, size)
 	t.live = append(t.live, objRef{key, size})
 	return size, r.o.Sizes.Class(size), nil
 }
@@ -254,9 +255,9 @@ func (r *run) deletePhase(ctx context.Context) engine.Phase {
 	n := int64(len(r.objs))
 	p := engine.Phase{Name: "delete", Title: "delete objects", Tasks: len(r.objs), Shared: true, Classes: len(r.o.Sizes.Classes()),
 		Ops: min(r.o.Ops, n), Duration: r.o.Duration,
-		Do: r.timed(ctx, func(ctx context.Context, _ *engine.Worker, _ engine.Start, task int) (int64, int, error) {
+		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, _ engine.Start, task int) (int64, int, error) {
 			obj := r.pick(task)
-			return 0, r.o.Sizes.Class(obj.size), r.store.Delete(ctx, obj.key)
+			return 0, r.o.Sizes.Class(obj.size), r.deleteObj(ctx, w.ID, obj.key)
 		})}
 	if p.Ops == 0 {
 		p.Ops = n
@@ -280,9 +281,19 @@ func (r *run) batchDeletePhase(ctx context.Context) engine.Phase {
 	}
 	return engine.Phase{Name: "delete", Title: "delete objects", Tasks: tasks, Shared: true,
 		Ops: ops, Duration: r.o.Duration,
-		Do: r.timed(ctx, func(ctx context.Context, _ *engine.Worker, _ engine.Start, task int) (int64, int, error) {
-			return 0, -1, del.DeleteKeys(ctx, keys[task*b:min((task+1)*b, len(keys))])
+		Do: r.timed(ctx, func(ctx context.Context, w *engine.Worker, _ engine.Start, task int) (int64, int, error) {
+			batch := keys[task*b : min((task+1)*b, len(keys))]
+			err := del.DeleteKeys(ctx, batch)
+			r.journalDeleted(w.ID, err, batch...)
+			return 0, -1, err
 		})}
+}
+
+// deleteObj deletes the run's object key and records it in the journal.
+func (r *run) deleteObj(ctx context.Context, worker int, key string) error {
+	err := r.store.Delete(ctx, key)
+	r.journalDeleted(worker, err, key)
+	return err
 }
 
 // deleteRows is the row of the delete workload: per size class, or with
