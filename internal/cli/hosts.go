@@ -129,10 +129,10 @@ func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 		return Usagef("--hosts-file %s names no host", o.HostsFile)
 	}
 	if f.Lookup("access-log") != nil && f.Changed("access-log") {
-		return Usagef("--access-log does not go with --hosts: the operations happen on the agents; run fsbench bench --access-log on one host to record them")
+		return Usagef("--access-log does not go with --hosts: the operations happen on the agents; run fsbench %s --access-log on one host to record them", cmd.Name())
 	}
 	if f.Lookup("journal") != nil && f.Changed("journal") {
-		return Usagef("--journal does not go with --hosts: the writes happen on the agents; run fsbench bench --journal on each host to record them")
+		return Usagef("--journal does not go with --hosts: the writes happen on the agents; run fsbench %s --journal on each host to record them", cmd.Name())
 	}
 	if o.ReadOthers && len(o.Hosts) < 2 {
 		return Usagef("--read-others needs at least two hosts")
