@@ -56,14 +56,15 @@ type seriesView struct {
 // both draw it.
 var trendTmpl = template.Must(template.New("trend").Parse(`<div class="trend">
 <style>
-.trend h3{font-size:1.05em;margin-top:1.5em} .trend .key{color:#555;font-size:.9em}
-.trend svg{display:block;max-width:100%;height:auto;margin:.5em 0;background:#fafafa;border:1px solid #ddd}
+.trend h3{font-size:1.05em;margin-top:1.5em} .trend .key{opacity:.75;font-size:.9em}
+.trend svg{display:block;max-width:100%;height:auto;margin:.5em 0;background:rgba(127,127,127,.06);border:1px solid rgba(127,127,127,.35)}
 .trend .pt{fill:#2166ac} .trend .pt:hover{fill:#b2182b} .trend .line{fill:none;stroke:#92c5de;stroke-width:1}
-.trend .med{stroke:#333;stroke-width:1.5} .trend .cp{stroke:#b2182b;stroke-dasharray:4 3;stroke-width:1.5}
-.trend .cpl{fill:#b2182b;font-size:11px} .trend .ax{fill:#555;font-size:11px} .trend ul{font-size:.9em}
+.trend .med{stroke:currentColor;stroke-width:1.5} .trend .cp{stroke:#d6604d;stroke-dasharray:4 3;stroke-width:1.5}
+.trend .cpl{fill:#d6604d;font-size:11px} .trend .ax{fill:currentColor;opacity:.75;font-size:11px} .trend ul{font-size:.9em}
+@media (prefers-color-scheme:dark){.trend .pt{fill:#6baed6}}
 </style>
 <p>Each run is a point (hover for its run, date, label and value; a click opens its result);
-grey lines are each segment's median; dashed red lines are change points (E-Divisive with means).</p>
+the flat lines are each segment's median; dashed red lines are change points (E-Divisive with means).</p>
 {{range .}}<h3>Series {{.ID}}</h3><p class="key">{{.Key}} &middot; {{.Runs}}</p>
 {{range .Charts}}<h4>{{.Figure}}</h4><p class="key">{{.Summary}}</p>
 <svg class="trendchart" viewBox="0 0 760 180" width="760" height="180" role="img" aria-label="{{.Figure}}">

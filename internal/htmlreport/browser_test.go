@@ -351,6 +351,16 @@ func TestBrowserTrend(t *testing.T) {
 	eval[float64](t, tctx, `const y = document.querySelector("#trend").getBoundingClientRect().top + window.scrollY; window.scrollTo(0, y); y`)
 	checkScreenshot(t, tctx)
 	saveShot(t, tctx, "trend.png", chromedp.CaptureScreenshot())
+	dark := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}
+	if _, err := chromedp.Call(tctx, emulation.SetEmulatedMedia, dark); err != nil {
+		t.Fatal(err)
+	}
+	// In the dark, the charts' axis labels and medians take the page's
+	// light text colour, not a dark grey that would vanish.
+	if c := eval[string](t, tctx, `getComputedStyle(document.querySelector("#trend .ax")).fill`); c != "rgb(228, 230, 234)" {
+		t.Errorf("dark: a trend axis label is %s, want the page's text colour", c)
+	}
+	saveShot(t, tctx, "trend-dark.png", chromedp.CaptureScreenshot())
 }
 
 // trendOf keeps n runs of the bench fixture in a history in dir, 20%
