@@ -199,6 +199,21 @@ func TestHistoryOnMinIO(t *testing.T) {
 	} else {
 		t.Logf("a wrong secret: exit %d: %s", code, stderr)
 	}
+	probe := []string{"probe", "--interval", "1ms", "--rounds", "3", "--history", m.URL(bucket) + "/probe",
+		"bench", dir, "--rw", "write", "--file-size", "64K", "--xfer-size", "16K", "--ops", "8", "-p", "2"}
+	if _, stderr, code := runFsbenchEnv(t, env, probe...); code != 0 || strings.Count(stderr, " history=") != 3 {
+		t.Fatalf("probe --history on MinIO: exit %d: %s", code, stderr)
+	}
+	if stdout, stderr, code := runFsbenchEnv(t, env, "history", "show", "--history", m.URL(bucket)+"/probe"); code != 0 || !strings.Contains(stdout, "3 runs") {
+		t.Errorf("show of the probe's history: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	_, stderr, code = runFsbenchEnv(t, []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=wrong"}, probe...)
+	// The history refuses the first round: the probe ends, exit 1,
+	// rather than run for weeks keeping nothing.
+	if strings.Contains(stderr, m.SecretKey) || code != 1 || !strings.Contains(stderr, "fsbench: --history: ") {
+		t.Errorf("probe with a wrong secret: exit %d: %s", code, stderr)
+	}
+	t.Logf("probe with a wrong secret: exit %d: %s", code, stderr)
 }
 
 // report --history ends the page with the trend of the results' series:

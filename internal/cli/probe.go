@@ -90,7 +90,9 @@ or replay command line (a quick bench, a workload file, an object workload).
 Its result becomes the fsbench_probe_* metrics and one log line per round
 on stderr; with --history, each finished round's result (not one that
 failed to run or was interrupted) is also kept in that history, as
-"fsbench history add" keeps it, and --history-every N keeps every Nth. --expect judges each round: a failed
+"fsbench history add" keeps it, and --history-every N keeps every Nth. A
+history that refuses the first result ends the probe; a later refusal is
+logged and the probe goes on. --expect judges each round: a failed
 expectation makes the round "fail"; a round that cannot run (the mount is
 gone or hangs, the store refuses) is an "error" with its cause in the log.
 Neither ends the probe: the next round runs at its time.

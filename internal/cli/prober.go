@@ -50,6 +50,7 @@ type prober struct {
 	// rounds that gave a whole result, for --history-every.
 	hist     *history.Store
 	finished int
+	kept     bool // a round's result is in the history
 }
 
 func runProbe(ctx context.Context, app *App, o *ProbeOptions) error {
@@ -228,7 +229,11 @@ func (p *prober) round(ctx context.Context) error {
 	}
 	now := time.Now()
 	p.metrics.Round(result, now, now.Sub(start), res)
-	p.log(now, result, now.Sub(start), err, failed, p.keep(ctx, res))
+	kept, herr := p.keep(ctx, res)
+	p.log(now, result, now.Sub(start), err, failed, kept)
+	if herr != nil {
+		return herr
+	}
 	if p.pusher != nil {
 		if perr := p.pusher.PushContext(ctx); perr != nil {
 			p.metrics.PushFailed()
@@ -243,23 +248,29 @@ func (p *prober) round(ctx context.Context) error {
 
 // keep adds a round's whole result to the history of --history, the
 // first and every HistoryEvery-th of them, and returns the log fields
-// that say so. A result that could not be kept does not end the probe.
-func (p *prober) keep(ctx context.Context, res *report.Result) string {
+// that say so. A history that refuses the first result is an error that
+// ends the probe (the history is named wrongly, or its credentials are);
+// once one was kept, a refusal is logged and the probe goes on.
+func (p *prober) keep(ctx context.Context, res *report.Result) (string, error) {
 	if p.hist == nil || res == nil || res.Interrupted || res.Error != "" {
-		return ""
+		return "", nil
 	}
 	p.finished++
 	if (p.finished-1)%p.o.HistoryEvery != 0 {
-		return ""
+		return "", nil
 	}
 	a, err := p.hist.Add(ctx, res, ciLabel(p.app))
 	switch {
+	case err != nil && !p.kept:
+		return "", fmt.Errorf("--history: %w", err)
 	case err != nil:
-		return fmt.Sprintf(" history_error=%q", shorten(err.Error(), pushErrorMax))
-	case a.New:
-		return fmt.Sprintf(" history=%s new_series=%q", a.Entry.Series, a.Entry.Key.String())
+		return fmt.Sprintf(" history_error=%q", shorten(err.Error(), pushErrorMax)), nil
 	}
-	return " history=" + a.Entry.Series
+	p.kept = true
+	if a.New {
+		return fmt.Sprintf(" history=%s new_series=%q", a.Entry.Series, a.Entry.Key.String()), nil
+	}
+	return " history=" + a.Entry.Series, nil
 }
 
 // failedText says what a failed expectation measured, or why it failed.
