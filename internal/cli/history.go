@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -277,8 +279,22 @@ func (a *App) keepInHistory(res *report.Result, where string) error {
 // writeTrendPage writes the HTML trend page of all to path; in a history
 // kept in a directory, each run links to its result there.
 func writeTrendPage(st *history.Store, all []*history.Series, so history.ShowOptions, path string) error {
+	var b bytes.Buffer
+	if err := history.WriteHTML(&b, all, trendOptions(st, so, path)); err != nil {
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	return writeFileAtomic(path, b.Bytes())
+}
+
+// trendOptions are the options of trend charts on a page written to path
+// ("-": stdout, read from here): in a history kept in a directory, each
+// run links to its result there.
+func trendOptions(st *history.Store, so history.ShowOptions, path string) history.HTMLOptions {
 	ho := history.HTMLOptions{ShowOptions: so}
 	if st.Dir != "" {
+		if path == "-" {
+			path = "report.html"
+		}
 		base, _ := filepath.Abs(filepath.Dir(path))
 		dir, _ := filepath.Abs(st.Dir)
 		ho.ResultLink = func(key string) string {
@@ -289,11 +305,36 @@ func writeTrendPage(st *history.Store, all []*history.Series, so history.ShowOpt
 			return filepath.ToSlash(rel)
 		}
 	}
-	var b bytes.Buffer
-	if err := history.WriteHTML(&b, all, ho); err != nil {
-		return fmt.Errorf("--html %s: %w", path, err)
+	return ho
+}
+
+// reportTrend is the trend section of a report written to path: the
+// series of results in the history at where.
+func reportTrend(ctx context.Context, app *App, where, path string, results []*report.Result) (template.HTML, error) {
+	st, err := openHistory(ctx, app, where)
+	if err != nil {
+		return "", fmt.Errorf("--history: %w", err)
 	}
-	return writeFileAtomic(path, b.Bytes())
+	defer st.Close()
+	all, err := st.Load(ctx)
+	if err != nil {
+		return "", fmt.Errorf("--history: %w", err)
+	}
+	var mine []*history.Series
+	for _, r := range results {
+		if s := history.Find(all, history.KeyOf(r).ID()); s != nil && !slices.Contains(mine, s) {
+			mine = append(mine, s)
+		}
+	}
+	if len(mine) == 0 {
+		return "", fmt.Errorf("--history %s holds no series of these results: keep them with --history or fsbench history add", st.Name)
+	}
+	var b bytes.Buffer
+	so := history.ShowOptions{Options: history.Options{Change: history.ChangeOptions{MinSegment: 5}}}
+	if err := history.WriteTrend(&b, mine, trendOptions(st, so, path)); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil // #nosec G203 -- made by html/template
 }
 
 // historyExpectations evaluates the NAME.vs_history expectations of o

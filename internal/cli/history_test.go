@@ -199,4 +199,60 @@ func TestHistoryOnMinIO(t *testing.T) {
 	} else {
 		t.Logf("a wrong secret: exit %d: %s", code, stderr)
 	}
+	probe := []string{"probe", "--interval", "1ms", "--rounds", "3", "--history", m.URL(bucket) + "/probe",
+		"bench", dir, "--rw", "write", "--file-size", "64K", "--xfer-size", "16K", "--ops", "8", "-p", "2"}
+	if _, stderr, code := runFsbenchEnv(t, env, probe...); code != 0 || strings.Count(stderr, " history=") != 3 {
+		t.Fatalf("probe --history on MinIO: exit %d: %s", code, stderr)
+	}
+	if stdout, stderr, code := runFsbenchEnv(t, env, "history", "show", "--history", m.URL(bucket)+"/probe"); code != 0 || !strings.Contains(stdout, "3 runs") {
+		t.Errorf("show of the probe's history: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	_, stderr, code = runFsbenchEnv(t, []string{"ACCESS_KEY=" + m.AccessKey, "SECRET_KEY=wrong"}, probe...)
+	// The history refuses the first round: the probe ends, exit 1,
+	// rather than run for weeks keeping nothing.
+	if strings.Contains(stderr, m.SecretKey) || code != 1 || !strings.Contains(stderr, "fsbench: --history: ") {
+		t.Errorf("probe with a wrong secret: exit %d: %s", code, stderr)
+	}
+	t.Logf("probe with a wrong secret: exit %d: %s", code, stderr)
+}
+
+// report --history ends the page with the trend of the results' series:
+// every run of the series a point linked to its result in the history;
+// a history that holds no series of the results is an error, and a
+// history of an unknown scheme a usage error.
+func TestReportHistoryTrend(t *testing.T) {
+	dir := t.TempDir()
+	h := filepath.Join(dir, "h")
+	var files []string
+	for i := range 12 {
+		files = append(files, writeRead(t, dir, i, 100+float64(i%3)))
+	}
+	if code, _, stderr := runCLI(t, append([]string{"history", "add", "--history", h}, files...)...); code != 0 {
+		t.Fatalf("add: exit %d: %s", code, stderr)
+	}
+	page := filepath.Join(dir, "report.html")
+	if code, _, stderr := runCLI(t, "report", files[11], "--history", h, "--html", page); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, want := range []string{`<a href="#trend">Trend</a>`, `<section id="trend">`, `<a href="h/results/`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// 12 runs of one figure, read (the results have no latencies).
+	if n := strings.Count(s, `<circle class="pt"`); n != 12 {
+		t.Errorf("%d points in the trend, want 12", n)
+	}
+	if code, _, stderr := runCLI(t, "report", files[0], "--history", filepath.Join(dir, "empty"), "--html", page); code != 1 ||
+		!strings.Contains(stderr, "holds no series of these results") {
+		t.Errorf("an empty history: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "report", files[0], "--history", "ftp://x/y", "--html", page); code != 2 {
+		t.Errorf("an ftp history: exit %d: %s", code, stderr)
+	}
 }

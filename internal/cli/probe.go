@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/history"
 )
 
 // ProbeOptions are the flags of `fsbench probe`.
@@ -22,6 +23,10 @@ type ProbeOptions struct {
 	MetricsListen string
 	// Name is --name: the host label of the metrics.
 	Name string
+	// History is --history: a history each finished round is kept in,
+	// every HistoryEvery-th of them.
+	History      string
+	HistoryEvery int
 	// Args is the command line of one round: a command and its arguments.
 	Args []string
 
@@ -69,6 +74,8 @@ func newProbeCmdWith(app *App, runF func(context.Context, *ProbeOptions) error) 
 	f.StringArrayVar(&o.Expect, "expect", nil, "judge each round by this expectation, as bench --expect does (e.g. 'write.p99<50ms'); repeatable. A failed one makes the round fail, not the probe")
 	f.StringVar(&o.Push, "push", "", "push each round's metrics to the Prometheus pushgateway at this `URL` (job fsbench_probe, instance the host's name)")
 	f.StringVar(&o.Name, "name", "", "the host's `NAME` in the host label of the metrics and as the pushgateway's instance (default: its host name)")
+	f.StringVar(&o.History, "history", "", historyHelp)
+	f.IntVar(&o.HistoryEvery, "history-every", 1, "with --history, keep every `N`th finished round (the first, then every Nth), not each")
 	addMetricsFlag(cmd, &o.MetricsListen)
 	return cmd
 }
@@ -80,8 +87,12 @@ pushgateway (--push) for hosts that cannot be scraped.
 
 COMMAND ARGS... is the round: an ordinary bench, objbench, train, checkpoint
 or replay command line (a quick bench, a workload file, an object workload).
-Its result is not written anywhere; it becomes the fsbench_probe_* metrics
-and one log line per round on stderr. --expect judges each round: a failed
+Its result becomes the fsbench_probe_* metrics and one log line per round
+on stderr; with --history, each finished round's result (not one that
+failed to run or was interrupted) is also kept in that history, as
+"fsbench history add" keeps it, and --history-every N keeps every Nth. A
+history that refuses the first result ends the probe; a later refusal is
+logged and the probe goes on. --expect judges each round: a failed
 expectation makes the round "fail"; a round that cannot run (the mount is
 gone or hangs, the store refuses) is an "error" with its cause in the log.
 Neither ends the probe: the next round runs at its time.
@@ -96,7 +107,7 @@ underneath. See docs/metrics.md for every metric.`
 // nothing but metrics and log lines, runs on this host, and judges rounds
 // itself.
 var probeRefused = map[string]string{
-	"o": "output", "output": "output", "json": "output", "result-file": "output", "html": "output", "history": "output",
+	"o": "output", "output": "output", "json": "output", "result-file": "output", "html": "output", "history": "give it to the probe",
 	"access-log": "output", "keep": "the probe leaves nothing behind", "hosts": "many hosts", "hosts-file": "many hosts",
 	"repeat": "the probe repeats", "metrics-listen": "give it to the probe", "expect": "give it to the probe",
 	"expect-file": "give --expect to the probe", "baseline": "compare results instead", "print-job": "output", "find-max": "a search, not a probe",
@@ -130,6 +141,14 @@ func (o *ProbeOptions) resolve() error {
 		return Usagef("--duration %v: want 0 (no end) or a positive duration", o.Duration)
 	case o.Rounds < 0:
 		return Usagef("--rounds %d: want 0 (no limit) or more", o.Rounds)
+	case o.HistoryEvery < 1:
+		return Usagef("--history-every %d: want 1 (every round) or more", o.HistoryEvery)
+	}
+	if err := history.CheckWhere(o.History); err != nil {
+		return Usagef("--history: %v", err)
+	}
+	if o.History == "" && o.HistoryEvery != 1 {
+		return Usagef("--history-every keeps rounds in a history: give --history DIR or URL")
 	}
 	for _, s := range o.Expect {
 		e, err := expect.Parse(s)

@@ -9,10 +9,10 @@ import (
 
 // liveAfterProbe runs a probe of n rounds of the command args in
 // this process and returns the live heap and the goroutines after it.
-func liveAfterProbe(t *testing.T, n int, args ...string) (heap uint64, goroutines int) {
+func liveAfterProbe(t *testing.T, n int, hist string, args ...string) (heap uint64, goroutines int) {
 	t.Helper()
 	app, _, errb := testApp(nil)
-	o := &ProbeOptions{Interval: time.Millisecond, Rounds: n, Args: args}
+	o := &ProbeOptions{Interval: time.Millisecond, Rounds: n, Args: args, History: hist, HistoryEvery: 1}
 	if err := o.resolve(); err != nil {
 		t.Fatal(err)
 	}
@@ -34,21 +34,35 @@ func liveAfterProbe(t *testing.T, n int, args ...string) (heap uint64, goroutine
 // TestProbeKeepsNothingOfItsRounds runs a probe of 20 rounds, then one of
 // 200, of each kind of command, and compares the live heap after each:
 // what a round keeps (a command tree, buffers, results) shows ten times
-// over in the second. Every round built a command tree whose flags cobra
+// over in the second. The bench runs once more with --history, each
+// round's result kept in a directory. Every round built a command tree whose flags cobra
 // kept for shell completion, 150 KB a round of a tiny bench.
 func TestProbeKeepsNothingOfItsRounds(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 660 rounds")
+		t.Skip("runs 880 rounds")
 	}
 	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"bench", dir, "--rw", "write", "--file-size", "64K", "--xfer-size", "16K", "--ops", "8", "-p", "2"},
-		{"objbench", dir, "--workload", "put", "--ops", "8", "--obj-size", "4K", "-p", "2"},
-		{"replay", juiceFSSample, dir, "--drop-caches", "never"},
+	bench := []string{"bench", dir, "--rw", "write", "--file-size", "64K", "--xfer-size", "16K", "--ops", "8", "-p", "2"}
+	for _, c := range []struct {
+		name string
+		hist bool
+		args []string
+	}{
+		{"bench", false, bench},
+		{"objbench", false, []string{"objbench", dir, "--workload", "put", "--ops", "8", "--obj-size", "4K", "-p", "2"}},
+		{"replay", false, []string{"replay", juiceFSSample, dir, "--drop-caches", "never"}},
+		{"bench-history", true, bench},
 	} {
-		t.Run(args[0], func(t *testing.T) {
-			heap20, g20 := liveAfterProbe(t, 20, args...)
-			heap200, g200 := liveAfterProbe(t, 200, args...)
+		args := c.args
+		t.Run(c.name, func(t *testing.T) {
+			hist := func() string {
+				if c.hist {
+					return t.TempDir()
+				}
+				return ""
+			}
+			heap20, g20 := liveAfterProbe(t, 20, hist(), args...)
+			heap200, g200 := liveAfterProbe(t, 200, hist(), args...)
 			t.Logf("%v: live heap %d B after 20 rounds, %d B after 200; goroutines %d, %d", args, heap20, heap200, g20, g200)
 			// 10% and 512 KiB of slack: the runtime's own caches and
 			// the test binary's other state move a little.

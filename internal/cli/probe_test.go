@@ -48,6 +48,10 @@ func TestProbeFlags(t *testing.T) {
 		{"--push", "gw:9091", "bench", "/mnt/x"},
 		{"--push", "http://gw:9091/?access_token=SECRET", "bench", "/mnt/x"},
 		{"--push", "http://gw:9091/#SECRET", "bench", "/mnt/x"},
+		{"bench", "/mnt/x", "--history", "h"},
+		{"--history", "ftp://x/y", "bench", "/mnt/x"},
+		{"--history", "h", "--history-every", "0", "bench", "/mnt/x"},
+		{"--history-every", "2", "bench", "/mnt/x"},
 	} {
 		if _, err := parse(bad...); err == nil || ExitCode(err) != ExitUsage || strings.Contains(err.Error(), "SECRET") {
 			t.Errorf("probe %v: %v, want a usage error that shows no secret", bad, err)

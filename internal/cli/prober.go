@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/expect"
+	"github.com/fsbench/fsbench/internal/history"
 	"github.com/fsbench/fsbench/internal/leftover"
 	"github.com/fsbench/fsbench/internal/prom"
 	"github.com/fsbench/fsbench/internal/report"
@@ -45,6 +46,11 @@ type prober struct {
 	mount  *sysio.Mount
 	// pending are directories of rounds that could not be removed.
 	pending map[string]bool
+	// hist is the history of --history (nil: none); finished counts the
+	// rounds that gave a whole result, for --history-every.
+	hist     *history.Store
+	finished int
+	kept     bool // a round's result is in the history
 }
 
 func runProbe(ctx context.Context, app *App, o *ProbeOptions) error {
@@ -75,6 +81,14 @@ func runProbe(ctx context.Context, app *App, o *ProbeOptions) error {
 			}
 		}
 		p.pusher = newPusher(o, host, reg)
+	}
+	if o.History != "" {
+		st, err := openHistory(ctx, app, o.History)
+		if err != nil {
+			return fmt.Errorf("--history: %w", err)
+		}
+		defer st.Close()
+		p.hist = st
 	}
 	ctx = engine.WithWatcher(ctx, board)
 	err := p.loop(ctx)
@@ -215,7 +229,11 @@ func (p *prober) round(ctx context.Context) error {
 	}
 	now := time.Now()
 	p.metrics.Round(result, now, now.Sub(start), res)
-	p.log(now, result, now.Sub(start), err, failed)
+	kept, herr := p.keep(ctx, res)
+	p.log(now, result, now.Sub(start), err, failed, kept)
+	if herr != nil {
+		return herr
+	}
 	if p.pusher != nil {
 		if perr := p.pusher.PushContext(ctx); perr != nil {
 			p.metrics.PushFailed()
@@ -226,6 +244,33 @@ func (p *prober) round(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// keep adds a round's whole result to the history of --history, the
+// first and every HistoryEvery-th of them, and returns the log fields
+// that say so. A history that refuses the first result is an error that
+// ends the probe (the history is named wrongly, or its credentials are);
+// once one was kept, a refusal is logged and the probe goes on.
+func (p *prober) keep(ctx context.Context, res *report.Result) (string, error) {
+	if p.hist == nil || res == nil || res.Interrupted || res.Error != "" {
+		return "", nil
+	}
+	p.finished++
+	if (p.finished-1)%p.o.HistoryEvery != 0 {
+		return "", nil
+	}
+	a, err := p.hist.Add(ctx, res, ciLabel(p.app))
+	switch {
+	case err != nil && !p.kept:
+		return "", fmt.Errorf("--history: %w", err)
+	case err != nil:
+		return fmt.Sprintf(" history_error=%q", shorten(err.Error(), pushErrorMax)), nil
+	}
+	p.kept = true
+	if a.New {
+		return fmt.Sprintf(" history=%s new_series=%q", a.Entry.Series, a.Entry.Key.String()), nil
+	}
+	return " history=" + a.Entry.Series, nil
 }
 
 // failedText says what a failed expectation measured, or why it failed.
@@ -262,7 +307,7 @@ func daemonGone(err error) string {
 }
 
 // log writes a round's line (logfmt).
-func (p *prober) log(now time.Time, result string, took time.Duration, err error, failed []string) {
+func (p *prober) log(now time.Time, result string, took time.Duration, err error, failed []string, kept string) {
 	line := fmt.Sprintf("time=%s round=%d result=%s seconds=%.3f", now.UTC().Format(time.RFC3339), p.rounds, result, took.Seconds())
 	if err != nil {
 		line += fmt.Sprintf(" cause=%q", strings.TrimSpace(err.Error())+daemonGone(err))
@@ -270,7 +315,7 @@ func (p *prober) log(now time.Time, result string, took time.Duration, err error
 	if len(failed) > 0 {
 		line += fmt.Sprintf(" failed=%q", strings.Join(failed, "; "))
 	}
-	fmt.Fprintln(p.app.IO.Err, line)
+	fmt.Fprintln(p.app.IO.Err, line+kept)
 }
 
 // run runs the round's command in this process, its result kept instead

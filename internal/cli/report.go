@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/compare"
+	"github.com/fsbench/fsbench/internal/history"
 	"github.com/fsbench/fsbench/internal/htmlreport"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/sysio"
@@ -25,6 +26,8 @@ type ReportOptions struct {
 
 	oldOutput string // -o/--output FILE, the deprecated spelling of --html
 	htmlreport.Options
+	// History is --history: add the trend of the results' series in it.
+	History string
 
 	threshold string
 }
@@ -53,10 +56,15 @@ but not compared.
 
 The page is one file that loads nothing from anywhere: no script, font,
 style sheet or image; it can be mailed, attached to a CI run or opened
-offline. It follows the reader's light or dark preference and prints.`,
+offline. It follows the reader's light or dark preference and prints.
+
+With --history DIR|URL, the page ends with a Trend section: each figure of
+the results' series in that history (see fsbench history), every run a
+point linked to its result, segment medians and change points marked.`,
 		Example: `  fsbench report result.json --html report.html
   fsbench report last-week.json today.json -O compare.html --threshold 5%
-  fsbench report a.json b.json c.json -O - > report.html`,
+  fsbench report a.json b.json c.json -O - > report.html
+  fsbench report today.json --history ci-history -O report.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return Usagef("%s expects one or more result files (got none)", cmd.CommandPath())
@@ -74,7 +82,7 @@ offline. It follows the reader's light or dark preference and prints.`,
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
-			return runReport(app, o)
+			return runReport(cmd.Context(), app, o)
 		},
 	}
 	f := cmd.Flags()
@@ -82,6 +90,7 @@ offline. It follows the reader's light or dark preference and prints.`,
 	addOldOutputFlag(app, cmd, o)
 	f.StringVar(&o.threshold, "threshold", "10%", "changes beyond this `PERCENT` count as more than noise (regressions, improvements)")
 	f.StringVar(&o.Options.Title, "title", "", "the page's `TITLE` (default: fsbench report)")
+	f.StringVar(&o.History, "history", "", historyHelp)
 	return cmd
 }
 
@@ -92,6 +101,9 @@ func (o *ReportOptions) resolve() error {
 	}
 	o.Options.Threshold = t
 	o.Options.Version = Version
+	if err := history.CheckWhere(o.History); err != nil {
+		return Usagef("--history: %v", err)
+	}
 	if o.Output == "" {
 		return Usagef("--html: want a file name, or - for stdout")
 	}
@@ -126,7 +138,7 @@ func checkDir(flag, path string) error {
 	return nil
 }
 
-func runReport(app *App, o *ReportOptions) error {
+func runReport(ctx context.Context, app *App, o *ReportOptions) error {
 	results := make([]*report.Result, len(o.Files))
 	for i, f := range o.Files {
 		r, err := readResult(f)
@@ -137,6 +149,13 @@ func runReport(app *App, o *ReportOptions) error {
 	}
 	if cmds := commandsOf(results); len(cmds) > 1 {
 		app.Warnf("the results are of different commands (%s): they are shown side by side, not compared", strings.Join(cmds, ", "))
+	}
+	if o.History != "" {
+		trend, err := reportTrend(ctx, app, o.History, o.Output, results)
+		if err != nil {
+			return err
+		}
+		o.Options.Trend = trend
 	}
 	var b bytes.Buffer
 	if err := htmlreport.WriteOptions(&b, results, reportNames(o.Files), o.Options); err != nil {

@@ -74,7 +74,10 @@ func KeyOf(r *report.Result) Key {
 	}
 	sort.Slice(k.Params, func(i, j int) bool { return k.Params[i].Name < k.Params[j].Name })
 	for _, p := range r.Phases {
-		k.Phases = append(k.Phases, p.Name+": "+p.LatencyOf)
+		// A paced phase's description ends with its measured service
+		// times, which differ in every run.
+		of, _, _ := strings.Cut(p.LatencyOf, " (service time ")
+		k.Phases = append(k.Phases, p.Name+": "+of)
 	}
 	return k
 }

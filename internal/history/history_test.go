@@ -270,3 +270,19 @@ func TestCheckFalseAlarmRate(t *testing.T) {
 	}
 	t.Logf("%d of %d called outside", outside, checks)
 }
+
+// TestKeyOfPacedPhase: a paced phase's measured service times, which its
+// description ends with, do not make each run a series of its own; the
+// pacing itself does.
+func TestKeyOfPacedPhase(t *testing.T) {
+	a, b, free := result(0, 100, 4096), result(1, 90, 4096), result(2, 95, 4096)
+	a.Phases[0].LatencyOf = "16 KiB sequential write, response time (service time p50 2.0us, p99 25us)"
+	b.Phases[0].LatencyOf = "16 KiB sequential write, response time (service time p50 1.6us, p99 10us)"
+	free.Phases[0].LatencyOf = "16 KiB sequential write"
+	if KeyOf(a).ID() != KeyOf(b).ID() {
+		t.Errorf("two paced runs are in different series: %v, %v", KeyOf(a).Phases, KeyOf(b).Phases)
+	}
+	if KeyOf(a).ID() == KeyOf(free).ID() {
+		t.Errorf("a paced and an unpaced run share a series: %v", KeyOf(a).Phases)
+	}
+}

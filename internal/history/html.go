@@ -51,22 +51,23 @@ type seriesView struct {
 	Charts        []chartView
 }
 
-var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>fsbench history</title>
+// trendTmpl is the trend section: every series' charts in a div of class
+// trend, with its own style, so that the history's page and the report's
+// both draw it.
+var trendTmpl = template.Must(template.New("trend").Parse(`<div class="trend">
 <style>
-body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-h2{font-size:1.1em;margin-top:2em} .key{color:#555;font-size:.9em}
-svg{display:block;margin:.5em 0;background:#fafafa;border:1px solid #ddd}
-.pt{fill:#2166ac} .pt:hover{fill:#b2182b} .line{fill:none;stroke:#92c5de;stroke-width:1}
-.med{stroke:#333;stroke-width:1.5} .cp{stroke:#b2182b;stroke-dasharray:4 3;stroke-width:1.5}
-.cpl{fill:#b2182b;font-size:11px} .ax{fill:#555;font-size:11px} ul{font-size:.9em}
-</style></head><body>
-<h1>fsbench history</h1>
+.trend h3{font-size:1.05em;margin-top:1.5em} .trend .key{opacity:.75;font-size:.9em}
+.trend svg{display:block;max-width:100%;height:auto;margin:.5em 0;background:rgba(127,127,127,.06);border:1px solid rgba(127,127,127,.35)}
+.trend .pt{fill:#2166ac} .trend .pt:hover{fill:#b2182b} .trend .line{fill:none;stroke:#92c5de;stroke-width:1}
+.trend .med{stroke:currentColor;stroke-width:1.5} .trend .cp{stroke:#d6604d;stroke-dasharray:4 3;stroke-width:1.5}
+.trend .cpl{fill:#d6604d;font-size:11px} .trend .ax{fill:currentColor;opacity:.75;font-size:11px} .trend ul{font-size:.9em}
+@media (prefers-color-scheme:dark){.trend .pt{fill:#6baed6}}
+</style>
 <p>Each run is a point (hover for its run, date, label and value; a click opens its result);
-grey lines are each segment's median; dashed red lines are change points (E-Divisive with means).</p>
-{{range .}}<h2>Series {{.ID}}</h2><p class="key">{{.Key}} &middot; {{.Runs}}</p>
-{{range .Charts}}<h3>{{.Figure}}</h3><p class="key">{{.Summary}}</p>
-<svg viewBox="0 0 760 180" width="760" height="180" role="img" aria-label="{{.Figure}}">
+the flat lines are each segment's median; dashed red lines are change points (E-Divisive with means).</p>
+{{range .}}<h3>Series {{.ID}}</h3><p class="key">{{.Key}} &middot; {{.Runs}}</p>
+{{range .Charts}}<h4>{{.Figure}}</h4><p class="key">{{.Summary}}</p>
+<svg class="trendchart" viewBox="0 0 760 180" width="760" height="180" role="img" aria-label="{{.Figure}}">
 <text class="ax" x="4" y="20">{{.YTop}}</text><text class="ax" x="4" y="156">{{.YBottom}}</text>
 <path class="line" d="{{.Path}}"/>
 {{range .Medians}}<line class="med" x1="{{.X1}}" y1="{{.Y1}}" x2="{{.X2}}" y2="{{.Y2}}"/>{{end}}
@@ -74,7 +75,14 @@ grey lines are each segment's median; dashed red lines are change points (E-Divi
 {{range .Points}}{{if .Href}}<a href="{{.Href}}">{{end}}<circle class="pt" cx="{{.X}}" cy="{{.Y}}" r="3"><title>{{.Title}}</title></circle>{{if .Href}}</a>{{end}}{{end}}
 </svg>
 {{if .Changes}}<ul>{{range .Changes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{end}}{{end}}
+{{end}}{{end}}</div>
+`))
+
+var pageTmpl = template.Must(template.Must(trendTmpl.Clone()).New("page").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>fsbench history</title>
+<style>body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}</style></head><body>
+<h1>fsbench history</h1>
+{{template "trend" .}}
 </body></html>
 `))
 
@@ -82,6 +90,17 @@ grey lines are each segment's median; dashed red lines are change points (E-Divi
 // figure a chart with every run as a point, segment medians and change
 // points marked, and each point linked to its run's result.
 func WriteHTML(w io.Writer, all []*Series, o HTMLOptions) error {
+	return pageTmpl.Execute(w, views(all, o))
+}
+
+// WriteTrend writes the trend charts of every series as an HTML fragment
+// (a div of class trend, with its style) for another page to hold: the
+// report's trend section.
+func WriteTrend(w io.Writer, all []*Series, o HTMLOptions) error {
+	return trendTmpl.Execute(w, views(all, o))
+}
+
+func views(all []*Series, o HTMLOptions) []seriesView {
 	var views []seriesView
 	for _, s := range all {
 		sv := seriesView{ID: s.ID, Key: s.Key.String(), Runs: fmt.Sprintf("%d runs", len(s.Entries))}
@@ -90,7 +109,7 @@ func WriteHTML(w io.Writer, all []*Series, o HTMLOptions) error {
 		}
 		views = append(views, sv)
 	}
-	return pageTmpl.Execute(w, views)
+	return views
 }
 
 // chart draws one figure's analysis, its last o.Last runs.

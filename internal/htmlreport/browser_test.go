@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"html/template"
 	"image"
 	"image/png"
 	"os"
@@ -22,7 +23,10 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/fsbench/fsbench/internal/history"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
+	"github.com/fsbench/fsbench/pkg/object"
 )
 
 // browser starts headless Chromium (Debian's chromium package) for one
@@ -287,15 +291,19 @@ const changeColumnsOutOfView = `[...document.querySelectorAll("table")].filter(t
 	[...t.querySelectorAll("th")].some(th => th.textContent === "Change" && th.getBoundingClientRect().right > window.innerWidth + 0.5)
 ).map(t => t.closest(".block").querySelector("h3").textContent)`
 
-// saveShot writes a full-page screenshot to $FSBENCH_REPORT_SHOTS/name
-// when that is set.
-func saveShot(t *testing.T, ctx context.Context, name string) {
+// saveShot writes a full-page screenshot (or the one shot takes) to
+// $FSBENCH_REPORT_SHOTS/name when that is set.
+func saveShot(t *testing.T, ctx context.Context, name string, shot ...chromedp.Action[[]byte]) {
 	t.Helper()
 	dir := os.Getenv("FSBENCH_REPORT_SHOTS")
 	if dir == "" {
 		return
 	}
-	data, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	take := chromedp.FullScreenshot(100)
+	if len(shot) > 0 {
+		take = shot[0]
+	}
+	data, err := chromedp.Run(ctx, take)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,4 +313,85 @@ func saveShot(t *testing.T, ctx context.Context, name string) {
 	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestBrowserTrend loads a report whose Trend section holds a history of
+// 30 runs of the bench fixture, 20% slower from run 21 on: every point of
+// every trend chart is drawn inside its chart, the change point is marked
+// and the page is not blank. FSBENCH_REPORT_SHOTS=DIR keeps a screenshot
+// of the section there (trend.png), to look at.
+func TestBrowserTrend(t *testing.T) {
+	ctx := browser(t)
+	hdir := t.TempDir()
+	trend, last := trendOf(t, hdir, 30)
+	var b bytes.Buffer
+	if err := WriteOptions(&b, []*report.Result{last}, []string{"run 30"}, Options{Threshold: DefaultThreshold, Version: "test", Trend: trend}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate("file://"+path)); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Count(page, `<circle class="pt"`)
+	const inside = `[...document.querySelectorAll("#trend svg.trendchart")].map(s => { const r = s.getBoundingClientRect();
+		return [...s.querySelectorAll("circle.pt")].filter(c => { const p = c.getBoundingClientRect();
+			return p.width > 2 && p.left >= r.left && p.right <= r.right && p.top >= r.top && p.bottom <= r.bottom }).length }).reduce((a, b) => a + b, 0)`
+	if drawn := eval[int](t, tctx, inside); drawn != want || want < 30*3 {
+		t.Errorf("%d trend points drawn inside their charts, want %d (at least 90)", drawn, want)
+	}
+	if marks := eval[int](t, tctx, `document.querySelectorAll("#trend line.cp").length`); marks == 0 {
+		t.Error("no change point marked on the trend, though run 21 is 20% slower")
+	}
+	eval[float64](t, tctx, `const y = document.querySelector("#trend").getBoundingClientRect().top + window.scrollY; window.scrollTo(0, y); y`)
+	checkScreenshot(t, tctx)
+	saveShot(t, tctx, "trend.png", chromedp.CaptureScreenshot())
+	dark := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}
+	if _, err := chromedp.Call(tctx, emulation.SetEmulatedMedia, dark); err != nil {
+		t.Fatal(err)
+	}
+	// In the dark, the charts' axis labels and medians take the page's
+	// light text colour, not a dark grey that would vanish.
+	if c := eval[string](t, tctx, `getComputedStyle(document.querySelector("#trend .ax")).fill`); c != "rgb(228, 230, 234)" {
+		t.Errorf("dark: a trend axis label is %s, want the page's text colour", c)
+	}
+	saveShot(t, tctx, "trend-dark.png", chromedp.CaptureScreenshot())
+}
+
+// trendOf keeps n runs of the bench fixture in a history in dir, 20%
+// slower from run 21 on, and returns the trend of its series and the last
+// run.
+func trendOf(t *testing.T, dir string, n int) (template.HTML, *report.Result) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := history.Open(ctx, dir, object.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var last *report.Result
+	for i := 1; i <= n; i++ {
+		speed := 1.0
+		if i > 20 {
+			speed = 0.8
+		}
+		last = benchFixture(t, uint64(i), speed)
+		if _, err := st.Add(ctx, last, fmt.Sprintf("build-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := st.Load(ctx)
+	if err != nil || len(all) != 1 {
+		t.Fatalf("%d series, %v", len(all), err)
+	}
+	var b bytes.Buffer
+	if err := history.WriteTrend(&b, all, history.HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return template.HTML(b.String()), last
 }

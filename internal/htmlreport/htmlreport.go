@@ -37,6 +37,10 @@ type Options struct {
 	Title string
 	// Version is the fsbench that makes the page, named in its footer.
 	Version string
+	// Trend, when set, is the page's last section, "Trend": the charts of
+	// the results' series in a history, as the history package draws
+	// them.
+	Trend template.HTML
 }
 
 // Write renders results as one HTML page with the default options. names
@@ -139,6 +143,7 @@ type page struct {
 	Verdicts []verdictView
 	Runs     []runView
 	Sections []section
+	Trend    template.HTML
 }
 
 // section is one part of the page, listed in its table of contents.
@@ -175,7 +180,7 @@ type cell struct {
 }
 
 func (in *input) page() (*page, error) {
-	pg := &page{CSS: template.CSS(styleCSS), Title: in.opts.Title, Version: in.opts.Version}
+	pg := &page{CSS: template.CSS(styleCSS), Title: in.opts.Title, Version: in.opts.Version, Trend: in.opts.Trend}
 	if pg.Title == "" {
 		pg.Title = "fsbench report"
 	}
