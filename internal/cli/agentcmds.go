@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -47,6 +48,11 @@ func prepareBench(app *App, job *cluster.Job, _ map[string]string, prepared *clu
 		if job.ReadOthers && o.Job.Job != nil {
 			return Usagef("--read-others applies to the default benchmark, not to workloads")
 		}
+		if j := o.Job.Job; j != nil {
+			for i := range j.Phases {
+				j.Phases[i].Rate = hostShare(j.Phases[i].Rate, job.Index, job.Hosts)
+			}
+		}
 		*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o))
 		return nil
 	})
@@ -57,6 +63,7 @@ func prepareObjbench(app *App, job *cluster.Job, _ map[string]string, prepared *
 		if job.ReadOthers {
 			return Usagef("--read-others applies to bench")
 		}
+		o.Rate = hostShare(o.Rate, job.Index, job.Hosts)
 		*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
 		return nil
 	})
@@ -88,6 +95,25 @@ func prepareIO500(app *App, job *cluster.Job, _ map[string]string, prepared *clu
 		*prepared = newAgentJob(o, job, o.Path, io500OnAgent)
 		return nil
 	})
+}
+
+// hostShare is host index's part of an open loop's rate, total over
+// hosts (as vdbench's fwdrate over its hd= hosts): an even split, a whole
+// rate's remainder one more on each of the first hosts so that the parts
+// add up to it exactly. 0 (a closed loop) stays 0.
+func hostShare(total float64, index, hosts int) float64 {
+	if total <= 0 || hosts <= 1 {
+		return total
+	}
+	n := float64(hosts)
+	if total != math.Trunc(total) || total < n || total > 1<<53 {
+		return total / n // too few, or not whole: no host gets 0
+	}
+	share := math.Floor(total / n)
+	if float64(index) < total-share*n {
+		share++
+	}
+	return share
 }
 
 // agentFlag is what becomes of a flag of a command run on agents.
