@@ -60,7 +60,7 @@ func (o *CapacityFlags) active() bool { return o.slo != "" || o.curve != "" }
 
 // resolve parses --slo and --curve and refuses what does not combine
 // with them; exprs are the run's expectations.
-func (o *CapacityFlags) resolve(cmd *cobra.Command, exprs []expect.Expr, hosts bool) error {
+func (o *CapacityFlags) resolve(cmd *cobra.Command, exprs []expect.Expr) error {
 	f := cmd.Flags()
 	if f.Changed("slo") && strings.TrimSpace(o.slo) == "" || f.Changed("curve") && strings.TrimSpace(o.curve) == "" {
 		return Usagef("--slo and --curve need a value, e.g. --slo 'p99<5ms' or --curve=%s", defaultCurve)
@@ -84,8 +84,6 @@ func (o *CapacityFlags) resolve(cmd *cobra.Command, exprs []expect.Expr, hosts b
 		return Usagef("--slo searches rates and --curve runs fixed ones: give one of them")
 	case o.active() && f.Changed("rate"):
 		return Usagef("--rate sets one rate; --slo and --curve choose the rates themselves: give one or the other")
-	case o.active() && hosts:
-		return Usagef("--slo and --curve run on one host; they do not combine with --hosts yet")
 	}
 	for _, e := range exprs {
 		if e.Name == expect.Capacity && o.slo == "" {

@@ -222,7 +222,7 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 	if err := o.CI.resolve(cmd, cat); err != nil {
 		return err
 	}
-	if err := o.Cap.resolve(cmd, o.CI.Exprs, o.Cluster.active()); err != nil || !o.Cap.active() {
+	if err := o.Cap.resolve(cmd, o.CI.Exprs); err != nil || !o.Cap.active() {
 		return err
 	}
 	if o.Duration == 0 && o.Ops == 0 {
@@ -319,9 +319,8 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 		Removed: app.Left.Clear,
 	}
 	runs, repeat := 0, o.Repeat
-	var capRun *capacityRun
-	if o.Cap.active() {
-		capRun = &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
+	capRun := o.capacityRun()
+	if capRun != nil {
 		repeat = 1 // each rate runs o.Repeat times instead
 	}
 	res, err := app.measure(ctx, "objbench", repeat, func(ctx context.Context, res *report.Result) error {
@@ -367,4 +366,12 @@ func firstSample(res *report.Result) string {
 		}
 	}
 	return ""
+}
+
+// capacityRun is the search or curve of --slo or --curve; nil without.
+func (o *ObjbenchOptions) capacityRun() *capacityRun {
+	if !o.Cap.active() {
+		return nil
+	}
+	return &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
 }
