@@ -67,3 +67,21 @@ rd=rd1,fwd=fwd*,fwdrate=200,format=yes,elapsed=2,interval=1
 		t.Errorf("parameter rate %v, want the total 200", got)
 	}
 }
+
+// Ranks launched by mpirun split --rate as hosts do: two ranks at
+// --rate 200 for 2 s schedule about 400 operations in all.
+func TestMpirunRateSplitAcrossRanks(t *testing.T) {
+	root := t.TempDir()
+	r := resultOf(t, mpirun(t, 2, "bench", root, "--rw", "randread", "--file-size", "64K", "--xfer-size", "4K",
+		"-p", "1", "--rate", "200", "--duration", "2s", "-o", "json"))
+	p := r.FindPhase("randread")
+	if p == nil || len(p.Hosts) != 2 {
+		t.Fatalf("randread on 2 ranks: %+v", p)
+	}
+	if got := p.Ops + p.Missed; got < 300 || got > 500 {
+		t.Errorf("%d operations done and %d missed on 2 ranks at --rate 200 for 2 s; want about 400 (800 if each rank ran the whole rate)", p.Ops, p.Missed)
+	}
+	if got := r.Parameters.Get("rate"); fmt.Sprint(got) != "200" {
+		t.Errorf("parameter rate %v, want the total 200", got)
+	}
+}
