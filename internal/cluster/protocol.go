@@ -26,8 +26,10 @@ import (
 
 // Protocol is the version of the agent protocol; coordinator and agents
 // must speak the same one. 2: every phase also ends at a barrier (EndOf),
-// which an agent of 1 never reaches.
-const Protocol = 2
+// which an agent of 1 never reaches. 3: an open loop's rate is the total
+// across the hosts, each agent running its share, and a job may carry a
+// capacity probe's Pace; an agent of 2 would run the whole rate.
+const Protocol = 3
 
 // Default timings.
 const (
