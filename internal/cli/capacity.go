@@ -292,7 +292,7 @@ func benchProbe(c *capacityRun, o *BenchOptions, j *jobfile.Job, i int) capacity
 		p.Rate = rate
 		if rate > 0 && minOps > 0 {
 			if p.Duration > 0 {
-				p.Duration = max(p.Duration, time.Duration(float64(minOps)/rate*1.05*float64(time.Second)))
+				p.Duration = stretched(p.Duration, rate, minOps)
 			} else {
 				p.Ops = max(p.Ops, minOps)
 			}
@@ -306,6 +306,12 @@ func benchProbe(c *capacityRun, o *BenchOptions, j *jobfile.Job, i int) capacity
 	}
 }
 
+// stretched is a probe's duration d, stretched to gather minOps
+// operations at rate, with a margin.
+func stretched(d time.Duration, rate float64, minOps int64) time.Duration {
+	return max(d, time.Duration(float64(minOps)/rate*1.05*float64(time.Second)))
+}
+
 // objbenchProbe runs objbench's workload at a rate (0: closed loop), long
 // enough for minOps operations, as benchProbe does.
 func objbenchProbe(c *capacityRun, o objbench.Options) capacity.Probe {
@@ -314,7 +320,7 @@ func objbenchProbe(c *capacityRun, o objbench.Options) capacity.Probe {
 		opts.Rate = rate
 		if rate > 0 && minOps > 0 {
 			if opts.Duration > 0 {
-				opts.Duration = max(opts.Duration, time.Duration(float64(minOps)/rate*1.05*float64(time.Second)))
+				opts.Duration = stretched(opts.Duration, rate, minOps)
 			} else {
 				opts.Ops = max(opts.Ops, minOps)
 			}

@@ -324,7 +324,7 @@ func (d *clusterDriver) probe() capacity.Probe {
 		pace := &cluster.Pace{Rate: rate}
 		if rate > 0 && minOps > 0 {
 			if cr.duration > 0 {
-				pace.Duration = max(cr.duration, time.Duration(float64(minOps)/rate*1.05*float64(time.Second)))
+				pace.Duration = stretched(cr.duration, rate, minOps)
 			} else {
 				pace.MinOps = minOps
 			}
