@@ -113,12 +113,31 @@ func (r *jobRun) params() report.Params {
 			"depth": t.Depth, "width": t.Width, "files": t.Files, "file_size": t.FileSize, "dir": cmp.Or(r.treeName, r.tree.Root), "reused": r.reusable && r.tree.Complete(),
 		}, Display: d})
 	}
+	if rate := oneRate(j); rate > 0 {
+		ps = append(ps, report.Param{Key: "rate", Label: "Rate", Value: rate, Display: strconv.FormatFloat(rate, 'g', -1, 64) + "/s"})
+	}
 	ps = append(ps,
 		report.Param{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
 		report.Param{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
 		report.Param{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
 	)
 	return append(ps, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
+}
+
+// oneRate is the open loop's rate of j's paced phases when they all have
+// the same one (--rate), else 0.
+func oneRate(j *jobfile.Job) float64 {
+	rate := 0.0
+	for _, p := range j.Phases {
+		switch {
+		case p.Rate == 0:
+		case rate == 0:
+			rate = p.Rate
+		case p.Rate != rate:
+			return 0
+		}
+	}
+	return rate
 }
 
 // access names the order of a phase's blocks, with its distribution.

@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/cluster"
+	"github.com/fsbench/fsbench/internal/jobfile"
 )
 
 // agentCommand is a command that runs on agents (one of
@@ -47,6 +50,14 @@ func prepareBench(app *App, job *cluster.Job, _ map[string]string, prepared *clu
 		if job.ReadOthers && o.Job.Job != nil {
 			return Usagef("--read-others applies to the default benchmark, not to workloads")
 		}
+		if j := o.Job.Job; j != nil {
+			if err := paceBench(j, job); err != nil {
+				return err
+			}
+			for i := range j.Phases {
+				j.Phases[i].Rate = hostShare(j.Phases[i].Rate, job.Index, job.Hosts)
+			}
+		}
 		*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o))
 		return nil
 	})
@@ -57,6 +68,11 @@ func prepareObjbench(app *App, job *cluster.Job, _ map[string]string, prepared *
 		if job.ReadOthers {
 			return Usagef("--read-others applies to bench")
 		}
+		if pace := job.Pace; pace != nil { // a probe, as objbenchProbe's
+			o.Rate = pace.Rate
+			o.Duration, o.Ops = pacedLength(pace, job.Hosts, o.Duration, o.Ops)
+		}
+		o.Rate = hostShare(o.Rate, job.Index, job.Hosts)
 		*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
 		return nil
 	})
@@ -90,6 +106,56 @@ func prepareIO500(app *App, job *cluster.Job, _ map[string]string, prepared *clu
 	})
 }
 
+// paceBench sets the rate and length of j's paced phase for a probe of a
+// capacity search or curve (job.Pace), as benchProbe does on one host; a
+// count is this host's part of the probe's.
+func paceBench(j *jobfile.Job, job *cluster.Job) error {
+	pace := job.Pace
+	if pace == nil {
+		return nil
+	}
+	i, err := pacedPhase(j)
+	if err != nil {
+		return err
+	}
+	p := &j.Phases[i]
+	p.Rate = pace.Rate
+	p.Duration, p.Ops = pacedLength(pace, job.Hosts, p.Duration, p.Ops)
+	return nil
+}
+
+// pacedLength is the duration and count of a probe's phase on one of
+// hosts: the probe's duration, or the count raised to this host's part of
+// the probe's fewest operations.
+func pacedLength(pace *cluster.Pace, hosts int, d time.Duration, ops int64) (time.Duration, int64) {
+	switch n := int64(max(1, hosts)); {
+	case pace.Duration > 0:
+		return pace.Duration, ops
+	case pace.MinOps > 0:
+		return d, max(ops, (pace.MinOps+n-1)/n)
+	}
+	return d, ops
+}
+
+// hostShare is host index's part of an open loop's rate, total over
+// hosts (as vdbench's fwdrate over its hd= hosts): an even split, a whole
+// rate's remainder one more on each of the first hosts so that the parts
+// add up to it exactly. 0 (a closed loop) stays 0.
+func hostShare(total float64, index, hosts int) float64 {
+	if total <= 0 || hosts <= 1 {
+		return total
+	}
+	n := float64(hosts)
+	if total != math.Trunc(total) || total < n || total > 1<<53 {
+		return total / n // too few, or not whole: no host gets 0
+	}
+	share := math.Floor(total / n)
+	if float64(index) < total-share*n {
+		share++
+	}
+	return share
+}
+
 // agentFlag is what becomes of a flag of a command run on agents.
 type agentFlag int
 
@@ -119,7 +185,7 @@ func init() {
 			"output", "json", "result-file", "html", "history", "access-log", "journal", "metrics-listen", "print-job", "help",
 			"expect", "expect-file", "baseline", "threshold", "baseline-metrics",
 			"repeat", "find-max", "strict", "allow-differences", // judged where the hosts' results meet
-			"slo", "curve", // a search of many runs, on one host for now
+			"slo", "curve", // a search of many runs, each probe's rate sent as cluster.Job.Pace
 			// juicefs's flags that change nothing here (juicefsOnly, --shards).
 			"debug", "trace", "log-level", "log-id", "no-agent", "pyroscope", "shards",
 		},

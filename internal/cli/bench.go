@@ -368,7 +368,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 
 // resolveCapacity checks --slo and --curve against the workload.
 func (o *BenchOptions) resolveCapacity(cmd *cobra.Command) error {
-	if err := o.Cap.resolve(cmd, o.CI.Exprs, o.Cluster.active()); err != nil || !o.Cap.active() {
+	if err := o.Cap.resolve(cmd, o.CI.Exprs); err != nil || !o.Cap.active() {
 		return err
 	}
 	i, err := pacedPhase(o.Job.Job)

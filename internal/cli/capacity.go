@@ -60,7 +60,7 @@ func (o *CapacityFlags) active() bool { return o.slo != "" || o.curve != "" }
 
 // resolve parses --slo and --curve and refuses what does not combine
 // with them; exprs are the run's expectations.
-func (o *CapacityFlags) resolve(cmd *cobra.Command, exprs []expect.Expr, hosts bool) error {
+func (o *CapacityFlags) resolve(cmd *cobra.Command, exprs []expect.Expr) error {
 	f := cmd.Flags()
 	if f.Changed("slo") && strings.TrimSpace(o.slo) == "" || f.Changed("curve") && strings.TrimSpace(o.curve) == "" {
 		return Usagef("--slo and --curve need a value, e.g. --slo 'p99<5ms' or --curve=%s", defaultCurve)
@@ -84,8 +84,6 @@ func (o *CapacityFlags) resolve(cmd *cobra.Command, exprs []expect.Expr, hosts b
 		return Usagef("--slo searches rates and --curve runs fixed ones: give one of them")
 	case o.active() && f.Changed("rate"):
 		return Usagef("--rate sets one rate; --slo and --curve choose the rates themselves: give one or the other")
-	case o.active() && hosts:
-		return Usagef("--slo and --curve run on one host; they do not combine with --hosts yet")
 	}
 	for _, e := range exprs {
 		if e.Name == expect.Capacity && o.slo == "" {
@@ -294,7 +292,7 @@ func benchProbe(c *capacityRun, o *BenchOptions, j *jobfile.Job, i int) capacity
 		p.Rate = rate
 		if rate > 0 && minOps > 0 {
 			if p.Duration > 0 {
-				p.Duration = max(p.Duration, time.Duration(float64(minOps)/rate*1.05*float64(time.Second)))
+				p.Duration = stretched(p.Duration, rate, minOps)
 			} else {
 				p.Ops = max(p.Ops, minOps)
 			}
@@ -308,6 +306,12 @@ func benchProbe(c *capacityRun, o *BenchOptions, j *jobfile.Job, i int) capacity
 	}
 }
 
+// stretched is a probe's duration d, stretched to gather minOps
+// operations at rate, with a margin.
+func stretched(d time.Duration, rate float64, minOps int64) time.Duration {
+	return max(d, time.Duration(float64(minOps)/rate*1.05*float64(time.Second)))
+}
+
 // objbenchProbe runs objbench's workload at a rate (0: closed loop), long
 // enough for minOps operations, as benchProbe does.
 func objbenchProbe(c *capacityRun, o objbench.Options) capacity.Probe {
@@ -316,7 +320,7 @@ func objbenchProbe(c *capacityRun, o objbench.Options) capacity.Probe {
 		opts.Rate = rate
 		if rate > 0 && minOps > 0 {
 			if opts.Duration > 0 {
-				opts.Duration = max(opts.Duration, time.Duration(float64(minOps)/rate*1.05*float64(time.Second)))
+				opts.Duration = stretched(opts.Duration, rate, minOps)
 			} else {
 				opts.Ops = max(opts.Ops, minOps)
 			}

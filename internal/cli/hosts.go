@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fsbench/fsbench/internal/capacity"
 	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/leftover"
@@ -273,6 +274,68 @@ type clusterRun struct {
 	// judge, if set, judges the result of all runs before the
 	// expectations are.
 	judge func(res *report.Result) error
+	// capacity, if set, is the search or curve (--slo, --curve) whose
+	// every probe is a run on all the hosts, its rate split across them.
+	capacity *capacityRun
+}
+
+// clusterDriver runs the job on the agents, one run at a time.
+type clusterDriver struct {
+	c     *clusterRun
+	app   *App
+	coord *cluster.Coordinator
+	bars  *hostsProgress
+	ran   bool
+}
+
+// run runs the job once (a probe when pace is set) and merges the hosts'
+// results into res.
+func (d *clusterDriver) run(ctx context.Context, res *report.Result, pace *cluster.Pace) error {
+	c := d.c
+	c.job.RunName = runName() // each run its own directory or prefix on every host
+	c.job.Pace = pace
+	parts, err := d.coord.Run(ctx, c.job)
+	d.bars.end()
+	if parts == nil {
+		return err
+	}
+	d.ran = true
+	if merr := cluster.Merge(res, parts); merr != nil && err == nil {
+		err = merr
+	}
+	hostWarnings(d.app, res, parts)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	if c.finish != nil {
+		if ferr := c.finish(res, parts); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
+// probe is a probe of the capacity search or curve on the hosts: the
+// phase at a rate (0: closed loop), total across them, long enough for
+// minOps operations of all of them, as benchProbe does on one host.
+func (d *clusterDriver) probe() capacity.Probe {
+	cr := d.c.capacity
+	return func(ctx context.Context, rate float64, minOps int64) (capacity.Measurement, error) {
+		pace := &cluster.Pace{Rate: rate}
+		if rate > 0 && minOps > 0 {
+			if cr.duration > 0 {
+				pace.Duration = stretched(cr.duration, rate, minOps)
+			} else {
+				pace.MinOps = minOps
+			}
+		}
+		res := newResult(d.c.command)
+		if err := d.run(ctx, res, pace); err != nil {
+			cr.last = res
+			return capacity.Measurement{}, err
+		}
+		return cr.measurement(res)
+	}
 }
 
 // runCluster runs the command on the agents and reports the merged result
@@ -307,30 +370,18 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if !app.Globals.Quiet {
 		fmt.Fprintf(app.IO.Err, "Running %s on %s (%s)\n", c.command, units.Count(len(c.hosts.Hosts), "host"), cluster.HostList(c.hosts.Hosts, app.Globals.Verbose))
 	}
-	ran := false
-	res, runErr := app.measure(ctx, c.command, c.repeat, func(ctx context.Context, res *report.Result) error {
-		c.job.RunName = runName() // each run its own directory or prefix on every host
-		parts, err := coord.Run(ctx, c.job)
-		bars.end()
-		if parts == nil {
-			return err
+	d := &clusterDriver{c: c, app: app, coord: coord, bars: bars}
+	repeat := c.repeat
+	if c.capacity != nil {
+		repeat = 1 // each rate runs --repeat times instead
+	}
+	res, runErr := app.measure(ctx, c.command, repeat, func(ctx context.Context, res *report.Result) error {
+		if c.capacity != nil {
+			return c.capacity.run(ctx, app, d.probe(), res)
 		}
-		ran = true
-		if merr := cluster.Merge(res, parts); merr != nil && err == nil {
-			err = merr
-		}
-		hostWarnings(app, res, parts)
-		if ctx.Err() != nil {
-			res.Interrupted = true
-		}
-		if c.finish != nil {
-			if ferr := c.finish(res, parts); ferr != nil && err == nil {
-				err = ferr
-			}
-		}
-		return err
+		return d.run(ctx, res, nil)
 	})
-	if !ran {
+	if !d.ran {
 		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
 	}
 	if runErr == nil && c.judge != nil {
@@ -427,6 +478,7 @@ func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterR
 		return nil, err
 	}
 	c.left = runDirLeft(o.Path)
+	c.capacity = o.capacityRun()
 	if o.Job.Job == nil {
 		c.job.Need = int64(o.Threads) * (o.BigFileSize + int64(o.SmallFileCount)*o.SmallFileSize)
 	}
@@ -440,6 +492,7 @@ func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) (*cl
 		return nil, err
 	}
 	c.secrets = storeSecrets(cmd, o.URL)
+	c.capacity = o.capacityRun()
 	if dir := objbenchTarget(o); dir != "" {
 		c.left = runDirLeft(dir)
 	} else {

@@ -63,7 +63,7 @@ func (o *JobFlags) flagSet() *pflag.FlagSet {
 	f.StringVar(&o.duration, "duration", "", "run each phase for `DURATION`, e.g. 60s (default: by count)")
 	f.StringVar(&o.warmup, "warmup", "", "run `DURATION` before measuring (with --duration), e.g. 5s")
 	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` (ops/s, MiB/s, p50, p99) and record the series, e.g. 2s; the default benchmark takes it too")
-	f.Float64Var(&o.rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
+	f.Float64Var(&o.rate, "rate", 0, "open loop: `OPS` operations per second across the threads, and across the hosts on a many-host run; latency counts from each operation's scheduled start")
 	f.StringVar(&o.ioengine, "ioengine", "sync", "`ENGINE` of the block reads and writes (read, write and rw phases): sync, one system call at a time per thread, "+
 		"or io_uring, --iodepth operations in flight per thread (as fio)")
 	f.IntVar(&o.iodepth, "iodepth", 1, "`N` operations in flight per thread with --ioengine io_uring (fio's iodepth)")

@@ -108,7 +108,7 @@ host in ps: prefer the variables or the -file flags.`,
 	f.StringVar(&o.warmup, "warmup", "", "run each item `DURATION` before measuring (with --duration)")
 	f.Int64Var(&o.Ops, "ops", 0, "stop each item after `N` operations in all")
 	f.StringVar(&o.interval, "interval", "", "print one line per `DURATION` of each item (ops/s, MiB/s, p50, p99) and record the series, e.g. 1s")
-	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads; latency counts from each operation's scheduled start")
+	f.Float64Var(&o.Rate, "rate", 0, "open loop: `OPS` operations per second across the threads, and across the hosts on a many-host run; latency counts from each operation's scheduled start")
 	f.BoolVar(&o.ListExisting, "list-existing", false, "list the objects already in the store (under --prefix) and download each, writing nothing: no bucket, no put, no delete; the functional checks are off")
 	f.StringVar(&o.ExistingPrefix, "prefix", "", "with --list-existing: only the objects whose keys begin with `PREFIX`")
 	f.BoolVar(&o.Verify, "verify", true, "check every downloaded byte against what was uploaded: on by default here, unlike bench's and io500's (--verify=false to skip the check)")
@@ -230,7 +230,7 @@ func (o *ObjbenchOptions) resolveAll(app *App, cmd *cobra.Command) error {
 	if err := o.CI.resolve(cmd, cat); err != nil {
 		return err
 	}
-	if err := o.Cap.resolve(cmd, o.CI.Exprs, o.Cluster.active()); err != nil || !o.Cap.active() {
+	if err := o.Cap.resolve(cmd, o.CI.Exprs); err != nil || !o.Cap.active() {
 		return err
 	}
 	if o.Duration == 0 && o.Ops == 0 {
@@ -289,9 +289,8 @@ func runObjbench(ctx context.Context, app *App, o *ObjbenchOptions) error {
 	}
 	o.Hooks = objbenchHooks(app, o)
 	runs, repeat := 0, o.Repeat
-	var capRun *capacityRun
-	if o.Cap.active() {
-		capRun = &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
+	capRun := o.capacityRun()
+	if capRun != nil {
 		repeat = 1 // each rate runs o.Repeat times instead
 	}
 	jw, err := o.openJournal()
@@ -385,4 +384,12 @@ func firstSample(res *report.Result) string {
 		}
 	}
 	return ""
+}
+
+// capacityRun is the search or curve of --slo or --curve; nil without.
+func (o *ObjbenchOptions) capacityRun() *capacityRun {
+	if !o.Cap.active() {
+		return nil
+	}
+	return &capacityRun{flags: &o.Cap, phase: o.Workload, repeat: o.Repeat, duration: o.Duration}
 }

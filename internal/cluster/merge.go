@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
@@ -54,6 +57,7 @@ func Merge(base *report.Result, hosts []HostResult) error {
 	base.Target, base.CacheDrop, base.Checks, base.Threads = first.Target, first.CacheDrop, first.Checks, first.Threads
 	base.Parameters = append(append(report.Params{}, first.Parameters...),
 		report.Param{Key: "hosts", Label: "Hosts", Value: len(hosts), Display: fmt.Sprint(len(hosts))})
+	totalRate(base.Parameters, hosts)
 	for _, name := range phaseNames(hosts) {
 		p, err := mergePhase(name, hosts)
 		if err != nil {
@@ -65,6 +69,37 @@ func Merge(base *report.Result, hosts []HostResult) error {
 }
 
 // phaseNames lists the phases of all hosts, in the order they ran.
+// totalRate states an open loop's rate in ps as the total of the hosts'
+// parts (each host ran its share of the rate asked).
+func totalRate(ps report.Params, hosts []HostResult) {
+	i := slices.IndexFunc(ps, func(p report.Param) bool { return p.Key == "rate" })
+	if i < 0 {
+		return
+	}
+	sum := 0.0
+	for _, h := range hosts {
+		if h.Result != nil {
+			sum += number(h.Result.Parameters.Get("rate"))
+		}
+	}
+	sum, _ = strconv.ParseFloat(strconv.FormatFloat(sum, 'g', 12, 64), 64) // a split's rounding
+	ps[i].Value, ps[i].Display = sum, strconv.FormatFloat(sum, 'g', -1, 64)+"/s"
+}
+
+// number is a parameter's numeric value, as decoded from JSON or not.
+func number(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case int:
+		return float64(n)
+	case json.Number:
+		f, _ := n.Float64()
+		return f
+	}
+	return 0
+}
+
 func phaseNames(hosts []HostResult) []string {
 	var names []string
 	seen := map[string]bool{}

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -72,5 +74,31 @@ func TestMergeSkewAndStonewall(t *testing.T) {
 func TestMergeWithoutResults(t *testing.T) {
 	if err := Merge(&report.Result{}, []HostResult{{Address: "a:1", Err: "lost"}}); err == nil {
 		t.Error("merging no results gave no error")
+	}
+}
+
+// The merged rate parameter is the total of the hosts' parts (a whole
+// rate's remainder on the first host, a fraction's rounding), not the
+// first host's part.
+func TestMergeRateTotal(t *testing.T) {
+	for _, c := range []struct {
+		parts []any
+		want  float64
+	}{
+		{[]any{101.0, 100.0, 100.0}, 301},
+		{[]any{10.0 / 3, 10.0 / 3, 10.0 / 3}, 10},
+		{[]any{json.Number("50"), json.Number("50")}, 100},
+	} {
+		var hosts []HostResult
+		for i, r := range c.parts {
+			hosts = append(hosts, HostResult{Address: fmt.Sprint(i), Result: &report.Result{Parameters: report.Params{{Key: "rate", Value: r}}}})
+		}
+		base := &report.Result{}
+		if err := Merge(base, hosts); err != nil {
+			t.Fatal(err)
+		}
+		if got := base.Parameters.Get("rate"); got != c.want {
+			t.Errorf("parts %v merged to rate %v, want %v", c.parts, got, c.want)
+		}
 	}
 }

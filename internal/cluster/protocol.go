@@ -26,8 +26,10 @@ import (
 
 // Protocol is the version of the agent protocol; coordinator and agents
 // must speak the same one. 2: every phase also ends at a barrier (EndOf),
-// which an agent of 1 never reaches.
-const Protocol = 2
+// which an agent of 1 never reaches. 3: an open loop's rate is the total
+// across the hosts, each agent running its share, and a job may carry a
+// capacity probe's Pace; an agent of 2 would run the whole rate.
+const Protocol = 3
 
 // Default timings.
 const (
@@ -120,6 +122,10 @@ type Job struct {
 	// coordinator waits longer for its heartbeats: the run has other
 	// hosts on its machine (Crowded).
 	Crowd time.Duration `json:"crowd_ns,omitempty"`
+	// Pace, when set, is a probe of a capacity search or curve (--slo,
+	// --curve): the open-loop rate of the paced phase, total across the
+	// hosts as --rate is, and how long it runs.
+	Pace *Pace `json:"pace,omitempty"`
 	// Base is set by the agent, never sent: RunName's directory as the
 	// agent opened it beneath its allowed root (/proc/self/fd/N), which
 	// the run uses in place of PATH/RunName so that no link swapped into
@@ -130,6 +136,19 @@ type Job struct {
 	// the run makes and opens what it keeps there (a kept tree); "" for
 	// an object store.
 	Path string `json:"-"`
+}
+
+// Pace is the rate of the phase that a capacity search or curve paces
+// (the last one limited by time or count), for one probe.
+type Pace struct {
+	// Rate is the total across the hosts, operations per second; 0 is a
+	// closed loop.
+	Rate float64 `json:"rate"`
+	// Duration, if set, is the phase's duration, stretched to gather the
+	// samples the objective needs; else MinOps, if set, is the fewest
+	// operations of all hosts together.
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	MinOps   int64         `json:"min_ops,omitempty"`
 }
 
 // MaxJobBytes bounds a job as an agent accepts it, the files it carries
