@@ -76,13 +76,22 @@ func (o Objective) check(m Measurement) (bool, string) {
 		if pct < o.ErrorPct || o.OrEqual && pct <= o.ErrorPct {
 			return true, ""
 		}
-		return false, fmt.Sprintf("errors %.3g%% (bound %s)", pct, o)
+		return false, fmt.Sprintf("errors %.3g%%, beyond %s", pct, o)
 	}
 	v := o.Value(m.Hist)
 	if v < o.Bound || o.OrEqual && v <= o.Bound {
 		return true, ""
 	}
-	return false, fmt.Sprintf("%s %v (bound %s)", o.Stat, v.Round(time.Microsecond/10), o)
+	return false, fmt.Sprintf("%s %v, beyond %s", o.Stat, threeDigits(v), o)
+}
+
+// threeDigits is d rounded to three significant digits (87.6ms, 1.23s).
+func threeDigits(d time.Duration) time.Duration {
+	r := time.Duration(1)
+	for d >= 1000*r {
+		r *= 10
+	}
+	return d.Round(r)
 }
 
 // Value is the clause's latency statistic of h.
