@@ -17,7 +17,7 @@ import (
 func pushOnce(t *testing.T, gw string) string {
 	t.Helper()
 	app, _, errb := testApp(nil)
-	o := &ProbeOptions{Interval: time.Millisecond, Rounds: 1, Push: gw,
+	o := &ProbeOptions{Interval: time.Millisecond, Rounds: 1, HistoryEvery: 1, Push: gw,
 		Args: []string{"bench", t.TempDir(), "--rw", "write", "--file-size", "4K", "--ops", "1"}}
 	if err := o.resolve(); err != nil {
 		t.Fatal(err)

@@ -133,13 +133,16 @@ func FreeBytes(dir string) (int64, error) {
 
 // Short reports whether the file system that holds dir has less than
 // need bytes free (FreeBytes), and how much it has. A free space that
-// cannot be read is not short: the writes will say what is wrong.
+// cannot be read is not short: the writes will say what is wrong. Nor is
+// a file system that states no size at all (no blocks: hugetlbfs without
+// a size, some FUSE file systems), whose free 0 says nothing.
 // Every command that writes what it is asked to make (bench, train,
 // checkpoint, replay, vdbench) asks it before it writes anything.
 func Short(dir string, need int64) (free int64, short bool) {
-	free, err := FreeBytes(dir)
-	if err != nil {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil || st.Blocks == 0 {
 		return 0, false
 	}
+	free = int64(st.Bavail) * int64(st.Bsize)
 	return free, free < need
 }

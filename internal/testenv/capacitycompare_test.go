@@ -45,8 +45,12 @@ func TestCapacityCompare(t *testing.T) {
 		t.Fatalf("capacity-compare: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	s := stdout.String()
+	// The answer is near the 200 reads a second the cgroup allows: the
+	// 1 s probes here see more of the throttle's first slice than the
+	// longer runs of the record (233 once), so the bound is loose above;
+	// an unthrottled device answers thousands.
 	for _, re := range []string{
-		`(?m)^\| 1 \| (1[2-9][0-9]|2[0-2][0-9]) \| [0-9]+-[0-9]+ \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \|$`,
+		`(?m)^\| 1 \| (1[2-9][0-9]|2[0-9][0-9]) \| [0-9]+-[0-9]+ \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \|$`,
 		`(?m)^closed-loop maximum: [0-9]+ ops/s$`,
 		`(?m)^brute-force answer: the highest rate that held, [0-9.]+ ops/s, in [0-9.]+ s$`,
 		`(?m)^fio: depth [0-9]+, [0-9]+ IOPS, p50 [0-9.]+ ms`,

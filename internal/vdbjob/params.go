@@ -78,7 +78,7 @@ var Table = []Spec{
 	{"fwd", "stopafter", refused, "fsbench reads and writes whole files by elapsed= or maxdata="},
 
 	{"rd", "fwd", supported, "the fwds it runs: a name, a list (a,b) or a wildcard fwd*"},
-	{"rd", "fwdrate", supported, "max (closed loop), a rate in operations per second (open loop) or a list of rates (a phase each)"},
+	{"rd", "fwdrate", supported, "max (closed loop), a rate in operations per second (open loop) or a list of rates (a phase each); with `hd=` hosts (or `--hosts`) the total across them, as in vdbench"},
 	{"rd", "format", supported, "yes (rebuild the tree first: a phase of its own), restart (reuse a complete tree, else make it) or no (it must exist)"},
 	{"rd", "elapsed", supported, "seconds (or with s, m, h), 30 by default"},
 	{"rd", "interval", supported, "seconds between report lines, 1 by default"},
