@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -168,7 +169,9 @@ func runIO500(ctx context.Context, app *App, o *IO500Options) error {
 		opts.PhaseEnd = func(name string) {
 			// The last line's count and time are the phase's own.
 			if p := res.FindPhase(name); p != nil && prog != nil {
-				prog.measured(p.Ops, time.Duration(p.Seconds*float64(time.Second)))
+				// Rounded, not truncated: the line's rate is then Ops over
+				// the very Seconds the table's rate divides by.
+				prog.measured(p.Ops, time.Duration(math.Round(p.Seconds*float64(time.Second))))
 			}
 			o.PhaseEnd(name)
 		}
