@@ -290,19 +290,27 @@ func benchProbe(c *capacityRun, o *BenchOptions, j *jobfile.Job, i int) capacity
 		jj.Phases = append([]jobfile.PhaseSpec(nil), j.Phases...)
 		p := &jj.Phases[i]
 		p.Rate = rate
-		if rate > 0 && minOps > 0 {
-			if p.Duration > 0 {
-				p.Duration = stretched(p.Duration, rate, minOps)
-			} else {
-				p.Ops = max(p.Ops, minOps)
-			}
-		}
+		enough(rate, minOps, &p.Duration, &p.Ops)
 		res := newResult("bench")
 		if err := bench.RunJob(ctx, o.Options, &jj, res); err != nil {
 			c.last = res
 			return capacity.Measurement{}, err
 		}
 		return c.measurement(res)
+	}
+}
+
+// enough makes a probe at rate (0: closed loop) long enough for minOps
+// operations: its duration d stretched, or, without one, its count ops
+// raised.
+func enough(rate float64, minOps int64, d *time.Duration, ops *int64) {
+	if rate <= 0 || minOps <= 0 {
+		return
+	}
+	if *d > 0 {
+		*d = stretched(*d, rate, minOps)
+	} else {
+		*ops = max(*ops, minOps)
 	}
 }
 
@@ -318,13 +326,7 @@ func objbenchProbe(c *capacityRun, o objbench.Options) capacity.Probe {
 	return func(ctx context.Context, rate float64, minOps int64) (capacity.Measurement, error) {
 		opts := o
 		opts.Rate = rate
-		if rate > 0 && minOps > 0 {
-			if opts.Duration > 0 {
-				opts.Duration = stretched(opts.Duration, rate, minOps)
-			} else {
-				opts.Ops = max(opts.Ops, minOps)
-			}
-		}
+		enough(rate, minOps, &opts.Duration, &opts.Ops)
 		res := newResult("objbench")
 		if err := objbench.Run(ctx, opts, res); err != nil {
 			c.last = res
