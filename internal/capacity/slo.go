@@ -169,7 +169,26 @@ func parseLatency(v string) (time.Duration, error) {
 	case f*scale > float64(time.Hour):
 		return 0, fmt.Errorf("bound %q is above an hour", v)
 	}
-	return time.Duration(f * scale), nil
+	return time.Duration(math.Round(f * scale)), nil
+}
+
+// formatLatency writes d in the largest unit it fills (1.5s, 500µs) and that
+// parseLatency reads back to the same nanosecond, so 100s stays 100s where
+// time.Duration would say 1m40s.
+func formatLatency(d time.Duration) string {
+	for _, u := range []struct {
+		name string
+		ns   time.Duration
+	}{{"s", time.Second}, {"ms", time.Millisecond}, {"µs", time.Microsecond}} {
+		if d < u.ns {
+			continue
+		}
+		v := float64(d) / float64(u.ns)
+		if time.Duration(math.Round(v*float64(u.ns))) == d {
+			return strconv.FormatFloat(v, 'f', -1, 64) + u.name
+		}
+	}
+	return strconv.FormatInt(int64(d), 10) + "ns"
 }
 
 // String is the clause in canonical form: p99<5ms, errors<=0%.
@@ -181,7 +200,7 @@ func (o Objective) String() string {
 	if o.Stat == "errors" {
 		return o.Stat + op + strconv.FormatFloat(o.ErrorPct, 'g', -1, 64) + "%"
 	}
-	return o.Stat + op + o.Bound.String()
+	return o.Stat + op + formatLatency(o.Bound)
 }
 
 // String is the objective in canonical form, clauses joined by commas.

@@ -20,6 +20,9 @@ func TestParseSLO(t *testing.T) {
 		{"errors<=0%", "errors<=0%"},
 		{"errors<=0", "errors<=0%"},
 		{"p50<1.5s", "p50<1.5s"},
+		{"p1<100s", "p1<100s"},
+		{"p90<0.3s", "p90<300ms"},
+		{"p90<1234567ns", "p90<1.234567ms"},
 	} {
 		s, err := ParseSLO(c.in)
 		if err != nil {
