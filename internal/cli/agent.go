@@ -415,11 +415,18 @@ func gateHooksCounting(ctx context.Context, gate cluster.Gate, job bool) runenv.
 			_ = gate(ctx, p.Name)
 			cluster.Meter(ctx, p.Name, total, progressUnit(job, p), func() int64 { return e.Live.Ops.Load() })
 		},
-		PhaseEnd: func(_ *workload.Runner, p *workload.FilePhase) {
-			cluster.Settle(ctx)
-			_ = gate(ctx, cluster.EndOf(p.Name))
-		},
+		PhaseEnd: func(_ *workload.Runner, p *workload.FilePhase) { endGate(ctx, gate)(p.Name) },
 		Finished: func(*workload.Runner) { _ = gate(ctx, cluster.FinishPhase) },
+	}
+}
+
+// endGate is the barrier at the end of each phase (cluster.EndOf), after
+// the phase's last progress is settled: no host prepares the next phase
+// while another is still in this one.
+func endGate(ctx context.Context, gate cluster.Gate) func(string) {
+	return func(name string) {
+		cluster.Settle(ctx)
+		_ = gate(ctx, cluster.EndOf(name))
 	}
 }
 

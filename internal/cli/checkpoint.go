@@ -317,6 +317,7 @@ func checkpointOnAgent(ctx context.Context, gate cluster.Gate, o *CheckpointOpti
 			_ = gate(ctx, name)
 			cluster.Meter(ctx, name, shards, "shards", func() int64 { return e.Live.Ops.Load() })
 		},
+		PhaseEnd: endGate(ctx, gate),
 		Finished: func() { _ = gate(ctx, cluster.FinishPhase) },
 	}
 	return agentRun("checkpoint", func(res *report.Result) error { return checkpoint.Run(ctx, o.Options, res) })

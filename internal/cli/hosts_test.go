@@ -101,9 +101,11 @@ func TestCommandLineHidesSecrets(t *testing.T) {
 	}
 }
 
-// On an agent every phase of io500 and bench ends at a barrier of its
-// own (cluster.EndOf), after its start's and before the next phase's:
-// no host prepares the next phase while another is still in this one.
+// On an agent every phase of io500, bench, train and checkpoint ends at a
+// barrier of its own (cluster.EndOf), after its start's and before the
+// next phase's: no host prepares the next phase while another is still
+// in this one (train's readers, which open every file of the dataset
+// before the train phase starts, found another host's share missing).
 func TestAgentPhasesEndAtBarriers(t *testing.T) {
 	for _, tc := range []struct {
 		command string
@@ -111,6 +113,9 @@ func TestAgentPhasesEndAtBarriers(t *testing.T) {
 	}{
 		{"io500", []string{"--quick", "--mdtest-easy-files", "5", "--mdtest-hard-files", "5", "--ior-hard-segments", "3", "--ior-easy-transfers", "1", "--ior-easy-xfer", "64K"}},
 		{"bench", []string{"--big-file-size", "1M", "--small-file-count", "4"}},
+		{"train", []string{"--dataset-files", "4", "--samples-per-file", "4", "--sample-size", "4K", "--batch-size", "2", "--compute-time", "1ms", "--epochs", "1"}},
+		{"checkpoint", []string{"--size", "1M", "--ranks", "2"}},
+		{"checkpoint", []string{"--size", "1M", "--ranks", "2", "--storage", "file"}},
 	} {
 		t.Run(tc.command, func(t *testing.T) {
 			root := t.TempDir()

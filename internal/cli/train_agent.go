@@ -30,6 +30,10 @@ func trainOnAgent(ctx context.Context, gate cluster.Gate, o *TrainOptions, job *
 			_ = gate(ctx, name)
 			cluster.Meter(ctx, name, total, unit, func() int64 { return e.Live.Ops.Load() })
 		},
+		// No host opens the dataset to train until every host has made
+		// its share of it: the train phase's readers open every file
+		// before its start's barrier.
+		PhaseEnd: endGate(ctx, gate),
 		Finished: func() { _ = gate(ctx, cluster.FinishPhase) },
 	}
 	return agentRun("train", func(res *report.Result) error { return train.Run(ctx, o.Options, res) })
