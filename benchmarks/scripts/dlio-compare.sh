@@ -60,6 +60,7 @@ cleanup() {
 	[ -n "${MNT:-}" ] || rmdir "$mnt"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the clean-up runs on these too
 # DLIO's TFRecord writer indexes every file with DALI's tfrecord2idx; the
 # index is for DALI's reader only, which this workload does not use.
 mkdir -p "$mnt/bin"

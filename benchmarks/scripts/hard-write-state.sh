@@ -39,6 +39,7 @@ source "$here/benchmarks/scripts/host-memory.sh"
 source "$here/benchmarks/scripts/pairs.sh"
 cleanup() { rm -rf "$run"; release_freed_memory; }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the clean-up runs on these too
 hold_freed_memory
 mkdir -p "$disk"
 

@@ -42,6 +42,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the clean-up runs on these too
 truncate -s 256M "$work/img"
 mkfs.ext4 -q "$work/img"
 loopdev=$(losetup --direct-io=on -f --show "$work/img")

@@ -109,6 +109,7 @@ source "$here/benchmarks/scripts/pairs.sh"
 run_name=fsbench-compare-run # IOR's and mdtest's directory, the only one made under DISK_DIR
 cleanup() { umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs" 2>/dev/null; rm -rf "${disk:?}/$run_name"; release_freed_memory; }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the clean-up runs on these too
 hold_freed_memory
 
 # run_fsbench FS NP DIR: one fsbench io500 run, one line a phase. Its

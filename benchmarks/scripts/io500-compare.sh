@@ -42,6 +42,7 @@ source "$here/benchmarks/scripts/pairs.sh"
 run=$dir/fsbench-compare-run # the only directory made, and removed, under DIR
 cleanup() { rm -rf "$run"; release_freed_memory; }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the clean-up runs on these too
 hold_freed_memory
 
 drop_flag=never io500_drop=FALSE

@@ -40,6 +40,7 @@ mount -t tmpfs -o size=3g tmpfs "$mnt"
 source "$here/benchmarks/scripts/host-memory.sh"
 cleanup() { umount "$mnt" 2>/dev/null; rm -rf "$work"; release_freed_memory; }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the clean-up runs on these too
 hold_freed_memory
 
 # Both loops: rank r's transfer s at (s*world + r) * 47008; the ranks meet
