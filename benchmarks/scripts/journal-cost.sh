@@ -10,8 +10,12 @@
 # MiB/s say more of the other work than of the journal; the CPU per GiB
 # is what the journal adds to the writer.
 #
+# With WITH set (e.g. WITH='--compress-ratio 2'), the second side runs
+# with those flags instead of --journal: what any writer's flag costs,
+# measured the same way (the side is still named "journal" below).
+#
 # Usage: journal-cost.sh BINARY
-# Environment: DIR (default /var/tmp/jcost; a tmpfs measures the
+# Environment: WITH, DIR (default /var/tmp/jcost; a tmpfs measures the
 # journal's CPU cost, a disk what a user meets), RUNS (default 6),
 # RUNTIME (default 5), THREADS (default 2), FILES (default 4), BS
 # (default 4K).
@@ -30,7 +34,11 @@ mkdir -p "$DIR"
 one() { # one SIDE ROUND: prints MiB/s, CPU s per GiB and, with a journal, its bytes per GiB written
 	local side=$1 round=$2 run="$DIR/run.$1.$2" extra=()
 	mkdir -p "$run"
-	[ "$side" = journal ] && extra=(--journal "$tmp/$round.journal")
+	if [ "$side" = journal ] && [ -n "${WITH:-}" ]; then
+		read -r -a extra <<<"$WITH"
+	elif [ "$side" = journal ]; then
+		extra=(--journal "$tmp/$round.journal")
+	fi
 	"$bin" bench "$run" -q --json --drop-caches never --rw write --xfer-size "$BS" --file-size 64M \
 		--files "$FILES" -p "$THREADS" --duration "${RUNTIME}s" --keep "${extra[@]}" >"$tmp/out.json"
 	python3 - "$tmp/out.json" "$tmp/$round.journal" "$side" <<'PY'
@@ -38,7 +46,7 @@ import json, os, sys
 r = json.load(open(sys.argv[1]))
 p, u = r["phases"][0], r["usage"]
 gib = p["bytes"] / 2**30
-size = os.path.getsize(sys.argv[2]) if sys.argv[3] == "journal" else 0
+size = os.path.getsize(sys.argv[2]) if os.path.exists(sys.argv[2]) else 0
 print("%.1f %.4f %.0f" % (p["bytes_per_sec"] / 2**20, u["cpu_percent"] / 100 * u["seconds"] / gib, size / gib))
 PY
 	rm -rf "$run"
