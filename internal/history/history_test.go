@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -182,6 +184,37 @@ func TestStoreOnMinIO(t *testing.T) {
 	page, err := b.List(ctx, object.ListOptions{Prefix: "ci/history/keys/"})
 	if err != nil || len(page.Objects) != 1 {
 		t.Errorf("keys under the prefix: %v (%v)", page, err)
+	}
+}
+
+// A history on an NFS server (nfs-ganesha, NFSv3 from fsbench's own
+// client) keeps and loads runs as a directory does, in the export's
+// directory the URL names.
+func TestStoreOnNFS(t *testing.T) {
+	n := testenv.SharedNFS(t)
+	ctx := context.Background()
+	sub := "history-" + time.Now().Format("150405000000")
+	if err := os.Mkdir(filepath.Join(n.Export, sub), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(filepath.Join(n.Export, sub))
+	st, err := Open(ctx, n.URL(sub), object.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := range 6 {
+		if _, err := st.Add(ctx, result(i, 100+float64(i%3), 4096), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := st.Load(ctx)
+	if err != nil || len(all) != 1 || len(all[0].Entries) != 6 {
+		t.Fatalf("loaded %v (%v)", all, err)
+	}
+	keys, err := os.ReadDir(filepath.Join(n.Export, sub, "keys"))
+	if err != nil || len(keys) != 1 {
+		t.Errorf("keys in the export: %v (%v)", keys, err)
 	}
 }
 
