@@ -11,7 +11,9 @@
 # (how many searches, default 5), LIMIT (reads a second, default 200; 0: no
 # cgroup), DURATION (each probe and each sweep rate at least, default 2s;
 # both are stretched to the samples the percentile needs), RATES (fixed
-# rates of the sweep, from 50% to 100% of the maximum, default 20), FSBENCH
+# rates of the sweep, from 50% to 100% of the maximum, default 20), REPEAT
+# (default 1: each probe of a search and each rate of the sweep runs this
+# many times and holds only if it holds in all, the search's --repeat), FSBENCH
 # (the binary, default
 # bin/fsbench). Needs root for the loop device and the cgroup, and fio.
 # Prints a markdown report on stdout: the machine, its load, each answer and
@@ -23,6 +25,7 @@ SEARCHES=${SEARCHES:-5}
 LIMIT=${LIMIT:-200}
 DURATION=${DURATION:-2s}
 RATES=${RATES:-20}
+REPEAT=${REPEAT:-1}
 FSBENCH=${FSBENCH:-bin/fsbench}
 THREADS=4
 
@@ -79,7 +82,7 @@ echo "|---|---|---|---|---|---|"
 answers=()
 for i in $(seq 1 "$SEARCHES"); do
 	t0=$(now)
-	inlimit "$FSBENCH" "${job[@]}" --slo "$OBJ" >"$work/slo$i.json"
+	inlimit "$FSBENCH" "${job[@]}" --slo "$OBJ" --repeat "$REPEAT" >"$work/slo$i.json"
 	t1=$(now)
 	a=$(json "$work/slo$i.json" "round(r['capacity']['answer']['ops_per_sec'])")
 	answers+=("$a")
@@ -87,7 +90,7 @@ for i in $(seq 1 "$SEARCHES"); do
 	echo "| $i | $a | $row | $(python3 -c "print(round($t1-$t0,1))") |"
 done
 echo
-echo "## brute force: $RATES fixed rates from 50% to 100% of the closed-loop maximum"
+echo "## brute force: $RATES fixed rates from 50% to 100% of the closed-loop maximum, each run $REPEAT times"
 echo
 t0=$(now)
 inlimit "$FSBENCH" "${job[@]}" >"$work/max.json"
@@ -101,8 +104,18 @@ for k in $(seq 1 "$RATES"); do
 	rate=$(python3 -c "print(round($max*(0.5+0.5*($k-1)/max(1,$RATES-1)),1))")
 	# as long as the search's probes: samples enough for the percentile
 	dur=$(python3 -c "print('%.2fs' % max(float('${DURATION%s}'), 10/(1-$pct/100)*1.05/$rate))")
-	inlimit "$FSBENCH" "${job[@]}" --duration "$dur" --rate "$rate" >"$work/r$k.json"
-	line=$(json "$work/r$k.json" "(lambda p, v: '%.0f|%.1f|%d|%s' % (p['ops_per_sec'], v, p.get('missed', 0), 'yes' if v < $bound_ms and p.get('missed', 0) <= 0.01*(p['ops']+p.get('missed', 0)) else 'no'))(r['phases'][0], r['phases'][0]['latency']['p${pct/./}_us']/1e3)")
+	# each run REPEAT times: the worst run's p and misses, and whether it
+	# held in every run
+	rows=()
+	for n in $(seq 1 "$REPEAT"); do
+		inlimit "$FSBENCH" "${job[@]}" --duration "$dur" --rate "$rate" >"$work/r$k.json"
+		rows+=("$(json "$work/r$k.json" "(lambda p, v: '%.0f|%.1f|%d|%s' % (p['ops_per_sec'], v, p.get('missed', 0), 'yes' if v < $bound_ms and p.get('missed', 0) <= 0.01*(p['ops']+p.get('missed', 0)) else 'no'))(r['phases'][0], r['phases'][0]['latency']['p${pct/./}_us']/1e3)")")
+	done
+	line=$(printf '%s\n' "${rows[@]}" | python3 -c '
+import sys
+rows = [l.strip().split("|") for l in sys.stdin if l.strip()]
+worst = max(rows, key=lambda r: float(r[1]))
+print("|".join([min(rows, key=lambda r: float(r[0]))[0], worst[1], str(max(int(r[2]) for r in rows)), "yes" if all(r[3] == "yes" for r in rows) else "no"]))')
 	IFS='|' read -r done p missed holds <<<"$line"
 	echo "| $rate | $done | $p | $missed | $holds |"
 	[ "$holds" = yes ] && best=$rate
