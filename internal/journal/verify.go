@@ -55,8 +55,8 @@ type Summary struct {
 	// a host of a run on many hosts): each one's own verdict. The
 	// counts above are their sums.
 	Journals []Part `json:"journals,omitempty"`
-	objects         bool      // the journal's are objects, not files
-	back           int       // of Unexpected, deleted objects found there (no write of Writes)
+	objects  bool   // the journal's are objects, not files
+	back     int    // of Unexpected, deleted objects found there (no write of Writes)
 }
 
 // Part is one of several journals verified together.
