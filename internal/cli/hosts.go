@@ -446,8 +446,12 @@ func (c *clusterRun) tellJournals(app *App) {
 	for i, h := range c.hosts.Hosts {
 		each = append(each, h+" "+hostJournal(c.journal, i))
 	}
-	fmt.Fprintf(app.IO.Err, "Journal: one on each host: %s; the files stay for, with the journals gathered on one machine: fsbench verify --journal '%s' %s\n",
-		strings.Join(each, ", "), c.journal+".host-*", c.journalOf)
+	what := "files"
+	if c.command == "objbench" {
+		what = "objects"
+	}
+	fmt.Fprintf(app.IO.Err, "Journal: one on each host: %s; the %s stay for, with the journals gathered on one machine: fsbench verify --journal '%s' %s\n",
+		strings.Join(each, ", "), what, c.journal+".host-*", c.journalOf)
 }
 
 // fileRoom makes room for the files a process serving or driving n agents

@@ -204,3 +204,30 @@ func zeroAt(t *testing.T, path string, off int64) {
 		t.Fatal(err)
 	}
 }
+
+// TestObjJournalOnHosts: objbench's puts on two agents into a file store
+// with --journal: each host journals its own, verify of both finds every
+// put (exit 0), and names an object removed behind fsbench's back (exit 3).
+func TestObjJournalOnHosts(t *testing.T) {
+	root, jdir := t.TempDir(), t.TempDir()
+	a, b := startAgent(t, root, "--allow-root", jdir), startAgent(t, root, "--allow-root", jdir)
+	jf := filepath.Join(jdir, "obj.journal")
+	out := coordinator(t, context.Background(), "objbench", "--storage", "file", root, "--workload", "put", "--obj-size", "16K",
+		"--ops", "20", "-p", "2", "--keep", "--journal", jf, "--hosts", hostsFlag(a, b), "-o", "json")
+	r := resultOf(t, out)
+	if len(r.Hosts) != 2 || r.Hosts[1].Journal != jf+".host-1" || !strings.Contains(out.Stderr, "the objects stay for") {
+		t.Fatalf("hosts %+v\n%s", r.Hosts, out.Stderr)
+	}
+	v := verifyRun(t, "--journal", jf+".host-*", root)
+	if v.Code != 0 || !strings.HasPrefix(v.Stdout, "verify: all held: 40 of 40 durable writes held") {
+		t.Fatalf("intact: exit %d\n%s%s", v.Code, v.Stdout, v.Stderr)
+	}
+	victim := hostFiles(t, root, 0)[0]
+	if err := os.Remove(filepath.Join(root, victim)); err != nil {
+		t.Fatal(err)
+	}
+	v = verifyRun(t, "--journal", jf+".host-*", root)
+	if v.Code != 3 || !strings.Contains(v.Stdout, " "+victim+" ") || !strings.Contains(v.Stdout, "object missing") {
+		t.Fatalf("%s removed: exit %d\n%s%s", victim, v.Code, v.Stdout, v.Stderr)
+	}
+}
