@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -70,8 +69,9 @@ func prepareBench(app *App, job *cluster.Job, _ map[string]string, prepared *clu
 }
 
 // agentJournal is the journal this host writes for --journal file (""
-// for none): FILE.host-N, which must not exist yet. It is one of the
-// job's paths, which the agent confines to its allowed roots.
+// for none): FILE.host-N. It is one of the job's paths, which the agent
+// confines to its allowed roots before it looks at it; the run makes it,
+// and refuses one that exists.
 func agentJournal(file string, job *cluster.Job) (string, error) {
 	if file == "" {
 		return "", nil
@@ -79,11 +79,7 @@ func agentJournal(file string, job *cluster.Job) (string, error) {
 	if !filepath.IsAbs(file) {
 		return "", Usagef("--journal %s: give an absolute path: each host writes its own journal, FILE.host-N", file)
 	}
-	p := hostJournal(file, job.Index)
-	if _, err := os.Lstat(p); err == nil {
-		return "", Usagef("--journal: %s exists on this host: verify it with fsbench verify, or name a new file", p)
-	}
-	return p, nil
+	return hostJournal(file, job.Index), nil
 }
 
 func prepareObjbench(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {

@@ -330,7 +330,7 @@ func (d *clusterDriver) run(ctx context.Context, res *report.Result, pace *clust
 		err = merr
 	}
 	hostWarnings(d.app, res, parts)
-	if c.journal != "" {
+	if c.journal != "" && len(res.Phases) > 0 { // else no host began to write
 		for i := range res.Hosts {
 			res.Hosts[i].Journal = hostJournal(c.journal, i)
 		}
@@ -415,7 +415,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if !d.ran {
 		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
 	}
-	c.tellJournals(app)
+	c.tellJournals(app, res)
 	if runErr == nil && c.judge != nil {
 		runErr = c.judge(res)
 	}
@@ -436,10 +436,10 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 }
 
 // tellJournals says where each host's journal is and how to verify
-// them, once the run ran (even if it failed: a host killed mid-run keeps
-// its journal too).
-func (c *clusterRun) tellJournals(app *App) {
-	if c.journal == "" || app.Globals.Quiet {
+// them, once a phase ran (even if the run failed: a host killed mid-run
+// keeps its journal too).
+func (c *clusterRun) tellJournals(app *App, res *report.Result) {
+	if c.journal == "" || app.Globals.Quiet || len(res.Phases) == 0 {
 		return
 	}
 	var each []string

@@ -90,7 +90,8 @@ func TestJournalOnHosts(t *testing.T) {
 }
 
 // TestJournalOnHostsConfined: an agent writes a journal only beneath its
-// allowed roots, and never over one that exists.
+// allowed roots, and never over one that exists (the run fails before
+// any phase, and names no journal to verify).
 func TestJournalOnHostsConfined(t *testing.T) {
 	root, jdir := t.TempDir(), t.TempDir()
 	a := startAgent(t, root)
@@ -107,7 +108,7 @@ func TestJournalOnHostsConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = coordinator(t, context.Background(), append(args, "--journal", taken)...)
-	if out.Code == 0 || !strings.Contains(out.Stderr, taken+".host-0 exists") {
+	if out.Code == 0 || !strings.Contains(out.Stderr, taken+".host-0 exists") || strings.Contains(out.Stderr, "Journal: ") {
 		t.Errorf("a journal that exists: exit %d\n%s", out.Code, out.Stderr)
 	}
 }
@@ -125,7 +126,7 @@ func synced(jp, root string) bool {
 
 // TestJournalHostKilled: one agent SIGKILLed mid-run, stopped at a moment
 // its journal on disk holds synced writes and an unsynced tail: the run
-// fails, and its journal, as the kill left it, verifies with the other
+// fails and names each host's journal, and the killed host's, as the kill left it, verifies with the other
 // host's (exit 0), the unsynced tail counted apart; a block of the tail
 // zeroed is named and not counted (exit 0). A durable write of the killed
 // host removed afterwards: exit 3.
@@ -134,7 +135,7 @@ func TestJournalHostKilled(t *testing.T) {
 	a, b := startAgent(t, root, "--allow-root", jdir), startAgent(t, root, "--allow-root", jdir)
 	jf := filepath.Join(jdir, "run.journal")
 	cmd := exec.Command(testenv.Binary(t), "bench", root, "--rw", "write", "--file-size", "64M", "--xfer-size", "1M",
-		"--files", "2", "-p", "1", "--duration", "10m", "--fsync", "--keep", "--journal", jf, "--hosts", hostsFlag(a, b), "-q")
+		"--files", "2", "-p", "1", "--duration", "10m", "--fsync", "--keep", "--journal", jf, "--hosts", hostsFlag(a, b))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "FSBENCH_TOKEN=" + testToken}
 	coord := testenv.StartProcess(t, cmd)
 	killed := jf + ".host-1"
@@ -149,6 +150,9 @@ func TestJournalHostKilled(t *testing.T) {
 	_ = b.cmd.Process.Signal(syscall.SIGKILL)
 	if code, _ := coord.Wait(2 * time.Minute); code == 0 {
 		t.Fatalf("the run went on without a host: %s", coord.Stderr())
+	}
+	if !strings.Contains(coord.Stderr(), "Journal: one on each host: ") || !strings.Contains(coord.Stderr(), b.addr+" "+killed) {
+		t.Errorf("the failed run does not say where the journals are:\n%s", coord.Stderr())
 	}
 	v := verifyRun(t, "--journal", jf+".host-*", root)
 	if v.Code != 0 || !strings.HasPrefix(v.Stdout, "verify: all held: ") || !strings.Contains(v.Stdout, "unsynced tail: ") ||
