@@ -19,6 +19,7 @@ import (
 	"github.com/fsbench/fsbench/internal/bench"
 	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/journal"
 	"github.com/fsbench/fsbench/internal/objbench"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
@@ -371,12 +372,47 @@ func benchOnAgent(ctx context.Context, gate cluster.Gate, o *BenchOptions, job *
 	o.Seed, o.Interval = job.Seed, stonewallInterval
 	o.Host, o.Hosts = job.Index, job.Hosts
 	o.Hooks = gateHooksCounting(ctx, gate, o.Job.Job != nil)
-	return agentRun("bench", func(res *report.Result) error {
+	jw, err := benchJournalOnAgent(o, job)
+	if err != nil {
+		return nil, err
+	}
+	res, err := agentRun("bench", func(res *report.Result) error {
 		if o.Job.Job != nil {
 			return bench.RunJob(ctx, o.Options, o.Job.Job, res)
 		}
 		return bench.Run(ctx, o.Options, res)
 	})
+	closeAgentJournal(jw, res)
+	return res, err
+}
+
+// benchJournalOnAgent starts this host's journal (o.Journal, set by
+// agentJournal), or returns nil without one. The run reaches its
+// directories by the names the agent opened (job.Base, job.Path); the
+// journal keeps each path as verify finds it below PATH.
+func benchJournalOnAgent(o *BenchOptions, job *cluster.Job) (*journal.Writer, error) {
+	threads := o.Threads
+	if j := o.Job.Job; j != nil && j.Threads > 0 {
+		threads = j.Threads
+	}
+	jw, err := openJournal(o.Journal, o.Path, threads, o.Seed)
+	if jw != nil {
+		jw.Alias(job.Base, job.RunName)
+		jw.Alias(job.Path, "")
+		o.Tracer = jw
+	}
+	return jw, err
+}
+
+// closeAgentJournal writes out this host's journal; a failure is a
+// warning of the host's result, as on one host.
+func closeAgentJournal(jw *journal.Writer, res *report.Result) {
+	if jw == nil {
+		return
+	}
+	if err := jw.Close(); err != nil && res != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
 }
 
 // runBase is the directory of the run on an agent: the run's name under
@@ -451,5 +487,11 @@ func objbenchOnAgent(ctx context.Context, gate cluster.Gate, o *ObjbenchOptions,
 		_ = gate(ctx, title)
 		cluster.Meter(ctx, title, total, unit, poll)
 	}}
-	return agentRun("objbench", func(res *report.Result) error { return objbench.Run(ctx, o.Options, res) })
+	jw, err := o.openJournal()
+	if err != nil {
+		return nil, err
+	}
+	res, err := agentRun("objbench", func(res *report.Result) error { return objbench.Run(ctx, o.Options, res) })
+	closeAgentJournal(jw, res)
+	return res, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,9 +59,27 @@ func prepareBench(app *App, job *cluster.Job, _ map[string]string, prepared *clu
 				j.Phases[i].Rate = hostShare(j.Phases[i].Rate, job.Index, job.Hosts)
 			}
 		}
-		*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o))
+		var err error
+		if o.Journal, err = agentJournal(o.Journal, job); err != nil {
+			return err
+		}
+		*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o), o.Journal)
 		return nil
 	})
+}
+
+// agentJournal is the journal this host writes for --journal file (""
+// for none): FILE.host-N. It is one of the job's paths, which the agent
+// confines to its allowed roots before it looks at it; the run makes it,
+// and refuses one that exists.
+func agentJournal(file string, job *cluster.Job) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	if !filepath.IsAbs(file) {
+		return "", Usagef("--journal %s: give an absolute path: each host writes its own journal, FILE.host-N", file)
+	}
+	return hostJournal(file, job.Index), nil
 }
 
 func prepareObjbench(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
@@ -73,7 +92,11 @@ func prepareObjbench(app *App, job *cluster.Job, _ map[string]string, prepared *
 			o.Duration, o.Ops = pacedLength(pace, job.Hosts, o.Duration, o.Ops)
 		}
 		o.Rate = hostShare(o.Rate, job.Index, job.Hosts)
-		*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent)
+		var err error
+		if o.JournalPath, err = agentJournal(o.JournalPath, job); err != nil {
+			return err
+		}
+		*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent, o.JournalPath)
 		return nil
 	})
 }
@@ -182,7 +205,7 @@ func init() {
 		coordinatorFlag: {
 			"hosts", "hosts-file", "token-file", "tls-ca", "read-others", // read-others travels as cluster.Job.ReadOthers
 			"launcher", "world-size", "rendezvous", "rendezvous-timeout",
-			"output", "json", "result-file", "html", "history", "access-log", "journal", "metrics-listen", "print-job", "help",
+			"output", "json", "result-file", "html", "history", "access-log", "metrics-listen", "print-job", "help",
 			"expect", "expect-file", "baseline", "threshold", "baseline-metrics",
 			"repeat", "find-max", "strict", "allow-differences", // judged where the hosts' results meet
 			"slo", "curve", // a search of many runs, each probe's rate sent as cluster.Job.Pace
@@ -191,7 +214,9 @@ func init() {
 		},
 		sentFlag: {
 			// What runs and how much of it.
-			"quick", "job", "workload", "threads", "keep", "verify", "seed", "interval", "duration", "warmup",
+			"quick", "job", "workload", "threads", "keep", "verify", "seed",
+			// Each host writes its own, FILE.host-N, confined to the agent's roots.
+			"journal", "interval", "duration", "warmup",
 			"ops", "rate", "direct", "drop-caches", "distribution", "compress-ratio", "dedupe-ratio",
 			// bench.
 			"big-file-size", "small-file-count", "small-file-size", "block-size", "fsync", "depth", "width",

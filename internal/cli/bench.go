@@ -86,6 +86,7 @@ func newBenchCmdWith(app *App, runF func(context.Context, *BenchOptions) error) 
 	f.StringVar(&o.AccessLog, "access-log", "", "write one line per file operation to this file, in JuiceFS's access-log format, for fsbench profile")
 	f.StringVar(&o.Journal, "journal", "", journalUsage)
 	markFiles(f, fileOut, "access-log", "journal")
+	markAgentPath(cmd, "journal") // with --hosts each agent writes its own, beneath its roots
 	addRunFlags(cmd, &o.RunFlags, benchQuick)
 	addJobFlags(cmd, &o.Job)
 	addDataFlags(cmd, &o.data)

@@ -133,13 +133,35 @@ func (o *HostsOptions) resolve(cmd *cobra.Command) error {
 		return Usagef("--access-log does not go with --hosts: the operations happen on the agents; run fsbench %s --access-log on one host to record them", cmd.Name())
 	}
 	if f.Lookup("journal") != nil && f.Changed("journal") {
-		return Usagef("--journal does not go with --hosts: the writes happen on the agents; run fsbench %s --journal on each host to record them", cmd.Name())
+		if err := journalOnHosts(f); err != nil {
+			return err
+		}
 	}
 	if o.ReadOthers && len(o.Hosts) < 2 {
 		return Usagef("--read-others needs at least two hosts")
 	}
 	return nil
 }
+
+// journalOnHosts checks --journal of a run on many hosts: each agent
+// writes its own, FILE.host-N on its host, so FILE is absolute (the same
+// on every host, not relative to where each agent runs), and the run is
+// one run, whose journals are not written again.
+func journalOnHosts(f *pflag.FlagSet) error {
+	if p := f.Lookup("journal").Value.String(); p != "" && !filepath.IsAbs(p) {
+		return Usagef("--journal %s: with --hosts each host writes its own journal, FILE.host-N on that host: give an absolute path, off the storage under test", p)
+	}
+	for _, n := range []string{"repeat", "slo", "curve"} {
+		if f.Lookup(n) != nil && f.Changed(n) && !(n == "repeat" && f.Lookup(n).Value.String() == "1") {
+			return Usagef("--journal with --hosts journals one run: leave out --%s", n)
+		}
+	}
+	return nil
+}
+
+// hostJournal is the journal host i of a run on many hosts writes, on
+// its own host, for --journal file.
+func hostJournal(file string, i int) string { return file + "." + cluster.HostDir(i) }
 
 // ParseHosts reads a hosts file: one HOST:PORT a line; blank lines and
 // what follows # are ignored.
@@ -277,6 +299,10 @@ type clusterRun struct {
 	// capacity, if set, is the search or curve (--slo, --curve) whose
 	// every probe is a run on all the hosts, its rate split across them.
 	capacity *capacityRun
+	// journal is --journal: each host writes hostJournal(journal, i) on
+	// its own host; journalOf is what the journals are verified against
+	// (PATH, or the store's URL without credentials).
+	journal, journalOf string
 }
 
 // clusterDriver runs the job on the agents, one run at a time.
@@ -304,6 +330,11 @@ func (d *clusterDriver) run(ctx context.Context, res *report.Result, pace *clust
 		err = merr
 	}
 	hostWarnings(d.app, res, parts)
+	if c.journal != "" && len(res.Phases) > 0 { // else no host began to write
+		for i := range res.Hosts {
+			res.Hosts[i].Journal = hostJournal(c.journal, i)
+		}
+	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}
@@ -384,6 +415,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if !d.ran {
 		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
 	}
+	c.tellJournals(app, res)
 	if runErr == nil && c.judge != nil {
 		runErr = c.judge(res)
 	}
@@ -401,6 +433,25 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		return fmt.Errorf("%d operations failed during the performance tests", n)
 	}
 	return ciErr
+}
+
+// tellJournals says where each host's journal is and how to verify
+// them, once a phase ran (even if the run failed: a host killed mid-run
+// keeps its journal too).
+func (c *clusterRun) tellJournals(app *App, res *report.Result) {
+	if c.journal == "" || app.Globals.Quiet || len(res.Phases) == 0 {
+		return
+	}
+	var each []string
+	for i, h := range c.hosts.Hosts {
+		each = append(each, h+" "+hostJournal(c.journal, i))
+	}
+	what := "files"
+	if c.command == "objbench" {
+		what = "objects"
+	}
+	fmt.Fprintf(app.IO.Err, "Journal: one on each host: %s; the %s stay for, with the journals gathered on one machine: fsbench verify --journal '%s' %s\n",
+		strings.Join(each, ", "), what, c.journal+".host-*", c.journalOf)
 }
 
 // fileRoom makes room for the files a process serving or driving n agents
@@ -479,6 +530,7 @@ func benchCluster(cmd *cobra.Command, args []string, o *BenchOptions) (*clusterR
 	}
 	c.left = runDirLeft(o.Path)
 	c.capacity = o.capacityRun()
+	c.journal, c.journalOf = o.Journal, o.Path
 	if o.Job.Job == nil {
 		c.job.Need = int64(o.Threads) * (o.BigFileSize + int64(o.SmallFileCount)*o.SmallFileSize)
 	}
@@ -493,6 +545,7 @@ func objbenchCluster(cmd *cobra.Command, args []string, o *ObjbenchOptions) (*cl
 	}
 	c.secrets = storeSecrets(cmd, o.URL)
 	c.capacity = o.capacityRun()
+	c.journal, c.journalOf = o.JournalPath, journalURL(o.Storage, o.URL)
 	if dir := objbenchTarget(o); dir != "" {
 		c.left = runDirLeft(dir)
 	} else {

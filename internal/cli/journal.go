@@ -13,7 +13,10 @@ import (
 )
 
 // journalUsage is the help of --journal.
-const journalUsage = "record every acknowledged write, fsync and delete in this new file, for fsbench verify to read back after a crash or failover (needs --keep: the files stay)"
+const journalUsage = "record every acknowledged write, fsync and delete in this new file, for fsbench verify to read back after a crash or failover (needs --keep: the files stay); " + journalHostsUsage
+
+// journalHostsUsage is what --journal does with --hosts.
+const journalHostsUsage = "with --hosts each host writes its own, FILE.host-N on that host: give an absolute path beneath a directory each agent allows (--allow-root)"
 
 // checkJournal refuses --journal where the files it records would not
 // stay or the run writes none.

@@ -10,7 +10,8 @@ import (
 	"github.com/fsbench/fsbench/internal/journal"
 )
 
-// TestBenchJournalRefusals: --journal without --keep, with --hosts, with
+// TestBenchJournalRefusals: --journal without --keep, a relative one or
+// one with --repeat with --hosts, with
 // --read-existing, or naming a journal that exists is exit 2 in one line.
 func TestBenchJournalRefusals(t *testing.T) {
 	dir := t.TempDir()
@@ -25,7 +26,9 @@ func TestBenchJournalRefusals(t *testing.T) {
 	}{
 		{[]string{"bench", dir, "--journal", j}, "--journal needs --keep"},
 		{[]string{"bench", dir, "--journal", "", "--keep"}, "--journal names no file"},
-		{[]string{"bench", dir, "--journal", j, "--keep", "--hosts", "127.0.0.1:1"}, "--journal does not go with --hosts"},
+		{[]string{"bench", dir, "--journal", "rel.journal", "--keep", "--hosts", "127.0.0.1:1"}, "give an absolute path"},
+		{[]string{"bench", dir, "--journal", j, "--keep", "--repeat", "2", "--hosts", "127.0.0.1:1"}, "--journal with --hosts journals one run: leave out --repeat"},
+		{[]string{"objbench", "--storage", "file", dir, "--workload", "put", "--journal", "rel.journal", "--keep", "--hosts", "127.0.0.1:1"}, "give an absolute path"},
 		{[]string{"bench", dir, "--journal", j, "--read-existing"}, "--journal does not apply to --read-existing"},
 		{[]string{"bench", dir, "--journal", taken, "--keep", "--quick"}, "--journal " + taken + " exists"},
 	} {

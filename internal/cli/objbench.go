@@ -115,6 +115,7 @@ host in ps: prefer the variables or the -file flags.`,
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropAuto, "drop kernel caches before reading: with --storage file, before the items that get its objects (files the puts just cached): auto (all caches as root, else the objects' pages), always, never; SKIP_DROP_CACHES=true disables")
 	f.StringVar(&o.JournalPath, "journal", "", objJournalUsage)
 	markFiles(f, fileOut, "journal")
+	markAgentPath(cmd, "journal") // with --hosts each agent writes its own, beneath its roots
 	addObjWorkloadFlags(cmd, o)
 	addObjMoreFlags(cmd, o)
 	addRunFlags(cmd, &o.RunFlags, objbenchQuick)

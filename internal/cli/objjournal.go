@@ -15,7 +15,7 @@ import (
 )
 
 // objJournalUsage is the help of objbench's --journal.
-const objJournalUsage = "record every put (key, length, fingerprint) and delete of a --workload the store acknowledged in this new file, for fsbench verify to read back after a crash or restart of the store (needs --keep: the objects stay)"
+const objJournalUsage = "record every put (key, length, fingerprint) and delete of a --workload the store acknowledged in this new file, for fsbench verify to read back after a crash or restart of the store (needs --keep: the objects stay); " + journalHostsUsage
 
 // resolveJournal checks --journal: a workload of single puts whose
 // objects stay.

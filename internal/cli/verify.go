@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -16,9 +17,11 @@ import (
 
 // VerifyOptions are the flags of `fsbench verify`.
 type VerifyOptions struct {
-	Path    string
-	Journal string
-	JSON    bool
+	Path string
+	// Journals are the journal files, each --journal's (a pattern's
+	// files, in order): one a host of a run on many hosts.
+	Journals []string
+	JSON     bool
 
 	format string
 	json   bool
@@ -33,7 +36,7 @@ func newVerifyCmd(app *App) *cobra.Command {
 func newVerifyCmdWith(app *App, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
 	o := &VerifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify --journal FILE PATH|URL",
+		Use:   "verify --journal FILE [--journal FILE ...] PATH|URL",
 		Short: "Read back every write a run's journal records and name each one lost, stale, torn or unexpected",
 		Long: `Verify reads back everything a journal (fsbench bench --journal FILE --keep,
 or fsbench objbench --workload NAME --journal FILE --keep) says the storage
@@ -54,6 +57,12 @@ written there; a deleted file that is back). Only writes an fsync covered
 count: the unsynced tail (writes after their file's last fsync) is
 checked and named, not counted, as a crash may rightly lose it.
 
+A run on many hosts (--hosts) leaves one journal on each host, FILE.host-N:
+gather them on one machine that reaches the shared PATH or URL and give
+each with its own --journal, or all with one quoted pattern
+(--journal '/root/jfs.journal.host-*'). Each is checked on its own and the
+verdict counts them all.
+
 Exit 0 when every durable write held, 3 when any did not, 2 for bad
 input (no journal, not a journal, a journal of another directory or
 store, a journal of files given a URL or one of objects a directory).
@@ -62,6 +71,7 @@ See docs/verify.md.`,
   # ... kill the client, remount ...
   fsbench verify --journal /root/jfs.journal /mnt/jfs
   fsbench verify --journal /root/jfs.journal /mnt/jfs -o json > verify.json
+  fsbench verify --journal '/root/jfs.journal.host-*' /mnt/jfs
   fsbench objbench --storage minio http://127.0.0.1:9000/bench --workload put --duration 5m --keep --journal /root/s3.journal
   fsbench verify --journal /root/s3.journal http://127.0.0.1:9000/bench`,
 		Args: exactArgs(1, "one PATH or URL, the directory or store the journalled run wrote in"),
@@ -77,7 +87,7 @@ See docs/verify.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Journal, "journal", "", "the journal `FILE` a run wrote with --journal")
+	f.StringArrayVar(&o.Journals, "journal", nil, "the journal `FILE` a run wrote with --journal; repeatable, or a quoted pattern such as 'FILE.host-*' for a run on many hosts")
 	f.StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
 	markFiles(f, fileIn, "journal")
@@ -90,8 +100,8 @@ func (o *VerifyOptions) resolve() error {
 			return err
 		}
 	}
-	if o.Journal == "" {
-		return Usagef("verify needs --journal FILE: the journal of the run to check")
+	if err := o.expandJournals(); err != nil {
+		return err
 	}
 	if o.json {
 		if o.format != "table" && o.format != "json" {
@@ -109,23 +119,58 @@ func (o *VerifyOptions) resolve() error {
 	return nil
 }
 
+// expandJournals checks the --journal files and replaces a pattern that
+// names no file itself by the files it matches.
+func (o *VerifyOptions) expandJournals() error {
+	if len(o.Journals) == 0 {
+		return Usagef("verify needs --journal FILE: the journal of the run to check")
+	}
+	var files []string
+	seen := map[string]bool{}
+	for _, p := range o.Journals {
+		if p == "" {
+			return Usagef("--journal names no file")
+		}
+		matches := []string{p}
+		if _, err := os.Lstat(p); err != nil && strings.ContainsAny(p, "*?[") {
+			m, gerr := filepath.Glob(p)
+			if gerr != nil {
+				return Usagef("--journal %s: %v", p, gerr)
+			}
+			if len(m) == 0 {
+				return Usagef("--journal %s matches no file", p)
+			}
+			matches = m
+		}
+		for _, f := range matches {
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, f)
+			}
+		}
+	}
+	o.Journals = files
+	return nil
+}
+
 func runVerify(ctx context.Context, app *App, o *VerifyOptions) error {
-	j, err := journal.ReadFile(o.Journal)
-	switch {
-	case errors.Is(err, journal.ErrNotJournal):
-		return Usagef("--journal %v", err)
-	case err != nil:
-		return Usagef("--journal %s: %v", o.Journal, sysio.PathCause(err))
+	var s *journal.Summary
+	for _, file := range o.Journals {
+		one, host, err := verifyOne(ctx, app, o, file)
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(o.Journals) == 1:
+			s = one
+		case s == nil:
+			s = &journal.Summary{}
+			fallthrough
+		default:
+			s.Add(file, host, one)
+		}
 	}
-	t, done, err := verifyTarget(ctx, app, o, j)
-	if err != nil {
-		return err
-	}
-	defer done()
-	s, err := journal.Verify(ctx, j, t)
-	if err != nil {
-		return fmt.Errorf("verify %s: %w", object.RedactURL(o.Path), err)
-	}
+	var err error
 	if o.JSON {
 		err = journal.WriteJSON(app.IO.Out, s)
 	} else {
@@ -144,17 +189,39 @@ func runVerify(ctx context.Context, app *App, o *VerifyOptions) error {
 	return nil
 }
 
+// verifyOne reads the journal file and verifies it against o.Path; host
+// is where its run ran.
+func verifyOne(ctx context.Context, app *App, o *VerifyOptions, file string) (s *journal.Summary, host string, err error) {
+	j, err := journal.ReadFile(file)
+	switch {
+	case errors.Is(err, journal.ErrNotJournal):
+		return nil, "", Usagef("--journal %v", err)
+	case err != nil:
+		return nil, "", Usagef("--journal %s: %v", file, sysio.PathCause(err))
+	}
+	t, done, err := verifyTarget(ctx, app, o, file, j)
+	if err != nil {
+		return nil, "", err
+	}
+	defer done()
+	s, err = journal.Verify(ctx, j, t)
+	if err != nil {
+		return nil, "", fmt.Errorf("verify %s: %w", object.RedactURL(o.Path), err)
+	}
+	return s, j.Header.Host, nil
+}
+
 // verifyTarget is what the journal's run wrote in: the directory PATH,
 // or the store at the URL for a journal of objects; done closes it.
-func verifyTarget(ctx context.Context, app *App, o *VerifyOptions, j *journal.Journal) (journal.Target, func(), error) {
+func verifyTarget(ctx context.Context, app *App, o *VerifyOptions, file string, j *journal.Journal) (journal.Target, func(), error) {
 	if j.Objects() {
-		return objectTarget(ctx, app, o, j)
+		return objectTarget(ctx, app, o, file, j)
 	}
 	if strings.Contains(o.Path, "://") {
-		return nil, nil, Usagef("--journal %s records files below %s, not objects of %s: give that directory", o.Journal, j.Header.Root, object.RedactURL(o.Path))
+		return nil, nil, Usagef("--journal %s records files below %s, not objects of %s: give that directory", file, j.Header.Root, object.RedactURL(o.Path))
 	}
 	if err := sameRoot(o.Path, j.Header.Root); err != nil {
-		return nil, nil, Usagef("--journal %s records writes below %s, not %s: give that directory", o.Journal, j.Header.Root, o.Path)
+		return nil, nil, Usagef("--journal %s records writes below %s, not %s: give that directory", file, j.Header.Root, o.Path)
 	}
 	return journal.Dir(o.Path), func() {}, nil
 }

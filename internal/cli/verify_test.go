@@ -142,6 +142,9 @@ func TestVerifyBadInput(t *testing.T) {
 		{[]string{"verify", "--journal", notJournal, dir}, "not an fsbench journal"},
 		{[]string{"verify", "--journal", j, other}, "records writes below " + abs + ", not " + other},
 		{[]string{"verify", dir}, "verify needs --journal FILE"},
+		{[]string{"verify", "--journal", filepath.Join(other, "none.*"), dir}, "--journal " + filepath.Join(other, "none.*") + " matches no file"},
+		{[]string{"verify", "--journal", j, "--journal", notJournal, dir}, "not an fsbench journal"},
+		{[]string{"verify", "--journal", j, "--journal", "", dir}, "--journal names no file"},
 		{[]string{"verify", "--journal", j, "s3://bucket/x"}, "records files below " + abs + ", not objects of s3://bucket/x"},
 	} {
 		code, _, stderr := runCLI(t, c.args...)

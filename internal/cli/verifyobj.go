@@ -13,9 +13,9 @@ import (
 
 // objectTarget opens the store a journal of objects names, as objbench
 // does (credentials from the environment), once URL is that store.
-func objectTarget(ctx context.Context, app *App, o *VerifyOptions, j *journal.Journal) (journal.Target, func(), error) {
+func objectTarget(ctx context.Context, app *App, o *VerifyOptions, file string, j *journal.Journal) (journal.Target, func(), error) {
 	if got := journalURL(j.Storage, o.Path); got != j.Header.Root {
-		return nil, nil, Usagef("--journal %s records objects of the %s store %s, not %s: give that URL", o.Journal, j.Storage, j.Header.Root, got)
+		return nil, nil, Usagef("--journal %s records objects of the %s store %s, not %s: give that URL", file, j.Storage, j.Header.Root, got)
 	}
 	cfg := object.Config{Getenv: app.IO.Getenv}
 	s, err := objstore.Open(ctx, objstore.Timeout(cfg), func(ctx context.Context) (object.Storage, error) {

@@ -102,6 +102,9 @@ func (in *input) throughputSection() (section, error) {
 		}
 		s.Blocks = append(s.Blocks, b)
 	}
+	if b := in.accessBlock(); len(b.Tables) > 0 {
+		s.Blocks = append(s.Blocks, b)
+	}
 	return s, nil
 }
 

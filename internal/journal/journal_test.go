@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -283,5 +284,82 @@ func TestVerifyStaysBelowRoot(t *testing.T) {
 	}
 	if _, err := Verify(context.Background(), j, Dir(r.root)); err == nil || !strings.Contains(err.Error(), "not below") {
 		t.Fatalf("a path out of the root: %v", err)
+	}
+}
+
+// TestAliasRecordsPathsBelowRoot: events of a directory reached by
+// another name (an agent's /proc/self/fd/N) are journalled as the paths
+// below the root that name it, and verify finds them there; a path under
+// neither is kept as it was.
+func TestAliasRecordsPathsBelowRoot(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "run", "host-0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(filepath.Join(root, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	base := "/proc/self/fd/" + strconv.Itoa(int(d.Fd()))
+	jp := filepath.Join(t.TempDir(), "j")
+	w, err := Create(jp, root, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Alias(base, "run")
+	data := bytes.Repeat([]byte("fsbench!"), 1024)
+	p := filepath.Join(base, "host-0", "f")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.Trace(0, workload.Event{Op: "write", Path: p, Size: int64(len(data)), Done: int64(len(data)), Data: data, Start: time.Now()})
+	w.Trace(0, workload.Event{Op: "fsync", Path: p, Start: time.Now()})
+	w.Trace(0, workload.Event{Op: "unlink", Path: "/elsewhere/g", Start: time.Now()})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j, err := ReadFile(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range j.Records {
+		paths = append(paths, r.Path)
+	}
+	if strings.Join(paths, " ") != "run/host-0/f run/host-0/f /elsewhere/g" {
+		t.Fatalf("paths %q", paths)
+	}
+	j.Records = j.Records[:2]
+	s, err := Verify(context.Background(), j, Dir(root))
+	if err != nil || s.Held != 1 || s.Failed() != 0 || s.Unsynced != 0 {
+		t.Fatalf("verify: %v %+v", err, s)
+	}
+}
+
+// TestAddSumsJournals: two journals' summaries added count both, keep
+// the findings of each and each one's verdict.
+func TestAddSumsJournals(t *testing.T) {
+	a, b := newRun(t), newRun(t)
+	for _, r := range []*run{a, b} {
+		r.event("create", "f")
+		r.write("f", 0, bytes.Repeat([]byte{7}, 8192))
+		r.event("fsync", "f")
+	}
+	overwriteZeros(t, b.path("f"))
+	sa, sb := a.verify(), b.verify()
+	var s Summary
+	s.Add("a", "h0", sa)
+	s.Add("b", "h1", sb)
+	if s.Writes != 2 || s.Held != 1 || s.Failed() != 1 || len(s.Findings) != 1 || len(s.Journals) != 2 ||
+		s.Journals[0].Failed != 0 || s.Journals[1].Failed != 1 || !strings.HasPrefix(s.Line(), "verify: LOST WRITES: 1 of 2 durable writes held") {
+		t.Fatalf("%+v\n%s", s, s.Line())
+	}
+}
+
+func overwriteZeros(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, make([]byte, 8192), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

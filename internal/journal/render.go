@@ -76,6 +76,11 @@ func (g *group) detail() string {
 	return fmt.Sprintf("%s: %d bytes from offset %d", g.Detail, g.BadBytes, g.BadOffset)
 }
 
+// tornTail says that a journal's last n bytes were left out.
+func tornTail(n int64) string {
+	return fmt.Sprintf("its last %d bytes were not whole records (torn when its writer stopped) and were left out", n)
+}
+
 // MaxRows bounds the rows of WriteTable; the JSON has every finding.
 const MaxRows = 50
 
@@ -85,8 +90,14 @@ const MaxRows = 50
 func WriteTable(w io.Writer, s *Summary) error {
 	var b strings.Builder
 	fmt.Fprintln(&b, s.Line())
-	if s.IgnoredBytes > 0 {
-		fmt.Fprintf(&b, "journal: its last %d bytes were not whole records (torn when its writer stopped) and were left out\n", s.IgnoredBytes)
+	for _, p := range s.Journals {
+		fmt.Fprintf(&b, "  %s (host %s): %s\n", p.Journal, p.Host, strings.TrimPrefix(p.Verdict, "verify: "))
+		if p.IgnoredBytes > 0 {
+			fmt.Fprintf(&b, "  %s: %s\n", p.Journal, tornTail(p.IgnoredBytes))
+		}
+	}
+	if s.IgnoredBytes > 0 && len(s.Journals) == 0 {
+		fmt.Fprintf(&b, "journal: %s\n", tornTail(s.IgnoredBytes))
 	}
 	gs := groups(s.Findings)
 	if len(gs) > 0 {

@@ -51,8 +51,44 @@ type Summary struct {
 	UnsyncedFailed int       `json:"unsynced_failed"` // of them, found not to hold: named, not counted
 	IgnoredBytes   int64     `json:"journal_ignored_bytes"`
 	Findings       []Finding `json:"findings"`
-	objects        bool      // the journal's are objects, not files
-	back           int       // of Unexpected, deleted objects found there (no write of Writes)
+	// Journals are the journals verified, when there were several (one
+	// a host of a run on many hosts): each one's own verdict. The
+	// counts above are their sums.
+	Journals []Part `json:"journals,omitempty"`
+	objects  bool   // the journal's are objects, not files
+	back     int    // of Unexpected, deleted objects found there (no write of Writes)
+}
+
+// Part is one of several journals verified together.
+type Part struct {
+	Journal string `json:"journal"` // the file, as given
+	Host    string `json:"host"`    // the host its run ran on, as the journal says
+	Verdict string `json:"verdict"` // its own verdict line
+	Failed  int    `json:"failed"`  // its durable writes that did not hold
+	// IgnoredBytes is its torn tail, left out.
+	IgnoredBytes int64 `json:"journal_ignored_bytes"`
+}
+
+// Add adds o, what Verify found for the journal file (of a run on the
+// same root: another host's), to s: the counts summed, the findings
+// appended, and o's own verdict kept in Journals.
+func (s *Summary) Add(file, host string, o *Summary) {
+	s.Journals = append(s.Journals, Part{Journal: file, Host: host, Verdict: o.Line(), Failed: o.Failed(), IgnoredBytes: o.IgnoredBytes})
+	s.Root, s.objects = o.Root, o.objects
+	s.Files += o.Files
+	s.Recorded += o.Recorded
+	s.Writes += o.Writes
+	s.Bytes += o.Bytes
+	s.Held += o.Held
+	s.Lost += o.Lost
+	s.Stale += o.Stale
+	s.Torn += o.Torn
+	s.Unexpected += o.Unexpected
+	s.Unsynced += o.Unsynced
+	s.UnsyncedFailed += o.UnsyncedFailed
+	s.IgnoredBytes += o.IgnoredBytes
+	s.back += o.back
+	s.Findings = append(s.Findings, o.Findings...)
 }
 
 // Failed is the count of durable writes that did not hold.

@@ -36,7 +36,14 @@ type Writer struct {
 	err   error         // the first failed append or fsync (under mu)
 	stop  chan struct{}
 	done  chan struct{}
+	// aliases are other names of directories below the root, by which
+	// events may reach the writer (set by Alias before the run).
+	aliases []alias
 }
+
+// alias is a directory's other name (with a trailing slash) and its path
+// below the root ("" or ending in a slash).
+type alias struct{ dir, as string }
 
 type wbuf struct {
 	mu    sync.Mutex // the shared buffer's only
@@ -150,7 +157,27 @@ func (w *Writer) lock(b *wbuf) func() {
 }
 
 func (w *Writer) rel(path string) string {
+	for _, a := range w.aliases {
+		if rest, ok := strings.CutPrefix(path, a.dir); ok {
+			return a.as + rest
+		}
+	}
 	return strings.TrimPrefix(path, w.root)
+}
+
+// Alias records the events of paths below dir as below as, a directory
+// relative to the root ("" for the root itself): a run that reaches its
+// directory by another name (an agent's /proc/self/fd/N, opened beneath
+// its allowed root) journals its paths as verify finds them below the
+// root. Call it before the run traces its first event.
+func (w *Writer) Alias(dir, as string) {
+	if dir == "" {
+		return
+	}
+	if as != "" {
+		as = strings.TrimSuffix(as, "/") + "/"
+	}
+	w.aliases = append(w.aliases, alias{dir: strings.TrimSuffix(dir, "/") + "/", as: as})
 }
 
 func (w *Writer) since(t time.Time) int64 {

@@ -120,6 +120,9 @@ type AgentHost struct {
 	Address string `json:"address"` // as given to --hosts
 	Host
 	Version string `json:"version"`
+	// Journal is, with --journal, the journal file the host wrote its
+	// writes in, on that host (FILE.host-N).
+	Journal string `json:"journal,omitempty"`
 }
 
 // Target is what was measured.
