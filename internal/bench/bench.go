@@ -396,16 +396,8 @@ func (o *Options) params() report.Params {
 		{Key: "small_file_size", Label: "SmallFileSize", Value: o.SmallFileSize, Display: units.FormatBytes(o.SmallFileSize)},
 		{Key: "small_file_count", Label: "SmallFileCount", Value: o.SmallFileCount, Display: strconv.Itoa(o.SmallFileCount)},
 		{Key: "threads", Label: "NumThreads", Value: o.Threads, Display: strconv.Itoa(o.Threads)},
-		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
-		{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
-		{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
+		report.Switch("direct", "Direct", o.Direct),
+		report.Switch("fsync", "Fsync", o.Fsync),
+		report.Switch("verify", "Verify", o.Verify),
 	}, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
-}
-
-// flagLabel hides off switches from the parameter line; JSON has them all.
-func flagLabel(on bool, label string) string {
-	if on {
-		return label
-	}
-	return ""
 }

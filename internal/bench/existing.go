@@ -224,7 +224,7 @@ func (o *Options) existingParams(files, listed int) report.Params {
 		{Key: "files_listed", Label: "Listed", Value: listed, Display: strconv.Itoa(listed)},
 		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
 		{Key: "threads", Label: "NumThreads", Value: o.Threads, Display: strconv.Itoa(o.Threads)},
-		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+		report.Switch("direct", "Direct", o.Direct),
 	}
 	if s := o.Sample.String(); s != "" {
 		ps = append(ps, report.Param{Key: "sample", Label: "Sample", Value: s, Display: s})

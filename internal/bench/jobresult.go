@@ -117,9 +117,9 @@ func (r *jobRun) params() report.Params {
 		ps = append(ps, report.Param{Key: "rate", Label: "Rate", Value: rate, Display: strconv.FormatFloat(rate, 'g', -1, 64) + "/s"})
 	}
 	ps = append(ps,
-		report.Param{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
-		report.Param{Key: "fsync", Label: flagLabel(o.Fsync, "Fsync"), Value: o.Fsync, Display: "on"},
-		report.Param{Key: "verify", Label: flagLabel(o.Verify, "Verify"), Value: o.Verify, Display: "on"},
+		report.Switch("direct", "Direct", o.Direct),
+		report.Switch("fsync", "Fsync", o.Fsync),
+		report.Switch("verify", "Verify", o.Verify),
 	)
 	return append(ps, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
 }

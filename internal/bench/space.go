@@ -44,13 +44,13 @@ func (o *Options) need() int64 {
 	var each int64
 	if o.BigFileSize > 0 {
 		size, _ := wholeBlocks(o.BigFileSize, o.BlockSize)
-		each = onDisk(size)
+		each = sysio.OnDisk(size)
 	}
 	if o.SmallFileCount > 0 {
 		size, _ := wholeBlocks(o.SmallFileSize, o.BlockSize)
-		each = addCapped(each, mulCapped(int64(o.SmallFileCount), onDisk(size)))
+		each = sysio.AddCapped(each, sysio.MulCapped(int64(o.SmallFileCount), sysio.OnDisk(size)))
 	}
-	return mulCapped(int64(o.Threads), each)
+	return sysio.MulCapped(int64(o.Threads), each)
 }
 
 // jobNeed is what a workload writes: its tree (unless a kept one is there
@@ -67,16 +67,16 @@ func jobNeed(o Options, j *jobfile.Job) int64 {
 				return 0
 			}
 		}
-		return mulCapped(int64(t.NumFiles()), onDisk(t.FileSize))
+		return sysio.MulCapped(int64(t.NumFiles()), sysio.OnDisk(t.FileSize))
 	}
 	var shared int64
 	for i := range j.Phases {
 		if p := &j.Phases[i]; p.Shared {
 			world := threads * max(o.Hosts, 1)
-			shared = max(shared, mulCapped(int64(world)*int64(sharedSegments(p, world)), p.Block))
+			shared = max(shared, sysio.MulCapped(int64(world)*int64(sharedSegments(p, world)), p.Block))
 		}
 	}
-	return addCapped(mulCapped(int64(threads), jobFilesNeed(j.Phases)), shared)
+	return sysio.AddCapped(sysio.MulCapped(int64(threads), jobFilesNeed(j.Phases)), shared)
 }
 
 // jobFilesNeed is what one thread's job files take: file i (job.W.i) at
@@ -88,42 +88,14 @@ func jobFilesNeed(ps []jobfile.PhaseSpec) int64 {
 		next, size := math.MaxInt, int64(-1)
 		for i := range ps {
 			if p := &ps[i]; !p.Shared && p.Files > done {
-				next, size = min(next, p.Files), max(size, onDisk(p.FileSize))
+				next, size = min(next, p.Files), max(size, sysio.OnDisk(p.FileSize))
 			}
 		}
 		if size < 0 {
 			break
 		}
-		total = addCapped(total, mulCapped(int64(next-done), size))
+		total = sysio.AddCapped(total, sysio.MulCapped(int64(next-done), size))
 		done = next
 	}
 	return total
-}
-
-// fileBlock is the least space a file with data takes on common file
-// systems (a page of tmpfs, a block of ext4 and xfs).
-const fileBlock = 4096
-
-// onDisk is the space a file of size bytes takes, in whole fileBlocks.
-func onDisk(size int64) int64 {
-	if size > math.MaxInt64-fileBlock {
-		return math.MaxInt64
-	}
-	return (size + fileBlock - 1) / fileBlock * fileBlock
-}
-
-// mulCapped is a*b for non-negative a and b, at most math.MaxInt64.
-func mulCapped(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
-}
-
-// addCapped is a+b for non-negative a and b, at most math.MaxInt64.
-func addCapped(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }

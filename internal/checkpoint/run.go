@@ -382,16 +382,8 @@ func (r *run) params() report.Params {
 		{Key: "shard_size", Label: "Shard", Value: pl.Shard, Display: units.FormatBytes(pl.Shard)},
 		{Key: "model_size", Label: "Full size", Value: o.Model.Bytes, Display: DecimalBytes(o.Model.Bytes)},
 		{Key: "block_size", Label: "BlockSize", Value: o.BlockSize, Display: units.FormatBytes(o.BlockSize)},
-		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+		report.Switch("direct", "Direct", o.Direct),
 	}, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
-}
-
-// flagLabel hides off switches from the parameter line; JSON has them all.
-func flagLabel(on bool, label string) string {
-	if on {
-		return label
-	}
-	return ""
 }
 
 func randomSeed() uint64 {

@@ -235,7 +235,7 @@ func init() {
 			"samples-per-file", "ranks", "size",
 			// replay and io500.
 			"speed", "max-log-size", "max-line-size", "stonewall", "ior-easy-transfers", "ior-easy-xfer", "ior-hard-segments",
-			"mdtest-easy-files", "mdtest-hard-files", "data-packet-type",
+			"mdtest-easy-files", "mdtest-hard-files", "data-packet-type", "no-space-check",
 		},
 	} {
 		for _, n := range names {

@@ -34,6 +34,7 @@ var flagMeanings = map[string]map[string]string{
 	"name":            all("host's name in metrics", "agent", "probe"),
 	"metrics":         {"compare": "figures compared", "stats": "former spelling of --metrics-url"},
 	"model":           all("model preset", "checkpoint", "train"),
+	"no-space-check":  all("run though the amounts do not fit the free space", "io500"),
 	"ops":             all("operation limit", "bench", "objbench"),
 	"output":          {"bench": "format", "objbench": "format", "train": "format", "checkpoint": "format", "io500": "format", "replay": "format", "vdbench": "format", "compare": "format", "verify": "format", "profile": "format", "stats": "format", "check": "format", "show": "format", "report": "former spelling of --html"},
 	"print-job":       all("print the job it would run, and exit", "train", "vdbench"),

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -412,8 +413,11 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 		}
 		return d.run(ctx, res, nil)
 	})
-	if !d.ran {
-		return fmt.Errorf("preflight: %w", runErr) // nothing ran anywhere
+	if !d.ran { // nothing ran anywhere
+		if errors.Is(runErr, cluster.ErrJobRefused) {
+			return &UsageError{Err: fmt.Errorf("preflight: %w", runErr)}
+		}
+		return fmt.Errorf("preflight: %w", runErr)
 	}
 	c.tellJournals(app, res)
 	if runErr == nil && c.judge != nil {

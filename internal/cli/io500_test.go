@@ -112,3 +112,31 @@ func TestIO500Runs(t *testing.T) {
 		t.Errorf("the report names no ior-hard-write")
 	}
 }
+
+// TestIO500NoRoom: on an 8 MiB tmpfs, --quick (whose amounts are 114 MiB
+// a rank) is refused before anything is written: exit 2, one line naming
+// what it needs and what is free, nothing made. --no-space-check lets it
+// run into the full file system, as it did before; amounts that fit run.
+func TestIO500NoRoom(t *testing.T) {
+	dir := testenv.Tmpfs(t, "8m")
+	_, stderr, code := runFsbench(t, "io500", dir, "--quick", "--stonewall", "20s")
+	want := "io500 writes up to 113.81 MiB (1 rank: ior-easy 64 MiB, ior-hard 45.91 MiB, mdtest-hard 3.91 MiB) and " + dir + " has 8 MiB free"
+	if code != ExitUsage || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("exit %d, want 2 and one line with %q; stderr:\n%s", code, want, stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left in PATH: %v", ents)
+	}
+	_, stderr, code = runFsbench(t, "io500", dir, "--quick", "--stonewall", "20s", "--no-space-check", "-q")
+	if code != 1 || !strings.Contains(stderr, "no space left on device") {
+		t.Errorf("--no-space-check: exit %d, want 1 with the file system full; stderr:\n%s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("--no-space-check: left in PATH: %v", ents)
+	}
+	_, stderr, code = runFsbench(t, "io500", dir, "-p", "2", "--ior-easy-xfer", "256k", "--ior-easy-transfers", "4",
+		"--ior-hard-segments", "20", "--mdtest-easy-files", "50", "--mdtest-hard-files", "100", "--stonewall", "20s", "-q")
+	if code != 0 {
+		t.Errorf("amounts that fit: exit %d; stderr:\n%s", code, stderr)
+	}
+}

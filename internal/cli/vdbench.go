@@ -199,11 +199,7 @@ func checkAnchor(anchor string) error {
 
 // treeBytes is what the tree of j holds when it is complete.
 func treeBytes(j *jobfile.Job) int64 {
-	n := int64(j.Tree.NumFiles())
-	if n > 0 && j.Tree.FileSize > math.MaxInt64/n {
-		return math.MaxInt64
-	}
-	return n * j.Tree.FileSize
+	return sysio.MulCapped(int64(j.Tree.NumFiles()), j.Tree.FileSize)
 }
 
 // checkSpace refuses, before anything is written, a tree that does not fit

@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/prom"
 	"github.com/fsbench/fsbench/internal/report"
@@ -202,12 +200,14 @@ func (a *Agent) info(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, in)
 }
 
+// freeBytes is the free space at dir (sysio.FreeBytes), -1 when it cannot
+// be read.
 func freeBytes(dir string) int64 {
-	var st unix.Statfs_t
-	if unix.Statfs(dir, &st) != nil {
+	free, err := sysio.FreeBytes(dir)
+	if err != nil {
 		return -1
 	}
-	return int64(st.Bavail) * int64(st.Bsize)
+	return free
 }
 
 // prepare checks a job and, unless ?dry=1, takes it as the agent's job:
@@ -335,7 +335,7 @@ func (a *Agent) allowed(path string, need int64) error {
 			continue
 		}
 		if abs == rr || strings.HasPrefix(abs, rr+string(filepath.Separator)) {
-			if free := freeBytes(abs); need > 0 && free >= 0 && free < need {
+			if free, short := sysio.Short(abs, need); need > 0 && short {
 				return fmt.Errorf("path %s: %s free, the job needs %s", path, sizeText(free), sizeText(need))
 			}
 			return nil

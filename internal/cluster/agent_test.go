@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/testenv"
 )
 
 // fakeRunner prepares jobs whose run passes two barriers and returns a
@@ -180,5 +181,26 @@ func TestCoordinatorNamesRequestLimit(t *testing.T) {
 	want := "host " + c.Hosts[0] + ": no answer within 300ms, the limit on one request to an agent: "
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("err %v\nwant %s...", err, want)
+	}
+}
+
+// TestAgentRoomAsOnOneHost: the agent's room check is the one a run on
+// one host makes (sysio.Short): a 16 MiB tmpfs has no room for 32 MiB,
+// and a file system that states no size (hugetlbfs without one: no
+// blocks, so 0 free) is not refused for it.
+func TestAgentRoomAsOnOneHost(t *testing.T) {
+	small, sizeless := testenv.Tmpfs(t, "16m"), testenv.MountFS(t, "hugetlbfs", "")
+	a, err := NewAgent(AgentOptions{Token: "tok", Roots: []string{small, sizeless}, Runner: &fakeRunner{}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.allowed(small, 32<<20); err == nil || !strings.Contains(err.Error(), "16.0 MiB free, the job needs 32.0 MiB") {
+		t.Errorf("16 MiB tmpfs: %v", err)
+	}
+	if err := a.allowed(small, 8<<20); err != nil {
+		t.Errorf("16 MiB tmpfs, 8 MiB: %v", err)
+	}
+	if err := a.allowed(sizeless, 32<<20); err != nil {
+		t.Errorf("hugetlbfs: %v", err)
 	}
 }

@@ -2,24 +2,17 @@ package cluster
 
 import (
 	"bufio"
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/tick"
@@ -59,23 +52,6 @@ type Coordinator struct {
 	sendJob time.Duration // how long sending the job took: room for the first release
 	longest time.Duration // the longest silence a host is allowed (silences)
 }
-
-// HostError is a failure of one host, named.
-type HostError struct {
-	Host string
-	Err  error
-}
-
-func (e *HostError) Error() string { return "host " + e.Host + ": " + e.Err.Error() }
-func (e *HostError) Unwrap() error { return e.Err }
-
-// ErrLost is the cause of a host's failure when it stopped answering.
-var ErrLost = errors.New("lost: no answer")
-
-// ErrStopped is the cause of a host's failure when its job was stopped on
-// the host itself (its agent terminated, or orphaned) while this
-// coordinator had asked no one to stop.
-var ErrStopped = errors.New("stopped before the end")
 
 // host is the coordinator's view of one agent during a run.
 type host struct {
@@ -145,46 +121,6 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	return out, err
 }
 
-// parallel is how many requests a coordinator has in flight at once to
-// its agents for one step of a run (preflight, prepare, a release, the
-// pings, cancel, clean-up). Thousands of requests let loose at once, each
-// on a connection of its own, starved one another on a small machine
-// until some went unanswered for the client's whole timeout.
-const parallel = 64
-
-// each runs fn on every host, parallel at a time, and returns the
-// failures, each named by its host (a *HostError), several grouped by
-// cause (a *HostsError).
-func (c *Coordinator) each(hosts []*host, fn func(h *host) error) error {
-	var g errgroup.Group
-	g.SetLimit(parallel)
-	var mu sync.Mutex
-	var errs []*HostError
-	for _, h := range hosts {
-		g.Go(func() error {
-			if err := fn(h); err != nil {
-				mu.Lock()
-				errs = append(errs, &HostError{h.addr, err})
-				mu.Unlock()
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	switch len(errs) {
-	case 0:
-		return nil
-	case 1:
-		return errs[0]
-	}
-	pos := make(map[string]int, len(hosts))
-	for _, h := range hosts {
-		pos[h.addr] = h.index
-	}
-	slices.SortFunc(errs, func(a, b *HostError) int { return cmp.Compare(pos[a.Host], pos[b.Host]) })
-	return &HostsError{Errs: errs, c: c}
-}
-
 func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) error {
 	machine := sysio.Machine(sysio.ProcRoot)
 	err := c.each(hosts, func(h *host) error {
@@ -206,7 +142,11 @@ func (c *Coordinator) preflight(ctx context.Context, hosts []*host, job Job) err
 		return err
 	}
 	return c.each(hosts, func(h *host) error {
-		return c.call(ctx, h, "POST", "/v1/jobs?dry=1", c.jobFor(job, h, hosts), nil)
+		err := c.call(ctx, h, "POST", "/v1/jobs?dry=1", c.jobFor(job, h, hosts), nil)
+		if a := (*answer)(nil); errors.As(err, &a) && a.status == http.StatusUnprocessableEntity {
+			return &refusal{err}
+		}
+		return err
 	})
 }
 
@@ -616,128 +556,4 @@ func (c *Coordinator) leftBehind(ctx context.Context, h *host) (agentRemoves boo
 			err, OrphanAfter, c.Leftover(h.index))
 	}
 	return false
-}
-
-// eachHost calls f for every host, parallel at a time, each call with
-// its own timeout, and waits for them all.
-func eachHost(hosts []*host, timeout time.Duration, f func(ctx context.Context, h *host)) {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, parallel)
-	for _, h := range hosts {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within %v", timeout))
-			defer cancel()
-			f(ctx, h)
-		}()
-	}
-	wg.Wait()
-}
-
-func (c *Coordinator) request(ctx context.Context, method string, h *host, path string, body any) (*http.Request, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Scheme+"://"+h.addr+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return req, nil
-}
-
-// call makes one request and decodes its answer into out (if not nil).
-func (c *Coordinator) call(ctx context.Context, h *host, method, path string, body, out any) error {
-	req, err := c.request(ctx, method, h, path, body)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Client.Do(req)
-	if err != nil {
-		return c.unreachable(ctx, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return answerError(resp)
-	}
-	if out == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		return nil
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(out); err != nil {
-		return fmt.Errorf("malformed answer: %w", err)
-	}
-	return nil
-}
-
-// unreachable shortens a transport error to what the user needs, and
-// names the time limit that ended a request that got no answer: the
-// client's limit on one request, or the limit of ctx (see eachHost).
-func (c *Coordinator) unreachable(ctx context.Context, err error) error {
-	if strings.Contains(err.Error(), "http: server gave HTTP response to HTTPS client") {
-		return errors.New("the agent speaks plain HTTP, not TLS: drop --tls-ca, or start the agent with --tls-cert/--tls-key")
-	}
-	var ne net.Error
-	err = bare{err}
-	switch cause := context.Cause(ctx); {
-	case ctx.Err() != nil && cause != ctx.Err():
-		return fmt.Errorf("%v: %w", cause, err)
-	case ctx.Err() == nil && c.Client.Timeout > 0 && errors.As(err, &ne) && ne.Timeout():
-		return fmt.Errorf("no answer within %v, the limit on one request to an agent: %w", c.Client.Timeout, err)
-	}
-	return fmt.Errorf("unreachable: %w", err)
-}
-
-// bare is a transport error without the request's URL and addresses,
-// which the host's name says already: hosts that fail alike read alike,
-// and are told together.
-type bare struct{ err error }
-
-func (b bare) Error() string {
-	e := b.err
-	var ue *url.Error
-	if errors.As(e, &ue) {
-		e = ue.Err
-	}
-	var oe *net.OpError
-	if errors.As(e, &oe) && oe.Err != nil {
-		return oe.Op + ": " + oe.Err.Error()
-	}
-	return e.Error()
-}
-
-func (b bare) Unwrap() error { return b.err }
-
-// answer is an agent's answer that refuses a request.
-type answer struct {
-	status int
-	msg    string
-}
-
-func (a *answer) Error() string { return a.msg }
-
-// busy reports whether the agent may take the request later: it had no
-// room for another connection, or for another release.
-func (a *answer) busy() bool {
-	return a.status == http.StatusServiceUnavailable || a.status == http.StatusTooManyRequests
-}
-
-func answerError(resp *http.Response) error {
-	var eb ErrorBody
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
-		return &answer{resp.StatusCode, eb.Error}
-	}
-	return &answer{resp.StatusCode, "agent answered " + resp.Status}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/io500"
@@ -58,5 +59,30 @@ func TestIO500ThreeHosts(t *testing.T) {
 	}
 	if l := left(t, root); len(l) != 0 {
 		t.Errorf("left behind: %v", l)
+	}
+}
+
+// TestIO500ThreeHostsNoRoom: on a 16 MiB tmpfs all three hosts share, one
+// host's 9 MiB would fit but the run's 27 MiB do not: every agent refuses
+// the job in the preflight, before anything is made, naming both sizes.
+func TestIO500ThreeHostsNoRoom(t *testing.T) {
+	root := filepath.Join(testenv.Tmpfs(t, "16m"), "run")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := startAgent(t, root), startAgent(t, root), startAgent(t, root)
+	args := []string{"io500", root, "-p", "1", "--ior-easy-transfers", "8", "--ior-easy-xfer", "1M",
+		"--ior-hard-segments", "20", "--mdtest-easy-files", "10", "--mdtest-hard-files", "10", "--stonewall", "20s",
+		"--hosts", hostsFlag(a, b, c)}
+	out := coordinator(t, context.Background(), args...)
+	if out.Code != 2 || !strings.Contains(out.Stderr, "preflight: 3 hosts: path "+root+": 16.0 MiB free, the job needs 26.8 MiB") {
+		t.Errorf("exit %d, want 2 naming the three hosts' need; stderr:\n%s", out.Code, out.Stderr)
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
+	}
+	out = coordinator(t, context.Background(), append(args, "--ior-easy-transfers", "1")...)
+	if out.Code != 0 {
+		t.Errorf("amounts that fit (3 MiB): exit %d; stderr:\n%s", out.Code, out.Stderr)
 	}
 }

@@ -109,25 +109,3 @@ func (g *Causes) Lines(few func([]string) string) []string {
 	}
 	return out
 }
-
-// HostsError is the failure of several hosts, grouped by cause.
-type HostsError struct {
-	Errs []*HostError
-	c    *Coordinator
-}
-
-func (e *HostsError) Error() string {
-	var g Causes
-	for _, he := range e.Errs {
-		g.Add(he.Host, he.Err.Error())
-	}
-	return strings.Join(g.Lines(e.c.few), "; ")
-}
-
-func (e *HostsError) Unwrap() []error {
-	errs := make([]error, len(e.Errs))
-	for i, he := range e.Errs {
-		errs[i] = he
-	}
-	return errs
-}

@@ -116,8 +116,8 @@ func TestAgentTreeDirThroughSymlink(t *testing.T) {
 		{"-f", wl},
 	} {
 		out := coordinator(t, context.Background(), append([]string{"bench", root, "--hosts", a.addr}, args...)...)
-		if out.Code == 0 || !strings.Contains(out.Stderr, "outside the allowed roots") || !strings.Contains(out.Stderr, a.addr) {
-			t.Errorf("%v: exit %d, want a refusal naming the host:\n%s", args, out.Code, out.Stderr)
+		if out.Code != 2 || !strings.Contains(out.Stderr, "outside the allowed roots") || !strings.Contains(out.Stderr, a.addr) {
+			t.Errorf("%v: exit %d, want 2, a refusal naming the host:\n%s", args, out.Code, out.Stderr)
 		}
 		if l := left(t, outside); len(l) != 0 {
 			t.Fatalf("%v: written outside the allowed root: %v", args, l)

@@ -101,6 +101,9 @@ type Options struct {
 	// SkipDropCaches is SKIP_DROP_CACHES=true.
 	DropCaches     string
 	SkipDropCaches bool
+	// NoSpaceCheck runs even when the amounts do not fit in the free
+	// space (CheckSpace): the stonewall may end the writes first.
+	NoSpaceCheck bool
 }
 
 // The values of Options.DataPacketType.

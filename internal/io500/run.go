@@ -41,6 +41,9 @@ func RunAt(ctx context.Context, t Target, o Options, res *report.Result) error {
 	if err != nil {
 		return err
 	}
+	if err := CheckSpace(abs, o); err != nil {
+		return &runenv.Error{Phase: "prepare", Err: err}
+	}
 	res.Parameters, res.Threads = params(o), o.Threads
 	warn := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)

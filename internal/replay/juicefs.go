@@ -132,13 +132,16 @@ func (j *jfs) name(ino uint64, n int32) int32 {
 }
 
 // resultIno reads the inode of a result ": (ino,[...])".
-func resultIno(rest []byte) (uint64, bool) {
-	i := bytes.Index(rest, []byte(": ("))
+func resultIno(rest []byte) (uint64, bool) { return numBetween(rest, ": (", ',') }
+
+// numBetween reads the number after the first open in rest, up to end.
+func numBetween(rest []byte, open string, end byte) (uint64, bool) {
+	i := bytes.Index(rest, []byte(open))
 	if i < 0 {
 		return 0, false
 	}
-	r := rest[i+3:]
-	k := bytes.IndexByte(r, ',')
+	r := rest[i+len(open):]
+	k := bytes.IndexByte(r, end)
 	if k < 0 {
 		return 0, false
 	}
@@ -178,18 +181,7 @@ func resultNum(rest []byte) (int64, bool) {
 }
 
 // fh reads the handle " [fh:N]".
-func fh(rest []byte) (uint64, bool) {
-	i := bytes.Index(rest, []byte("[fh:"))
-	if i < 0 {
-		return 0, false
-	}
-	r := rest[i+4:]
-	k := bytes.IndexByte(r, ']')
-	if k < 0 {
-		return 0, false
-	}
-	return num(r[:k])
-}
+func fh(rest []byte) (uint64, bool) { return numBetween(rest, "[fh:", ']') }
 
 // virtual reports whether the entry is about one of JuiceFS's virtual
 // files: an inode from minInternal up, or a virtual name in the root.

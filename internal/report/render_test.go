@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -280,5 +281,18 @@ func TestTableNotSupported(t *testing.T) {
 	}
 	if !strings.Contains(out, "Not supported by this storage, so not measured: change permissions, update mtime\n") {
 		t.Errorf("no line naming the unsupported items:\n%s", out)
+	}
+}
+
+// TestSwitch: an on/off switch is on the parameter line (its label) only
+// when on; JSON keeps it either way.
+func TestSwitch(t *testing.T) {
+	on, off := Switch("direct", "Direct", true), Switch("direct", "Direct", false)
+	if on != (Param{Key: "direct", Label: "Direct", Value: true, Display: "on"}) || off.Label != "" || off.Value != false {
+		t.Errorf("on %+v, off %+v", on, off)
+	}
+	b, err := json.Marshal(Params{on, off})
+	if err != nil || string(b) != `{"direct":true,"direct":false}` {
+		t.Errorf("JSON %s, %v", b, err)
 	}
 }

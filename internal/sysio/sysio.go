@@ -9,9 +9,6 @@ package sysio
 import (
 	"errors"
 	"fmt"
-	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // DefaultAlign is the direct-I/O alignment assumed when the kernel does not
@@ -119,30 +116,4 @@ func (a Alignment) CheckAligned(names []string, sizes []int64) error {
 type Usage struct {
 	UserSec, SysSec float64
 	MaxRSSBytes     int64
-}
-
-// FreeBytes is the space an unprivileged user may still write in the
-// file system that holds dir.
-func FreeBytes(dir string) (int64, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
-	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
-}
-
-// Short reports whether the file system that holds dir has less than
-// need bytes free (FreeBytes), and how much it has. A free space that
-// cannot be read is not short: the writes will say what is wrong. Nor is
-// a file system that states no size at all (no blocks: hugetlbfs without
-// a size, some FUSE file systems), whose free 0 says nothing.
-// Every command that writes what it is asked to make (bench, train,
-// checkpoint, replay, vdbench) asks it before it writes anything.
-func Short(dir string, need int64) (free int64, short bool) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil || st.Blocks == 0 {
-		return 0, false
-	}
-	free = int64(st.Bavail) * int64(st.Bsize)
-	return free, free < need
 }

@@ -45,31 +45,47 @@ func ProbeDirect(dir, fsType string) (Alignment, error) {
 	p := filepath.Join(dir, ".direct-probe")
 	fd, err := unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+		if refusesDirect(err) {
 			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, dir, fsType)
 		}
 		return Alignment{}, fmt.Errorf("probe O_DIRECT in %s: %w", dir, err)
 	}
 	defer os.Remove(p)
 	defer unix.Close(fd)
-	a := Alignment{Mem: DefaultAlign, Offset: DefaultAlign, Source: "default"}
-	var st unix.Statx_t
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_DIOALIGN, &st); err == nil && st.Mask&unix.STATX_DIOALIGN != 0 {
-		if st.Dio_offset_align == 0 {
-			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, dir, fsType)
-		}
-		a = Alignment{Mem: int(st.Dio_mem_align), Offset: int(st.Dio_offset_align), Source: "statx"}
+	a, err := dioAlign(fd, dir, fsType)
+	if err != nil {
+		return Alignment{}, err
 	}
 	// A write of one aligned block proves the path really works: some FUSE
 	// file systems accept the flag at open and fail the first I/O.
 	buf := AlignedBuffer(a.Offset, a.Mem)
 	if _, err := unix.Pwrite(fd, buf, 0); err != nil {
-		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+		if refusesDirect(err) {
 			return Alignment{}, fmt.Errorf("%w: %s (type %s): %v", ErrDirectUnsupported, dir, fsType, err)
 		}
 		return Alignment{}, fmt.Errorf("probe O_DIRECT write in %s: %w", dir, err)
 	}
 	return a, nil
+}
+
+// dioAlign is the alignment the kernel requires for O_DIRECT on the open
+// fd of where (statx STATX_DIOALIGN), DefaultAlign where it does not say;
+// ErrDirectUnsupported where it says the file system takes none.
+func dioAlign(fd int, where, fsType string) (Alignment, error) {
+	var st unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_DIOALIGN, &st); err != nil || st.Mask&unix.STATX_DIOALIGN == 0 {
+		return Alignment{Mem: DefaultAlign, Offset: DefaultAlign, Source: "default"}, nil
+	}
+	if st.Dio_offset_align == 0 {
+		return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, where, fsType)
+	}
+	return Alignment{Mem: int(st.Dio_mem_align), Offset: int(st.Dio_offset_align), Source: "statx"}, nil
+}
+
+// refusesDirect reports whether err is the kernel's refusal of O_DIRECT
+// (at open or at the first I/O).
+func refusesDirect(err error) bool {
+	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)
 }
 
 // OpenNoAtime opens path with flags and O_NOATIME, so that reading it
@@ -93,23 +109,19 @@ func ProbeDirectRead(root, name, fsType string) (Alignment, error) {
 	path := filepath.Join(root, name)
 	fd, err := openBeneathNoAtime(root, name, unix.O_RDONLY|unix.O_DIRECT)
 	if err != nil {
-		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+		if refusesDirect(err) {
 			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, path, fsType)
 		}
 		return Alignment{}, fmt.Errorf("probe O_DIRECT on %s: %w", path, err)
 	}
 	defer unix.Close(fd)
-	a := Alignment{Mem: DefaultAlign, Offset: DefaultAlign, Source: "default"}
-	var st unix.Statx_t
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_DIOALIGN, &st); err == nil && st.Mask&unix.STATX_DIOALIGN != 0 {
-		if st.Dio_offset_align == 0 {
-			return Alignment{}, fmt.Errorf("%w: %s (type %s)", ErrDirectUnsupported, path, fsType)
-		}
-		a = Alignment{Mem: int(st.Dio_mem_align), Offset: int(st.Dio_offset_align), Source: "statx"}
+	a, err := dioAlign(fd, path, fsType)
+	if err != nil {
+		return Alignment{}, err
 	}
 	buf := AlignedBuffer(a.Offset, a.Mem)
 	if _, err := unix.Pread(fd, buf, 0); err != nil {
-		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+		if refusesDirect(err) {
 			return Alignment{}, fmt.Errorf("%w: %s (type %s): %v", ErrDirectUnsupported, path, fsType, err)
 		}
 		return Alignment{}, fmt.Errorf("probe O_DIRECT read of %s: %w", path, err)

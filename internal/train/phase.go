@@ -237,11 +237,12 @@ func (r *run) params() report.Params {
 		{Key: "compute_time", Label: "Compute", Value: o.ComputeTime.Seconds(), Display: o.ComputeTime.String()},
 		{Key: "au_threshold", Label: "AUThreshold", Value: o.AUThreshold, Display: strconv.FormatFloat(o.AUThreshold, 'g', -1, 64) + "%"},
 		{Key: "seed", Value: o.Seed, Display: strconv.FormatUint(o.Seed, 10)},
-		{Key: "direct", Label: flagLabel(o.Direct, "Direct"), Value: o.Direct, Display: "on"},
+		report.Switch("direct", "Direct", o.Direct),
 		{Key: "storage", Label: flagLabel(o.Storage != "", "Storage"), Value: o.Storage, Display: o.Storage},
 	}
 }
 
+// flagLabel is label, or "" (off the parameter line) when not on.
 func flagLabel(on bool, label string) string {
 	if on {
 		return label

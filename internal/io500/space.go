@@ -1,0 +1,52 @@
+package io500
+
+import (
+	"fmt"
+
+	"github.com/fsbench/fsbench/internal/runenv"
+	"github.com/fsbench/fsbench/internal/sysio"
+	"github.com/fsbench/fsbench/internal/units"
+)
+
+// Need is the most the suite's files hold at once, on the file system all
+// ranks share: ior-easy's file of every rank, ior-hard's shared file and
+// mdtest-hard's files, all there until the delete phases (mdtest-easy's
+// files are empty). The write phases stop at the stonewall, so a run
+// writes this only when its amounts end first.
+type Need struct {
+	Ranks                   int
+	Easy, Hard, MdHard, All int64
+}
+
+// NeedOf is what a run with o's amounts writes at most.
+func NeedOf(o Options) Need {
+	world := max(o.World, o.Threads)
+	z, w := o.Sizes, int64(world)
+	n := Need{Ranks: world}
+	n.Easy = sysio.MulCapped(w, sysio.OnDisk(sysio.MulCapped(z.EasyXfer, int64(z.EasySegments))))
+	n.Hard = sysio.OnDisk(sysio.MulCapped(sysio.MulCapped(w, int64(z.HardSegments)), HardXfer))
+	n.MdHard = sysio.MulCapped(sysio.MulCapped(w, int64(z.HardFiles)), sysio.OnDisk(HardFileSize))
+	n.All = sysio.AddCapped(sysio.AddCapped(n.Easy, n.Hard), n.MdHard)
+	return n
+}
+
+// CheckSpace refuses (runenv.ErrBadInput), before anything is written, a
+// run whose amounts do not fit in the free space of the file system at
+// dir: a run that fills it fails late, and on a tmpfs fills the memory.
+// o.NoSpaceCheck skips it, for a run whose stonewall is known to end the
+// writes first.
+func CheckSpace(dir string, o Options) error {
+	if o.NoSpaceCheck {
+		return nil
+	}
+	n := NeedOf(o)
+	free, short := sysio.Short(dir, n.All)
+	if !short {
+		return nil
+	}
+	return runenv.BadInput(fmt.Errorf("io500 writes up to %s (%s: ior-easy %s, ior-hard %s, mdtest-hard %s) and %s has %s free; "+
+		"give smaller amounts (--ior-easy-transfers, --ior-hard-segments, --mdtest-hard-files) or fewer ranks, "+
+		"or --no-space-check if the stonewall ends the writes before they fill it",
+		units.FormatBytes(n.All), units.Count(n.Ranks, "rank"), units.FormatBytes(n.Easy), units.FormatBytes(n.Hard),
+		units.FormatBytes(n.MdHard), dir, units.FormatBytes(free)))
+}
