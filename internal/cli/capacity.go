@@ -160,7 +160,7 @@ func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, r
 	} else if c.last != nil {
 		*res = *c.last
 	}
-	res.Phases, res.Parameters = nil, withoutRate(res.Parameters)
+	res.Phases, res.Parameters = []report.PhaseResult{}, withoutRate(res.Parameters) // [], not null, when none holds
 	out.MaxOpsPerSec = a.MaxRate * c.scale()
 	for _, st := range r.Steps() {
 		out.Steps = append(out.Steps, stepReport(st, a.MaxRate, len(c.flags.SLO) > 0, c.scale()))
