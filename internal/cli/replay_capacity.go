@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/capacity"
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/replay"
+	"github.com/fsbench/fsbench/internal/report"
 )
 
 // resolveCapacity checks --slo and --curve against the rest of replay's
