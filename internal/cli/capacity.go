@@ -103,6 +103,24 @@ type capacityRun struct {
 	duration time.Duration
 	// last is the result of the last probe, the base of the run's result.
 	last *report.Result
+	// unit names what the rates count ("samples" for train; empty:
+	// operations) and per is how many of them each latency sample (an
+	// operation of the phase) is: train times a batch's wait, and its
+	// rates are of samples. 0 is 1.
+	unit string
+	per  float64
+	// minRate, if set, is the lowest rate the search tries, in place of
+	// what gathers the objective's samples in minProbe.
+	minRate float64
+}
+
+// scale is the factor from the runner's rates (latency samples per
+// second) to the rates reported.
+func (c *capacityRun) scale() float64 {
+	if c.per > 0 {
+		return c.per
+	}
+	return 1
 }
 
 // measurement is the phase's measurement in a probe's result res.
@@ -126,7 +144,10 @@ func (c *capacityRun) measurement(res *report.Result) (capacity.Measurement, err
 func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, res *report.Result) error {
 	r := &capacity.Runner{Probe: probe, SLO: c.flags.SLO, Repeat: c.repeat, OnStep: c.progress(app),
 		MinRate: float64(c.flags.SLO.MinOps()) / max(minProbe, 4*c.duration).Seconds()}
-	out := &report.Capacity{Phase: c.phase, Objective: c.flags.SLO.String(), Repeat: max(1, c.repeat), Bounds: bounds(c.flags.SLO)}
+	if c.minRate > 0 {
+		r.MinRate = c.minRate
+	}
+	out := &report.Capacity{Phase: c.phase, Unit: c.unit, Objective: c.flags.SLO.String(), Repeat: max(1, c.repeat), Bounds: bounds(c.flags.SLO)}
 	var a capacity.Answer
 	var err error
 	if len(c.flags.SLO) > 0 {
@@ -134,19 +155,21 @@ func (c *capacityRun) run(ctx context.Context, app *App, probe capacity.Probe, r
 	} else {
 		a.MaxRate, err = r.Curve(ctx, c.flags.Curve)
 	}
-	if c.last != nil {
+	if a.At != nil && err == nil {
+		*res = *a.At.Runs[len(a.At.Runs)-1].Detail.(*report.Result) // the answer's run
+	} else if c.last != nil {
 		*res = *c.last
 	}
-	res.Phases, res.Parameters = nil, withoutRate(res.Parameters)
-	out.MaxOpsPerSec = a.MaxRate
+	res.Phases, res.Parameters = []report.PhaseResult{}, withoutRate(res.Parameters) // [], not null, when none holds
+	out.MaxOpsPerSec = a.MaxRate * c.scale()
 	for _, st := range r.Steps() {
-		out.Steps = append(out.Steps, stepReport(st, a.MaxRate, len(c.flags.SLO) > 0))
+		out.Steps = append(out.Steps, stepReport(st, a.MaxRate, len(c.flags.SLO) > 0, c.scale()))
 		if len(c.flags.SLO) == 0 && st.Rate > 0 {
 			res.Phases = append(res.Phases, c.curvePhase(st, out.Steps[len(out.Steps)-1].Percent)...)
 		}
 	}
 	if len(c.flags.SLO) > 0 && err == nil {
-		out.Answer = answerReport(a, c.flags.SLO)
+		out.Answer = answerReport(a, c.flags.SLO, c.scale())
 		if a.At != nil {
 			res.Phases = a.At.Runs[len(a.At.Runs)-1].Detail.(*report.Result).Phases
 		}
@@ -193,9 +216,9 @@ func (c *capacityRun) progress(app *App) func(capacity.Step) {
 			return
 		}
 		m := st.Merged()
-		asked := "closed loop (maximum)"
+		asked, u, k := "closed loop (maximum)", (&report.Capacity{Unit: c.unit}).RateUnit(), c.scale()
 		if st.Rate > 0 {
-			asked = fmt.Sprintf("%.0f ops/s asked", st.Rate)
+			asked = fmt.Sprintf("%.0f %s asked", k*st.Rate, u)
 		}
 		verdict := ""
 		if len(c.flags.SLO) > 0 && st.Rate > 0 {
@@ -204,16 +227,16 @@ func (c *capacityRun) progress(app *App) func(capacity.Step) {
 				verdict = ": does not hold (" + st.Reason + ")"
 			}
 		}
-		fmt.Fprintf(app.IO.Err, "%s %s, %.0f ops/s done, p50 %s, p99 %s%s\n", c.phase, asked, m.OpsPerSec(),
+		fmt.Fprintf(app.IO.Err, "%s %s, %.0f %s done, p50 %s, p99 %s%s\n", c.phase, asked, k*m.OpsPerSec(), u,
 			units.FormatLatency(float64(m.Hist.Quantile(50))/1e3), units.FormatLatency(float64(m.Hist.Quantile(99))/1e3), verdict)
 	}
 }
 
-// stepReport is a step in the result model.
-func stepReport(st capacity.Step, maxRate float64, judged bool) report.CapacityStep {
+// stepReport is a step in the result model, its rates scaled by k.
+func stepReport(st capacity.Step, maxRate float64, judged bool, k float64) report.CapacityStep {
 	m := st.Merged()
-	out := report.CapacityStep{Rate: st.Rate, Runs: len(st.Runs), Seconds: m.Seconds, Ops: m.Ops, Errors: m.Errors, Missed: m.Missed,
-		OpsPerSec: m.OpsPerSec(), BytesPerSec: m.BytesPerSec(), Reason: st.Reason}
+	out := report.CapacityStep{Rate: k * st.Rate, Runs: len(st.Runs), Seconds: m.Seconds, Ops: m.Ops, Errors: m.Errors, Missed: m.Missed,
+		OpsPerSec: k * m.OpsPerSec(), BytesPerSec: m.BytesPerSec(), Reason: st.Reason}
 	if maxRate > 0 && st.Rate > 0 {
 		out.Percent = roundPct(100 * st.Rate / maxRate)
 	}
@@ -241,9 +264,10 @@ func bounds(slo capacity.SLO) map[string]float64 {
 	return out
 }
 
-// answerReport is the answer of a search in the result model.
-func answerReport(a capacity.Answer, slo capacity.SLO) *report.CapacityAnswer {
-	out := &report.CapacityAnswer{OpsPerSec: a.Rate, Low: a.Low, High: a.High, ThreadsBound: a.At != nil && a.High == a.Low}
+// answerReport is the answer of a search in the result model, its rates
+// scaled by k.
+func answerReport(a capacity.Answer, slo capacity.SLO, k float64) *report.CapacityAnswer {
+	out := &report.CapacityAnswer{OpsPerSec: k * a.Rate, Low: k * a.Low, High: k * a.High, ThreadsBound: a.At != nil && a.High == a.Low}
 	if a.At == nil {
 		return out
 	}

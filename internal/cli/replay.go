@@ -33,6 +33,9 @@ type ReplayOptions struct {
 	AllowDifferences bool
 	// maxLogSize and maxLineSize are --max-log-size and --max-line-size.
 	maxLogSize, maxLineSize string
+	// Cap is --slo and --curve: the pace of the replay chosen by a
+	// search or a curve.
+	Cap CapacityFlags
 	// onAgent is set on an agent, whose logs are the job's copies: the
 	// names given travel unchecked, as no path of the agent's host is
 	// read but PATH.
@@ -66,7 +69,7 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
   fsbench bench /data --access-log /tmp/bench.log && fsbench replay /tmp/bench.log /mnt/other
   fsbench replay access.log /mnt/jfs --expect 'replay-read.p99<10ms' -o json > replay.json
   fsbench replay node1.log node2.log /mnt/jfs --hosts node1:7781,node2:7781`,
-		Args: minArgs(2, "a LOG to replay and the PATH to replay it in"),
+		Args: curveArgs(minArgs(2, "a LOG to replay and the PATH to replay it in")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Logs, o.Path = args[:len(args)-1], args[len(args)-1]
 			o.Log = o.Logs[0]
@@ -102,6 +105,7 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
 	f.StringVar(&o.maxLogSize, "max-log-size", "4G", "refuse a log of more text than this (blank lines left out), read into memory before the replay")
 	f.StringVar(&o.maxLineSize, "max-line-size", "1M", "refuse a log with a line longer than this")
 	f.StringVar(&o.DropCaches, "drop-caches", "auto", "drop kernel caches once the files the log reads are made, before the replay: auto (all caches as root, else those files), always, never; SKIP_DROP_CACHES=true disables")
+	addCapacityFlags(cmd, &o.Cap)
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, nil)
 	addHostsFlags(cmd, &o.Cluster)
@@ -221,6 +225,9 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 	if o.Cluster.ReadOthers {
 		return Usagef("--read-others applies to bench: each host of a replay replays its own log")
 	}
+	if err := o.resolveCapacity(cmd); err != nil {
+		return err
+	}
 	if o.onAgent {
 		return o.Output.resolve()
 	}
@@ -273,9 +280,17 @@ func runReplay(ctx context.Context, app *App, o *ReplayOptions) error {
 	var endLoad func()
 	o.Hooks, endLoad = replayHooks(app, o)
 	res, err := app.measure(ctx, "replay", 1, func(ctx context.Context, res *report.Result) error {
-		return replay.Run(ctx, o.Options, res)
+		opts := o.Options
+		if c := o.capacityRun(); c != nil {
+			opts.Capacity = replayCapacity(app, c, res)
+		}
+		return replay.Run(ctx, opts, res)
 	})
 	endLoad() // a load that failed
+	var usage *UsageError
+	if errors.As(err, &usage) {
+		return err
+	}
 	if err == nil && !res.Interrupted && !o.AllowDifferences {
 		err = differed(res.Replay)
 	}

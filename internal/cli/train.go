@@ -29,6 +29,9 @@ type TrainOptions struct {
 	JobFile string
 	// job is the model's job file as read, sent to agents.
 	job []byte
+	// Cap is --slo and --curve: the sample rates of the training chosen
+	// by a search or a curve.
+	Cap CapacityFlags
 
 	store                                                          storeFlags
 	model, accel, sampleSize, sampleStdev, computeTime, dropCaches string
@@ -95,7 +98,7 @@ shared file system.`,
   fsbench train /mnt/jfs --job my-model.yaml -p 2 --hosts node1:7781,node2:7781
   fsbench train --storage minio http://127.0.0.1:9000/train --model resnet50 --samples-per-file 64 --find-max
   fsbench train --storage minio http://minio:9000/train --model resnet50 -p 4 --hosts node1:7781,node2:7781`,
-		Args: trainArgs,
+		Args: curveArgs(trainArgs),
 	}
 	run := hostsCommand[*TrainOptions]{opts: o, flags: &o.RunFlags, runF: runF, cluster: trainCluster, run: runTrain,
 		resolve: func(cmd *cobra.Command, args []string) error {
@@ -109,6 +112,7 @@ shared file system.`,
 		return run(cmd, args)
 	}
 	addTrainFlags(cmd, o)
+	addCapacityFlags(cmd, &o.Cap)
 	o.store.add(cmd, &o.Storage, &o.Object)
 	addRunFlags(cmd, &o.RunFlags, trainQuick)
 	return cmd
@@ -190,6 +194,9 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 	}
 	if o.Repeat > 1 && o.FindMax {
 		return Usagef("--repeat and --find-max: the search already runs training several times; give one of them")
+	}
+	if err := o.resolveCapacity(cmd); err != nil {
+		return err
 	}
 	if err := o.Options.Check(len(o.Cluster.Hosts)); err != nil {
 		return &UsageError{Err: err}
@@ -311,8 +318,16 @@ func runTrain(ctx context.Context, app *App, o *TrainOptions) error {
 	if !app.Globals.Quiet && (o.Storage != "" || !notADir(o.Path)) {
 		fmt.Fprintf(app.IO.Err, "Training %s on %s from %s\n", o.Model, units.Count(o.Accelerators, "emulated "+o.Accelerator+" accelerator"), target)
 	}
-	res, err := app.measure(ctx, "train", o.Repeat, func(ctx context.Context, res *report.Result) error {
-		return train.Run(ctx, o.Options, res)
+	repeat, capRun := o.Repeat, o.capacityRun()
+	if capRun != nil {
+		repeat = 1 // each rate runs o.Repeat times instead
+	}
+	res, err := app.measure(ctx, "train", repeat, func(ctx context.Context, res *report.Result) error {
+		opts := o.Options
+		if capRun != nil {
+			opts.Capacity = trainCapacity(app, capRun, res)
+		}
+		return train.Run(ctx, opts, res)
 	})
 	if err != nil && !res.Interrupted {
 		if errors.Is(err, train.ErrBadInput) {

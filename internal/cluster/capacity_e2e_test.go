@@ -1,7 +1,11 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/metrics"
@@ -99,5 +103,45 @@ func TestObjbenchCurveOnHosts(t *testing.T) {
 	checkStepSplit(t, r.Capacity.Steps[1])
 	if p := r.FindPhase("get.50pct"); p == nil || len(p.Hosts) != 2 {
 		t.Errorf("phase get.50pct not merged from 2 hosts: %+v", p)
+	}
+}
+
+// An objective no rate meets, on two hosts, as on one: the run does not
+// fail (exit 0), the answer is none, stated with the lowest rate tried,
+// and no step held; a capacity --expect bound above what the hosts carry
+// under a loose objective fails the run with exit code 3.
+func TestSLOUnmetOnHosts(t *testing.T) {
+	root := testenv.Tmpfs(t, "64m")
+	a, b := startAgent(t, root), startAgent(t, root)
+	args := []string{"bench", root, "--rw", "randread", "--file-size", "256K", "--xfer-size", "4K", "-p", "2", "--duration", "200ms",
+		"--hosts", hostsFlag(a, b)}
+	file := filepath.Join(t.TempDir(), "result.json")
+	out := coordinator(t, context.Background(), append(args, "--slo", "p90<1ns", "--result-file", file)...)
+	if out.Code != 0 || !strings.Contains(out.Stdout, "max rate under the objective p90<1ns: none; it did not hold down to ") {
+		t.Fatalf("p90<1ns: exit %d\n%s\n%s", out.Code, out.Stdout, out.Stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.ReadJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Capacity
+	if c == nil || c.Answer == nil || c.Answer.OpsPerSec != 0 || len(r.Hosts) != 2 || len(c.Steps) < 2 {
+		t.Fatalf("capacity %+v on %d hosts", c, len(r.Hosts))
+	}
+	for _, st := range c.Steps[1:] {
+		if st.Holds == nil || *st.Holds || st.Reason == "" {
+			t.Errorf("step at %.0f ops/s: holds %v (%s), want a reason it did not", st.Rate, st.Holds, st.Reason)
+		}
+	}
+	out = coordinator(t, context.Background(), append(args, "--slo", "p99<1s", "--expect", "capacity>=1000000000ops/s")...)
+	if out.Code != 3 || !strings.Contains(out.Stderr, "expectations failed: capacity>=1000000000ops/s") {
+		t.Errorf("capacity above what the hosts carry: exit %d, want 3\n%s", out.Code, out.Stderr)
+	}
+	if l := left(t, root); len(l) != 0 {
+		t.Errorf("left behind: %v", l)
 	}
 }

@@ -500,3 +500,35 @@ func TestSeriesOfAQuickPhase(t *testing.T) {
 		}
 	}
 }
+
+// Due moves an operation's start back to when it was due: its latency
+// then runs from there (an open loop of the caller's schedule). Here the
+// second operation is due when the first began, and is charged both.
+func TestDueChargesTheWait(t *testing.T) {
+	var startA, endB time.Time
+	p := Phase{Name: "due", Tasks: 1, Do: func(w *Worker, _, _ int) error {
+		for i := range 2 {
+			s, ok := w.Begin()
+			if !ok {
+				return nil
+			}
+			if i == 0 {
+				startA = w.Time(s)
+			} else {
+				w.Due(&s, startA)
+				w.Due(&s, startA.Add(time.Hour)) // a later time changes nothing
+			}
+			time.Sleep(2 * time.Millisecond)
+			endB = w.End(s, 1)
+		}
+		return nil
+	}}
+	r, err := New(1).Run(context.Background(), p)
+	if err != nil || r.Hist.Count() != 2 {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	whole := endB.Sub(startA)
+	if got := r.Hist.Quantile(100); got < whole*9/10 {
+		t.Errorf("the second operation's latency %v, want the %v since the first began", got, whole)
+	}
+}

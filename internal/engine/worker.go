@@ -284,6 +284,17 @@ func (w *Worker) Retime(s *Start) {
 	}
 }
 
+// Due makes the operation begun at s due at at, when that is earlier
+// than it began: its latency then counts from at. It is the open loop of
+// a caller's own schedule (a replay's recorded times at a speed): an
+// operation that begins late, behind an earlier one that was slow, is
+// charged the wait, as an open loop's Rate does.
+func (w *Worker) Due(s *Start, at time.Time) {
+	if d := max(at.Sub(w.clk.t0), 0); d < s.sched {
+		s.sched = d
+	}
+}
+
 // End records the operation begun at s, which moved n bytes, and returns
 // when it ended (for a trace).
 func (w *Worker) End(s Start, n int64) time.Time {
@@ -298,10 +309,8 @@ func (w *Worker) finish(s Start, n int64) (time.Time, time.Duration) {
 	c := w.clk
 	t2 := c.now()
 	svc := t2 - s.at
-	lat := svc
-	if c.period > 0 {
-		lat = t2 - s.sched
-	}
+	lat := t2 - s.sched // s.at in a closed loop, unless Due moved it
+
 	w.live.Add(n, lat)
 	if t2-w.yieldAt >= yieldEvery {
 		w.yieldAt = t2

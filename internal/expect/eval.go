@@ -92,7 +92,11 @@ func (c Catalog) Check(e Expr) error {
 		}
 		return nil
 	case Capacity:
-		if e.Stat != "" || e.Unit.Dim != OpRate && e.Unit.Dim != ByteRate || e.Unit.Name == "" {
+		samples := c.Command == "train" && e.Unit.Name == "samples/s" // train's rates are of samples
+		if e.Stat != "" || e.Unit.Dim != OpRate && e.Unit.Dim != ByteRate && !samples || e.Unit.Name == "" {
+			if c.Command == "train" {
+				return fail("capacity is a rate: write e.g. capacity>=5000samples/s or capacity>=20MiB/s")
+			}
 			return fail("capacity is a rate: write e.g. capacity>=5000ops/s or capacity>=20MiB/s")
 		}
 		return nil

@@ -60,7 +60,7 @@ type Dim int
 const (
 	Count    Dim = iota // a plain number, no unit (errors)
 	ByteRate            // bytes per second: MiB/s, GiB/s, ...
-	ItemRate            // files or objects completed per second
+	ItemRate            // files, objects or samples completed per second
 	OpRate              // timed operations per second
 	Latency             // a duration: us, ms, s
 	Bool                // pass or fail (functional)
@@ -74,7 +74,7 @@ func (d Dim) String() string {
 	case ByteRate:
 		return "a throughput in bytes (KiB/s, MiB/s, GiB/s)"
 	case ItemRate:
-		return "a rate of files or objects (files/s, objects/s)"
+		return "a rate of files, objects or samples (files/s, objects/s, samples/s)"
 	case OpRate:
 		return "a rate of operations (ops/s)"
 	case Latency:
@@ -111,6 +111,7 @@ var units = map[string]Unit{
 	"tb/s":      {"TiB/s", ByteRate, 1 << 40},
 	"files/s":   {"files/s", ItemRate, 1},
 	"objects/s": {"objects/s", ItemRate, 1},
+	"samples/s": {"samples/s", ItemRate, 1},
 	"ops/s":     {"ops/s", OpRate, 1},
 	"us":        {"us", Latency, 1},
 	"µs":        {"us", Latency, 1},
@@ -121,7 +122,7 @@ var units = map[string]Unit{
 
 // UnitNames lists the canonical unit spellings, for help texts.
 func UnitNames() []string {
-	return []string{"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s", "files/s", "objects/s", "ops/s", "us", "ms", "s", "%"}
+	return []string{"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s", "files/s", "objects/s", "samples/s", "ops/s", "us", "ms", "s", "%"}
 }
 
 // Stats are the suffixes that select a latency of a phase, and "errors",

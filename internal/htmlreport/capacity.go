@@ -85,7 +85,7 @@ func capacityChart(title string, c *report.Capacity) (template.HTML, error) {
 		lo, hi = math.Min(lo, b), math.Max(hi, b)
 	}
 	unit, div := latencyScale(hi)
-	ch := newChart(title, "throughput done (ops/s)", "latency ("+unit+", log scale)")
+	ch := newChart(title, "throughput done ("+c.RateUnit()+")", "latency ("+unit+", log scale)")
 	p := ch.p
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
@@ -128,7 +128,7 @@ func capacityMarks(ch *chart, c *report.Capacity, steps []report.CapacityStep, d
 			return err
 		}
 		l.LineStyle.Color, l.LineStyle.Width = inkFG, vg.Points(1.25)
-		ch.add("max rate under the objective: "+strconv.FormatFloat(a.OpsPerSec, 'f', 0, 64)+" ops/s", l)
+		ch.add("max rate under the objective: "+strconv.FormatFloat(a.OpsPerSec, 'f', 0, 64)+" "+c.RateUnit(), l)
 	}
 	if c.KneeStep > 0 && c.KneeStep < len(c.Steps) {
 		k := c.Steps[c.KneeStep]
@@ -137,7 +137,7 @@ func capacityMarks(ch *chart, c *report.Capacity, steps []report.CapacityStep, d
 			return err
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: inkFG, Shape: draw.RingGlyph{}, Radius: vg.Points(7)}
-		ch.add("knee: "+strconv.FormatFloat(k.OpsPerSec, 'f', 0, 64)+" ops/s", sc)
+		ch.add("knee: "+strconv.FormatFloat(k.OpsPerSec, 'f', 0, 64)+" "+c.RateUnit(), sc)
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func sortedKeys(m map[string]float64) []string {
 
 // capacityTable lists every step, the maximum first.
 func capacityTable(c *report.Capacity) table {
-	t := table{Head: []string{"step", "asked (ops/s)", "done (ops/s)", "MiB/s", "p50", "p90", "p99", "p99.9", "errors", "objective"}, Long: len(c.Steps) > 12}
+	t := table{Head: []string{"step", "asked (" + c.RateUnit() + ")", "done (" + c.RateUnit() + ")", "MiB/s", "p50", "p90", "p99", "p99.9", "errors", "objective"}, Long: len(c.Steps) > 12}
 	for i, st := range c.Steps {
 		name := "maximum (closed loop)"
 		if st.Rate > 0 {
@@ -221,7 +221,7 @@ func (in *input) capacityOverlay() (block, bool, error) {
 	}
 	unit, div := latencyScale(hi)
 	title := "p99 against throughput, every result"
-	ch := newChart(title, "throughput done (ops/s)", "p99 ("+unit+", log scale)")
+	ch := newChart(title, "throughput done ("+in.results[with[0]].Capacity.RateUnit()+")", "p99 ("+unit+", log scale)")
 	ch.p.Y.Scale, ch.p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	ch.p.Y.Min, ch.p.Y.Max, ch.p.X.Min, ch.p.X.Max = lo/div/1.25, hi/div*1.25, 0, xmax*1.05
 	ch.gridLines(true, true)

@@ -47,7 +47,20 @@ type Options struct {
 	// Limits bound the log's text read into memory.
 	Limits Limits
 	Hooks  Hooks
+	// Capacity, if set, replaces the one replay once the log is loaded:
+	// it is given the trace and play, which replays it in a directory of
+	// its own, made and removed each time, as many times as it calls it.
+	Capacity func(ctx context.Context, t *Trace, play Player) error
+	// due makes each operation's latency count from its recorded time at
+	// Speed (an open loop) rather than from when it began.
+	due bool
 }
+
+// Player replays the loaded trace once into res, at speed (0: as fast as
+// possible) as an open loop: each operation is due at its recorded time
+// divided by speed, whatever the storage did, and its latency counts
+// from then (corrected for coordinated omission, as bench's --rate).
+type Player func(ctx context.Context, speed float64, res *report.Result) error
 
 // Hooks are the run's callbacks to its caller; all are optional.
 type Hooks struct {
@@ -222,6 +235,21 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	if o.Hooks.Loaded != nil {
 		o.Hooks.Loaded(t)
 	}
+	if o.Capacity != nil {
+		return o.Capacity(ctx, t, func(ctx context.Context, speed float64, res *report.Result) error {
+			if err := CheckSpeed(speed, t.Span); err != nil {
+				return &badInput{err}
+			}
+			po := o
+			po.Speed, po.due = speed, speed > 0
+			return po.play(ctx, t, res)
+		})
+	}
+	return o.play(ctx, t, res)
+}
+
+// play replays the loaded trace t once in a new directory under o.Path.
+func (o Options) play(ctx context.Context, t *Trace, res *report.Result) error {
 	abs, err := runenv.OpenTarget(o.Path, res)
 	if err != nil {
 		return err
@@ -250,6 +278,7 @@ func Run(ctx context.Context, o Options, res *report.Result) error {
 	}
 	defer root.Close()
 	p := newPlayer(t, root, o.Speed, pattern.RandomSeed())
+	p.due = o.due
 	if err := p.makeInitial(ctx); err != nil {
 		if ctx.Err() != nil {
 			res.Interrupted = true
@@ -367,7 +396,7 @@ func (p *player) closeAll() {
 func params(o Options, t *Trace) report.Params {
 	speed := "as fast as possible"
 	if o.Speed > 0 {
-		speed = fmt.Sprintf("%gx as recorded", o.Speed)
+		speed = fmt.Sprintf("%.4gx as recorded", o.Speed)
 	}
 	return report.Params{
 		{Key: "log", Label: "Log", Value: o.Log, Display: o.Log},

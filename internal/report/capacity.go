@@ -15,8 +15,12 @@ import (
 // phase.
 type Capacity struct {
 	// Phase is the phase whose rate was set (the workload's last phase
-	// limited by time or count); Unit names its operations ("ops").
+	// limited by time or count).
 	Phase string `json:"phase"`
+	// Unit names what its rates count, per second: "samples" for train
+	// (each rate and throughput is samples per second); empty is
+	// operations.
+	Unit string `json:"unit,omitempty"`
 	// Objective is the latency objective of --slo, in canonical form
 	// (p99<5ms,p50<1ms); empty for a curve alone.
 	Objective string `json:"objective,omitempty"`
@@ -88,19 +92,28 @@ func writeCapacity(w io.Writer, c *Capacity) {
 		return
 	}
 	if c.Answer == nil {
-		fmt.Fprintf(w, "Latency-throughput curve of %s (closed-loop maximum %s ops/s):\n", c.Phase, ratef(c.MaxOpsPerSec))
+		u := c.RateUnit()
+		fmt.Fprintf(w, "Latency-throughput curve of %s (closed-loop maximum %s %s):\n", c.Phase, ratef(c.MaxOpsPerSec), u)
 		for i, s := range c.Steps[1:] {
 			knee := ""
 			if i+1 == c.KneeStep {
 				knee = "  <- knee"
 			}
-			fmt.Fprintf(w, "  %5s%% %10s ops/s asked, %10s ops/s done, %11s, p50 %s, p99 %s, errors %d%s\n",
-				strconv.FormatFloat(s.Percent, 'f', -1, 64), ratef(s.Rate), ratef(s.OpsPerSec), mibs(s.BytesPerSec),
+			fmt.Fprintf(w, "  %5s%% %10s %s asked, %10s %s done, %11s, p50 %s, p99 %s, errors %d%s\n",
+				strconv.FormatFloat(s.Percent, 'f', -1, 64), ratef(s.Rate), u, ratef(s.OpsPerSec), u, mibs(s.BytesPerSec),
 				units.FormatLatency(s.Latency.P50), units.FormatLatency(s.Latency.P99), s.Errors, knee)
 		}
 		return
 	}
 	fmt.Fprintln(w, c.AnswerLine())
+}
+
+// RateUnit is the unit of the rates: ops/s, or samples/s for train.
+func (c *Capacity) RateUnit() string {
+	if c.Unit == "" {
+		return "ops/s"
+	}
+	return c.Unit + "/s"
 }
 
 // AnswerLine states the answer of --slo in one line.
@@ -109,16 +122,17 @@ func (c *Capacity) AnswerLine() string {
 	if a == nil {
 		return ""
 	}
+	u := c.RateUnit()
 	if a.OpsPerSec == 0 {
-		return fmt.Sprintf("max rate under the objective %s: none; it did not hold down to %s ops/s (closed-loop maximum %s ops/s)",
-			c.Objective, ratef(a.High), ratef(c.MaxOpsPerSec))
+		return fmt.Sprintf("max rate under the objective %s: none; it did not hold down to %s %s (closed-loop maximum %s %s)",
+			c.Objective, ratef(a.High), u, ratef(c.MaxOpsPerSec), u)
 	}
-	where := fmt.Sprintf("between %s and %s ops/s", ratef(a.Low), ratef(a.High))
+	where := fmt.Sprintf("between %s and %s %s", ratef(a.Low), ratef(a.High), u)
 	if a.ThreadsBound {
 		where = "it held at the closed-loop maximum of these threads: with more it may hold higher"
 	}
-	return fmt.Sprintf("max rate under the objective %s: %s ops/s (%s), p99 %s at that rate (%s; closed-loop maximum %s ops/s)",
-		c.Objective, ratef(a.OpsPerSec), mibs(a.BytesPerSec), units.FormatLatency(a.Latency.P99), where, ratef(c.MaxOpsPerSec))
+	return fmt.Sprintf("max rate under the objective %s: %s %s (%s), p99 %s at that rate (%s; closed-loop maximum %s %s)",
+		c.Objective, ratef(a.OpsPerSec), u, mibs(a.BytesPerSec), units.FormatLatency(a.Latency.P99), where, ratef(c.MaxOpsPerSec), u)
 }
 
 func ratef(v float64) string {

@@ -251,6 +251,10 @@ func WriteTable(w io.Writer, r *Result, o Options) error {
 		if err := writeReplay(bw, r.Replay); err != nil {
 			return err
 		}
+	} else {
+		// A search whose objective held at no rate keeps no phase: its
+		// answer, "none", is the result.
+		writeCapacity(bw, r.Capacity)
 	}
 	if len(r.Expectations) > 0 {
 		if err := writeExpectations(bw, r, o); err != nil {

@@ -21,7 +21,7 @@ func ReplaySpeedLine(rp *Replay) string {
 	s := fmt.Sprintf("Replayed in %.3f s what took %.3f s where it was recorded: ", rp.Seconds, rp.RecordedSeconds)
 	switch {
 	case rp.Speed > 0:
-		return s + fmt.Sprintf("paced at %gx the recorded speed (%.2fx its span)", rp.Speed, rp.Speedup)
+		return s + fmt.Sprintf("paced at %.4gx the recorded speed (%.2fx its span)", rp.Speed, rp.Speedup)
 	case rp.Speedup >= 1:
 		return s + fmt.Sprintf("ran %.1fx faster here than where it was recorded", rp.Speedup)
 	}

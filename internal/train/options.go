@@ -1,11 +1,13 @@
 package train
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/verdict"
@@ -50,7 +52,14 @@ type Options struct {
 	// FindMax searches for the largest accelerator count whose AU meets
 	// the threshold, from Accelerators up.
 	FindMax bool
-	Hooks   Hooks
+	// Capacity, if set, replaces the training run once the dataset is
+	// ready (made, or opened): it is given train, which trains on the
+	// dataset at an open-loop rate, as many times as it calls it.
+	Capacity func(ctx context.Context, train Trainer) error
+	Hooks    Hooks
+	// rate, above 0, is the open loop of a Trainer's run: samples per
+	// second across this host's accelerators.
+	rate float64
 
 	// The fields below serve a run on many hosts (fsbench agent). RunDir
 	// is the run's directory, shared by the hosts, in which the dataset is
@@ -64,6 +73,17 @@ type Options struct {
 	// another).
 	Clock func() Clock `json:"-"`
 }
+
+// Trainer runs one training on the dataset and returns its train phase.
+// At rate samples per second (across this host's accelerators; 0: as fast
+// as the readers go) it is an open loop: each accelerator asks for its
+// batches on a steady schedule, whatever the storage did, and a batch's
+// wait counts from when it was due (latency corrected for coordinated
+// omission, as bench's --rate); the accelerators compute nothing, the
+// schedule standing for their compute time. It runs the options' epochs,
+// or more, until the phase holds at least minSteps steps. The caches are
+// dropped before each run but the first.
+type Trainer func(ctx context.Context, rate float64, minSteps int64) (report.PhaseResult, error)
 
 // Hooks are the run's callbacks to its caller; all are optional.
 type Hooks struct {
@@ -123,6 +143,8 @@ func (o *Options) Validate() error {
 		return badf("a PATH to train from is required")
 	case o.Hosts > 1 && o.FindMax:
 		return badf("--find-max runs on one host")
+	case o.Capacity != nil && o.FindMax:
+		return badf("--find-max searches accelerator counts, --slo and --curve sample rates: give one of them")
 	case o.Storage != "" && o.Direct:
 		return badf("--direct is for a file system; an object store is read with GETs")
 	}

@@ -82,11 +82,11 @@ func (r *run) train(ctx context.Context, accel int) (report.PhaseResult, *report
 		return report.PhaseResult{Name: "train", Title: "Train", Incomplete: true}, nil, err
 	}
 	defer t.close()
-	if n := reliableSteps(r.o.Prefetch); t.plan.Steps < n && !r.o.FindMax {
+	if n := reliableSteps(r.o.Prefetch); t.plan.Steps < n && !r.o.FindMax && r.o.Capacity == nil {
 		r.warn("each accelerator computes %d steps per epoch: the %d batches read ahead before the first (unmeasured) step flatter the AU; --dataset-files %d gives %d steps",
 			t.plan.Steps, r.o.Prefetch, filesFor(r.ds, n*t.plan.Batch*t.plan.Ranks), n)
 	}
-	p := engine.Phase{Name: "train", Title: "Train " + r.o.Model, Tasks: accel,
+	p := engine.Phase{Name: "train", Title: "Train " + r.o.Model, Tasks: accel, Rate: r.o.rate / float64(r.o.BatchSize),
 		Do: func(w *engine.Worker, task, _ int) error { return t.ranks[task].runIn(ctx, w) }}
 	total := int64(t.plan.Steps) * int64(r.o.Epochs) * int64(accel)
 	reading := r.probe.Begin(ctx, r.ds.Paths(), r.res.CacheDrop == "drop_caches")
@@ -118,6 +118,27 @@ func (r *run) train(ctx context.Context, accel int) (report.PhaseResult, *report
 		err = phaseError("train", err)
 	}
 	return out, tr, err
+}
+
+// paced is the run's Trainer: one training at rate, long enough for
+// minSteps steps, its accelerators computing nothing.
+func (r *run) paced(ctx context.Context, rate float64, minSteps int64) (report.PhaseResult, error) {
+	if r.trained > 0 {
+		r.dropCaches()
+	}
+	r.trained++
+	saved := *r.o
+	defer func() { *r.o = saved }()
+	r.o.rate, r.o.ComputeTime = rate, 0
+	if plan, err := NewPlan(r.ds.Samples(), r.o.ranks(), r.o.BatchSize); err == nil && minSteps > 0 {
+		per := int64(plan.Steps) * int64(r.o.Accelerators)
+		r.o.Epochs = max(r.o.Epochs, int((minSteps+per-1)/per))
+	}
+	p, _, err := r.train(ctx, r.o.Accelerators)
+	// No AU: the accelerators computed nothing. The cost is the mean
+	// wait for a batch, from when it was due.
+	p.Cost = report.Measure{Value: p.Latency.Mean / 1000, Unit: report.UnitMsPerOp}
+	return p, err
 }
 
 // maxOverrun is the share by which computing may overrun the time asked
@@ -234,12 +255,21 @@ func (r *run) params() report.Params {
 		{Key: "read_threads", Label: "ReadThreads", Value: o.ReadThreads, Display: itoa(o.ReadThreads)},
 		{Key: "prefetch", Label: "Prefetch", Value: o.Prefetch, Display: itoa(o.Prefetch)},
 		{Key: "epochs", Label: "Epochs", Value: o.Epochs, Display: itoa(o.Epochs)},
-		{Key: "compute_time", Label: "Compute", Value: o.ComputeTime.Seconds(), Display: o.ComputeTime.String()},
+		compute(o),
 		{Key: "au_threshold", Label: "AUThreshold", Value: o.AUThreshold, Display: strconv.FormatFloat(o.AUThreshold, 'g', -1, 64) + "%"},
 		{Key: "seed", Value: o.Seed, Display: strconv.FormatUint(o.Seed, 10)},
 		report.Switch("direct", "Direct", o.Direct),
 		{Key: "storage", Label: flagLabel(o.Storage != "", "Storage"), Value: o.Storage, Display: o.Storage},
 	}
+}
+
+// compute is the parameter of the accelerators' compute time: none when
+// a schedule paces them (Options.Capacity).
+func compute(o *Options) report.Param {
+	if o.Capacity != nil {
+		return report.Param{Key: "compute_time", Label: "Compute", Value: 0.0, Display: "none (a rate paces the accelerators)"}
+	}
+	return report.Param{Key: "compute_time", Label: "Compute", Value: o.ComputeTime.Seconds(), Display: o.ComputeTime.String()}
 }
 
 // flagLabel is label, or "" (off the parameter line) when not on.

@@ -34,6 +34,8 @@ type run struct {
 	// one. nil on a file system.
 	base, store object.Storage
 	prefix      string
+	// trained counts the Trainer's runs.
+	trained int
 }
 
 // Run generates the dataset (or opens o.Dataset) under o.Path and trains
@@ -82,6 +84,9 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if r.o.FindMax {
 		return r.findMax(ctx)
+	}
+	if r.o.Capacity != nil {
+		return r.o.Capacity(ctx, r.paced)
 	}
 	p, t, err := r.train(ctx, r.o.Accelerators)
 	r.res.Phases = append(r.res.Phases, p)
