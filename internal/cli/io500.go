@@ -69,7 +69,7 @@ func newIO500CmdWith(app *App, runF func(context.Context, *IO500Options) error) 
 	f.BoolVar(&o.Verify, "verify", false, "check every byte read back (ior reads, mdtest-hard-read); off by default, as in bench (objbench's is on)")
 	f.StringVar(&o.DataPacketType, "data-packet-type", io500.DataRandom, "what the writes write, as IO500's option: random (content no transfer repeats, which storage that compresses or deduplicates cannot shrink) or timestamp (one buffer written again and again, as IO500 and IOR do by default; --verify then checks each transfer against it)")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropNever, "start each phase from a clean cache: never (IO500 runs its phases back to back), auto (drop all caches as root, else the run's files, before the phases that read or stat; write back dirty data before the others), always; SKIP_DROP_CACHES=true disables")
-	f.BoolVar(&o.NoSpaceCheck, "no-space-check", false, "run even when the amounts do not fit in PATH's free space (refused by default, exit 2): the stonewall may end the writes first")
+	f.BoolVar(&o.NoSpaceCheck, "no-space-check", false, "run even when the amounts given do not fit in PATH's free space (refused by default, exit 2): the stonewall may end the writes first; IO500's standard amounts are not refused, only warned of")
 	f.BoolVar(&o.Target.Keep, "keep", false, "keep the run's directory with the ior files and the timestamp file (the delete phases remove mdtest's files)")
 	q := io500.Quick()
 	addRunFlags(cmd, &o.RunFlags, []Preset{
@@ -118,9 +118,11 @@ storage.
 
 This is IO500-style, NOT an official IO500 result: the phases are run by
 fsbench's engine, not by IOR, mdtest and pfind, and the run is no submission.
-A run whose amounts do not fit in the free space of PATH (IO500's are about
-10 TiB a rank) is refused before anything is written, exit 2; --no-space-check
-runs it anyway, where the stonewall ends the writes before they fill it.
+A run whose amounts (--quick's, or those given) do not fit in the free space of
+PATH is refused before anything is written, exit 2; --no-space-check runs it
+anyway, where the stonewall ends the writes before they fill it. IO500's
+standard amounts (about 10 TiB a rank) are meant to outlast the stonewall:
+they are warned of, not refused.
 --quick is a smoke run with small amounts. Everything is removed at the end.`
 
 func (o *IO500Options) resolve(cmd *cobra.Command) error {
@@ -165,7 +167,7 @@ func runIO500(ctx context.Context, app *App, o *IO500Options) error {
 		}
 	}
 	if !o.Cluster.active() {
-		if err := io500.CheckSpace(o.Path, o.Options); err != nil {
+		if _, err := io500.CheckSpace(o.Path, o.Options); err != nil { // its warning comes with the run's
 			return &UsageError{Err: err}
 		}
 	}
@@ -207,7 +209,7 @@ func io500Cluster(cmd *cobra.Command, args []string, o *IO500Options) (*clusterR
 		return nil, err
 	}
 	c.left = runDirLeft(o.Path)
-	if !o.NoSpaceCheck { // every agent's free space is the one file system all share
+	if !o.NoSpaceCheck && o.Sizes != io500.Standard() { // every agent's free space is the one file system all share
 		opts := o.Options
 		opts.World = o.Threads * len(o.Cluster.Hosts)
 		c.job.Need = io500.NeedOf(opts).All

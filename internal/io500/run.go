@@ -41,7 +41,8 @@ func RunAt(ctx context.Context, t Target, o Options, res *report.Result) error {
 	if err != nil {
 		return err
 	}
-	if err := CheckSpace(abs, o); err != nil {
+	spaceWarning, err := CheckSpace(abs, o)
+	if err != nil {
 		return &runenv.Error{Phase: "prepare", Err: err}
 	}
 	res.Parameters, res.Threads = params(o), o.Threads
@@ -51,6 +52,9 @@ func RunAt(ctx context.Context, t Target, o Options, res *report.Result) error {
 		if o.Warn != nil {
 			o.Warn(msg)
 		}
+	}
+	if spaceWarning != "" {
+		warn("%s", spaceWarning)
 	}
 	dir, err := runenv.MakeRunDir(runenv.Options{RunDir: t.RunDir, Keep: t.Keep,
 		Hooks: runenv.Hooks{Created: t.Created, Removed: t.Removed, Warn: o.Warn}}, abs)

@@ -33,18 +33,25 @@ func NeedOf(o Options) Need {
 // CheckSpace refuses (runenv.ErrBadInput), before anything is written, a
 // run whose amounts do not fit in the free space of the file system at
 // dir: a run that fills it fails late, and on a tmpfs fills the memory.
-// o.NoSpaceCheck skips it, for a run whose stonewall is known to end the
-// writes first.
-func CheckSpace(dir string, o Options) error {
+// IO500's standard amounts (about 10 TiB a rank) are meant to outlast the
+// stonewall, which ends the writes: those are not refused, and the
+// warning says what the run relies on. o.NoSpaceCheck skips the check,
+// for given amounts the stonewall is known to end first.
+func CheckSpace(dir string, o Options) (warning string, err error) {
 	if o.NoSpaceCheck {
-		return nil
+		return "", nil
 	}
 	n := NeedOf(o)
 	free, short := sysio.Short(dir, n.All)
-	if !short {
-		return nil
+	switch {
+	case !short:
+		return "", nil
+	case o.Sizes == Standard():
+		return fmt.Sprintf("IO500's standard amounts are up to %s and %s has %s free: the stonewall (%s) must end the writes before they fill it; "+
+			"smaller amounts (--ior-easy-transfers, --ior-hard-segments, --mdtest-hard-files) bound them",
+			units.FormatBytes(n.All), dir, units.FormatBytes(free), o.Stonewall), nil
 	}
-	return runenv.BadInput(fmt.Errorf("io500 writes up to %s (%s: ior-easy %s, ior-hard %s, mdtest-hard %s) and %s has %s free; "+
+	return "", runenv.BadInput(fmt.Errorf("io500 writes up to %s (%s: ior-easy %s, ior-hard %s, mdtest-hard %s) and %s has %s free; "+
 		"give smaller amounts (--ior-easy-transfers, --ior-hard-segments, --mdtest-hard-files) or fewer ranks, "+
 		"or --no-space-check if the stonewall ends the writes before they fill it",
 		units.FormatBytes(n.All), units.Count(n.Ranks, "rank"), units.FormatBytes(n.Easy), units.FormatBytes(n.Hard),

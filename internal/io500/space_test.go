@@ -3,6 +3,7 @@ package io500
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/runenv"
@@ -28,16 +29,24 @@ func TestNeedOf(t *testing.T) {
 	}
 }
 
-// TestCheckSpaceRefuses: amounts larger than any file system are refused
-// as bad input, naming the flag that skips the check; with it, not.
+// TestCheckSpaceRefuses: amounts given that are larger than any file
+// system are refused as bad input, naming the flag that skips the check;
+// with it, not. IO500's standard amounts, which the stonewall is to end,
+// are warned of instead.
 func TestCheckSpaceRefuses(t *testing.T) {
-	o := Options{Threads: 1, World: 1 << 20, Sizes: Standard()}
-	err := CheckSpace(t.TempDir(), o)
-	if !errors.Is(err, runenv.ErrBadInput) {
-		t.Fatalf("err %v, want bad input", err)
+	big := Standard()
+	big.EasySegments++
+	o := Options{Threads: 1, World: 1 << 20, Sizes: big, Stonewall: DefaultStonewall}
+	w, err := CheckSpace(t.TempDir(), o)
+	if !errors.Is(err, runenv.ErrBadInput) || w != "" {
+		t.Fatalf("err %v (warning %q), want bad input", err, w)
 	}
 	o.NoSpaceCheck = true
-	if err := CheckSpace(t.TempDir(), o); err != nil {
-		t.Errorf("--no-space-check: %v", err)
+	if w, err := CheckSpace(t.TempDir(), o); err != nil || w != "" {
+		t.Errorf("--no-space-check: %v, %q", err, w)
+	}
+	o.NoSpaceCheck, o.Sizes = false, Standard()
+	if w, err := CheckSpace(t.TempDir(), o); err != nil || !strings.Contains(w, "the stonewall (5m0s) must end the writes") {
+		t.Errorf("standard amounts: %v, warning %q", err, w)
 	}
 }
