@@ -27,6 +27,25 @@ func helpOf(t *testing.T, cols int, args ...string) string {
 // TestHelpFits: every command's help fits 80 columns when stdout is no
 // terminal, and a terminal's width when it is one; the commands with many
 // flags list them in groups, after the usage line and the examples.
+// TestHelpNoEmptyDefault: a repeatable flag without a default shows no
+// "(default )" in any command's help (nor in the reference made from it).
+func TestHelpNoEmptyDefault(t *testing.T) {
+	app, _, _ := testApp(nil)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Runnable() {
+			path := strings.Fields(c.CommandPath())[1:]
+			if h := helpOf(t, 0, path...); strings.Contains(h, "(default )") {
+				t.Errorf("%s --help shows an empty default:\n%s", c.CommandPath(), h)
+			}
+		}
+	}
+	walk(NewRoot(app))
+}
+
 func TestHelpFits(t *testing.T) {
 	for _, args := range [][]string{{}, {"bench"}, {"objbench"}, {"train"}, {"checkpoint"}, {"stats"}, {"profile"},
 		{"replay"}, {"compare"}, {"report"}, {"agent"}} {

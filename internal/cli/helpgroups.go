@@ -109,6 +109,10 @@ type shownValue struct{ pflag.Value }
 
 func (shownValue) Type() string { return "value" }
 
+// shownList is a list flag's value as help shows it: of no type pflag
+// knows, so that its empty default ("") is not printed as "(default )".
+type shownList struct{ pflag.Value }
+
 // shownFlag is a copy of f for help, with its default shown as
 // showDefault writes it.
 func shownFlag(f *pflag.Flag) *pflag.Flag {
@@ -123,7 +127,7 @@ func shownFlag(f *pflag.Flag) *pflag.Flag {
 func showDefault(f *pflag.Flag) {
 	switch {
 	case f.DefValue == "[]":
-		f.DefValue = ""
+		f.DefValue, f.Value = "", shownList{f.Value}
 	case f.Value.Type() == "string":
 		f.Value = shownValue{f.Value}
 	}
