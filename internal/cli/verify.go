@@ -25,6 +25,12 @@ type VerifyOptions struct {
 
 	format string
 	json   bool
+
+	// The store's flags, for a journal of objects: the storage type comes
+	// from the journal (--storage, when given, must agree).
+	store   storeFlags
+	storage string
+	cfg     object.Config
 }
 
 func newVerifyCmd(app *App) *cobra.Command {
@@ -45,9 +51,10 @@ checks it is still there: for each write or put, a fingerprint of every
 4 KiB piece (the first and last 8 bytes of each 512-byte sector).
 
 A journal of objects is verified against the store's URL as objbench was
-given it; the storage type comes from the journal and the credentials
-from the environment (ACCESS_KEY, SECRET_KEY, the provider's variables),
-never printed. A put the store acknowledged is durable: every one counts,
+given it; the storage type comes from the journal, and the store's flags
+are objbench's (--access-key, --secret-key-file, --ca-cert, --region, ...),
+with the credentials also from the environment (ACCESS_KEY, SECRET_KEY, the
+provider's variables), never printed. A put the store acknowledged is durable: every one counts,
 and so does a deleted object that is there again.
 
 A write that does not hold is lost (its file is missing, ends before it,
@@ -80,6 +87,9 @@ See docs/verify.md.`,
 			if err := o.resolve(); err != nil {
 				return err
 			}
+			if err := o.resolveStore(app, cmd); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -91,7 +101,21 @@ See docs/verify.md.`,
 	f.StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
 	f.BoolVar(&o.json, "json", false, "shorthand for --output json")
 	markFiles(f, fileIn, "journal")
+	o.store.add(cmd, &o.storage, &o.cfg)
 	return cmd
+}
+
+// resolveStore checks the store's flags, which apply to a journal of
+// objects alone: given for a directory, they are refused.
+func (o *VerifyOptions) resolveStore(app *App, cmd *cobra.Command) error {
+	if !strings.Contains(o.Path, "://") {
+		for _, n := range append([]string{"storage"}, storeFlagNames...) {
+			if cmd.Flags().Changed(n) {
+				return Usagef("--%s is for a journal of objects, verified against its store's URL, not a directory", n)
+			}
+		}
+	}
+	return o.store.resolve(app, cmd, o.Path)
 }
 
 func (o *VerifyOptions) resolve() error {
@@ -215,7 +239,7 @@ func verifyOne(ctx context.Context, app *App, o *VerifyOptions, file string) (s 
 // or the store at the URL for a journal of objects; done closes it.
 func verifyTarget(ctx context.Context, app *App, o *VerifyOptions, file string, j *journal.Journal) (journal.Target, func(), error) {
 	if j.Objects() {
-		return objectTarget(ctx, app, o, file, j)
+		return objectTarget(ctx, o, file, j)
 	}
 	if strings.Contains(o.Path, "://") {
 		return nil, nil, Usagef("--journal %s records files below %s, not objects of %s: give that directory", file, j.Header.Root, object.RedactURL(o.Path))

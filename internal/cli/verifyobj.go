@@ -12,12 +12,16 @@ import (
 )
 
 // objectTarget opens the store a journal of objects names, as objbench
-// does (credentials from the environment), once URL is that store.
-func objectTarget(ctx context.Context, app *App, o *VerifyOptions, file string, j *journal.Journal) (journal.Target, func(), error) {
+// does (credentials from the flags or the environment), once URL is that
+// store.
+func objectTarget(ctx context.Context, o *VerifyOptions, file string, j *journal.Journal) (journal.Target, func(), error) {
 	if got := journalURL(j.Storage, o.Path); got != j.Header.Root {
 		return nil, nil, Usagef("--journal %s records objects of the %s store %s, not %s: give that URL", file, j.Storage, j.Header.Root, got)
 	}
-	cfg := object.Config{Getenv: app.IO.Getenv}
+	if o.storage != "" && o.storage != j.Storage {
+		return nil, nil, Usagef("--storage %s, but --journal %s records objects of a %s store", o.storage, file, j.Storage)
+	}
+	cfg := o.cfg
 	s, err := objstore.Open(ctx, objstore.Timeout(cfg), func(ctx context.Context) (object.Storage, error) {
 		return object.Open(ctx, j.Storage, o.Path, cfg)
 	})

@@ -202,3 +202,45 @@ func TestJournalObjectsStoreKilled(t *testing.T) {
 	t.Logf("%d acknowledged puts journalled before the kill: %s", len(put), strings.TrimSpace(out.Stdout))
 	_ = os.Remove(jpath)
 }
+
+// TestJournalObjectsTLSFlags: a journal of objects on a MinIO over HTTPS
+// with a self-signed certificate is verified with the store's flags, as
+// objbench took them: the CA by --ca-cert, the credentials by
+// --access-key and --secret-key-file (no environment). Without the CA the
+// store is not trusted (exit 1, not a verdict); a --storage other than
+// the journal's, or a store flag given for a directory, is bad input.
+func TestJournalObjectsTLSFlags(t *testing.T) {
+	m, env := minioEnv(t, true)
+	bucket, _ := userBucket(t, m, "objbench-jtls")
+	dir := t.TempDir()
+	jpath := filepath.Join(dir, "obj.journal")
+	if out := fsbench(t, env, "objbench", "--storage", "minio", m.URL(bucket), "--ca-cert", m.CACert, "--workload", "put",
+		"--objects", "8", "--obj-size", "4K", "--keep", "--journal", jpath); out.Code != 0 {
+		t.Fatalf("objbench: exit %d\n%s", out.Code, out.Stderr)
+	}
+	keyFile := filepath.Join(dir, "secret")
+	if err := os.WriteFile(keyFile, []byte(m.SecretKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	creds := []string{"--access-key", m.AccessKey, "--secret-key-file", keyFile}
+	out := fsbench(t, nil, append([]string{"verify", "--journal", jpath, m.URL(bucket), "--ca-cert", m.CACert}, creds...)...)
+	if out.Code != 0 || !strings.HasPrefix(out.Stdout, "verify: all held: ") || strings.Contains(out.Stdout+out.Stderr, m.SecretKey) {
+		t.Fatalf("verify with --ca-cert: exit %d\n%s%s", out.Code, out.Stdout, out.Stderr)
+	}
+	if out := fsbench(t, nil, append([]string{"verify", "--journal", jpath, m.URL(bucket)}, creds...)...); out.Code != 1 ||
+		!strings.Contains(out.Stderr, "certificate") {
+		t.Errorf("verify without the CA: exit %d, want 1 naming the certificate\n%s", out.Code, out.Stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{m.URL(bucket), "--storage", "s3", "--ca-cert", m.CACert}, "--storage s3, but --journal " + jpath + " records objects of a minio store"},
+		{[]string{dir, "--region", "eu-west-1"}, "--region is for a journal of objects"},
+	} {
+		out := fsbench(t, env, append([]string{"verify", "--journal", jpath}, c.args...)...)
+		if out.Code != 2 || !strings.Contains(out.Stderr, c.want) || strings.Count(out.Stderr, "\n") != 1 {
+			t.Errorf("verify %v: exit %d, %q; want 2 and %q", c.args, out.Code, out.Stderr, c.want)
+		}
+	}
+}
