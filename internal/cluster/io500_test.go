@@ -51,7 +51,7 @@ func TestIO500ThreeHosts(t *testing.T) {
 		}
 		o := p.Origin
 		if o == nil || o.StorageBytes == nil || o.ReadBytes != p.Bytes || *o.StorageBytes < p.Bytes*9/10 || *o.StorageBytes > p.Bytes*3/2 {
-			t.Errorf("%s, caches dropped: origin %+v: want about its %d bytes from the storage, counted once", name, o, p.Bytes)
+			t.Errorf("%s, caches dropped: origin %+v (storage %v, device %v): want about its %d bytes from the storage, counted once", name, o, deref(o.StorageBytes), deref(o.DeviceBytes), p.Bytes)
 		}
 	}
 	if s := io500.ScoresOf(r.Phases); s.Total != r.IO500.Score {
@@ -85,4 +85,12 @@ func TestIO500ThreeHostsNoRoom(t *testing.T) {
 	if out.Code != 0 {
 		t.Errorf("amounts that fit (3 MiB): exit %d; stderr:\n%s", out.Code, out.Stderr)
 	}
+}
+
+// deref is *p, or -1 for nil: a counter as a message shows it.
+func deref(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

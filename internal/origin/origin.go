@@ -283,7 +283,11 @@ func (r *Reading) ownBytes(o *report.Origin) {
 		o.Shared = dev > report.SharedMargin(o.ReadBytes)
 		return
 	}
-	d := after - r.own
+	// The kernel's count is of every device the process read from (its
+	// own program's pages, faulted in again after caches were dropped,
+	// come from the root disk): of this one it fetched at most what the
+	// device's counter grew by.
+	d := min(after-r.own, dev)
 	o.StorageBytes, o.DeviceBytes, o.Own, o.PID = &d, &dev, true, os.Getpid()
 	o.Shared = dev > report.SharedMargin(d)
 }

@@ -65,6 +65,23 @@ func TestOwnBytesClamped(t *testing.T) {
 	}
 }
 
+// TestOwnBytesOfOtherDevices: the process's count grew by 5 MiB while
+// this device's grew by 2 MiB: the rest came from other devices (its
+// program's pages read back after the caches were dropped), so of this
+// one it fetched 2 MiB at most.
+func TestOwnBytesOfOtherDevices(t *testing.T) {
+	root := procCopy(t)
+	writeIO(t, root, 0)
+	p := ForMount(root, sysio.Mount{FSType: "ext4", Major: 7, Minor: 0, MountPoint: "/mnt/img"}, nil)
+	o, _ := measure(t, p, 4*units.MiB, func() {
+		rewrite(t, filepath.Join(root, "diskstats"), "loop0 12 0 48 ", fmt.Sprintf("loop0 20 0 %d ", 48+2*2048))
+		writeIO(t, root, 5*units.MiB)
+	})
+	if !o.Own || *o.StorageBytes != 2*units.MiB || *o.DeviceBytes != 2*units.MiB || *o.FromStorage != 50 {
+		t.Fatalf("origin %+v: want 2 MiB from this device, 50%%", o)
+	}
+}
+
 // TestSharedDeviceWithoutOwnCount: without the process's count, a device
 // that counted 64 MiB while the phase read 1 MiB is not the run's own:
 // from storage is unknown, never 100% of someone else's reads.

@@ -161,6 +161,12 @@ func oneMachine(list []*Origin) *Origin {
 			dev := maxInt(out.DeviceBytes, o.DeviceBytes)
 			out.absorb(o, addInt)
 			out.DeviceBytes = dev
+			// Each process's count holds what it read from other devices
+			// too; together they read from this one at most what its
+			// counter grew by over the longest window, which holds them all.
+			if out.StorageBytes != nil && dev != nil && *out.StorageBytes > *dev {
+				out.StorageBytes = cloneInt(dev)
+			}
 			continue
 		}
 		out.absorb(o, maxInt)
