@@ -50,13 +50,19 @@ func TestHostsFailingAlikeGrouped(t *testing.T) {
 	}
 	defer pool.Close()
 	addrs := append([]string{}, pool.Addrs...)
+	// Seven ports no one listens on, all held until all are picked: a
+	// port closed at once may be picked again, and one host listed twice
+	// is not seven hosts.
 	var closed []string
+	var held []net.Listener
 	for range 7 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		closed = append(closed, ln.Addr().String())
+		closed, held = append(closed, ln.Addr().String()), append(held, ln)
+	}
+	for _, ln := range held {
 		ln.Close()
 	}
 	addrs = append(addrs, closed...)
