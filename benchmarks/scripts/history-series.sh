@@ -20,7 +20,9 @@
 # at every run (0.004: about 3% a week at a run a day), a slow decline
 # instead of a step. The machine's load average is written
 # beside each result (OUT/*/load.txt). FLAT=0 leaves out the series without
-# a step. Everything made is removed at exit.
+# a step. GAP=S waits S seconds after each run, so that a series spans an
+# hour or a day of the machine's changing state. Everything made is
+# removed at exit.
 set -euo pipefail
 out=${1:?usage: history-series.sh OUT [RUNS] [STEP] [FRACTION]}
 runs=${2:-32}
@@ -62,6 +64,7 @@ run() {
 		"$fsbench" "${args[@]}" >/dev/null
 	fi
 	printf 'r%02d %s\n' "$n" "$(cut -d' ' -f1 /proc/loadavg)" >>"$dir/load.txt"
+	sleep "${GAP:-0}"
 }
 
 if [ "${FLAT:-1}" != 0 ]; then
