@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -103,6 +104,7 @@ func coordinate(t *testing.T, addrs []string, whose string) {
 	runtime.GC()
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	peak, stopFDs := watchFDs()
 	t0 := time.Now()
 	var logged []string
 	c := &Coordinator{Hosts: addrs, Token: "tok", Client: &http.Client{Transport: NewTransport(), Timeout: 30 * time.Second},
@@ -123,8 +125,9 @@ func coordinate(t *testing.T, addrs []string, whose string) {
 	wall := time.Since(t0)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
-	t.Logf("%d agents, %d phases: wall %v, CPU %v, peak RSS %d MiB (%s)", n, len(simPhases),
-		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ru1.Maxrss>>10, whose)
+	stopFDs()
+	t.Logf("%d agents, %d phases: wall %v, CPU %v, peak RSS %d MiB, open files at most %d (%s)", n, len(simPhases),
+		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ru1.Maxrss>>10, peak(), whose)
 	if got := phaseList(res); !slices.Equal(got, simPhases) {
 		t.Fatalf("phases %q, want %q", got, simPhases)
 	}
@@ -146,6 +149,41 @@ func coordinate(t *testing.T, addrs []string, whose string) {
 			t.Fatalf("%s: merged histogram of %d operations is not the sum of the hosts' (%d)", p.Name, got.Count(), ops)
 		}
 	}
+}
+
+// watchFDs counts this process's open files (/proc/self/fd) every 100 ms
+// until stop is called; peak is the most it counted then.
+func watchFDs() (peak func() int, stop func()) {
+	var most atomic.Int64
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if n := int64(openFiles()); n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int { return int(most.Load()) }, func() { close(done); <-stopped }
+}
+
+// openFiles is how many files this process has open (0 where
+// /proc/self/fd is not there).
+func openFiles() int {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	return len(names)
 }
 
 func phaseList(res *report.Result) []string {
