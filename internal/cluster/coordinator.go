@@ -58,6 +58,9 @@ type Coordinator struct {
 	b       barriers      // the run's barriers, kept by drive
 	sendJob time.Duration // how long sending the job took: room for the first release
 	longest time.Duration // the longest silence a host is allowed (silences)
+	// closeConns: each request's connection is closed after its answer,
+	// where the open-file limit has no room to keep one a host (fitFiles).
+	closeConns bool
 }
 
 // HostError is a failure of one host, named.
@@ -114,6 +117,9 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
+	}
+	if err := c.fitFiles(len(c.Hosts)); err != nil {
+		return nil, err
 	}
 	hosts := make([]*host, len(c.Hosts))
 	for i, a := range c.Hosts {
@@ -651,6 +657,7 @@ func (c *Coordinator) request(ctx context.Context, method string, h *host, path 
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Close = c.closeConns
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
