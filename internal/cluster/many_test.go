@@ -109,7 +109,9 @@ func coordinate(t *testing.T, addrs []string, whose string) {
 	var logged []string
 	c := &Coordinator{Hosts: addrs, Token: "tok", Client: &http.Client{Transport: NewTransport(), Timeout: 30 * time.Second},
 		Scheme: "http", Version: "test", LostAfter: 2 * time.Minute,
-		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
+		Logf: func(f string, a ...any) {
+			logged = append(logged, fmt.Sprintf("%.2fs ", time.Since(t0).Seconds())+fmt.Sprintf(f, a...))
+		}}
 	// A guard, not a measure: a run that hangs fails here instead of
 	// holding the suite until its own timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -126,6 +128,9 @@ func coordinate(t *testing.T, addrs []string, whose string) {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 	stopFDs()
+	if testing.Verbose() {
+		t.Logf("the coordinator's log, seconds from the start: %q", logged)
+	}
 	t.Logf("%d agents, %d phases: wall %v, CPU %v, peak RSS %d MiB, open files at most %d (%s)", n, len(simPhases),
 		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ru1.Maxrss>>10, peak(), whose)
 	if got := phaseList(res); !slices.Equal(got, simPhases) {
