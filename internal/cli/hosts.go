@@ -387,7 +387,8 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	if c.secrets && scheme != "https" {
 		return Usagef("credentials reach agents only over TLS: give --tls-ca (and --tls-cert/--tls-key to the agents), or set ACCESS_KEY/SECRET_KEY in each agent's environment")
 	}
-	fileRoom(app, "the coordinator", len(c.hosts.Hosts), 2)
+	// The coordinator makes room in its open files itself, or fails
+	// saying how many its hosts need (Coordinator.Run).
 	c.job.ReadOthers = c.hosts.ReadOthers
 	c.job.Seed = pattern.RandomSeed()
 	bars := &hostsProgress{app: app, hosts: len(c.hosts.Hosts)}
@@ -458,9 +459,9 @@ func (c *clusterRun) tellJournals(app *App, res *report.Result) {
 		strings.Join(each, ", "), what, c.journal+".host-*", c.journalOf)
 }
 
-// fileRoom makes room for the files a process serving or driving n agents
-// opens (perAgent each: an event stream and a connection for requests,
-// and an agent's listener), raising its limit where it may, and warns when
+// fileRoom makes room for the files a process serving n agents opens
+// (perAgent each: an agent's listener, its event stream and a connection
+// for requests), raising its limit where it may, and warns when
 // the limit stays too low: a run then fails with "too many open files".
 func fileRoom(app *App, who string, n, perAgent int) {
 	need := perAgent*n + 256

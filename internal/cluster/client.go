@@ -18,10 +18,14 @@ import (
 // requests open between them, however many agents there are: a
 // transport's default (100 idle connections in all) closed most of them
 // after each request to a thousand agents, and every ping opened a new one.
+// One a host, not more: a second request made while the first was under
+// way (a ping during a release) closes its connection after its answer,
+// so that the coordinator's open files are two a host at most, the event
+// stream's and this one, and the requests in flight (fitFiles).
 func NewTransport() *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = 0 // no limit in all
-	tr.MaxIdleConnsPerHost = 2
+	tr.MaxIdleConnsPerHost = 1
 	return tr
 }
 
@@ -39,6 +43,7 @@ func (c *Coordinator) request(ctx context.Context, method string, h *host, path 
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Close = c.closeConns
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -51,6 +51,9 @@ type Coordinator struct {
 	b       barriers      // the run's barriers, kept by drive
 	sendJob time.Duration // how long sending the job took: room for the first release
 	longest time.Duration // the longest silence a host is allowed (silences)
+	// closeConns: each request's connection is closed after its answer,
+	// where the open-file limit has no room to keep one a host (fitFiles).
+	closeConns bool
 }
 
 // host is the coordinator's view of one agent during a run.
@@ -90,6 +93,9 @@ func (c *Coordinator) Run(ctx context.Context, job Job) ([]HostResult, error) {
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
+	}
+	if err := c.fitFiles(len(c.Hosts)); err != nil {
+		return nil, err
 	}
 	hosts := make([]*host, len(c.Hosts))
 	for i, a := range c.Hosts {

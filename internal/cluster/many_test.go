@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -103,11 +104,14 @@ func coordinate(t *testing.T, addrs []string, whose string) {
 	runtime.GC()
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	peak, stopFDs := watchFDs()
 	t0 := time.Now()
 	var logged []string
 	c := &Coordinator{Hosts: addrs, Token: "tok", Client: &http.Client{Transport: NewTransport(), Timeout: 30 * time.Second},
 		Scheme: "http", Version: "test", LostAfter: 2 * time.Minute,
-		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
+		Logf: func(f string, a ...any) {
+			logged = append(logged, fmt.Sprintf("%.2fs ", time.Since(t0).Seconds())+fmt.Sprintf(f, a...))
+		}}
 	// A guard, not a measure: a run that hangs fails here instead of
 	// holding the suite until its own timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -123,8 +127,12 @@ func coordinate(t *testing.T, addrs []string, whose string) {
 	wall := time.Since(t0)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
-	t.Logf("%d agents, %d phases: wall %v, CPU %v, peak RSS %d MiB (%s)", n, len(simPhases),
-		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ru1.Maxrss>>10, whose)
+	stopFDs()
+	if testing.Verbose() {
+		t.Logf("the coordinator's log, seconds from the start: %q", logged)
+	}
+	t.Logf("%d agents, %d phases: wall %v, CPU %v, peak RSS %d MiB, open files at most %d (%s)", n, len(simPhases),
+		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ru1.Maxrss>>10, peak(), whose)
 	if got := phaseList(res); !slices.Equal(got, simPhases) {
 		t.Fatalf("phases %q, want %q", got, simPhases)
 	}
@@ -146,6 +154,29 @@ func coordinate(t *testing.T, addrs []string, whose string) {
 			t.Fatalf("%s: merged histogram of %d operations is not the sum of the hosts' (%d)", p.Name, got.Count(), ops)
 		}
 	}
+}
+
+// watchFDs counts this process's open files (/proc/self/fd) every 100 ms
+// until stop is called; peak is the most it counted then.
+func watchFDs() (peak func() int, stop func()) {
+	var most atomic.Int64
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if n := int64(openFiles()); n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int { return int(most.Load()) }, func() { close(done); <-stopped }
 }
 
 func phaseList(res *report.Result) []string {
@@ -171,7 +202,8 @@ func TestFiveHundredAgents(t *testing.T) {
 // exactly the sum of the hosts'. The agents are served by processes of
 // their own when they do not fit in this one's open files (5 an agent),
 // or when FSBENCH_POOL_PROCS says how many: then this process is the
-// coordinator alone (2 open files an agent), and its figures its own.
+// coordinator alone (1 or 2 open files an agent, as its limit has room:
+// fitFiles), and its figures its own.
 func TestThousandsOfAgents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("thousands of agents: not in -short")
@@ -182,7 +214,7 @@ func TestThousandsOfAgents(t *testing.T) {
 		runPool(t, n)
 		return
 	}
-	if need := 2*n + 512; sysio.RaiseOpenFileLimit(need) < need {
+	if need := n + requestFiles + 512; sysio.RaiseOpenFileLimit(need) < need {
 		t.Skipf("%d agents need %d open files in the coordinator's process; it may open %d (ulimit -n)", n, need, sysio.OpenFileLimit())
 	}
 	procs = max(procs, (3*n+512)/sysio.OpenFileLimit()+1)
