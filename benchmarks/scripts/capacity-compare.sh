@@ -146,5 +146,23 @@ EOF
 inlimit fio --output-format=json "$work/lt.fio" >"$work/fio.json" 2>"$work/fio.err" || true
 json "$work/fio.json" "(lambda j: 'fio: depth %s, %.0f IOPS, p$pct %.1f ms over the run (completion latency)' % (j.get('latency_depth'), j['read']['iops'], j['read']['clat_ns']['percentile'].get('%.6f' % $pct, 0)/1e6))(r['jobs'][0])" || sed -n 1,5p "$work/fio.err"
 echo
+echo "## The latency at each answer: fsbench's open loop (last search) beside fio's closed loop"
+echo
+python3 - "$work/slo$SEARCHES.json" "$work/fio.json" <<'PY' || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+lat = r["phases"][0]["latency"] if r.get("phases") else {}
+try:
+    clat = json.load(open(sys.argv[2]))["jobs"][0]["read"]["clat_ns"]["percentile"]
+except Exception:
+    clat = {}
+print("| percentile | fsbench, from each operation's scheduled start (ms) | fio, completion latency (ms) |")
+print("|---|---|---|")
+for name, key, q in (("p50", "p50_us", 50), ("p90", "p90_us", 90), ("p99", "p99_us", 99), ("p99.9", "p999_us", 99.9)):
+    f = lat.get(key)
+    c = clat.get("%.6f" % q)
+    print("| %s | %s | %s |" % (name, "%.2f" % (f / 1e3) if f is not None else "-", "%.2f" % (c / 1e6) if c is not None else "-"))
+PY
+echo
 echo "- searches' answers: ${answers[*]}; brute force: $best"
 echo "- load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
