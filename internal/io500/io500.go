@@ -79,9 +79,9 @@ type Options struct {
 	// Data is how the content of the write phases compresses and repeats
 	// (--compress-ratio, --dedupe-ratio; pattern.Data), with
 	// DataRandom only: DataTimestamp's one buffer repeats by itself.
-	Data pattern.Data
-	Quick          bool // a smoke run: no warning that a write ended before the stonewall
-	Seed           uint64
+	Data  pattern.Data
+	Quick bool // a smoke run: no warning that a write ended before the stonewall
+	Seed  uint64
 	// PhaseStart, if set, is called at each phase's start (a host's
 	// barrier): after what the phase prepares (its list of files, its
 	// workers' buffers, a collection), just before its clock starts, so
