@@ -24,6 +24,7 @@ type IO500Options struct {
 	io500.Target
 	RunFlags
 	easyXfer string
+	data     dataFlags
 }
 
 // io500Catalog is what --expect and compare may name: every phase.
@@ -70,6 +71,7 @@ func newIO500CmdWith(app *App, runF func(context.Context, *IO500Options) error) 
 	f.StringVar(&o.DataPacketType, "data-packet-type", io500.DataRandom, "what the writes write, as IO500's option: random (content no transfer repeats, which storage that compresses or deduplicates cannot shrink) or timestamp (one buffer written again and again, as IO500 and IOR do by default; --verify then checks each transfer against it)")
 	f.StringVar(&o.DropCaches, "drop-caches", runenv.DropNever, "start each phase from a clean cache: never (IO500 runs its phases back to back), auto (drop all caches as root, else the run's files, before the phases that read or stat; write back dirty data before the others), always; SKIP_DROP_CACHES=true disables")
 	f.BoolVar(&o.NoSpaceCheck, "no-space-check", false, "run even when the amounts given do not fit in PATH's free space (refused by default, exit 2): the stonewall may end the writes first; IO500's standard amounts are not refused, only warned of")
+	addDataFlags(cmd, &o.data)
 	f.BoolVar(&o.Target.Keep, "keep", false, "keep the run's directory with the ior files and the timestamp file (the delete phases remove mdtest's files)")
 	q := io500.Quick()
 	addRunFlags(cmd, &o.RunFlags, []Preset{
@@ -114,7 +116,8 @@ The writes write content that no transfer repeats (IO500's dataPacketType
 random, in effect), so storage that compresses or deduplicates cannot shrink
 it. IO500 and IOR write one buffer again and again by default (timestamp):
 --data-packet-type timestamp does the same, for figures beside theirs on such
-storage.
+storage. --compress-ratio and --dedupe-ratio make the random content compress
+and repeat as bench's does.
 
 This is IO500-style, NOT an official IO500 result: the phases are run by
 fsbench's engine, not by IOR, mdtest and pfind, and the run is no submission.
@@ -136,6 +139,10 @@ func (o *IO500Options) resolve(cmd *cobra.Command) error {
 		return err
 	}
 	o.Quick = o.CI.Quick
+	var err error
+	if o.Data, err = o.data.resolve(cmd); err != nil {
+		return err
+	}
 	if o.Sizes.EasyXfer < 1 {
 		return Usagef("--ior-easy-xfer must be greater than 0")
 	}

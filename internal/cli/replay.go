@@ -33,6 +33,8 @@ type ReplayOptions struct {
 	AllowDifferences bool
 	// maxLogSize and maxLineSize are --max-log-size and --max-line-size.
 	maxLogSize, maxLineSize string
+	// data is --compress-ratio and --dedupe-ratio.
+	data dataFlags
 	// Cap is --slo and --curve: the pace of the replay chosen by a
 	// search or a curve.
 	Cap CapacityFlags
@@ -105,6 +107,7 @@ func replayCmd(app *App, o *ReplayOptions, runF func(context.Context, *ReplayOpt
 	f.StringVar(&o.maxLogSize, "max-log-size", "4G", "refuse a log of more text than this (blank lines left out), read into memory before the replay")
 	f.StringVar(&o.maxLineSize, "max-line-size", "1M", "refuse a log with a line longer than this")
 	f.StringVar(&o.DropCaches, "drop-caches", "auto", "drop kernel caches once the files the log reads are made, before the replay: auto (all caches as root, else those files), always, never; SKIP_DROP_CACHES=true disables")
+	addDataFlags(cmd, &o.data)
 	addCapacityFlags(cmd, &o.Cap)
 	addOutputFlags(cmd, &o.Output)
 	addCIFlags(cmd, &o.CI, nil)
@@ -214,6 +217,10 @@ func (o *ReplayOptions) resolve(cmd *cobra.Command) error {
 		return &UsageError{Err: err}
 	}
 	if err := o.resolveLimits(); err != nil {
+		return err
+	}
+	var err error
+	if o.Data, err = o.data.resolve(cmd); err != nil {
 		return err
 	}
 	if err := o.Options.Validate(); err != nil {

@@ -34,6 +34,7 @@ type TrainOptions struct {
 	Cap CapacityFlags
 
 	store                                                          storeFlags
+	data                                                           dataFlags
 	model, accel, sampleSize, sampleStdev, computeTime, dropCaches string
 	distribution                                                   string
 	files, perFile, batch, readers, prefetch, epochs               int
@@ -112,6 +113,7 @@ shared file system.`,
 		return run(cmd, args)
 	}
 	addTrainFlags(cmd, o)
+	addDataFlags(cmd, &o.data)
 	addCapacityFlags(cmd, &o.Cap)
 	o.store.add(cmd, &o.Storage, &o.Object)
 	addRunFlags(cmd, &o.RunFlags, trainQuick)
@@ -174,6 +176,10 @@ func (o *TrainOptions) resolve(cmd *cobra.Command, app *App) error {
 		return err
 	}
 	if err := o.override(cmd); err != nil {
+		return err
+	}
+	var err error
+	if o.Data, err = o.data.resolve(cmd); err != nil {
 		return err
 	}
 	if o.CI.Quick && o.Dataset == "" && !cmd.Flags().Changed("dataset-files") {

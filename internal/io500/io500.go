@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runenv"
 	"github.com/fsbench/fsbench/internal/units"
@@ -75,8 +76,12 @@ type Options struct {
 	// repeats, DataTimestamp one buffer written again and again, as
 	// IO500 and IOR do by default (workload.Config.Repeat).
 	DataPacketType string
-	Quick          bool // a smoke run: no warning that a write ended before the stonewall
-	Seed           uint64
+	// Data is how the content of the write phases compresses and repeats
+	// (--compress-ratio, --dedupe-ratio; pattern.Data), with
+	// DataRandom only: DataTimestamp's one buffer repeats by itself.
+	Data  pattern.Data
+	Quick bool // a smoke run: no warning that a write ended before the stonewall
+	Seed  uint64
 	// PhaseStart, if set, is called at each phase's start (a host's
 	// barrier): after what the phase prepares (its list of files, its
 	// workers' buffers, a collection), just before its clock starts, so
@@ -130,6 +135,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--stonewall must be greater than 0 (got %s)", o.Stonewall)
 	case o.DataPacketType != "" && o.DataPacketType != DataRandom && o.DataPacketType != DataTimestamp:
 		return fmt.Errorf("--data-packet-type must be %s or %s (got %q)", DataRandom, DataTimestamp, o.DataPacketType)
+	case !o.Data.Plain() && o.dataPacketType() != DataRandom:
+		return fmt.Errorf("--data-packet-type %s writes one buffer again and again: --compress-ratio and --dedupe-ratio shape the content of random", o.DataPacketType)
+	case o.Data.Check() != nil:
+		return o.Data.Check()
 	case o.DropCaches != "" && !runenv.ValidDropCaches(o.DropCaches):
 		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
 	case s.EasyXfer < 1 || s.EasySegments < 1 || s.HardSegments < 1 || s.EasyFiles < 1 || s.HardFiles < 1:

@@ -87,7 +87,7 @@ func params(o Options) report.Params {
 	num := func(k, label string, v int) report.Param {
 		return report.Param{Key: k, Label: label, Value: v, Display: strconv.Itoa(v)}
 	}
-	return report.Params{
+	return append(report.Params{
 		num("threads", "NumThreads", o.Threads),
 		num("ranks", "Ranks", o.World),
 		{Key: "stonewall", Label: "Stonewall", Value: o.Stonewall.Seconds(), Display: o.Stonewall.String()},
@@ -98,5 +98,5 @@ func params(o Options) report.Params {
 		num("mdtest_hard_files", "mdtest-hard files a rank (at most)", z.HardFiles),
 		{Key: "verify", Label: "Verify", Value: o.Verify, Display: strconv.FormatBool(o.Verify)},
 		{Key: "data_packet_type", Label: "Data", Value: o.dataPacketType(), Display: o.dataPacketType()},
-	}
+	}, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
 }

@@ -54,7 +54,7 @@ const Remedy = "to measure the storage, run with --drop-caches auto (as root it 
 const sharedUnlooked = "not looked at: every rank reads a part of one shared file"
 
 func newSuite(o Options, res *report.Result) *suite {
-	runner := workload.NewRunner(workload.Config{Dir: o.Dir, Workers: o.Threads, Verify: o.Verify, Seed: o.Seed, Repeat: o.dataPacketType() == DataTimestamp}, max(o.Sizes.EasyXfer, HardXfer, 4096))
+	runner := workload.NewRunner(workload.Config{Dir: o.Dir, Workers: o.Threads, Verify: o.Verify, Seed: o.Seed, Repeat: o.dataPacketType() == DataTimestamp, Data: o.Data}, max(o.Sizes.EasyXfer, HardXfer, 4096))
 	s := &suite{o: o, res: res, runner: runner, probe: origin.New(o.Dir)}
 	s.probe.Remedy = Remedy
 	s.drop = runenv.NewDropper(runenv.Options{DropCaches: cmp.Or(o.DropCaches, runenv.DropNever), SkipDropCaches: o.SkipDropCaches},

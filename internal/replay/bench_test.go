@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
@@ -242,7 +243,7 @@ func benchPlay(b *testing.B, t *Trace, dir string, lat bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p := newPlayer(t, root, 0, 1)
+		p := newPlayer(t, root, 0, pattern.New(1))
 		if err := p.makeInitial(context.Background()); err != nil {
 			b.Fatal(err)
 		}

@@ -50,9 +50,9 @@ type streamState struct {
 	_    [40]byte
 }
 
-func newPlayer(t *Trace, root *sysio.Root, speed float64, seed uint64) *player {
+func newPlayer(t *Trace, root *sysio.Root, speed float64, pat *pattern.Pattern) *player {
 	p := &player{t: t, dir: root.Name(), root: root, speed: speed, fds: make([]atomic.Int32, t.Handles),
-		streams: make([]streamState, len(t.Streams)), pat: pattern.New(seed), bufSize: 64 << 10}
+		streams: make([]streamState, len(t.Streams)), pat: pat, bufSize: 64 << 10}
 	for i := range p.fds {
 		p.fds[i].Store(-1)
 	}

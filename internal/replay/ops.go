@@ -170,6 +170,7 @@ func (p *player) make(e Entry, buf []byte, stop <-chan struct{}) error {
 	if err != nil {
 		return err
 	}
+	id := p.pat.ID(e.Path) // files of their own content: no two alike
 	for off := int64(0); off < e.Size; {
 		select {
 		case <-stop:
@@ -178,7 +179,7 @@ func (p *player) make(e Entry, buf []byte, stop <-chan struct{}) error {
 		default:
 		}
 		b := buf[:min(int64(len(buf)), e.Size-off)]
-		p.pat.Fill(b, uint64(len(e.Path)), off)
+		p.pat.Fill(b, id, off)
 		n, err := unix.Pwrite(fd, b, off)
 		if err != nil {
 			unix.Close(fd)

@@ -32,6 +32,10 @@ type Options struct {
 	// fast.
 	Speed float64
 	Keep  bool
+	// Data is how the content written compresses and repeats, the files
+	// made before the replay and its writes (--compress-ratio,
+	// --dedupe-ratio; pattern.Data).
+	Data pattern.Data
 	// Parts above 1 replays part Part (from 0) of the log's streams: one
 	// host's share of a replay on Parts hosts.
 	Part, Parts int
@@ -98,6 +102,9 @@ func (o *Options) Validate() error {
 		return errors.New("a PATH to replay in is required")
 	case o.DropCaches != "" && !runenv.ValidDropCaches(o.DropCaches):
 		return fmt.Errorf("--drop-caches must be auto, always or never (got %q)", o.DropCaches)
+	}
+	if err := o.Data.Check(); err != nil {
+		return err
 	}
 	return CheckSpeed(o.Speed, 0)
 }
@@ -277,7 +284,7 @@ func (o Options) play(ctx context.Context, t *Trace, res *report.Result) error {
 		return &runenv.Error{Phase: "prepare", Err: err}
 	}
 	defer root.Close()
-	p := newPlayer(t, root, o.Speed, pattern.RandomSeed())
+	p := newPlayer(t, root, o.Speed, pattern.NewData(pattern.RandomSeed(), o.Data))
 	p.due = o.due
 	if err := p.makeInitial(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -398,10 +405,10 @@ func params(o Options, t *Trace) report.Params {
 	if o.Speed > 0 {
 		speed = fmt.Sprintf("%.4gx as recorded", o.Speed)
 	}
-	return report.Params{
+	return append(report.Params{
 		{Key: "log", Label: "Log", Value: o.Log, Display: o.Log},
 		{Key: "format", Label: "Format", Value: t.Format, Display: t.Format},
 		{Key: "streams", Label: "Streams", Value: len(t.Streams), Display: fmt.Sprint(len(t.Streams))},
 		{Key: "speed", Label: "Speed", Value: o.Speed, Display: speed},
-	}
+	}, report.DataParams(o.Data.Compress, o.Data.Dedupe)...)
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/units"
 	"github.com/fsbench/fsbench/internal/workload"
@@ -32,6 +33,11 @@ type Dataset struct {
 	// alignment); 1 otherwise.
 	Align int64 `json:"align"`
 	Bytes int64 `json:"bytes"`
+	// Compress and Dedupe are the ratios the files were written at
+	// (pattern.Data); absent (0) for content that neither compresses nor
+	// repeats.
+	Compress float64 `json:"compress_ratio,omitempty"`
+	Dedupe   float64 `json:"dedupe_ratio,omitempty"`
 
 	dir string
 	off []int64 // start of each sample in its file, then the file's end; nil with Stdev 0
@@ -55,6 +61,20 @@ func NewDataset(dir string, files, perFile int, mean, stdev int64, seed uint64, 
 	d := &Dataset{Version: datasetVersion, Files: files, PerFile: perFile, Mean: mean, Stdev: stdev, Seed: seed, Align: max(align, 1), dir: dir}
 	d.layout()
 	return d
+}
+
+// Data is how the dataset's content compresses and repeats.
+func (d *Dataset) Data() pattern.Data { return pattern.Data{Compress: d.Compress, Dedupe: d.Dedupe} }
+
+// setData records that the files are written like d: ratios of 1 as none.
+func (d *Dataset) setData(x pattern.Data) {
+	d.Compress, d.Dedupe = 0, 0
+	if x.Compress > 1 {
+		d.Compress = x.Compress
+	}
+	if x.Dedupe > 1 {
+		d.Dedupe = x.Dedupe
+	}
 }
 
 // layout computes the samples' sizes and offsets.
@@ -236,7 +256,7 @@ func parseMarker(data []byte, dir string) (*Dataset, error) {
 		return nil, badf("--dataset %s: %s is not a dataset description this fsbench reads", dir, markerName)
 	}
 	if d.Files < 1 || d.PerFile < 1 || d.Mean < 1 || d.Stdev < 0 || d.Mean > maxSample || d.Stdev > maxSample ||
-		d.Align < 1 || d.Align > 1<<20 || int64(d.Files)*int64(d.PerFile) > maxSamples {
+		d.Align < 1 || d.Align > 1<<20 || int64(d.Files)*int64(d.PerFile) > maxSamples || d.Data().Check() != nil {
 		return nil, badf("--dataset %s: %s describes no valid dataset", dir, markerName)
 	}
 	d.dir = dir

@@ -39,7 +39,7 @@ type generator struct {
 // generate writes this host's files of the dataset: a measured phase, one
 // operation per file (create to close).
 func (r *run) generate(ctx context.Context) (report.PhaseResult, error) {
-	g := &generator{ds: r.ds, store: r.store, files: r.o.ownFiles(r.ds.Files), pat: pattern.New(r.ds.Seed),
+	g := &generator{ds: r.ds, store: r.store, files: r.o.ownFiles(r.ds.Files), pat: pattern.NewData(r.ds.Seed, r.ds.Data()),
 		flags: unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_CLOEXEC, align: 1}
 	if r.o.Direct {
 		g.flags |= sysio.DirectFlag

@@ -73,6 +73,7 @@ func (r *run) openObjects(ctx context.Context) error {
 		o.Hooks.Created(objstore.Leftover(r.store))
 	}
 	r.ds = NewDataset(r.store.String(), o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev, o.Seed, 1)
+	r.ds.setData(o.Data)
 	r.ds.keyed = true
 	r.gen = true
 	return nil

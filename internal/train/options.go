@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/engine"
+	"github.com/fsbench/fsbench/internal/pattern"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/skew"
 	"github.com/fsbench/fsbench/internal/units"
@@ -43,9 +44,12 @@ type Options struct {
 	// zipf), instead of the epoch's shuffle: a hot set, as a cache sees it.
 	Distribution skew.Spec
 	GenThreads   int // writers of the dataset
-	Direct       bool
-	Keep         bool
-	DropCaches   bool
+	// Data is how the dataset generated compresses and repeats
+	// (--compress-ratio, --dedupe-ratio); the zero Data neither.
+	Data       pattern.Data
+	Direct     bool
+	Keep       bool
+	DropCaches bool
 	// Dataset is a directory of an earlier run's dataset (kept with Keep)
 	// to train on instead of generating one.
 	Dataset string
@@ -147,6 +151,11 @@ func (o *Options) Validate() error {
 		return badf("--find-max searches accelerator counts, --slo and --curve sample rates: give one of them")
 	case o.Storage != "" && o.Direct:
 		return badf("--direct is for a file system; an object store is read with GETs")
+	case o.Dataset != "" && !o.Data.Plain():
+		return badf("--dataset writes nothing: --compress-ratio and --dedupe-ratio shape a dataset generated (the kept one's are in its %s)", markerName)
+	}
+	if err := o.Data.Check(); err != nil {
+		return badf("%v", err)
 	}
 	return nil
 }

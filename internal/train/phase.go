@@ -228,6 +228,8 @@ func (r *run) checkMemory() {
 		units.FormatBytes(r.ds.Bytes), units.FormatBytes(mem), need)
 }
 
+// params are the run's parameters; the dataset's ratios (--compress-ratio,
+// --dedupe-ratio) are those it was written at, a kept one's too.
 func (r *run) params() report.Params {
 	o, ds := r.o, r.ds
 	layout := "one sample per file"
@@ -240,7 +242,7 @@ func (r *run) params() report.Params {
 		layout = "one sample per object"
 	}
 	itoa := strconv.Itoa
-	return report.Params{
+	return append(report.Params{
 		{Key: "model", Label: "Model", Value: o.Model, Display: o.Model},
 		{Key: "accelerator", Label: "Accelerator", Value: o.Accelerator, Display: o.Accelerator},
 		{Key: "accelerators", Label: "Accelerators", Value: o.ranks(), Display: itoa(o.ranks())},
@@ -260,7 +262,7 @@ func (r *run) params() report.Params {
 		{Key: "seed", Value: o.Seed, Display: strconv.FormatUint(o.Seed, 10)},
 		report.Switch("direct", "Direct", o.Direct),
 		{Key: "storage", Label: flagLabel(o.Storage != "", "Storage"), Value: o.Storage, Display: o.Storage},
-	}
+	}, report.DataParams(ds.Compress, ds.Dedupe)...)
 }
 
 // compute is the parameter of the accelerators' compute time: none when

@@ -153,6 +153,7 @@ func (r *run) openDataset(abs string) error {
 		}
 	}
 	r.ds = NewDataset(dir, o.Files, o.SamplesPerFile, o.SampleSize, o.SampleStdev, o.Seed, int64(r.align.Offset))
+	r.ds.setData(o.Data)
 	if err := r.checkSpace(abs); err != nil {
 		r.removeDir(dir)
 		return err
