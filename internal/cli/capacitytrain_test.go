@@ -30,7 +30,7 @@ func TestCapacityFlagsTrainReplay(t *testing.T) {
 		want string
 	}{
 		{[]string{"--slo", "p99<5ms", "--find-max"}, "give one of them"},
-		{[]string{"--slo", "p99<5ms", "--hosts", "127.0.0.1:1"}, "do not combine with --hosts"},
+		{[]string{"--slo", "p99<5ms", "--storage", "file", "--hosts", "127.0.0.1:1"}, "with --storage, run them on one host"},
 		{[]string{"--curve", "10,50"}, "write --curve=10,50"},
 		{[]string{"--slo", "p99<5ms", "--curve"}, "give one of them"},
 		{[]string{"--expect", "capacity>=5samples/s"}, "give --slo too"},
@@ -47,7 +47,6 @@ func TestCapacityFlagsTrainReplay(t *testing.T) {
 		want string
 	}{
 		{[]string{"--slo", "p99<5ms", "--speed", "2"}, "--speed sets one pace"},
-		{[]string{"--curve", "--hosts", "127.0.0.1:1"}, "do not combine with --hosts"},
 		{[]string{"--expect", "capacity>=5ops/s"}, "give --slo too"},
 	} {
 		_, code, msg := parseWith(t, newReplayCmdWith, append([]string{replayLog, dir}, c.args...))
