@@ -3,9 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -165,5 +167,31 @@ func TestSLOUnmet(t *testing.T) {
 	if a := res.Capacity.Answer; a == nil || a.OpsPerSec != 0 || len(res.Expectations) != 1 || res.Expectations[0].Pass ||
 		!strings.Contains(stderr, "expectations failed: capacity>=1ops/s") {
 		t.Errorf("answer %+v, %+v\n%s", a, res.Expectations, stderr)
+	}
+}
+
+// TestTrainProbesShareDataset: on hosts, the first probe of train's
+// search makes the dataset and keeps it, every probe after trains on it
+// and asks for no room of its own, and rates are of samples; with
+// --dataset, no probe makes or removes any.
+func TestTrainProbesShareDataset(t *testing.T) {
+	tp := &trainProbes{samples: 2, share: true}
+	var got []string
+	for _, rate := range []float64{0, 10, 20} {
+		job := &cluster.Job{Need: 1 << 20, Pace: &cluster.Pace{Rate: rate}}
+		tp.pace(job)
+		if job.Pace.Rate != 2*rate || rate > 0 && job.Need != 0 {
+			t.Errorf("probe at %g steps/s: %g samples/s asked, room %d", rate, job.Pace.Rate, job.Need)
+		}
+		got = append(got, job.Pace.Dataset)
+	}
+	if want := []string{cluster.DatasetKeep, cluster.DatasetReuse, cluster.DatasetReuse}; !slices.Equal(got, want) || !tp.oneRun() {
+		t.Errorf("datasets %v, want %v in one run", got, want)
+	}
+	given := &trainProbes{samples: 2}
+	job := &cluster.Job{Pace: &cluster.Pace{Rate: 1}}
+	given.pace(job)
+	if job.Pace.Dataset != "" || given.oneRun() {
+		t.Errorf("--dataset: probe dataset %q", job.Pace.Dataset)
 	}
 }

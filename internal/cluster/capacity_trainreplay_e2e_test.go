@@ -31,20 +31,20 @@ func checkSampleSplit(t *testing.T, st report.CapacityStep) {
 	}
 }
 
-// A curve of train on two hosts (a step at 5% of the maximum, which they
+// A curve of train on two hosts (a step at 2% of the maximum, which they
 // carry, shows the split): the dataset is made once, by both hosts,
 // and every step trains on it at a rate of samples split across them;
 // each step's phase is merged from both. With --keep the one dataset the
 // steps shared stays, complete; without, nothing is left.
 func TestTrainCurveOnHosts(t *testing.T) {
 	root, args := trainOnHosts(t)
-	r := resultOf(t, coordinator(t, context.Background(), append(args, "--curve=5,100", "--keep", "-o", "json")...))
+	r := resultOf(t, coordinator(t, context.Background(), append(args, "--curve=2,100", "--keep", "-o", "json")...))
 	c := r.Capacity
 	if c == nil || c.Unit != "samples" || len(c.Steps) != 3 || len(r.Hosts) != 2 {
 		t.Fatalf("no curve in samples of 3 steps on 2 hosts: %d hosts, %+v", len(r.Hosts), c)
 	}
 	checkSampleSplit(t, c.Steps[1])
-	names := []string{"generate", "train.5pct", "train.100pct"}
+	names := []string{"generate", "train.2pct", "train.100pct"}
 	if len(r.Phases) != len(names) {
 		t.Fatalf("%d phases, want %v", len(r.Phases), names)
 	}
