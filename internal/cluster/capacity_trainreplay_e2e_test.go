@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/testenv"
@@ -138,4 +139,24 @@ func TestReplayCapacityOnHosts(t *testing.T) {
 	if l := left(t, root); len(l) != 0 {
 		t.Errorf("left behind: %v", l)
 	}
+}
+
+// Ctrl-C on the coordinator once the hosts hold the dataset that train's
+// probes share: the search stops (exit 130), and the hosts still remove
+// the dataset, which belongs to no probe.
+func TestTrainSLOOnHostsInterrupted(t *testing.T) {
+	root, args := trainOnHosts(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitFor(t, time.Minute, func() bool {
+			held, _ := filepath.Glob(filepath.Join(root, "*", "dataset", "fsbench-train.json"))
+			return len(held) > 0
+		})
+		cancel() // SIGINT, as Ctrl-C
+	}()
+	out := coordinator(t, ctx, append(args, "--slo", "p99<1s")...)
+	if out.Code != 130 {
+		t.Fatalf("exit %d, want 130:\n%s", out.Code, out.Stderr)
+	}
+	waitFor(t, 15*time.Second, func() bool { return len(left(t, root)) == 0 })
 }
