@@ -158,4 +158,6 @@ func (r *replayProbes) pace(job *cluster.Job) { job.Pace.Speed = job.Pace.Rate /
 
 func (*replayProbes) probed(*report.Result) {}
 
-func (*replayProbes) end(_ context.Context, _ *clusterDriver, _ *report.Result, err error) error { return err }
+func (*replayProbes) end(_ context.Context, _ *clusterDriver, _ *report.Result, err error) error {
+	return err
+}
