@@ -112,8 +112,7 @@ func (t *trainProbes) end(ctx context.Context, d *clusterDriver, res *report.Res
 		return err
 	}
 	dir := filepath.Join(t.path, d.c.job.RunName, "dataset")
-	if t.keep {
-		d.app.Warnf("keeping the dataset in %s (train on it again with --dataset %s)", dir, dir)
+	if t.keep { // the hosts said so on stderr as they kept it
 		res.Warnings = append(res.Warnings, fmt.Sprintf("keeping the dataset in %s", dir))
 		return err
 	}
