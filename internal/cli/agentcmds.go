@@ -110,6 +110,9 @@ func prepareCheckpoint(app *App, job *cluster.Job, _ map[string]string, prepared
 
 func prepareTrain(app *App, job *cluster.Job, _ map[string]string, prepared *cluster.Prepared) *cobra.Command {
 	return newTrainCmdWith(app, func(_ context.Context, o *TrainOptions) error {
+		if err := paceTrain(o, job); err != nil {
+			return err
+		}
 		*prepared = newAgentJob(o, job, storeTarget(o.Storage, o.Path), trainOnAgent)
 		return nil
 	})

@@ -3,9 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/testenv"
 )
 
@@ -30,7 +32,7 @@ func TestCapacityFlagsTrainReplay(t *testing.T) {
 		want string
 	}{
 		{[]string{"--slo", "p99<5ms", "--find-max"}, "give one of them"},
-		{[]string{"--slo", "p99<5ms", "--hosts", "127.0.0.1:1"}, "do not combine with --hosts"},
+		{[]string{"--slo", "p99<5ms", "--storage", "file", "--hosts", "127.0.0.1:1"}, "with --storage, run them on one host"},
 		{[]string{"--curve", "10,50"}, "write --curve=10,50"},
 		{[]string{"--slo", "p99<5ms", "--curve"}, "give one of them"},
 		{[]string{"--expect", "capacity>=5samples/s"}, "give --slo too"},
@@ -47,7 +49,6 @@ func TestCapacityFlagsTrainReplay(t *testing.T) {
 		want string
 	}{
 		{[]string{"--slo", "p99<5ms", "--speed", "2"}, "--speed sets one pace"},
-		{[]string{"--curve", "--hosts", "127.0.0.1:1"}, "do not combine with --hosts"},
 		{[]string{"--expect", "capacity>=5ops/s"}, "give --slo too"},
 	} {
 		_, code, msg := parseWith(t, newReplayCmdWith, append([]string{replayLog, dir}, c.args...))
@@ -166,5 +167,31 @@ func TestSLOUnmet(t *testing.T) {
 	if a := res.Capacity.Answer; a == nil || a.OpsPerSec != 0 || len(res.Expectations) != 1 || res.Expectations[0].Pass ||
 		!strings.Contains(stderr, "expectations failed: capacity>=1ops/s") {
 		t.Errorf("answer %+v, %+v\n%s", a, res.Expectations, stderr)
+	}
+}
+
+// TestTrainProbesShareDataset: on hosts, the first probe of train's
+// search makes the dataset and keeps it, every probe after trains on it
+// and asks for no room of its own, and rates are of samples; with
+// --dataset, no probe makes or removes any.
+func TestTrainProbesShareDataset(t *testing.T) {
+	tp := &trainProbes{samples: 2, share: true}
+	var got []string
+	for _, rate := range []float64{0, 10, 20} {
+		job := &cluster.Job{Need: 1 << 20, Pace: &cluster.Pace{Rate: rate}}
+		tp.pace(job)
+		if job.Pace.Rate != 2*rate || rate > 0 && job.Need != 0 {
+			t.Errorf("probe at %g steps/s: %g samples/s asked, room %d", rate, job.Pace.Rate, job.Need)
+		}
+		got = append(got, job.Pace.Dataset)
+	}
+	if want := []string{cluster.DatasetKeep, cluster.DatasetReuse, cluster.DatasetReuse}; !slices.Equal(got, want) || !tp.oneRun() {
+		t.Errorf("datasets %v, want %v in one run", got, want)
+	}
+	given := &trainProbes{samples: 2}
+	job := &cluster.Job{Pace: &cluster.Pace{Rate: 1}}
+	given.pace(job)
+	if job.Pace.Dataset != "" || given.oneRun() {
+		t.Errorf("--dataset: probe dataset %q", job.Pace.Dataset)
 	}
 }

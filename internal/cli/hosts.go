@@ -21,7 +21,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/fsbench/fsbench/internal/capacity"
 	"github.com/fsbench/fsbench/internal/cluster"
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/leftover"
@@ -298,8 +297,10 @@ type clusterRun struct {
 	// expectations are.
 	judge func(res *report.Result) error
 	// capacity, if set, is the search or curve (--slo, --curve) whose
-	// every probe is a run on all the hosts, its rate split across them.
+	// every probe is a run on all the hosts, its rate split across them;
+	// probes, if set, are the command's own part in them.
 	capacity *capacityRun
+	probes   probeHooks
 	// journal is --journal: each host writes hostJournal(journal, i) on
 	// its own host; journalOf is what the journals are verified against
 	// (PATH, or the store's URL without credentials).
@@ -319,8 +320,13 @@ type clusterDriver struct {
 // results into res.
 func (d *clusterDriver) run(ctx context.Context, res *report.Result, pace *cluster.Pace) error {
 	c := d.c
-	c.job.RunName = runName() // each run its own directory or prefix on every host
+	if c.job.RunName == "" || c.probes == nil || !c.probes.oneRun() {
+		c.job.RunName = runName() // each run its own directory or prefix on every host
+	}
 	c.job.Pace = pace
+	if c.probes != nil && pace != nil {
+		c.probes.pace(&c.job)
+	}
 	parts, err := d.coord.Run(ctx, c.job)
 	d.bars.end()
 	if parts == nil {
@@ -345,29 +351,6 @@ func (d *clusterDriver) run(ctx context.Context, res *report.Result, pace *clust
 		}
 	}
 	return err
-}
-
-// probe is a probe of the capacity search or curve on the hosts: the
-// phase at a rate (0: closed loop), total across them, long enough for
-// minOps operations of all of them, as benchProbe does on one host.
-func (d *clusterDriver) probe() capacity.Probe {
-	cr := d.c.capacity
-	return func(ctx context.Context, rate float64, minOps int64) (capacity.Measurement, error) {
-		pace := &cluster.Pace{Rate: rate}
-		if rate > 0 && minOps > 0 {
-			if cr.duration > 0 {
-				pace.Duration = stretched(cr.duration, rate, minOps)
-			} else {
-				pace.MinOps = minOps
-			}
-		}
-		res := newResult(d.c.command)
-		if err := d.run(ctx, res, pace); err != nil {
-			cr.last = res
-			return capacity.Measurement{}, err
-		}
-		return cr.measurement(res)
-	}
 }
 
 // runCluster runs the command on the agents and reports the merged result
@@ -410,7 +393,7 @@ func runCluster(ctx context.Context, app *App, c *clusterRun) error {
 	}
 	res, runErr := app.measure(ctx, c.command, repeat, func(ctx context.Context, res *report.Result) error {
 		if c.capacity != nil {
-			return c.capacity.run(ctx, app, d.probe(), res)
+			return d.capacity(ctx, res)
 		}
 		return d.run(ctx, res, nil)
 	})

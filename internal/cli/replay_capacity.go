@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +20,6 @@ func (o *ReplayOptions) resolveCapacity(cmd *cobra.Command) error {
 	switch {
 	case cmd.Flags().Changed("speed"):
 		return Usagef("--speed sets one pace; --slo and --curve choose the pace themselves: give one or the other")
-	case o.Cluster.active() || o.onAgent:
-		return Usagef("--slo and --curve on replay run on one host; they do not combine with --hosts")
 	}
 	return nil
 }
@@ -39,17 +38,27 @@ func (o *ReplayOptions) capacityRun() *capacityRun {
 // the loaded log, each probe a replay of it; the result goes into res.
 func replayCapacity(app *App, c *capacityRun, res *report.Result) func(context.Context, *replay.Trace, replay.Player) error {
 	return func(ctx context.Context, t *replay.Trace, play replay.Player) error {
-		ops := t.Ops()
-		switch need := c.flags.SLO.MinOps(); {
-		case t.Span <= 0:
-			return Usagef("the log records no time between its operations: --slo and --curve pace a replay by its recorded times")
-		case len(c.flags.SLO) > 0 && ops < need:
-			return Usagef("the log holds %d operations and judging %s at a rate needs %d: replay a longer log, or judge a lower percentile",
-				ops, c.flags.SLO, need)
+		if err := c.replayable(t.Ops(), t.Span); err != nil {
+			return err
 		}
-		c.minRate = float64(ops) / minProbe.Seconds() // no replay of the log longer than that
-		return c.run(ctx, app, replayProbe(c, play, float64(ops)/t.Span.Seconds()), res)
+		return c.run(ctx, app, replayProbe(c, play, float64(t.Ops())/t.Span.Seconds()), res)
 	}
+}
+
+// replayable checks that logs of ops operations over span (the longest
+// log's, with one per host) can be replayed at rates judged by the
+// objective, and sets the lowest rate tried: none at which the replay
+// would last longer than minProbe.
+func (c *capacityRun) replayable(ops int64, span time.Duration) error {
+	switch need := c.flags.SLO.MinOps(); {
+	case span <= 0:
+		return Usagef("the log records no time between its operations: --slo and --curve pace a replay by its recorded times")
+	case len(c.flags.SLO) > 0 && ops < need:
+		return Usagef("the log holds %d operations and judging %s at a rate needs %d: replay a longer log, or judge a lower percentile",
+			ops, c.flags.SLO, need)
+	}
+	c.minRate = float64(ops) / minProbe.Seconds()
+	return nil
 }
 
 // replayProbe replays the whole log at a rate of operations per second

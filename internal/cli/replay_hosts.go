@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -60,6 +61,9 @@ func replayCluster(cmd *cobra.Command, args []string, o *ReplayOptions) (*cluste
 	}
 	c := &clusterRun{command: "replay", hosts: &o.Cluster, output: &o.Output, ci: &o.CI, repeat: 1,
 		job: cluster.Job{Command: "replay", Args: jobArgs, Files: files}, left: runDirLeft(o.Path)}
+	if err := replayProbesOf(c, o, traces); err != nil {
+		return nil, err
+	}
 	c.finish = func(res *report.Result, parts []cluster.HostResult) error {
 		var done []*report.Replay
 		for _, p := range parts {
@@ -67,13 +71,36 @@ func replayCluster(cmd *cobra.Command, args []string, o *ReplayOptions) (*cluste
 				done = append(done, p.Result.Replay)
 			}
 		}
-		res.Replay = replay.Merge(res, done, traces, strings.Join(o.Logs, ","), o.Speed)
+		speed := o.Speed
+		if c.job.Pace != nil { // a probe's
+			speed = c.job.Pace.Speed
+		}
+		res.Replay = replay.Merge(res, done, traces, strings.Join(o.Logs, ","), speed)
 		if o.AllowDifferences || res.Interrupted {
 			return nil
 		}
 		return differed(res.Replay)
 	}
 	return c, nil
+}
+
+// replayProbesOf readies the search or curve of --slo or --curve (if
+// given) on the hosts: its rates are of the logs' operations together,
+// over the longest log's span, each a speed.
+func replayProbesOf(c *clusterRun, o *ReplayOptions, traces []*replay.Trace) error {
+	if c.capacity = o.capacityRun(); c.capacity == nil {
+		return nil
+	}
+	var ops int64
+	var span time.Duration
+	for _, t := range traces {
+		ops, span = ops+t.Ops(), max(span, t.Span)
+	}
+	if err := c.capacity.replayable(ops, span); err != nil {
+		return err
+	}
+	c.probes = &replayProbes{recorded: float64(ops) / span.Seconds()}
+	return nil
 }
 
 // compressedLog is the content of a log, gzip-compressed unless it is
@@ -133,5 +160,10 @@ func replayOnAgent(ctx context.Context, gate cluster.Gate, o *ReplayOptions, job
 		Started:  func(*engine.Engine, int64) { _ = gate(ctx, "replay") },
 		Finished: func(*engine.Engine) { _ = gate(ctx, cluster.FinishPhase) },
 	}
-	return agentRun("replay", func(res *report.Result) error { return replay.Run(ctx, o.Options, res) })
+	return agentRun("replay", func(res *report.Result) error {
+		if p := job.Pace; p != nil { // a probe: the log once at its speed, an open loop
+			o.Capacity = func(ctx context.Context, _ *replay.Trace, play replay.Player) error { return play(ctx, p.Speed, res) }
+		}
+		return replay.Run(ctx, o.Options, res)
+	})
 }

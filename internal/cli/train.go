@@ -401,6 +401,9 @@ func trainCluster(cmd *cobra.Command, args []string, o *TrainOptions) (*clusterR
 	}
 	c.finish = mergeTraining
 	c.judge = addAUExpectation
+	if c.capacity = o.capacityRun(); c.capacity != nil {
+		c.probes = &trainProbes{samples: c.capacity.scale(), share: o.Dataset == "", keep: o.Keep, path: o.Path}
+	}
 	return c, nil
 }
 

@@ -19,8 +19,8 @@ func (o *TrainOptions) resolveCapacity(cmd *cobra.Command) error {
 	switch {
 	case o.FindMax:
 		return Usagef("--find-max searches accelerator counts and --slo or --curve sample rates: give one of them")
-	case o.Cluster.active():
-		return Usagef("--slo and --curve on train run on one host; they do not combine with --hosts")
+	case o.Cluster.active() && o.Storage != "":
+		return Usagef("--slo and --curve on train with --hosts share a dataset on a file system: with --storage, run them on one host")
 	}
 	return nil
 }

@@ -28,8 +28,10 @@ import (
 // must speak the same one. 2: every phase also ends at a barrier (EndOf),
 // which an agent of 1 never reaches. 3: an open loop's rate is the total
 // across the hosts, each agent running its share, and a job may carry a
-// capacity probe's Pace; an agent of 2 would run the whole rate.
-const Protocol = 3
+// capacity probe's Pace; an agent of 2 would run the whole rate. 4: a
+// Pace also carries replay's speed and train's shared dataset, which an
+// agent of 3 would ignore.
+const Protocol = 4
 
 // Default timings.
 const (
@@ -149,7 +151,23 @@ type Pace struct {
 	// operations of all hosts together.
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	MinOps   int64         `json:"min_ops,omitempty"`
+	// Speed is replay's: the speed at which every host replays its log
+	// (Rate is then the whole log's operations per second at it).
+	Speed float64 `json:"speed,omitempty"`
+	// Dataset is train's: what becomes of the dataset that the probes of
+	// one search share in the run's directory (one RunName for them all).
+	// DatasetKeep makes it and keeps it for the probes after;
+	// DatasetReuse trains on it; DatasetRemove trains nothing and
+	// removes it. "" is a run's own dataset, made and removed.
+	Dataset string `json:"dataset,omitempty"`
 }
+
+// The values of Pace.Dataset.
+const (
+	DatasetKeep   = "keep"
+	DatasetReuse  = "reuse"
+	DatasetRemove = "remove"
+)
 
 // MaxJobBytes bounds a job as an agent accepts it, the files it carries
 // included.

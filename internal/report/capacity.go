@@ -88,7 +88,7 @@ type CapacityStep struct {
 // writeCapacity writes the answer of --slo and the steps of --curve
 // below the table.
 func writeCapacity(w io.Writer, c *Capacity) {
-	if c == nil {
+	if c == nil || c.Answer == nil && len(c.Steps) == 0 { // stopped before its first step ended
 		return
 	}
 	if c.Answer == nil {

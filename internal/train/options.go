@@ -46,9 +46,14 @@ type Options struct {
 	GenThreads   int // writers of the dataset
 	// Data is how the dataset generated compresses and repeats
 	// (--compress-ratio, --dedupe-ratio); the zero Data neither.
-	Data       pattern.Data
-	Direct     bool
-	Keep       bool
+	Data   pattern.Data
+	Direct bool
+	Keep   bool
+	// Hold keeps a complete dataset made on many hosts (RunDir on a file
+	// system) for later runs of the caller's, which train on it as
+	// Dataset and remove it with RemoveShare; unlike Keep, it says
+	// nothing of it.
+	Hold       bool
 	DropCaches bool
 	// Dataset is a directory of an earlier run's dataset (kept with Keep)
 	// to train on instead of generating one.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fsbench/fsbench/internal/engine"
 	"github.com/fsbench/fsbench/internal/origin"
@@ -237,6 +238,7 @@ func (r *run) cleanup() {
 	}
 	switch {
 	case !r.gen:
+	case r.o.Hold && r.complete && r.store == nil && r.own == nil && !r.o.Keep:
 	case r.o.Keep && r.complete && r.store != nil:
 		r.warn("keeping the dataset in %s (train on it again with --dataset %s)", r.ds.Dir(), r.prefix)
 	case r.store != nil:
@@ -260,6 +262,30 @@ func (r *run) cleanup() {
 		}
 	}
 	r.gen = false
+}
+
+// RemoveShare removes this host's files of the dataset that hosts made
+// in o.RunDir and held (Options.Hold), host 0 its description too; the
+// last host to remove its files removes the directory. ready is called
+// once the dataset is open, before anything is removed: the caller waits
+// there for every host to have opened it.
+func RemoveShare(o Options, ready func()) error {
+	ds, err := OpenDataset(o.RunDir)
+	if err != nil {
+		return err
+	}
+	if ds.Existing() {
+		return fmt.Errorf("%s holds no dataset of fsbench's: nothing removed", o.RunDir)
+	}
+	r := &run{o: &o, ds: ds, res: &report.Result{}}
+	if ready != nil {
+		ready()
+	}
+	r.removeShare()
+	if len(r.res.Warnings) > 0 {
+		return errors.New(strings.Join(r.res.Warnings, "; "))
+	}
+	return nil
 }
 
 // removeShare removes this host's files of a dataset shared by hosts.
