@@ -86,3 +86,27 @@ func TestRealPlantedStep(t *testing.T) {
 	}
 	t.Logf("%d of %d runs after the step outside the 19 before", outside, len(rs)-19)
 }
+
+// A real series whose limit falls by 0.4% of itself at every run from run
+// 20 on (about 3% a week at a run a day; benchmarks/records/history.md):
+// a history growing a run at a time finds the decline within 10 runs of
+// its start, and nothing before it.
+func TestRealSlowDecline(t *testing.T) {
+	_, s := readSeries(t, "loop-decline")
+	found := 0
+	for k := 20; k <= len(s.Entries); k++ {
+		part := &Series{ID: s.ID, Key: s.Key, Entries: s.Entries[:k]}
+		for _, c := range Analyse(part, "randread", ChangeOptions{}).Changes {
+			switch {
+			case c.Run < 18:
+				t.Errorf("with %d runs: a change point at run %d, before the decline", k, c.Run)
+			case c.Shift < 0 && found == 0:
+				found = k
+			}
+		}
+	}
+	if found == 0 || found-19 > 10 {
+		t.Fatalf("the decline from run 20 found with %d runs, want within 10 runs of its start", found)
+	}
+	t.Logf("found with %d runs, %d into the decline", found, found-19)
+}
