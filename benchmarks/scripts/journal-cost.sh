@@ -14,8 +14,11 @@
 # with those flags instead of --journal: what any writer's flag costs,
 # measured the same way (the side is still named "journal" below).
 #
+# BOTH adds flags to both sides (BOTH=--direct: the writes go to the
+# device, not to the page cache).
+#
 # Usage: journal-cost.sh BINARY
-# Environment: WITH, DIR (default /var/tmp/jcost; a tmpfs measures the
+# Environment: WITH, BOTH, DIR (default /var/tmp/jcost; a tmpfs measures the
 # journal's CPU cost, a disk what a user meets), RUNS (default 6),
 # RUNTIME (default 5), THREADS (default 2), FILES (default 4), BS
 # (default 4K).
@@ -32,7 +35,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$DIR"/run.*' EXIT
 mkdir -p "$DIR"
 one() { # one SIDE ROUND: prints MiB/s, CPU s per GiB and, with a journal, its bytes per GiB written
-	local side=$1 round=$2 run="$DIR/run.$1.$2" extra=()
+	local side=$1 round=$2 run="$DIR/run.$1.$2" extra=() both=()
+	read -r -a both <<<"${BOTH:-}"
 	mkdir -p "$run"
 	if [ "$side" = journal ] && [ -n "${WITH:-}" ]; then
 		read -r -a extra <<<"$WITH"
@@ -40,7 +44,7 @@ one() { # one SIDE ROUND: prints MiB/s, CPU s per GiB and, with a journal, its b
 		extra=(--journal "$tmp/$round.journal")
 	fi
 	"$bin" bench "$run" -q --json --drop-caches never --rw write --xfer-size "$BS" --file-size 64M \
-		--files "$FILES" -p "$THREADS" --duration "${RUNTIME}s" --keep "${extra[@]}" >"$tmp/out.json"
+		--files "$FILES" -p "$THREADS" --duration "${RUNTIME}s" --keep "${both[@]}" "${extra[@]}" >"$tmp/out.json"
 	python3 - "$tmp/out.json" "$tmp/$round.journal" "$side" <<'PY'
 import json, os, sys
 r = json.load(open(sys.argv[1]))
