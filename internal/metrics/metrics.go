@@ -39,11 +39,7 @@ func NewHistogram() *Histogram {
 // Encode returns the histogram in HdrHistogram's standard encoded form
 // (V2, compressed, base64), which every HdrHistogram library reads.
 func (h *Histogram) Encode() (string, error) {
-	b, err := h.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
+	return encodeV2(h.h), nil
 }
 
 // Decode reads a histogram written by Encode. A histogram of another
