@@ -250,9 +250,11 @@ type agentRunner struct {
 	watch engine.Watcher // sees the phases of every job, or nil
 }
 
-// quietApp is an App whose output goes nowhere: the coordinator prints.
-func (r *agentRunner) quietApp() *App {
-	return &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: r.app.IO.Getenv}, Globals: Globals{Quiet: true}}
+// quietApp is an App whose output goes nowhere (the coordinator prints),
+// and whose files are made in directories confine accepts.
+func (r *agentRunner) quietApp(confine func(string) error) *App {
+	return &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: r.app.IO.Getenv}, Globals: Globals{Quiet: true},
+		confine: confine}
 }
 
 // Prepare parses the job's arguments with the command's own flags. Only
@@ -262,7 +264,7 @@ func (r *agentRunner) quietApp() *App {
 // path of the host is refused by confine unless the agent allows it.
 func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine func(string) error) (cluster.Prepared, error) {
 	var prepared cluster.Prepared
-	check, err := r.command(job, files, &prepared)
+	check, err := r.command(job, files, &prepared, confine)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +279,7 @@ func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine
 	if err != nil {
 		return nil, err
 	}
-	cmd, _ := r.command(job, files, &prepared)
+	cmd, _ := r.command(job, files, &prepared, confine)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -296,12 +298,12 @@ func (r *agentRunner) Prepare(job *cluster.Job, files map[string]string, confine
 
 // command is the command a job runs (agentCommands), whose run on an
 // agent sets prepared.
-func (r *agentRunner) command(job *cluster.Job, files map[string]string, prepared *cluster.Prepared) (*cobra.Command, error) {
+func (r *agentRunner) command(job *cluster.Job, files map[string]string, prepared *cluster.Prepared, confine func(string) error) (*cobra.Command, error) {
 	c, ok := agentCommands[job.Command]
 	if !ok {
 		return nil, fmt.Errorf("unknown command %q", job.Command)
 	}
-	return c.prepare(r.quietApp(), job, files, prepared), nil
+	return c.prepare(r.quietApp(confine), job, files, prepared), nil
 }
 
 // benchTreeDir is the directory of a workload's kept tree (tree.dir,
@@ -395,7 +397,7 @@ func benchJournalOnAgent(o *BenchOptions, job *cluster.Job) (*journal.Writer, er
 	if j := o.Job.Job; j != nil && j.Threads > 0 {
 		threads = j.Threads
 	}
-	jw, err := openJournal(o.Journal, o.Path, threads, o.Seed)
+	jw, err := openJournal(o.Journal, o.Path, threads, o.Seed, o.journalConfine)
 	if jw != nil {
 		jw.Alias(job.Base, job.RunName)
 		jw.Alias(job.Path, "")

@@ -63,6 +63,7 @@ func prepareBench(app *App, job *cluster.Job, _ map[string]string, prepared *clu
 		if o.Journal, err = agentJournal(o.Journal, job); err != nil {
 			return err
 		}
+		o.journalConfine = app.confine
 		*prepared = newAgentJob(o, job, o.Path, benchOnAgent, benchTreeDir(o), o.Journal)
 		return nil
 	})
@@ -96,6 +97,7 @@ func prepareObjbench(app *App, job *cluster.Job, _ map[string]string, prepared *
 		if o.JournalPath, err = agentJournal(o.JournalPath, job); err != nil {
 			return err
 		}
+		o.journalConfine = app.confine
 		*prepared = newAgentJob(o, job, objbenchTarget(o), objbenchOnAgent, o.JournalPath)
 		return nil
 	})

@@ -35,6 +35,8 @@ type BenchOptions struct {
 	AccessLog string
 	// Journal is --journal: the verification journal to record the run in.
 	Journal string
+	// journalConfine, on an agent, must accept the journal's directory.
+	journalConfine func(string) error
 	// summary, when set, writes more lines about the result (fio's
 	// summary for fsbench fio -v).
 	summary func(*report.Result)
@@ -319,7 +321,7 @@ func runBench(ctx context.Context, app *App, o *BenchOptions) error {
 	if err != nil {
 		return err
 	}
-	jw, err := openJournal(o.Journal, o.Path, threads, o.Seed)
+	jw, err := openJournal(o.Journal, o.Path, threads, o.Seed, nil)
 	if err != nil {
 		closeAccessLog(app, alog, &report.Result{})
 		return err

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/journal"
+	"github.com/fsbench/fsbench/internal/sysio"
 	"github.com/fsbench/fsbench/internal/workload"
 )
 
@@ -34,8 +36,9 @@ func checkJournal(cmd *cobra.Command, path string, keep bool) error {
 }
 
 // openJournal starts the journal of a run of workers workers below root,
-// or returns nil when path is empty.
-func openJournal(path, root string, workers int, seed uint64) (*journal.Writer, error) {
+// or returns nil when path is empty. confine, on an agent, must accept
+// the journal's directory (newJournalFile).
+func openJournal(path, root string, workers int, seed uint64, confine func(string) error) (*journal.Writer, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -43,7 +46,14 @@ func openJournal(path, root string, workers int, seed uint64) (*journal.Writer, 
 	if err != nil {
 		return nil, Usagef("PATH %s: %v", root, err)
 	}
-	w, err := journal.Create(path, abs, workers, seed)
+	var w *journal.Writer
+	if confine == nil {
+		w, err = journal.Create(path, abs, workers, seed)
+	} else if f, ferr := newJournalFile(path, confine); ferr != nil {
+		err = ferr
+	} else {
+		w, err = journal.CreateFile(f, abs, workers, seed)
+	}
 	if errors.Is(err, fs.ErrExist) {
 		return nil, Usagef("--journal %s exists: verify it with fsbench verify, or name a new file", path)
 	}
@@ -51,6 +61,19 @@ func openJournal(path, root string, workers int, seed uint64) (*journal.Writer, 
 		return nil, Usagef("--journal: %v", err)
 	}
 	return w, nil
+}
+
+// newJournalFile makes an agent's journal file in a directory it holds
+// open while confine checks it, so that a directory of the path swapped
+// for a link by another user after the check is not followed out of the
+// agent's allowed roots.
+func newJournalFile(path string, confine func(string) error) (*os.File, error) {
+	return sysio.CreateNew(path, 0o644, func(dir string) error {
+		if err := confine(dir); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	})
 }
 
 // closeJournal writes out the journal and says how to check it; a

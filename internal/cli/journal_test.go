@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +76,37 @@ func TestBenchJournalRecordsTheRun(t *testing.T) {
 	s, err := journal.Verify(context.Background(), j, journal.Dir(dir))
 	if err != nil || s.Failed() != 0 || s.Held != 36 || s.Unsynced != 0 || s.Files != 22 {
 		t.Fatalf("%v %+v", err, s)
+	}
+}
+
+// TestAgentJournalConfined: on an agent the journal is made in the
+// directory its path leads to only when the agent's check accepts that
+// directory: one swapped for a link out of the allowed roots after the
+// job was taken is refused, and nothing is made where the link leads.
+func TestAgentJournalConfined(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "journals")); err != nil {
+		t.Fatal(err)
+	}
+	allowed := func(dir string) error {
+		if !strings.HasPrefix(dir+"/", root+"/") {
+			return fmt.Errorf("path %s is not under an allowed root", dir)
+		}
+		return nil
+	}
+	w, err := openJournal(filepath.Join(root, "journals", "j.host-0"), root, 1, 1, allowed)
+	if err == nil {
+		w.Close()
+		t.Fatal("the journal was made beneath a link out of the allowed roots")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("made outside the roots: %v", ents)
+	}
+	w, err = openJournal(filepath.Join(root, "j.host-0"), root, 1, 1, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

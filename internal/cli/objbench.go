@@ -37,6 +37,8 @@ type ObjbenchOptions struct {
 	// JournalPath is --journal: the verification journal of the
 	// workload's puts and deletes.
 	JournalPath string
+	// journalConfine, on an agent, must accept the journal's directory.
+	journalConfine func(string) error
 }
 
 func newObjbenchCmd(app *App) *cobra.Command {

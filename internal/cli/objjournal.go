@@ -49,7 +49,15 @@ func (o *ObjbenchOptions) openJournal() (*journal.Writer, error) {
 	if o.JournalPath == "" {
 		return nil, nil
 	}
-	w, err := journal.CreateObjects(o.JournalPath, o.Storage, journalURL(o.Storage, o.URL), o.Threads, o.Seed)
+	var w *journal.Writer
+	var err error
+	if o.journalConfine == nil {
+		w, err = journal.CreateObjects(o.JournalPath, o.Storage, journalURL(o.Storage, o.URL), o.Threads, o.Seed)
+	} else if f, ferr := newJournalFile(o.JournalPath, o.journalConfine); ferr != nil {
+		err = ferr
+	} else {
+		w, err = journal.CreateObjectsFile(f, o.Storage, journalURL(o.Storage, o.URL), o.Threads, o.Seed)
+	}
 	if errors.Is(err, fs.ErrExist) {
 		return nil, Usagef("--journal %s exists: verify it with fsbench verify, or name a new file", o.JournalPath)
 	}

@@ -63,6 +63,10 @@ type App struct {
 	results func(*report.Result)
 	// gate is what writes progress to stderr (progressout.go).
 	gate stderrGate
+	// confine, on an agent, refuses a directory outside its allowed
+	// roots: a file the job makes (its journal) is made in a directory it
+	// accepted (sysio.CreateNew).
+	confine func(dir string) error
 }
 
 // Color reports whether output to a terminal may be coloured: not with

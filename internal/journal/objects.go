@@ -1,6 +1,9 @@
 package journal
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // CreateObjects makes a new journal at path (which must not exist) for a
 // run of workers workers that puts and deletes objects of the store of
@@ -8,6 +11,12 @@ import "time"
 // starts its periodic flush. Its paths are keys of that store.
 func CreateObjects(path, storage, url string, workers int, seed uint64) (*Writer, error) {
 	return create(path, url, storage, workers, seed)
+}
+
+// CreateObjectsFile is CreateObjects on f, a new empty file its caller
+// made (CreateFile).
+func CreateObjectsFile(f *os.File, storage, url string, workers int, seed uint64) (*Writer, error) {
+	return start(f, url, storage, workers, seed)
 }
 
 // Put records a put the store acknowledged at t: the object key of size

@@ -66,6 +66,13 @@ func Create(path, root string, workers int, seed uint64) (*Writer, error) {
 	return create(path, root, "", workers, seed)
 }
 
+// CreateFile is Create on f, a new empty file its caller made (an agent
+// makes it beneath a directory it holds, confined to its roots); the
+// Writer closes it.
+func CreateFile(f *os.File, root string, workers int, seed uint64) (*Writer, error) {
+	return start(f, root, "", workers, seed)
+}
+
 // create is Create, and for a journal of objects (storage set) root is the
 // store's URL and a Store record follows the header.
 func create(path, root, storage string, workers int, seed uint64) (*Writer, error) {
@@ -73,6 +80,11 @@ func create(path, root, storage string, workers int, seed uint64) (*Writer, erro
 	if err != nil {
 		return nil, err
 	}
+	return start(f, root, storage, workers, seed)
+}
+
+// start writes the journal's header to f and starts its periodic flush.
+func start(f *os.File, root, storage string, workers int, seed uint64) (*Writer, error) {
 	host, _ := os.Hostname()
 	w := &Writer{f: f, root: strings.TrimSuffix(root, "/") + "/", start: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{})}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"unsafe"
 
 	"github.com/prometheus/procfs"
@@ -330,4 +331,32 @@ func RunOn(cpus []int) error {
 		return errors.New("no CPU to run on")
 	}
 	return unix.SchedSetaffinity(0, &set)
+}
+
+// CreateNew makes the new file path (it must not exist) for writing and
+// appending: through its directory, held open while check, when set, is
+// given the directory's real path, and never through a link as its last
+// component. An agent checks that the directory lies under its allowed
+// roots so: a directory of the path that another user swaps for a link
+// after the check is not the one the file is made in.
+func CreateNew(path string, perm os.FileMode, check func(dir string) error) (*os.File, error) {
+	dir, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: filepath.Dir(path), Err: err}
+	}
+	defer unix.Close(dir)
+	if check != nil {
+		real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(dir))
+		if err == nil {
+			err = check(real)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	fd, err := unix.Openat(dir, filepath.Base(path), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }

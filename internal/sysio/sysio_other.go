@@ -97,3 +97,18 @@ func PinDir(base, rel string) (name string, made bool, release func(), err error
 	}
 	return name, made, func() {}, nil
 }
+
+// CreateNew makes the new file path (it must not exist) for writing and
+// appending, once check, when set, accepts its directory's real path.
+func CreateNew(path string, perm os.FileMode, check func(dir string) error) (*os.File, error) {
+	if check != nil {
+		dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+		if err == nil {
+			err = check(dir)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, perm)
+}
