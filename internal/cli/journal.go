@@ -37,7 +37,7 @@ func checkJournal(cmd *cobra.Command, path string, keep bool) error {
 
 // openJournal starts the journal of a run of workers workers below root,
 // or returns nil when path is empty. confine, on an agent, must accept
-// the journal's directory (newJournalFile).
+// the journal's directory (newJournal).
 func openJournal(path, root string, workers int, seed uint64, confine func(string) error) (*journal.Writer, error) {
 	if path == "" {
 		return nil, nil
@@ -46,34 +46,36 @@ func openJournal(path, root string, workers int, seed uint64, confine func(strin
 	if err != nil {
 		return nil, Usagef("PATH %s: %v", root, err)
 	}
+	return newJournal(path, confine, func(f *os.File) (*journal.Writer, error) { return journal.CreateFile(f, abs, workers, seed) })
+}
+
+// newJournal makes the new journal file path and starts a journal in it.
+// The file is made in its directory held open, never through a link as
+// its last component; on an agent, confine checks that directory first,
+// so that one of the path swapped for a link by another user after the
+// job was taken does not lead the journal out of the allowed roots.
+func newJournal(path string, confine func(string) error, start func(*os.File) (*journal.Writer, error)) (*journal.Writer, error) {
+	var check func(string) error
+	if confine != nil {
+		check = func(dir string) error {
+			if err := confine(dir); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return nil
+		}
+	}
+	f, err := sysio.CreateNew(path, 0o644, check)
 	var w *journal.Writer
-	if confine == nil {
-		w, err = journal.Create(path, abs, workers, seed)
-	} else if f, ferr := newJournalFile(path, confine); ferr != nil {
-		err = ferr
-	} else {
-		w, err = journal.CreateFile(f, abs, workers, seed)
+	if err == nil {
+		w, err = start(f)
 	}
-	if errors.Is(err, fs.ErrExist) {
+	switch {
+	case errors.Is(err, fs.ErrExist):
 		return nil, Usagef("--journal %s exists: verify it with fsbench verify, or name a new file", path)
-	}
-	if err != nil {
+	case err != nil:
 		return nil, Usagef("--journal: %v", err)
 	}
 	return w, nil
-}
-
-// newJournalFile makes an agent's journal file in a directory it holds
-// open while confine checks it, so that a directory of the path swapped
-// for a link by another user after the check is not followed out of the
-// agent's allowed roots.
-func newJournalFile(path string, confine func(string) error) (*os.File, error) {
-	return sysio.CreateNew(path, 0o644, func(dir string) error {
-		if err := confine(dir); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		return nil
-	})
 }
 
 // closeJournal writes out the journal and says how to check it; a

@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -49,20 +48,12 @@ func (o *ObjbenchOptions) openJournal() (*journal.Writer, error) {
 	if o.JournalPath == "" {
 		return nil, nil
 	}
-	var w *journal.Writer
-	var err error
-	if o.journalConfine == nil {
-		w, err = journal.CreateObjects(o.JournalPath, o.Storage, journalURL(o.Storage, o.URL), o.Threads, o.Seed)
-	} else if f, ferr := newJournalFile(o.JournalPath, o.journalConfine); ferr != nil {
-		err = ferr
-	} else {
-		w, err = journal.CreateObjectsFile(f, o.Storage, journalURL(o.Storage, o.URL), o.Threads, o.Seed)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return nil, Usagef("--journal %s exists: verify it with fsbench verify, or name a new file", o.JournalPath)
-	}
+	url := journalURL(o.Storage, o.URL)
+	w, err := newJournal(o.JournalPath, o.journalConfine, func(f *os.File) (*journal.Writer, error) {
+		return journal.CreateObjectsFile(f, o.Storage, url, o.Threads, o.Seed)
+	})
 	if err != nil {
-		return nil, Usagef("--journal: %v", err)
+		return nil, err
 	}
 	o.Journal = w
 	return w, nil
