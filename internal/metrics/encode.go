@@ -34,27 +34,30 @@ var zlibWriters = sync.Pool{New: func() any {
 // collecting the garbage.
 func encodeV2(h *hdrhistogram.Histogram) string {
 	s := h.Export()
-	var payload bytes.Buffer
 	counts := appendCounts(nil, s.Counts)
 	ratio := s.IntegerToDoubleConversionRatio
 	if ratio == 0 {
 		ratio = 1
 	}
-	for _, v := range []any{v2Cookie, int32(len(counts)), int32(0), int32(s.SignificantFigures),
-		s.LowestTrackableValue, s.HighestTrackableValue, math.Float64bits(ratio)} {
-		_ = binary.Write(&payload, binary.BigEndian, v) // a bytes.Buffer takes every write
-	}
-	payload.Write(counts)
+	be := binary.BigEndian
+	payload := be.AppendUint32(nil, uint32(v2Cookie))
+	payload = be.AppendUint32(payload, uint32(len(counts)))
+	payload = be.AppendUint32(payload, 0) // the normalizing index offset
+	payload = be.AppendUint32(payload, uint32(s.SignificantFigures))
+	payload = be.AppendUint64(payload, uint64(s.LowestTrackableValue))
+	payload = be.AppendUint64(payload, uint64(s.HighestTrackableValue))
+	payload = be.AppendUint64(payload, math.Float64bits(ratio))
+	payload = append(payload, counts...)
 
 	var z bytes.Buffer
 	w := zlibWriters.Get().(*zlib.Writer)
 	w.Reset(&z)
-	_, _ = w.Write(payload.Bytes())
+	_, _ = w.Write(payload)
 	_ = w.Close()
 	zlibWriters.Put(w)
 
-	out := binary.BigEndian.AppendUint32(nil, uint32(v2CompressedCookie))
-	out = binary.BigEndian.AppendUint32(out, uint32(z.Len()))
+	out := be.AppendUint32(nil, uint32(v2CompressedCookie))
+	out = be.AppendUint32(out, uint32(z.Len()))
 	out = append(out, z.Bytes()...)
 	return base64.StdEncoding.EncodeToString(out)
 }
