@@ -17,6 +17,10 @@
 # BOTH adds flags to both sides (BOTH=--direct: the writes go to the
 # device, not to the page cache).
 #
+# JDIR is where the journals go (default a new directory under /tmp, on
+# the root file system here): a journal on DIR's own file system shares
+# its fsyncs' commits with the writer's data, one on a tmpfs does not.
+#
 # Usage: journal-cost.sh BINARY
 # Environment: WITH, BOTH, DIR (default /var/tmp/jcost; a tmpfs measures the
 # journal's CPU cost, a disk what a user meets), RUNS (default 6),
@@ -32,7 +36,9 @@ DIR=${DIR:-/var/tmp/jcost}
 [ $# -eq 1 ] || { echo "usage: journal-cost.sh BINARY" >&2; exit 2; }
 bin=$1
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" "$DIR"/run.*' EXIT
+jdir=${JDIR:-$tmp}
+mkdir -p "$jdir"
+trap 'rm -rf "$tmp" "$DIR"/run.* "$jdir"/*.journal' EXIT
 mkdir -p "$DIR"
 one() { # one SIDE ROUND: prints MiB/s, CPU s per GiB and, with a journal, its bytes per GiB written
 	local side=$1 round=$2 run="$DIR/run.$1.$2" extra=() both=()
@@ -41,11 +47,11 @@ one() { # one SIDE ROUND: prints MiB/s, CPU s per GiB and, with a journal, its b
 	if [ "$side" = journal ] && [ -n "${WITH:-}" ]; then
 		read -r -a extra <<<"$WITH"
 	elif [ "$side" = journal ]; then
-		extra=(--journal "$tmp/$round.journal")
+		extra=(--journal "$jdir/$round.journal")
 	fi
 	"$bin" bench "$run" -q --json --drop-caches never --rw write --xfer-size "$BS" --file-size 64M \
 		--files "$FILES" -p "$THREADS" --duration "${RUNTIME}s" --keep "${both[@]}" "${extra[@]}" >"$tmp/out.json"
-	python3 - "$tmp/out.json" "$tmp/$round.journal" "$side" <<'PY'
+	python3 - "$tmp/out.json" "$jdir/$round.journal" "$side" <<'PY'
 import json, os, sys
 r = json.load(open(sys.argv[1]))
 p, u = r["phases"][0], r["usage"]

@@ -16,6 +16,7 @@ import (
 func FuzzRead(f *testing.F) {
 	r := newRun(f)
 	r.write("a", 100, random(9000))
+	r.write("a", 9100, random(9000)) // a Next record
 	r.event("fsync", "a")
 	r.w.Flush()
 	r.write("a", 0, random(10))

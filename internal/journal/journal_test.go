@@ -363,3 +363,128 @@ func overwriteZeros(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestNextRecords: a write right after the frame's previous one, of its
+// length, is a Next record of a few bytes, read back as the whole write
+// it stands for; a write that breaks the run (elsewhere, of another
+// length, after another record) is a full record again.
+func TestNextRecords(t *testing.T) {
+	r := newRun(t)
+	data := random(8 * Cell)
+	for i := range 5 {
+		r.write("a", int64(i)*Cell, data[i*Cell:(i+1)*Cell])
+	}
+	r.write("a", 6*Cell, data[6*Cell:7*Cell])     // a gap
+	r.write("a", 7*Cell, data[7*Cell:7*Cell+100]) // another length
+	r.event("fsync", "a")
+	r.write("a", 5*Cell, data[5*Cell:6*Cell]) // after another record
+	r.w.Flush()
+	raw, _ := os.ReadFile(r.w.f.Name())
+	if n := bytes.Count(raw, []byte{Next}); n < 4 {
+		t.Errorf("%d Next type bytes in the journal, want 4 at least", n)
+	}
+	j, err := ReadFile(r.w.f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	last := int64(-1)
+	for _, rec := range j.Records {
+		if rec.Type == Write {
+			got = append(got, strconv.FormatInt(rec.Off/Cell, 10)+"+"+strconv.FormatInt(rec.Len, 10))
+			if rec.T < last || len(rec.Sums) != 1 {
+				t.Errorf("write %+v after time %d", rec, last)
+			}
+			last = rec.T
+		}
+	}
+	if s := strings.Join(got, ","); s != "0+4096,1+4096,2+4096,3+4096,4+4096,6+4096,7+100,5+4096" {
+		t.Fatalf("writes read back: %s", s)
+	}
+	if s := r.verify(); s.Failed() != 0 || s.Held != 8 {
+		t.Fatalf("intact: %+v", s)
+	}
+	// A piece of a Next record is checked as any other.
+	overwrite(t, r.path("a"), 3*Cell+512, []byte("torn sector"))
+	r.w = nil
+	s, err := Verify(context.Background(), j, Dir(r.root))
+	if err != nil || s.Failed() != 1 || s.Findings[0].Offset != 3*Cell {
+		t.Fatalf("damage in the fourth write: %+v, %v", s, err)
+	}
+}
+
+// TestNextFirstInFrame: a Next record with no write before it in its frame
+// does not stand for anything, and the frame is torn.
+func TestNextFirstInFrame(t *testing.T) {
+	b := append([]byte(Magic), seal(appendRecord(make([]byte, frameHead), &Record{Type: Header, Root: "/r"}))...)
+	p := append(make([]byte, frameHead), Next, 5)
+	p = binary.LittleEndian.AppendUint32(p, 1)
+	b = append(b, seal(p)...)
+	j, err := Read(bytes.NewReader(b))
+	if err != nil || len(j.Records) != 0 || j.Ignored != int64(len(p)) {
+		t.Fatalf("journal %+v, %v", j, err)
+	}
+}
+
+// TestVersion1 reads and verifies a journal as version 1 wrote it (its
+// magic line, no Next records, fingerprintV1's sums).
+func TestVersion1(t *testing.T) {
+	root := t.TempDir()
+	data := random(2 * Cell)
+	if err := os.WriteFile(filepath.Join(root, "a"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	frame := appendRecord(make([]byte, frameHead), &Record{Type: Header, Root: root})
+	for i := range 2 {
+		frame = appendRecord(frame, &Record{Type: Write, T: int64(i + 1), Path: "a", Off: int64(i) * Cell, Len: Cell, Sums: []uint32{fingerprintV1(data[i*Cell : (i+1)*Cell])}})
+	}
+	frame = appendRecord(frame, &Record{Type: Sync, T: 3, Path: "a"})
+	j, err := Read(bytes.NewReader(append([]byte(magicV1), seal(frame)...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Verify(context.Background(), j, Dir(root)); err != nil || s.Failed() != 0 || s.Held != 2 {
+		t.Fatalf("intact: %+v, %v", s, err)
+	}
+	overwrite(t, filepath.Join(root, "a"), Cell, random(8))
+	if s, err := Verify(context.Background(), j, Dir(root)); err != nil || s.Failed() != 1 || s.Findings[0].Offset != Cell {
+		t.Fatalf("damaged: %+v, %v", s, err)
+	}
+}
+
+// TestFingerprint: the unrolled fingerprint of a whole cell is the one of
+// its loop; a change to any sampled word, or two sectors swapped, changes
+// it; and pieces of every length are summed.
+func TestFingerprint(t *testing.T) {
+	for range 100 {
+		b := random(Cell)
+		loop := seed(Cell)
+		for s := 0; s < Cell; s += 512 {
+			loop += lane(word(b[s:]), s)
+		}
+		if want := finish(loop + lane(word(b[Cell-8:]), Cell)); Fingerprint(b) != want {
+			t.Fatalf("unrolled %x, loop %x", Fingerprint(b), want)
+		}
+		sum := Fingerprint(b)
+		for _, at := range []int{0, 512 + 7, 3584 + 3, Cell - 1} {
+			c := bytes.Clone(b)
+			c[at] ^= 1
+			if Fingerprint(c) == sum {
+				t.Errorf("byte %d changed, the sum did not", at)
+			}
+		}
+		c := bytes.Clone(b)
+		copy(c[512:1024], b[1024:1536])
+		copy(c[1024:1536], b[512:1024])
+		if Fingerprint(c) == sum {
+			t.Error("two sectors swapped, the sum did not change")
+		}
+	}
+	sums := map[uint32]int{}
+	for n := 1; n <= Cell; n++ {
+		sums[Fingerprint(make([]byte, n))] = n
+	}
+	if len(sums) != Cell {
+		t.Errorf("%d distinct sums of zeros of %d lengths", len(sums), Cell)
+	}
+}

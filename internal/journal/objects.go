@@ -42,7 +42,7 @@ func (w *Writer) Put(worker int, key string, size int64, fill func(b []byte, off
 		b.b = appendRecord(b.b, &Record{Type: Write, T: at, Path: key, Len: size, Sums: sums})
 	}
 	b.b = appendRecord(b.b, &Record{Type: Sync, T: at, Path: key})
-	b.last, b.full = key, key
+	b.last, b.full, b.n = key, key, 0
 	w.full(b)
 }
 

@@ -20,6 +20,16 @@ type Journal struct {
 	// Ignored is the bytes at the end that did not make whole records
 	// (a tail torn when the writer stopped), which Read leaves out.
 	Ignored int64
+	// v1 marks a journal of version 1, whose sums are fingerprintV1's.
+	v1 bool
+}
+
+// sum is the fingerprint of a piece as j's writer made it.
+func (j *Journal) sum(b []byte) uint32 {
+	if j.v1 {
+		return fingerprintV1(b)
+	}
+	return Fingerprint(b)
 }
 
 // Objects tells whether j records objects of a store rather than files.
@@ -43,10 +53,10 @@ func ReadFile(path string) (*Journal, error) {
 // that does not check.
 func Read(r io.Reader) (*Journal, error) {
 	m := make([]byte, len(Magic))
-	if _, err := io.ReadFull(r, m); err != nil || string(m) != Magic {
+	if _, err := io.ReadFull(r, m); err != nil || (string(m) != Magic && string(m) != magicV1) {
 		return nil, ErrNotJournal
 	}
-	j := &Journal{}
+	j := &Journal{v1: string(m) == magicV1}
 	for {
 		recs, n, err := next(r)
 		if err == io.EOF {
@@ -112,6 +122,7 @@ type decoder struct {
 	p    []byte
 	bad  bool
 	last string // the path of the frame's last record
+	prev Record // the frame's last write, when no other record followed it (Next; Len 0: none)
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -147,6 +158,9 @@ func (d *decoder) str() string {
 
 // record decodes the next record.
 func (d *decoder) record() (Record, bool) {
+	if d.p[0] == Next {
+		return d.next()
+	}
 	r := Record{Type: d.p[0] &^ samePath}
 	same := d.p[0]&samePath != 0
 	d.p = d.p[1:]
@@ -162,20 +176,53 @@ func (d *decoder) record() (Record, bool) {
 		r.Root, r.Host, r.Seed, r.Start = d.str(), d.str(), d.uvarint(), d.varint()
 	case Write:
 		d.write(&r)
+		if !d.bad {
+			d.prev = r
+		}
 	case Rename:
 		r.To = d.str()
 	case Sync, SyncAll, Close, Created, Delete, Store:
 	default:
 		return r, false
 	}
+	if r.Type != Write {
+		d.prev = Record{}
+	}
 	return r, !d.bad && r.T >= 0
+}
+
+// next decodes a Next record: a Write after the frame's last one.
+func (d *decoder) next() (Record, bool) {
+	d.p = d.p[1:]
+	prev := d.prev
+	if prev.Len == 0 {
+		return Record{}, false
+	}
+	r := Record{Type: Write, Path: prev.Path, Off: prev.Off + prev.Len, Len: prev.Len}
+	dt := d.uvarint()
+	r.T = prev.T + int64(dt)
+	d.sums(&r, uint64(countPieces(r.Off, r.Len)))
+	if d.bad || dt > maxOffset || r.Off > maxOffset {
+		return r, false
+	}
+	d.prev = r
+	return r, true
 }
 
 func (d *decoder) write(r *Record) {
 	r.Off, r.Len = int64(d.uvarint()), int64(d.uvarint())
 	n := d.uvarint()
 	if d.bad || r.Off < 0 || r.Off > maxOffset || r.Len <= 0 || r.Len > maxWrite ||
-		(n != 0 && n != uint64(countPieces(r.Off, r.Len))) || n*4 > uint64(len(d.p)) {
+		(n != 0 && n != uint64(countPieces(r.Off, r.Len))) {
+		d.bad = true
+		return
+	}
+	d.sums(r, n)
+}
+
+// sums reads n sums of a write.
+func (d *decoder) sums(r *Record, n uint64) {
+	if d.bad || n*4 > uint64(len(d.p)) {
 		d.bad = true
 		return
 	}

@@ -54,9 +54,10 @@ type Summary struct {
 	// Journals are the journals verified, when there were several (one
 	// a host of a run on many hosts): each one's own verdict. The
 	// counts above are their sums.
-	Journals []Part `json:"journals,omitempty"`
-	objects  bool   // the journal's are objects, not files
-	back     int    // of Unexpected, deleted objects found there (no write of Writes)
+	Journals []Part              `json:"journals,omitempty"`
+	objects  bool                // the journal's are objects, not files
+	sum      func([]byte) uint32 // the journal's Fingerprint
+	back     int                 // of Unexpected, deleted objects found there (no write of Writes)
 }
 
 // Part is one of several journals verified together.
@@ -112,7 +113,7 @@ type Object interface {
 // Verify checks every write j records against t.
 func Verify(ctx context.Context, j *Journal, t Target) (*Summary, error) {
 	m := build(j.Records)
-	s := &Summary{Root: j.Header.Root, Recorded: m.writes, IgnoredBytes: j.Ignored, objects: j.Objects()}
+	s := &Summary{Root: j.Header.Root, Recorded: m.writes, IgnoredBytes: j.Ignored, objects: j.Objects(), sum: j.sum}
 	for _, path := range m.paths() {
 		if err := ctx.Err(); err != nil {
 			return s, err
@@ -171,7 +172,7 @@ func (s *Summary) checkFile(ctx context.Context, t Target, path string, f *fileS
 		return err
 	}
 	defer o.Close()
-	r := &window{o: o}
+	r := &window{o: o, sum: s.sum}
 	for _, w := range ws {
 		s.Bytes += w.n
 		if !w.durable {
@@ -270,7 +271,7 @@ func state(r *window, p *piece) int {
 	case !p.known:
 		return pOK
 	}
-	sum := Fingerprint(b)
+	sum := r.sum(b)
 	switch {
 	case sum == p.sum:
 		return pOK
@@ -293,6 +294,7 @@ func isZero(b []byte) bool {
 // window reads a file forward through a buffer of 1 MiB.
 type window struct {
 	o   Object
+	sum func([]byte) uint32 // the journal's Fingerprint
 	buf []byte
 	at  int64
 	err error

@@ -202,6 +202,7 @@ type Runner struct {
 	repeat   []byte          // Config.Repeat's buffer, shared by the workers
 	repeatID uint64          // the identity its content is of
 	current  atomic.Pointer[FilePhase]
+	writes   WriteTracer // Config.Tracer, when it is one
 	// Live counts the operations of the phase in progress; progress bars and
 	// the stats publisher read it while the phase runs.
 	Live *metrics.Live
@@ -245,6 +246,7 @@ func NewRunner(cfg Config, maxBlock int64) *Runner {
 	// make blocks in their buffer.
 	e.streams = useStreams(cfg.Workers, int(maxBlock), runtime.GOMAXPROCS(0), hostMemory()) && !cfg.Repeat
 	e.repeatID = e.pattern.ID("repeat")
+	e.writes, _ = cfg.Tracer.(WriteTracer)
 	for range cfg.Workers {
 		e.files = append(e.files, &files{})
 	}

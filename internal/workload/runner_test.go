@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -492,5 +493,62 @@ func TestPhaseFsyncAndSyncFS(t *testing.T) {
 				t.Errorf("%s: worker %d: %v", c.p.Title, w, ops)
 			}
 		}
+	}
+}
+
+// writeTracer is a WriteTracer: it counts the writes it is told of by
+// TraceWrite and checks each one's data against the file.
+type writeTracer struct {
+	countTracer
+	whole  int
+	failed int
+	bad    []string
+}
+
+func (c *writeTracer) Trace(w int, ev Event) {
+	c.countTracer.Trace(w, ev)
+	if ev.Op == "write" && ev.Err != nil {
+		c.mu.Lock()
+		c.failed++
+		c.mu.Unlock()
+	}
+}
+
+func (c *writeTracer) TraceWrite(w int, path string, off int64, data []byte, at time.Time) {
+	got := make([]byte, len(data))
+	f, err := os.Open(path)
+	if err == nil {
+		_, err = f.ReadAt(got, off)
+		f.Close()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.whole++
+	if err != nil || !bytes.Equal(got, data) || at.IsZero() || time.Since(at) < 0 {
+		c.bad = append(c.bad, fmt.Sprintf("%s at %d: %v", path, off, err))
+	}
+}
+
+// TestWriteTracerTakesWholeWrites: a WriteTracer is told of each write
+// that succeeded whole by TraceWrite, with the bytes written, and of
+// every other operation, failed writes included, by Trace.
+func TestWriteTracerTakesWholeWrites(t *testing.T) {
+	tr := &writeTracer{countTracer: countTracer{ops: map[string]int{}}}
+	e, _ := newRunner(t, 2, false, tr)
+	w := FilePhase{Title: "Write", Kind: Create, Targets: filesOf(e, 3, names), FileSize: 100 << 10, BlockSize: 64 << 10}
+	if _, err := e.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	if tr.whole != 12 || tr.ops["write"] != 0 || tr.ops["create"] != 6 || len(tr.bad) > 0 {
+		t.Fatalf("TraceWrite %d times (want 12), Trace %v, bad %v", tr.whole, tr.ops, tr.bad)
+	}
+
+	// A file system that fills: the writes that failed reach Trace.
+	full := &writeTracer{countTracer: countTracer{ops: map[string]int{}}}
+	e = NewRunner(Config{Dir: testenv.Tmpfs(t, "16M"), Workers: 2, Seed: 1, Tracer: full}, 1<<20)
+	w = FilePhase{Title: "Fill", Kind: Create, Targets: e.NewTargets(e.cfg.Dir, jobNames(2)), FileSize: 16 << 20, BlockSize: 1 << 20}
+	r, _ := e.Run(context.Background(), w)
+	if r.Errors == 0 || full.failed == 0 || full.ops["write"] != full.failed || full.whole == 0 || len(full.bad) > 0 {
+		t.Fatalf("errors %d: Trace's failed writes %d (of %d), TraceWrite %d, bad %v", r.Errors, full.failed, full.ops["write"], full.whole, full.bad)
 	}
 }
