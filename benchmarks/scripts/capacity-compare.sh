@@ -15,9 +15,11 @@
 # (default 1: each probe of a search and each rate of the sweep runs this
 # many times and holds only if it holds in all, the search's --repeat), FSBENCH
 # (the binary, default
-# bin/fsbench). Needs root for the loop device and the cgroup, and fio.
-# Prints a markdown report on stdout: the machine, its load, each answer and
-# what it cost.
+# bin/fsbench), PAIRED (default 0; 1: each search is followed or preceded by
+# a sweep of its own, alternately, and judged against it, for storage whose
+# answer drifts over minutes). Needs root for the loop device and the
+# cgroup, and fio. Prints a markdown report on stdout: the machine, its
+# load, each answer and what it cost.
 set -euo pipefail
 
 OBJ=${OBJ:-p99<50ms}
@@ -26,6 +28,7 @@ LIMIT=${LIMIT:-200}
 DURATION=${DURATION:-2s}
 RATES=${RATES:-20}
 REPEAT=${REPEAT:-1}
+PAIRED=${PAIRED:-0}
 FSBENCH=${FSBENCH:-bin/fsbench}
 THREADS=4
 
@@ -75,55 +78,115 @@ echo "- date: $(date -u +%FT%TZ), binary: $($FSBENCH --version 2>/dev/null | hea
 echo "- machine: $(nproc) CPUs, $(uname -r); target: $mnt (device $dev), read limit ${LIMIT}/s (0: none)"
 echo "- load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "## fsbench --slo, $SEARCHES searches"
-echo
-echo "| search | answer (ops/s) | interval | p$pct at the answer (ms) | steps | seconds |"
-echo "|---|---|---|---|---|---|"
-answers=()
-for i in $(seq 1 "$SEARCHES"); do
+# search I: one --slo search; prints its row, sets a (its answer) and secs.
+search() {
+	local i=$1 t0 t1 row
 	t0=$(now)
 	inlimit "$FSBENCH" "${job[@]}" --slo "$OBJ" --repeat "$REPEAT" >"$work/slo$i.json"
 	t1=$(now)
 	a=$(json "$work/slo$i.json" "round(r['capacity']['answer']['ops_per_sec'])")
-	answers+=("$a")
+	secs=$(python3 -c "print(round($t1-$t0,1))")
 	row=$(json "$work/slo$i.json" "'%d-%d | %.1f | %d' % (r['capacity']['answer']['low_ops_per_sec'], r['capacity']['answer']['high_ops_per_sec'], r['capacity']['answer'].get('values', {}).get('p$pct', 0)/1e3, len(r['capacity']['steps']))")
-	echo "| $i | $a | $row | $(python3 -c "print(round($t1-$t0,1))") |"
-done
-echo
-echo "## brute force: $RATES fixed rates from 50% to 100% of the closed-loop maximum, each run $REPEAT times"
-echo
-t0=$(now)
-inlimit "$FSBENCH" "${job[@]}" >"$work/max.json"
-max=$(json "$work/max.json" "r['phases'][0]['ops_per_sec']")
-echo "closed-loop maximum: $(python3 -c "print(round($max))") ops/s"
-echo
-echo "| rate (ops/s) | done (ops/s) | p$pct (ms) | missed | holds |"
-echo "|---|---|---|---|---|"
-best=0
-for k in $(seq 1 "$RATES"); do
-	rate=$(python3 -c "print(round($max*(0.5+0.5*($k-1)/max(1,$RATES-1)),1))")
-	# as long as the search's probes: samples enough for the percentile
-	dur=$(python3 -c "print('%.2fs' % max(float('${DURATION%s}'), 10/(1-$pct/100)*1.05/$rate))")
-	# each run REPEAT times: the worst run's p and misses, and whether it
-	# held in every run
-	rows=()
-	for n in $(seq 1 "$REPEAT"); do
-		inlimit "$FSBENCH" "${job[@]}" --duration "$dur" --rate "$rate" >"$work/r$k.json"
-		rows+=("$(json "$work/r$k.json" "(lambda p, v: '%.0f|%.1f|%d|%s' % (p['ops_per_sec'], v, p.get('missed', 0), 'yes' if v < $bound_ms and p.get('missed', 0) <= 0.01*(p['ops']+p.get('missed', 0)) else 'no'))(r['phases'][0], r['phases'][0]['latency']['p${pct/./}_us']/1e3)")")
-	done
-	line=$(printf '%s\n' "${rows[@]}" | python3 -c '
+	echo "| $i | $a | $row | $secs |"
+}
+search_head() {
+	echo "| search | answer (ops/s) | interval | p$pct at the answer (ms) | steps | seconds |"
+	echo "|---|---|---|---|---|---|"
+}
+
+# sweep: the closed-loop maximum, then RATES fixed rates; prints its table,
+# sets best (the highest rate that held) and secs.
+sweep() {
+	local t0 t1 max rate dur rows line done p missed holds k n
+	t0=$(now)
+	inlimit "$FSBENCH" "${job[@]}" >"$work/max.json"
+	max=$(json "$work/max.json" "r['phases'][0]['ops_per_sec']")
+	echo "closed-loop maximum: $(python3 -c "print(round($max))") ops/s"
+	echo
+	echo "| rate (ops/s) | done (ops/s) | p$pct (ms) | missed | holds |"
+	echo "|---|---|---|---|---|"
+	best=0
+	for k in $(seq 1 "$RATES"); do
+		rate=$(python3 -c "print(round($max*(0.5+0.5*($k-1)/max(1,$RATES-1)),1))")
+		# as long as the search's probes: samples enough for the percentile
+		dur=$(python3 -c "print('%.2fs' % max(float('${DURATION%s}'), 10/(1-$pct/100)*1.05/$rate))")
+		# each run REPEAT times: the worst run's p and misses, and whether it
+		# held in every run
+		rows=()
+		for n in $(seq 1 "$REPEAT"); do
+			inlimit "$FSBENCH" "${job[@]}" --duration "$dur" --rate "$rate" >"$work/r$k.json"
+			rows+=("$(json "$work/r$k.json" "(lambda p, v: '%.0f|%.1f|%d|%s' % (p['ops_per_sec'], v, p.get('missed', 0), 'yes' if v < $bound_ms and p.get('missed', 0) <= 0.01*(p['ops']+p.get('missed', 0)) else 'no'))(r['phases'][0], r['phases'][0]['latency']['p${pct/./}_us']/1e3)")")
+		done
+		line=$(printf '%s\n' "${rows[@]}" | python3 -c '
 import sys
 rows = [l.strip().split("|") for l in sys.stdin if l.strip()]
 worst = max(rows, key=lambda r: float(r[1]))
 print("|".join([min(rows, key=lambda r: float(r[0]))[0], worst[1], str(max(int(r[2]) for r in rows)), "yes" if all(r[3] == "yes" for r in rows) else "no"]))')
-	IFS='|' read -r done p missed holds <<<"$line"
-	echo "| $rate | $done | $p | $missed | $holds |"
-	[ "$holds" = yes ] && best=$rate
-done
-t1=$(now)
-echo
-echo "brute-force answer: the highest rate that held, $best ops/s, in $(python3 -c "print(round($t1-$t0,1))") s"
-echo
+		IFS='|' read -r done p missed holds <<<"$line"
+		echo "| $rate | $done | $p | $missed | $holds |"
+		if [ "$holds" = yes ]; then best=$rate; fi
+	done
+	t1=$(now)
+	secs=$(python3 -c "print(round($t1-$t0,1))")
+	echo
+	echo "brute-force answer: the highest rate that held, $best ops/s, in $secs s"
+}
+
+answers=()
+if [ "$PAIRED" = 1 ]; then
+	echo "## $SEARCHES pairs: a --slo search and a sweep of $RATES fixed rates, alternately first"
+	pairs=()
+	for i in $(seq 1 "$SEARCHES"); do
+		echo
+		echo "### pair $i"
+		echo
+		order="search sweep"
+		[ $((i % 2)) -eq 0 ] && order="sweep search"
+		for side in $order; do
+			if [ "$side" = search ]; then
+				search_head
+				search "$i"
+				s_a=$a s_secs=$secs
+				answers+=("$a")
+			else
+				sweep
+				w_best=$best w_secs=$secs
+			fi
+			echo
+		done
+		pairs+=("$i $s_a $s_secs $w_best $w_secs")
+	done
+	echo "### the pairs"
+	echo
+	printf '%s\n' "${pairs[@]}" | python3 -c '
+import sys
+rows = [l.split() for l in sys.stdin if l.strip()]
+print("| pair | search (ops/s) | seconds | sweep (ops/s) | seconds | search / sweep | time ratio |")
+print("|---|---|---|---|---|---|---|")
+within = 0
+for i, a, sa, b, sb in rows:
+    a, sa, b, sb = float(a), float(sa), float(b), float(sb)
+    r = a / b if b else float("inf")
+    within += b > 0 and abs(r - 1) <= 0.05
+    print("| %s | %.0f | %.1f | %.0f | %.1f | %s | %.2f |" % (i, a, sa, b, sb, "%.3f" % r if b else "-", sa / sb))
+print()
+print("within 5%% of the sweep beside it: %d of %d" % (within, len(rows)))'
+	best=$w_best
+	echo
+else
+	echo "## fsbench --slo, $SEARCHES searches"
+	echo
+	search_head
+	for i in $(seq 1 "$SEARCHES"); do
+		search "$i"
+		answers+=("$a")
+	done
+	echo
+	echo "## brute force: $RATES fixed rates from 50% to 100% of the closed-loop maximum, each run $REPEAT times"
+	echo
+	sweep
+	echo
+fi
 echo "## fio latency_target (closed loop: it searches the queue depth)"
 echo
 secs=${DURATION%s}

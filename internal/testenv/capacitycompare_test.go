@@ -63,6 +63,24 @@ func TestCapacityCompare(t *testing.T) {
 	if rows := regexp.MustCompile(`(?m)^\| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9]+ \| (yes|no) \|$`).FindAllString(s, -1); len(rows) != 2 {
 		t.Errorf("%d sweep rows, want 2:\n%s", len(rows), s)
 	}
+	// PAIRED: the search beside a sweep of its own, and the pairs' table.
+	cmd = exec.CommandContext(ctx, "bash", script)
+	cmd.Env = append(env, "OBJ=p50<50ms", "SEARCHES=1", "RATES=2", "DURATION=1s", "LIMIT=200", "PAIRED=1")
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("capacity-compare PAIRED=1: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, re := range []string{
+		`(?m)^### pair 1$`,
+		`(?m)^\| 1 \| [0-9]+ \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$`,
+		`(?m)^within 5% of the sweep beside it: [01] of 1$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stdout.String()) {
+			t.Errorf("PAIRED=1: no line matching %s:\n%s\n%s", re, stdout.String(), stderr.String())
+		}
+	}
 	if m, _ := filepath.Glob("/sys/fs/cgroup/blkio/capcmp-*"); len(m) > 0 {
 		t.Errorf("cgroups left behind: %v", m)
 	}
