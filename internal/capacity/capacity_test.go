@@ -203,8 +203,48 @@ func TestSearchStopsAtMinRate(t *testing.T) {
 			t.Errorf("probed %.1f ops/s, below MinRate 100 (probes %v)", r, q.probes)
 		}
 	}
-	if len(q.probes) != 5 || a.High != 125 {
-		t.Errorf("probes %v, high %g; want 1000, 500, 250, 125 after the maximum", q.probes, a.High)
+	// The closed loop missed p99<1us already: no open loop at its rate.
+	if len(q.probes) != 4 || a.High != 125 {
+		t.Errorf("probes %v, high %g; want 500, 250, 125 after the maximum", q.probes, a.High)
+	}
+}
+
+// TestSearchSkipsTheMaximumTheClosedLoopMissed: an open loop at the
+// closed loop's rate runs only when the closed loop met the latency
+// objective (or when there is no latency clause).
+func TestSearchSkipsTheMaximumTheClosedLoopMissed(t *testing.T) {
+	for _, c := range []struct {
+		slo      string
+		repeat   int
+		flaky    bool // the closed loop meets it in one run of its repeats
+		wantNext float64
+	}{
+		{slo: "p99<2ms", wantNext: 500},  // the closed loop's p99 is 4.6 ms
+		{slo: "p99<5ms", wantNext: 1000}, // it held there
+		{slo: "errors<1%", wantNext: 1000},
+		{slo: "p99<2ms", repeat: 3, wantNext: 500},
+		{slo: "p99<2ms", repeat: 3, flaky: true, wantNext: 1000},
+	} {
+		q := &queue{mu: 1000}
+		probe := q.probe
+		if c.flaky {
+			n := 0
+			probe = func(ctx context.Context, rate float64, minOps int64) (Measurement, error) {
+				if n++; n == 2 { // the second run of the maximum: served four times as fast
+					q.mu *= 4
+					defer func() { q.mu /= 4 }()
+				}
+				return q.probe(ctx, rate, minOps)
+			}
+		}
+		slo, _ := ParseSLO(c.slo)
+		if _, err := (&Runner{Probe: probe, SLO: slo, Repeat: c.repeat}).Search(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		next := q.probes[max(1, c.repeat)]
+		if math.Abs(next-c.wantNext) > 1 {
+			t.Errorf("%s (repeat %d, flaky %v): probes %v; want %g after the maximum", c.slo, c.repeat, c.flaky, q.probes, c.wantNext)
+		}
 	}
 }
 

@@ -70,6 +70,29 @@ func (s SLO) Check(m Measurement) (bool, string) {
 	return true, ""
 }
 
+// LatencyMissed tells whether a latency clause of s failed in every run
+// of st, each with samples enough to judge it.
+func (s SLO) LatencyMissed(st Step) bool {
+	if len(st.Runs) == 0 {
+		return false
+	}
+	for _, m := range st.Runs {
+		if m.Hist == nil || m.Ops < s.MinOps() || !s.latencyFails(m) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s SLO) latencyFails(m Measurement) bool {
+	for _, o := range s {
+		if ok, _ := o.check(m); o.Stat != "errors" && !ok {
+			return true
+		}
+	}
+	return false
+}
+
 func (o Objective) check(m Measurement) (bool, string) {
 	if o.Stat == "errors" {
 		pct := 100 * float64(m.Errors) / float64(m.Ops+m.Errors)
@@ -217,7 +240,10 @@ const (
 // Search finds the highest open-loop rate at which r.SLO holds: the
 // closed-loop maximum first, then the maximum rate, halving it until the
 // objective holds, then bisection until the interval is within
-// Tolerance.
+// Tolerance. When the closed loop itself missed a latency objective, the
+// open loop at its rate is not run: an operation's latency there is its
+// service time at the same load plus the wait for its turn, never less,
+// so it would miss too.
 func (r *Runner) Search(ctx context.Context) (Answer, error) {
 	if len(r.SLO) == 0 {
 		return Answer{}, errors.New("no objective to search for")
@@ -228,7 +254,11 @@ func (r *Runner) Search(ctx context.Context) (Answer, error) {
 	}
 	a := Answer{MaxRate: x, High: x}
 	held := -1
-	for rate := x; rate >= max(x*Lowest, r.MinRate); rate /= 2 {
+	first := x
+	if r.SLO.LatencyMissed(r.steps[len(r.steps)-1]) {
+		first = x / 2
+	}
+	for rate := first; rate >= max(x*Lowest, r.MinRate); rate /= 2 {
 		st, err := r.run(ctx, rate)
 		if err != nil {
 			return a, err

@@ -50,8 +50,10 @@ func runInCgroup(t *testing.T, cg string, args ...string) (*report.Result, int, 
 }
 
 // inKnee reports whether v lies near the planted knee: generous for a
-// loaded machine, but far from what the device does unthrottled.
-func inKnee(v float64) bool { return v >= 0.6*kneeIOPS && v <= 1.15*kneeIOPS }
+// loaded machine, and above for the throttle's first slice, which a 1 s
+// run sees whole (231 ops/s once under load), but far from what the
+// device does unthrottled (tens of thousands).
+func inKnee(v float64) bool { return v >= 0.6*kneeIOPS && v <= 1.25*kneeIOPS }
 
 // TestSLOFindsAPlantedKnee: on ext4 over a loop device whose reads a
 // blkio cgroup limits to 200 a second, the search for p50<10ms answers
