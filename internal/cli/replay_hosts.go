@@ -139,9 +139,9 @@ func replayAgentJob(o *ReplayOptions, job *cluster.Job, files map[string]string)
 	}
 	switch {
 	case len(local) == job.Hosts:
-		o.Log = local[job.Index]
+		o.Log, o.LogName = local[job.Index], o.Logs[job.Index]
 	case len(local) == 1:
-		o.Log, o.Part, o.Parts = local[0], job.Index, job.Hosts
+		o.Log, o.LogName, o.Part, o.Parts = local[0], o.Logs[0], job.Index, job.Hosts
 	default:
 		return nil, fmt.Errorf("%d logs for %d hosts", len(local), job.Hosts)
 	}

@@ -73,6 +73,15 @@ func TestNetnsReplayLogs(t *testing.T) {
 	if r.Replay.Log != plain+","+packed {
 		t.Errorf("log %q", r.Replay.Log)
 	}
+	// The agents' copies of the logs are theirs: the result names the
+	// coordinator's.
+	if strings.Contains(out.Stdout, "fsbench-agent-") {
+		t.Errorf("an agent's copy of a log named in the result:\n%s", out.Stdout)
+	}
+	text := coordinator(t, context.Background(), "replay", plain, packed, root, "--hosts", hostsFlag(agents...))
+	if strings.Contains(text.Stdout+text.Stderr, "fsbench-agent-") || !strings.Contains(text.Stdout, plain) {
+		t.Errorf("an agent's copy of a log named, or the log not:\n%s\n%s", text.Stdout, text.Stderr)
+	}
 	bad := coordinator(t, context.Background(), "replay", plain, root, root, "--hosts", hostsFlag(agents...))
 	if bad.Code != 2 || !strings.Contains(bad.Stderr, "2 logs for 2 hosts") && !strings.Contains(bad.Stderr, "directory") {
 		t.Errorf("a directory as a log: exit %d: %s", bad.Code, bad.Stderr)

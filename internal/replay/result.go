@@ -12,7 +12,7 @@ import (
 func fill(res *report.Result, r *engine.Result, t *Trace, o Options) {
 	all := row(r, "replay", "Replay", "one recorded operation")
 	res.Phases = append(res.Phases, all)
-	rp := &report.Replay{Log: o.Log, Format: t.Format, Streams: len(t.Streams), Speed: o.Speed,
+	rp := &report.Replay{Log: o.logName(), Format: t.Format, Streams: len(t.Streams), Speed: o.Speed,
 		RecordedSeconds: t.Span.Seconds(), Seconds: r.Elapsed.Seconds(),
 		Prepared: len(t.Initial) + len(t.Implied), Emptied: t.Cleared,
 		Lines: t.Skipped.Lines, Blank: t.Skipped.Blank, Malformed: t.Skipped.Malformed, Virtual: t.Skipped.Virtual}

@@ -25,6 +25,9 @@ import (
 // Options are the parameters of one replay.
 type Options struct {
 	Log string // the access log, plain or gzip-compressed; "-": Stdin
+	// LogName is the name the result gives the log when Log is a copy of
+	// it (an agent's of the coordinator's); Log when empty.
+	LogName string
 	// Stdin is what LOG "-" reads (os.Stdin when nil).
 	Stdin io.Reader
 	Path  string // the directory to replay in (in a directory of its own)
@@ -399,6 +402,14 @@ func (p *player) closeAll() {
 	}
 }
 
+// logName is the log's name in the result.
+func (o Options) logName() string {
+	if o.LogName != "" {
+		return o.LogName
+	}
+	return o.Log
+}
+
 // params are the replay's parameters.
 func params(o Options, t *Trace) report.Params {
 	speed := "as fast as possible"
@@ -406,7 +417,7 @@ func params(o Options, t *Trace) report.Params {
 		speed = fmt.Sprintf("%.4gx as recorded", o.Speed)
 	}
 	return append(report.Params{
-		{Key: "log", Label: "Log", Value: o.Log, Display: o.Log},
+		{Key: "log", Label: "Log", Value: o.logName(), Display: o.logName()},
 		{Key: "format", Label: "Format", Value: t.Format, Display: t.Format},
 		{Key: "streams", Label: "Streams", Value: len(t.Streams), Display: fmt.Sprint(len(t.Streams))},
 		{Key: "speed", Label: "Speed", Value: o.Speed, Display: speed},
