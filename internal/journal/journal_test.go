@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fsbench/fsbench/internal/workload"
 )
@@ -486,5 +487,13 @@ func TestFingerprint(t *testing.T) {
 	}
 	if len(sums) != Cell {
 		t.Errorf("%d distinct sums of zeros of %d lengths", len(sums), Cell)
+	}
+}
+
+// TestWorkerBufferTwoLines: a worker's buffer is 128 bytes, two cache
+// lines of its own, so that two workers' writes never share a line.
+func TestWorkerBufferTwoLines(t *testing.T) {
+	if n := unsafe.Sizeof(wbuf{}); n != 128 {
+		t.Fatalf("wbuf is %d bytes, want 128", n)
 	}
 }

@@ -232,9 +232,10 @@ func (w *Writer) write(b *wbuf, path string, off, done int64, data []byte, at ti
 	t := uint64(max(int64(at.Sub(w.start)), 0))
 	known := int64(len(data)) >= done
 	same := path == b.full && b.last != ""
+	next := same && known && b.n == done && b.end == off && t >= b.t
 	p := b.b
 	switch {
-	case same && known && b.n == done && b.end == off && t >= b.t:
+	case next:
 		p = binary.AppendUvarint(append(p, Next), t-b.t)
 	case same:
 		p = binary.AppendUvarint(append(p, Write|samePath), t)
@@ -242,7 +243,7 @@ func (w *Writer) write(b *wbuf, path string, off, done int64, data []byte, at ti
 		b.last, b.full = w.rel(path), path
 		p = appendString(binary.AppendUvarint(append(p, Write), t), b.last)
 	}
-	if p[len(b.b)]&^samePath == Write {
+	if !next {
 		p = binary.AppendUvarint(p, uint64(off))
 		p = binary.AppendUvarint(p, uint64(done))
 		n := 0
