@@ -202,7 +202,7 @@ func (d *decoder) next() (Record, bool) {
 	dt := d.uvarint()
 	r.T = prev.T + int64(dt)
 	d.sums(&r, uint64(countPieces(r.Off, r.Len)))
-	if d.bad || dt > maxOffset || r.Off > maxOffset {
+	if d.bad || dt > maxOffset || r.Off > maxOffset || r.T < 0 {
 		return r, false
 	}
 	d.prev = r
