@@ -63,7 +63,8 @@ storage rather than its rate) are warned about before the table. Phases
 found in only one result are listed as
 missing or new. Results of different commands cannot be compared: exit 2.
 With --history DIR|URL and one result, NEW is judged against the runs of
-its series in that history instead (as fsbench history check).
+its series in that history instead (as fsbench history check); there
+--threshold P% is the smallest change that counts.
 See docs/statistics.md.`,
 		Example: `  fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file before.json
   fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file after.json
@@ -106,10 +107,11 @@ func compareArgs(history *string) cobra.PositionalArgs {
 
 // runCompareHistory is compare --history: history check NEW.
 func runCompareHistory(ctx context.Context, app *App, o *CompareOptions, path string) error {
-	if o.threshold != "" || o.metrics != "" {
-		return Usagef("--history judges NEW against the history's spread: --threshold and --metrics are for two results")
+	if o.metrics != "" {
+		return Usagef("--history judges NEW's throughputs (or every figure, with --all-figures) against the history's spread: --metrics is for two results")
 	}
 	h := &o.History
+	h.threshold = o.threshold
 	h.format, h.JSON, h.Args = o.format, o.json, []string{path}
 	if err := h.resolve(); err != nil {
 		return err

@@ -44,7 +44,7 @@ var flagMeanings = map[string]map[string]string{
 	"seed":            all("random seed", "objbench", "train"),
 	"speed":           all("replay pace", "profile", "replay"),
 	"threads":         all("parallel workers on each host", "bench", "objbench", "io500", "checkpoint", "train"),
-	"threshold":       all("regression threshold", "bench", "objbench", "train", "checkpoint", "io500", "replay", "compare", "report", "fio", "vdbench"),
+	"threshold":       all("regression threshold", "bench", "objbench", "train", "checkpoint", "io500", "replay", "compare", "report", "fio", "vdbench", "check"),
 	"token-file":      all("agents' token file", "bench", "objbench", "train", "checkpoint", "io500", "replay", "agent", "vdbench"),
 	"verify":          all("check every byte read", "bench", "objbench", "io500"),
 	"warmup":          all("time before measuring", "bench", "objbench"),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/compare"
 	"github.com/fsbench/fsbench/internal/expect"
 	"github.com/fsbench/fsbench/internal/history"
 	"github.com/fsbench/fsbench/internal/report"
@@ -33,9 +34,12 @@ type HistoryOptions struct {
 	All        bool
 	// FalseAlarm is --false-alarm, a fraction.
 	FalseAlarm float64
-	Args       []string
+	// MinChange is --threshold (a fraction): a figure beyond its bound is
+	// outside only when also worse than its median by more.
+	MinChange float64
+	Args      []string
 
-	falseAlarm, format string
+	falseAlarm, threshold, format string
 }
 
 // historyHelp is the help of --history, the same on every command.
@@ -92,6 +96,7 @@ See docs/history.md.`,
 		Args: exactArgs(1, "one result file, NEW.json"), RunE: run("check"),
 		Example: "  fsbench history check --history ci-history result.json --false-alarm 1%"}
 	addCheckFlags(check, o)
+	check.Flags().StringVar(&o.threshold, "threshold", "", "a figure beyond its bound is outside only when also worse than its median by more than this `PERCENT` (e.g. 5%): the smallest change that counts, for series steadier than that")
 	for _, c := range []*cobra.Command{show, check} {
 		c.Flags().StringVarP(&o.format, "output", "o", "table", "output `FORMAT`: table or json")
 		c.Flags().BoolVar(&o.JSON, "json", false, "shorthand for --output json")
@@ -120,6 +125,13 @@ func (o *HistoryOptions) resolve() error {
 	}
 	if o.MinSegment < 0 {
 		return Usagef("--min-segment must not be negative")
+	}
+	if o.threshold != "" {
+		v, err := compare.ParseThreshold(o.threshold)
+		if err != nil {
+			return Usagef("--threshold: %v", err)
+		}
+		o.MinChange = v / 100
 	}
 	if o.falseAlarm != "" {
 		t := strings.TrimSuffix(strings.TrimSpace(o.falseAlarm), "%")
@@ -244,7 +256,7 @@ func historyCheck(ctx context.Context, app *App, st *history.Store, o *HistoryOp
 	if err != nil {
 		return err
 	}
-	c := history.CheckResult(all, res, history.Options{FalseAlarm: o.FalseAlarm, All: o.All})
+	c := history.CheckResult(all, res, history.Options{FalseAlarm: o.FalseAlarm, All: o.All, MinChange: o.MinChange})
 	if o.JSON {
 		err = writeJSONOut(app, c)
 	} else {

@@ -77,6 +77,14 @@ func TestHistoryCheckExits(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "within its history") {
 			t.Errorf("%v like the others: exit %d:\n%s", args[:2], code, out)
 		}
+		// --threshold: the smallest change that counts. slow is 40% below.
+		code, out, _ = runCLI(t, append(args, "--threshold", "50%", slow)...)
+		if code != 0 || !strings.Contains(out, "within the threshold, beyond the bound") || !strings.Contains(out, "1 beyond the bound by no more than the 50% threshold") {
+			t.Errorf("%v slow, --threshold 50%%: exit %d:\n%s", args[:2], code, out)
+		}
+		if code, out, _ = runCLI(t, append(args, "--threshold", "30%", slow)...); code != ExitExpectation {
+			t.Errorf("%v slow, --threshold 30%%: exit %d:\n%s", args[:2], code, out)
+		}
 	}
 	page := filepath.Join(dir, "trend.html")
 	code, out, _ = runCLI(t, "history", "show", "--history", h, "--last", "3", "--html", page)
@@ -92,7 +100,9 @@ func TestHistoryCheckExits(t *testing.T) {
 		{"history", "foo"},
 		{"history", "show", "--history", h, "--html", filepath.Join(dir, "no", "such", "p.html")},
 		{"compare", "--history", h, slow, slow},
-		{"compare", "--history", h, "--threshold", "5%", slow},
+		{"compare", "--history", h, "--metrics", "throughput", slow},
+		{"history", "check", "--history", h, "--threshold", "lots", slow},
+		{"compare", "--history", h, "--threshold", "-5%", slow},
 		{"history", "check", "--history", h, "--false-alarm", "70%", slow},
 		{"bench", dir, "--history", "ftp://host/h"},
 	} {

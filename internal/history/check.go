@@ -27,6 +27,12 @@ type Options struct {
 	// All judges every figure; otherwise only throughputs, which do not
 	// hang on a few slow operations as a percentile does.
 	All bool
+	// MinChange (a fraction; 0: none) is the smallest change that counts:
+	// a figure beyond its bound is outside only when it is also worse
+	// than its segment's median by more than this. A paced series (a
+	// run at --rate) swings by a tenth of a percent, so its bound is
+	// that close to its median.
+	MinChange float64
 	// Change points: see ChangeOptions.
 	Change ChangeOptions
 }
@@ -55,8 +61,12 @@ type Judgement struct {
 	// one-sided prediction bound of the segment's mean and spread); 0
 	// without runs enough.
 	Bound float64 `json:"bound,omitempty"`
-	// Outside is set when New is beyond Bound, on the worse side.
+	// Outside is set when New is beyond Bound, on the worse side (and
+	// worse than Median by more than the check's threshold).
 	Outside bool `json:"outside"`
+	// Small is set when New is beyond Bound but worse than Median by no
+	// more than the check's threshold: not outside.
+	Small bool `json:"within_threshold,omitempty"`
 	// Needs is how many more runs the segment needs before the figure can
 	// be judged (0: judged).
 	Needs int `json:"needs,omitempty"`
@@ -74,9 +84,11 @@ type Check struct {
 	// FalseAlarm is the chance, over the figures judged, of calling a run
 	// outside that is like the segments' runs; each figure is judged at
 	// its share.
-	FalseAlarm float64     `json:"false_alarm"`
-	Figures    []Judgement `json:"figures"`
-	Outside    int         `json:"outside"`
+	FalseAlarm float64 `json:"false_alarm"`
+	// Threshold is the smallest change that counts (Options.MinChange).
+	Threshold float64     `json:"threshold,omitempty"`
+	Figures   []Judgement `json:"figures"`
+	Outside   int         `json:"outside"`
 	// Needs is the most runs any judged figure's segment still needs.
 	Needs int `json:"needs,omitempty"`
 }
@@ -84,7 +96,7 @@ type Check struct {
 // CheckResult judges res against the series of its key in all.
 func CheckResult(all []*Series, res *report.Result, o Options) Check {
 	e := EntryOf(res, "")
-	c := Check{Series: e.Series, Key: e.Key, FalseAlarm: o.falseAlarm()}
+	c := Check{Series: e.Series, Key: e.Key, FalseAlarm: o.falseAlarm(), Threshold: o.MinChange}
 	s := Find(all, e.Series)
 	if s == nil {
 		c.New = true
@@ -107,7 +119,7 @@ func CheckResult(all []*Series, res *report.Result, o Options) Check {
 	}
 	share := c.FalseAlarm / float64(max(len(judged), 1))
 	for _, f := range judged {
-		j := judge(s, f, share, o.Change)
+		j := judge(s, f, share, o)
 		if j.Outside {
 			c.Outside++
 		}
@@ -119,10 +131,10 @@ func CheckResult(all []*Series, res *report.Result, o Options) Check {
 
 // judge is figure f of a new run against the latest segment of its
 // series, at false-alarm rate alpha.
-func judge(s *Series, f Figure, alpha float64, co ChangeOptions) Judgement {
+func judge(s *Series, f Figure, alpha float64, o Options) Judgement {
 	j := Judgement{Figure: f.Name, Unit: f.Unit, Higher: Higher(f.Name), New: f.Value}
 	values, _ := s.Values(f.Name)
-	seg := values[latestStart(values, co):]
+	seg := values[latestStart(values, o.Change):]
 	j.Runs = len(seg)
 	if len(seg) > 0 {
 		j.Median = median(seg)
@@ -134,12 +146,20 @@ func judge(s *Series, f Figure, alpha float64, co ChangeOptions) Judgement {
 	m, sd := meanSD(seg)
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(seg) - 1)}.Quantile(1 - alpha)
 	w := t * sd * math.Sqrt(1+1/float64(len(seg)))
+	worse := math.Inf(1) // a change from a median of 0 counts whatever the threshold
+	if j.Median != 0 {
+		worse = (j.Median - f.Value) / j.Median
+	}
 	if j.Higher {
 		j.Bound = m - w
 		j.Outside = f.Value < j.Bound
 	} else {
 		j.Bound = m + w
 		j.Outside = f.Value > j.Bound
+		worse = -worse
+	}
+	if j.Outside && o.MinChange > 0 && !(worse > o.MinChange) {
+		j.Outside, j.Small = false, true
 	}
 	return j
 }
@@ -186,5 +206,5 @@ func JudgeFigure(all []*Series, res *report.Result, figure string, o Options) (j
 			f = x
 		}
 	}
-	return judge(s.without(e), f, o.falseAlarm(), o.Change), true
+	return judge(s.without(e), f, o.falseAlarm(), o), true
 }

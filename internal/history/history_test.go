@@ -151,6 +151,49 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// A paced series (runs at a fixed rate) swings by a tenth of a percent:
+// a run 1% below it is beyond its bound; with MinChange 5% that counts as
+// within the threshold, and a run 10% below is still outside. A latency
+// figure (lower is better) is held to the threshold the other way.
+func TestCheckMinChange(t *testing.T) {
+	paced := []float64{1000, 1000.5, 999.6, 1000.2, 999.8, 1000.1, 999.9, 1000.3}
+	n := len(paced)
+	for _, c := range []struct {
+		v      float64
+		min    float64
+		out    int
+		small  bool
+		result string
+	}{
+		{990, 0, 1, false, "OUTSIDE: below the bound"},
+		{990, 0.05, 0, true, "within the threshold, beyond the bound"},
+		{900, 0.05, 1, false, "OUTSIDE: below the bound"},
+		{999.9, 0.05, 0, false, "within"},
+	} {
+		ch := CheckResult(series(paced...), result(n, c.v, 4096), Options{MinChange: c.min})
+		j := ch.Figures[0]
+		if ch.Outside != c.out || j.Small != c.small || j.result() != c.result {
+			t.Errorf("%g with threshold %g: outside %d, small %v, %q", c.v, c.min, ch.Outside, j.Small, j.result())
+		}
+	}
+	lat := Figure{Name: "read.p99", Value: 1.03}
+	s := &Series{}
+	for i := range 8 {
+		e := EntryOf(result(i, 100, 4096), "")
+		e.Figures = []Figure{{Name: "read.p99", Value: 1 + float64(i%3)/1000}}
+		s.Entries = append(s.Entries, e)
+	}
+	if j := judge(s, lat, 0.01, Options{}); !j.Outside || j.Higher {
+		t.Fatalf("p99 3%% above a steady series: %+v", j)
+	}
+	if j := judge(s, lat, 0.01, Options{MinChange: 0.05}); j.Outside || !j.Small {
+		t.Errorf("p99 3%% above with a 5%% threshold: %+v", j)
+	}
+	if j := judge(s, Figure{Name: "read.p99", Value: 1.2}, 0.01, Options{MinChange: 0.05}); !j.Outside {
+		t.Errorf("p99 20%% above with a 5%% threshold: %+v", j)
+	}
+}
+
 // A history under a bucket prefix of a real S3 store (MinIO) keeps and
 // loads runs as a directory does.
 func TestStoreOnMinIO(t *testing.T) {

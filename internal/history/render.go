@@ -172,6 +172,8 @@ func (j Judgement) result() string {
 		return "OUTSIDE: below the bound"
 	case j.Outside:
 		return "OUTSIDE: above the bound"
+	case j.Small:
+		return "within the threshold, beyond the bound"
 	}
 	return "within"
 }
@@ -192,6 +194,15 @@ func (c Check) Verdict() string {
 		return fmt.Sprintf("NEW is outside its history in %d of %d figures (%s; %s)", c.Outside, len(c.Figures), strings.Join(names, ", "), rate)
 	case c.Needs > 0:
 		return fmt.Sprintf("too short a history: a figure is judged against %d runs since its last change point; %d more needed", MinRuns, c.Needs)
+	}
+	small := 0
+	for _, j := range c.Figures {
+		if j.Small {
+			small++
+		}
+	}
+	if small > 0 {
+		return fmt.Sprintf("NEW is within its history (%s; %d beyond the bound by no more than the %g%% threshold)", rate, small, c.Threshold*100)
 	}
 	return fmt.Sprintf("NEW is within its history (%s)", rate)
 }
