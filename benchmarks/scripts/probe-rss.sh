@@ -9,7 +9,10 @@
 #   bench, an objbench mixed workload on the directory store), each run to
 #   the last of ROUNDS (default 20 1000 10000); prints the resident memory
 #   (VmRSS) and its peak so far (VmHWM) read from /proc when the round's
-#   log line appears. KINDS (default "1 2 3") picks which of the three to
+#   log line appears. With WINDOW=W (default 1), the resident memory is
+#   read at W rounds from each point on and the median and the highest of
+#   them printed: one reading falls anywhere in the collector's cycle,
+#   the median of several does not. KINDS (default "1 2 3") picks which of the three to
 #   run, so that they can run side by side in separate directories. DROP
 #   (auto, always or never) is the benches' --drop-caches: never keeps a
 #   probe run as root from dropping the whole machine's caches each round.
@@ -17,32 +20,41 @@ set -euo pipefail
 bin=$1 dir=$2
 shift 2
 
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
 # rss PID: "VmRSS VmHWM" of PID in KiB.
 rss() { awk '/^VmRSS:/ {r=$2} /^VmHWM:/ {h=$2} END {print r, h}' "/proc/$1/status"; }
 
 # points NAME LAST POINTS... -- ROUND ARGS...: one probe of LAST rounds,
 # its memory at each of POINTS.
 points() {
-	local name=$1 last=$2
+	local name=$1 last=$2 win=${WINDOW:-1}
 	shift 2
 	local want=()
 	while [ "$1" != -- ]; do want+=("$1"); shift; done
 	shift
 	{
-		# One round more than the last point, read while that round runs.
-		"$bin" probe --interval 1ms --rounds $((last + 1)) "$@" 2>&1 >/dev/null &
+		# One round more than the last reading, read while that round runs.
+		"$bin" probe --interval 1ms --rounds $((last + win)) "$@" 2>&1 >/dev/null &
 		echo "pid $!"
 		wait $!
 	} | {
 		read -r _ pid
-		local i=0 line r h
+		local i=0 line r h got=()
 		while IFS= read -r line; do
 			[[ $line =~ " round="([0-9]+)" result=" ]] || continue
 			local n=${BASH_REMATCH[1]}
 			[[ $line == *" result=pass "* ]] || echo "$name: round $n: $line"
-			[ "$i" -lt "${#want[@]}" ] && [ "$n" -eq "${want[$i]}" ] || continue
+			[ "$i" -lt "${#want[@]}" ] && [ "$n" -ge "${want[$i]}" ] || continue
 			read -r r h < <(rss "$pid" 2>/dev/null || echo "? ?")
-			echo "$name: round $n: RSS $r KiB, peak $h KiB (load $(cut -d' ' -f1 /proc/loadavg))"
+			got+=("$r")
+			[ "${#got[@]}" -ge "$win" ] || continue
+			if [ "$win" -eq 1 ]; then
+				echo "$name: round ${want[$i]}: RSS $r KiB, peak $h KiB (load $(cut -d' ' -f1 /proc/loadavg))"
+			else
+				echo "$name: rounds ${want[$i]}-$n: RSS median $(median "${got[@]}") KiB, highest $(printf '%s\n' "${got[@]}" | sort -n | tail -1) KiB, peak $h KiB (load $(cut -d' ' -f1 /proc/loadavg))"
+			fi
+			got=()
 			i=$((i + 1))
 		done
 	}
@@ -75,7 +87,6 @@ for i in $(seq "$pairs"); do
 	s+=("$a") l+=("$b")
 	echo "pair $i: $short rounds ${a} KiB, $long rounds ${b} KiB (load $(cut -d' ' -f1 /proc/loadavg))"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 ms=$(median "${s[@]}") ml=$(median "${l[@]}")
 echo "median peak RSS: $short rounds ${ms} KiB, $long rounds ${ml} KiB, ratio $(awk "BEGIN {printf \"%.3f\", $ml/$ms}")"
 [ -z "$(ls -A "$dir")" ] && echo "nothing left in $dir" || { echo "left in $dir:"; ls -A "$dir"; }
