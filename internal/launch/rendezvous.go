@@ -326,23 +326,13 @@ func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Memb
 			if isJoined(i) {
 				continue
 			}
-			b, err := r.readAt(memberName(i))
-			if errors.Is(err, unix.ENOENT) {
-				all = false
-				continue
-			}
+			m, ok, err := r.member(i)
 			if err != nil {
 				return false, err
 			}
-			var m Member
-			if err := json.Unmarshal(b, &m); err != nil || m.Rank != i {
-				return false, fmt.Errorf("rendezvous: %s is not what rank %d writes", filepath.Join(r.Path, memberName(i)), i)
-			}
-			if m.Error != "" {
-				return false, &mismatch{rank: i, size: m.Size, msg: m.Error}
-			}
-			if len(m.Addrs) == 0 {
-				return false, fmt.Errorf("rendezvous: rank %d gives no address in %s", i, filepath.Join(r.Path, memberName(i)))
+			if !ok {
+				all = false
+				continue
 			}
 			mu.Lock()
 			members[i], joined[i] = m, true
@@ -352,37 +342,68 @@ func (r *Rendezvous) Members(ctx context.Context, timeout time.Duration) ([]Memb
 	}, func() error {
 		mu.Lock()
 		defer mu.Unlock()
-		var missing []string
-		for i, ok := range joined {
-			if !ok {
-				missing = append(missing, strconv.Itoa(i))
-			}
-		}
-		word := "ranks"
-		if len(missing) == 1 {
-			word = "rank"
-		}
-		return fmt.Errorf("%s %s of %d did not join within %v (rendezvous %s)", word, strings.Join(missing, ", "), r.Size, timeout, r.Path)
+		return r.notJoined(joined, timeout)
 	})
 	var mm *mismatch
 	if errors.As(err, &mm) {
-		// The ranks of the other size still to look at the token are
-		// waited for, so that each says what is wrong too.
-		_ = wait(ctx, time.Until(end), func() (bool, error) {
-			r.beat++
-			_ = r.writeAt(beatName, r.beatText())
-			for i := 1; i < mm.size; i++ {
-				if err := unix.Fstatat(r.dirFd(), memberName(i), new(unix.Stat_t), unix.AT_SYMLINK_NOFOLLOW); err != nil {
-					return false, nil
-				}
-			}
-			return true, nil
-		}, func() error { return nil })
+		r.awaitOtherSize(ctx, end, mm.size)
 		err = errors.New(mm.msg)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	return slices.Clone(members), err
+}
+
+// member reads what rank i wrote on joining; ok is false while it has not.
+func (r *Rendezvous) member(i int) (m Member, ok bool, err error) {
+	b, err := r.readAt(memberName(i))
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return m, false, nil
+	case err != nil:
+		return m, false, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Rank != i {
+		return m, false, fmt.Errorf("rendezvous: %s is not what rank %d writes", filepath.Join(r.Path, memberName(i)), i)
+	}
+	if m.Error != "" {
+		return m, false, &mismatch{rank: i, size: m.Size, msg: m.Error}
+	}
+	if len(m.Addrs) == 0 {
+		return m, false, fmt.Errorf("rendezvous: rank %d gives no address in %s", i, filepath.Join(r.Path, memberName(i)))
+	}
+	return m, true, nil
+}
+
+// notJoined is the error of a wait that ended before every rank joined.
+func (r *Rendezvous) notJoined(joined []bool, timeout time.Duration) error {
+	var missing []string
+	for i, ok := range joined {
+		if !ok {
+			missing = append(missing, strconv.Itoa(i))
+		}
+	}
+	word := "ranks"
+	if len(missing) == 1 {
+		word = "rank"
+	}
+	return fmt.Errorf("%s %s of %d did not join within %v (rendezvous %s)", word, strings.Join(missing, ", "), r.Size, timeout, r.Path)
+}
+
+// awaitOtherSize waits, until end, for the ranks of a world of size
+// ranks (another rank's, not rank 0's) still to look at the token, so
+// that each says what is wrong too.
+func (r *Rendezvous) awaitOtherSize(ctx context.Context, end time.Time, size int) {
+	_ = wait(ctx, time.Until(end), func() (bool, error) {
+		r.beat++
+		_ = r.writeAt(beatName, r.beatText())
+		for i := 1; i < size; i++ {
+			if err := unix.Fstatat(r.dirFd(), memberName(i), new(unix.Stat_t), unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}, func() error { return nil })
 }
 
 // mismatch is a rank's report that its world size is not rank 0's.
