@@ -284,3 +284,21 @@ func TestKneeIgnoresOneDisturbedStep(t *testing.T) {
 		t.Errorf("knee at step %d, want the step at 600 ops/s", k)
 	}
 }
+
+// TestCurveFullIsTheMaximum: the curve's 100% step runs at the closed
+// loop's rate itself, whatever its last bits (x*100/100 is not always x).
+func TestCurveFullIsTheMaximum(t *testing.T) {
+	for _, mu := range []float64{13437.29004699601, 2835.719304724109, 211.60322905771815, 1000} {
+		var rates []float64
+		probe := func(_ context.Context, rate float64, minOps int64) (Measurement, error) {
+			rates = append(rates, rate)
+			m := Measurement{Rate: rate, Ops: 1000, Seconds: 1000 / mu, Hist: metrics.NewHistogram()}
+			m.Hist.Record(time.Millisecond)
+			return m, nil
+		}
+		x, err := (&Runner{Probe: probe}).Curve(context.Background(), []float64{50, 100})
+		if err != nil || rates[2] != x {
+			t.Errorf("maximum %v, rates %v, %v", x, rates, err)
+		}
+	}
+}

@@ -300,7 +300,7 @@ func (r *Runner) Curve(ctx context.Context, percents []float64) (float64, error)
 		return 0, err
 	}
 	for _, p := range percents {
-		if _, err := r.run(ctx, x*p/100); err != nil {
+		if _, err := r.run(ctx, x*(p/100)); err != nil { // 100% is x itself, not x*100/100
 			return x, err
 		}
 	}
