@@ -7,12 +7,13 @@
 #
 # REPO (default: the repository this script is in) is cloned afresh for
 # each run, at its HEAD, into a new directory under /tmp that is removed
-# afterwards; the run's log is kept as $OUT/run-N.log. Settings
+# afterwards (so a run takes the commits made while the one before it ran);
+# the run's log is kept as $OUT/run-N.log. Settings
 # (environment): HOGS (busy loops, default 2), OUT (where the logs go,
 # default a new directory under /var/tmp), LIMIT (seconds a run may take
 # before it counts as failed, default 2700: 45 minutes). Prints a markdown
-# table on stdout, a row a run (its exit code, wall time and the load
-# average at its end), then how many passed; exits 1 when any failed.
+# table on stdout, a row a run (its commit, exit code, wall time and the
+# load average at its end), then how many passed; exits 1 when any failed.
 set -euo pipefail
 repo=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 runs=${2:-10}
@@ -42,12 +43,13 @@ echo "- repository: $repo at $(git -C "$repo" rev-parse --short HEAD)"
 echo "- machine: $(nproc) CPUs, $(uname -r); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- logs: $OUT"
 echo
-echo "| run | exit | minutes | load average at the end |"
-echo "|---|---|---|---|"
+echo "| run | commit | exit | minutes | load average at the end |"
+echo "|---|---|---|---|---|"
 passed=0
 for i in $(seq 1 "$runs"); do
 	clone=$(mktemp -d /tmp/ci-under-load.XXXXXX)
 	git clone -q "$repo" "$clone/repo"
+	commit=$(git -C "$clone/repo" rev-parse --short HEAD)
 	for _ in $(seq 1 "$HOGS"); do
 		(while :; do :; done) &
 		hogs+=($!)
@@ -62,7 +64,7 @@ for i in $(seq 1 "$runs"); do
 	stop
 	clone=""
 	[ "$rc" -eq 0 ] && passed=$((passed + 1))
-	echo "| $i | $rc | $(awk "BEGIN {printf \"%.1f\", ($t1-$t0)/60}") | $load |"
+	echo "| $i | $commit | $rc | $(awk "BEGIN {printf \"%.1f\", ($t1-$t0)/60}") | $load |"
 done
 echo
 echo "passed: $passed of $runs"
