@@ -70,6 +70,25 @@ func TestDistributionOnTmpfs(t *testing.T) {
 		t.Errorf("fio access %+v", a)
 	}
 	near(t, a, 2)
+
+	// Files of one block each: the picks of files are skewed and said,
+	// and no line speaks of a skew among the one block of each.
+	small := filepath.Join(dir, "small")
+	if err := os.Mkdir(small, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = runFsbench(t, "bench", small, "--rw", "randread", "--files", "2000", "-p", "1", "--file-size", "4K", "--xfer-size", "4K",
+		"--file-select", "random", "--distribution", "zipf:1.2", "--ops", "20000", "--drop-caches", "never", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("small files: exit %d: %s", code, errs)
+	}
+	if a = access(t, out, "files"); a.Items != 2000 {
+		t.Errorf("small files: access %+v", a)
+	}
+	near(t, a, 2)
+	if strings.Contains(out, `"of": "blocks"`) {
+		t.Errorf("a skew among the one block of each file reported:\n%s", out)
+	}
 }
 
 // TestDistributionObjects: objbench's get picks prepared objects from the

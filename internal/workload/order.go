@@ -53,7 +53,8 @@ func (e *Runner) addBlockAccess(res *Result, p *FilePhase) {
 			c.Add(f.order.pick.Take())
 		}
 	}
-	if c.Draws > 0 {
+	// Files of one block each have nothing to skew within them: no line.
+	if c.Draws > 0 && c.Items > 1 {
 		res.Access = append(res.Access, engine.AccessReport(p.Skew, "blocks", c))
 	}
 }
