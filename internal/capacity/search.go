@@ -70,9 +70,9 @@ func (s SLO) Check(m Measurement) (bool, string) {
 	return true, ""
 }
 
-// LatencyMissed tells whether a latency clause of s failed in every run
+// latencyMissed tells whether a latency clause of s failed in every run
 // of st, each with samples enough to judge it.
-func (s SLO) LatencyMissed(st Step) bool {
+func (s SLO) latencyMissed(st Step) bool {
 	if len(st.Runs) == 0 {
 		return false
 	}
@@ -255,7 +255,7 @@ func (r *Runner) Search(ctx context.Context) (Answer, error) {
 	a := Answer{MaxRate: x, High: x}
 	held := -1
 	first := x
-	if r.SLO.LatencyMissed(r.steps[len(r.steps)-1]) {
+	if r.SLO.latencyMissed(r.steps[len(r.steps)-1]) {
 		first = x / 2
 	}
 	for rate := first; rate >= max(x*Lowest, r.MinRate); rate /= 2 {
