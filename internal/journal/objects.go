@@ -2,6 +2,7 @@ package journal
 
 import (
 	"os"
+	"sync"
 	"time"
 )
 
@@ -19,6 +20,9 @@ func CreateObjectsFile(f *os.File, storage, url string, workers int, seed uint64
 	return start(f, url, storage, workers, seed)
 }
 
+// pieces are the buffers Put generates a put's content again in.
+var pieces = sync.Pool{New: func() any { return new([Cell]byte) }}
+
 // Put records a put the store acknowledged at t: the object key of size
 // bytes, whose content fill writes (fill(b, off) puts the bytes from off
 // into b). An object store's acknowledgement of a put is its durability
@@ -29,11 +33,12 @@ func (w *Writer) Put(worker int, key string, size int64, fill func(b []byte, off
 	var sums []uint32
 	if size > 0 {
 		sums = make([]uint32, 0, countPieces(0, size))
-		var piece [Cell]byte
+		piece := pieces.Get().(*[Cell]byte) // fill would make one of the stack escape each put
 		Pieces(0, size, func(o, l int64) {
 			fill(piece[:l], o)
 			sums = append(sums, Fingerprint(piece[:l]))
 		})
+		pieces.Put(piece)
 	}
 	defer w.lock(b)()
 	at := w.since(t)
