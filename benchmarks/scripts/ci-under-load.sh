@@ -24,14 +24,24 @@ for v in "RUNS=$runs" "HOGS=$HOGS" "LIMIT=$LIMIT"; do
 	'' | *[!0-9]* | 0[0-9]*) echo "ci-under-load.sh: ${v%%=*} is a whole number, not ${v#*=}" >&2; exit 2 ;;
 	esac
 done
+for v in "RUNS=$runs" "LIMIT=$LIMIT"; do
+	[ "${v#*=}" -gt 0 ] || { echo "ci-under-load.sh: ${v%%=*} is at least 1, not ${v#*=}" >&2; exit 2; }
+done
 [ -d "$repo/.git" ] || { echo "ci-under-load.sh: $repo is not a git repository" >&2; exit 2; }
 OUT=${OUT:-$(mktemp -d /var/tmp/ci-under-load.XXXXXX)}
 mkdir -p "$OUT"
 
-hogs=() clone=""
+hogs=() clone="" run=""
+# stop ends the busy loops and, when the run is stopped early, the run's
+# whole process group (setsid below), then removes its clone.
 stop() {
 	for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done
 	hogs=()
+	if [ -n "$run" ] && kill -TERM -- "-$run" 2>/dev/null; then
+		sleep 5
+		kill -KILL -- "-$run" 2>/dev/null || true
+	fi
+	run=""
 	if [ -n "$clone" ]; then rm -rf "$clone"; fi
 }
 trap stop EXIT
@@ -55,10 +65,15 @@ for i in $(seq 1 "$runs"); do
 		hogs+=($!)
 	done
 	t0=$(date +%s)
+	# In a process group of its own, waited for in the background, so
+	# that Ctrl-C or SIGTERM stops the run at once, and all of it.
+	setsid bash -c 'cd "$1" && CI=true exec timeout -k 60 "$2" bash .ci/run' _ "$clone/repo" "$LIMIT" >"$OUT/run-$i.log" 2>&1 &
+	run=$!
 	set +e
-	(cd "$clone/repo" && CI=true timeout -k 60 "$LIMIT" bash .ci/run) >"$OUT/run-$i.log" 2>&1
+	wait "$run"
 	rc=$?
 	set -e
+	run=""
 	t1=$(date +%s)
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
 	stop
