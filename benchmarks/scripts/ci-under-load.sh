@@ -38,7 +38,11 @@ stop() {
 	for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done
 	hogs=()
 	if [ -n "$run" ] && kill -TERM -- "-$run" 2>/dev/null; then
-		sleep 5
+		# up to 10 s for the group to go, then whatever is left is killed
+		for _ in $(seq 100); do
+			kill -0 -- "-$run" 2>/dev/null || break
+			sleep 0.1
+		done
 		kill -KILL -- "-$run" 2>/dev/null || true
 	fi
 	run=""
