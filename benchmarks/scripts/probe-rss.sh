@@ -12,10 +12,14 @@
 #   log line appears. With WINDOW=W (default 1), the resident memory is
 #   read at W rounds from each point on and the median and the highest of
 #   them printed: one reading falls anywhere in the collector's cycle,
-#   the median of several does not. KINDS (default "1 2 3") picks which of the three to
-#   run, so that they can run side by side in separate directories. DROP
-#   (auto, always or never) is the benches' --drop-caches: never keeps a
-#   probe run as root from dropping the whole machine's caches each round.
+#   the median of several does not. With PAUSE=1, the probe is stopped
+#   (SIGSTOP) as soon as the line of a round to be read appears, read and
+#   let go on (SIGCONT): the reading falls between two rounds, where the
+#   probe holds what it keeps, not in the next round's buffers. KINDS
+#   (default "1 2 3") picks which of the three to run, so that they can
+#   run side by side in separate directories. DROP (auto, always or never)
+#   is the benches' --drop-caches: never keeps a probe run as root from
+#   dropping the whole machine's caches each round.
 set -euo pipefail
 bin=$1 dir=$2
 shift 2
@@ -46,7 +50,9 @@ points() {
 			local n=${BASH_REMATCH[1]}
 			[[ $line == *" result=pass "* ]] || echo "$name: round $n: $line"
 			[ "$i" -lt "${#want[@]}" ] && [ "$n" -ge "${want[$i]}" ] || continue
+			if [ "${PAUSE:-0}" = 1 ]; then kill -STOP "$pid" 2>/dev/null || true; fi
 			read -r r h < <(rss "$pid" 2>/dev/null || echo "? ?")
+			if [ "${PAUSE:-0}" = 1 ]; then kill -CONT "$pid" 2>/dev/null || true; fi
 			got+=("$r")
 			[ "${#got[@]}" -ge "$win" ] || continue
 			if [ "$win" -eq 1 ]; then

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -230,6 +231,11 @@ func (p *prober) round(ctx context.Context) error {
 	now := time.Now()
 	p.metrics.Round(result, now, now.Sub(start), res)
 	kept, herr := p.keep(ctx, res)
+	// What the round allocated goes back to the system before the next
+	// round, not slowly by the runtime's scavenger: between rounds a
+	// probe holds what it keeps, not its last round's buffers, and its
+	// resident memory does not depend on where the collector's cycle is.
+	debug.FreeOSMemory()
 	p.log(now, result, now.Sub(start), err, failed, kept)
 	if herr != nil {
 		return herr
