@@ -7,27 +7,26 @@
 # probe-rss.sh FSBENCH DIR --points [ROUNDS...]
 #   One probe of each of three rounds (bench --quick, a 16 MiB big-file
 #   bench, an objbench mixed workload on the directory store), each run to
-#   the last of ROUNDS (default 20 1000 10000); prints the resident memory
-#   (VmRSS) and its peak so far (VmHWM) read from /proc when the round's
-#   log line appears. With WINDOW=W (default 1), the resident memory is
-#   read at W rounds from each point on and the median and the highest of
-#   them printed: one reading falls anywhere in the collector's cycle,
-#   the median of several does not. With PAUSE=1, the probe is stopped
-#   (SIGSTOP) as soon as the line of a round to be read appears, read and
-#   let go on (SIGCONT): the reading falls between two rounds, where the
-#   probe holds what it keeps, not in the next round's buffers. KINDS
-#   (default "1 2 3") picks which of the three to run, so that they can
-#   run side by side in separate directories. DROP (auto, always or never)
-#   is the benches' --drop-caches: never keeps a probe run as root from
-#   dropping the whole machine's caches each round.
+#   the last of ROUNDS (default 20 1000 10000); prints the resident memory,
+#   its anonymous part (what the probe allocated, without the binary's
+#   code) and its peak so far (VmHWM), in MiB. The resident memory is the
+#   one the round's log line gives (rss_mib, anon_mib: read once the round
+#   has given its memory back, before the next starts); with a binary whose
+#   lines do not have it, it is read from /proc when the line appears,
+#   wherever the next round then is. With WINDOW=W (default 1), W rounds
+#   from each point on are read and the median and the highest printed.
+#   KINDS (default "1 2 3") picks which of the three to run, so that they
+#   can run side by side in separate directories. DROP (auto, always or
+#   never) is the benches' --drop-caches: never keeps a probe run as root
+#   from dropping the whole machine's caches each round.
 set -euo pipefail
 bin=$1 dir=$2
 shift 2
 
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
-# rss PID: "VmRSS VmHWM" of PID in KiB.
-rss() { awk '/^VmRSS:/ {r=$2} /^VmHWM:/ {h=$2} END {print r, h}' "/proc/$1/status"; }
+# rss PID: "VmRSS RssAnon VmHWM" of PID in MiB.
+rss() { awk '/^VmRSS:/ {r=$2} /^RssAnon:/ {a=$2} /^VmHWM:/ {h=$2} END {printf "%.1f %.1f %.1f\n", r/1024, a/1024, h/1024}' "/proc/$1/status"; }
 
 # points NAME LAST POINTS... -- ROUND ARGS...: one probe of LAST rounds,
 # its memory at each of POINTS.
@@ -38,29 +37,27 @@ points() {
 	while [ "$1" != -- ]; do want+=("$1"); shift; done
 	shift
 	{
-		# One round more than the last reading, read while that round runs.
+		# One round more than the last reading, so that the probe is
+		# still there when it is read.
 		"$bin" probe --interval 1ms --rounds $((last + win)) "$@" 2>&1 >/dev/null &
 		echo "pid $!"
 		wait $!
 	} | {
 		read -r _ pid
-		local i=0 line r h got=()
+		local i=0 line n r a h rs=() as=()
 		while IFS= read -r line; do
 			[[ $line =~ " round="([0-9]+)" result=" ]] || continue
-			local n=${BASH_REMATCH[1]}
+			n=${BASH_REMATCH[1]}
 			[[ $line == *" result=pass "* ]] || echo "$name: round $n: $line"
 			[ "$i" -lt "${#want[@]}" ] && [ "$n" -ge "${want[$i]}" ] || continue
-			if [ "${PAUSE:-0}" = 1 ]; then kill -STOP "$pid" 2>/dev/null || true; fi
-			read -r r h < <(rss "$pid" 2>/dev/null || echo "? ?")
-			if [ "${PAUSE:-0}" = 1 ]; then kill -CONT "$pid" 2>/dev/null || true; fi
-			got+=("$r")
-			[ "${#got[@]}" -ge "$win" ] || continue
-			if [ "$win" -eq 1 ]; then
-				echo "$name: round ${want[$i]}: RSS $r KiB, peak $h KiB (load $(cut -d' ' -f1 /proc/loadavg))"
-			else
-				echo "$name: rounds ${want[$i]}-$n: RSS median $(median "${got[@]}") KiB, highest $(printf '%s\n' "${got[@]}" | sort -n | tail -1) KiB, peak $h KiB (load $(cut -d' ' -f1 /proc/loadavg))"
+			read -r r a h < <(rss "$pid" 2>/dev/null || echo "? ? ?")
+			if [[ $line =~ " rss_mib="([0-9.]+)" anon_mib="([0-9.]+) ]]; then
+				r=${BASH_REMATCH[1]} a=${BASH_REMATCH[2]}
 			fi
-			got=()
+			rs+=("$r") as+=("$a")
+			[ "${#rs[@]}" -ge "$win" ] || continue
+			echo "$name: rounds ${want[$i]}-$n: RSS median $(median "${rs[@]}") MiB, highest $(printf '%s\n' "${rs[@]}" | sort -n | tail -1); anonymous median $(median "${as[@]}") MiB; peak $h MiB (load $(cut -d' ' -f1 /proc/loadavg))"
+			rs=() as=()
 			i=$((i + 1))
 		done
 	}

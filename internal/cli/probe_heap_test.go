@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -85,6 +87,8 @@ func TestProbeKeepsNothingOfItsRounds(t *testing.T) {
 // yet collected or free pages the runtime's scavenger returns over
 // minutes, so a probe's resident memory between rounds was wherever the
 // collector's cycle stood.
+var memoryLine = regexp.MustCompile(`(?m)^time=\S+ round=\d+ result=pass seconds=\S+ rss_mib=(\d+\.\d) anon_mib=(\d+\.\d)$`)
+
 func TestProbeReturnsEachRoundsMemory(t *testing.T) {
 	dir := t.TempDir()
 	app, _, errb := testApp(nil)
@@ -100,6 +104,18 @@ func TestProbeReturnsEachRoundsMemory(t *testing.T) {
 		t.Fatalf("probe: %v\n%s", err, errb)
 	}
 	runtime.ReadMemStats(&after)
+	// Each round's line says what the probe holds then.
+	lines := memoryLine.FindAllStringSubmatch(errb.String(), -1)
+	if len(lines) != 2 {
+		t.Fatalf("%d round lines with rss_mib and anon_mib, want 2:\n%s", len(lines), errb)
+	}
+	for _, m := range lines {
+		rss, _ := strconv.ParseFloat(m[1], 64)
+		anon, _ := strconv.ParseFloat(m[2], 64)
+		if anon <= 0 || anon >= rss {
+			t.Errorf("rss_mib=%s anon_mib=%s: the anonymous part is more than nothing and less than all", m[1], m[2])
+		}
+	}
 	held := func(ms *runtime.MemStats) uint64 { return ms.HeapSys - ms.HeapReleased }
 	t.Logf("heap pages held from the system: %d B before the probe, %d B after its last round (%d B of them in use)", held(&before), held(&after), after.HeapInuse)
 	if held(&after) > held(&before)+4<<20 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
+	"github.com/prometheus/procfs"
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/engine"
@@ -236,7 +237,7 @@ func (p *prober) round(ctx context.Context) error {
 	// probe holds what it keeps, not its last round's buffers, and its
 	// resident memory does not depend on where the collector's cycle is.
 	debug.FreeOSMemory()
-	p.log(now, result, now.Sub(start), err, failed, kept)
+	p.log(now, result, now.Sub(start), err, failed, kept+memoryFields())
 	if herr != nil {
 		return herr
 	}
@@ -322,6 +323,22 @@ func (p *prober) log(now time.Time, result string, took time.Duration, err error
 		line += fmt.Sprintf(" failed=%q", strings.Join(failed, "; "))
 	}
 	fmt.Fprintln(p.app.IO.Err, line+kept)
+}
+
+// memoryFields gives the probe's resident memory between two rounds as
+// log fields: all of it (rss_mib) and its anonymous part (anon_mib), what
+// the probe allocated, without the pages of the binary's code that the
+// kernel maps in as they are first run. Empty where /proc cannot say.
+func memoryFields() string {
+	self, err := procfs.Self()
+	if err != nil {
+		return ""
+	}
+	st, err := self.NewStatus()
+	if err != nil || st.VmRSS == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" rss_mib=%.1f anon_mib=%.1f", float64(st.VmRSS)/(1<<20), float64(st.RssAnon)/(1<<20))
 }
 
 // run runs the round's command in this process, its result kept instead
