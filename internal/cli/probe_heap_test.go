@@ -79,6 +79,9 @@ func TestProbeKeepsNothingOfItsRounds(t *testing.T) {
 	}
 }
 
+// memoryLine is a round's line with the probe's memory after it.
+var memoryLine = regexp.MustCompile(`(?m)^time=\S+ round=\d+ result=pass seconds=\S+ rss_mib=(\d+\.\d) anon_mib=(\d+\.\d)$`)
+
 // TestProbeReturnsEachRoundsMemory runs a probe of two rounds of a
 // big-file bench and reads the runtime's accounts right after it: the
 // heap's pages taken from the system are what they were before the probe,
@@ -87,8 +90,6 @@ func TestProbeKeepsNothingOfItsRounds(t *testing.T) {
 // yet collected or free pages the runtime's scavenger returns over
 // minutes, so a probe's resident memory between rounds was wherever the
 // collector's cycle stood.
-var memoryLine = regexp.MustCompile(`(?m)^time=\S+ round=\d+ result=pass seconds=\S+ rss_mib=(\d+\.\d) anon_mib=(\d+\.\d)$`)
-
 func TestProbeReturnsEachRoundsMemory(t *testing.T) {
 	dir := t.TempDir()
 	app, _, errb := testApp(nil)
