@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,12 +36,19 @@ func newCompareCmd(app *App) *cobra.Command {
 func newCompareCmdWith(app *App, runF func(context.Context, *CompareOptions) error) *cobra.Command {
 	o := &CompareOptions{}
 	cmd := &cobra.Command{
-		Use:   "compare OLD.json NEW.json",
+		Use:   "compare OLD NEW",
 		Short: "Compare two results: what changed beyond the noise of the runs, and regressions beyond a threshold",
 		Long: `Compare two JSON results of the same command (saved with --json or
 --result-file): for each phase, the throughput (VALUE) and the latency
 percentiles p50, p90, p99, p99.9 and max, old and new, and the change in
 percent. Error counts are compared when either run had errors.
+
+OLD and NEW are each a result file, or a directory of result files of one
+job measured at different times: its results are gathered into one side,
+each of their runs a run of that side. Measuring the two setups in turn
+(OLD, NEW, OLD, NEW, each into its directory) lets a drift of the machine
+reach both sides alike, where two blocks of --repeat back to back meet it
+in one side only.
 
 A change is called better or worse only when it can be told from noise:
 with several runs a side (--repeat N when measuring; 4 or more), when a
@@ -69,7 +77,12 @@ See docs/statistics.md.`,
 		Example: `  fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file before.json
   fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file after.json
   fsbench compare before.json after.json --threshold 10%
-  fsbench compare baseline.json result.json --threshold 15% --metrics throughput,p99 -o json`,
+  fsbench compare baseline.json result.json --threshold 15% --metrics throughput,p99 -o json
+  for i in 1 2 3 4 5; do
+    fsbench bench /mnt/old --quick --result-file old/$i.json
+    fsbench bench /mnt/new --quick --result-file new/$i.json
+  done
+  fsbench compare old new --threshold 10%`,
 		Args: compareArgs(&o.History.Where),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.History.Where != "" {
@@ -101,7 +114,7 @@ func compareArgs(history *string) cobra.PositionalArgs {
 		if *history != "" {
 			return exactArgs(1, "one result file, NEW.json, with --history")(cmd, args)
 		}
-		return exactArgs(2, "two result files, OLD.json and NEW.json")(cmd, args)
+		return exactArgs(2, "two results, OLD and NEW: result files or directories of them")(cmd, args)
 	}
 }
 
@@ -151,11 +164,11 @@ func (o *CompareOptions) resolve() error {
 }
 
 func runCompare(app *App, o *CompareOptions) error {
-	old, err := readResult(o.Old)
+	old, err := readSide(o.Old)
 	if err != nil {
 		return err
 	}
-	new, err := readResult(o.New)
+	new, err := readSide(o.New)
 	if err != nil {
 		return err
 	}
@@ -184,6 +197,32 @@ func regressionError(rep *compare.Report) error {
 		noun = "regression"
 	}
 	return &expectationError{msg: fmt.Sprintf("%d %s beyond %g%%: %s", rep.Regressions, noun, *rep.ThresholdPct, strings.Join(rep.RegressionList(), ", "))}
+}
+
+// readSide reads one side of a comparison: a result file, or a directory
+// whose result files (*.json) are runs of one job, gathered into one
+// result (compare.Gather).
+func readSide(path string) (*report.Result, error) {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return readResult(path)
+	}
+	names, err := filepath.Glob(filepath.Join(path, "*.json"))
+	if err != nil || len(names) == 0 {
+		return nil, Usagef("result directory %s: no result files (*.json) in it", path)
+	}
+	parts, bases := make([]*report.Result, len(names)), make([]string, len(names))
+	for i, n := range names {
+		if parts[i], err = readResult(n); err != nil {
+			return nil, err
+		}
+		bases[i] = filepath.Base(n)
+	}
+	res, err := compare.Gather(parts, bases)
+	if err != nil {
+		return nil, Usagef("result directory %s: %v", path, err)
+	}
+	return res, nil
 }
 
 // readResult reads a JSON result file. A file that is missing or is not an

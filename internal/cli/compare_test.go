@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestCompareFlags(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"compare", "a.json"}, ExitUsage, "expects two result files"},
+		{[]string{"compare", "a.json"}, ExitUsage, "expects two results, OLD and NEW"},
 		{[]string{"compare", "a.json", "b.json", "-o", "csv"}, ExitUsage, "compare writes table or json"},
 		{[]string{"compare", "a.json", "b.json", "--json", "-o", "csv"}, ExitUsage, "contradict"},
 		{[]string{"compare", "a.json", "b.json", "--metrics", "p95"}, ExitUsage, `unknown metric kind "p95"`},
@@ -83,5 +84,40 @@ func TestCompareFlags(t *testing.T) {
 	}
 	if got.Old != "a.json" || got.New != "b.json" || *got.Threshold != 12.5 || strings.Join(got.Kinds, ",") != "throughput,p99" || !got.JSON {
 		t.Errorf("options %+v", got)
+	}
+}
+
+// TestCompareDirectoryErrors: a directory side that holds no results, or
+// results that are not runs of one job, is bad input with one line (exit
+// 2); TestCompareRepeatedRuns compares directories of real runs.
+func TestCompareDirectoryErrors(t *testing.T) {
+	fixtures := filepath.Join(testenv.RepoRoot(), "testdata", "compare")
+	dir := func(files ...string) string {
+		d := t.TempDir()
+		for i, f := range files {
+			b, err := os.ReadFile(filepath.Join(fixtures, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("%d.json", i+1)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	old := filepath.Join(fixtures, "old.json")
+	for _, tt := range []struct {
+		side, want string
+	}{
+		{dir(), "no result files (*.json) in it"},
+		{dir("old.json", "objbench.json"), "2.json are not runs of one job: " + "1.json is from fsbench bench"},
+		{dir("old.json", "new-within.json", "not-a-result.json"), "3.json: "},
+		{dir("old.json", "new-within.json"), "no stored histogram (written by an older fsbench)"},
+	} {
+		code, stdout, stderr := runCLI(t, "compare", old, tt.side, "--threshold", "10%")
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) || len(lines) != 1 || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tt.side, code, stdout, stderr, tt.want)
+		}
 	}
 }

@@ -81,7 +81,7 @@ func TestUsageErrorsOneLine(t *testing.T) {
 		{[]string{"bench", dir, "--rw", "read", "--duration", "NaN"}, `duration "NaN" out of range`},
 		{[]string{"completion", "bash", "extra"}, `unknown command "extra"`},
 		{[]string{"objbench", "--storage", "nosuch", dir}, "nosuch"},
-		{[]string{"compare", file}, "expects two result files"},
+		{[]string{"compare", file}, "expects two results, OLD and NEW"},
 		{[]string{"bench", dir, "--hosts", ""}, "--hosts names no agent"},
 		{[]string{"bench", dir, "--hosts="}, "--hosts names no agent"},
 		{[]string{"objbench", "--storage", "file", dir, "--hosts", ""}, "--hosts names no agent"},

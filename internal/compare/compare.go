@@ -269,23 +269,8 @@ func side(r *report.Result, file string) Side {
 // paramDiffs lists the parameters whose values differ, in the old order.
 func paramDiffs(old, new report.Params) []string {
 	var out []string
-	seen := map[string]bool{}
-	show := func(v any) string {
-		if v == nil {
-			return "unset"
-		}
-		return fmt.Sprint(v)
-	}
-	for _, p := range old {
-		seen[p.Key] = true
-		if a, b := show(p.Value), show(new.Get(p.Key)); a != b {
-			out = append(out, fmt.Sprintf("parameter %s differs: %s (OLD) vs %s (NEW)", p.Key, a, b))
-		}
-	}
-	for _, p := range new {
-		if !seen[p.Key] {
-			out = append(out, fmt.Sprintf("parameter %s differs: unset (OLD) vs %s (NEW)", p.Key, show(p.Value)))
-		}
+	for _, k := range paramKeys(old, new) {
+		out = append(out, fmt.Sprintf("parameter %s differs: %s (OLD) vs %s (NEW)", k, showParam(old.Get(k)), showParam(new.Get(k))))
 	}
 	return out
 }
