@@ -78,6 +78,7 @@ See docs/statistics.md.`,
   fsbench bench /mnt/jfs -p 4 --quick --repeat 5 --result-file after.json
   fsbench compare before.json after.json --threshold 10%
   fsbench compare baseline.json result.json --threshold 15% --metrics throughput,p99 -o json
+  mkdir old new
   for i in 1 2 3 4 5; do
     fsbench bench /mnt/old --quick --result-file old/$i.json
     fsbench bench /mnt/new --quick --result-file new/$i.json
