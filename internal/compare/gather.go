@@ -44,10 +44,14 @@ func Gather(parts []*report.Result, names []string) (*report.Result, error) {
 		out.Warnings = append(out.Warnings, p.Warnings...)
 		out.Interrupted = out.Interrupted || p.Interrupted
 		out.Usage.Seconds += p.Usage.Seconds
+		out.Usage.CPUPercent += p.Usage.CPUPercent * p.Usage.Seconds
 		out.Usage.PeakRSSBytes = max(out.Usage.PeakRSSBytes, p.Usage.PeakRSSBytes)
 		if p.StartedAt.Before(out.StartedAt) {
 			out.StartedAt = p.StartedAt
 		}
+	}
+	if out.Usage.Seconds > 0 {
+		out.Usage.CPUPercent /= out.Usage.Seconds // the mean over the runs' time
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].StartedAt.Before(runs[j].StartedAt) })
 	for i := range runs {

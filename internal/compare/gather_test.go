@@ -14,7 +14,7 @@ func single(minutes int, value, load float64) *report.Result {
 	r := res(phaseN("write", value, "MiB/s", 0, 0, 0))
 	r.StartedAt = time.Date(2026, 12, 8, 1, minutes, 0, 0, time.UTC)
 	r.Host.Load = load
-	r.Usage.Seconds = 10
+	r.Usage.Seconds, r.Usage.CPUPercent = 10, value
 	return r
 }
 
@@ -49,6 +49,9 @@ func TestGather(t *testing.T) {
 	}
 	if !g.StartedAt.Equal(time.Date(2026, 12, 8, 1, 1, 0, 0, time.UTC)) || g.Runs[0].Load != 1 || g.Runs[3].Load != 3 {
 		t.Errorf("started %v, loads %v and %v", g.StartedAt, g.Runs[0].Load, g.Runs[3].Load)
+	}
+	if g.Usage.Seconds != 20 || g.Usage.CPUPercent != 75 { // two has no usage
+		t.Errorf("usage %+v, want 20 s at 75%% CPU", g.Usage)
 	}
 	if len(parts[0].Runs) != 0 || len(two.Runs) != 2 {
 		t.Error("gathering changed the results it was given")
