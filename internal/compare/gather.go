@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/fsbench/fsbench/internal/report"
@@ -41,7 +42,11 @@ func Gather(parts []*report.Result, names []string) (*report.Result, error) {
 	out.Warnings, out.Interrupted, out.Usage = nil, false, report.Usage{}
 	for _, p := range parts {
 		runs = append(runs, runsOf(p)...)
-		out.Warnings = append(out.Warnings, p.Warnings...)
+		for _, w := range p.Warnings {
+			if !slices.Contains(out.Warnings, w) {
+				out.Warnings = append(out.Warnings, w) // once, not once a run
+			}
+		}
 		out.Interrupted = out.Interrupted || p.Interrupted
 		out.Usage.Seconds += p.Usage.Seconds
 		out.Usage.CPUPercent += p.Usage.CPUPercent * p.Usage.Seconds

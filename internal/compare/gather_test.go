@@ -29,6 +29,9 @@ func TestGather(t *testing.T) {
 		two.Runs[i].Phases[0].Latency.Count = 0
 	}
 	parts := []*report.Result{single(5, 100, 3), two, single(1, 50, 1)}
+	for _, p := range parts {
+		p.Warnings = []string{"the target is on tmpfs"}
+	}
 	g, err := Gather(parts, []string{"c.json", "b.json", "a.json"})
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +52,9 @@ func TestGather(t *testing.T) {
 	}
 	if !g.StartedAt.Equal(time.Date(2026, 12, 8, 1, 1, 0, 0, time.UTC)) || g.Runs[0].Load != 1 || g.Runs[3].Load != 3 {
 		t.Errorf("started %v, loads %v and %v", g.StartedAt, g.Runs[0].Load, g.Runs[3].Load)
+	}
+	if len(g.Warnings) != 1 {
+		t.Errorf("warnings %q: each once", g.Warnings)
 	}
 	if g.Usage.Seconds != 20 || g.Usage.CPUPercent != 75 { // two has no usage
 		t.Errorf("usage %+v, want 20 s at 75%% CPU", g.Usage)
