@@ -208,18 +208,26 @@ func readSide(path string) (*report.Result, error) {
 	if err != nil || !st.IsDir() {
 		return readResult(path)
 	}
-	names, err := filepath.Glob(filepath.Join(path, "*.json"))
-	if err != nil || len(names) == 0 {
-		return nil, Usagef("result directory %s: no result files (*.json) in it", path)
+	entries, err := os.ReadDir(path) // not a glob: the path may hold [ or *
+	if err != nil {
+		return nil, Usagef("result directory %s: %v", path, sysio.PathCause(err))
 	}
-	parts, bases := make([]*report.Result, len(names)), make([]string, len(names))
-	for i, n := range names {
-		if parts[i], err = readResult(n); err != nil {
+	var parts []*report.Result
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		res, err := readResult(filepath.Join(path, e.Name()))
+		if err != nil {
 			return nil, err
 		}
-		bases[i] = filepath.Base(n)
+		parts, names = append(parts, res), append(names, e.Name())
 	}
-	res, err := compare.Gather(parts, bases)
+	if len(parts) == 0 {
+		return nil, Usagef("result directory %s: no result files (*.json) in it", path)
+	}
+	res, err := compare.Gather(parts, names)
 	if err != nil {
 		return nil, Usagef("result directory %s: %v", path, err)
 	}

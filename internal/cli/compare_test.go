@@ -93,7 +93,10 @@ func TestCompareFlags(t *testing.T) {
 func TestCompareDirectoryErrors(t *testing.T) {
 	fixtures := filepath.Join(testenv.RepoRoot(), "testdata", "compare")
 	dir := func(files ...string) string {
-		d := t.TempDir()
+		d := filepath.Join(t.TempDir(), "runs[1]") // a name that is no glob
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		for i, f := range files {
 			b, err := os.ReadFile(filepath.Join(fixtures, f))
 			if err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/verdict"
@@ -58,7 +57,7 @@ func Gather(parts []*report.Result, names []string) (*report.Result, error) {
 	if out.Usage.Seconds > 0 {
 		out.Usage.CPUPercent /= out.Usage.Seconds // the mean over the runs' time
 	}
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].StartedAt.Before(runs[j].StartedAt) })
+	slices.SortStableFunc(runs, func(a, b report.Run) int { return a.StartedAt.Compare(b.StartedAt) })
 	for i := range runs {
 		runs[i].Index = i + 1
 	}
